@@ -1,0 +1,104 @@
+#include "bench/measure.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/latency.h"
+
+namespace secmode::bench {
+
+using common::Bytes;
+using common::Leg;
+using common::Status;
+
+namespace {
+
+// Tokens for an open leg are prepared in batches that fit in this much memory.
+constexpr size_t kBatchBytes = 32u << 20;
+
+common::Status CheckSame(const Bytes& got, const Bytes& want, const char* leg) {
+  if (got != want) {
+    return Status::Internal(std::string(leg) + ": opened payload differs from the sealed one (" +
+                            std::to_string(got.size()) + " vs " + std::to_string(want.size()) +
+                            " bytes)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_t size,
+                                          const MeasureOptions& options) {
+  const Bytes payload = common::PatternBytes(size, static_cast<uint32_t>(size) + 7);
+  common::Sealer* sealer = nullptr;
+  common::Opener* opener = nullptr;
+  bool timing_open = leg == Leg::kServerOpen || leg == Leg::kClientOpen;
+  if (leg == Leg::kClientSeal || leg == Leg::kServerOpen) {
+    sealer = a.client_seal.get();
+    opener = a.server_open.get();
+  } else {
+    sealer = a.server_seal.get();
+    opener = a.client_open.get();
+  }
+  if (!sealer || !opener) return Status::Internal(std::string("mode has no ") + LegName(leg) + " leg");
+
+  common::LatencySamples samples;
+  Bytes wire, opened;
+  const uint64_t budget_ns = static_cast<uint64_t>(options.min_seconds * 1e9);
+  uint64_t timed_ns = 0;
+  size_t ops = 0;
+  size_t warm = 0;
+
+  if (!timing_open) {
+    // Seal legs: every sealed message is also opened by the peer leg
+    // (untimed) so sequence state stays in step on both ends.
+    while ((timed_ns < budget_ns || ops < options.min_ops) && ops < options.max_ops) {
+      uint64_t t0 = common::NowNs();
+      Status s = sealer->Seal(payload, &wire);
+      uint64_t dt = common::NowNs() - t0;
+      if (!s.ok()) return s.Annotate(LegName(leg));
+      Status o = opener->Open(wire, &opened);
+      if (!o.ok()) return o.Annotate(std::string("opening what ") + LegName(leg) + " sealed");
+      if (ops == 0) SECMODE_RETURN_IF_ERROR(CheckSame(opened, payload, LegName(leg)));
+      if (warm < options.warmup_ops) {
+        ++warm;
+        continue;
+      }
+      samples.Add(dt);
+      timed_ns += dt;
+      ++ops;
+    }
+  } else {
+    const size_t batch = std::clamp<size_t>(kBatchBytes / std::max<size_t>(size + 64, 1), 8, 4096);
+    std::vector<Bytes> tokens(batch);
+    while ((timed_ns < budget_ns || ops < options.min_ops) && ops < options.max_ops) {
+      for (auto& t : tokens) SECMODE_RETURN_IF_ERROR(sealer->Seal(payload, &t).Annotate("sealing for open"));
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        uint64_t t0 = common::NowNs();
+        Status s = opener->Open(tokens[i], &opened);
+        uint64_t dt = common::NowNs() - t0;
+        if (!s.ok()) return s.Annotate(LegName(leg));
+        if (i == 0) SECMODE_RETURN_IF_ERROR(CheckSame(opened, payload, LegName(leg)));
+        if (warm < options.warmup_ops) {
+          ++warm;
+          continue;
+        }
+        samples.Add(dt);
+        timed_ns += dt;
+        ++ops;
+      }
+    }
+  }
+  LegMeasurement m;
+  m.samples = ops;
+  m.ns_per_op = ops ? static_cast<double>(timed_ns) / static_cast<double>(ops) : 0;
+  m.bytes_per_second = m.ns_per_op > 0 ? static_cast<double>(size) * 1e9 / m.ns_per_op : 0;
+  m.cycles_per_byte = size > 0 ? m.ns_per_op * common::TscGhz() / static_cast<double>(size) : 0;
+  m.p50_ns = samples.Percentile(0.50);
+  m.p99_ns = samples.Percentile(0.99);
+  m.p999_ns = samples.Percentile(0.999);
+  return m;
+}
+
+}  // namespace secmode::bench

@@ -1,0 +1,179 @@
+#include "bench/modes.h"
+
+#include <functional>
+
+#include "gss/context_pair.h"
+#include "gss/enctype.h"
+#include "gss/mit_engine.h"
+
+namespace secmode::bench {
+
+using common::Association;
+using common::Result;
+using common::Status;
+
+namespace {
+
+// sec=sys baseline: the payload travels unprotected; the legs cost one copy,
+// as any transport pays to move bytes into and out of a message.
+class PlainSealer : public common::Sealer {
+ public:
+  Status Seal(common::ByteView payload, common::Bytes* wire) override {
+    wire->assign(payload.begin(), payload.end());
+    return Status::Ok();
+  }
+};
+class PlainOpener : public common::Opener {
+ public:
+  Status Open(common::ByteView wire, common::Bytes* payload) override {
+    payload->assign(wire.begin(), wire.end());
+    return Status::Ok();
+  }
+};
+
+Result<Association> MakeSys(const ModeName&, ModeEnvironment&) {
+  Association a;
+  a.client_seal = std::make_unique<PlainSealer>();
+  a.server_open = std::make_unique<PlainOpener>();
+  a.server_seal = std::make_unique<PlainSealer>();
+  a.client_open = std::make_unique<PlainOpener>();
+  return a;
+}
+
+Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
+  SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
+  SECMODE_ASSIGN_OR_RETURN(auto pair, gss::ContextPair::Establish(*realm, enctype));
+  std::shared_ptr<gss::ContextPair> shared(std::move(pair));
+  using gss::Protection;
+  using gss::Side;
+  Association a;
+  a.client_seal = gss::NewMitSealer(shared, Side::kInitiator, Protection::kWrapConf);
+  a.server_open = gss::NewMitOpener(shared, Side::kAcceptor, Protection::kWrapConf);
+  a.server_seal = gss::NewMitSealer(shared, Side::kAcceptor, Protection::kWrapConf);
+  a.client_open = gss::NewMitOpener(shared, Side::kInitiator, Protection::kWrapConf);
+  return a;
+}
+
+using Factory = std::function<Result<Association>(const ModeName&, ModeEnvironment&)>;
+
+struct Entry {
+  ModeInfo info;
+  Factory factory;
+};
+
+const std::vector<Entry>& Table() {
+  // The one place modes are registered.
+  static const std::vector<Entry> kModes = {
+      {{"sys", "AUTH_SYS baseline: no protection, the payload is copied", false, {"none"}},
+       MakeSys},
+      {{"krb5p", "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality", true, {"mit"}},
+       MakeKrb5p},
+  };
+  return kModes;
+}
+
+const Entry* FindEntry(const std::string& family) {
+  for (const auto& e : Table()) {
+    if (family == e.info.family) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<gss::Realm*> ModeEnvironment::GetRealm() {
+  if (!realm_) {
+    SECMODE_ASSIGN_OR_RETURN(realm_, gss::Realm::Start());
+  }
+  return realm_.get();
+}
+
+std::string ModeName::ToString() const {
+  if (enctype.empty()) return family;
+  return family + ":" + enctype + ":" + engine;
+}
+
+const std::vector<ModeInfo>& RegisteredModes() {
+  static const std::vector<ModeInfo> infos = [] {
+    std::vector<ModeInfo> v;
+    for (const auto& e : Table()) v.push_back(e.info);
+    return v;
+  }();
+  return infos;
+}
+
+Result<ModeName> ParseModeName(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  const Entry* entry = FindEntry(parts[0]);
+  if (entry == nullptr) {
+    std::string known;
+    for (const auto& e : Table()) known += std::string(known.empty() ? "" : ", ") + e.info.family;
+    return Status::InvalidArgument("unknown mode '" + parts[0] + "' (known: " + known + ")");
+  }
+  ModeName name;
+  name.family = parts[0];
+  if (!entry->info.kerberos) {
+    if (parts.size() > 1) {
+      return Status::InvalidArgument("mode '" + name.family +
+                                     "' takes no enctype or engine, got '" + text + "'");
+    }
+    name.engine = entry->info.engines.front();
+    return name;
+  }
+  if (parts.size() > 3) {
+    return Status::InvalidArgument("mode '" + text + "' has too many parts; expected " +
+                                   name.family + "[:ENCTYPE[:ENGINE]]");
+  }
+  name.enctype = parts.size() > 1 && !parts[1].empty() ? parts[1]
+                                                       : gss::EnctypeName(gss::kDefaultEnctype);
+  SECMODE_ASSIGN_OR_RETURN(gss::Enctype e, gss::ParseEnctype(name.enctype));
+  name.enctype = gss::EnctypeName(e);
+  name.engine = parts.size() > 2 && !parts[2].empty() ? parts[2] : entry->info.engines.front();
+  bool engine_ok = false;
+  std::string engines;
+  for (const auto& eng : entry->info.engines) {
+    engine_ok |= eng == name.engine;
+    engines += std::string(engines.empty() ? "" : ", ") + eng;
+  }
+  if (!engine_ok) {
+    return Status::InvalidArgument("unknown engine '" + name.engine + "' for mode " + name.family +
+                                   " (known: " + engines + ")");
+  }
+  return name;
+}
+
+Result<Association> MakeAssociation(const ModeName& name, ModeEnvironment& env) {
+  const Entry* entry = FindEntry(name.family);
+  if (entry == nullptr) return Status::InvalidArgument("unknown mode '" + name.family + "'");
+  auto made = entry->factory(name, env);
+  if (!made.ok()) return made.status().Annotate("mode " + name.ToString());
+  Association a = std::move(made).value();
+  a.mode = name.family;
+  a.engine = name.engine;
+  a.enctype = name.enctype;
+  return a;
+}
+
+std::vector<ModeName> DefaultModes() {
+  std::vector<ModeName> out;
+  for (const auto& e : Table()) {
+    for (const auto& engine : e.info.engines) {
+      ModeName n;
+      n.family = e.info.family;
+      n.engine = engine;
+      if (e.info.kerberos) n.enctype = gss::EnctypeName(gss::kDefaultEnctype);
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+}  // namespace secmode::bench

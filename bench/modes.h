@@ -1,0 +1,62 @@
+// The mode registry: maps the names users type ("sys", "krb5p",
+// "krb5p:aes128-cts-hmac-sha256-128:mit", "smb-enc-aes-128-gcm") to factories
+// that build the four legs of one association (common/seal.h).
+//
+// Adding a mode touches one place: the kModes table in modes.cc.
+// Thread safety: the registry is immutable; a ModeEnvironment is used by one
+// thread at a time (it lazily starts the shared Realm).
+#ifndef SECMODE_BENCH_MODES_H_
+#define SECMODE_BENCH_MODES_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/seal.h"
+#include "common/status.h"
+#include "gss/realm.h"
+
+namespace secmode::bench {
+
+// Shared, expensive resources that mode factories need: the throwaway realm.
+class ModeEnvironment {
+ public:
+  ModeEnvironment() = default;
+  // Starts the realm on first use.
+  common::Result<gss::Realm*> GetRealm();
+  bool has_realm() const { return realm_ != nullptr; }
+
+ private:
+  std::unique_ptr<gss::Realm> realm_;
+};
+
+// A parsed mode name: family[:enctype[:engine]] with defaults filled in.
+struct ModeName {
+  std::string family;   // "sys", "krb5p", ...
+  std::string enctype;  // "" when the family has none
+  std::string engine;   // "none" for unprotected modes
+  std::string ToString() const;  // canonical, "krb5p:aes256-cts-hmac-sha1-96:mit"
+};
+
+struct ModeInfo {
+  const char* family;
+  const char* description;
+  bool kerberos;                      // takes an enctype and an engine
+  std::vector<std::string> engines;   // first is the default
+};
+
+const std::vector<ModeInfo>& RegisteredModes();
+
+// Errors name what was wrong: unknown family (listing the known ones),
+// unknown enctype or engine, too many parts.
+common::Result<ModeName> ParseModeName(const std::string& text);
+
+common::Result<common::Association> MakeAssociation(const ModeName& name, ModeEnvironment& env);
+
+// Modes `secmode run` measures by default: every registered family, each
+// with its default enctype and every engine.
+std::vector<ModeName> DefaultModes();
+
+}  // namespace secmode::bench
+
+#endif  // SECMODE_BENCH_MODES_H_

@@ -1,0 +1,153 @@
+#include "bench/report.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace secmode::bench {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string SizeLabel(size_t size) {
+  if (size >= (1u << 20) && size % (1u << 20) == 0) return std::to_string(size >> 20) + " MiB";
+  if (size >= 1024 && size % 1024 == 0) return std::to_string(size >> 10) + " KiB";
+  return std::to_string(size) + " B";
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// One association measured at one size: the four legs' ns/op.
+struct Cell {
+  double legs[4] = {0, 0, 0, 0};
+  double RoundTrip() const { return legs[0] + legs[1] + legs[2] + legs[3]; }
+};
+using Key = std::tuple<std::string, std::string, std::string>;  // mode, engine, enctype
+
+int LegIndex(const std::string& leg) {
+  if (leg == "client-seal") return 0;
+  if (leg == "server-open") return 1;
+  if (leg == "server-seal") return 2;
+  return 3;
+}
+
+std::map<size_t, std::map<Key, Cell>> Cells(const RunResults& r) {
+  std::map<size_t, std::map<Key, Cell>> out;
+  for (const auto& row : r.micro) {
+    if (row.threads != 1) continue;
+    out[row.size][{row.mode, row.engine, row.enctype}].legs[LegIndex(row.leg)] = row.m.ns_per_op;
+  }
+  return out;
+}
+
+const Cell* SysCell(const std::map<Key, Cell>& cells) {
+  for (const auto& [k, c] : cells) {
+    if (std::get<0>(k) == "sys") return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string MicroCsv(const RunResults& r) {
+  std::ostringstream out;
+  out << "mode,engine,enctype,leg,size,threads,ns_per_op,bytes_per_second,cycles_per_byte,"
+         "p50_ns,p99_ns,p999_ns,samples\n";
+  for (const auto& row : r.micro) {
+    out << CsvField(row.mode) << ',' << CsvField(row.engine) << ',' << CsvField(row.enctype) << ','
+        << row.leg << ',' << row.size << ',' << row.threads << ',' << Fmt("%.1f", row.m.ns_per_op)
+        << ',' << Fmt("%.0f", row.m.bytes_per_second) << ',' << Fmt("%.3f", row.m.cycles_per_byte)
+        << ',' << row.m.p50_ns << ',' << row.m.p99_ns << ',' << row.m.p999_ns << ','
+        << row.m.samples << '\n';
+  }
+  return out.str();
+}
+
+std::string ReportMarkdown(const RunResults& r) {
+  std::ostringstream out;
+  const auto& m = r.machine;
+  out << "# secmode report\n\n";
+  out << "| | |\n|---|---|\n";
+  out << "| command | `" << r.command << "` |\n";
+  out << "| started / finished | " << r.started_at << " / " << r.finished_at << " |\n";
+  out << "| CPU | " << m.cpu_model << " (" << m.logical_cpus << " logical CPUs) |\n";
+  std::string flags;
+  for (const auto& f : m.cpu_flags) flags += (flags.empty() ? "" : " ") + f;
+  out << "| CPU flags | " << flags << " |\n";
+  out << "| kernel | " << m.kernel << " |\n";
+  out << "| OpenSSL | " << m.openssl << " |\n";
+  out << "| Kerberos | " << m.krb5 << " |\n";
+  out << "| compiler / build | " << m.compiler << " / " << m.build_type << " |\n";
+  out << "| TSC | " << Fmt("%.3f", m.tsc_ghz) << " GHz (cycles/byte are TSC ticks) |\n\n";
+
+  out << "## Per-operation cost of each leg (token level)\n\n"
+         "Each operation is timed alone with CLOCK_MONOTONIC; open legs open fresh in-order "
+         "tokens. `round trip` is the sum of the four legs (request sealed and opened, reply "
+         "sealed and opened); `x sys` is that sum divided by sys's at the same size, measured in "
+         "this run.\n\n";
+  for (const auto& [size, cells] : Cells(r)) {
+    const Cell* sys = SysCell(cells);
+    out << "### " << SizeLabel(size) << "\n\n";
+    out << "| mode | engine | enctype | client-seal ns | server-open ns | server-seal ns | "
+           "client-open ns | round trip ns | request MB/s | x sys |\n";
+    out << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& [key, c] : cells) {
+      double req = c.legs[0] + c.legs[1];
+      out << "| " << std::get<0>(key) << " | " << std::get<1>(key) << " | "
+          << (std::get<2>(key).empty() ? "-" : std::get<2>(key)) << " | "
+          << Fmt("%.0f", c.legs[0]) << " | " << Fmt("%.0f", c.legs[1]) << " | "
+          << Fmt("%.0f", c.legs[2]) << " | " << Fmt("%.0f", c.legs[3]) << " | "
+          << Fmt("%.0f", c.RoundTrip()) << " | "
+          << (req > 0 ? Fmt("%.1f", static_cast<double>(size) * 1e3 / req) : "-") << " | "
+          << (sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()) : "-")
+          << " |\n";
+    }
+    out << "\n";
+  }
+  if (!r.bounds.empty()) {
+    out << "## Primitive bounds\n\n| primitive | size | MB/s |\n|---|---:|---:|\n";
+    for (const auto& b : r.bounds) {
+      out << "| " << b.primitive << " | " << SizeLabel(b.size) << " | "
+          << Fmt("%.1f", b.bytes_per_second / 1e6) << " |\n";
+    }
+    out << "\n";
+  }
+  out << "Percentiles (p50/p99/p99.9) for every row are in micro.csv and results.json.\n";
+  return out.str();
+}
+
+std::string SummaryTable(const RunResults& r) {
+  std::ostringstream out;
+  char line[256];
+  snprintf(line, sizeof line, "%-44s %9s %14s %12s %8s\n", "mode", "size", "round trip ns",
+           "request MB/s", "x sys");
+  out << line;
+  for (const auto& [size, cells] : Cells(r)) {
+    const Cell* sys = SysCell(cells);
+    for (const auto& [key, c] : cells) {
+      std::string name = std::get<0>(key);
+      if (!std::get<2>(key).empty()) name += ":" + std::get<2>(key) + ":" + std::get<1>(key);
+      double req = c.legs[0] + c.legs[1];
+      snprintf(line, sizeof line, "%-44s %9s %14.0f %12.1f %8s\n", name.c_str(),
+               SizeLabel(size).c_str(), c.RoundTrip(),
+               req > 0 ? static_cast<double>(size) * 1e3 / req : 0.0,
+               sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()).c_str()
+                                           : "-");
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace secmode::bench

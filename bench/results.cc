@@ -1,0 +1,192 @@
+#include "bench/results.h"
+
+#include "common/clock.h"
+
+namespace secmode::bench {
+
+using common::Status;
+using nlohmann::json;
+
+json ToJson(const RunResults& r) {
+  const auto& m = r.machine;
+  json doc;
+  doc["schema"] = kResultsSchema;
+  doc["machine"] = {{"cpu_model", m.cpu_model},   {"logical_cpus", m.logical_cpus},
+                    {"cpu_flags", m.cpu_flags},   {"kernel", m.kernel},
+                    {"hostname", m.hostname},     {"openssl", m.openssl},
+                    {"krb5", m.krb5},             {"compiler", m.compiler},
+                    {"build_type", m.build_type}, {"tsc_ghz", m.tsc_ghz}};
+  doc["command"] = r.command;
+  doc["started_at"] = r.started_at;
+  doc["finished_at"] = r.finished_at;
+  doc["method"] = {
+      {"timer", "CLOCK_MONOTONIC around each operation"},
+      {"cycles", std::string(common::CycleSource()) + " ticks (constant rate, not core cycles)"},
+      {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
+  json micro = json::array();
+  for (const auto& row : r.micro) {
+    micro.push_back({{"mode", row.mode},
+                     {"engine", row.engine},
+                     {"enctype", row.enctype},
+                     {"leg", row.leg},
+                     {"size", row.size},
+                     {"threads", row.threads},
+                     {"ns_per_op", row.m.ns_per_op},
+                     {"bytes_per_second", row.m.bytes_per_second},
+                     {"cycles_per_byte", row.m.cycles_per_byte},
+                     {"p50_ns", row.m.p50_ns},
+                     {"p99_ns", row.m.p99_ns},
+                     {"p999_ns", row.m.p999_ns},
+                     {"samples", row.m.samples}});
+  }
+  doc["micro"] = std::move(micro);
+  json bounds = json::array();
+  for (const auto& b : r.bounds) {
+    bounds.push_back(
+        {{"primitive", b.primitive}, {"size", b.size}, {"bytes_per_second", b.bytes_per_second}});
+  }
+  doc["bounds"] = std::move(bounds);
+  doc["nconnect"] = r.nconnect;
+  doc["predictions"] = r.predictions;
+  doc["e2e"] = r.e2e;
+  return doc;
+}
+
+namespace {
+
+enum class Kind { kString, kNumber, kUnsigned, kArray };
+
+Status Expect(const json& obj, const std::string& path, const char* key, Kind kind) {
+  if (!obj.contains(key)) return Status::Corrupt(path + "." + key + ": missing");
+  const json& v = obj[key];
+  bool ok = false;
+  const char* want = "";
+  switch (kind) {
+    case Kind::kString: ok = v.is_string(); want = "a string"; break;
+    case Kind::kNumber: ok = v.is_number(); want = "a number"; break;
+    case Kind::kUnsigned: ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+      want = "a non-negative integer"; break;
+    case Kind::kArray: ok = v.is_array(); want = "an array"; break;
+  }
+  if (!ok) return Status::Corrupt(path + "." + key + ": expected " + want + ", got " + v.type_name());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateResultsJson(const json& doc) {
+  if (!doc.is_object()) return Status::Corrupt("results: not a JSON object");
+  if (!doc.contains("schema") || !doc["schema"].is_string()) {
+    return Status::Corrupt("not a secmode results file: no \"schema\" string");
+  }
+  const std::string schema = doc["schema"];
+  const std::string prefix = "secmode-results/";
+  if (schema.rfind(prefix, 0) != 0) {
+    return Status::Corrupt("not a secmode results file: schema is '" + schema + "'");
+  }
+  if (schema != kResultsSchema) {
+    return Status::InvalidArgument("results schema '" + schema + "' is not one this reader knows (" +
+                                   kResultsSchema + "); a newer secmode wrote it");
+  }
+  if (!doc.contains("machine") || !doc["machine"].is_object()) {
+    return Status::Corrupt("machine: missing or not an object");
+  }
+  const json& m = doc["machine"];
+  for (const char* k : {"cpu_model", "kernel", "openssl", "krb5", "compiler", "build_type"}) {
+    SECMODE_RETURN_IF_ERROR(Expect(m, "machine", k, Kind::kString));
+  }
+  SECMODE_RETURN_IF_ERROR(Expect(m, "machine", "logical_cpus", Kind::kUnsigned));
+  SECMODE_RETURN_IF_ERROR(Expect(m, "machine", "cpu_flags", Kind::kArray));
+  for (const char* k : {"command", "started_at", "finished_at"}) {
+    SECMODE_RETURN_IF_ERROR(Expect(doc, "results", k, Kind::kString));
+  }
+  for (const char* section : {"micro", "bounds", "nconnect", "predictions", "e2e"}) {
+    if (doc.contains(section) && !doc[section].is_array()) {
+      return Status::Corrupt(std::string(section) + ": expected an array");
+    }
+  }
+  if (doc.contains("micro")) {
+    const json& micro = doc["micro"];
+    for (size_t i = 0; i < micro.size(); ++i) {
+      const std::string path = "micro[" + std::to_string(i) + "]";
+      const json& row = micro[i];
+      if (!row.is_object()) return Status::Corrupt(path + ": not an object");
+      for (const char* k : {"mode", "engine", "enctype", "leg"}) {
+        SECMODE_RETURN_IF_ERROR(Expect(row, path, k, Kind::kString));
+      }
+      for (const char* k : {"size", "threads", "p50_ns", "p99_ns", "p999_ns", "samples"}) {
+        SECMODE_RETURN_IF_ERROR(Expect(row, path, k, Kind::kUnsigned));
+      }
+      for (const char* k : {"ns_per_op", "bytes_per_second", "cycles_per_byte"}) {
+        SECMODE_RETURN_IF_ERROR(Expect(row, path, k, Kind::kNumber));
+      }
+      const std::string leg = row["leg"];
+      if (leg != "client-seal" && leg != "server-open" && leg != "server-seal" &&
+          leg != "client-open") {
+        return Status::Corrupt(path + ".leg: '" + leg + "' is not one of client-seal, server-open, "
+                               "server-seal, client-open");
+      }
+      if (row["ns_per_op"].get<double>() <= 0 || row["samples"].get<uint64_t>() == 0) {
+        return Status::Corrupt(path + ": a measured row needs ns_per_op > 0 and samples > 0");
+      }
+    }
+  }
+  if (doc.contains("bounds")) {
+    const json& bounds = doc["bounds"];
+    for (size_t i = 0; i < bounds.size(); ++i) {
+      const std::string path = "bounds[" + std::to_string(i) + "]";
+      if (!bounds[i].is_object()) return Status::Corrupt(path + ": not an object");
+      SECMODE_RETURN_IF_ERROR(Expect(bounds[i], path, "primitive", Kind::kString));
+      SECMODE_RETURN_IF_ERROR(Expect(bounds[i], path, "size", Kind::kUnsigned));
+      SECMODE_RETURN_IF_ERROR(Expect(bounds[i], path, "bytes_per_second", Kind::kNumber));
+    }
+  }
+  return Status::Ok();
+}
+
+common::Result<RunResults> ReadResultsJson(const std::string& text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::Corrupt("results.json is not valid JSON");
+  SECMODE_RETURN_IF_ERROR(ValidateResultsJson(doc));
+  RunResults r;
+  const json& m = doc["machine"];
+  r.machine.cpu_model = m["cpu_model"];
+  r.machine.logical_cpus = m["logical_cpus"];
+  r.machine.cpu_flags = m["cpu_flags"].get<std::vector<std::string>>();
+  r.machine.kernel = m["kernel"];
+  r.machine.openssl = m["openssl"];
+  r.machine.krb5 = m["krb5"];
+  r.machine.compiler = m["compiler"];
+  r.machine.build_type = m["build_type"];
+  r.machine.hostname = m.value("hostname", "");
+  r.machine.tsc_ghz = m.value("tsc_ghz", 0.0);
+  r.command = doc["command"];
+  r.started_at = doc["started_at"];
+  r.finished_at = doc["finished_at"];
+  for (const auto& row : doc.value("micro", json::array())) {
+    MicroRow mr;
+    mr.mode = row["mode"];
+    mr.engine = row["engine"];
+    mr.enctype = row["enctype"];
+    mr.leg = row["leg"];
+    mr.size = row["size"];
+    mr.threads = row["threads"];
+    mr.m.ns_per_op = row["ns_per_op"];
+    mr.m.bytes_per_second = row["bytes_per_second"];
+    mr.m.cycles_per_byte = row["cycles_per_byte"];
+    mr.m.p50_ns = row["p50_ns"];
+    mr.m.p99_ns = row["p99_ns"];
+    mr.m.p999_ns = row["p999_ns"];
+    mr.m.samples = row["samples"];
+    r.micro.push_back(mr);
+  }
+  for (const auto& row : doc.value("bounds", json::array())) {
+    r.bounds.push_back({row["primitive"], row["size"], row["bytes_per_second"]});
+  }
+  r.nconnect = doc.value("nconnect", json::array());
+  r.predictions = doc.value("predictions", json::array());
+  r.e2e = doc.value("e2e", json::array());
+  return r;
+}
+
+}  // namespace secmode::bench

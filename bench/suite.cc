@@ -1,0 +1,101 @@
+#include "bench/suite.h"
+
+#include <unistd.h>
+
+#include <ctime>
+
+#include "bench/measure.h"
+#include "bench/modes.h"
+#include "bench/report.h"
+#include "bench/results.h"
+#include "common/clock.h"
+#include "common/files.h"
+
+namespace secmode::bench {
+
+using common::Status;
+
+std::string DefaultOutDir() {
+  time_t now = time(nullptr);
+  tm utc;
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "unknown");
+  return std::string("results/runs/") + stamp + "-" + host;
+}
+
+common::Result<std::string> RunSuite(const SuiteOptions& options, std::ostream& log) {
+  std::vector<ModeName> modes;
+  if (options.modes.empty()) {
+    modes = DefaultModes();
+  } else {
+    for (const auto& text : options.modes) {
+      SECMODE_ASSIGN_OR_RETURN(ModeName name, ParseModeName(text));
+      modes.push_back(name);
+    }
+  }
+  std::vector<size_t> sizes = options.sizes;
+  if (sizes.empty()) sizes.assign(std::begin(kDefaultSizes), std::end(kDefaultSizes));
+  const std::string dir = options.out_dir.empty() ? DefaultOutDir() : options.out_dir;
+  SECMODE_RETURN_IF_ERROR(common::MakeDirectories(dir));
+
+  MeasureOptions mopts;
+  if (options.quick) {
+    mopts.min_seconds = 0.04;
+    mopts.min_ops = 10;
+  }
+  RunResults results;
+  results.machine = common::ReadMachineInfo();
+  results.command = options.command;
+  results.started_at = common::UtcTimestamp();
+  nlohmann::json errors = nlohmann::json::array();
+
+  ModeEnvironment env;
+  for (const auto& name : modes) {
+    log << "measuring " << name.ToString() << " ..." << std::flush;
+    auto made = MakeAssociation(name, env);
+    if (!made.ok()) {
+      log << " failed: " << made.status().ToString() << "\n";
+      errors.push_back({{"mode", name.ToString()}, {"error", made.status().ToString()}});
+      continue;
+    }
+    common::Association& a = *made;
+    bool failed = false;
+    for (size_t size : sizes) {
+      for (common::Leg leg : common::kAllLegs) {
+        auto m = MeasureLeg(a, leg, size, mopts);
+        if (!m.ok()) {
+          log << " failed at " << common::LegName(leg) << " size " << size << ": "
+              << m.status().ToString() << "\n";
+          errors.push_back({{"mode", name.ToString()},
+                            {"leg", common::LegName(leg)},
+                            {"size", size},
+                            {"error", m.status().ToString()}});
+          failed = true;
+          break;
+        }
+        results.micro.push_back({a.mode, a.engine, a.enctype, common::LegName(leg), size, 1, *m});
+      }
+      if (failed) break;
+    }
+    if (!failed) log << " done\n";
+  }
+  results.finished_at = common::UtcTimestamp();
+
+  nlohmann::json doc = ToJson(results);
+  if (!errors.empty()) doc["errors"] = errors;
+  SECMODE_RETURN_IF_ERROR(ValidateResultsJson(doc).Annotate("internal: results do not validate"));
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n"));
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/micro.csv", MicroCsv(results)));
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results)));
+  log << "\n" << SummaryTable(results) << "\n";
+  if (!errors.empty()) {
+    return Status::Internal(std::to_string(errors.size()) +
+                            " mode(s) failed; what was measured is in " + dir + "/results.json");
+  }
+  return dir;
+}
+
+}  // namespace secmode::bench

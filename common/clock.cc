@@ -1,0 +1,56 @@
+#include "common/clock.h"
+
+#include <time.h>
+
+#include <ctime>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace secmode::common {
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t ReadCycles() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return NowNs();
+#endif
+}
+
+const char* CycleSource() {
+#if defined(__x86_64__)
+  return "tsc";
+#else
+  return "monotonic-ns";
+#endif
+}
+
+double TscGhz() {
+  static const double ghz = [] {
+    uint64_t t0 = NowNs(), c0 = ReadCycles();
+    uint64_t t1;
+    do {
+      t1 = NowNs();
+    } while (t1 - t0 < 20000000);
+    uint64_t c1 = ReadCycles();
+    return static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0);
+  }();
+  return ghz;
+}
+
+std::string UtcTimestamp() {
+  time_t now = time(nullptr);
+  tm utc;
+  gmtime_r(&now, &utc);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
+}  // namespace secmode::common

@@ -1,0 +1,90 @@
+#include "common/machine.h"
+
+#include <openssl/crypto.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "common/clock.h"
+
+#ifndef SECMODE_KRB5_VERSION
+#define SECMODE_KRB5_VERSION "unknown"
+#endif
+#ifndef SECMODE_BUILD_TYPE
+#define SECMODE_BUILD_TYPE "unknown"
+#endif
+
+namespace secmode::common {
+namespace {
+
+constexpr const char* kInterestingFlags[] = {
+    "aes", "vaes", "pclmulqdq", "vpclmulqdq", "sha_ni", "avx", "avx2",
+    "avx512f", "avx512vl", "bmi2", "adx", "sse4_1", "ssse3"};
+
+std::string CompilerString() {
+#if defined(__clang__)
+  return "clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "g++ " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+std::string BuildType() {
+  std::string t = SECMODE_BUILD_TYPE;
+#if defined(__SANITIZE_ADDRESS__)
+  t += "+asan";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  t += "+asan";
+#endif
+#endif
+  return t;
+}
+
+}  // namespace
+
+MachineInfo ReadMachineInfo() {
+  MachineInfo info;
+  info.cpu_model = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(cpuinfo, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name" && info.cpu_model == "unknown") info.cpu_model = value;
+    if (key == "flags" && flags.empty()) {
+      std::istringstream in(value);
+      std::string f;
+      while (in >> f) flags.insert(f);
+    }
+  }
+  for (const char* f : kInterestingFlags) {
+    if (flags.count(f)) info.cpu_flags.push_back(f);
+  }
+  info.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  utsname u;
+  if (uname(&u) == 0) {
+    info.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  } else {
+    info.kernel = "unknown";
+  }
+  char host[256] = {};
+  info.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  info.openssl = OpenSSL_version(OPENSSL_VERSION);
+  info.krb5 = std::string("MIT krb5 ") + SECMODE_KRB5_VERSION;
+  info.compiler = CompilerString();
+  info.build_type = BuildType();
+  info.tsc_ghz = TscGhz();
+  return info;
+}
+
+}  // namespace secmode::common

@@ -1,0 +1,301 @@
+#include "gss/realm.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+
+extern char** environ;
+
+namespace secmode::gss {
+
+using common::Status;
+
+namespace {
+
+std::atomic<bool> g_realm_alive{false};
+
+constexpr const char* kEnctypes =
+    "aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal "
+    "aes256-cts-hmac-sha384-192:normal aes128-cts-hmac-sha256-128:normal";
+constexpr const char* kPermitted =
+    "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96 "
+    "aes256-cts-hmac-sha384-192 aes128-cts-hmac-sha256-128";
+
+// A port that is free for both TCP and UDP on 127.0.0.1 right now. The KDC
+// binds it a moment later; StartKdc retries with another port if it lost the
+// race.
+int PickFreePort() {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (tcp < 0 || bind(tcp, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      if (tcp >= 0) close(tcp);
+      continue;
+    }
+    socklen_t len = sizeof addr;
+    getsockname(tcp, reinterpret_cast<sockaddr*>(&addr), &len);
+    int udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    bool ok = udp >= 0 && bind(udp, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (udp >= 0) close(udp);
+    close(tcp);
+    if (ok) return ntohs(addr.sin_port);
+  }
+  return 0;
+}
+
+bool TcpAnswers(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+common::Result<std::unique_ptr<Realm>> Realm::Start(const RealmOptions& options) {
+  bool expected = false;
+  if (!g_realm_alive.compare_exchange_strong(expected, true)) {
+    return Status::InvalidArgument(
+        "a Realm is already running in this process (KRB5_CONFIG is process-wide)");
+  }
+  std::unique_ptr<Realm> realm(new Realm());
+  Status s = realm->Create(options);
+  if (!s.ok()) {
+    realm->Stop();
+    return s;
+  }
+  return realm;
+}
+
+Realm::~Realm() { Stop(); }
+
+Status Realm::Create(const RealmOptions& options) {
+  name_ = options.name;
+  SECMODE_ASSIGN_OR_RETURN(dir_, common::MakeTempDirectory("secmode-realm-"));
+  SECMODE_RETURN_IF_ERROR(StartReaper());
+  for (int attempt = 0;; ++attempt) {
+    port_ = PickFreePort();
+    if (port_ == 0) return Status::Unavailable("no free loopback port for the KDC");
+    SECMODE_RETURN_IF_ERROR(WriteConfig());
+    if (attempt == 0) {
+      SECMODE_RETURN_IF_ERROR(RunTool(
+          {"kdb5_util", "-r", name_, "create", "-s", "-P", "secmode-master-key"},
+          dir_ + "/kdb5_util.log"));
+      const std::string log = dir_ + "/kadmin.log";
+      for (const char* princ : {"user", "nfs/localhost"}) {
+        SECMODE_RETURN_IF_ERROR(RunTool(
+            {"kadmin.local", "-r", name_, "-q", std::string("addprinc -randkey ") + princ}, log));
+      }
+      SECMODE_RETURN_IF_ERROR(RunTool(
+          {"kadmin.local", "-r", name_, "-q", "ktadd -k " + user_keytab() + " -norandkey user"},
+          log));
+      SECMODE_RETURN_IF_ERROR(RunTool({"kadmin.local", "-r", name_, "-q",
+                                       "ktadd -k " + service_keytab() + " -norandkey nfs/localhost"},
+                                      log));
+    }
+    Status started = StartKdc(options.start_timeout_ms);
+    if (started.ok()) break;
+    // Another process may have taken the port between PickFreePort and bind.
+    bool lost_port = common::TailOfFile(kdc_log(), 40).find("in use") != std::string::npos;
+    if (!lost_port || attempt >= 3) return started;
+  }
+  SECMODE_RETURN_IF_ERROR(RunTool(
+      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()},
+      dir_ + "/kinit.log"));
+  // The in-process GSS library must see this realm only.
+  for (const char* var : {"KRB5_CONFIG", "KRB5RCACHEDIR", "KRB5RCACHETYPE"}) {
+    const char* old = getenv(var);
+    saved_env_[var] = old ? std::string(old) : std::string("\x01unset");
+  }
+  setenv("KRB5_CONFIG", krb5_conf().c_str(), 1);
+  setenv("KRB5RCACHEDIR", dir_.c_str(), 1);
+  // The acceptor's replay cache would add a file write per context; it guards
+  // AP-REQ replay, not the data path measured here.
+  setenv("KRB5RCACHETYPE", "none", 1);
+  return Status::Ok();
+}
+
+// The reaper: `sh` in its own session, ignoring INT/TERM/HUP, blocked reading
+// a pipe whose only write end is ours (close-on-exec, so no other child holds
+// it). When this process exits for any reason the read returns EOF and the
+// reaper kills the KDC and removes the directory.
+Status Realm::StartReaper() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe2: ") + strerror(errno));
+  const std::string script =
+      "trap '' INT TERM HUP; cat >/dev/null; "
+      "if [ -f \"$1/kdc.pid\" ]; then kill -9 \"$(cat \"$1/kdc.pid\")\" 2>/dev/null; fi; "
+      "rm -rf \"$1\"";
+  std::vector<std::string> args = {"sh", "-c", script, "secmode-realm-reaper", dir_};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[0]);
+  if (rc != 0) {
+    close(fds[1]);
+    return Status::IoError(std::string("cannot start the realm reaper /bin/sh: ") + strerror(rc));
+  }
+  reaper_pid_ = pid;
+  reaper_fd_ = fds[1];
+  return Status::Ok();
+}
+
+Status Realm::WriteConfig() {
+  const std::string p = std::to_string(port_);
+  std::string krb5 =
+      "[libdefaults]\n"
+      "  default_realm = " + name_ + "\n"
+      "  dns_lookup_kdc = false\n"
+      "  dns_lookup_realm = false\n"
+      "  dns_canonicalize_hostname = false\n"
+      "  rdns = false\n"
+      "  udp_preference_limit = 1\n"
+      "  permitted_enctypes = " + kPermitted + "\n"
+      "  default_ccache_name = " + ccache() + "\n"
+      "  default_keytab_name = FILE:" + service_keytab() + "\n"
+      "  default_client_keytab_name = FILE:" + user_keytab() + "\n"
+      "[realms]\n"
+      "  " + name_ + " = {\n"
+      "    kdc = 127.0.0.1:" + p + "\n"
+      "  }\n"
+      "[domain_realm]\n"
+      "  localhost = " + name_ + "\n"
+      "[logging]\n"
+      "  default = FILE:" + dir_ + "/krb5lib.log\n";
+  std::string kdc =
+      "[kdcdefaults]\n"
+      "  kdc_listen = 127.0.0.1:" + p + "\n"
+      "  kdc_tcp_listen = 127.0.0.1:" + p + "\n"
+      "[realms]\n"
+      "  " + name_ + " = {\n"
+      "    database_name = " + dir_ + "/principal\n"
+      "    key_stash_file = " + dir_ + "/stash\n"
+      "    acl_file = " + dir_ + "/kadm5.acl\n"
+      "    master_key_type = aes256-cts-hmac-sha1-96\n"
+      "    supported_enctypes = " + kEnctypes + "\n"
+      "    max_life = 24h\n"
+      "  }\n"
+      "[logging]\n"
+      "  kdc = FILE:" + kdc_log() + "\n"
+      "  admin_server = FILE:" + dir_ + "/kadmind.log\n"
+      "  default = FILE:" + dir_ + "/krb5lib.log\n";
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir_ + "/krb5.conf", krb5));
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir_ + "/kdc.conf", kdc));
+  return common::WriteFileAtomically(dir_ + "/kadm5.acl", "");
+}
+
+std::map<std::string, std::string> Realm::Environment() const {
+  return {{"KRB5_CONFIG", krb5_conf()},
+          {"KRB5_KDC_PROFILE", dir_ + "/kdc.conf"},
+          {"KRB5CCNAME", ccache()},
+          {"KRB5_KTNAME", "FILE:" + service_keytab()},
+          {"KRB5_CLIENT_KTNAME", "FILE:" + user_keytab()},
+          {"KRB5RCACHEDIR", dir_},
+          {"KRB5RCACHETYPE", "none"}};
+}
+
+Status Realm::RunTool(const std::vector<std::string>& argv, const std::string& log) {
+  common::Command cmd{argv, Environment(), log, ""};
+  auto rc = common::RunAndWait(cmd, 60000);
+  if (!rc.ok()) return rc.status();
+  if (*rc != 0) {
+    return Status::Unavailable(argv[0] + " failed with exit status " + std::to_string(*rc) +
+                               "\ncommand: " + cmd.ToString() + "\nlog " + log + ":\n" +
+                               common::TailOfFile(log));
+  }
+  return Status::Ok();
+}
+
+Status Realm::StartKdc(int timeout_ms) {
+  common::Command cmd{{"krb5kdc", "-n", "-r", name_, "-P", dir_ + "/krb5kdc.pid"},
+                      Environment(),
+                      dir_ + "/krb5kdc.out",
+                      ""};
+  SECMODE_ASSIGN_OR_RETURN(kdc_pid_, common::Spawn(cmd));
+  common::WriteFileAtomically(dir_ + "/kdc.pid", std::to_string(kdc_pid_) + "\n");
+  uint64_t deadline = common::NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
+  while (true) {
+    int status = 0;
+    if (waitpid(kdc_pid_, &status, WNOHANG) == kdc_pid_) {
+      kdc_pid_ = -1;
+      return Status::Unavailable(
+          "krb5kdc exited during start-up (status " + std::to_string(status) +
+          ")\ncommand: " + cmd.ToString() + "\nlog " + kdc_log() + ":\n" +
+          common::TailOfFile(kdc_log()) + common::TailOfFile(dir_ + "/krb5kdc.out"));
+    }
+    if (TcpAnswers(port_)) return Status::Ok();
+    if (common::NowNs() > deadline) {
+      common::Terminate(kdc_pid_);
+      kdc_pid_ = -1;
+      return Status::Unavailable("krb5kdc did not answer on 127.0.0.1:" + std::to_string(port_) +
+                                 " within " + std::to_string(timeout_ms) + " ms\ncommand: " +
+                                 cmd.ToString() + "\nlog " + kdc_log() + ":\n" +
+                                 common::TailOfFile(kdc_log()));
+    }
+    usleep(5000);
+  }
+}
+
+Status Realm::Stop() {
+  if (stopped_) return Status::Ok();
+  stopped_ = true;
+  if (kdc_pid_ > 0) {
+    common::Terminate(kdc_pid_, 3000);
+    kdc_pid_ = -1;
+  }
+  Status removed = dir_.empty() ? Status::Ok() : common::RemoveTree(dir_);
+  if (reaper_fd_ >= 0) {
+    close(reaper_fd_);  // EOF: the reaper finds nothing left to do and exits
+    reaper_fd_ = -1;
+  }
+  if (reaper_pid_ > 0) {
+    if (!common::WaitForExit(reaper_pid_, 5000)) common::Terminate(reaper_pid_);
+    reaper_pid_ = -1;
+  }
+  for (const auto& [var, value] : saved_env_) {
+    if (value == "\x01unset") {
+      unsetenv(var.c_str());
+    } else {
+      setenv(var.c_str(), value.c_str(), 1);
+    }
+  }
+  saved_env_.clear();
+  g_realm_alive = false;
+  return removed;
+}
+
+}  // namespace secmode::gss

@@ -1,0 +1,59 @@
+#include "bench/modes.h"
+
+#include <gtest/gtest.h>
+
+namespace secmode::bench {
+namespace {
+
+TEST(ModeNameTest, DefaultsAreFilledIn) {
+  auto sys = ParseModeName("sys");
+  ASSERT_TRUE(sys.ok());
+  EXPECT_EQ(sys->ToString(), "sys");
+  EXPECT_EQ(sys->engine, "none");
+  auto p = ParseModeName("krb5p");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->ToString(), "krb5p:aes256-cts-hmac-sha1-96:mit");
+  auto q = ParseModeName("krb5p:19");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->enctype, "aes128-cts-hmac-sha256-128");
+}
+
+TEST(ModeNameTest, BadNamesSayWhatIsWrong) {
+  auto unknown = ParseModeName("krb9");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown mode 'krb9'"), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("sys"), std::string::npos);
+  auto enctype = ParseModeName("krb5p:des3");
+  ASSERT_FALSE(enctype.ok());
+  EXPECT_NE(enctype.status().message().find("unknown enctype 'des3'"), std::string::npos);
+  auto engine = ParseModeName("krb5p:aes256-cts-hmac-sha1-96:heimdal");
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.status().message().find("unknown engine 'heimdal'"), std::string::npos);
+  EXPECT_FALSE(ParseModeName("sys:aes256-cts-hmac-sha1-96").ok());
+  EXPECT_FALSE(ParseModeName("krb5p:a:b:c").ok());
+}
+
+TEST(ModeRegistryTest, DefaultModesAreRegisteredAndParse) {
+  auto modes = DefaultModes();
+  ASSERT_GE(modes.size(), 2u);
+  for (const auto& m : modes) {
+    auto parsed = ParseModeName(m.ToString());
+    ASSERT_TRUE(parsed.ok()) << m.ToString();
+    EXPECT_EQ(parsed->ToString(), m.ToString());
+  }
+}
+
+TEST(ModeRegistryTest, SysAssociationCopiesBothWays) {
+  ModeEnvironment env;
+  auto a = MakeAssociation(*ParseModeName("sys"), env);
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(env.has_realm());  // sys needs no Kerberos
+  common::Bytes payload = common::PatternBytes(33), wire, out;
+  ASSERT_TRUE(a->client_seal->Seal(payload, &wire).ok());
+  ASSERT_TRUE(a->server_open->Open(wire, &out).ok());
+  EXPECT_EQ(out, payload);
+  EXPECT_EQ(a->mode, "sys");
+}
+
+}  // namespace
+}  // namespace secmode::bench
