@@ -4,7 +4,8 @@
 
 #include "gss/context_pair.h"
 #include "gss/enctype.h"
-#include "gss/mit_engine.h"
+#include "gss/protector.h"
+#include "gss/token_legs.h"
 
 namespace secmode::bench {
 
@@ -42,16 +43,15 @@ Result<Association> MakeSys(const ModeName&, ModeEnvironment&) {
 
 Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
   SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+  SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
   SECMODE_ASSIGN_OR_RETURN(auto pair, gss::ContextPair::Establish(*realm, enctype));
-  std::shared_ptr<gss::ContextPair> shared(std::move(pair));
-  using gss::Protection;
-  using gss::Side;
+  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> initiator,
+                           gss::NewProtector(engine, pair->ReleaseInitiator()));
+  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> acceptor,
+                           gss::NewProtector(engine, pair->ReleaseAcceptor()));
   Association a;
-  a.client_seal = gss::NewMitSealer(shared, Side::kInitiator, Protection::kWrapConf);
-  a.server_open = gss::NewMitOpener(shared, Side::kAcceptor, Protection::kWrapConf);
-  a.server_seal = gss::NewMitSealer(shared, Side::kAcceptor, Protection::kWrapConf);
-  a.client_open = gss::NewMitOpener(shared, Side::kInitiator, Protection::kWrapConf);
+  gss::MakeTokenLegs(gss::Protection::kWrapConf, initiator, acceptor, &a);
   return a;
 }
 

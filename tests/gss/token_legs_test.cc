@@ -1,4 +1,6 @@
-#include "gss/mit_engine.h"
+#include "gss/token_legs.h"
+
+#include "gss/context_pair.h"
 
 #include <gtest/gtest.h>
 
@@ -19,16 +21,19 @@ class MitKrb5pTest : public ::testing::TestWithParam<Enctype> {
     ASSERT_NE(realm, nullptr);
     auto pair = ContextPair::Establish(*realm, GetParam());
     ASSERT_TRUE(pair.ok()) << pair.status().ToString();
-    pair_ = std::move(pair).value();
+    initiator_ = NewMitProtector((*pair)->ReleaseInitiator());
+    acceptor_ = NewMitProtector((*pair)->ReleaseAcceptor());
+    MakeTokenLegs(Protection::kWrapConf, initiator_, acceptor_, &a_);
   }
-  std::shared_ptr<ContextPair> pair_;
+  std::shared_ptr<Protector> initiator_, acceptor_;
+  common::Association a_;
 };
 
 TEST_P(MitKrb5pTest, RoundTripsEverySizeBothDirections) {
-  auto client_seal = NewMitSealer(pair_, Side::kInitiator, Protection::kWrapConf);
-  auto server_open = NewMitOpener(pair_, Side::kAcceptor, Protection::kWrapConf);
-  auto server_seal = NewMitSealer(pair_, Side::kAcceptor, Protection::kWrapConf);
-  auto client_open = NewMitOpener(pair_, Side::kInitiator, Protection::kWrapConf);
+  auto& client_seal = a_.client_seal;
+  auto& server_open = a_.server_open;
+  auto& server_seal = a_.server_seal;
+  auto& client_open = a_.client_open;
   for (size_t size : {0u, 1u, 15u, 16u, 17u, 4096u, 1u << 20}) {
     Bytes payload = common::PatternBytes(size, static_cast<uint32_t>(size));
     Bytes wire, opened;
@@ -49,8 +54,8 @@ TEST_P(MitKrb5pTest, RoundTripsEverySizeBothDirections) {
 }
 
 TEST_P(MitKrb5pTest, FlippedBitIsRejectedWithCause) {
-  auto seal = NewMitSealer(pair_, Side::kInitiator, Protection::kWrapConf);
-  auto open = NewMitOpener(pair_, Side::kAcceptor, Protection::kWrapConf);
+  auto& seal = a_.client_seal;
+  auto& open = a_.server_open;
   Bytes payload = common::PatternBytes(100), wire, opened;
   for (size_t bit : {0u, 7u * 8u, 20u * 8u + 3u, 0u /* last byte below */}) {
     ASSERT_TRUE(seal->Seal(payload, &wire).ok());
@@ -64,8 +69,8 @@ TEST_P(MitKrb5pTest, FlippedBitIsRejectedWithCause) {
 }
 
 TEST_P(MitKrb5pTest, ReplayedTokenIsRejected) {
-  auto seal = NewMitSealer(pair_, Side::kInitiator, Protection::kWrapConf);
-  auto open = NewMitOpener(pair_, Side::kAcceptor, Protection::kWrapConf);
+  auto& seal = a_.client_seal;
+  auto& open = a_.server_open;
   Bytes payload = common::PatternBytes(64), wire, opened;
   ASSERT_TRUE(seal->Seal(payload, &wire).ok());
   ASSERT_TRUE(open->Open(wire, &opened).ok());
@@ -76,16 +81,16 @@ TEST_P(MitKrb5pTest, ReplayedTokenIsRejected) {
 TEST_P(MitKrb5pTest, TokenForTheOtherDirectionIsRejected) {
   // A token the initiator sealed, fed back to the initiator: RFC 4121's
   // SentByAcceptor flag must not match.
-  auto seal = NewMitSealer(pair_, Side::kInitiator, Protection::kWrapConf);
-  auto wrong = NewMitOpener(pair_, Side::kInitiator, Protection::kWrapConf);
+  auto& seal = a_.client_seal;
+  auto& wrong = a_.client_open;
   Bytes payload = common::PatternBytes(64), wire, opened;
   ASSERT_TRUE(seal->Seal(payload, &wire).ok());
   EXPECT_FALSE(wrong->Open(wire, &opened).ok());
 }
 
 TEST_P(MitKrb5pTest, TruncatedTokensAreRejected) {
-  auto seal = NewMitSealer(pair_, Side::kInitiator, Protection::kWrapConf);
-  auto open = NewMitOpener(pair_, Side::kAcceptor, Protection::kWrapConf);
+  auto& seal = a_.client_seal;
+  auto& open = a_.server_open;
   Bytes payload = common::PatternBytes(40), wire, opened;
   ASSERT_TRUE(seal->Seal(payload, &wire).ok());
   for (size_t len = 0; len < wire.size(); ++len) {
