@@ -124,6 +124,7 @@ std::string ReportMarkdown(const RunResults& r) {
     out << "\n";
   }
   out << "Percentiles (p50/p99/p99.9) for every row are in micro.csv and results.json.\n";
+  for (const auto& section : r.report_sections) out << "\n" << section;
   return out.str();
 }
 

@@ -40,6 +40,12 @@ struct RunResults {
   nlohmann::json nconnect = nlohmann::json::array();
   nlohmann::json predictions = nlohmann::json::array();
   nlohmann::json e2e = nlohmann::json::array();
+  // Markdown written by suite sections (bench/sections.h), appended to
+  // report.md in order. Not part of results.json.
+  std::vector<std::string> report_sections;
+  // Extra files a section wants next to results.json (name -> contents),
+  // written atomically with the others (plots, CSVs).
+  std::vector<std::pair<std::string, std::string>> extra_files;
 };
 
 nlohmann::json ToJson(const RunResults& results);

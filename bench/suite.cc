@@ -8,12 +8,23 @@
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/results.h"
+#include "bench/sections.h"
 #include "common/clock.h"
 #include "common/files.h"
 
 namespace secmode::bench {
 
 using common::Status;
+
+namespace {
+
+// Every section of the default suite beyond the micro table, in report order.
+// A module adds its section here, one line.
+const Section kSections[] = {
+    {"none", nullptr},  // placeholder so the array is never empty
+};
+
+}  // namespace
 
 std::string DefaultOutDir() {
   time_t now = time(nullptr);
@@ -82,6 +93,18 @@ common::Result<std::string> RunSuite(const SuiteOptions& options, std::ostream& 
     }
     if (!failed) log << " done\n";
   }
+  for (const Section& section : kSections) {
+    if (section.run == nullptr) continue;
+    log << "section " << section.name << " ..." << std::flush;
+    SectionContext context{options, env, results, log};
+    Status s = section.run(context);
+    if (!s.ok()) {
+      log << " failed: " << s.ToString() << "\n";
+      errors.push_back({{"section", section.name}, {"error", s.ToString()}});
+    } else {
+      log << " done\n";
+    }
+  }
   results.finished_at = common::UtcTimestamp();
 
   nlohmann::json doc = ToJson(results);
@@ -90,6 +113,9 @@ common::Result<std::string> RunSuite(const SuiteOptions& options, std::ostream& 
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n"));
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/micro.csv", MicroCsv(results)));
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results)));
+  for (const auto& [name, contents] : results.extra_files) {
+    SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/" + name, contents));
+  }
   log << "\n" << SummaryTable(results) << "\n";
   if (!errors.empty()) {
     return Status::Internal(std::to_string(errors.size()) +
