@@ -25,9 +25,9 @@ struct MeasureOptions {
 };
 
 struct LegMeasurement {
-  double ns_per_op = 0;        // mean of the timed operations
-  double bytes_per_second = 0; // payload bytes / ns_per_op
-  double cycles_per_byte = 0;  // TSC ticks per payload byte; 0 for size 0
+  double ns_per_op = 0;         // mean of the timed operations
+  double bytes_per_second = 0;  // payload bytes / ns_per_op
+  double cycles_per_byte = 0;   // TSC ticks per payload byte; 0 for size 0
   uint64_t p50_ns = 0, p99_ns = 0, p999_ns = 0;
   uint64_t samples = 0;
 };

@@ -32,17 +32,17 @@ class ModeEnvironment {
 
 // A parsed mode name: family[:enctype[:engine]] with defaults filled in.
 struct ModeName {
-  std::string family;   // "sys", "krb5p", ...
-  std::string enctype;  // "" when the family has none
-  std::string engine;   // "none" for unprotected modes
+  std::string family;            // "sys", "krb5p", ...
+  std::string enctype;           // "" when the family has none
+  std::string engine;            // "none" for unprotected modes
   std::string ToString() const;  // canonical, "krb5p:aes256-cts-hmac-sha1-96:mit"
 };
 
 struct ModeInfo {
   const char* family;
   const char* description;
-  bool kerberos;                      // takes an enctype and an engine
-  std::vector<std::string> engines;   // first is the default
+  bool kerberos;                     // takes an enctype and an engine
+  std::vector<std::string> engines;  // first is the default
 };
 
 const std::vector<ModeInfo>& RegisteredModes();

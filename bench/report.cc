@@ -35,6 +35,15 @@ struct Cell {
 };
 using Key = std::tuple<std::string, std::string, std::string>;  // mode, engine, enctype
 
+// The baseline first, then modes by name.
+struct KeyOrder {
+  bool operator()(const Key& a, const Key& b) const {
+    bool a_sys = std::get<0>(a) == "sys", b_sys = std::get<0>(b) == "sys";
+    if (a_sys != b_sys) return a_sys;
+    return a < b;
+  }
+};
+
 int LegIndex(const std::string& leg) {
   if (leg == "client-seal") return 0;
   if (leg == "server-open") return 1;
@@ -42,8 +51,8 @@ int LegIndex(const std::string& leg) {
   return 3;
 }
 
-std::map<size_t, std::map<Key, Cell>> Cells(const RunResults& r) {
-  std::map<size_t, std::map<Key, Cell>> out;
+std::map<size_t, std::map<Key, Cell, KeyOrder>> Cells(const RunResults& r) {
+  std::map<size_t, std::map<Key, Cell, KeyOrder>> out;
   for (const auto& row : r.micro) {
     if (row.threads != 1) continue;
     out[row.size][{row.mode, row.engine, row.enctype}].legs[LegIndex(row.leg)] = row.m.ns_per_op;
@@ -51,7 +60,7 @@ std::map<size_t, std::map<Key, Cell>> Cells(const RunResults& r) {
   return out;
 }
 
-const Cell* SysCell(const std::map<Key, Cell>& cells) {
+const Cell* SysCell(const std::map<Key, Cell, KeyOrder>& cells) {
   for (const auto& [k, c] : cells) {
     if (std::get<0>(k) == "sys") return &c;
   }
@@ -105,10 +114,9 @@ std::string ReportMarkdown(const RunResults& r) {
     for (const auto& [key, c] : cells) {
       double req = c.legs[0] + c.legs[1];
       out << "| " << std::get<0>(key) << " | " << std::get<1>(key) << " | "
-          << (std::get<2>(key).empty() ? "-" : std::get<2>(key)) << " | "
-          << Fmt("%.0f", c.legs[0]) << " | " << Fmt("%.0f", c.legs[1]) << " | "
-          << Fmt("%.0f", c.legs[2]) << " | " << Fmt("%.0f", c.legs[3]) << " | "
-          << Fmt("%.0f", c.RoundTrip()) << " | "
+          << (std::get<2>(key).empty() ? "-" : std::get<2>(key)) << " | " << Fmt("%.0f", c.legs[0])
+          << " | " << Fmt("%.0f", c.legs[1]) << " | " << Fmt("%.0f", c.legs[2]) << " | "
+          << Fmt("%.0f", c.legs[3]) << " | " << Fmt("%.0f", c.RoundTrip()) << " | "
           << (req > 0 ? Fmt("%.1f", static_cast<double>(size) * 1e3 / req) : "-") << " | "
           << (sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()) : "-")
           << " |\n";

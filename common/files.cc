@@ -43,8 +43,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     unlink(tmp.c_str());
-    return Status::IoError("cannot rename " + tmp + " to " + path + ": " +
-                           strerror(err));
+    return Status::IoError("cannot rename " + tmp + " to " + path + ": " + strerror(err));
   }
   return Status::Ok();
 }

@@ -32,8 +32,8 @@ Result<Bytes> FromHex(std::string_view hex) {
     if (c == ' ' || c == '\n' || c == '\t') continue;
     int v = Nibble(c);
     if (v < 0) {
-      return Status::InvalidArgument("not a hex digit '" + std::string(1, c) +
-                                     "' at offset " + std::to_string(i));
+      return Status::InvalidArgument("not a hex digit '" + std::string(1, c) + "' at offset " +
+                                     std::to_string(i));
     }
     if (high < 0) {
       high = v;

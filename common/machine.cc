@@ -21,9 +21,9 @@
 namespace secmode::common {
 namespace {
 
-constexpr const char* kInterestingFlags[] = {
-    "aes", "vaes", "pclmulqdq", "vpclmulqdq", "sha_ni", "avx", "avx2",
-    "avx512f", "avx512vl", "bmi2", "adx", "sse4_1", "ssse3"};
+constexpr const char* kInterestingFlags[] = {"aes", "vaes",   "pclmulqdq", "vpclmulqdq", "sha_ni",
+                                             "avx", "avx2",   "avx512f",   "avx512vl",   "bmi2",
+                                             "adx", "sse4_1", "ssse3"};
 
 std::string CompilerString() {
 #if defined(__clang__)

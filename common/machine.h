@@ -13,12 +13,12 @@ struct MachineInfo {
   // The flags that matter for this work's crypto, those the CPU has:
   // aes, vaes, pclmulqdq, vpclmulqdq, sha_ni, avx2, avx512f ...
   std::vector<std::string> cpu_flags;
-  std::string kernel;     // uname -srm
+  std::string kernel;  // uname -srm
   std::string hostname;
-  std::string openssl;    // runtime OpenSSL_version()
-  std::string krb5;       // MIT krb5 version the binary was built against
-  std::string compiler;   // "g++ 12.2.0" / "clang 14.0.6"
-  std::string build_type; // CMAKE_BUILD_TYPE, plus "+asan" etc.
+  std::string openssl;     // runtime OpenSSL_version()
+  std::string krb5;        // MIT krb5 version the binary was built against
+  std::string compiler;    // "g++ 12.2.0" / "clang 14.0.6"
+  std::string build_type;  // CMAKE_BUILD_TYPE, plus "+asan" etc.
   double tsc_ghz = 0;
 };
 

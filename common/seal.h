@@ -39,8 +39,8 @@ class Opener {
 };
 
 enum class Leg { kClientSeal, kServerOpen, kServerSeal, kClientOpen };
-inline constexpr Leg kAllLegs[] = {Leg::kClientSeal, Leg::kServerOpen,
-                                   Leg::kServerSeal, Leg::kClientOpen};
+inline constexpr Leg kAllLegs[] = {Leg::kClientSeal, Leg::kServerOpen, Leg::kServerSeal,
+                                   Leg::kClientOpen};
 const char* LegName(Leg leg);  // "client-seal", ...
 
 // The four legs of one association plus the labels a report needs.

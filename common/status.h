@@ -30,34 +30,19 @@ const char* CodeName(Code code);
 class Status {
  public:
   Status() = default;
-  Status(Code code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
   static Status InvalidArgument(std::string m) {
     return Status(Code::kInvalidArgument, std::move(m));
   }
-  static Status Corrupt(std::string m) {
-    return Status(Code::kCorrupt, std::move(m));
-  }
-  static Status AuthFailed(std::string m) {
-    return Status(Code::kAuthFailed, std::move(m));
-  }
-  static Status Replay(std::string m) {
-    return Status(Code::kReplay, std::move(m));
-  }
-  static Status Exhausted(std::string m) {
-    return Status(Code::kExhausted, std::move(m));
-  }
-  static Status Unavailable(std::string m) {
-    return Status(Code::kUnavailable, std::move(m));
-  }
-  static Status IoError(std::string m) {
-    return Status(Code::kIoError, std::move(m));
-  }
-  static Status Internal(std::string m) {
-    return Status(Code::kInternal, std::move(m));
-  }
+  static Status Corrupt(std::string m) { return Status(Code::kCorrupt, std::move(m)); }
+  static Status AuthFailed(std::string m) { return Status(Code::kAuthFailed, std::move(m)); }
+  static Status Replay(std::string m) { return Status(Code::kReplay, std::move(m)); }
+  static Status Exhausted(std::string m) { return Status(Code::kExhausted, std::move(m)); }
+  static Status Unavailable(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
+  static Status IoError(std::string m) { return Status(Code::kIoError, std::move(m)); }
+  static Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -76,7 +61,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "Result built from an OK status has no value");
     if (status_.ok()) status_ = Status::Internal("Result from OK status");
@@ -103,10 +88,10 @@ class Result {
 #define SECMODE_CONCAT_(a, b) SECMODE_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define SECMODE_RETURN_IF_ERROR(expr)                       \
-  do {                                                      \
-    ::secmode::common::Status secmode_status_ = (expr);     \
-    if (!secmode_status_.ok()) return secmode_status_;      \
+#define SECMODE_RETURN_IF_ERROR(expr)                   \
+  do {                                                  \
+    ::secmode::common::Status secmode_status_ = (expr); \
+    if (!secmode_status_.ok()) return secmode_status_;  \
   } while (0)
 
 // `SECMODE_ASSIGN_OR_RETURN(auto x, F())` declares x from a Result or returns

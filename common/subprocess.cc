@@ -54,9 +54,9 @@ Result<pid_t> Spawn(const Command& command) {
   if (command.argv.empty()) return Status::InvalidArgument("empty command");
   std::string exe = FindProgram(command.argv[0]);
   if (exe.empty()) {
-    return Status::Unavailable("program '" + command.argv[0] +
-                               "' not found in PATH, /usr/sbin or /sbin (command: " +
-                               command.ToString() + ")");
+    return Status::Unavailable(
+        "program '" + command.argv[0] +
+        "' not found in PATH, /usr/sbin or /sbin (command: " + command.ToString() + ")");
   }
   std::vector<std::string> env_strings;
   for (char** e = environ; e && *e; ++e) {
@@ -78,8 +78,7 @@ Result<pid_t> Spawn(const Command& command) {
   std::string in = command.stdin_path.empty() ? "/dev/null" : command.stdin_path;
   std::string out = command.log_path.empty() ? "/dev/null" : command.log_path;
   posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

@@ -17,12 +17,12 @@
 namespace secmode::common {
 
 struct Command {
-  std::vector<std::string> argv;            // argv[0] is searched in PATH,
-                                            // then /usr/sbin and /sbin
-  std::map<std::string, std::string> env;   // overrides
-  std::string log_path;                     // stdout+stderr appended here
-  std::string stdin_path;                   // "" means /dev/null
-  std::string ToString() const;             // the command line, for errors
+  std::vector<std::string> argv;           // argv[0] is searched in PATH,
+                                           // then /usr/sbin and /sbin
+  std::map<std::string, std::string> env;  // overrides
+  std::string log_path;                    // stdout+stderr appended here
+  std::string stdin_path;                  // "" means /dev/null
+  std::string ToString() const;            // the command line, for errors
 };
 
 // Finds `program` as the shell would, also looking in /usr/sbin and /sbin

@@ -96,7 +96,8 @@ Result<SessionKey> InquireSessionKey(gss_ctx_id_t context) {
   gss_buffer_set_t data = GSS_C_NO_BUFFER_SET;
   OM_uint32 major =
       gss_inquire_sec_context_by_oid(&minor, context, GSS_C_INQ_SSPI_SESSION_KEY, &data);
-  if (GSS_ERROR(major)) return GssError("gss_inquire_sec_context_by_oid(session key)", major, minor);
+  if (GSS_ERROR(major))
+    return GssError("gss_inquire_sec_context_by_oid(session key)", major, minor);
   if (data == GSS_C_NO_BUFFER_SET || data->count < 1) {
     gss_release_buffer_set(&minor, &data);
     return Status::Internal("GSS_C_INQ_SSPI_SESSION_KEY returned no key");
@@ -126,8 +127,8 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
 
   OM_uint32 major, minor = 0;
   Name user, service, target;
-  SECMODE_ASSIGN_OR_RETURN(user.n, ImportName(realm.user_principal(),
-                                              const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
+  SECMODE_ASSIGN_OR_RETURN(
+      user.n, ImportName(realm.user_principal(), const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
   SECMODE_ASSIGN_OR_RETURN(service.n, ImportName(realm.service_principal(),
                                                  const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
   SECMODE_ASSIGN_OR_RETURN(target.n,
@@ -140,7 +141,8 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
   gss_key_value_set_desc istore{1, ielems};
   major = gss_acquire_cred_from(&minor, user.n, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE, &istore,
                                 &icred.c, nullptr, nullptr);
-  if (GSS_ERROR(major)) return GssError("gss_acquire_cred_from(initiator " + ccache + ")", major, minor);
+  if (GSS_ERROR(major))
+    return GssError("gss_acquire_cred_from(initiator " + ccache + ")", major, minor);
   krb5_enctype allowed = static_cast<krb5_enctype>(enctype);
   major = gss_krb5_set_allowable_enctypes(&minor, icred.c, 1, &allowed);
   if (GSS_ERROR(major)) return GssError("gss_krb5_set_allowable_enctypes", major, minor);
@@ -148,7 +150,8 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
   gss_key_value_set_desc astore{1, aelems};
   major = gss_acquire_cred_from(&minor, service.n, GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT, &astore,
                                 &acred.c, nullptr, nullptr);
-  if (GSS_ERROR(major)) return GssError("gss_acquire_cred_from(acceptor " + keytab + ")", major, minor);
+  if (GSS_ERROR(major))
+    return GssError("gss_acquire_cred_from(acceptor " + keytab + ")", major, minor);
 
   const OM_uint32 flags = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG |
                           GSS_C_REPLAY_FLAG | GSS_C_SEQUENCE_FLAG;
@@ -157,11 +160,10 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
   for (int round = 0; round < 5; ++round) {
     Buffer out;
     if (init_major == GSS_S_CONTINUE_NEEDED) {
-      init_major = gss_init_sec_context(&minor, icred.c, &pair->initiator_, target.n,
-                                        const_cast<gss_OID>(gss_mech_krb5), flags, 0,
-                                        GSS_C_NO_CHANNEL_BINDINGS,
-                                        round == 0 ? GSS_C_NO_BUFFER : &to_initiator.b, nullptr,
-                                        &out.b, nullptr, nullptr);
+      init_major = gss_init_sec_context(
+          &minor, icred.c, &pair->initiator_, target.n, const_cast<gss_OID>(gss_mech_krb5), flags,
+          0, GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &to_initiator.b, nullptr,
+          &out.b, nullptr, nullptr);
       if (GSS_ERROR(init_major)) return GssError("gss_init_sec_context", init_major, minor);
       std::swap(to_acceptor.b, out.b);
     }

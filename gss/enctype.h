@@ -12,15 +12,15 @@
 namespace secmode::gss {
 
 enum class Enctype : int32_t {
-  kAes128CtsHmacSha1 = 17,      // RFC 3962
-  kAes256CtsHmacSha1 = 18,      // RFC 3962
-  kAes128CtsHmacSha256 = 19,    // RFC 8009
-  kAes256CtsHmacSha384 = 20,    // RFC 8009
+  kAes128CtsHmacSha1 = 17,    // RFC 3962
+  kAes256CtsHmacSha1 = 18,    // RFC 3962
+  kAes128CtsHmacSha256 = 19,  // RFC 8009
+  kAes256CtsHmacSha384 = 20,  // RFC 8009
 };
 
-inline constexpr Enctype kAllEnctypes[] = {
-    Enctype::kAes128CtsHmacSha1, Enctype::kAes256CtsHmacSha1,
-    Enctype::kAes128CtsHmacSha256, Enctype::kAes256CtsHmacSha384};
+inline constexpr Enctype kAllEnctypes[] = {Enctype::kAes128CtsHmacSha1, Enctype::kAes256CtsHmacSha1,
+                                           Enctype::kAes128CtsHmacSha256,
+                                           Enctype::kAes256CtsHmacSha384};
 inline constexpr Enctype kDefaultEnctype = Enctype::kAes256CtsHmacSha1;
 
 // "aes256-cts-hmac-sha1-96" etc., as MIT's kdc.conf spells them.

@@ -4,8 +4,8 @@
 
 namespace secmode::gss {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Status;
 
 namespace {
@@ -103,10 +103,8 @@ std::unique_ptr<Protector> NewMitProtector(gss_ctx_id_t context) {
 
 common::Result<std::unique_ptr<Protector>> NewProtector(Engine engine, gss_ctx_id_t context) {
   switch (engine) {
-    case Engine::kMit:
-      return NewMitProtector(context);
-    case Engine::kNative:
-      break;
+    case Engine::kMit: return NewMitProtector(context);
+    case Engine::kNative: break;
   }
   OM_uint32 minor;
   gss_delete_sec_context(&minor, &context, GSS_C_NO_BUFFER);

@@ -100,9 +100,9 @@ Status Realm::Create(const RealmOptions& options) {
     if (port_ == 0) return Status::Unavailable("no free loopback port for the KDC");
     SECMODE_RETURN_IF_ERROR(WriteConfig());
     if (attempt == 0) {
-      SECMODE_RETURN_IF_ERROR(RunTool(
-          {"kdb5_util", "-r", name_, "create", "-s", "-P", "secmode-master-key"},
-          dir_ + "/kdb5_util.log"));
+      SECMODE_RETURN_IF_ERROR(
+          RunTool({"kdb5_util", "-r", name_, "create", "-s", "-P", "secmode-master-key"},
+                  dir_ + "/kdb5_util.log"));
       const std::string log = dir_ + "/kadmin.log";
       for (const char* princ : {"user", "nfs/localhost"}) {
         SECMODE_RETURN_IF_ERROR(RunTool(
@@ -111,9 +111,10 @@ Status Realm::Create(const RealmOptions& options) {
       SECMODE_RETURN_IF_ERROR(RunTool(
           {"kadmin.local", "-r", name_, "-q", "ktadd -k " + user_keytab() + " -norandkey user"},
           log));
-      SECMODE_RETURN_IF_ERROR(RunTool({"kadmin.local", "-r", name_, "-q",
-                                       "ktadd -k " + service_keytab() + " -norandkey nfs/localhost"},
-                                      log));
+      SECMODE_RETURN_IF_ERROR(
+          RunTool({"kadmin.local", "-r", name_, "-q",
+                   "ktadd -k " + service_keytab() + " -norandkey nfs/localhost"},
+                  log));
     }
     Status started = StartKdc(options.start_timeout_ms);
     if (started.ok()) break;
@@ -122,8 +123,7 @@ Status Realm::Create(const RealmOptions& options) {
     if (!lost_port || attempt >= 3) return started;
   }
   SECMODE_RETURN_IF_ERROR(RunTool(
-      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()},
-      dir_ + "/kinit.log"));
+      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()}, dir_ + "/kinit.log"));
   // The in-process GSS library must see this realm only.
   for (const char* var : {"KRB5_CONFIG", "KRB5RCACHEDIR", "KRB5RCACHETYPE"}) {
     const char* old = getenv(var);
@@ -178,41 +178,77 @@ Status Realm::WriteConfig() {
   const std::string p = std::to_string(port_);
   std::string krb5 =
       "[libdefaults]\n"
-      "  default_realm = " + name_ + "\n"
+      "  default_realm = " +
+      name_ +
+      "\n"
       "  dns_lookup_kdc = false\n"
       "  dns_lookup_realm = false\n"
       "  dns_canonicalize_hostname = false\n"
       "  rdns = false\n"
       "  udp_preference_limit = 1\n"
-      "  permitted_enctypes = " + kPermitted + "\n"
-      "  default_ccache_name = " + ccache() + "\n"
-      "  default_keytab_name = FILE:" + service_keytab() + "\n"
-      "  default_client_keytab_name = FILE:" + user_keytab() + "\n"
+      "  permitted_enctypes = " +
+      kPermitted +
+      "\n"
+      "  default_ccache_name = " +
+      ccache() +
+      "\n"
+      "  default_keytab_name = FILE:" +
+      service_keytab() +
+      "\n"
+      "  default_client_keytab_name = FILE:" +
+      user_keytab() +
+      "\n"
       "[realms]\n"
-      "  " + name_ + " = {\n"
-      "    kdc = 127.0.0.1:" + p + "\n"
+      "  " +
+      name_ +
+      " = {\n"
+      "    kdc = 127.0.0.1:" +
+      p +
+      "\n"
       "  }\n"
       "[domain_realm]\n"
-      "  localhost = " + name_ + "\n"
+      "  localhost = " +
+      name_ +
+      "\n"
       "[logging]\n"
-      "  default = FILE:" + dir_ + "/krb5lib.log\n";
+      "  default = FILE:" +
+      dir_ + "/krb5lib.log\n";
   std::string kdc =
       "[kdcdefaults]\n"
-      "  kdc_listen = 127.0.0.1:" + p + "\n"
-      "  kdc_tcp_listen = 127.0.0.1:" + p + "\n"
+      "  kdc_listen = 127.0.0.1:" +
+      p +
+      "\n"
+      "  kdc_tcp_listen = 127.0.0.1:" +
+      p +
+      "\n"
       "[realms]\n"
-      "  " + name_ + " = {\n"
-      "    database_name = " + dir_ + "/principal\n"
-      "    key_stash_file = " + dir_ + "/stash\n"
-      "    acl_file = " + dir_ + "/kadm5.acl\n"
+      "  " +
+      name_ +
+      " = {\n"
+      "    database_name = " +
+      dir_ +
+      "/principal\n"
+      "    key_stash_file = " +
+      dir_ +
+      "/stash\n"
+      "    acl_file = " +
+      dir_ +
+      "/kadm5.acl\n"
       "    master_key_type = aes256-cts-hmac-sha1-96\n"
-      "    supported_enctypes = " + kEnctypes + "\n"
+      "    supported_enctypes = " +
+      kEnctypes +
+      "\n"
       "    max_life = 24h\n"
       "  }\n"
       "[logging]\n"
-      "  kdc = FILE:" + kdc_log() + "\n"
-      "  admin_server = FILE:" + dir_ + "/kadmind.log\n"
-      "  default = FILE:" + dir_ + "/krb5lib.log\n";
+      "  kdc = FILE:" +
+      kdc_log() +
+      "\n"
+      "  admin_server = FILE:" +
+      dir_ +
+      "/kadmind.log\n"
+      "  default = FILE:" +
+      dir_ + "/krb5lib.log\n";
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir_ + "/krb5.conf", krb5));
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir_ + "/kdc.conf", kdc));
   return common::WriteFileAtomically(dir_ + "/kadm5.acl", "");
@@ -252,18 +288,18 @@ Status Realm::StartKdc(int timeout_ms) {
     int status = 0;
     if (waitpid(kdc_pid_, &status, WNOHANG) == kdc_pid_) {
       kdc_pid_ = -1;
-      return Status::Unavailable(
-          "krb5kdc exited during start-up (status " + std::to_string(status) +
-          ")\ncommand: " + cmd.ToString() + "\nlog " + kdc_log() + ":\n" +
-          common::TailOfFile(kdc_log()) + common::TailOfFile(dir_ + "/krb5kdc.out"));
+      return Status::Unavailable("krb5kdc exited during start-up (status " +
+                                 std::to_string(status) + ")\ncommand: " + cmd.ToString() +
+                                 "\nlog " + kdc_log() + ":\n" + common::TailOfFile(kdc_log()) +
+                                 common::TailOfFile(dir_ + "/krb5kdc.out"));
     }
     if (TcpAnswers(port_)) return Status::Ok();
     if (common::NowNs() > deadline) {
       common::Terminate(kdc_pid_);
       kdc_pid_ = -1;
       return Status::Unavailable("krb5kdc did not answer on 127.0.0.1:" + std::to_string(port_) +
-                                 " within " + std::to_string(timeout_ms) + " ms\ncommand: " +
-                                 cmd.ToString() + "\nlog " + kdc_log() + ":\n" +
+                                 " within " + std::to_string(timeout_ms) +
+                                 " ms\ncommand: " + cmd.ToString() + "\nlog " + kdc_log() + ":\n" +
                                  common::TailOfFile(kdc_log()));
     }
     usleep(5000);

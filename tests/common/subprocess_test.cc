@@ -10,8 +10,8 @@ namespace {
 TEST(SubprocessTest, RunsWithEnvironmentAndCapturesOutput) {
   auto dir = MakeTempDirectory("secmode-sub-test-");
   ASSERT_TRUE(dir.ok());
-  Command cmd{{"sh", "-c", "echo \"$SECMODE_X\"; exit 3"}, {{"SECMODE_X", "hello"}},
-              *dir + "/log", ""};
+  Command cmd{
+      {"sh", "-c", "echo \"$SECMODE_X\"; exit 3"}, {{"SECMODE_X", "hello"}}, *dir + "/log", ""};
   auto rc = RunAndWait(cmd);
   ASSERT_TRUE(rc.ok()) << rc.status().ToString();
   EXPECT_EQ(*rc, 3);

@@ -63,8 +63,8 @@ TEST(RealmTest, StartsAnswersAndStopsCleanly) {
   ASSERT_TRUE(rc.ok()) << rc.status().ToString();
   EXPECT_EQ(*rc, 0);
   // The service keytab holds all four AES enctypes.
-  common::Command klist_k{{"klist", "-k", "-e", r.service_keytab()}, r.Environment(),
-                          dir + "/klist-k.out", ""};
+  common::Command klist_k{
+      {"klist", "-k", "-e", r.service_keytab()}, r.Environment(), dir + "/klist-k.out", ""};
   ASSERT_TRUE(common::RunAndWait(klist_k).ok());
   std::ifstream kt(dir + "/klist-k.out");
   std::string listing((std::istreambuf_iterator<char>(kt)), {});

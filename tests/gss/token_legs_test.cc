@@ -1,11 +1,10 @@
 #include "gss/token_legs.h"
 
-#include "gss/context_pair.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "gss/context_pair.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::gss {
