@@ -80,7 +80,9 @@ void WriteWriteRequestPrefix(const HeaderFields& h, uint32_t data_length, uint64
   PutLe32(b + 4, data_length);
   PutLe64(b + 8, file_offset);
   WriteFileId(b + 16);
-  // Channel, RemainingBytes, WriteChannelInfo*, Flags: 0.
+  // Channel, RemainingBytes, WriteChannelInfoLength, Flags: 0. Windows puts
+  // the data offset in WriteChannelInfoOffset even with no channel info.
+  PutLe16(b + 40, static_cast<uint16_t>(kWriteDataOffset));
 }
 
 void WriteReadResponsePrefix(const HeaderFields& h, uint32_t data_length, uint8_t* out) {

@@ -58,8 +58,8 @@ Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, EVP_CIPHER** ev
                           nullptr) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_SET_IVLEN");
   }
-  if (IsCcm(cipher) && encrypt &&
-      EVP_CIPHER_CTX_ctrl(*ctx, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) {
+  // CCM bakes the tag length M into its state at key setup (both ways).
+  if (IsCcm(cipher) && EVP_CIPHER_CTX_ctrl(*ctx, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_SET_TAG (CCM tag length)");
   }
   if (EVP_CipherInit_ex2(*ctx, nullptr, key.data(), nullptr, encrypt ? 1 : 0, nullptr) != 1) {
