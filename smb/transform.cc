@@ -243,7 +243,18 @@ Decryptor::~Decryptor() {
 }
 
 Result<size_t> Decryptor::Open(ByteView wire, MutableByteView head, Bytes* tail) {
-  tail->clear();
+  // *tail keeps its size when it already fits (the common case of one
+  // buffer reused per message): clearing it first would make resize() zero
+  // a whole payload per message. Every failure clears it.
+  Result<size_t> r = OpenInto(wire, head, tail);
+  if (!r.ok()) {
+    tail->clear();
+    if (!head.empty()) OPENSSL_cleanse(head.data(), head.size());
+  }
+  return r;
+}
+
+Result<size_t> Decryptor::OpenInto(ByteView wire, MutableByteView head, Bytes* tail) {
   SECMODE_ASSIGN_OR_RETURN(TransformHeader h, ParseTransformHeader(wire));
   if (h.session_id != session_id_) {
     return Status::AuthFailed("TRANSFORM_HEADER SessionId " + Hex64(h.session_id) +
@@ -254,14 +265,8 @@ Result<size_t> Decryptor::Open(ByteView wire, MutableByteView head, Bytes* tail)
   const uint8_t* aad = wire.data() + kTransformAadOffset;
   const size_t head_len = std::min(head.size(), total);
   int len = 0;
-  auto fail = [&](const char* what) {
-    tail->clear();
-    if (head_len) OPENSSL_cleanse(head.data(), head_len);
-    return OpenSslError(what);
-  };
+  auto fail = [&](const char* what) { return OpenSslError(what); };
   auto auth_failed = [&]() {
-    tail->clear();
-    if (head_len) OPENSSL_cleanse(head.data(), head_len);
     return Status::AuthFailed(std::string(CipherName(cipher_)) +
                               " tag mismatch: header, AAD or ciphertext was altered (or wrong key)");
   };

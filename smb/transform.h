@@ -133,6 +133,8 @@ class Decryptor {
 
  private:
   Decryptor(CipherId c, uint64_t s) : cipher_(c), session_id_(s) {}
+  common::Result<size_t> OpenInto(common::ByteView wire, common::MutableByteView head,
+                                  common::Bytes* tail);
   CipherId cipher_;
   uint64_t session_id_;
   EVP_CIPHER* evp_cipher_ = nullptr;
