@@ -37,10 +37,11 @@ Status RunSmbSection(SectionContext& ctx) {
   std::ostringstream md;
   md << "## SMB3 bounds (1 MiB WRITE, same bytes, same run)\n\n"
      << "Each SMB operation is run against the raw OpenSSL primitive over the same message "
-        "(112-byte SMB2 header + WRITE body + 1 MiB data), in " << rounds
-     << " alternating rounds of " << seconds
+        "(112-byte SMB2 header + WRITE body + 1 MiB data), in "
+     << rounds << " alternating rounds of " << seconds
      << " s of thread CPU time; each side's best round counts (rates are bytes per CPU-second). "
-        "Target: SMB >= " << kTarget << " x raw.\n\n"
+        "Target: SMB >= "
+     << kTarget << " x raw.\n\n"
      << "| operation | SMB MB/s | raw primitive | raw MB/s | ratio | target met |\n"
      << "|---|---:|---|---:|---:|---|\n";
 
@@ -75,8 +76,8 @@ Status RunSmbSection(SectionContext& ctx) {
     const double ratio = c.a_bytes_per_second / c.b_bytes_per_second;
     char r[16];
     snprintf(r, sizeof r, "%.3f", ratio);
-    md << "| " << p.smb_name << " | " << Mbs(c.a_bytes_per_second) << " | " << p.raw_name
-       << " | " << Mbs(c.b_bytes_per_second) << " | " << r << " | "
+    md << "| " << p.smb_name << " | " << Mbs(c.a_bytes_per_second) << " | " << p.raw_name << " | "
+       << Mbs(c.b_bytes_per_second) << " | " << r << " | "
        << (p.targeted ? (ratio >= kTarget ? "met" : "NOT met") : "(no target)") << " |\n";
   }
 
@@ -94,9 +95,9 @@ Status RunSmbSection(SectionContext& ctx) {
         smb::MultichannelResult m,
         smb::RunMultichannelSeal(smb::CipherId::kAes128Gcm, key, 0x0000100000000025ull, n,
                                  kBoundSize, ctx.options.quick ? 0.05 : 0.5));
-    ctx.results.bounds.push_back({"smb-multichannel-aes-128-gcm client-seal channels=" +
-                                      std::to_string(n),
-                                  kBoundSize, m.bytes_per_second});
+    ctx.results.bounds.push_back(
+        {"smb-multichannel-aes-128-gcm client-seal channels=" + std::to_string(n), kBoundSize,
+         m.bytes_per_second});
     md << "| " << n << " | " << m.messages << " | " << Mbs(m.bytes_per_second) << " | "
        << Mbs(m.bytes_per_second / n) << " |\n";
   }

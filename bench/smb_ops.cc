@@ -2,7 +2,6 @@
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -169,10 +168,10 @@ class RawMac : public Op {
     mac_ = EVP_MAC_fetch(nullptr, hmac ? "HMAC" : "CMAC", nullptr);
     if (!mac_ || !(mac_ctx_ = EVP_MAC_CTX_new(mac_))) return EvpFailed("raw MAC setup");
     char digest[] = "SHA256", cipher[] = "AES-128-CBC";
-    OSSL_PARAM params[] = {
-        hmac ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
-             : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
-        OSSL_PARAM_construct_end()};
+    OSSL_PARAM params[] = {hmac
+                               ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
+                               : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
+                           OSSL_PARAM_construct_end()};
     if (EVP_MAC_init(mac_ctx_, key.data(), key.size(), params) != 1) {
       return EvpFailed("raw MAC key");
     }

@@ -30,8 +30,8 @@ Result<KerberosSmbSession> EstablishKerberosSmbSession(const std::string& family
   // context differs, as it does on the wire.
   uint8_t digest[32];
   unsigned int digest_len = 0;
-  if (EVP_Digest(session.gss_key.data(), session.gss_key.size(), digest, &digest_len,
-                 EVP_sha256(), nullptr) != 1) {
+  if (EVP_Digest(session.gss_key.data(), session.gss_key.size(), digest, &digest_len, EVP_sha256(),
+                 nullptr) != 1) {
     return Status::Internal("SHA-256 of the session key failed");
   }
   SECMODE_ASSIGN_OR_RETURN(common::Bytes preauth,

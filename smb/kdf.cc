@@ -13,8 +13,8 @@
 
 namespace secmode::smb {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Result;
 using common::Status;
 
@@ -51,8 +51,7 @@ ByteView Label(const char* text_with_nul) {
 
 }  // namespace
 
-Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context,
-                                 size_t out_bits) {
+Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context, size_t out_bits) {
   SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
   std::unique_ptr<EVP_MAC, MacDeleter> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
   if (!mac) return OpenSslError("EVP_MAC_fetch(HMAC)");

@@ -26,10 +26,8 @@ common::Result<common::Bytes> Sp800108HmacSha256(common::ByteView key, common::B
 
 // The same KDF computed by OpenSSL 3's EVP_KDF "KBKDF" (mode counter, MAC
 // HMAC, digest SHA2-256), used only to cross-check the one above in tests.
-common::Result<common::Bytes> Sp800108ViaOpenSslKbkdf(common::ByteView key,
-                                                       common::ByteView label,
-                                                       common::ByteView context,
-                                                       size_t out_bits);
+common::Result<common::Bytes> Sp800108ViaOpenSslKbkdf(common::ByteView key, common::ByteView label,
+                                                      common::ByteView context, size_t out_bits);
 
 // Cipher ids as SMB2_ENCRYPTION_CAPABILITIES carries them (MS-SMB2 2.2.3.1.2).
 enum class CipherId : uint16_t {
@@ -53,7 +51,7 @@ struct SessionKeys {
   common::Bytes signing;           // 16 bytes
   common::Bytes client_to_server;  // cipher key, 16 or 32 bytes
   common::Bytes server_to_client;
-  common::Bytes application;       // 16 bytes
+  common::Bytes application;  // 16 bytes
 };
 
 // Session.SessionKey: the first 16 bytes of the GSS key, right-padded with

@@ -9,8 +9,8 @@
 namespace secmode::smb {
 
 using common::Association;
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::MutableByteView;
 using common::Result;
 using common::Status;
@@ -20,7 +20,9 @@ namespace {
 // Which message a leg builds or expects.
 enum class Shape { kWriteRequest, kReadResponse };
 
-size_t PrefixSize(Shape s) { return s == Shape::kWriteRequest ? kWriteDataOffset : kReadDataOffset; }
+size_t PrefixSize(Shape s) {
+  return s == Shape::kWriteRequest ? kWriteDataOffset : kReadDataOffset;
+}
 
 void WritePrefix(Shape s, const HeaderFields& h, size_t data_length, uint8_t* out) {
   if (s == Shape::kWriteRequest) {
@@ -219,11 +221,11 @@ Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& k
                                                           session_id, server_nonces));
       SECMODE_ASSIGN_OR_RETURN(auto cd,
                                Decryptor::Create(mode.cipher, keys.server_to_client, session_id));
-      a.client_seal = std::make_unique<TransformSealer>(Shape::kWriteRequest, session_id,
-                                                        std::move(ce));
+      a.client_seal =
+          std::make_unique<TransformSealer>(Shape::kWriteRequest, session_id, std::move(ce));
       a.server_open = std::make_unique<TransformOpener>(Shape::kWriteRequest, std::move(sd));
-      a.server_seal = std::make_unique<TransformSealer>(Shape::kReadResponse, session_id,
-                                                        std::move(se));
+      a.server_seal =
+          std::make_unique<TransformSealer>(Shape::kReadResponse, session_id, std::move(se));
       a.client_open = std::make_unique<TransformOpener>(Shape::kReadResponse, std::move(cd));
       return a;
     }

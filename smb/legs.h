@@ -40,8 +40,7 @@ common::Result<SmbMode> ParseSmbModeName(const std::string& family);
 
 // The legs for `mode` from already-derived keys. For kEncrypt the keys'
 // cipher keys must fit mode.cipher.
-common::Result<common::Association> MakeSmbAssociation(const SmbMode& mode,
-                                                       const SessionKeys& keys,
+common::Result<common::Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& keys,
                                                        uint64_t session_id);
 
 // Derives the keys a session of `mode` uses from the GSS session key the

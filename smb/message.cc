@@ -5,8 +5,8 @@
 
 namespace secmode::smb {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Result;
 using common::Status;
 
@@ -133,12 +133,12 @@ void BuildCreateRequest(const HeaderFields& h, Bytes* out) {
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 57);
-  PutLe32(b + 4, 2);             // ImpersonationLevel: Impersonation
-  PutLe32(b + 24, 0x0012019F);   // DesiredAccess: generic read/write set
-  PutLe32(b + 28, 0x80);         // FileAttributes: NORMAL
-  PutLe32(b + 32, 7);            // ShareAccess: read|write|delete
-  PutLe32(b + 36, 3);            // CreateDisposition: OPEN_IF
-  PutLe32(b + 40, 0x40);         // CreateOptions: NON_DIRECTORY_FILE
+  PutLe32(b + 4, 2);            // ImpersonationLevel: Impersonation
+  PutLe32(b + 24, 0x0012019F);  // DesiredAccess: generic read/write set
+  PutLe32(b + 28, 0x80);        // FileAttributes: NORMAL
+  PutLe32(b + 32, 7);           // ShareAccess: read|write|delete
+  PutLe32(b + 36, 3);           // CreateDisposition: OPEN_IF
+  PutLe32(b + 40, 0x40);        // CreateOptions: NON_DIRECTORY_FILE
   PutLe16(b + 44, static_cast<uint16_t>(kHeaderSize + 56));  // NameOffset
   PutLe16(b + 46, static_cast<uint16_t>(name_bytes));
   for (size_t i = 0; i + 1 < sizeof kName; ++i) b[56 + 2 * i] = static_cast<uint8_t>(kName[i]);
@@ -157,9 +157,9 @@ void BuildQueryInfoRequest(const HeaderFields& h, Bytes* out) {
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 41);
-  b[2] = 1;                   // InfoType: SMB2_0_INFO_FILE
-  b[3] = 18;                  // FileAllInformation
-  PutLe32(b + 4, 4096);       // OutputBufferLength
+  b[2] = 1;              // InfoType: SMB2_0_INFO_FILE
+  b[3] = 18;             // FileAllInformation
+  PutLe32(b + 4, 4096);  // OutputBufferLength
   WriteFileId(b + 24);
 }
 
@@ -181,10 +181,10 @@ Result<DataSpan> ParseWriteRequestPrefix(ByteView m, size_t size) {
   const uint8_t* b = m.data() + kHeaderSize;
   if (Le16(b) != 49) return Status::Corrupt("WRITE StructureSize " + N(Le16(b)) + ", expected 49");
   DataSpan span{Le16(b + 2), Le32(b + 4)};
-  if (span.length > 0 && (span.offset < kWriteDataOffset || span.offset > size ||
-                          span.length > size - span.offset)) {
-    return Status::Corrupt("WRITE data (offset " + N(span.offset) + ", length " +
-                           N(span.length) + ") outside the " + N(size) + "-byte message");
+  if (span.length > 0 &&
+      (span.offset < kWriteDataOffset || span.offset > size || span.length > size - span.offset)) {
+    return Status::Corrupt("WRITE data (offset " + N(span.offset) + ", length " + N(span.length) +
+                           ") outside the " + N(size) + "-byte message");
   }
   return span;
 }
@@ -196,7 +196,8 @@ Result<DataSpan> ParseReadResponsePrefix(ByteView m, size_t size) {
     return Status::Corrupt("expected a READ response, got command 0x" +
                            std::to_string(static_cast<unsigned>(h.command)));
   }
-  if (!(h.flags & kFlagServerToRedir)) return Status::Corrupt("READ response lacks the response flag");
+  if (!(h.flags & kFlagServerToRedir))
+    return Status::Corrupt("READ response lacks the response flag");
   if (m.size() < kReadDataOffset) {
     return Status::Corrupt("truncated READ response: " + N(size) + " bytes, need " +
                            N(kReadDataOffset));
@@ -204,8 +205,8 @@ Result<DataSpan> ParseReadResponsePrefix(ByteView m, size_t size) {
   const uint8_t* b = m.data() + kHeaderSize;
   if (Le16(b) != 17) return Status::Corrupt("READ StructureSize " + N(Le16(b)) + ", expected 17");
   DataSpan span{b[2], Le32(b + 4)};
-  if (span.length > 0 && (span.offset < kReadDataOffset || span.offset > size ||
-                          span.length > size - span.offset)) {
+  if (span.length > 0 &&
+      (span.offset < kReadDataOffset || span.offset > size || span.length > size - span.offset)) {
     return Status::Corrupt("READ data (offset " + N(span.offset) + ", length " + N(span.length) +
                            ") outside the " + N(size) + "-byte message");
   }

@@ -15,10 +15,10 @@
 
 namespace secmode::smb {
 
-inline constexpr size_t kHeaderSize = 64;           // SMB2 sync header
-inline constexpr size_t kSignatureOffset = 48;      // Signature field, 16 bytes
-inline constexpr size_t kWriteRequestBodySize = 48; // fixed part, StructureSize 49
-inline constexpr size_t kReadResponseBodySize = 16; // fixed part, StructureSize 17
+inline constexpr size_t kHeaderSize = 64;            // SMB2 sync header
+inline constexpr size_t kSignatureOffset = 48;       // Signature field, 16 bytes
+inline constexpr size_t kWriteRequestBodySize = 48;  // fixed part, StructureSize 49
+inline constexpr size_t kReadResponseBodySize = 16;  // fixed part, StructureSize 17
 inline constexpr size_t kWriteDataOffset = kHeaderSize + kWriteRequestBodySize;  // 0x70
 inline constexpr size_t kReadDataOffset = kHeaderSize + kReadResponseBodySize;   // 0x50
 

@@ -42,11 +42,11 @@ Result<MultichannelResult> RunMultichannelSeal(CipherId cipher, common::ByteView
     HeaderFields h;
     h.session_id = session_id;
     WriteWriteRequestPrefix(h, static_cast<uint32_t>(payload.size()), 0, prefix);
-    SECMODE_RETURN_IF_ERROR(encryptors[i]->Seal({common::ByteView(prefix, sizeof prefix), payload},
-                                                &wires[i]));
+    SECMODE_RETURN_IF_ERROR(
+        encryptors[i]->Seal({common::ByteView(prefix, sizeof prefix), payload}, &wires[i]));
     Bytes opened;
-    SECMODE_RETURN_IF_ERROR(check->Open(wires[i], &opened).Annotate(
-        "channel " + std::to_string(i) + " check"));
+    SECMODE_RETURN_IF_ERROR(
+        check->Open(wires[i], &opened).Annotate("channel " + std::to_string(i) + " check"));
   }
 
   std::atomic<int> ready{0};
@@ -91,8 +91,8 @@ Result<MultichannelResult> RunMultichannelSeal(CipherId cipher, common::ByteView
     r.messages += counts[i];
   }
   r.seconds = static_cast<double>(t1 - t0) / 1e9;
-  r.bytes_per_second = static_cast<double>(r.messages) * static_cast<double>(payload_size) /
-                       r.seconds;
+  r.bytes_per_second =
+      static_cast<double>(r.messages) * static_cast<double>(payload_size) / r.seconds;
   return r;
 }
 

@@ -20,14 +20,16 @@
 namespace secmode::smb {
 
 // One Encryptor per channel, channel ids 0..channels-1, all keyed with `key`.
-common::Result<std::vector<std::unique_ptr<Encryptor>>> MakeChannelEncryptors(
-    CipherId cipher, common::ByteView key, uint64_t session_id, int channels);
+common::Result<std::vector<std::unique_ptr<Encryptor>>> MakeChannelEncryptors(CipherId cipher,
+                                                                              common::ByteView key,
+                                                                              uint64_t session_id,
+                                                                              int channels);
 
 struct MultichannelResult {
   int channels = 0;
-  uint64_t messages = 0;          // sealed by all channels together
-  double seconds = 0;             // wall time of the timed region
-  double bytes_per_second = 0;    // payload bytes of all channels / seconds
+  uint64_t messages = 0;        // sealed by all channels together
+  double seconds = 0;           // wall time of the timed region
+  double bytes_per_second = 0;  // payload bytes of all channels / seconds
 };
 
 // Runs `channels` threads, each sealing WRITE requests of `payload_size`

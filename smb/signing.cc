@@ -55,10 +55,10 @@ class MacSigner : public Signer {
     ctx_ = EVP_MAC_CTX_new(mac_);
     if (ctx_ == nullptr) return OpenSslError("EVP_MAC_CTX_new");
     char digest[] = "SHA256", cipher[] = "AES-128-CBC";
-    OSSL_PARAM params[] = {
-        hmac ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
-             : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
-        OSSL_PARAM_construct_end()};
+    OSSL_PARAM params[] = {hmac
+                               ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
+                               : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
+                           OSSL_PARAM_construct_end()};
     if (EVP_MAC_init(ctx_, key.data(), key.size(), params) != 1) {
       return OpenSslError("EVP_MAC_init (keying the signer)");
     }

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -10,8 +11,8 @@
 
 namespace secmode::smb {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::MutableByteView;
 using common::Result;
 using common::Status;
@@ -44,8 +45,8 @@ Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, EVP_CIPHER** ev
                     EVP_CIPHER_CTX** ctx) {
   SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
   if (key.size() != CipherKeyBytes(cipher)) {
-    return Status::InvalidArgument(std::string(CipherName(cipher)) + " key of " +
-                                   N(key.size()) + " bytes, need " + N(CipherKeyBytes(cipher)));
+    return Status::InvalidArgument(std::string(CipherName(cipher)) + " key of " + N(key.size()) +
+                                   " bytes, need " + N(CipherKeyBytes(cipher)));
   }
   *evp = EVP_CIPHER_fetch(nullptr, EvpName(cipher), nullptr);
   if (*evp == nullptr) return OpenSslError("EVP_CIPHER_fetch");
@@ -77,8 +78,8 @@ Result<TransformHeader> ParseTransformHeader(ByteView w) {
   }
   if (w[0] != 0xFD || w[1] != 'S' || w[2] != 'M' || w[3] != 'B') {
     char buf[96];
-    snprintf(buf, sizeof buf, "not a TRANSFORM_HEADER: ProtocolId %02x %02x %02x %02x", w[0],
-             w[1], w[2], w[3]);
+    snprintf(buf, sizeof buf, "not a TRANSFORM_HEADER: ProtocolId %02x %02x %02x %02x", w[0], w[1],
+             w[2], w[3]);
     return Status::Corrupt(buf);
   }
   TransformHeader h;
@@ -99,8 +100,8 @@ Result<TransformHeader> ParseTransformHeader(ByteView w) {
                            N(body) + " bytes follow the TRANSFORM_HEADER");
   }
   if (h.original_message_size < body) {
-    return Status::Corrupt("OriginalMessageSize " + N(h.original_message_size) + " but " +
-                           N(body) + " bytes follow the TRANSFORM_HEADER");
+    return Status::Corrupt("OriginalMessageSize " + N(h.original_message_size) + " but " + N(body) +
+                           " bytes follow the TRANSFORM_HEADER");
   }
   if (h.original_message_size == 0) return Status::Corrupt("OriginalMessageSize is 0");
   return h;
@@ -127,8 +128,8 @@ Result<NonceSequence> NonceSequence::Create(CipherId cipher, uint32_t channel_id
                                    " does not fit the 3 channel bytes of an 11-byte CCM nonce");
   }
   if (first > last) {
-    return Status::InvalidArgument("nonce counter range is empty: first " + N(first) +
-                                   " > last " + N(last));
+    return Status::InvalidArgument("nonce counter range is empty: first " + N(first) + " > last " +
+                                   N(last));
   }
   NonceSequence n;
   n.cipher_ = cipher;
@@ -180,9 +181,11 @@ Status Encryptor::SealWithNonce(const uint8_t nonce_field[16],
   size_t total = 0;
   for (ByteView p : parts) total += p.size();
   if (total == 0) return Status::InvalidArgument("nothing to encrypt: empty message");
-  if (total > UINT32_MAX) {
+  // OpenSSL takes int lengths; SMB messages are far smaller (MaxWriteSize
+  // is 8 MiB on Windows), so anything past INT_MAX is a caller error.
+  if (total > static_cast<size_t>(INT_MAX)) {
     return Status::InvalidArgument("message of " + N(total) +
-                                   " bytes does not fit OriginalMessageSize");
+                                   " bytes is larger than one transform can carry here (2^31-1)");
   }
   TransformHeader h;
   memcpy(h.nonce, nonce_field, 16);
@@ -261,14 +264,18 @@ Result<size_t> Decryptor::OpenInto(ByteView wire, MutableByteView head, Bytes* t
                               " is not this session's " + Hex64(session_id_));
   }
   const size_t total = h.original_message_size;
+  if (total > static_cast<size_t>(INT_MAX)) {
+    return Status::Corrupt("OriginalMessageSize " + N(total) + " is larger than 2^31-1");
+  }
   const uint8_t* in = wire.data() + kTransformHeaderSize;
   const uint8_t* aad = wire.data() + kTransformAadOffset;
   const size_t head_len = std::min(head.size(), total);
   int len = 0;
   auto fail = [&](const char* what) { return OpenSslError(what); };
   auto auth_failed = [&]() {
-    return Status::AuthFailed(std::string(CipherName(cipher_)) +
-                              " tag mismatch: header, AAD or ciphertext was altered (or wrong key)");
+    return Status::AuthFailed(
+        std::string(CipherName(cipher_)) +
+        " tag mismatch: header, AAD or ciphertext was altered (or wrong key)");
   };
   if (EVP_DecryptInit_ex2(ctx_, nullptr, nullptr, h.nonce, nullptr) != 1) {
     return fail("EVP_DecryptInit_ex2 (nonce)");

@@ -68,8 +68,7 @@ class NonceSequence {
  public:
   // Checks that channel_id fits the cipher's channel bytes and first <= last.
   static common::Result<NonceSequence> Create(CipherId cipher, uint32_t channel_id,
-                                              uint64_t first = 0,
-                                              uint64_t last = UINT64_MAX);
+                                              uint64_t first = 0, uint64_t last = UINT64_MAX);
   // Writes the next nonce into nonce[0..15] (unused bytes zero).
   common::Status Next(uint8_t nonce[16]);
   uint64_t next_counter() const { return next_; }

@@ -20,8 +20,8 @@
 namespace secmode::smb {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 
 Bytes H(const std::string& hex) {
   auto r = common::FromHex(hex);
@@ -67,31 +67,35 @@ TEST(Smb30Kdf, MicrosoftEncryptionExampleKeys) {
 // and response, then the keys from the final hash.
 TEST(Smb311Kdf, MicrosoftPreauthChainNegotiate) {
   Bytes hash(64, 0);
-  ASSERT_TRUE(UpdatePreauthHash(
-                  &hash, H("FE534D4240000100000000000000800000000000000000000100000000000000FFFE000000000000"
-                           "00000000000000000000000000000000000000000000000024000500000000003F000000ECD86F32"
-                           "6276024F9F7752B89BB33F3A70000000020000000202100200030203110300000100260000000000"
-                           "010020000100FA49E6578F1F3A9F4CD3E9CC14A67AA884B3D05844E0E5A118225C15887F32FF0000"
-                           "0200060000000000020002000100"))
-                  .ok());
+  ASSERT_TRUE(
+      UpdatePreauthHash(
+          &hash,
+          H("FE534D4240000100000000000000800000000000000000000100000000000000FFFE000000000000"
+            "00000000000000000000000000000000000000000000000024000500000000003F000000ECD86F32"
+            "6276024F9F7752B89BB33F3A70000000020000000202100200030203110300000100260000000000"
+            "010020000100FA49E6578F1F3A9F4CD3E9CC14A67AA884B3D05844E0E5A118225C15887F32FF0000"
+            "0200060000000000020002000100"))
+          .ok());
   EXPECT_EQ(Up(hash),
             "DD94EFC5321BB618A2E208BA8920D2F422992526947A409B5037DE1E0FE8C7362B8C47122594CDE0"
             "CE26AA9DFC8BCDBDE0621957672623351A7540F1E54A0426");
-  ASSERT_TRUE(UpdatePreauthHash(
-                  &hash, H("FE534D4240000100000000000000010001000000000000000100000000000000FFFE000000000000"
-                           "000000000000000000000000000000000000000000000000410001001103020039CBCAF329714942"
-                           "BDCE5D60F09AB3FB2F000000000080000000800000008000D8DAE5ADCBAED00109094AB095AED001"
-                           "80004001C00100006082013C06062B0601050502A08201303082012CA01A3018060A2B0601040182"
-                           "3702021E060A2B06010401823702020AA282010C048201084E45474F455854530100000000000000"
-                           "60000000700000007C7CC0FD06D6362D02DDE1CF343BFE292900F49750B4AA97934D9C4296B26E51"
-                           "FD370471B235E15A50DAE15BD5489C87000000000000000060000000010000000000000000000000"
-                           "5C33530DEAF90D4DB2EC4AE3786EC3084E45474F4558545303000000010000004000000098000000"
-                           "7C7CC0FD06D6362D02DDE1CF343BFE295C33530DEAF90D4DB2EC4AE3786EC3084000000058000000"
-                           "3056A05430523027802530233121301F06035504031318546F6B656E205369676E696E6720507562"
-                           "6C6963204B65793027802530233121301F06035504031318546F6B656E205369676E696E67205075"
-                           "626C6963204B6579010026000000000001002000010060A3C3B95C3C7CCD51EC536648D9B3AC74C4"
-                           "83CA5B65385A251117BEB30712E50000020004000000000001000200"))
-                  .ok());
+  ASSERT_TRUE(
+      UpdatePreauthHash(
+          &hash,
+          H("FE534D4240000100000000000000010001000000000000000100000000000000FFFE000000000000"
+            "000000000000000000000000000000000000000000000000410001001103020039CBCAF329714942"
+            "BDCE5D60F09AB3FB2F000000000080000000800000008000D8DAE5ADCBAED00109094AB095AED001"
+            "80004001C00100006082013C06062B0601050502A08201303082012CA01A3018060A2B0601040182"
+            "3702021E060A2B06010401823702020AA282010C048201084E45474F455854530100000000000000"
+            "60000000700000007C7CC0FD06D6362D02DDE1CF343BFE292900F49750B4AA97934D9C4296B26E51"
+            "FD370471B235E15A50DAE15BD5489C87000000000000000060000000010000000000000000000000"
+            "5C33530DEAF90D4DB2EC4AE3786EC3084E45474F4558545303000000010000004000000098000000"
+            "7C7CC0FD06D6362D02DDE1CF343BFE295C33530DEAF90D4DB2EC4AE3786EC3084000000058000000"
+            "3056A05430523027802530233121301F06035504031318546F6B656E205369676E696E6720507562"
+            "6C6963204B65793027802530233121301F06035504031318546F6B656E205369676E696E67205075"
+            "626C6963204B6579010026000000000001002000010060A3C3B95C3C7CCD51EC536648D9B3AC74C4"
+            "83CA5B65385A251117BEB30712E50000020004000000000001000200"))
+          .ok());
   EXPECT_EQ(Up(hash),
             "324BFA92A4F3A190E466EBEA08D9C110DC88BFED758D9846ECC6F541CC1D02AE3C94A79F36011E99"
             "7E13F841B91B50957AD07B19C8E2539C0B23FDAE09D2C513");
@@ -134,8 +138,8 @@ TEST(Sp800108, MatchesOpenSslKbkdfFor128And256BitOutputs) {
     for (const char* label : {"SMBC2SCipherKey", "SMBS2CCipherKey", "SMBSigningKey"}) {
       auto mine = Sp800108HmacSha256(key32, L(label), H(kAnatomyPreauth), bits);
       auto theirs = Sp800108ViaOpenSslKbkdf(key32, L(label), H(kAnatomyPreauth), bits);
-      ASSERT_TRUE(mine.ok() && theirs.ok()) << mine.status().ToString() << " "
-                                            << theirs.status().ToString();
+      ASSERT_TRUE(mine.ok() && theirs.ok())
+          << mine.status().ToString() << " " << theirs.status().ToString();
       EXPECT_EQ(*mine, *theirs) << label << " L=" << bits;
       EXPECT_EQ(mine->size(), bits / 8);
     }
@@ -153,8 +157,8 @@ TEST(Smb311Kdf, Aes256CiphersGet256BitKeysFromTheFullSessionKey) {
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(keys->client_to_server, *want);
     // Signing stays 128-bit from the 16-byte SessionKey.
-    auto sign = Sp800108ViaOpenSslKbkdf(SmbSessionKey(full), L("SMBSigningKey"),
-                                        H(kAnatomyPreauth), 128);
+    auto sign =
+        Sp800108ViaOpenSslKbkdf(SmbSessionKey(full), L("SMBSigningKey"), H(kAnatomyPreauth), 128);
     ASSERT_TRUE(sign.ok());
     EXPECT_EQ(keys->signing, *sign);
   }
@@ -233,9 +237,10 @@ TEST(Encryption, MicrosoftSmb30AesCcmWriteRequest) {
   // The same message laid out as fixed part + data (as the legs do) gives
   // the same bytes.
   Bytes split;
-  ASSERT_TRUE((*enc)->SealWithNonce(nonce.data(),
-                                    {ByteView(plain).first(112), ByteView(plain).subspan(112)},
-                                    &split)
+  ASSERT_TRUE((*enc)
+                  ->SealWithNonce(nonce.data(),
+                                  {ByteView(plain).first(112), ByteView(plain).subspan(112)},
+                                  &split)
                   .ok());
   EXPECT_EQ(split, wire);
   auto dec = Decryptor::Create(CipherId::kAes128Ccm, H("261B72350558F2E9DCF613070383EDBF"),
@@ -291,9 +296,9 @@ TEST(Encryption, MicrosoftSmb311AesGcmWriteRequest) {
   const Bytes nonce = H("C7D6822D269CAF48904C664C00000000");
   const Bytes plain = H(kEnc311WritePlain);
   Bytes wire;
-  ASSERT_TRUE((*enc)->SealWithNonce(nonce.data(), {ByteView(plain).first(112),
-                                                   ByteView(plain).subspan(112)},
-                                    &wire)
+  ASSERT_TRUE((*enc)
+                  ->SealWithNonce(nonce.data(),
+                                  {ByteView(plain).first(112), ByteView(plain).subspan(112)}, &wire)
                   .ok());
   EXPECT_EQ(Up(wire), kEnc311WriteTransformed);
   auto dec = Decryptor::Create(CipherId::kAes128Gcm, H("A2F5E80E5D59103034F32E52F698E5EC"),

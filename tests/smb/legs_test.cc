@@ -1,13 +1,14 @@
 // The eight measured SMB modes built from a real Kerberos session key: each
 // leg round-trips READ/WRITE data of every size, the wire is the SMB2 shape
 // the mode promises, and tampering is rejected.
+#include "smb/legs.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "gss/context_pair.h"
 #include "smb/gss_session.h"
-#include "smb/legs.h"
 #include "smb/message.h"
 #include "smb/signing.h"
 #include "smb/transform.h"
@@ -16,13 +17,12 @@
 namespace secmode::smb {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Code;
 
-const char* const kModes[] = {"smb-plain",           "smb-sign-hmac-sha256",
-                              "smb-sign-aes-cmac",   "smb-sign-aes-gmac",
-                              "smb-enc-aes-128-ccm", "smb-enc-aes-128-gcm",
+const char* const kModes[] = {"smb-plain",           "smb-sign-hmac-sha256", "smb-sign-aes-cmac",
+                              "smb-sign-aes-gmac",   "smb-enc-aes-128-ccm",  "smb-enc-aes-128-gcm",
                               "smb-enc-aes-256-ccm", "smb-enc-aes-256-gcm"};
 
 class SmbLegsTest : public ::testing::TestWithParam<const char*> {};
@@ -45,8 +45,8 @@ TEST_P(SmbLegsTest, RoundTripsEverySizeWithARealKerberosSessionKey) {
     // The wire is what the mode promises.
     if (mode->protection == Protection::kEncrypt) {
       ASSERT_EQ(wire.size(), kTransformHeaderSize + kWriteDataOffset + size);
-      auto dec = Decryptor::Create(mode->cipher, session->keys.client_to_server,
-                                   session->session_id);
+      auto dec =
+          Decryptor::Create(mode->cipher, session->keys.client_to_server, session->session_id);
       ASSERT_TRUE(dec.ok());
       Bytes message;
       ASSERT_TRUE((*dec)->Open(wire, &message).ok()) << size;
@@ -59,8 +59,7 @@ TEST_P(SmbLegsTest, RoundTripsEverySizeWithARealKerberosSessionKey) {
       ASSERT_TRUE(span.ok()) << span.status().ToString();
       EXPECT_EQ(span->length, size);
       EXPECT_EQ(Le64(wire.data() + 40), session->session_id);
-      EXPECT_EQ((Le32(wire.data() + 16) & kFlagSigned) != 0,
-                mode->protection == Protection::kSign);
+      EXPECT_EQ((Le32(wire.data() + 16) & kFlagSigned) != 0, mode->protection == Protection::kSign);
     }
     ASSERT_TRUE(a->server_open->Open(wire, &opened).ok()) << size;
     EXPECT_EQ(opened, payload) << size;
@@ -101,12 +100,11 @@ TEST_P(SmbLegsTest, RequestWireIsNotAcceptedAsAResponse) {
   EXPECT_FALSE(s.message().empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModes, SmbLegsTest, ::testing::ValuesIn(kModes),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n) ch = ch == '-' ? '_' : ch;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllModes, SmbLegsTest, ::testing::ValuesIn(kModes), [](const auto& info) {
+  std::string n = info.param;
+  for (auto& ch : n) ch = ch == '-' ? '_' : ch;
+  return n;
+});
 
 TEST(SmbModes, UnknownModeNameIsRejected) {
   auto m = ParseSmbModeName("smb-enc-aes-512-gcm");

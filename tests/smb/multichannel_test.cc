@@ -1,12 +1,13 @@
 // Multichannel: channels sharing one session key never reuse a nonce, and
 // every channel's messages open with the session's key.
+#include "smb/multichannel.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
 #include "smb/message.h"
-#include "smb/multichannel.h"
 
 namespace secmode::smb {
 namespace {

@@ -96,9 +96,9 @@ void PcapWriter::Segment(bool from_client, uint8_t flags, common::ByteView paylo
 }
 
 void PcapWriter::Handshake() {
-  Segment(true, 0x02, {});         // SYN
-  Segment(false, 0x12, {});        // SYN+ACK
-  Segment(true, 0x10, {});         // ACK
+  Segment(true, 0x02, {});   // SYN
+  Segment(false, 0x12, {});  // SYN+ACK
+  Segment(true, 0x10, {});   // ACK
 }
 
 void PcapWriter::ClientToServer(common::ByteView m) {

@@ -1,6 +1,8 @@
 // Signing: the three algorithms against independent one-shot computations,
 // GMAC nonce construction, compound chains, and bad input (wrong or zero
 // signature, MessageId reuse).
+#include "smb/signing.h"
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -9,13 +11,12 @@
 
 #include "smb/legs.h"
 #include "smb/message.h"
-#include "smb/signing.h"
 
 namespace secmode::smb {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Code;
 
 const Bytes kKey = common::PatternBytes(16, 11);
@@ -175,8 +176,7 @@ TEST_P(SigningBadInput, CompoundChainIsSignedPerMessage) {
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, SigningBadInput,
                          ::testing::Values(SigningAlgorithm::kHmacSha256,
-                                           SigningAlgorithm::kAesCmac,
-                                           SigningAlgorithm::kAesGmac),
+                                           SigningAlgorithm::kAesCmac, SigningAlgorithm::kAesGmac),
                          [](const auto& info) {
                            std::string n = SigningAlgorithmName(info.param);
                            for (auto& ch : n) ch = ch == '-' ? '_' : ch;

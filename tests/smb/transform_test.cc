@@ -1,23 +1,24 @@
 // TRANSFORM_HEADER encryption: round trips for every cipher, the nonce
 // sequence and its exhaustion, and bad input (each rejection names its cause).
+#include "smb/transform.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "common/hex.h"
 #include "smb/message.h"
-#include "smb/transform.h"
 
 namespace secmode::smb {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Code;
 
 constexpr uint64_t kSession = 0x0000100000000031ull;
-constexpr CipherId kCiphers[] = {CipherId::kAes128Ccm, CipherId::kAes128Gcm,
-                                 CipherId::kAes256Ccm, CipherId::kAes256Gcm};
+constexpr CipherId kCiphers[] = {CipherId::kAes128Ccm, CipherId::kAes128Gcm, CipherId::kAes256Ccm,
+                                 CipherId::kAes256Gcm};
 
 Bytes Key(CipherId c) { return common::PatternBytes(CipherKeyBytes(c), 7); }
 

@@ -26,8 +26,8 @@
 namespace secmode::smb {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 
 constexpr uint64_t kSessionId = 0x0000100000000025ull;
 
@@ -97,10 +97,10 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   auto c_nonces = NonceSequence::Create(CipherId::kAes128Gcm, 0);
   auto s_nonces = NonceSequence::Create(CipherId::kAes128Gcm, 0);
   ASSERT_TRUE(c_nonces.ok() && s_nonces.ok());
-  auto client = Encryptor::Create(CipherId::kAes128Gcm, keys->client_to_server, kSessionId,
-                                  *c_nonces);
-  auto server = Encryptor::Create(CipherId::kAes128Gcm, keys->server_to_client, kSessionId,
-                                  *s_nonces);
+  auto client =
+      Encryptor::Create(CipherId::kAes128Gcm, keys->client_to_server, kSessionId, *c_nonces);
+  auto server =
+      Encryptor::Create(CipherId::kAes128Gcm, keys->server_to_client, kSessionId, *s_nonces);
   ASSERT_TRUE(client.ok() && server.ok());
 
   std::string text;
@@ -148,19 +148,40 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   PutLe64(sesid_wire, kSessionId);
   // Byte-buffer UAT columns are bare hex (quotes are for string columns).
   const std::string uat = "uat:smb2_seskey_list:" + common::ToHex(ByteView(sesid_wire, 8)) + "," +
-                          common::ToHex(session_key) + "," +
-                          common::ToHex(keys->server_to_client) + "," +
-                          common::ToHex(keys->client_to_server);
+                          common::ToHex(session_key) + "," + common::ToHex(keys->server_to_client) +
+                          "," + common::ToHex(keys->client_to_server);
   // Kept next to the pcap (the directory stays when the test fails) so a
   // failure can be looked at with tshark -V by hand.
   ASSERT_TRUE(common::WriteFileAtomically(*dir + "/uat.txt", uat + "\n").ok());
-  TsharkRun fields = RunTshark(
-      tshark, *dir,
-      {"-n", "-r", file, "-o", uat, "-Y", "smb2", "-T", "fields", "-E", "separator=|", "-e",
-       "frame.number", "-e", "smb2.cmd", "-e", "smb2.flags.response", "-e", "smb2.msg_id", "-e",
-       "smb2.sesid", "-e", "smb2.write_length", "-e", "smb2.read_length", "-e",
-       "data.data"},
-      "fields");
+  TsharkRun fields = RunTshark(tshark, *dir,
+                               {"-n",
+                                "-r",
+                                file,
+                                "-o",
+                                uat,
+                                "-Y",
+                                "smb2",
+                                "-T",
+                                "fields",
+                                "-E",
+                                "separator=|",
+                                "-e",
+                                "frame.number",
+                                "-e",
+                                "smb2.cmd",
+                                "-e",
+                                "smb2.flags.response",
+                                "-e",
+                                "smb2.msg_id",
+                                "-e",
+                                "smb2.sesid",
+                                "-e",
+                                "smb2.write_length",
+                                "-e",
+                                "smb2.read_length",
+                                "-e",
+                                "data.data"},
+                               "fields");
   EXPECT_EQ(fields.exit_code, 0);
   ASSERT_EQ(fields.lines.size(), 4u) << "tshark dissected " << fields.lines.size()
                                      << " SMB2 frames, expected 4; output in " << *dir;
@@ -201,11 +222,11 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   }
 
   // Nothing malformed, no expert errors.
-  TsharkRun bad = RunTshark(tshark, *dir,
-                            {"-n", "-r", file, "-o", uat, "-Y",
-                             "_ws.malformed || _ws.expert.severity == error", "-T", "fields",
-                             "-E", "separator=|", "-e", "frame.number", "-e", "_ws.expert.message"},
-                            "malformed");
+  TsharkRun bad = RunTshark(
+      tshark, *dir,
+      {"-n", "-r", file, "-o", uat, "-Y", "_ws.malformed || _ws.expert.severity == error", "-T",
+       "fields", "-E", "separator=|", "-e", "frame.number", "-e", "_ws.expert.message"},
+      "malformed");
   EXPECT_EQ(bad.exit_code, 0);
   EXPECT_TRUE(bad.lines.empty()) << "malformed or erroneous frames: "
                                  << (bad.lines.empty() ? "" : bad.lines.front());
