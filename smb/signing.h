@@ -16,7 +16,10 @@
 // once per direction: a receiver MUST reject a repeated MessageId, which
 // MessageIdWindow does (the server's CommandSequenceWindow, MS-SMB2
 // 3.3.5.2.3). A repeated GMAC nonce under one key would let an attacker
-// recover the GHASH key and forge signatures.
+// recover the GHASH key and forge signatures. (An SMB2 CANCEL carries the
+// MessageId of the request it cancels; its nonce differs by the cancel bit,
+// so a receiver handles CANCEL outside the window. The measured legs carry
+// only READ/WRITE.)
 //
 // Thread safety: a Signer holds one keyed MAC/cipher context, set up once
 // (key schedule included) and reused for every message; use it from one
