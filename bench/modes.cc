@@ -6,6 +6,7 @@
 #include "gss/enctype.h"
 #include "gss/protector.h"
 #include "gss/token_legs.h"
+#include "smb/gss_session.h"
 
 namespace secmode::bench {
 
@@ -55,6 +56,13 @@ Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
   return a;
 }
 
+// SMB modes: the session key of a real Kerberos context pair, SMB keys
+// derived from it, WRITE requests / READ responses as the wire (smb/legs.h).
+Result<Association> MakeSmb(const ModeName& name, ModeEnvironment& env) {
+  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
+  return smb::MakeKerberosSmbAssociation(name.family, *realm);
+}
+
 using Factory = std::function<Result<Association>(const ModeName&, ModeEnvironment&)>;
 
 struct Entry {
@@ -69,6 +77,14 @@ const std::vector<Entry>& Table() {
        MakeSys},
       {{"krb5p", "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality", true, {"mit"}},
        MakeKrb5p},
+      {{"smb-plain", "SMB2 READ/WRITE without signing or encryption", false, {"none"}}, MakeSmb},
+      {{"smb-sign-hmac-sha256", "SMB 2.x signing: HMAC-SHA256/128", false, {"openssl"}}, MakeSmb},
+      {{"smb-sign-aes-cmac", "SMB 3.x signing: AES-128-CMAC", false, {"openssl"}}, MakeSmb},
+      {{"smb-sign-aes-gmac", "SMB 3.1.1 signing: AES-128-GMAC", false, {"openssl"}}, MakeSmb},
+      {{"smb-enc-aes-128-ccm", "SMB3 encryption: AES-128-CCM", false, {"openssl"}}, MakeSmb},
+      {{"smb-enc-aes-128-gcm", "SMB 3.1.1 encryption: AES-128-GCM", false, {"openssl"}}, MakeSmb},
+      {{"smb-enc-aes-256-ccm", "SMB 3.1.1 encryption: AES-256-CCM", false, {"openssl"}}, MakeSmb},
+      {{"smb-enc-aes-256-gcm", "SMB 3.1.1 encryption: AES-256-GCM", false, {"openssl"}}, MakeSmb},
   };
   return kModes;
 }

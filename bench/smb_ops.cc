@@ -1,0 +1,282 @@
+#include "bench/smb_ops.h"
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/clock.h"
+#include "smb/legs.h"
+#include "smb/message.h"
+#include "smb/transform.h"
+
+namespace secmode::bench {
+
+using common::Bytes;
+using common::Result;
+using common::Status;
+
+namespace {
+
+Status EvpFailed(const char* what) { return Status::Internal(std::string(what) + " failed"); }
+
+bool IsCcm(smb::CipherId c) {
+  return c == smb::CipherId::kAes128Ccm || c == smb::CipherId::kAes256Ccm;
+}
+
+class SmbSealOpen : public Op {
+ public:
+  SmbSealOpen(common::Association a, size_t payload)
+      : a_(std::move(a)), payload_(common::PatternBytes(payload, 21)) {}
+  Status Run() override {
+    SECMODE_RETURN_IF_ERROR(a_.client_seal->Seal(payload_, &wire_));
+    return a_.server_open->Open(wire_, &opened_);
+  }
+  size_t bytes() const override { return payload_.size(); }
+
+ private:
+  common::Association a_;
+  Bytes payload_, wire_, opened_;
+};
+
+class RawAead : public Op {
+ public:
+  ~RawAead() override {
+    EVP_CIPHER_CTX_free(enc_);
+    EVP_CIPHER_CTX_free(dec_);
+    EVP_CIPHER_free(cipher_);
+  }
+  Status Init(smb::CipherId c, size_t payload) {
+    ccm_ = IsCcm(c);
+    nonce_len_ = static_cast<int>(smb::NonceBytes(c));
+    message_.resize(smb::kWriteDataOffset + payload);
+    smb::HeaderFields h;
+    smb::WriteWriteRequestPrefix(h, static_cast<uint32_t>(payload), 0, message_.data());
+    Bytes data = common::PatternBytes(payload, 21);
+    if (payload) memcpy(message_.data() + smb::kWriteDataOffset, data.data(), payload);
+    ct_.resize(message_.size());
+    pt_.resize(message_.size());
+    aad_ = common::PatternBytes(32, 3);
+    payload_ = payload;
+    const char* name = c == smb::CipherId::kAes128Ccm   ? "AES-128-CCM"
+                       : c == smb::CipherId::kAes128Gcm ? "AES-128-GCM"
+                       : c == smb::CipherId::kAes256Ccm ? "AES-256-CCM"
+                                                        : "AES-256-GCM";
+    cipher_ = EVP_CIPHER_fetch(nullptr, name, nullptr);
+    if (!cipher_) return EvpFailed("EVP_CIPHER_fetch");
+    Bytes key = common::PatternBytes(smb::CipherKeyBytes(c), 9);
+    for (int enc = 0; enc < 2; ++enc) {
+      EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+      (enc ? enc_ : dec_) = ctx;
+      if (!ctx || EVP_CipherInit_ex2(ctx, cipher_, nullptr, nullptr, enc, nullptr) != 1 ||
+          EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, nonce_len_, nullptr) != 1 ||
+          (ccm_ && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) ||
+          EVP_CipherInit_ex2(ctx, nullptr, key.data(), nullptr, enc, nullptr) != 1) {
+        return EvpFailed("raw AEAD setup");
+      }
+    }
+    return Status::Ok();
+  }
+  Status Run() override {
+    uint8_t nonce[16] = {};
+    memcpy(nonce, &counter_, sizeof counter_);
+    ++counter_;
+    const int n = static_cast<int>(message_.size());
+    int len = 0;
+    uint8_t tag[16], none[16];
+    if (EVP_EncryptInit_ex2(enc_, nullptr, nullptr, nonce, nullptr) != 1 ||
+        (ccm_ && EVP_EncryptUpdate(enc_, nullptr, &len, nullptr, n) != 1) ||
+        EVP_EncryptUpdate(enc_, nullptr, &len, aad_.data(), 32) != 1 ||
+        EVP_EncryptUpdate(enc_, ct_.data(), &len, message_.data(), n) != 1 ||
+        EVP_EncryptFinal_ex(enc_, none, &len) != 1 ||
+        EVP_CIPHER_CTX_ctrl(enc_, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1) {
+      return EvpFailed("raw AEAD encrypt");
+    }
+    if (EVP_DecryptInit_ex2(dec_, nullptr, nullptr, nonce, nullptr) != 1 ||
+        EVP_CIPHER_CTX_ctrl(dec_, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1 ||
+        (ccm_ && EVP_DecryptUpdate(dec_, nullptr, &len, nullptr, n) != 1) ||
+        EVP_DecryptUpdate(dec_, nullptr, &len, aad_.data(), 32) != 1 ||
+        EVP_DecryptUpdate(dec_, pt_.data(), &len, ct_.data(), n) != 1 ||
+        (!ccm_ && EVP_DecryptFinal_ex(dec_, none, &len) != 1)) {
+      return EvpFailed("raw AEAD decrypt");
+    }
+    return Status::Ok();
+  }
+  size_t bytes() const override { return payload_; }
+
+ private:
+  bool ccm_ = false;
+  int nonce_len_ = 12;
+  uint64_t counter_ = 0;
+  size_t payload_ = 0;
+  Bytes message_, ct_, pt_, aad_;
+  EVP_CIPHER* cipher_ = nullptr;
+  EVP_CIPHER_CTX* enc_ = nullptr;
+  EVP_CIPHER_CTX* dec_ = nullptr;
+};
+
+Bytes SigningMessage(size_t payload) {
+  smb::HeaderFields h;
+  h.message_id = 1;
+  Bytes m;
+  smb::BuildWriteRequest(h, common::PatternBytes(payload, 21), &m);
+  return m;
+}
+
+class SmbSign : public Op {
+ public:
+  SmbSign(std::unique_ptr<smb::Signer> s, size_t payload)
+      : signer_(std::move(s)), message_(SigningMessage(payload)), payload_(payload) {}
+  Status Run() override {
+    // A new MessageId per message, as a real sender does (GMAC's nonce).
+    smb::PutLe64(message_.data() + 24, ++id_);
+    return signer_->Sign(message_);
+  }
+  size_t bytes() const override { return payload_; }
+
+ private:
+  std::unique_ptr<smb::Signer> signer_;
+  Bytes message_;
+  size_t payload_;
+  uint64_t id_ = 0;
+};
+
+class RawMac : public Op {
+ public:
+  ~RawMac() override {
+    EVP_MAC_CTX_free(mac_ctx_);
+    EVP_MAC_free(mac_);
+    EVP_CIPHER_CTX_free(gcm_);
+    EVP_CIPHER_free(cipher_);
+  }
+  Status Init(smb::SigningAlgorithm alg, size_t payload) {
+    message_ = SigningMessage(payload);
+    payload_ = payload;
+    Bytes key = common::PatternBytes(16, 9);
+    if (alg == smb::SigningAlgorithm::kAesGmac) {
+      cipher_ = EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr);
+      gcm_ = EVP_CIPHER_CTX_new();
+      if (!cipher_ || !gcm_ ||
+          EVP_EncryptInit_ex2(gcm_, cipher_, key.data(), nullptr, nullptr) != 1) {
+        return EvpFailed("raw GMAC setup");
+      }
+      return Status::Ok();
+    }
+    const bool hmac = alg == smb::SigningAlgorithm::kHmacSha256;
+    mac_ = EVP_MAC_fetch(nullptr, hmac ? "HMAC" : "CMAC", nullptr);
+    if (!mac_ || !(mac_ctx_ = EVP_MAC_CTX_new(mac_))) return EvpFailed("raw MAC setup");
+    char digest[] = "SHA256", cipher[] = "AES-128-CBC";
+    OSSL_PARAM params[] = {hmac
+                               ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
+                               : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
+                           OSSL_PARAM_construct_end()};
+    if (EVP_MAC_init(mac_ctx_, key.data(), key.size(), params) != 1) {
+      return EvpFailed("raw MAC key");
+    }
+    return Status::Ok();
+  }
+  Status Run() override {
+    uint8_t out[64];
+    if (gcm_) {
+      uint8_t nonce[12] = {};
+      ++id_;
+      memcpy(nonce, &id_, 8);
+      int len = 0;
+      if (EVP_EncryptInit_ex2(gcm_, nullptr, nullptr, nonce, nullptr) != 1 ||
+          EVP_EncryptUpdate(gcm_, nullptr, &len, message_.data(),
+                            static_cast<int>(message_.size())) != 1 ||
+          EVP_EncryptFinal_ex(gcm_, out, &len) != 1 ||
+          EVP_CIPHER_CTX_ctrl(gcm_, EVP_CTRL_AEAD_GET_TAG, 16, out) != 1) {
+        return EvpFailed("raw GMAC");
+      }
+      return Status::Ok();
+    }
+    size_t len = 0;
+    if (EVP_MAC_init(mac_ctx_, nullptr, 0, nullptr) != 1 ||
+        EVP_MAC_update(mac_ctx_, message_.data(), message_.size()) != 1 ||
+        EVP_MAC_final(mac_ctx_, out, &len, sizeof out) != 1) {
+      return EvpFailed("raw MAC");
+    }
+    return Status::Ok();
+  }
+  size_t bytes() const override { return payload_; }
+
+ private:
+  Bytes message_;
+  size_t payload_ = 0;
+  uint64_t id_ = 0;
+  EVP_MAC* mac_ = nullptr;
+  EVP_MAC_CTX* mac_ctx_ = nullptr;
+  EVP_CIPHER* cipher_ = nullptr;
+  EVP_CIPHER_CTX* gcm_ = nullptr;
+};
+
+// This thread's CPU time: the bounds compare CPU cost, which other
+// processes on a shared machine do not inflate the way they do wall time.
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Runs op for about `seconds` of CPU time; bytes per CPU-second.
+Result<double> Round(Op& op, double seconds) {
+  const uint64_t budget = static_cast<uint64_t>(seconds * 1e9);
+  uint64_t n = 0;
+  const uint64_t t0 = ThreadCpuNs();
+  uint64_t t = t0;
+  do {
+    SECMODE_RETURN_IF_ERROR(op.Run());
+    ++n;
+    t = ThreadCpuNs();
+  } while (t - t0 < budget || n < 3);
+  return static_cast<double>(n) * static_cast<double>(op.bytes()) /
+         (static_cast<double>(t - t0) / 1e9);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Op>> MakeSmbSealOpenOp(smb::CipherId cipher, size_t payload) {
+  smb::SessionKeys keys;
+  keys.client_to_server = common::PatternBytes(smb::CipherKeyBytes(cipher), 9);
+  keys.server_to_client = common::PatternBytes(smb::CipherKeyBytes(cipher), 10);
+  smb::SmbMode mode;
+  mode.protection = smb::Protection::kEncrypt;
+  mode.cipher = cipher;
+  SECMODE_ASSIGN_OR_RETURN(auto a, smb::MakeSmbAssociation(mode, keys, 0x0000100000000025ull));
+  return std::unique_ptr<Op>(new SmbSealOpen(std::move(a), payload));
+}
+
+Result<std::unique_ptr<Op>> MakeRawAeadOp(smb::CipherId cipher, size_t payload) {
+  auto op = std::make_unique<RawAead>();
+  SECMODE_RETURN_IF_ERROR(op->Init(cipher, payload));
+  return std::unique_ptr<Op>(std::move(op));
+}
+
+Result<std::unique_ptr<Op>> MakeSmbSignOp(smb::SigningAlgorithm alg, size_t payload) {
+  SECMODE_ASSIGN_OR_RETURN(auto signer, smb::Signer::Create(alg, common::PatternBytes(16, 9)));
+  return std::unique_ptr<Op>(new SmbSign(std::move(signer), payload));
+}
+
+Result<std::unique_ptr<Op>> MakeRawMacOp(smb::SigningAlgorithm alg, size_t payload) {
+  auto op = std::make_unique<RawMac>();
+  SECMODE_RETURN_IF_ERROR(op->Init(alg, payload));
+  return std::unique_ptr<Op>(std::move(op));
+}
+
+Result<Comparison> CompareOps(Op& a, Op& b, int rounds, double seconds) {
+  SECMODE_RETURN_IF_ERROR(a.Run());  // warm up caches and contexts
+  SECMODE_RETURN_IF_ERROR(b.Run());
+  Comparison c;
+  for (int i = 0; i < std::max(1, rounds); ++i) {
+    SECMODE_ASSIGN_OR_RETURN(double ra, Round(a, seconds));
+    SECMODE_ASSIGN_OR_RETURN(double rb, Round(b, seconds));
+    c.a_bytes_per_second = std::max(c.a_bytes_per_second, ra);
+    c.b_bytes_per_second = std::max(c.b_bytes_per_second, rb);
+  }
+  return c;
+}
+
+}  // namespace secmode::bench

@@ -1,0 +1,216 @@
+#include "smb/kdf.h"
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "smb/openssl_error.h"
+
+namespace secmode::smb {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+struct MacDeleter {
+  void operator()(EVP_MAC* m) const { EVP_MAC_free(m); }
+  void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
+  void operator()(EVP_KDF* k) const { EVP_KDF_free(k); }
+  void operator()(EVP_KDF_CTX* c) const { EVP_KDF_CTX_free(c); }
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
+void PutBe32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+
+Status CheckKdfArgs(ByteView key, size_t out_bits) {
+  if (key.empty()) return Status::InvalidArgument("KDF key is empty");
+  if (out_bits == 0 || out_bits % 8 != 0 || out_bits > 512) {
+    return Status::InvalidArgument("KDF output of " + std::to_string(out_bits) +
+                                   " bits; need a positive multiple of 8 up to 512");
+  }
+  return Status::Ok();
+}
+
+ByteView Label(const char* text_with_nul) {
+  // MS-SMB2 labels and contexts include their terminating NUL.
+  return ByteView(reinterpret_cast<const uint8_t*>(text_with_nul), strlen(text_with_nul) + 1);
+}
+
+}  // namespace
+
+Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context, size_t out_bits) {
+  SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
+  std::unique_ptr<EVP_MAC, MacDeleter> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  if (!mac) return OpenSslError("EVP_MAC_fetch(HMAC)");
+  std::unique_ptr<EVP_MAC_CTX, MacDeleter> ctx(EVP_MAC_CTX_new(mac.get()));
+  if (!ctx) return OpenSslError("EVP_MAC_CTX_new");
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
+  const uint8_t zero = 0;
+  uint8_t length_be[4];
+  PutBe32(length_be, static_cast<uint32_t>(out_bits));
+  Bytes out;
+  out.reserve(out_bits / 8 + 32);
+  for (uint32_t i = 1; out.size() < out_bits / 8; ++i) {
+    uint8_t counter_be[4];
+    PutBe32(counter_be, i);
+    if (EVP_MAC_init(ctx.get(), key.data(), key.size(), params) != 1) {
+      return OpenSslError("EVP_MAC_init(HMAC-SHA256)");
+    }
+    if (EVP_MAC_update(ctx.get(), counter_be, 4) != 1 ||
+        EVP_MAC_update(ctx.get(), label.data(), label.size()) != 1 ||
+        EVP_MAC_update(ctx.get(), &zero, 1) != 1 ||
+        EVP_MAC_update(ctx.get(), context.data(), context.size()) != 1 ||
+        EVP_MAC_update(ctx.get(), length_be, 4) != 1) {
+      return OpenSslError("EVP_MAC_update(HMAC-SHA256)");
+    }
+    uint8_t block[32];
+    size_t block_len = 0;
+    if (EVP_MAC_final(ctx.get(), block, &block_len, sizeof block) != 1 || block_len != 32) {
+      return OpenSslError("EVP_MAC_final(HMAC-SHA256)");
+    }
+    out.insert(out.end(), block, block + 32);
+  }
+  out.resize(out_bits / 8);
+  return out;
+}
+
+Result<Bytes> Sp800108ViaOpenSslKbkdf(ByteView key, ByteView label, ByteView context,
+                                      size_t out_bits) {
+  SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
+  std::unique_ptr<EVP_KDF, MacDeleter> kdf(EVP_KDF_fetch(nullptr, "KBKDF", nullptr));
+  if (!kdf) return OpenSslError("EVP_KDF_fetch(KBKDF)");
+  std::unique_ptr<EVP_KDF_CTX, MacDeleter> ctx(EVP_KDF_CTX_new(kdf.get()));
+  if (!ctx) return OpenSslError("EVP_KDF_CTX_new");
+  char mode[] = "counter", mac[] = "HMAC", digest[] = "SHA2-256";
+  // KBKDF's "separator" (the 0x00 after the label) and "L" are on by default.
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MODE, mode, 0),
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MAC, mac, 0),
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(key.data()),
+                                        key.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<uint8_t*>(label.data()),
+                                        label.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<uint8_t*>(context.data()),
+                                        context.size()),
+      OSSL_PARAM_construct_end()};
+  Bytes out(out_bits / 8);
+  if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1) {
+    return OpenSslError("EVP_KDF_derive(KBKDF)");
+  }
+  return out;
+}
+
+const char* CipherName(CipherId cipher) {
+  switch (cipher) {
+    case CipherId::kAes128Ccm: return "aes-128-ccm";
+    case CipherId::kAes128Gcm: return "aes-128-gcm";
+    case CipherId::kAes256Ccm: return "aes-256-ccm";
+    case CipherId::kAes256Gcm: return "aes-256-gcm";
+  }
+  return "unknown";
+}
+
+Result<CipherId> ParseCipherId(uint16_t raw) {
+  switch (raw) {
+    case 1: return CipherId::kAes128Ccm;
+    case 2: return CipherId::kAes128Gcm;
+    case 3: return CipherId::kAes256Ccm;
+    case 4: return CipherId::kAes256Gcm;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, "unknown cipher id 0x%04x (known: 0x0001..0x0004)", raw);
+  return Status::InvalidArgument(buf);
+}
+
+Bytes SmbSessionKey(ByteView gss_key) {
+  Bytes key(16, 0);
+  memcpy(key.data(), gss_key.data(), std::min<size_t>(16, gss_key.size()));
+  return key;
+}
+
+Result<SessionKeys> DeriveSmb2Keys(ByteView gss_key) {
+  if (gss_key.empty()) return Status::InvalidArgument("GSS session key is empty");
+  SessionKeys keys;
+  keys.signing = SmbSessionKey(gss_key);
+  return keys;
+}
+
+Result<SessionKeys> DeriveSmb30Keys(ByteView gss_key) {
+  if (gss_key.empty()) return Status::InvalidArgument("GSS session key is empty");
+  const Bytes k = SmbSessionKey(gss_key);
+  SessionKeys keys;
+  // MS-SMB2 3.2.5.3.1 / 3.3.5.5.3, dialects 3.0 and 3.0.2.
+  SECMODE_ASSIGN_OR_RETURN(keys.signing,
+                           Sp800108HmacSha256(k, Label("SMB2AESCMAC"), Label("SmbSign"), 128));
+  SECMODE_ASSIGN_OR_RETURN(keys.client_to_server,
+                           Sp800108HmacSha256(k, Label("SMB2AESCCM"), Label("ServerIn "), 128));
+  SECMODE_ASSIGN_OR_RETURN(keys.server_to_client,
+                           Sp800108HmacSha256(k, Label("SMB2AESCCM"), Label("ServerOut"), 128));
+  SECMODE_ASSIGN_OR_RETURN(keys.application,
+                           Sp800108HmacSha256(k, Label("SMB2APP"), Label("SmbRpc"), 128));
+  return keys;
+}
+
+Result<SessionKeys> DeriveSmb311Keys(ByteView gss_key, ByteView preauth_hash, CipherId cipher) {
+  if (gss_key.empty()) return Status::InvalidArgument("GSS session key is empty");
+  if (preauth_hash.size() != 64) {
+    return Status::InvalidArgument("preauth-integrity hash of " +
+                                   std::to_string(preauth_hash.size()) +
+                                   " bytes; SHA-512 gives 64");
+  }
+  SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
+  const Bytes k = SmbSessionKey(gss_key);
+  // AES-256 ciphers: L = 256 and the key is Session.FullSessionKey
+  // (MS-SMB2 3.2.5.3.1: "If Connection.CipherId is AES-256-CCM or
+  // AES-256-GCM, ... Session.FullSessionKey").
+  const bool wide = CipherKeyBytes(cipher) == 32;
+  const ByteView cipher_kdk = wide ? gss_key : ByteView(k);
+  const size_t cipher_bits = wide ? 256 : 128;
+  SessionKeys keys;
+  SECMODE_ASSIGN_OR_RETURN(keys.signing,
+                           Sp800108HmacSha256(k, Label("SMBSigningKey"), preauth_hash, 128));
+  SECMODE_ASSIGN_OR_RETURN(
+      keys.client_to_server,
+      Sp800108HmacSha256(cipher_kdk, Label("SMBC2SCipherKey"), preauth_hash, cipher_bits));
+  SECMODE_ASSIGN_OR_RETURN(
+      keys.server_to_client,
+      Sp800108HmacSha256(cipher_kdk, Label("SMBS2CCipherKey"), preauth_hash, cipher_bits));
+  SECMODE_ASSIGN_OR_RETURN(keys.application,
+                           Sp800108HmacSha256(k, Label("SMBAppKey"), preauth_hash, 128));
+  return keys;
+}
+
+Status UpdatePreauthHash(Bytes* hash, ByteView message) {
+  if (hash == nullptr || hash->size() != 64) {
+    return Status::InvalidArgument("preauth-integrity hash must be 64 bytes, got " +
+                                   std::to_string(hash == nullptr ? 0 : hash->size()));
+  }
+  std::unique_ptr<EVP_MD_CTX, MacDeleter> ctx(EVP_MD_CTX_new());
+  if (!ctx) return OpenSslError("EVP_MD_CTX_new");
+  unsigned int len = 0;
+  if (EVP_DigestInit_ex(ctx.get(), EVP_sha512(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), hash->data(), hash->size()) != 1 ||
+      EVP_DigestUpdate(ctx.get(), message.data(), message.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), hash->data(), &len) != 1 || len != 64) {
+    return OpenSslError("SHA-512 of the preauth-integrity chain");
+  }
+  return Status::Ok();
+}
+
+}  // namespace secmode::smb

@@ -1,0 +1,265 @@
+#include "smb/legs.h"
+
+#include <cstring>
+#include <memory>
+
+#include "smb/message.h"
+#include "smb/transform.h"
+
+namespace secmode::smb {
+
+using common::Association;
+using common::Bytes;
+using common::ByteView;
+using common::MutableByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+// Which message a leg builds or expects.
+enum class Shape { kWriteRequest, kReadResponse };
+
+size_t PrefixSize(Shape s) {
+  return s == Shape::kWriteRequest ? kWriteDataOffset : kReadDataOffset;
+}
+
+void WritePrefix(Shape s, const HeaderFields& h, size_t data_length, uint8_t* out) {
+  if (s == Shape::kWriteRequest) {
+    WriteWriteRequestPrefix(h, static_cast<uint32_t>(data_length), 0, out);
+  } else {
+    WriteReadResponsePrefix(h, static_cast<uint32_t>(data_length), out);
+  }
+}
+
+Result<DataSpan> ParsePrefix(Shape s, ByteView prefix, size_t size) {
+  return s == Shape::kWriteRequest ? ParseWriteRequestPrefix(prefix, size)
+                                   : ParseReadResponsePrefix(prefix, size);
+}
+
+HeaderFields BaseHeader(Shape s, uint64_t session_id) {
+  HeaderFields h;
+  h.session_id = session_id;
+  h.command = s == Shape::kWriteRequest ? Command::kWrite : Command::kRead;
+  h.flags = s == Shape::kWriteRequest ? 0 : kFlagServerToRedir;
+  return h;
+}
+
+Status CheckPayloadSize(ByteView payload) {
+  if (payload.size() > UINT32_MAX - 256) {
+    return Status::InvalidArgument("payload of " + std::to_string(payload.size()) +
+                                   " bytes does not fit one SMB2 READ/WRITE");
+  }
+  return Status::Ok();
+}
+
+// smb-plain and smb-sign-*: the message is built in *wire, signed in place.
+class MessageSealer : public common::Sealer {
+ public:
+  MessageSealer(Shape shape, uint64_t session_id, std::unique_ptr<Signer> signer)
+      : shape_(shape), header_(BaseHeader(shape, session_id)), signer_(std::move(signer)) {}
+
+  Status Seal(ByteView payload, Bytes* wire) override {
+    SECMODE_RETURN_IF_ERROR(CheckPayloadSize(payload));
+    const size_t prefix = PrefixSize(shape_);
+    header_.message_id = next_message_id_++;
+    wire->resize(prefix + payload.size());
+    WritePrefix(shape_, header_, payload.size(), wire->data());
+    if (!payload.empty()) memcpy(wire->data() + prefix, payload.data(), payload.size());
+    if (signer_) return signer_->Sign(*wire);
+    return Status::Ok();
+  }
+
+ private:
+  Shape shape_;
+  HeaderFields header_;
+  std::unique_ptr<Signer> signer_;
+  uint64_t next_message_id_ = 1;
+};
+
+class MessageOpener : public common::Opener {
+ public:
+  MessageOpener(Shape shape, std::unique_ptr<Signer> signer)
+      : shape_(shape), signer_(std::move(signer)) {}
+
+  Status Open(ByteView wire, Bytes* payload) override {
+    payload->clear();
+    if (signer_) {
+      SECMODE_RETURN_IF_ERROR(signer_->Verify(wire));
+      // Only after the signature verified: a forged MessageId must not
+      // consume a slot of the window.
+      SECMODE_RETURN_IF_ERROR(window_.Accept(Le64(wire.data() + 24)));
+    }
+    SECMODE_ASSIGN_OR_RETURN(DataSpan span, ParsePrefix(shape_, wire, wire.size()));
+    payload->assign(wire.begin() + static_cast<ptrdiff_t>(span.offset),
+                    wire.begin() + static_cast<ptrdiff_t>(span.offset + span.length));
+    return Status::Ok();
+  }
+
+ private:
+  Shape shape_;
+  std::unique_ptr<Signer> signer_;
+  MessageIdWindow window_;
+};
+
+// smb-enc-*: the fixed part is built on the stack and the payload encrypted
+// straight from the caller's buffer into *wire (GCM), no intermediate copy.
+class TransformSealer : public common::Sealer {
+ public:
+  TransformSealer(Shape shape, uint64_t session_id, std::unique_ptr<Encryptor> e)
+      : shape_(shape), header_(BaseHeader(shape, session_id)), encryptor_(std::move(e)) {}
+
+  Status Seal(ByteView payload, Bytes* wire) override {
+    SECMODE_RETURN_IF_ERROR(CheckPayloadSize(payload));
+    uint8_t prefix[kWriteDataOffset];
+    header_.message_id = next_message_id_++;
+    WritePrefix(shape_, header_, payload.size(), prefix);
+    return encryptor_->Seal({ByteView(prefix, PrefixSize(shape_)), payload}, wire);
+  }
+
+ private:
+  Shape shape_;
+  HeaderFields header_;
+  std::unique_ptr<Encryptor> encryptor_;
+  uint64_t next_message_id_ = 1;
+};
+
+class TransformOpener : public common::Opener {
+ public:
+  TransformOpener(Shape shape, std::unique_ptr<Decryptor> d)
+      : shape_(shape), decryptor_(std::move(d)) {}
+
+  Status Open(ByteView wire, Bytes* payload) override {
+    uint8_t prefix[kWriteDataOffset];
+    const size_t prefix_size = PrefixSize(shape_);
+    SECMODE_ASSIGN_OR_RETURN(size_t total,
+                             decryptor_->Open(wire, MutableByteView(prefix, prefix_size), payload));
+    auto span = ParsePrefix(shape_, ByteView(prefix, std::min(total, prefix_size)), total);
+    if (!span.ok()) {
+      payload->clear();
+      return span.status().Annotate("decrypted message");
+    }
+    // The data normally starts right after the fixed part, so *payload
+    // already holds exactly it; otherwise move it into place.
+    if (span->length == 0) {
+      payload->clear();
+    } else if (span->offset != prefix_size || span->length != payload->size()) {
+      const size_t from = span->offset - prefix_size;
+      memmove(payload->data(), payload->data() + from, span->length);
+      payload->resize(span->length);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Shape shape_;
+  std::unique_ptr<Decryptor> decryptor_;
+};
+
+}  // namespace
+
+Result<SmbMode> ParseSmbModeName(const std::string& f) {
+  SmbMode m;
+  if (f == "smb-plain") return m;
+  if (f == "smb-sign-hmac-sha256" || f == "smb-sign-aes-cmac" || f == "smb-sign-aes-gmac") {
+    m.protection = Protection::kSign;
+    m.signing = f == "smb-sign-hmac-sha256" ? SigningAlgorithm::kHmacSha256
+                : f == "smb-sign-aes-cmac"  ? SigningAlgorithm::kAesCmac
+                                            : SigningAlgorithm::kAesGmac;
+    return m;
+  }
+  static const struct {
+    const char* name;
+    CipherId id;
+  } kCiphers[] = {{"smb-enc-aes-128-ccm", CipherId::kAes128Ccm},
+                  {"smb-enc-aes-128-gcm", CipherId::kAes128Gcm},
+                  {"smb-enc-aes-256-ccm", CipherId::kAes256Ccm},
+                  {"smb-enc-aes-256-gcm", CipherId::kAes256Gcm}};
+  for (const auto& c : kCiphers) {
+    if (f == c.name) {
+      m.protection = Protection::kEncrypt;
+      m.cipher = c.id;
+      return m;
+    }
+  }
+  return Status::InvalidArgument("unknown SMB mode '" + f + "'");
+}
+
+Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& keys,
+                                       uint64_t session_id) {
+  Association a;
+  switch (mode.protection) {
+    case Protection::kPlain:
+      a.client_seal = std::make_unique<MessageSealer>(Shape::kWriteRequest, session_id, nullptr);
+      a.server_open = std::make_unique<MessageOpener>(Shape::kWriteRequest, nullptr);
+      a.server_seal = std::make_unique<MessageSealer>(Shape::kReadResponse, session_id, nullptr);
+      a.client_open = std::make_unique<MessageOpener>(Shape::kReadResponse, nullptr);
+      return a;
+    case Protection::kSign: {
+      // Each leg gets its own keyed context: the two sides run on different
+      // threads and a context is single-threaded.
+      std::unique_ptr<Signer> s[4];
+      for (auto& signer : s) {
+        SECMODE_ASSIGN_OR_RETURN(signer, Signer::Create(mode.signing, keys.signing));
+      }
+      a.client_seal =
+          std::make_unique<MessageSealer>(Shape::kWriteRequest, session_id, std::move(s[0]));
+      a.server_open = std::make_unique<MessageOpener>(Shape::kWriteRequest, std::move(s[1]));
+      a.server_seal =
+          std::make_unique<MessageSealer>(Shape::kReadResponse, session_id, std::move(s[2]));
+      a.client_open = std::make_unique<MessageOpener>(Shape::kReadResponse, std::move(s[3]));
+      return a;
+    }
+    case Protection::kEncrypt: {
+      SECMODE_ASSIGN_OR_RETURN(NonceSequence client_nonces, NonceSequence::Create(mode.cipher, 0));
+      SECMODE_ASSIGN_OR_RETURN(NonceSequence server_nonces, NonceSequence::Create(mode.cipher, 0));
+      SECMODE_ASSIGN_OR_RETURN(auto ce, Encryptor::Create(mode.cipher, keys.client_to_server,
+                                                          session_id, client_nonces));
+      SECMODE_ASSIGN_OR_RETURN(auto sd,
+                               Decryptor::Create(mode.cipher, keys.client_to_server, session_id));
+      SECMODE_ASSIGN_OR_RETURN(auto se, Encryptor::Create(mode.cipher, keys.server_to_client,
+                                                          session_id, server_nonces));
+      SECMODE_ASSIGN_OR_RETURN(auto cd,
+                               Decryptor::Create(mode.cipher, keys.server_to_client, session_id));
+      a.client_seal =
+          std::make_unique<TransformSealer>(Shape::kWriteRequest, session_id, std::move(ce));
+      a.server_open = std::make_unique<TransformOpener>(Shape::kWriteRequest, std::move(sd));
+      a.server_seal =
+          std::make_unique<TransformSealer>(Shape::kReadResponse, session_id, std::move(se));
+      a.client_open = std::make_unique<TransformOpener>(Shape::kReadResponse, std::move(cd));
+      return a;
+    }
+  }
+  return Status::InvalidArgument("unknown SMB protection");
+}
+
+Result<SessionKeys> DeriveKeysForMode(const SmbMode& mode, ByteView gss_key,
+                                      ByteView preauth_hash) {
+  if (mode.protection == Protection::kPlain) return SessionKeys{};
+  if (mode.protection == Protection::kSign && mode.signing == SigningAlgorithm::kHmacSha256) {
+    return DeriveSmb2Keys(gss_key);
+  }
+  const CipherId cipher =
+      mode.protection == Protection::kEncrypt ? mode.cipher : CipherId::kAes128Gcm;
+  return DeriveSmb311Keys(gss_key, preauth_hash, cipher);
+}
+
+Result<Bytes> SyntheticPreauthHash(ByteView gss_token_hash) {
+  Bytes hash(64, 0);
+  Bytes message;
+  const Command commands[] = {Command::kNegotiate, Command::kNegotiate, Command::kSessionSetup,
+                              Command::kSessionSetup};
+  for (int i = 0; i < 4; ++i) {
+    HeaderFields h;
+    h.command = commands[i];
+    h.flags = (i % 2) ? kFlagServerToRedir : 0;
+    h.message_id = static_cast<uint64_t>(i / 2);
+    message.assign(kHeaderSize, 0);
+    WriteHeader(h, message.data());
+    message.insert(message.end(), gss_token_hash.begin(), gss_token_hash.end());
+    SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&hash, message));
+  }
+  return hash;
+}
+
+}  // namespace secmode::smb

@@ -1,0 +1,216 @@
+#include "smb/message.h"
+
+#include <cstring>
+#include <string>
+
+namespace secmode::smb {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+// A fixed FileId (persistent, volatile) as a server would hand out.
+constexpr uint64_t kFileIdPersistent = 0x0000000400000006ull;
+constexpr uint64_t kFileIdVolatile = 0x0000000400000001ull;
+
+void WriteFileId(uint8_t* p) {
+  PutLe64(p, kFileIdPersistent);
+  PutLe64(p + 8, kFileIdVolatile);
+}
+
+std::string N(size_t v) { return std::to_string(v); }
+
+}  // namespace
+
+void WriteHeader(const HeaderFields& h, uint8_t* out) {
+  memset(out, 0, kHeaderSize);
+  out[0] = 0xFE;
+  out[1] = 'S';
+  out[2] = 'M';
+  out[3] = 'B';
+  PutLe16(out + 4, 64);  // StructureSize
+  PutLe16(out + 6, 1);   // CreditCharge
+  PutLe32(out + 8, h.status);
+  PutLe16(out + 12, static_cast<uint16_t>(h.command));
+  PutLe16(out + 14, h.credits);
+  PutLe32(out + 16, h.flags);
+  PutLe32(out + 20, h.next_command);
+  PutLe64(out + 24, h.message_id);
+  PutLe32(out + 32, 0xFEFF);  // Reserved (ProcessId), as Windows sends it
+  PutLe32(out + 36, h.tree_id);
+  PutLe64(out + 40, h.session_id);
+  // Signature (48..63) stays zero until a signer fills it.
+}
+
+Result<HeaderFields> ParseHeader(ByteView m) {
+  if (m.size() < kHeaderSize) {
+    return Status::Corrupt("truncated SMB2 header: " + N(m.size()) + " bytes, need 64");
+  }
+  if (m[0] != 0xFE || m[1] != 'S' || m[2] != 'M' || m[3] != 'B') {
+    char buf[96];
+    snprintf(buf, sizeof buf, "not an SMB2 message: ProtocolId %02x %02x %02x %02x", m[0], m[1],
+             m[2], m[3]);
+    return Status::Corrupt(buf);
+  }
+  if (Le16(&m[4]) != 64) {
+    return Status::Corrupt("SMB2 header StructureSize " + N(Le16(&m[4])) + ", expected 64");
+  }
+  HeaderFields h;
+  h.status = Le32(&m[8]);
+  h.command = static_cast<Command>(Le16(&m[12]));
+  h.credits = Le16(&m[14]);
+  h.flags = Le32(&m[16]);
+  h.next_command = Le32(&m[20]);
+  h.message_id = Le64(&m[24]);
+  h.tree_id = Le32(&m[36]);
+  h.session_id = Le64(&m[40]);
+  return h;
+}
+
+void WriteWriteRequestPrefix(const HeaderFields& h, uint32_t data_length, uint64_t file_offset,
+                             uint8_t* out) {
+  WriteHeader(h, out);
+  uint8_t* b = out + kHeaderSize;
+  memset(b, 0, kWriteRequestBodySize);
+  PutLe16(b + 0, 49);  // StructureSize
+  PutLe16(b + 2, static_cast<uint16_t>(kWriteDataOffset));
+  PutLe32(b + 4, data_length);
+  PutLe64(b + 8, file_offset);
+  WriteFileId(b + 16);
+  // Channel, RemainingBytes, WriteChannelInfoLength, Flags: 0. Windows puts
+  // the data offset in WriteChannelInfoOffset even with no channel info.
+  PutLe16(b + 40, static_cast<uint16_t>(kWriteDataOffset));
+}
+
+void WriteReadResponsePrefix(const HeaderFields& h, uint32_t data_length, uint8_t* out) {
+  WriteHeader(h, out);
+  uint8_t* b = out + kHeaderSize;
+  memset(b, 0, kReadResponseBodySize);
+  PutLe16(b + 0, 17);  // StructureSize
+  b[2] = static_cast<uint8_t>(kReadDataOffset);
+  PutLe32(b + 4, data_length);
+}
+
+void BuildWriteRequest(const HeaderFields& h, ByteView data, Bytes* out) {
+  out->resize(kWriteDataOffset + data.size());
+  WriteWriteRequestPrefix(h, static_cast<uint32_t>(data.size()), 0, out->data());
+  if (!data.empty()) memcpy(out->data() + kWriteDataOffset, data.data(), data.size());
+}
+
+void BuildReadResponse(const HeaderFields& h, ByteView data, Bytes* out) {
+  out->resize(kReadDataOffset + data.size());
+  WriteReadResponsePrefix(h, static_cast<uint32_t>(data.size()), out->data());
+  if (!data.empty()) memcpy(out->data() + kReadDataOffset, data.data(), data.size());
+}
+
+void BuildReadRequest(const HeaderFields& h, uint32_t length, uint64_t file_offset, Bytes* out) {
+  out->assign(kHeaderSize + 49, 0);
+  WriteHeader(h, out->data());
+  uint8_t* b = out->data() + kHeaderSize;
+  PutLe16(b + 0, 49);
+  b[2] = 0;  // Padding
+  PutLe32(b + 4, length);
+  PutLe64(b + 8, file_offset);
+  WriteFileId(b + 16);
+  PutLe32(b + 32, 1);  // MinimumCount
+}
+
+void BuildWriteResponse(const HeaderFields& h, uint32_t count, Bytes* out) {
+  out->assign(kHeaderSize + 16, 0);
+  WriteHeader(h, out->data());
+  uint8_t* b = out->data() + kHeaderSize;
+  PutLe16(b + 0, 17);
+  PutLe32(b + 4, count);
+}
+
+void BuildCreateRequest(const HeaderFields& h, Bytes* out) {
+  static const char kName[] = "dir\\secmode-file.dat";  // 20 characters
+  const size_t name_bytes = 2 * (sizeof kName - 1);
+  out->assign(kHeaderSize + 56 + name_bytes, 0);
+  WriteHeader(h, out->data());
+  uint8_t* b = out->data() + kHeaderSize;
+  PutLe16(b + 0, 57);
+  PutLe32(b + 4, 2);            // ImpersonationLevel: Impersonation
+  PutLe32(b + 24, 0x0012019F);  // DesiredAccess: generic read/write set
+  PutLe32(b + 28, 0x80);        // FileAttributes: NORMAL
+  PutLe32(b + 32, 7);           // ShareAccess: read|write|delete
+  PutLe32(b + 36, 3);           // CreateDisposition: OPEN_IF
+  PutLe32(b + 40, 0x40);        // CreateOptions: NON_DIRECTORY_FILE
+  PutLe16(b + 44, static_cast<uint16_t>(kHeaderSize + 56));  // NameOffset
+  PutLe16(b + 46, static_cast<uint16_t>(name_bytes));
+  for (size_t i = 0; i + 1 < sizeof kName; ++i) b[56 + 2 * i] = static_cast<uint8_t>(kName[i]);
+}
+
+void BuildCloseRequest(const HeaderFields& h, Bytes* out) {
+  out->assign(kHeaderSize + 24, 0);
+  WriteHeader(h, out->data());
+  uint8_t* b = out->data() + kHeaderSize;
+  PutLe16(b + 0, 24);
+  WriteFileId(b + 8);
+}
+
+void BuildQueryInfoRequest(const HeaderFields& h, Bytes* out) {
+  out->assign(kHeaderSize + 41, 0);
+  WriteHeader(h, out->data());
+  uint8_t* b = out->data() + kHeaderSize;
+  PutLe16(b + 0, 41);
+  b[2] = 1;              // InfoType: SMB2_0_INFO_FILE
+  b[3] = 18;             // FileAllInformation
+  PutLe32(b + 4, 4096);  // OutputBufferLength
+  WriteFileId(b + 24);
+}
+
+Result<DataSpan> ParseWriteRequest(ByteView m) { return ParseWriteRequestPrefix(m, m.size()); }
+Result<DataSpan> ParseReadResponse(ByteView m) { return ParseReadResponsePrefix(m, m.size()); }
+
+Result<DataSpan> ParseWriteRequestPrefix(ByteView m, size_t size) {
+  if (m.size() > size) m = m.first(size);
+  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ParseHeader(m));
+  if (h.command != Command::kWrite) {
+    return Status::Corrupt("expected a WRITE request, got command 0x" +
+                           std::to_string(static_cast<unsigned>(h.command)));
+  }
+  if (h.flags & kFlagServerToRedir) return Status::Corrupt("WRITE has the response flag set");
+  if (m.size() < kWriteDataOffset) {
+    return Status::Corrupt("truncated WRITE request: " + N(size) + " bytes, need " +
+                           N(kWriteDataOffset));
+  }
+  const uint8_t* b = m.data() + kHeaderSize;
+  if (Le16(b) != 49) return Status::Corrupt("WRITE StructureSize " + N(Le16(b)) + ", expected 49");
+  DataSpan span{Le16(b + 2), Le32(b + 4)};
+  if (span.length > 0 &&
+      (span.offset < kWriteDataOffset || span.offset > size || span.length > size - span.offset)) {
+    return Status::Corrupt("WRITE data (offset " + N(span.offset) + ", length " + N(span.length) +
+                           ") outside the " + N(size) + "-byte message");
+  }
+  return span;
+}
+
+Result<DataSpan> ParseReadResponsePrefix(ByteView m, size_t size) {
+  if (m.size() > size) m = m.first(size);
+  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ParseHeader(m));
+  if (h.command != Command::kRead) {
+    return Status::Corrupt("expected a READ response, got command 0x" +
+                           std::to_string(static_cast<unsigned>(h.command)));
+  }
+  if (!(h.flags & kFlagServerToRedir))
+    return Status::Corrupt("READ response lacks the response flag");
+  if (m.size() < kReadDataOffset) {
+    return Status::Corrupt("truncated READ response: " + N(size) + " bytes, need " +
+                           N(kReadDataOffset));
+  }
+  const uint8_t* b = m.data() + kHeaderSize;
+  if (Le16(b) != 17) return Status::Corrupt("READ StructureSize " + N(Le16(b)) + ", expected 17");
+  DataSpan span{b[2], Le32(b + 4)};
+  if (span.length > 0 &&
+      (span.offset < kReadDataOffset || span.offset > size || span.length > size - span.offset)) {
+    return Status::Corrupt("READ data (offset " + N(span.offset) + ", length " + N(span.length) +
+                           ") outside the " + N(size) + "-byte message");
+  }
+  return span;
+}
+
+}  // namespace secmode::smb

@@ -1,0 +1,21 @@
+#include "smb/openssl_error.h"
+
+#include <openssl/err.h>
+
+#include <string>
+
+namespace secmode::smb {
+
+common::Status OpenSslError(const char* call) {
+  unsigned long err = ERR_get_error();
+  std::string reason = "no reason given";
+  if (err != 0) {
+    char buf[256];
+    ERR_error_string_n(err, buf, sizeof buf);
+    reason = buf;
+  }
+  ERR_clear_error();
+  return common::Status::Internal(std::string(call) + " failed: " + reason);
+}
+
+}  // namespace secmode::smb
