@@ -6,6 +6,7 @@
 
 #include "bench/measure.h"
 #include "bench/modes.h"
+#include "bench/nconnect_sweep.h"
 #include "bench/report.h"
 #include "bench/results.h"
 #include "bench/sections.h"
@@ -22,6 +23,7 @@ namespace {
 // A module adds its section here, one line.
 const Section kSections[] = {
     {"none", nullptr},  // placeholder so the array is never empty
+    {"nconnect", RunNconnectSection},
 };
 
 }  // namespace

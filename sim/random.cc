@@ -37,9 +37,12 @@ double PortableLog(double x) {
   // simulator calls this a few times per RPC, so fewer terms matter).
   const double s = (m - 1.0) / (m + 1.0);
   const double s2 = s * s;
-  const double sum =
-      1.0 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 +
-      s2 * (1.0 / 13 + s2 * (1.0 / 15 + s2 * (1.0 / 17))))))));
+  // Estrin's scheme (a fixed order of operations, so still bit-reproducible)
+  // keeps the dependency chain short.
+  const double s4 = s2 * s2, s8 = s4 * s4;
+  const double p01 = 1.0 + s2 * (1.0 / 3), p23 = 1.0 / 5 + s2 * (1.0 / 7);
+  const double p45 = 1.0 / 9 + s2 * (1.0 / 11), p67 = 1.0 / 13 + s2 * (1.0 / 15);
+  const double sum = (p01 + s4 * p23) + s8 * ((p45 + s4 * p67) + s8 * (1.0 / 17));
   return e * kLn2Hi + (e * kLn2Lo + 2.0 * s * sum);
 }
 

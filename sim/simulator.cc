@@ -470,7 +470,7 @@ Result<ScenarioResult> Sim::Run() {
   // A scenario that thrashes (e.g. a discarded context whose resends are
   // out of window again) can need far more events than operations; the
   // budget bounds its run time and the result says it was cut short.
-  const int64_t budget = 200000 + 60 * s_.ops;
+  const int64_t budget = 100000 + 25 * s_.ops;
   int64_t events = 0;
   while (!done_) {
     if (events_.empty()) {

@@ -15,7 +15,7 @@ SweepGrid SweepGrid::Default() {
   g.io_size = {4096, 65536, 1 << 20};
   g.skew_ns = {0, 200000, 2000000};  // none, one RTT, ten RTTs
   g.reactions = {Reaction::kDropDisconnect, Reaction::kDiscardContext};
-  g.base.ops = 20000;
+  g.base.ops = 10000;
   return g;
 }
 
