@@ -110,8 +110,8 @@ void RunSweepCommand(NconnectOptions& o) {
   results.command = CommandLine();
   results.started_at = common::UtcTimestamp();
   std::cout << "nconnect sweep of " << grid.size() << " scenarios ..." << std::flush;
-  st = AddNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads,
-                        results, std::cout);
+  st = AddNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads, results,
+                        std::cout);
   std::cout << "\n";
   if (!st.ok()) Fail(st);
   results.finished_at = common::UtcTimestamp();
@@ -156,7 +156,8 @@ void AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--io-size", s.io_size, "I/O size in bytes")->capture_default_str();
   cmd->add_flag("--per-connection-context", s.per_connection_context,
                 "One GSS context (sequence counter) per connection instead of one shared");
-  cmd->add_flag("--reencode", s.reencode, "Re-number calls that fell out of the window at transmit");
+  cmd->add_flag("--reencode", s.reencode,
+                "Re-number calls that fell out of the window at transmit");
   cmd->add_option("--spread-cap", s.spread_cap,
                   "Cap on (number - lowest outstanding number); 0: none")
       ->capture_default_str();
@@ -166,8 +167,7 @@ void AddNconnectCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--gss-setup-ns", s.gss_setup_ns, "Cost of creating a new GSS context")
       ->capture_default_str();
-  cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns,
-                  "Client retransmit timeout")
+  cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns, "Client retransmit timeout")
       ->capture_default_str();
   cmd->add_option("--reconnect-ns", s.reconnect_ns, "Reconnect time beyond one RTT")
       ->capture_default_str();

@@ -139,8 +139,9 @@ Result<std::string> LinePlot(const std::vector<SweepRow>& rows, const sim::Sweep
   }
   script << "set terminal svg size 900,500 dynamic font 'sans,12'\n"
          << "set output 'out.svg'\n"
-         << "set title " << Quote(std::string(goodput ? "Goodput" : "Window violations") + ", " +
-                                  std::to_string(slots) + " slots, " + SliceLabel(g, s))
+         << "set title "
+         << Quote(std::string(goodput ? "Goodput" : "Window violations") + ", " +
+                  std::to_string(slots) + " slots, " + SliceLabel(g, s))
          << "\nset xlabel 'nconnect'\nset ylabel "
          << Quote(goodput ? "goodput (MB/s)"
                           : "violations in " + std::to_string(g.base.ops) + " operations")
@@ -224,8 +225,8 @@ bool FitCostsFromMicro(const RunResults& results, Scenario& scenario, std::strin
     scenario.cost_ns_per_byte = b;
     if (source) {
       *source = "fitted to this run's micro results for krb5p:" + key.first + ":" + key.second +
-                " (mean of the four legs at " + std::to_string(pts.size()) + " sizes): " +
-                Fmt("%.0f", a) + " ns + " + Fmt("%.3f", b) + " ns/byte per message";
+                " (mean of the four legs at " + std::to_string(pts.size()) +
+                " sizes): " + Fmt("%.0f", a) + " ns + " + Fmt("%.3f", b) + " ns/byte per message";
     }
     return true;
   }
@@ -283,7 +284,8 @@ Status AddNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
         "checking each number against its window (RFC 2203 section 5.3.3.1). A violation is a "
         "call whose number arrived a window or more below the highest seen. Each scenario runs "
         "until "
-     << grid.base.ops << " operations completed; every row of results.json `nconnect` has all "
+     << grid.base.ops
+     << " operations completed; every row of results.json `nconnect` has all "
         "parameters, all outputs and the seed ("
      << grid.base.seed << "), and re-running it gives the same numbers bit for bit.\n\n"
      << "| | |\n|---|---|\n"
@@ -292,9 +294,8 @@ Status AddNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
      << sim::DistName(grid.base.jitter_dist) << " mean " << Fmt("%.3f", grid.base.jitter_ns / 1e6)
      << " ms, " << Fmt("%.2f", grid.base.bandwidth_bytes_per_s * 8 / 1e9)
      << " Gbit/s per connection, " << grid.base.server_threads << " server threads, service "
-     << sim::DistName(grid.base.service_dist) << " mean "
-     << Fmt("%.3f", grid.base.service_ns / 1e6) << " ms, re-encode "
-     << (grid.base.reencode ? "on" : "off") << ", GSS context setup "
+     << sim::DistName(grid.base.service_dist) << " mean " << Fmt("%.3f", grid.base.service_ns / 1e6)
+     << " ms, re-encode " << (grid.base.reencode ? "on" : "off") << ", GSS context setup "
      << Fmt("%.1f", grid.base.gss_setup_ns / 1e6) << " ms |\n"
      << "| simulator speed | " << Fmt("%.2f", speed.rpcs_per_second / 1e6)
      << " M simulated RPCs/s on one core (default scenario, " << speed.rpcs << " RPCs in "
@@ -359,7 +360,8 @@ Status AddNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
   PlotJob plots[] = {
       {"nconnect-violations.svg", "violations vs nconnect",
        LinePlot(rows, grid, slice, plot_slots, false)},
-      {"nconnect-goodput.svg", "goodput vs nconnect", LinePlot(rows, grid, slice, plot_slots, true)},
+      {"nconnect-goodput.svg", "goodput vs nconnect",
+       LinePlot(rows, grid, slice, plot_slots, true)},
       {"nconnect-safe.svg", "safe/unsafe map", SafeMap(rows, grid, slice)},
   };
   for (auto& p : plots) {

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/scenario.h"
 
@@ -47,6 +48,20 @@ struct Comparison {
 
 Comparison CompareResults(const ScenarioResult& simulated, const ScenarioResult& measured,
                           const Tolerance& tolerance = Tolerance());
+
+// One scenario of the validation grid: what the simulator said and what the
+// real client and server did (the measured side comes from the real-socket
+// load generator, which runs the same Scenario).
+struct ValidationRow {
+  Scenario scenario;
+  ScenarioResult simulated, measured;
+};
+
+// The report's validation table (markdown): the scenario's key parameters,
+// simulated vs measured violations and goodput, and each row's verdict,
+// preceded by the tolerance rule in words.
+std::string ValidationMarkdown(const std::vector<ValidationRow>& rows,
+                               const Tolerance& tolerance = Tolerance());
 
 }  // namespace secmode::sim
 

@@ -68,9 +68,9 @@ std::string Recommendation::ToText(const Scenario& b) const {
              "largest safe slot count: %lld (no violations in any seed at this or any smaller "
              "power of two%s)\n  goodput there: %.0f ops/s, %.1f MB/s, p99 %.3f ms\n",
              static_cast<long long>(max_safe_slots),
-             first_unsafe_slots ? (", " + std::to_string(first_unsafe_slots) +
-                                   " slots had violations").c_str()
-                                : "; larger counts not tried",
+             first_unsafe_slots
+                 ? (", " + std::to_string(first_unsafe_slots) + " slots had violations").c_str()
+                 : "; larger counts not tried",
              at_max_safe.ops_per_s, at_max_safe.mb_per_s, at_max_safe.p99_ns / 1e6);
     out += buf;
   }

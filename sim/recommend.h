@@ -17,11 +17,11 @@
 namespace secmode::sim {
 
 struct Recommendation {
-  int64_t max_safe_slots = 0;         // 0: even one slot saw violations
-  ScenarioResult at_max_safe;         // seed = base seed
-  int64_t first_unsafe_slots = 0;     // the next candidate, which had violations (0: none)
-  int64_t capped_slots = 0;           // slots used for the spread-cap alternative
-  int64_t spread_cap = 0;             // = window
+  int64_t max_safe_slots = 0;      // 0: even one slot saw violations
+  ScenarioResult at_max_safe;      // seed = base seed
+  int64_t first_unsafe_slots = 0;  // the next candidate, which had violations (0: none)
+  int64_t capped_slots = 0;        // slots used for the spread-cap alternative
+  int64_t spread_cap = 0;          // = window
   ScenarioResult with_cap;
 
   std::string ToText(const Scenario& base) const;

@@ -46,9 +46,8 @@ Status InRange(const char* name, int64_t v, int64_t lo, int64_t hi) {
                                    ", must not be negative");
   }
   if (v < lo || v > hi) {
-    return Status::InvalidArgument(std::string(name) + ": " + std::to_string(v) +
-                                   ", must be in [" + std::to_string(lo) + ", " +
-                                   std::to_string(hi) + "]");
+    return Status::InvalidArgument(std::string(name) + ": " + std::to_string(v) + ", must be in [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return Status::Ok();
 }
@@ -65,7 +64,9 @@ Status FiniteInRange(const char* name, double v, double lo, double hi) {
 }  // namespace
 
 const char* ReactionName(Reaction r) { return NameOf(r, kReactions); }
-Result<Reaction> ParseReaction(const std::string& n) { return ParseName("reaction", n, kReactions); }
+Result<Reaction> ParseReaction(const std::string& n) {
+  return ParseName("reaction", n, kReactions);
+}
 const char* OpName(Op op) { return NameOf(op, kOps); }
 Result<Op> ParseOp(const std::string& n) { return ParseName("op", n, kOps); }
 const char* DistName(Dist d) { return NameOf(d, kDists); }
@@ -93,14 +94,15 @@ Status Scenario::Validate() const {
   if (buffers > kMaxBufferBytes) {
     return Status::InvalidArgument(
         "slots: " + std::to_string(slots) + " slots of " + std::to_string(io_size) +
-        "-byte I/O need " + std::to_string(buffers >> 20) + " MiB of message buffers, more than the " +
-        std::to_string(kMaxBufferBytes >> 20) + " MiB a load generator may hold");
+        "-byte I/O need " + std::to_string(buffers >> 20) +
+        " MiB of message buffers, more than the " + std::to_string(kMaxBufferBytes >> 20) +
+        " MiB a load generator may hold");
   }
   SECMODE_RETURN_IF_ERROR(InRange("spread-cap", spread_cap, 0, kMaxWindow));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("cost-fixed-ns", cost_fixed_ns, 0, 1e12));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("cost-ns-per-byte", cost_ns_per_byte, 0, 1e6));
-  SECMODE_RETURN_IF_ERROR(InRange("retransmit-timeout-ns", retransmit_timeout_ns, 1,
-                                  int64_t{3600} * 1000000000));
+  SECMODE_RETURN_IF_ERROR(
+      InRange("retransmit-timeout-ns", retransmit_timeout_ns, 1, int64_t{3600} * 1000000000));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("bandwidth", bandwidth_bytes_per_s, 1e3, 1e13));
   // One hour bounds every delay so that sums of them stay far from overflow.
   constexpr int64_t kHour = int64_t{3600} * 1000000000;

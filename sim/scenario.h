@@ -71,14 +71,14 @@ inline constexpr int64_t kReplyOverhead = 140;
 
 struct Scenario {
   // Client.
-  int nconnect = 4;            // TCP connections, requests spread round-robin
-  int64_t slots = 64;          // requests outstanding at once (NFSv4.1 slot table)
+  int nconnect = 4;                     // TCP connections, requests spread round-robin
+  int64_t slots = 64;                   // requests outstanding at once (NFSv4.1 slot table)
   bool per_connection_context = false;  // false: one GSS context (one sequence
                                         // counter) shared by all connections, as Linux does
-  bool reencode = false;       // re-number a request at transmit if its number fell
-                               // out of the window since encode (Linux >= ~5.0)
-  int64_t spread_cap = 0;      // >0: a new number is only issued while (it - lowest
-                               // outstanding number of its context) < spread_cap
+  bool reencode = false;                // re-number a request at transmit if its number fell
+                                        // out of the window since encode (Linux >= ~5.0)
+  int64_t spread_cap = 0;               // >0: a new number is only issued while (it - lowest
+                                        // outstanding number of its context) < spread_cap
   Op op = Op::kRead;
   int64_t io_size = 65536;
   // Per-message crypto cost of the mode, ns = cost_fixed_ns + cost_ns_per_byte
@@ -90,7 +90,7 @@ struct Scenario {
   double cost_ns_per_byte = 1.0;
   int64_t gss_setup_ns = 2000000;  // creating a new context (INIT exchange CPU and KDC)
   int64_t retransmit_timeout_ns = 60000000000;  // Linux TCP timeo=600 (60 s)
-  int64_t reconnect_ns = 0;        // extra time to reconnect beyond one RTT handshake
+  int64_t reconnect_ns = 0;                     // extra time to reconnect beyond one RTT handshake
 
   // Network, per connection and direction.
   double bandwidth_bytes_per_s = 1.25e9;  // 10 Gbit/s
@@ -103,17 +103,17 @@ struct Scenario {
   SkewWhere skew_where = SkewWhere::kClient;
 
   // Server.
-  int64_t window = 128;                   // RPCSEC_GSS sequence window
+  int64_t window = 128;  // RPCSEC_GSS sequence window
   Reaction reaction = Reaction::kDropDisconnect;
-  int server_threads = 8;                 // nfsd default
+  int server_threads = 8;  // nfsd default
   Dist service_dist = Dist::kExponential;
-  int64_t service_ns = 20000;             // mean service time besides crypto
+  int64_t service_ns = 20000;  // mean service time besides crypto
   double service_sigma = 1.0;
 
   // Run.
   uint64_t seed = 1;
-  int64_t ops = 20000;        // stop after this many completed operations
-  int64_t duration_ns = 0;    // >0: also stop at this simulated time
+  int64_t ops = 20000;      // stop after this many completed operations
+  int64_t duration_ns = 0;  // >0: also stop at this simulated time
 
   // Bytes on the wire of one call / one reply (payload plus overhead).
   int64_t RequestBytes() const;
@@ -130,26 +130,26 @@ common::Result<Scenario> ScenarioFromJson(const nlohmann::json& j);
 
 struct ScenarioResult {
   uint64_t seed = 0;
-  int64_t completed = 0;          // operations completed (counted)
-  int64_t elapsed_ns = 0;         // time to complete them
-  double ops_per_s = 0;           // goodput
-  double mb_per_s = 0;            // goodput in payload MB (1e6 bytes) per second
-  int64_t violations = 0;         // requests below the server's window
-  int64_t drops = 0;              // requests the server discarded or lost without reply
+  int64_t completed = 0;   // operations completed (counted)
+  int64_t elapsed_ns = 0;  // time to complete them
+  double ops_per_s = 0;    // goodput
+  double mb_per_s = 0;     // goodput in payload MB (1e6 bytes) per second
+  int64_t violations = 0;  // requests below the server's window
+  int64_t drops = 0;       // requests the server discarded or lost without reply
   int64_t disconnects = 0;
   int64_t context_recreations = 0;
-  int64_t error_replies = 0;      // calls answered "context problem"
-  int64_t retransmissions = 0;    // calls sent again after having been sent once
+  int64_t error_replies = 0;    // calls answered "context problem"
+  int64_t retransmissions = 0;  // calls sent again after having been sent once
   int64_t retransmitted_bytes = 0;
-  int64_t reencodes = 0;          // re-numbered at transmit (Scenario::reencode)
-  int64_t max_spread = 0;         // largest (highest seen - arriving number) at the server
+  int64_t reencodes = 0;   // re-numbered at transmit (Scenario::reencode)
+  int64_t max_spread = 0;  // largest (highest seen - arriving number) at the server
   int64_t p50_ns = 0, p99_ns = 0, p999_ns = 0;  // per-operation latency, issue to completion
-  double stalled_fraction = 0;    // share of time every outstanding request was
-                                  // waiting on a timeout, reconnect or new context
-  int64_t events = 0;             // simulator events processed (0 when measured)
-  bool truncated = false;         // the simulator's event budget ran out before
-                                  // `ops` completed (a thrashing scenario); the
-                                  // figures cover the simulated time until then
+  double stalled_fraction = 0;                  // share of time every outstanding request was
+                                                // waiting on a timeout, reconnect or new context
+  int64_t events = 0;                           // simulator events processed (0 when measured)
+  bool truncated = false;                       // the simulator's event budget ran out before
+                                                // `ops` completed (a thrashing scenario); the
+                                                // figures cover the simulated time until then
 
   nlohmann::json ToJson() const;
 };

@@ -17,28 +17,28 @@ using common::Status;
 namespace {
 
 enum Kind : uint32_t {
-  kEncodeDone,        // target slot, tag attempt
-  kTxReady,           // target conn, tag epoch: a skew-held message may go now
-  kTxDone,            // target conn, tag epoch: the call left the client's socket
-  kArrive,            // target slot, tag attempt: the call reached the server
-  kServiceDone,       // target slot, tag attempt: a worker finished it
-  kReplyTxDone,       // target conn, tag epoch: the reply left the server's socket
-  kComplete,          // target slot, tag attempt: the client opened the reply
-  kTimeout,           // target slot, tag attempt
-  kDisconnectNoticed, // target conn, tag epoch
-  kReconnected,       // target conn, tag epoch
-  kContextReady,      // target context, tag generation
+  kEncodeDone,         // target slot, tag attempt
+  kTxReady,            // target conn, tag epoch: a skew-held message may go now
+  kTxDone,             // target conn, tag epoch: the call left the client's socket
+  kArrive,             // target slot, tag attempt: the call reached the server
+  kServiceDone,        // target slot, tag attempt: a worker finished it
+  kReplyTxDone,        // target conn, tag epoch: the reply left the server's socket
+  kComplete,           // target slot, tag attempt: the client opened the reply
+  kTimeout,            // target slot, tag attempt
+  kDisconnectNoticed,  // target conn, tag epoch
+  kReconnected,        // target conn, tag epoch
+  kContextReady,       // target context, tag generation
 };
 
 // Where a slot's current request is.
 enum class State : uint8_t {
-  kEncoding,   // EncodeDone pending
-  kGated,      // waiting for a number (context being re-created or spread cap)
-  kQueued,     // in its connection's send queue
-  kInFlight,   // sent; on the wire, at the server or on the way back
-  kLost,       // the server discarded it; only the timeout will resend it
-  kWaitConn,   // its connection is down; resent on reconnect
-  kWaitCtx,    // its context is being re-created; resent when ready
+  kEncoding,  // EncodeDone pending
+  kGated,     // waiting for a number (context being re-created or spread cap)
+  kQueued,    // in its connection's send queue
+  kInFlight,  // sent; on the wire, at the server or on the way back
+  kLost,      // the server discarded it; only the timeout will resend it
+  kWaitConn,  // its connection is down; resent on reconnect
+  kWaitCtx,   // its context is being re-created; resent when ready
 };
 
 struct Slot {
@@ -46,13 +46,13 @@ struct Slot {
   int64_t tx_done_ns = 0;
   uint64_t seq = 0;
   uint32_t attempt = 0;
-  uint32_t gen = 0;   // context generation the number belongs to
+  uint32_t gen = 0;  // context generation the number belongs to
   int conn = 0;
   State state = State::kEncoding;
   bool holds_seq = false;
-  bool sent = false;          // transmitted at least once for this operation
-  bool error_reply = false;   // the pending reply is "context problem"
-  bool blocked = false;       // counted in Sim::blocked_
+  bool sent = false;         // transmitted at least once for this operation
+  bool error_reply = false;  // the pending reply is "context problem"
+  bool blocked = false;      // counted in Sim::blocked_
 };
 
 struct QueueItem {
@@ -285,8 +285,7 @@ void Sim::TryTx(int c) {
     // window or more behind the highest number already sent on the context,
     // and if so encodes the call again with a fresh number.
     if (s_.reencode && slot.gen == ctx.gen && !ctx.recreating && ctx.xmit_any &&
-        ctx.seq_xmit >= slot.seq &&
-        ctx.seq_xmit - slot.seq >= static_cast<uint64_t>(s_.window)) {
+        ctx.seq_xmit >= slot.seq && ctx.seq_xmit - slot.seq >= static_cast<uint64_t>(s_.window)) {
       ReleaseSeq(slot);
       slot.seq = AssignSeq(ctx);
       slot.holds_seq = true;
@@ -327,8 +326,8 @@ void Sim::QueueReply(Slot& slot, bool error) {
 
 void Sim::StartService(uint32_t index, uint32_t attempt) {
   ++busy_workers_;
-  const int64_t t = open_req_ns_ + Sample(s_.service_dist, s_.service_ns, s_.service_sigma) +
-                    seal_reply_ns_;
+  const int64_t t =
+      open_req_ns_ + Sample(s_.service_dist, s_.service_ns, s_.service_sigma) + seal_reply_ns_;
   events_.Push(now_ + t, kServiceDone, index, attempt);
 }
 
@@ -457,7 +456,7 @@ void Sim::OnContextReady(int ci) {
   // Everything sent under the old context and not answered is resent.
   for (Slot& slot : slots_) {
     if (&CtxOf(slot) != &ctx || slot.gen == ctx.gen || slot.state == State::kGated) continue;
-    slot.holds_seq = false;  // the old numbering is gone
+    slot.holds_seq = false;                        // the old numbering is gone
     if (slot.state == State::kWaitConn) continue;  // resent on reconnect
     Resend(slot);
   }

@@ -32,7 +32,7 @@ struct SweepGrid {
 struct SweepRow {
   Scenario scenario;
   ScenarioResult result;
-  std::string error;  // non-empty: the scenario failed, result is empty
+  std::string error;              // non-empty: the scenario failed, result is empty
   nlohmann::json ToJson() const;  // parameters, outputs (incl. seed), error
 };
 

@@ -9,8 +9,7 @@ namespace {
 
 TEST(PortableLogTest, MatchesLibmClosely) {
   for (double x : {1e-300, 1e-10, 0.001, 0.3, 0.7071, 1.0, 1.4142, 2.0, 3.5, 1e6, 1e300}) {
-    EXPECT_NEAR(PortableLog(x), std::log(x), 1e-13 * std::max(1.0, std::fabs(std::log(x))))
-        << x;
+    EXPECT_NEAR(PortableLog(x), std::log(x), 1e-13 * std::max(1.0, std::fabs(std::log(x)))) << x;
   }
   EXPECT_EQ(PortableLog(1.0), 0.0);
   EXPECT_LT(PortableLog(0.0), -1e300);

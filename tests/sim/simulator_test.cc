@@ -203,8 +203,8 @@ TEST(SimulatorTest, GoodputNeverExceedsBandwidthOrServiceBound) {
           ScenarioResult r = SimOk(s);
           const double wire = static_cast<double>(std::max(s.RequestBytes(), s.ReplyBytes()));
           const double bw_bound = n * s.bandwidth_bytes_per_s / wire;
-          const double per_op_ns = static_cast<double>(
-              s.CostNs(s.RequestBytes()) + s.service_ns + s.CostNs(s.ReplyBytes()));
+          const double per_op_ns = static_cast<double>(s.CostNs(s.RequestBytes()) + s.service_ns +
+                                                       s.CostNs(s.ReplyBytes()));
           const double server_bound = threads * 1e9 / per_op_ns;
           const double bound = std::min(bw_bound, server_bound);
           EXPECT_LE(r.ops_per_s, bound * 1.0001)
