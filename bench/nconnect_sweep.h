@@ -27,8 +27,10 @@ bool FitCostsFromMicro(const RunResults& results, sim::Scenario& scenario, std::
 
 struct SimSpeed {
   int64_t rpcs = 0;
-  double seconds = 0;
-  double rpcs_per_second = 0;
+  double cpu_seconds = 0;  // this thread's CPU time
+  double wall_seconds = 0;
+  double rpcs_per_second = 0;  // per second of CPU time: the speed of one
+                               // core, whatever else the machine is running
 };
 // Runs `scenario` once on this thread and times it.
 common::Result<SimSpeed> MeasureSimSpeed(const sim::Scenario& scenario);
