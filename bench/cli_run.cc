@@ -20,9 +20,8 @@ const std::string& CommandLine() { return CommandLineStorage(); }
 void AddRunCommand(CLI::App& app) {
   auto opts = std::make_shared<SuiteOptions>();
   CLI::App* run = app.add_subcommand(
-      "run",
-      "Measure every mode's four legs (client-seal, server-open, server-seal, client-open) "
-      "at 128 B, 4 KiB, 64 KiB and 1 MiB and write results.json, micro.csv, report.md");
+      "run", "Measure every mode's four legs (client-seal, server-open, server-seal, client-open) "
+             "at 128 B, 4 KiB, 64 KiB and 1 MiB and write results.json, micro.csv, report.md");
   run->add_option("--out", opts->out_dir,
                   "Output directory (default: results/runs/<UTC timestamp>-<hostname>)");
   run->add_flag("--quick", opts->quick, "Short measurements (same coverage, noisier numbers)");
@@ -30,8 +29,7 @@ void AddRunCommand(CLI::App& app) {
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")
       ->delimiter(',');
-  run->add_option("--sizes", opts->sizes,
-                  "Payload sizes in bytes (default: 128,4096,65536,1048576)")
+  run->add_option("--sizes", opts->sizes, "Payload sizes in bytes (default: 128,4096,65536,1048576)")
       ->delimiter(',')
       ->check(CLI::Range(size_t{0}, size_t{64} << 20));
   run->callback([opts] {

@@ -41,8 +41,7 @@ common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_
     sealer = a.server_seal.get();
     opener = a.client_open.get();
   }
-  if (!sealer || !opener)
-    return Status::Internal(std::string("mode has no ") + LegName(leg) + " leg");
+  if (!sealer || !opener) return Status::Internal(std::string("mode has no ") + LegName(leg) + " leg");
 
   common::LatencySamples samples;
   Bytes wire, opened;
@@ -74,8 +73,7 @@ common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_
     const size_t batch = std::clamp<size_t>(kBatchBytes / std::max<size_t>(size + 64, 1), 8, 4096);
     std::vector<Bytes> tokens(batch);
     while ((timed_ns < budget_ns || ops < options.min_ops) && ops < options.max_ops) {
-      for (auto& t : tokens)
-        SECMODE_RETURN_IF_ERROR(sealer->Seal(payload, &t).Annotate("sealing for open"));
+      for (auto& t : tokens) SECMODE_RETURN_IF_ERROR(sealer->Seal(payload, &t).Annotate("sealing for open"));
       for (size_t i = 0; i < tokens.size(); ++i) {
         uint64_t t0 = common::NowNs();
         Status s = opener->Open(tokens[i], &opened);

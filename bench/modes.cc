@@ -132,8 +132,8 @@ Result<ModeName> ParseModeName(const std::string& text) {
     return Status::InvalidArgument("mode '" + text + "' has too many parts; expected " +
                                    name.family + "[:ENCTYPE[:ENGINE]]");
   }
-  name.enctype =
-      parts.size() > 1 && !parts[1].empty() ? parts[1] : gss::EnctypeName(gss::kDefaultEnctype);
+  name.enctype = parts.size() > 1 && !parts[1].empty() ? parts[1]
+                                                       : gss::EnctypeName(gss::kDefaultEnctype);
   SECMODE_ASSIGN_OR_RETURN(gss::Enctype e, gss::ParseEnctype(name.enctype));
   name.enctype = gss::EnctypeName(e);
   name.engine = parts.size() > 2 && !parts[2].empty() ? parts[2] : entry->info.engines.front();

@@ -105,9 +105,10 @@ std::string ReportMarkdown(const RunResults& r) {
     for (const auto& [key, c] : cells) {
       double req = c.legs[0] + c.legs[1];
       out << "| " << std::get<0>(key) << " | " << std::get<1>(key) << " | "
-          << (std::get<2>(key).empty() ? "-" : std::get<2>(key)) << " | " << Fmt("%.0f", c.legs[0])
-          << " | " << Fmt("%.0f", c.legs[1]) << " | " << Fmt("%.0f", c.legs[2]) << " | "
-          << Fmt("%.0f", c.legs[3]) << " | " << Fmt("%.0f", c.RoundTrip()) << " | "
+          << (std::get<2>(key).empty() ? "-" : std::get<2>(key)) << " | "
+          << Fmt("%.0f", c.legs[0]) << " | " << Fmt("%.0f", c.legs[1]) << " | "
+          << Fmt("%.0f", c.legs[2]) << " | " << Fmt("%.0f", c.legs[3]) << " | "
+          << Fmt("%.0f", c.RoundTrip()) << " | "
           << (req > 0 ? Fmt("%.1f", static_cast<double>(size) * 1e3 / req) : "-") << " | "
           << (sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()) : "-")
           << " |\n";

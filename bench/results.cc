@@ -11,11 +11,11 @@ json ToJson(const RunResults& r) {
   const auto& m = r.machine;
   json doc;
   doc["schema"] = kResultsSchema;
-  doc["machine"] = {
-      {"cpu_model", m.cpu_model}, {"logical_cpus", m.logical_cpus}, {"cpu_flags", m.cpu_flags},
-      {"kernel", m.kernel},       {"hostname", m.hostname},         {"openssl", m.openssl},
-      {"krb5", m.krb5},           {"compiler", m.compiler},         {"build_type", m.build_type},
-      {"tsc_ghz", m.tsc_ghz}};
+  doc["machine"] = {{"cpu_model", m.cpu_model},   {"logical_cpus", m.logical_cpus},
+                    {"cpu_flags", m.cpu_flags},   {"kernel", m.kernel},
+                    {"hostname", m.hostname},     {"openssl", m.openssl},
+                    {"krb5", m.krb5},             {"compiler", m.compiler},
+                    {"build_type", m.build_type}, {"tsc_ghz", m.tsc_ghz}};
   doc["command"] = r.command;
   doc["started_at"] = r.started_at;
   doc["finished_at"] = r.finished_at;
@@ -62,25 +62,13 @@ Status Expect(const json& obj, const std::string& path, const char* key, Kind ki
   bool ok = false;
   const char* want = "";
   switch (kind) {
-    case Kind::kString:
-      ok = v.is_string();
-      want = "a string";
-      break;
-    case Kind::kNumber:
-      ok = v.is_number();
-      want = "a number";
-      break;
-    case Kind::kUnsigned:
-      ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
-      want = "a non-negative integer";
-      break;
-    case Kind::kArray:
-      ok = v.is_array();
-      want = "an array";
-      break;
+    case Kind::kString: ok = v.is_string(); want = "a string"; break;
+    case Kind::kNumber: ok = v.is_number(); want = "a number"; break;
+    case Kind::kUnsigned: ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+      want = "a non-negative integer"; break;
+    case Kind::kArray: ok = v.is_array(); want = "an array"; break;
   }
-  if (!ok)
-    return Status::Corrupt(path + "." + key + ": expected " + want + ", got " + v.type_name());
+  if (!ok) return Status::Corrupt(path + "." + key + ": expected " + want + ", got " + v.type_name());
   return Status::Ok();
 }
 
@@ -97,9 +85,8 @@ Status ValidateResultsJson(const json& doc) {
     return Status::Corrupt("not a secmode results file: schema is '" + schema + "'");
   }
   if (schema != kResultsSchema) {
-    return Status::InvalidArgument("results schema '" + schema +
-                                   "' is not one this reader knows (" + kResultsSchema +
-                                   "); a newer secmode wrote it");
+    return Status::InvalidArgument("results schema '" + schema + "' is not one this reader knows (" +
+                                   kResultsSchema + "); a newer secmode wrote it");
   }
   if (!doc.contains("machine") || !doc["machine"].is_object()) {
     return Status::Corrupt("machine: missing or not an object");
@@ -136,8 +123,7 @@ Status ValidateResultsJson(const json& doc) {
       const std::string leg = row["leg"];
       if (leg != "client-seal" && leg != "server-open" && leg != "server-seal" &&
           leg != "client-open") {
-        return Status::Corrupt(path + ".leg: '" + leg +
-                               "' is not one of client-seal, server-open, "
+        return Status::Corrupt(path + ".leg: '" + leg + "' is not one of client-seal, server-open, "
                                "server-seal, client-open");
       }
       if (row["ns_per_op"].get<double>() <= 0 || row["samples"].get<uint64_t>() == 0) {
