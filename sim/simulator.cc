@@ -16,6 +16,9 @@ using common::Status;
 
 namespace {
 
+constexpr double kMaxSampleNs = 1e15;
+constexpr int64_t kMaxSimNs = int64_t{1} << 60;
+
 enum Kind : uint32_t {
   kEncodeDone,         // target slot, tag attempt
   kTxReady,            // target conn, tag epoch: a skew-held message may go now
@@ -125,6 +128,9 @@ class Sim {
     double v = static_cast<double>(mean);
     if (d == Dist::kExponential) v = rng_.Exponential(v);
     if (d == Dist::kLogNormal) v = rng_.LogNormal(v, sigma);
+    // A heavy lognormal tail can exceed what int64 ns holds; no delay in a
+    // scenario needs more than about 11 days.
+    if (!(v < kMaxSampleNs)) v = kMaxSampleNs;
     return static_cast<int64_t>(v + 0.5);
   }
   int64_t OneWay() { return s_.rtt_ns / 2 + Sample(s_.jitter_dist, s_.jitter_ns, s_.jitter_sigma); }
@@ -481,6 +487,10 @@ Result<ScenarioResult> Sim::Run() {
       break;
     }
     const Event e = events_.Pop();
+    if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
+      r_.truncated = true;
+      break;
+    }
     if (s_.duration_ns > 0 && e.time > s_.duration_ns) {
       now_ = s_.duration_ns;
       break;
