@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "sim/random.h"
+
 namespace secmode::sim {
 namespace {
 
@@ -257,6 +259,77 @@ TEST(SimulatorTest, ThrashingRunIsTruncatedNotEndless) {
   EXPECT_TRUE(r.truncated);
   EXPECT_LT(r.completed, s.ops);
   EXPECT_GT(r.context_recreations, 10);
+}
+
+}  // namespace
+}  // namespace secmode::sim
+
+namespace secmode::sim {
+namespace {
+
+// Random valid scenarios across every option: the model never deadlocks
+// (Simulate fails only on a model bug), and its outputs keep their invariants.
+TEST(SimulatorTest, RandomScenariosKeepInvariants) {
+  Rng rng(2026);
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + static_cast<ptrdiff_t>(rng.Next() % v.size()));
+  };
+  int with_violations = 0, with_disconnects = 0, with_recreations = 0, with_reencodes = 0;
+  for (int i = 0; i < 150; ++i) {
+    Scenario s;
+    s.nconnect = static_cast<int>(pick({1, 2, 3, 8}));
+    s.slots = pick({1, 2, 7, 64, 300});
+    s.window = pick({1, 2, 5, 32, 128});
+    s.reaction = static_cast<Reaction>(rng.Next() % 3);
+    s.op = static_cast<Op>(rng.Next() % 2);
+    s.io_size = pick({0, 512, 65536, 1 << 20});
+    s.per_connection_context = rng.Next() % 4 == 0;
+    s.reencode = rng.Next() % 2 == 0;
+    s.spread_cap = pick({0, 0, 1, 16, 200});
+    s.jitter_dist = static_cast<Dist>(rng.Next() % 3);
+    s.service_dist = static_cast<Dist>(rng.Next() % 3);
+    s.jitter_ns = pick({0, 10000, 500000});
+    s.skew_conn = static_cast<int>(rng.Next() % static_cast<uint64_t>(s.nconnect));
+    s.skew_ns = pick({0, 100000, 3000000});
+    s.skew_where = static_cast<SkewWhere>(rng.Next() % 2);
+    s.server_threads = static_cast<int>(pick({1, 4, 16}));
+    s.retransmit_timeout_ns = pick({1000000, 60000000000});
+    s.rtt_ns = pick({0, 50000, 1000000});
+    s.seed = rng.Next();
+    s.ops = 300;
+    ASSERT_TRUE(s.Validate().ok()) << s.ToJson().dump();
+    auto r = Simulate(s);
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << s.ToJson().dump();
+    const std::string where = s.ToJson().dump();
+    EXPECT_TRUE(r->completed == s.ops || r->truncated) << where;
+    with_violations += r->violations > 0;
+    with_disconnects += r->disconnects > 0;
+    with_recreations += r->context_recreations > 0;
+    with_reencodes += r->reencodes > 0;
+    EXPECT_LE(r->violations, r->drops) << where;
+    EXPECT_EQ(r->retransmitted_bytes, r->retransmissions * s.RequestBytes()) << where;
+    EXPECT_GE(r->stalled_fraction, 0.0) << where;
+    EXPECT_LE(r->stalled_fraction, 1.0) << where;
+    EXPECT_LE(r->p50_ns, r->p99_ns) << where;
+    EXPECT_LE(r->p99_ns, r->p999_ns) << where;
+    if (s.reaction != Reaction::kDropDisconnect) {
+      EXPECT_EQ(r->disconnects, 0) << where;
+    }
+    if (s.reaction != Reaction::kDiscardContext) {
+      EXPECT_EQ(r->context_recreations, 0) << where;
+    }
+    if (s.per_connection_context || (s.spread_cap > 0 && s.spread_cap <= s.window && !s.reencode)) {
+      EXPECT_EQ(r->violations, 0) << where;
+    }
+    if (!s.reencode) {
+      EXPECT_EQ(r->reencodes, 0) << where;
+    }
+  }
+  // The random grid reached every recovery path.
+  EXPECT_GT(with_violations, 10);
+  EXPECT_GT(with_disconnects, 3);
+  EXPECT_GT(with_recreations, 3);
+  EXPECT_GT(with_reencodes, 3);
 }
 
 }  // namespace
