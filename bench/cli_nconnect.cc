@@ -23,7 +23,7 @@ namespace {
 struct NconnectOptions {
   sim::Scenario s;
   std::string reaction = "drop-disconnect", op = "read", jitter_dist = "exponential",
-              service_dist = "exponential", skew_where = "client";
+              service_dist = "exponential", skew_where = "client", server_order = "arrival";
   bool sweep = false, recommend = false, quick = false, json = false;
   std::string out_dir;
   int threads = 0;
@@ -50,6 +50,9 @@ sim::Scenario Resolve(NconnectOptions& o) {
   auto sd = sim::ParseDist(o.service_dist);
   if (!sd.ok()) Fail(sd.status().Annotate("service-dist"));
   s.service_dist = *sd;
+  auto so = sim::ParseServerOrder(o.server_order);
+  if (!so.ok()) Fail(so.status());
+  s.server_order = *so;
   auto sw = sim::ParseSkewWhere(o.skew_where);
   if (!sw.ok()) Fail(sw.status());
   s.skew_where = *sw;
@@ -186,6 +189,9 @@ void AddNconnectCommand(CLI::App& app) {
                   "client (held before the socket) or network (on the wire)")
       ->capture_default_str();
   cmd->add_option("--server-threads", s.server_threads, "Server worker threads")
+      ->capture_default_str();
+  cmd->add_option("--server-order", o->server_order,
+                  "arrival (one FIFO) or round-robin (per-connection queues, checked at pickup)")
       ->capture_default_str();
   cmd->add_option("--service-dist", o->service_dist, "constant, exponential or lognormal")
       ->capture_default_str();

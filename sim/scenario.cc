@@ -39,6 +39,8 @@ const std::pair<const char*, Dist> kDists[] = {{"constant", Dist::kConstant},
                                                {"lognormal", Dist::kLogNormal}};
 const std::pair<const char*, SkewWhere> kSkewWheres[] = {{"client", SkewWhere::kClient},
                                                          {"network", SkewWhere::kNetwork}};
+const std::pair<const char*, ServerOrder> kServerOrders[] = {
+    {"arrival", ServerOrder::kArrival}, {"round-robin", ServerOrder::kRoundRobin}};
 
 Status InRange(const char* name, int64_t v, int64_t lo, int64_t hi) {
   if (v < 0 && lo == 0) {
@@ -72,6 +74,10 @@ Result<Op> ParseOp(const std::string& n) { return ParseName("op", n, kOps); }
 const char* DistName(Dist d) { return NameOf(d, kDists); }
 Result<Dist> ParseDist(const std::string& n) { return ParseName("distribution", n, kDists); }
 const char* SkewWhereName(SkewWhere w) { return NameOf(w, kSkewWheres); }
+const char* ServerOrderName(ServerOrder o) { return NameOf(o, kServerOrders); }
+Result<ServerOrder> ParseServerOrder(const std::string& n) {
+  return ParseName("server-order", n, kServerOrders);
+}
 Result<SkewWhere> ParseSkewWhere(const std::string& n) {
   return ParseName("skew-where", n, kSkewWheres);
 }
@@ -145,6 +151,7 @@ json Scenario::ToJson() const {
           {"window", window},
           {"reaction", ReactionName(reaction)},
           {"server_threads", server_threads},
+          {"server_order", ServerOrderName(server_order)},
           {"service_dist", DistName(service_dist)},
           {"service_ns", service_ns},
           {"service_sigma", service_sigma},
@@ -205,6 +212,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "window", s.window));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "reaction", s.reaction, ParseReaction));
   SECMODE_RETURN_IF_ERROR(Read(j, "server_threads", s.server_threads));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "server_order", s.server_order, ParseServerOrder));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "service_dist", s.service_dist, ParseDist));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_ns", s.service_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_sigma", s.service_sigma));

@@ -55,6 +55,16 @@ enum class SkewWhere {
 const char* SkewWhereName(SkewWhere w);
 common::Result<SkewWhere> ParseSkewWhere(const std::string& name);
 
+// In which order the server looks at calls (and so checks their numbers).
+enum class ServerOrder {
+  kArrival,     // as they arrive, over all connections (one FIFO to the workers)
+  kRoundRobin,  // each connection queues its own calls; a free worker takes the
+                // next call of the next connection in turn and checks it then
+                // (how Linux nfsd serves transports)
+};
+const char* ServerOrderName(ServerOrder o);
+common::Result<ServerOrder> ParseServerOrder(const std::string& name);
+
 // Limits Validate() enforces.
 inline constexpr int kMaxConnections = 1024;
 inline constexpr int64_t kMaxSlots = 1 << 20;
@@ -106,6 +116,7 @@ struct Scenario {
   int64_t window = 128;  // RPCSEC_GSS sequence window
   Reaction reaction = Reaction::kDropDisconnect;
   int server_threads = 8;  // nfsd default
+  ServerOrder server_order = ServerOrder::kArrival;
   Dist service_dist = Dist::kExponential;
   int64_t service_ns = 20000;  // mean service time besides crypto
   double service_sigma = 1.0;

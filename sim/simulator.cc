@@ -76,6 +76,7 @@ struct Conn {
   QueueItem in_reply{};
   int64_t last_reply_arrival = 0;  // TCP order, server -> client
   std::deque<QueueItem> replyq;
+  std::deque<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
 };
 
 struct Context {
@@ -148,6 +149,8 @@ class Sim {
   void TryTx(int c);
   void TryReplyTx(int c);
   void ServerAccept(Slot& slot);
+  void ServerCheck(Slot& slot, bool at_pickup);
+  void PickUp();
   void StartService(uint32_t slot, uint32_t attempt);
   void QueueReply(Slot& slot, bool error);
   void ServerDisconnect(int c);
@@ -171,6 +174,8 @@ class Sim {
   // Server workers.
   int busy_workers_ = 0;
   std::deque<QueueItem> work_;
+  size_t server_rr_ = 0;       // kRoundRobin: the connection whose turn is next
+  int64_t server_queued_ = 0;  // kRoundRobin: calls in all serverq
   // Stall accounting: slots blocked on a timeout, reconnect or new context.
   int64_t blocked_ = 0;
   int64_t stall_since_ = -1;
@@ -356,16 +361,48 @@ void Sim::ServerDisconnect(int c) {
   conn.tx_timer = false;
   conn.reply_busy = false;
   conn.replyq.clear();
+  server_queued_ -= static_cast<int64_t>(conn.serverq.size());
+  conn.serverq.clear();
   conn.last_arrival = 0;
   conn.last_reply_arrival = 0;
   events_.Push(now_ + s_.rtt_ns / 2, kDisconnectNoticed, static_cast<uint32_t>(c), conn.epoch);
 }
 
 void Sim::OnArrive(Slot& slot) {
-  if (!conns_[slot.conn].up) {  // the server closed this connection: lost
+  Conn& conn = conns_[slot.conn];
+  if (!conn.up) {  // the server closed this connection: lost
     ++r_.drops;
     return;
   }
+  if (s_.server_order == ServerOrder::kRoundRobin) {
+    conn.serverq.push_back({Index(slot), slot.attempt, now_});
+    ++server_queued_;
+    PickUp();
+    return;
+  }
+  ServerCheck(slot, /*at_pickup=*/false);
+}
+
+// Free workers take calls connection by connection, in turn, and check each
+// call's number when they take it.
+void Sim::PickUp() {
+  const size_t n = conns_.size();
+  while (busy_workers_ < s_.server_threads && server_queued_ > 0) {
+    size_t c = server_rr_;
+    for (size_t k = 0; k < n && conns_[c].serverq.empty(); ++k) c = (c + 1) % n;
+    server_rr_ = (c + 1) % n;
+    Conn& conn = conns_[c];
+    const QueueItem item = conn.serverq.front();
+    conn.serverq.pop_front();
+    --server_queued_;
+    Slot& slot = slots_[item.slot];
+    if (slot.attempt != item.attempt) continue;
+    ServerCheck(slot, /*at_pickup=*/true);
+  }
+}
+
+// The window check (RFC 2203 5.3.3.1) and the server's reaction.
+void Sim::ServerCheck(Slot& slot, bool at_pickup) {
   Context& ctx = CtxOf(slot);
   if (slot.gen != ctx.gen || ctx.server_dead) {
     // RFC 2203 5.3.3.3: a call on a context the server no longer has is
@@ -378,7 +415,11 @@ void Sim::OnArrive(Slot& slot) {
   if (static_cast<int64_t>(lag) > r_.max_spread) r_.max_spread = static_cast<int64_t>(lag);
   const SeqWindow::Verdict v = ctx.server.Check(slot.seq);
   if (v == SeqWindow::Verdict::kAccept) {
-    ServerAccept(slot);
+    if (at_pickup) {
+      StartService(Index(slot), slot.attempt);
+    } else {
+      ServerAccept(slot);
+    }
     return;
   }
   // Below the window (or a replay): RFC 2203 5.3.3.1 says discard silently.
@@ -545,6 +586,7 @@ Result<ScenarioResult> Sim::Run() {
       }
       case kServiceDone: {
         --busy_workers_;
+        PickUp();
         while (!work_.empty() && busy_workers_ < s_.server_threads) {
           QueueItem next = work_.front();
           work_.pop_front();

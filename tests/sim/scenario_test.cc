@@ -68,6 +68,10 @@ TEST(ScenarioTest, ParsesNamesAndRejectsUnknown) {
   EXPECT_FALSE(ParseOp("delete").ok());
   EXPECT_FALSE(ParseDist("gaussian").ok());
   EXPECT_FALSE(ParseSkewWhere("server").ok());
+  EXPECT_EQ(*ParseServerOrder("round-robin"), ServerOrder::kRoundRobin);
+  auto order = ParseServerOrder("lifo");
+  ASSERT_FALSE(order.ok());
+  EXPECT_NE(order.status().message().find("server-order: unknown value 'lifo'"), std::string::npos);
   EXPECT_EQ(*ParseDist("lognormal"), Dist::kLogNormal);
 }
 
@@ -82,6 +86,7 @@ TEST(ScenarioTest, JsonRoundTrip) {
   s.jitter_dist = Dist::kLogNormal;
   s.seed = 0xdeadbeefcafeULL;
   s.reencode = true;
+  s.server_order = ServerOrder::kRoundRobin;
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
