@@ -306,7 +306,8 @@ Status AddNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
      << "| base scenario | RTT " << Fmt("%.3f", grid.base.rtt_ns / 1e6) << " ms, jitter "
      << sim::DistName(grid.base.jitter_dist) << " mean " << Fmt("%.3f", grid.base.jitter_ns / 1e6)
      << " ms, " << Fmt("%.2f", grid.base.bandwidth_bytes_per_s * 8 / 1e9)
-     << " Gbit/s per connection, " << grid.base.server_threads << " server threads, service "
+     << " Gbit/s per connection, " << grid.base.server_threads << " server threads ("
+     << sim::ServerOrderName(grid.base.server_order) << " order), service "
      << sim::DistName(grid.base.service_dist) << " mean " << Fmt("%.3f", grid.base.service_ns / 1e6)
      << " ms, re-encode " << (grid.base.reencode ? "on" : "off") << ", GSS context setup "
      << Fmt("%.1f", grid.base.gss_setup_ns / 1e6) << " ms |\n"
