@@ -12,7 +12,8 @@
 //    not a statistical one, so a single measured violation refutes it.
 //  - Otherwise they agree within `violation_slack` events (few events are
 //    dominated by scheduling noise on a shared machine: one late thread
-//    wakeup moves a count by a few) or within a factor `violation_factor`
+//    wakeup moves a count by a few; with the defaults the slack only decides
+//    when the smaller count is below 5) or within a factor `violation_factor`
 //    (violations grow steeply, roughly geometrically, with skew and slots; a
 //    factor of 2 still separates "a few per thousand" from "most calls").
 //  - Goodput (ops/s) agrees within `goodput_factor` either way: the model
