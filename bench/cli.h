@@ -15,6 +15,7 @@ const std::string& CommandLine();
 
 void AddRunCommand(CLI::App& app);
 void AddModesCommand(CLI::App& app);
+void AddNconnectCommand(CLI::App& app);
 
 }  // namespace secmode::bench
 

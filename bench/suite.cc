@@ -6,6 +6,7 @@
 
 #include "bench/measure.h"
 #include "bench/modes.h"
+#include "bench/nconnect_sweep.h"
 #include "bench/report.h"
 #include "bench/results.h"
 #include "bench/section_smb.h"
@@ -24,6 +25,7 @@ namespace {
 const Section kSections[] = {
     {"none", nullptr},  // placeholder so the array is never empty
     {"smb", RunSmbSection},
+    {"nconnect", RunNconnectSection},
 };
 
 }  // namespace

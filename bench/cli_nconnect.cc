@@ -1,0 +1,233 @@
+// `secmode nconnect`: run one simulated scenario, a sweep, or a
+// recommendation (sim/). Flags map 1:1 onto sim::Scenario fields and carry
+// the names Scenario::Validate uses in its messages.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "bench/cli.h"
+#include "bench/nconnect_sweep.h"
+#include "bench/report.h"
+#include "bench/results.h"
+#include "bench/suite.h"
+#include "common/clock.h"
+#include "common/files.h"
+#include "sim/recommend.h"
+#include "sim/simulator.h"
+#include "sim/sweep.h"
+
+namespace secmode::bench {
+
+namespace {
+
+struct NconnectOptions {
+  sim::Scenario s;
+  std::string reaction = "drop-disconnect", op = "read", jitter_dist = "exponential",
+              service_dist = "exponential", skew_where = "client", server_order = "arrival";
+  bool sweep = false, recommend = false, quick = false, json = false;
+  std::string out_dir;
+  int threads = 0;
+  int64_t max_slots = 1024;
+  int seeds = 3;
+};
+
+[[noreturn]] void Fail(const common::Status& status) {
+  throw CLI::RuntimeError("secmode nconnect: " + status.ToString(), 1);
+}
+
+// Fills the enum fields from their names; Validate() then checks the rest.
+sim::Scenario Resolve(NconnectOptions& o) {
+  sim::Scenario s = o.s;
+  auto reaction = sim::ParseReaction(o.reaction);
+  if (!reaction.ok()) Fail(reaction.status());
+  s.reaction = *reaction;
+  auto op = sim::ParseOp(o.op);
+  if (!op.ok()) Fail(op.status());
+  s.op = *op;
+  auto jd = sim::ParseDist(o.jitter_dist);
+  if (!jd.ok()) Fail(jd.status().Annotate("jitter-dist"));
+  s.jitter_dist = *jd;
+  auto sd = sim::ParseDist(o.service_dist);
+  if (!sd.ok()) Fail(sd.status().Annotate("service-dist"));
+  s.service_dist = *sd;
+  auto so = sim::ParseServerOrder(o.server_order);
+  if (!so.ok()) Fail(so.status());
+  s.server_order = *so;
+  auto sw = sim::ParseSkewWhere(o.skew_where);
+  if (!sw.ok()) Fail(sw.status());
+  s.skew_where = *sw;
+  common::Status valid = s.Validate();
+  if (!valid.ok()) Fail(valid);
+  return s;
+}
+
+void PrintResult(const sim::ScenarioResult& r) {
+  printf("completed           %lld ops in %.3f ms simulated%s\n",
+         static_cast<long long>(r.completed), r.elapsed_ns / 1e6,
+         r.truncated ? " (TRUNCATED: event budget ran out, the scenario thrashes)" : "");
+  printf("goodput             %.0f ops/s, %.1f MB/s\n", r.ops_per_s, r.mb_per_s);
+  printf("window violations   %lld (largest lag behind the highest number: %lld)\n",
+         static_cast<long long>(r.violations), static_cast<long long>(r.max_spread));
+  printf("drops               %lld\n", static_cast<long long>(r.drops));
+  printf("disconnects         %lld\n", static_cast<long long>(r.disconnects));
+  printf("context re-creations %lld (context-problem replies %lld)\n",
+         static_cast<long long>(r.context_recreations), static_cast<long long>(r.error_replies));
+  printf("retransmissions     %lld (%lld bytes)\n", static_cast<long long>(r.retransmissions),
+         static_cast<long long>(r.retransmitted_bytes));
+  printf("re-encodes          %lld\n", static_cast<long long>(r.reencodes));
+  printf("latency             p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.p50_ns / 1e6,
+         r.p99_ns / 1e6, r.p999_ns / 1e6);
+  printf("stalled             %.4f of the time\n", r.stalled_fraction);
+  printf("seed                %llu\n", static_cast<unsigned long long>(r.seed));
+}
+
+void RunOne(NconnectOptions& o) {
+  sim::Scenario s = Resolve(o);
+  auto speed = MeasureSimSpeed(s);
+  if (!speed.ok()) Fail(speed.status());
+  auto r = sim::Simulate(s);  // deterministic: the same result as the timed run
+  if (!r.ok()) Fail(r.status());
+  if (o.json) {
+    nlohmann::json j = s.ToJson();
+    j.update(r->ToJson());
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  PrintResult(*r);
+  printf(
+      "simulator speed     %lld simulated RPCs in %.3f s of CPU time (%.3f s wall) = %.2f M "
+      "RPCs per CPU-second\n",
+      static_cast<long long>(speed->rpcs), speed->cpu_seconds, speed->wall_seconds,
+      speed->rpcs_per_second / 1e6);
+}
+
+void RunSweepCommand(NconnectOptions& o) {
+  sim::Scenario base = Resolve(o);
+  sim::SweepGrid grid = o.quick ? sim::SweepGrid::Quick() : sim::SweepGrid::Default();
+  const int64_t grid_ops = grid.base.ops;
+  grid.base = base;
+  if (!o.s.ops || o.s.ops == sim::Scenario().ops) grid.base.ops = grid_ops;
+  const std::string dir = o.out_dir.empty() ? DefaultOutDir() : o.out_dir;
+  common::Status st = common::MakeDirectories(dir);
+  if (!st.ok()) Fail(st);
+  RunResults results;
+  results.machine = common::ReadMachineInfo();
+  results.command = CommandLine();
+  results.started_at = common::UtcTimestamp();
+  std::cout << "nconnect sweep of " << grid.size() << " scenarios ..." << std::flush;
+  st = AddNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads, results,
+                        std::cout);
+  std::cout << "\n";
+  if (!st.ok()) Fail(st);
+  results.finished_at = common::UtcTimestamp();
+  nlohmann::json doc = ToJson(results);
+  st = ValidateResultsJson(doc);
+  if (!st.ok()) Fail(st.Annotate("internal: results do not validate"));
+  st = common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n");
+  if (st.ok()) st = common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results));
+  for (const auto& [name, contents] : results.extra_files) {
+    if (st.ok()) st = common::WriteFileAtomically(dir + "/" + name, contents);
+  }
+  if (!st.ok()) Fail(st);
+  std::cout << "results: " << dir << "/results.json, " << dir << "/report.md\n";
+}
+
+void RunRecommend(NconnectOptions& o) {
+  sim::Scenario base = Resolve(o);
+  auto rec = sim::Recommend(base, o.max_slots, o.seeds);
+  if (!rec.ok()) Fail(rec.status());
+  std::cout << rec->ToText(base);
+}
+
+}  // namespace
+
+void AddNconnectCommand(CLI::App& app) {
+  auto o = std::make_shared<NconnectOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "nconnect",
+      "Simulate nconnect with a shared RPCSEC_GSS sequence window: one scenario (default), "
+      "--sweep, or --recommend");
+  sim::Scenario& s = o->s;
+  cmd->add_option("--nconnect", s.nconnect, "TCP connections")->capture_default_str();
+  cmd->add_option("--slots", s.slots, "Requests outstanding at once")->capture_default_str();
+  cmd->add_option("--window", s.window, "Server's RPCSEC_GSS sequence window")
+      ->capture_default_str();
+  cmd->add_option("--reaction", o->reaction,
+                  "Server reaction to a number below the window: drop, drop-disconnect, "
+                  "discard-context")
+      ->capture_default_str();
+  cmd->add_option("--op", o->op, "read or write (which direction carries the I/O)")
+      ->capture_default_str();
+  cmd->add_option("--io-size", s.io_size, "I/O size in bytes")->capture_default_str();
+  cmd->add_flag("--per-connection-context", s.per_connection_context,
+                "One GSS context (sequence counter) per connection instead of one shared");
+  cmd->add_flag("--reencode", s.reencode,
+                "Re-number calls that fell out of the window at transmit");
+  cmd->add_option("--spread-cap", s.spread_cap,
+                  "Cap on (number - lowest outstanding number); 0: none")
+      ->capture_default_str();
+  cmd->add_option("--cost-fixed-ns", s.cost_fixed_ns, "Crypto cost per message, fixed part")
+      ->capture_default_str();
+  cmd->add_option("--cost-ns-per-byte", s.cost_ns_per_byte, "Crypto cost per message byte")
+      ->capture_default_str();
+  cmd->add_option("--gss-setup-ns", s.gss_setup_ns, "Cost of creating a new GSS context")
+      ->capture_default_str();
+  cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns, "Client retransmit timeout")
+      ->capture_default_str();
+  cmd->add_option("--reconnect-ns", s.reconnect_ns, "Reconnect time beyond one RTT")
+      ->capture_default_str();
+  cmd->add_option("--bandwidth", s.bandwidth_bytes_per_s,
+                  "Bytes per second per connection and direction")
+      ->capture_default_str();
+  cmd->add_option("--rtt-ns", s.rtt_ns, "Base round-trip time")->capture_default_str();
+  cmd->add_option("--jitter-dist", o->jitter_dist, "constant, exponential or lognormal")
+      ->capture_default_str();
+  cmd->add_option("--jitter-ns", s.jitter_ns, "Mean one-way extra delay")->capture_default_str();
+  cmd->add_option("--skew-conn", s.skew_conn, "The lagging connection")->capture_default_str();
+  cmd->add_option("--skew-ns", s.skew_ns, "How much that connection lags")->capture_default_str();
+  cmd->add_option("--skew-where", o->skew_where,
+                  "client (held before the socket) or network (on the wire)")
+      ->capture_default_str();
+  cmd->add_option("--server-threads", s.server_threads, "Server worker threads")
+      ->capture_default_str();
+  cmd->add_option("--server-order", o->server_order,
+                  "arrival (one FIFO) or round-robin (per-connection queues, checked at pickup)")
+      ->capture_default_str();
+  cmd->add_option("--service-dist", o->service_dist, "constant, exponential or lognormal")
+      ->capture_default_str();
+  cmd->add_option("--service-ns", s.service_ns, "Mean server service time besides crypto")
+      ->capture_default_str();
+  cmd->add_option("--seed", s.seed, "Random seed (same seed, same result)")->capture_default_str();
+  cmd->add_option("--ops", s.ops, "Stop after this many completed operations")
+      ->capture_default_str();
+  cmd->add_option("--duration-ns", s.duration_ns, "Also stop at this simulated time (0: no)")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the scenario and result as JSON");
+  cmd->add_flag("--sweep", o->sweep,
+                "Run the sweep grid around these flags and write results.json, report.md and "
+                "plots into --out");
+  cmd->add_flag("--quick", o->quick, "With --sweep: the small grid");
+  cmd->add_option("--out", o->out_dir,
+                  "With --sweep: output directory (default: results/runs/<UTC timestamp>-<host>)");
+  cmd->add_option("--threads", o->threads, "With --sweep: threads (default: all)");
+  cmd->add_flag("--recommend", o->recommend,
+                "Print the largest slot count with no violations for these flags, and its goodput");
+  cmd->add_option("--max-slots", o->max_slots, "With --recommend: largest slot count to try")
+      ->capture_default_str();
+  cmd->add_option("--seeds", o->seeds, "With --recommend: seeds that must all be clean")
+      ->capture_default_str();
+  cmd->callback([o] {
+    if (o->sweep && o->recommend) {
+      Fail(common::Status::InvalidArgument("--sweep and --recommend: choose one"));
+    }
+    if (o->sweep) {
+      RunSweepCommand(*o);
+    } else if (o->recommend) {
+      RunRecommend(*o);
+    } else {
+      RunOne(*o);
+    }
+  });
+}
+
+}  // namespace secmode::bench

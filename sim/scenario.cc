@@ -1,0 +1,275 @@
+#include "sim/scenario.h"
+
+#include <cmath>
+
+namespace secmode::sim {
+
+using common::Result;
+using common::Status;
+using nlohmann::json;
+
+namespace {
+
+template <typename E, size_t N>
+Result<E> ParseName(const std::string& what, const std::string& name,
+                    const std::pair<const char*, E> (&table)[N]) {
+  std::string known;
+  for (const auto& [text, value] : table) {
+    if (name == text) return value;
+    known += (known.empty() ? "" : ", ") + std::string(text);
+  }
+  return Status::InvalidArgument(what + ": unknown value '" + name + "' (known: " + known + ")");
+}
+
+template <typename E, size_t N>
+const char* NameOf(E value, const std::pair<const char*, E> (&table)[N]) {
+  for (const auto& [text, v] : table) {
+    if (v == value) return text;
+  }
+  return "?";
+}
+
+const std::pair<const char*, Reaction> kReactions[] = {
+    {"drop", Reaction::kDrop},
+    {"drop-disconnect", Reaction::kDropDisconnect},
+    {"discard-context", Reaction::kDiscardContext}};
+const std::pair<const char*, Op> kOps[] = {{"read", Op::kRead}, {"write", Op::kWrite}};
+const std::pair<const char*, Dist> kDists[] = {{"constant", Dist::kConstant},
+                                               {"exponential", Dist::kExponential},
+                                               {"lognormal", Dist::kLogNormal}};
+const std::pair<const char*, SkewWhere> kSkewWheres[] = {{"client", SkewWhere::kClient},
+                                                         {"network", SkewWhere::kNetwork}};
+const std::pair<const char*, ServerOrder> kServerOrders[] = {
+    {"arrival", ServerOrder::kArrival}, {"round-robin", ServerOrder::kRoundRobin}};
+
+Status InRange(const char* name, int64_t v, int64_t lo, int64_t hi) {
+  if (v < 0 && lo == 0) {
+    return Status::InvalidArgument(std::string(name) + ": " + std::to_string(v) +
+                                   ", must not be negative");
+  }
+  if (v < lo || v > hi) {
+    return Status::InvalidArgument(std::string(name) + ": " + std::to_string(v) + ", must be in [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return Status::Ok();
+}
+
+Status FiniteInRange(const char* name, double v, double lo, double hi) {
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    return Status::InvalidArgument(std::string(name) + ": " + std::to_string(v) +
+                                   ", must be a number in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* ReactionName(Reaction r) { return NameOf(r, kReactions); }
+Result<Reaction> ParseReaction(const std::string& n) {
+  return ParseName("reaction", n, kReactions);
+}
+const char* OpName(Op op) { return NameOf(op, kOps); }
+Result<Op> ParseOp(const std::string& n) { return ParseName("op", n, kOps); }
+const char* DistName(Dist d) { return NameOf(d, kDists); }
+Result<Dist> ParseDist(const std::string& n) { return ParseName("distribution", n, kDists); }
+const char* SkewWhereName(SkewWhere w) { return NameOf(w, kSkewWheres); }
+const char* ServerOrderName(ServerOrder o) { return NameOf(o, kServerOrders); }
+Result<ServerOrder> ParseServerOrder(const std::string& n) {
+  return ParseName("server-order", n, kServerOrders);
+}
+Result<SkewWhere> ParseSkewWhere(const std::string& n) {
+  return ParseName("skew-where", n, kSkewWheres);
+}
+
+int64_t Scenario::RequestBytes() const {
+  return kRequestOverhead + (op == Op::kWrite ? io_size : 0);
+}
+int64_t Scenario::ReplyBytes() const { return kReplyOverhead + (op == Op::kRead ? io_size : 0); }
+int64_t Scenario::CostNs(int64_t bytes) const {
+  return static_cast<int64_t>(cost_fixed_ns + cost_ns_per_byte * static_cast<double>(bytes) + 0.5);
+}
+
+Status Scenario::Validate() const {
+  SECMODE_RETURN_IF_ERROR(InRange("nconnect", nconnect, 1, kMaxConnections));
+  SECMODE_RETURN_IF_ERROR(InRange("slots", slots, 1, kMaxSlots));
+  SECMODE_RETURN_IF_ERROR(InRange("window", window, 1, kMaxWindow));
+  SECMODE_RETURN_IF_ERROR(InRange("io-size", io_size, 0, kMaxIoSize));
+  // Checked after io-size so the product cannot overflow (2^20 x 2^27).
+  const int64_t buffers = slots * (RequestBytes() + ReplyBytes());
+  if (buffers > kMaxBufferBytes) {
+    return Status::InvalidArgument(
+        "slots: " + std::to_string(slots) + " slots of " + std::to_string(io_size) +
+        "-byte I/O need " + std::to_string(buffers >> 20) +
+        " MiB of message buffers, more than the " + std::to_string(kMaxBufferBytes >> 20) +
+        " MiB a load generator may hold");
+  }
+  SECMODE_RETURN_IF_ERROR(InRange("spread-cap", spread_cap, 0, kMaxWindow));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("cost-fixed-ns", cost_fixed_ns, 0, 1e12));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("cost-ns-per-byte", cost_ns_per_byte, 0, 1e6));
+  SECMODE_RETURN_IF_ERROR(
+      InRange("retransmit-timeout-ns", retransmit_timeout_ns, 1, int64_t{3600} * 1000000000));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("bandwidth", bandwidth_bytes_per_s, 1e3, 1e13));
+  // One hour bounds every delay so that sums of them stay far from overflow.
+  constexpr int64_t kHour = int64_t{3600} * 1000000000;
+  SECMODE_RETURN_IF_ERROR(InRange("rtt-ns", rtt_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("jitter-ns", jitter_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("jitter-sigma", jitter_sigma, 0, 4));
+  SECMODE_RETURN_IF_ERROR(InRange("skew-conn", skew_conn, 0, nconnect - 1));
+  SECMODE_RETURN_IF_ERROR(InRange("skew-ns", skew_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("server-threads", server_threads, 1, 65536));
+  SECMODE_RETURN_IF_ERROR(InRange("service-ns", service_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("service-sigma", service_sigma, 0, 4));
+  SECMODE_RETURN_IF_ERROR(InRange("gss-setup-ns", gss_setup_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("reconnect-ns", reconnect_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
+  SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
+  return Status::Ok();
+}
+
+json Scenario::ToJson() const {
+  return {{"nconnect", nconnect},
+          {"slots", slots},
+          {"per_connection_context", per_connection_context},
+          {"reencode", reencode},
+          {"spread_cap", spread_cap},
+          {"op", OpName(op)},
+          {"io_size", io_size},
+          {"cost_fixed_ns", cost_fixed_ns},
+          {"cost_ns_per_byte", cost_ns_per_byte},
+          {"gss_setup_ns", gss_setup_ns},
+          {"retransmit_timeout_ns", retransmit_timeout_ns},
+          {"reconnect_ns", reconnect_ns},
+          {"bandwidth_bytes_per_s", bandwidth_bytes_per_s},
+          {"rtt_ns", rtt_ns},
+          {"jitter_dist", DistName(jitter_dist)},
+          {"jitter_ns", jitter_ns},
+          {"jitter_sigma", jitter_sigma},
+          {"skew_conn", skew_conn},
+          {"skew_ns", skew_ns},
+          {"skew_where", SkewWhereName(skew_where)},
+          {"window", window},
+          {"reaction", ReactionName(reaction)},
+          {"server_threads", server_threads},
+          {"server_order", ServerOrderName(server_order)},
+          {"service_dist", DistName(service_dist)},
+          {"service_ns", service_ns},
+          {"service_sigma", service_sigma},
+          {"seed", seed},
+          {"ops", ops},
+          {"duration_ns", duration_ns}};
+}
+
+namespace {
+
+// Reads j[key] into out if present; a wrong type is an error naming the key.
+template <typename T>
+Status Read(const json& j, const char* key, T& out) {
+  if (!j.contains(key)) return Status::Ok();
+  const json& v = j[key];
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) return Status::InvalidArgument(std::string(key) + ": expected a boolean");
+  } else {
+    if (!v.is_number()) return Status::InvalidArgument(std::string(key) + ": expected a number");
+  }
+  out = v.get<T>();
+  return Status::Ok();
+}
+
+template <typename E>
+Status ReadEnum(const json& j, const char* key, E& out, Result<E> (*parse)(const std::string&)) {
+  if (!j.contains(key)) return Status::Ok();
+  if (!j[key].is_string()) return Status::InvalidArgument(std::string(key) + ": expected a string");
+  SECMODE_ASSIGN_OR_RETURN(out, parse(j[key].get<std::string>()));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Scenario> ScenarioFromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("scenario: not a JSON object");
+  Scenario s;
+  SECMODE_RETURN_IF_ERROR(Read(j, "nconnect", s.nconnect));
+  SECMODE_RETURN_IF_ERROR(Read(j, "slots", s.slots));
+  SECMODE_RETURN_IF_ERROR(Read(j, "per_connection_context", s.per_connection_context));
+  SECMODE_RETURN_IF_ERROR(Read(j, "reencode", s.reencode));
+  SECMODE_RETURN_IF_ERROR(Read(j, "spread_cap", s.spread_cap));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "op", s.op, ParseOp));
+  SECMODE_RETURN_IF_ERROR(Read(j, "io_size", s.io_size));
+  SECMODE_RETURN_IF_ERROR(Read(j, "cost_fixed_ns", s.cost_fixed_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "cost_ns_per_byte", s.cost_ns_per_byte));
+  SECMODE_RETURN_IF_ERROR(Read(j, "gss_setup_ns", s.gss_setup_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "retransmit_timeout_ns", s.retransmit_timeout_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_ns", s.reconnect_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "bandwidth_bytes_per_s", s.bandwidth_bytes_per_s));
+  SECMODE_RETURN_IF_ERROR(Read(j, "rtt_ns", s.rtt_ns));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "jitter_dist", s.jitter_dist, ParseDist));
+  SECMODE_RETURN_IF_ERROR(Read(j, "jitter_ns", s.jitter_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "jitter_sigma", s.jitter_sigma));
+  SECMODE_RETURN_IF_ERROR(Read(j, "skew_conn", s.skew_conn));
+  SECMODE_RETURN_IF_ERROR(Read(j, "skew_ns", s.skew_ns));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "skew_where", s.skew_where, ParseSkewWhere));
+  SECMODE_RETURN_IF_ERROR(Read(j, "window", s.window));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "reaction", s.reaction, ParseReaction));
+  SECMODE_RETURN_IF_ERROR(Read(j, "server_threads", s.server_threads));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "server_order", s.server_order, ParseServerOrder));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "service_dist", s.service_dist, ParseDist));
+  SECMODE_RETURN_IF_ERROR(Read(j, "service_ns", s.service_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "service_sigma", s.service_sigma));
+  SECMODE_RETURN_IF_ERROR(Read(j, "seed", s.seed));
+  SECMODE_RETURN_IF_ERROR(Read(j, "ops", s.ops));
+  SECMODE_RETURN_IF_ERROR(Read(j, "duration_ns", s.duration_ns));
+  SECMODE_RETURN_IF_ERROR(s.Validate());
+  return s;
+}
+
+json ScenarioResult::ToJson() const {
+  return {{"seed", seed},
+          {"completed", completed},
+          {"elapsed_ns", elapsed_ns},
+          {"ops_per_s", ops_per_s},
+          {"mb_per_s", mb_per_s},
+          {"violations", violations},
+          {"drops", drops},
+          {"disconnects", disconnects},
+          {"context_recreations", context_recreations},
+          {"error_replies", error_replies},
+          {"retransmissions", retransmissions},
+          {"retransmitted_bytes", retransmitted_bytes},
+          {"reencodes", reencodes},
+          {"max_spread", max_spread},
+          {"p50_ns", p50_ns},
+          {"p99_ns", p99_ns},
+          {"p999_ns", p999_ns},
+          {"stalled_fraction", stalled_fraction},
+          {"events", events},
+          {"truncated", truncated}};
+}
+
+Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("scenario result: not a JSON object");
+  ScenarioResult r;
+  SECMODE_RETURN_IF_ERROR(Read(j, "seed", r.seed));
+  SECMODE_RETURN_IF_ERROR(Read(j, "completed", r.completed));
+  SECMODE_RETURN_IF_ERROR(Read(j, "elapsed_ns", r.elapsed_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "ops_per_s", r.ops_per_s));
+  SECMODE_RETURN_IF_ERROR(Read(j, "mb_per_s", r.mb_per_s));
+  SECMODE_RETURN_IF_ERROR(Read(j, "violations", r.violations));
+  SECMODE_RETURN_IF_ERROR(Read(j, "drops", r.drops));
+  SECMODE_RETURN_IF_ERROR(Read(j, "disconnects", r.disconnects));
+  SECMODE_RETURN_IF_ERROR(Read(j, "context_recreations", r.context_recreations));
+  SECMODE_RETURN_IF_ERROR(Read(j, "error_replies", r.error_replies));
+  SECMODE_RETURN_IF_ERROR(Read(j, "retransmissions", r.retransmissions));
+  SECMODE_RETURN_IF_ERROR(Read(j, "retransmitted_bytes", r.retransmitted_bytes));
+  SECMODE_RETURN_IF_ERROR(Read(j, "reencodes", r.reencodes));
+  SECMODE_RETURN_IF_ERROR(Read(j, "max_spread", r.max_spread));
+  SECMODE_RETURN_IF_ERROR(Read(j, "p50_ns", r.p50_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "p99_ns", r.p99_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "p999_ns", r.p999_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "stalled_fraction", r.stalled_fraction));
+  SECMODE_RETURN_IF_ERROR(Read(j, "events", r.events));
+  SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));
+  return r;
+}
+
+}  // namespace secmode::sim

@@ -1,0 +1,172 @@
+// Scenario and ScenarioResult: the input and output of one nconnect run,
+// simulated (sim/simulator.h) or measured on real sockets by a load
+// generator.
+//
+// Every Scenario field is something a real load generator (an RPCSEC_GSS
+// client with N TCP connections to a real server) can be told to do, so a
+// simulated and a measured ScenarioResult of the same Scenario can be
+// compared (sim/compare.h). Times are integer nanoseconds; sizes are bytes.
+//
+// Plain values; Validate() is the one place that says what is allowed, and
+// its messages name the parameter ("window: 0, must be at least 1").
+#ifndef SECMODE_SIM_SCENARIO_H_
+#define SECMODE_SIM_SCENARIO_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+
+namespace secmode::sim {
+
+// What the server does with a request whose sequence number is below its
+// window (RFC 2203 section 5.3.3.1 says: silently discard). The three
+// reactions of real servers (../shared/DESIGN.md, Protocol facts):
+enum class Reaction {
+  kDrop,            // discard, no reply; the client retransmits after its timeout
+  kDropDisconnect,  // discard and close the connection (Linux nfsd in practice);
+                    // the client reconnects and resends what was on it
+  kDiscardContext,  // discard the whole GSS context (NetApp ONTAP, per Azure
+                    // NetApp Files); the client creates a new context and
+                    // resends everything sent under the old one
+};
+const char* ReactionName(Reaction r);
+common::Result<Reaction> ParseReaction(const std::string& name);
+
+enum class Op { kRead, kWrite };  // which direction carries the I/O payload
+const char* OpName(Op op);
+common::Result<Op> ParseOp(const std::string& name);
+
+// Shape of a random delay around its mean.
+enum class Dist { kConstant, kExponential, kLogNormal };
+const char* DistName(Dist d);
+common::Result<Dist> ParseDist(const std::string& name);
+
+// Where the skew delay of connection `skew_conn` is applied.
+enum class SkewWhere {
+  kClient,   // the client holds each message of that connection this long
+             // after encoding and before writing it to the socket (a delay
+             // line: messages stay in order and are pipelined). Re-encode at
+             // transmit sees this delay.
+  kNetwork,  // added to that connection's one-way client->server delay, after
+             // the socket write: re-encode cannot see it.
+};
+const char* SkewWhereName(SkewWhere w);
+common::Result<SkewWhere> ParseSkewWhere(const std::string& name);
+
+// In which order the server looks at calls (and so checks their numbers).
+enum class ServerOrder {
+  kArrival,     // as they arrive, over all connections (one FIFO to the workers)
+  kRoundRobin,  // each connection queues its own calls; a free worker takes the
+                // next call of the next connection in turn and checks it then
+                // (how Linux nfsd serves transports)
+};
+const char* ServerOrderName(ServerOrder o);
+common::Result<ServerOrder> ParseServerOrder(const std::string& name);
+
+// Limits Validate() enforces.
+inline constexpr int kMaxConnections = 1024;
+inline constexpr int64_t kMaxSlots = 1 << 20;
+inline constexpr int64_t kMaxWindow = 1 << 20;
+inline constexpr int64_t kMaxIoSize = 64ll << 20;
+// Buffers a real load generator holds: slots x (request + reply bytes).
+inline constexpr int64_t kMaxBufferBytes = 4ll << 30;
+inline constexpr int64_t kMaxOps = 50000000;  // latency samples: 8 bytes each
+// Bytes of RPC + RPCSEC_GSS framing around the payload (record mark, call
+// header, credential, verifier, GSS token header and checksum): about what
+// a krb5p NFSv4.1 READ/WRITE call or reply carries besides the data.
+inline constexpr int64_t kRequestOverhead = 220;
+inline constexpr int64_t kReplyOverhead = 140;
+
+struct Scenario {
+  // Client.
+  int nconnect = 4;                     // TCP connections, requests spread round-robin
+  int64_t slots = 64;                   // requests outstanding at once (NFSv4.1 slot table)
+  bool per_connection_context = false;  // false: one GSS context (one sequence
+                                        // counter) shared by all connections, as Linux does
+  bool reencode = false;                // re-number a request at transmit if its number fell
+                                        // out of the window since encode (Linux >= ~5.0)
+  int64_t spread_cap = 0;               // >0: a new number is only issued while (it - lowest
+                                        // outstanding number of its context) < spread_cap
+  Op op = Op::kRead;
+  int64_t io_size = 65536;
+  // Per-message crypto cost of the mode, ns = cost_fixed_ns + cost_ns_per_byte
+  // x message bytes, for each of the four legs (client seal of the request,
+  // server open, server seal of the reply, client open). Defaults: roughly
+  // krb5p with aes256-cts-hmac-sha1-96 on one current x86 core; feed measured
+  // values from the micro results.
+  double cost_fixed_ns = 1500;
+  double cost_ns_per_byte = 1.0;
+  int64_t gss_setup_ns = 2000000;  // creating a new context (INIT exchange CPU and KDC)
+  int64_t retransmit_timeout_ns = 60000000000;  // Linux TCP timeo=600 (60 s)
+  int64_t reconnect_ns = 0;                     // extra time to reconnect beyond one RTT handshake
+
+  // Network, per connection and direction.
+  double bandwidth_bytes_per_s = 1.25e9;  // 10 Gbit/s
+  int64_t rtt_ns = 200000;                // base round trip (two one-way delays)
+  Dist jitter_dist = Dist::kExponential;  // one-way extra delay on top of rtt/2
+  int64_t jitter_ns = 10000;              // its mean
+  double jitter_sigma = 1.0;              // lognormal shape
+  int skew_conn = 0;                      // the connection that lags
+  int64_t skew_ns = 0;                    // how much (0: no skew)
+  SkewWhere skew_where = SkewWhere::kClient;
+
+  // Server.
+  int64_t window = 128;  // RPCSEC_GSS sequence window
+  Reaction reaction = Reaction::kDropDisconnect;
+  int server_threads = 8;  // nfsd default
+  ServerOrder server_order = ServerOrder::kArrival;
+  Dist service_dist = Dist::kExponential;
+  int64_t service_ns = 20000;  // mean service time besides crypto
+  double service_sigma = 1.0;
+
+  // Run.
+  uint64_t seed = 1;
+  int64_t ops = 20000;      // stop after this many completed operations
+  int64_t duration_ns = 0;  // >0: also stop at this simulated time
+
+  // Bytes on the wire of one call / one reply (payload plus overhead).
+  int64_t RequestBytes() const;
+  int64_t ReplyBytes() const;
+  // Crypto cost in ns of sealing or opening one message of `bytes`.
+  int64_t CostNs(int64_t bytes) const;
+
+  common::Status Validate() const;
+  nlohmann::json ToJson() const;
+};
+
+// Parses what ToJson wrote (missing keys keep their defaults), then validates.
+common::Result<Scenario> ScenarioFromJson(const nlohmann::json& j);
+
+struct ScenarioResult {
+  uint64_t seed = 0;
+  int64_t completed = 0;   // operations completed (counted)
+  int64_t elapsed_ns = 0;  // time to complete them
+  double ops_per_s = 0;    // goodput
+  double mb_per_s = 0;     // goodput in payload MB (1e6 bytes) per second
+  int64_t violations = 0;  // requests below the server's window
+  int64_t drops = 0;       // requests the server discarded or lost without reply
+  int64_t disconnects = 0;
+  int64_t context_recreations = 0;
+  int64_t error_replies = 0;    // calls answered "context problem"
+  int64_t retransmissions = 0;  // calls sent again after having been sent once
+  int64_t retransmitted_bytes = 0;
+  int64_t reencodes = 0;   // re-numbered at transmit (Scenario::reencode)
+  int64_t max_spread = 0;  // largest (highest seen - arriving number) at the server
+  int64_t p50_ns = 0, p99_ns = 0, p999_ns = 0;  // per-operation latency, issue to completion
+  double stalled_fraction = 0;                  // share of time every outstanding request was
+                                                // waiting on a timeout, reconnect or new context
+  int64_t events = 0;                           // simulator events processed (0 when measured)
+  bool truncated = false;                       // the simulator's event budget ran out before
+                                                // `ops` completed (a thrashing scenario); the
+                                                // figures cover the simulated time until then
+
+  nlohmann::json ToJson() const;
+};
+
+common::Result<ScenarioResult> ScenarioResultFromJson(const nlohmann::json& j);
+
+}  // namespace secmode::sim
+
+#endif  // SECMODE_SIM_SCENARIO_H_

@@ -1,0 +1,670 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/random.h"
+#include "sim/seq_window.h"
+
+namespace secmode::sim {
+
+using common::Result;
+using common::Status;
+
+namespace {
+
+constexpr double kMaxSampleNs = 1e15;
+constexpr int64_t kMaxSimNs = int64_t{1} << 60;
+
+enum Kind : uint32_t {
+  kEncodeDone,         // target slot, tag attempt
+  kTxReady,            // target conn, tag epoch: a skew-held message may go now
+  kTxDone,             // target conn, tag epoch: the call left the client's socket
+  kArrive,             // target slot, tag attempt: the call reached the server
+  kServiceDone,        // target slot, tag attempt: a worker finished it
+  kReplyTxDone,        // target conn, tag epoch: the reply left the server's socket
+  kComplete,           // target slot, tag attempt: the client opened the reply
+  kTimeout,            // target slot, tag attempt
+  kDisconnectNoticed,  // target conn, tag epoch
+  kReconnected,        // target conn, tag epoch
+  kContextReady,       // target context, tag generation
+};
+
+// Where a slot's current request is.
+enum class State : uint8_t {
+  kEncoding,  // EncodeDone pending
+  kGated,     // waiting for a number (context being re-created or spread cap)
+  kQueued,    // in its connection's send queue
+  kInFlight,  // sent; on the wire, at the server or on the way back
+  kLost,      // the server discarded it; only the timeout will resend it
+  kWaitConn,  // its connection is down; resent on reconnect
+  kWaitCtx,   // its context is being re-created; resent when ready
+};
+
+struct Slot {
+  int64_t issue_ns = 0;
+  int64_t tx_done_ns = 0;
+  uint64_t seq = 0;
+  uint32_t attempt = 0;
+  uint32_t gen = 0;  // context generation the number belongs to
+  int conn = 0;
+  State state = State::kEncoding;
+  bool holds_seq = false;
+  bool sent = false;         // transmitted at least once for this operation
+  bool error_reply = false;  // the pending reply is "context problem"
+  bool blocked = false;      // counted in Sim::blocked_
+};
+
+struct QueueItem {
+  uint32_t slot;
+  uint32_t attempt;
+  int64_t eligible_ns;
+};
+
+struct Conn {
+  uint32_t epoch = 0;
+  bool up = true;
+  bool tx_busy = false;
+  bool tx_timer = false;
+  QueueItem in_tx{};
+  int64_t last_arrival = 0;  // TCP order, client -> server
+  std::deque<QueueItem> sendq;
+  bool reply_busy = false;
+  QueueItem in_reply{};
+  int64_t last_reply_arrival = 0;  // TCP order, server -> client
+  std::deque<QueueItem> replyq;
+  std::deque<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
+};
+
+struct Context {
+  explicit Context(int64_t window) : server(window) {}
+  uint32_t gen = 0;
+  uint64_t next_seq = 0;
+  bool recreating = false;
+  bool server_dead = false;  // the server discarded generation `gen`
+  SeqWindow server;
+  bool xmit_any = false;
+  uint64_t seq_xmit = 0;  // highest number transmitted (for re-encode)
+  std::deque<uint32_t> gate;
+  // Numbers issued and not yet released, for the spread cap: held[i] is
+  // whether held_base + i is still outstanding.
+  std::deque<uint8_t> held;
+  uint64_t held_base = 0;
+};
+
+class Sim {
+ public:
+  explicit Sim(const Scenario& s)
+      : s_(s),
+        rng_(s.seed),
+        req_bytes_(s.RequestBytes()),
+        reply_bytes_(s.ReplyBytes()),
+        seal_req_ns_(s.CostNs(req_bytes_)),
+        open_req_ns_(s.CostNs(req_bytes_)),
+        seal_reply_ns_(s.CostNs(reply_bytes_)),
+        open_reply_ns_(s.CostNs(reply_bytes_)),
+        req_tx_ns_(SerialiseNs(req_bytes_)),
+        reply_tx_ns_(SerialiseNs(reply_bytes_)),
+        error_tx_ns_(SerialiseNs(kReplyOverhead)),
+        slots_(static_cast<size_t>(s.slots)),
+        conns_(static_cast<size_t>(s.nconnect)) {
+    const int nctx = s.per_connection_context ? s.nconnect : 1;
+    ctxs_.reserve(nctx);
+    for (int i = 0; i < nctx; ++i) ctxs_.emplace_back(s.window);
+    events_.Reserve(static_cast<size_t>(s.slots) * 4 + 64);
+    latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
+  }
+
+  Result<ScenarioResult> Run();
+
+ private:
+  int64_t SerialiseNs(int64_t bytes) const {
+    return static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / s_.bandwidth_bytes_per_s + 0.5);
+  }
+  int64_t Sample(Dist d, int64_t mean, double sigma) {
+    if (mean <= 0) return 0;
+    double v = static_cast<double>(mean);
+    if (d == Dist::kExponential) v = rng_.Exponential(v);
+    if (d == Dist::kLogNormal) v = rng_.LogNormal(v, sigma);
+    // A heavy lognormal tail can exceed what int64 ns holds; no delay in a
+    // scenario needs more than about 11 days.
+    if (!(v < kMaxSampleNs)) v = kMaxSampleNs;
+    return static_cast<int64_t>(v + 0.5);
+  }
+  int64_t OneWay() { return s_.rtt_ns / 2 + Sample(s_.jitter_dist, s_.jitter_ns, s_.jitter_sigma); }
+  Context& CtxOf(const Slot& slot) { return ctxs_[s_.per_connection_context ? slot.conn : 0]; }
+  uint32_t Index(const Slot& slot) const { return static_cast<uint32_t>(&slot - slots_.data()); }
+
+  void SetBlocked(Slot& slot, bool blocked);
+  void Issue(Slot& slot);
+  void StartEncode(Slot& slot);
+  void DoEncode(Slot& slot, Context& ctx);
+  uint64_t AssignSeq(Context& ctx);
+  void ReleaseSeq(Slot& slot);
+  void DrainGate(Context& ctx);
+  void Resend(Slot& slot);
+  void TryTx(int c);
+  void TryReplyTx(int c);
+  void ServerAccept(Slot& slot);
+  void ServerCheck(Slot& slot, bool at_pickup);
+  void PickUp();
+  void StartService(uint32_t slot, uint32_t attempt);
+  void QueueReply(Slot& slot, bool error);
+  void ServerDisconnect(int c);
+  void OnArrive(Slot& slot);
+  void OnComplete(Slot& slot);
+  void OnDisconnectNoticed(int c);
+  void OnReconnected(int c);
+  void OnContextReady(int ci);
+
+  const Scenario& s_;
+  Rng rng_;
+  const int64_t req_bytes_, reply_bytes_;
+  const int64_t seal_req_ns_, open_req_ns_, seal_reply_ns_, open_reply_ns_;
+  const int64_t req_tx_ns_, reply_tx_ns_, error_tx_ns_;
+  std::vector<Slot> slots_;
+  std::vector<Conn> conns_;
+  std::vector<Context> ctxs_;
+  EventQueue events_;
+  int64_t now_ = 0;
+  uint64_t rr_ = 0;
+  // Server workers.
+  int busy_workers_ = 0;
+  std::deque<QueueItem> work_;
+  size_t server_rr_ = 0;       // kRoundRobin: the connection whose turn is next
+  int64_t server_queued_ = 0;  // kRoundRobin: calls in all serverq
+  // Stall accounting: slots blocked on a timeout, reconnect or new context.
+  int64_t blocked_ = 0;
+  int64_t stall_since_ = -1;
+  int64_t stalled_ns_ = 0;
+  std::vector<int64_t> latencies_;
+  ScenarioResult r_;
+  bool done_ = false;
+};
+
+void Sim::SetBlocked(Slot& slot, bool blocked) {
+  if (slot.blocked == blocked) return;
+  slot.blocked = blocked;
+  blocked_ += blocked ? 1 : -1;
+  const bool stalled = blocked_ == s_.slots;
+  if (stalled && stall_since_ < 0) stall_since_ = now_;
+  if (!stalled && stall_since_ >= 0) {
+    stalled_ns_ += now_ - stall_since_;
+    stall_since_ = -1;
+  }
+}
+
+void Sim::Issue(Slot& slot) {
+  slot.issue_ns = now_;
+  slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+  slot.sent = false;
+  slot.holds_seq = false;
+  StartEncode(slot);
+}
+
+uint64_t Sim::AssignSeq(Context& ctx) {
+  if (s_.spread_cap > 0) {
+    if (ctx.held.empty()) ctx.held_base = ctx.next_seq;
+    ctx.held.push_back(1);
+  }
+  return ctx.next_seq++;
+}
+
+void Sim::ReleaseSeq(Slot& slot) {
+  if (!slot.holds_seq) return;
+  slot.holds_seq = false;
+  if (s_.spread_cap <= 0) return;
+  Context& ctx = CtxOf(slot);
+  if (slot.gen != ctx.gen || slot.seq < ctx.held_base ||
+      slot.seq - ctx.held_base >= ctx.held.size()) {
+    return;
+  }
+  ctx.held[slot.seq - ctx.held_base] = 0;
+  while (!ctx.held.empty() && ctx.held.front() == 0) {
+    ctx.held.pop_front();
+    ++ctx.held_base;
+  }
+  DrainGate(ctx);
+}
+
+// A number may be issued unless the context is being re-created or the
+// spread cap would be exceeded.
+void Sim::DrainGate(Context& ctx) {
+  while (!ctx.gate.empty() && !ctx.recreating) {
+    if (s_.spread_cap > 0 && !ctx.held.empty() &&
+        ctx.next_seq - ctx.held_base >= static_cast<uint64_t>(s_.spread_cap)) {
+      return;
+    }
+    Slot& slot = slots_[ctx.gate.front()];
+    ctx.gate.pop_front();
+    SetBlocked(slot, false);
+    DoEncode(slot, ctx);
+  }
+}
+
+void Sim::StartEncode(Slot& slot) {
+  Context& ctx = CtxOf(slot);
+  slot.state = State::kGated;
+  ctx.gate.push_back(Index(slot));
+  if (ctx.recreating) SetBlocked(slot, true);
+  DrainGate(ctx);
+}
+
+void Sim::DoEncode(Slot& slot, Context& ctx) {
+  slot.seq = AssignSeq(ctx);
+  slot.gen = ctx.gen;
+  slot.holds_seq = true;
+  slot.error_reply = false;
+  ++slot.attempt;
+  slot.state = State::kEncoding;
+  events_.Push(now_ + seal_req_ns_, kEncodeDone, Index(slot), slot.attempt);
+}
+
+// Gives up the current transmission of `slot` and encodes it again (new
+// number) right away, or as soon as its context allows.
+void Sim::Resend(Slot& slot) {
+  ReleaseSeq(slot);
+  ++slot.attempt;  // anything still in flight for the old attempt is stale
+  SetBlocked(slot, false);
+  StartEncode(slot);
+}
+
+void Sim::TryTx(int c) {
+  Conn& conn = conns_[c];
+  while (conn.up && !conn.tx_busy && !conn.sendq.empty()) {
+    QueueItem item = conn.sendq.front();
+    Slot& slot = slots_[item.slot];
+    if (slot.attempt != item.attempt || slot.state != State::kQueued) {
+      conn.sendq.pop_front();
+      continue;
+    }
+    if (item.eligible_ns > now_) {
+      if (!conn.tx_timer) {
+        conn.tx_timer = true;
+        events_.Push(item.eligible_ns, kTxReady, static_cast<uint32_t>(c), conn.epoch);
+      }
+      return;
+    }
+    conn.sendq.pop_front();
+    Context& ctx = CtxOf(slot);
+    int64_t extra = 0;
+    // Re-encode at transmit: the Linux client (net/sunrpc, since about v5.0)
+    // checks before each transmission whether the call's number is now a
+    // window or more behind the highest number already sent on the context,
+    // and if so encodes the call again with a fresh number.
+    if (s_.reencode && slot.gen == ctx.gen && !ctx.recreating && ctx.xmit_any &&
+        ctx.seq_xmit >= slot.seq && ctx.seq_xmit - slot.seq >= static_cast<uint64_t>(s_.window)) {
+      ReleaseSeq(slot);
+      slot.seq = AssignSeq(ctx);
+      slot.holds_seq = true;
+      extra = seal_req_ns_;
+      ++r_.reencodes;
+    }
+    if (slot.gen == ctx.gen) {
+      if (!ctx.xmit_any || slot.seq > ctx.seq_xmit) ctx.seq_xmit = slot.seq;
+      ctx.xmit_any = true;
+    }
+    slot.state = State::kInFlight;
+    conn.tx_busy = true;
+    conn.in_tx = item;
+    events_.Push(now_ + extra + req_tx_ns_, kTxDone, static_cast<uint32_t>(c), conn.epoch);
+  }
+}
+
+void Sim::TryReplyTx(int c) {
+  Conn& conn = conns_[c];
+  while (!conn.reply_busy && !conn.replyq.empty()) {
+    QueueItem item = conn.replyq.front();
+    conn.replyq.pop_front();
+    if (slots_[item.slot].attempt != item.attempt) continue;
+    conn.reply_busy = true;
+    conn.in_reply = item;
+    const int64_t tx = slots_[item.slot].error_reply ? error_tx_ns_ : reply_tx_ns_;
+    events_.Push(now_ + tx, kReplyTxDone, static_cast<uint32_t>(c), conn.epoch);
+  }
+}
+
+void Sim::QueueReply(Slot& slot, bool error) {
+  slot.error_reply = error;
+  Conn& conn = conns_[slot.conn];
+  if (!conn.up) return;  // closed by the server: the reply is lost
+  conn.replyq.push_back({Index(slot), slot.attempt, now_});
+  TryReplyTx(slot.conn);
+}
+
+void Sim::StartService(uint32_t index, uint32_t attempt) {
+  ++busy_workers_;
+  const int64_t t =
+      open_req_ns_ + Sample(s_.service_dist, s_.service_ns, s_.service_sigma) + seal_reply_ns_;
+  events_.Push(now_ + t, kServiceDone, index, attempt);
+}
+
+void Sim::ServerAccept(Slot& slot) {
+  if (busy_workers_ < s_.server_threads) {
+    StartService(Index(slot), slot.attempt);
+  } else {
+    work_.push_back({Index(slot), slot.attempt, now_});
+  }
+}
+
+// The server closes connection c: everything queued on it either way is
+// lost, and TCP ordering starts afresh on the new connection.
+void Sim::ServerDisconnect(int c) {
+  Conn& conn = conns_[c];
+  ++r_.disconnects;
+  ++conn.epoch;
+  conn.up = false;
+  conn.tx_busy = false;
+  conn.tx_timer = false;
+  conn.reply_busy = false;
+  conn.replyq.clear();
+  server_queued_ -= static_cast<int64_t>(conn.serverq.size());
+  conn.serverq.clear();
+  conn.last_arrival = 0;
+  conn.last_reply_arrival = 0;
+  events_.Push(now_ + s_.rtt_ns / 2, kDisconnectNoticed, static_cast<uint32_t>(c), conn.epoch);
+}
+
+void Sim::OnArrive(Slot& slot) {
+  Conn& conn = conns_[slot.conn];
+  if (!conn.up) {  // the server closed this connection: lost
+    ++r_.drops;
+    return;
+  }
+  if (s_.server_order == ServerOrder::kRoundRobin) {
+    conn.serverq.push_back({Index(slot), slot.attempt, now_});
+    ++server_queued_;
+    PickUp();
+    return;
+  }
+  ServerCheck(slot, /*at_pickup=*/false);
+}
+
+// Free workers take calls connection by connection, in turn, and check each
+// call's number when they take it.
+void Sim::PickUp() {
+  const size_t n = conns_.size();
+  while (busy_workers_ < s_.server_threads && server_queued_ > 0) {
+    size_t c = server_rr_;
+    for (size_t k = 0; k < n && conns_[c].serverq.empty(); ++k) c = (c + 1) % n;
+    server_rr_ = (c + 1) % n;
+    Conn& conn = conns_[c];
+    const QueueItem item = conn.serverq.front();
+    conn.serverq.pop_front();
+    --server_queued_;
+    Slot& slot = slots_[item.slot];
+    if (slot.attempt != item.attempt) continue;
+    ServerCheck(slot, /*at_pickup=*/true);
+  }
+}
+
+// The window check (RFC 2203 5.3.3.1) and the server's reaction.
+void Sim::ServerCheck(Slot& slot, bool at_pickup) {
+  Context& ctx = CtxOf(slot);
+  if (slot.gen != ctx.gen || ctx.server_dead) {
+    // RFC 2203 5.3.3.3: a call on a context the server no longer has is
+    // answered with an RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM auth error.
+    ++r_.error_replies;
+    QueueReply(slot, /*error=*/true);
+    return;
+  }
+  const uint64_t lag = ctx.server.Lag(slot.seq);
+  if (static_cast<int64_t>(lag) > r_.max_spread) r_.max_spread = static_cast<int64_t>(lag);
+  const SeqWindow::Verdict v = ctx.server.Check(slot.seq);
+  if (v == SeqWindow::Verdict::kAccept) {
+    if (at_pickup) {
+      StartService(Index(slot), slot.attempt);
+    } else {
+      ServerAccept(slot);
+    }
+    return;
+  }
+  // Below the window (or a replay): RFC 2203 5.3.3.1 says discard silently.
+  if (v == SeqWindow::Verdict::kBelowWindow) ++r_.violations;
+  ++r_.drops;
+  slot.state = State::kLost;
+  SetBlocked(slot, true);
+  // The client's timer runs from the transmission; scheduling it only for
+  // dropped calls is equivalent (a reply would have cancelled it) and keeps
+  // the heap small.
+  events_.Push(slot.tx_done_ns + s_.retransmit_timeout_ns, kTimeout, Index(slot), slot.attempt);
+  if (v != SeqWindow::Verdict::kBelowWindow) return;
+  if (s_.reaction == Reaction::kDropDisconnect) {
+    ServerDisconnect(slot.conn);
+  } else if (s_.reaction == Reaction::kDiscardContext) {
+    ctx.server_dead = true;
+  }
+}
+
+void Sim::OnComplete(Slot& slot) {
+  if (slot.error_reply) {
+    // "Context problem": create a new context (one round trip plus the GSS
+    // setup cost); the call is resent under it.
+    Context& ctx = CtxOf(slot);
+    if (slot.gen != ctx.gen) {  // a new context already exists
+      Resend(slot);
+      return;
+    }
+    slot.state = State::kWaitCtx;
+    SetBlocked(slot, true);
+    if (!ctx.recreating) {
+      ctx.recreating = true;
+      ++r_.context_recreations;
+      events_.Push(now_ + s_.rtt_ns + s_.gss_setup_ns, kContextReady,
+                   static_cast<uint32_t>(&ctx - ctxs_.data()), ctx.gen);
+    }
+    return;
+  }
+  ReleaseSeq(slot);
+  ++r_.completed;
+  latencies_.push_back(now_ - slot.issue_ns);
+  if (r_.completed >= s_.ops) {
+    done_ = true;
+    return;
+  }
+  Issue(slot);
+}
+
+void Sim::OnDisconnectNoticed(int c) {
+  for (Slot& slot : slots_) {
+    if (slot.conn != c || slot.state == State::kGated || slot.state == State::kWaitCtx) continue;
+    ReleaseSeq(slot);
+    ++slot.attempt;
+    slot.state = State::kWaitConn;
+    SetBlocked(slot, true);
+  }
+  conns_[c].sendq.clear();
+  events_.Push(now_ + s_.rtt_ns + s_.reconnect_ns, kReconnected, static_cast<uint32_t>(c),
+               conns_[c].epoch);
+}
+
+void Sim::OnReconnected(int c) {
+  conns_[c].up = true;
+  for (Slot& slot : slots_) {
+    if (slot.conn == c && slot.state == State::kWaitConn) Resend(slot);
+  }
+  TryTx(c);
+}
+
+void Sim::OnContextReady(int ci) {
+  Context& ctx = ctxs_[ci];
+  ++ctx.gen;
+  ctx.next_seq = 0;
+  ctx.recreating = false;
+  ctx.server_dead = false;
+  ctx.server.Reset();
+  ctx.xmit_any = false;
+  ctx.seq_xmit = 0;
+  ctx.held.clear();
+  ctx.held_base = 0;
+  // Everything sent under the old context and not answered is resent.
+  for (Slot& slot : slots_) {
+    if (&CtxOf(slot) != &ctx || slot.gen == ctx.gen || slot.state == State::kGated) continue;
+    slot.holds_seq = false;                        // the old numbering is gone
+    if (slot.state == State::kWaitConn) continue;  // resent on reconnect
+    Resend(slot);
+  }
+  DrainGate(ctx);
+}
+
+Result<ScenarioResult> Sim::Run() {
+  r_.seed = s_.seed;
+  for (Slot& slot : slots_) Issue(slot);
+  // A scenario that thrashes (e.g. a discarded context whose resends are
+  // out of window again) can need far more events than operations; the
+  // budget bounds its run time and the result says it was cut short.
+  const int64_t budget = 100000 + 25 * s_.ops;
+  int64_t events = 0;
+  while (!done_) {
+    if (events_.empty()) {
+      return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
+                              " of " + std::to_string(s_.ops) + " operations (model deadlock)");
+    }
+    if (++events > budget) {
+      r_.truncated = true;
+      break;
+    }
+    const Event e = events_.Pop();
+    if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
+      r_.truncated = true;
+      break;
+    }
+    if (s_.duration_ns > 0 && e.time > s_.duration_ns) {
+      now_ = s_.duration_ns;
+      break;
+    }
+    now_ = e.time;
+    switch (e.kind) {
+      case kEncodeDone: {
+        Slot& slot = slots_[e.target];
+        if (slot.attempt != e.tag) break;
+        slot.state = State::kQueued;
+        const int64_t hold =
+            (s_.skew_where == SkewWhere::kClient && slot.conn == s_.skew_conn) ? s_.skew_ns : 0;
+        conns_[slot.conn].sendq.push_back({e.target, e.tag, now_ + hold});
+        TryTx(slot.conn);
+        break;
+      }
+      case kTxReady: {
+        Conn& conn = conns_[e.target];
+        if (conn.epoch != e.tag) break;
+        conn.tx_timer = false;
+        TryTx(static_cast<int>(e.target));
+        break;
+      }
+      case kTxDone: {
+        Conn& conn = conns_[e.target];
+        if (conn.epoch != e.tag) break;
+        conn.tx_busy = false;
+        Slot& slot = slots_[conn.in_tx.slot];
+        if (slot.attempt == conn.in_tx.attempt) {
+          if (slot.sent) {
+            ++r_.retransmissions;
+            r_.retransmitted_bytes += req_bytes_;
+          }
+          slot.sent = true;
+          slot.tx_done_ns = now_;
+          int64_t delay = OneWay();
+          if (s_.skew_where == SkewWhere::kNetwork && slot.conn == s_.skew_conn) {
+            delay += s_.skew_ns;
+          }
+          const int64_t at = std::max(conn.last_arrival, now_ + delay);
+          conn.last_arrival = at;
+          events_.Push(at, kArrive, conn.in_tx.slot, conn.in_tx.attempt);
+        }
+        TryTx(static_cast<int>(e.target));
+        break;
+      }
+      case kArrive: {
+        Slot& slot = slots_[e.target];
+        if (slot.attempt != e.tag) break;
+        OnArrive(slot);
+        break;
+      }
+      case kServiceDone: {
+        --busy_workers_;
+        PickUp();
+        while (!work_.empty() && busy_workers_ < s_.server_threads) {
+          QueueItem next = work_.front();
+          work_.pop_front();
+          if (slots_[next.slot].attempt == next.attempt) StartService(next.slot, next.attempt);
+        }
+        Slot& slot = slots_[e.target];
+        if (slot.attempt != e.tag) break;
+        QueueReply(slot, /*error=*/false);
+        break;
+      }
+      case kReplyTxDone: {
+        Conn& conn = conns_[e.target];
+        if (conn.epoch != e.tag) break;
+        conn.reply_busy = false;
+        Slot& slot = slots_[conn.in_reply.slot];
+        if (slot.attempt == conn.in_reply.attempt) {
+          const int64_t at = std::max(conn.last_reply_arrival, now_ + OneWay());
+          conn.last_reply_arrival = at;
+          const int64_t open = slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_;
+          events_.Push(at + open, kComplete, conn.in_reply.slot, conn.in_reply.attempt);
+        }
+        TryReplyTx(static_cast<int>(e.target));
+        break;
+      }
+      case kComplete: {
+        Slot& slot = slots_[e.target];
+        if (slot.attempt != e.tag) break;
+        OnComplete(slot);
+        break;
+      }
+      case kTimeout: {
+        Slot& slot = slots_[e.target];
+        if (slot.attempt != e.tag || slot.state != State::kLost) break;
+        Resend(slot);
+        break;
+      }
+      case kDisconnectNoticed:
+        if (conns_[e.target].epoch == e.tag) OnDisconnectNoticed(static_cast<int>(e.target));
+        break;
+      case kReconnected:
+        if (conns_[e.target].epoch == e.tag) OnReconnected(static_cast<int>(e.target));
+        break;
+      case kContextReady:
+        if (ctxs_[e.target].gen == e.tag) OnContextReady(static_cast<int>(e.target));
+        break;
+    }
+  }
+  if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
+  r_.events = events;
+  r_.elapsed_ns = now_;
+  if (now_ > 0) {
+    r_.ops_per_s = static_cast<double>(r_.completed) * 1e9 / static_cast<double>(now_);
+    r_.mb_per_s = r_.ops_per_s * static_cast<double>(s_.io_size) / 1e6;
+    r_.stalled_fraction = static_cast<double>(stalled_ns_) / static_cast<double>(now_);
+  }
+  // Nearest-rank percentiles (as common::LatencySamples), by selection
+  // instead of a full sort: increasing ranks, each on the part above the last.
+  auto begin = latencies_.begin();
+  int64_t* const outs[] = {&r_.p50_ns, &r_.p99_ns, &r_.p999_ns};
+  const double qs[] = {0.50, 0.99, 0.999};
+  const size_t n = latencies_.size();
+  for (int i = 0; i < 3 && n > 0; ++i) {
+    size_t rank = static_cast<size_t>(std::ceil(qs[i] * static_cast<double>(n)));
+    if (rank == 0) rank = 1;
+    auto nth = latencies_.begin() + static_cast<ptrdiff_t>(rank - 1);
+    std::nth_element(begin, nth, latencies_.end());
+    *outs[i] = *nth;
+    begin = nth;
+  }
+  return r_;
+}
+
+}  // namespace
+
+Result<ScenarioResult> Simulate(const Scenario& scenario) {
+  SECMODE_RETURN_IF_ERROR(scenario.Validate());
+  Sim sim(scenario);
+  return sim.Run();
+}
+
+}  // namespace secmode::sim

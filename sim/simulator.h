@@ -1,0 +1,56 @@
+// Simulate: the nconnect sequence-window simulator. One client, one server,
+// discrete events (sim/event_queue.h), deterministic per Scenario::seed.
+//
+// The model, in the order a request lives through it:
+//  - The client keeps Scenario::slots requests outstanding. Each new request
+//    goes to the next connection round-robin and is encoded: it takes its
+//    sequence number from its context's counter when encoding starts (one
+//    counter shared by all connections, or one per connection), and the
+//    encoding takes the mode's seal cost. Encoding runs on the issuing
+//    thread, so encodes of different requests overlap (no client CPU limit).
+//  - Each connection has a FIFO send queue and its own bandwidth, so a
+//    message waits for the ones ahead of it to be serialised (large WRITEs
+//    delay the small calls behind them). With re-encode on, a request whose
+//    number is `window` or more below the highest number its context has
+//    transmitted is given a new number (and pays the seal cost again) when it
+//    reaches the socket, as Linux does since about v5.0.
+//  - One-way network delay = rtt/2 + jitter (constant, exponential or
+//    lognormal); TCP keeps each connection's messages in order. The skew
+//    delays one connection's messages, before the socket (client) or on the
+//    wire (network).
+//  - The server checks the number against its window (RFC 2203 section
+//    5.3.3.1, sim/seq_window.h) when the call arrives (ServerOrder::kArrival;
+//    accepted calls then wait FIFO for a worker) or when a worker takes it
+//    from its connection's queue, connections served in turn
+//    (ServerOrder::kRoundRobin), and reacts to a number below the window as
+//    Scenario::reaction says. A worker spends open cost + service time +
+//    seal cost on an accepted call. The
+//    reply goes back on the same connection (same queue/bandwidth model) and
+//    the client opens it.
+//  - Client reactions: a call the server dropped is retransmitted after
+//    retransmit_timeout_ns with a new number; a closed connection is noticed
+//    after one one-way delay, reconnected after one RTT (+ reconnect_ns), and
+//    everything outstanding on it is re-encoded and resent; a discarded
+//    context is noticed from the first "context problem" reply, re-created in
+//    one RTT + gss_setup_ns (no new numbers are issued meanwhile), and every
+//    request sent under the old context and not yet answered is resent.
+//  - Every transmission of a call carries a fresh sequence number (a replay
+//    of the same number would be discarded by RFC 2203's replay check).
+//
+// Thread-safe in the sense that concurrent calls share nothing.
+#ifndef SECMODE_SIM_SIMULATOR_H_
+#define SECMODE_SIM_SIMULATOR_H_
+
+#include "common/status.h"
+#include "sim/scenario.h"
+
+namespace secmode::sim {
+
+// Validates the scenario, then runs it. Fails only on invalid parameters, or
+// when the model runs out of events (a bug). A run that exceeds its event
+// budget (a thrashing scenario) returns what it did, marked `truncated`.
+common::Result<ScenarioResult> Simulate(const Scenario& scenario);
+
+}  // namespace secmode::sim
+
+#endif  // SECMODE_SIM_SIMULATOR_H_

@@ -1,0 +1,73 @@
+#include "sim/compare.h"
+
+#include <gtest/gtest.h>
+
+namespace secmode::sim {
+namespace {
+
+ScenarioResult R(int64_t completed, int64_t violations, double ops_per_s) {
+  ScenarioResult r;
+  r.completed = completed;
+  r.violations = violations;
+  r.ops_per_s = ops_per_s;
+  return r;
+}
+
+TEST(CompareTest, ZeroMustMatchZero) {
+  EXPECT_TRUE(CompareResults(R(1000, 0, 5000), R(1000, 0, 5000)).agree());
+  Comparison c = CompareResults(R(1000, 0, 5000), R(1000, 1, 5000));
+  EXPECT_FALSE(c.violations_agree);  // the model's zero is refuted by one event
+  EXPECT_NE(c.detail.find("model says zero"), std::string::npos);
+}
+
+TEST(CompareTest, SmallCountsWithinFiveEvents) {
+  EXPECT_TRUE(CompareResults(R(1000, 3, 100), R(1000, 0, 100)).violations_agree);
+  EXPECT_TRUE(CompareResults(R(1000, 1, 100), R(1000, 6, 100)).violations_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 1, 100), R(1000, 7, 100)).violations_agree);
+}
+
+TEST(CompareTest, LargeCountsWithinFactorTwo) {
+  EXPECT_TRUE(CompareResults(R(1000, 100, 100), R(1000, 200, 100)).violations_agree);
+  EXPECT_TRUE(CompareResults(R(1000, 100, 100), R(1000, 50, 100)).violations_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 100, 100), R(1000, 201, 100)).violations_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 100, 100), R(1000, 49, 100)).violations_agree);
+}
+
+TEST(CompareTest, MeasuredViolationsScaledToSimulatedOps) {
+  // 300 violations in 3000 measured ops = 100 per the simulated 1000 ops.
+  Comparison c = CompareResults(R(1000, 100, 100), R(3000, 300, 100));
+  EXPECT_DOUBLE_EQ(c.measured_violations_scaled, 100.0);
+  EXPECT_TRUE(c.violations_agree);
+}
+
+TEST(CompareTest, GoodputWithinStatedFactor) {
+  EXPECT_TRUE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1999)).goodput_agree);
+  EXPECT_TRUE(CompareResults(R(1000, 0, 1000), R(1000, 0, 501)).goodput_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 2100)).goodput_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 400)).goodput_agree);
+  Tolerance tight;
+  tight.goodput_factor = 1.2;
+  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1300), tight).goodput_agree);
+  EXPECT_DOUBLE_EQ(CompareResults(R(1000, 0, 1000), R(1000, 0, 1300)).goodput_ratio, 1.3);
+}
+
+TEST(CompareTest, NoCompletedOperationsNeverAgrees) {
+  Comparison c = CompareResults(R(1000, 0, 100), R(0, 0, 0));
+  EXPECT_FALSE(c.agree());
+  EXPECT_NE(c.detail.find("measured"), std::string::npos);
+}
+
+TEST(CompareTest, ValidationTableHasOneVerdictPerRow) {
+  ValidationRow ok{Scenario(), R(1000, 0, 5000), R(1000, 0, 4000)};
+  ValidationRow bad_v{Scenario(), R(1000, 0, 5000), R(1000, 2, 5000)};
+  ValidationRow bad_g{Scenario(), R(1000, 50, 5000), R(1000, 60, 1000)};
+  std::string md = ValidationMarkdown({ok, bad_v, bad_g});
+  EXPECT_NE(md.find("| agree |"), std::string::npos);
+  EXPECT_NE(md.find("DISAGREE (violations)"), std::string::npos);
+  EXPECT_NE(md.find("DISAGREE (goodput)"), std::string::npos);
+  EXPECT_NE(md.find("1 of 3 scenarios agree"), std::string::npos);
+  EXPECT_NE(md.find("within 5 events or within a factor 2.00"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace secmode::sim

@@ -1,0 +1,66 @@
+#include "sim/random.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace secmode::sim {
+namespace {
+
+TEST(PortableLogTest, MatchesLibmClosely) {
+  for (double x : {1e-300, 1e-10, 0.001, 0.3, 0.7071, 1.0, 1.4142, 2.0, 3.5, 1e6, 1e300}) {
+    EXPECT_NEAR(PortableLog(x), std::log(x), 1e-13 * std::max(1.0, std::fabs(std::log(x)))) << x;
+  }
+  EXPECT_EQ(PortableLog(1.0), 0.0);
+  EXPECT_LT(PortableLog(0.0), -1e300);
+  EXPECT_LT(PortableLog(-1.0), -1e300);
+  // Subnormal input.
+  EXPECT_NEAR(PortableLog(5e-320), std::log(5e-320), 1e-11);
+}
+
+TEST(PortableExpTest, MatchesLibmClosely) {
+  for (double x : {-700.0, -20.0, -1.0, -0.3, 0.0, 0.25, 1.0, 10.0, 300.0}) {
+    EXPECT_NEAR(PortableExp(x) / std::exp(x), 1.0, 1e-14) << x;
+  }
+  EXPECT_EQ(PortableExp(-800), 0.0);
+}
+
+TEST(RngTest, SameSeedSameSequenceDifferentSeedDifferent) {
+  Rng a(42), b(42), c(43);
+  bool differs = false;
+  for (int i = 0; i < 1000; ++i) {
+    uint64_t x = a.Next();
+    EXPECT_EQ(x, b.Next());
+    differs |= x != c.Next();
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(RngTest, UniformIsOpenInterval) {
+  Rng r(7);
+  for (int i = 0; i < 100000; ++i) {
+    double u = r.Uniform();
+    ASSERT_GT(u, 0.0);
+    ASSERT_LT(u, 1.0);
+  }
+}
+
+TEST(RngTest, DistributionMeans) {
+  Rng r(1);
+  const int n = 200000;
+  double se = 0, sl = 0, sn = 0, sn2 = 0;
+  for (int i = 0; i < n; ++i) {
+    se += r.Exponential(100.0);
+    sl += r.LogNormal(100.0, 0.5);
+    double z = r.Normal();
+    sn += z;
+    sn2 += z * z;
+  }
+  EXPECT_NEAR(se / n, 100.0, 1.5);
+  EXPECT_NEAR(sl / n, 100.0, 1.0);
+  EXPECT_NEAR(sn / n, 0.0, 0.01);
+  EXPECT_NEAR(sn2 / n, 1.0, 0.02);
+}
+
+}  // namespace
+}  // namespace secmode::sim
