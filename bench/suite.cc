@@ -8,6 +8,7 @@
 #include "bench/modes.h"
 #include "bench/report.h"
 #include "bench/results.h"
+#include "bench/section_gss.h"
 #include "bench/sections.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -22,6 +23,7 @@ namespace {
 // A module adds its section here, one line.
 const Section kSections[] = {
     {"none", nullptr},  // placeholder so the array is never empty
+    {"gss", RunGssSection},
 };
 
 }  // namespace
