@@ -131,9 +131,7 @@ class NativeProtector : public Protector {
       token->resize(total + kAesBlock);  // slack: CTS pads the last block
       uint8_t* t = token->data();
       WriteWrapHeader(t, send_flags_ | kFlagSealed, 0, 0, send_seq_);
-      if (RAND_bytes(t + kCfxHeaderSize, kConfounderSize) != 1) {
-        return Status::Internal("RAND_bytes failed for the confounder");
-      }
+      SECMODE_RETURN_IF_ERROR(NextConfounder(t + kCfxHeaderSize));
       if (len > 0) std::memcpy(t + kCfxHeaderSize + kConfounderSize, message.data(), len);
       std::memcpy(t + kCfxHeaderSize + kConfounderSize + len, t, kCfxHeaderSize);
       uint8_t tag[kMaxChecksumSize];
@@ -217,6 +215,23 @@ class NativeProtector : public Protector {
                                 (subkey ? "1" : "0") + " but the context " +
                                 (have_acceptor_subkey_ ? "has" : "has no") + " acceptor subkey");
     }
+    return Status::Ok();
+  }
+
+  // Confounders come from OpenSSL's DRBG in blocks of kConfounderPool:
+  // RAND_bytes costs about a microsecond per call (locking, DRBG update),
+  // more than the whole 128-byte seal; a confounder needs to be random,
+  // not fetched one by one (RFC 3961 5.3).
+  Status NextConfounder(uint8_t* out) {
+    if (pool_used_ == sizeof pool_) {
+      if (RAND_bytes(pool_, sizeof pool_) != 1) {
+        return Status::Internal("RAND_bytes failed for the confounders");
+      }
+      pool_used_ = 0;
+    }
+    std::memcpy(out, pool_ + pool_used_, kConfounderSize);
+    OPENSSL_cleanse(pool_ + pool_used_, kConfounderSize);
+    pool_used_ += kConfounderSize;
     return Status::Ok();
   }
 
@@ -311,6 +326,9 @@ class NativeProtector : public Protector {
   UsageKeys send_seal_, send_sign_, recv_seal_, recv_sign_;
   SequenceCounts counts_;
   Bytes scratch_;
+  static constexpr size_t kConfounderPool = 256;
+  uint8_t pool_[kConfounderPool * kConfounderSize];
+  size_t pool_used_ = sizeof pool_;
 };
 
 }  // namespace
