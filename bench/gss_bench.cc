@@ -42,7 +42,8 @@ gss::Realm* TheRealm() {
   static std::unique_ptr<gss::Realm> realm = [] {
     auto r = gss::Realm::Start();
     if (!r.ok()) {
-      std::fprintf(stderr, "gss_bench: cannot start the realm: %s\n", r.status().ToString().c_str());
+      std::fprintf(stderr, "gss_bench: cannot start the realm: %s\n",
+                   r.status().ToString().c_str());
       return std::unique_ptr<gss::Realm>();
     }
     return std::move(r).value();
@@ -130,9 +131,8 @@ void BM_Protect(benchmark::State& state, gss::Engine engine, gss::Enctype enctyp
         next = 0;
         state.ResumeTiming();
       }
-      common::Status s = kind == Kind::kMic
-                             ? sides->acceptor->VerifyMic(msg, tokens[next])
-                             : sides->acceptor->Unwrap(tokens[next], &out, nullptr);
+      common::Status s = kind == Kind::kMic ? sides->acceptor->VerifyMic(msg, tokens[next])
+                                            : sides->acceptor->Unwrap(tokens[next], &out, nullptr);
       ++next;
       if (!s.ok()) {
         state.SkipWithError(s.ToString().c_str());
@@ -172,8 +172,8 @@ void Register() {
           std::string name = std::string("BM_Protect/") + gss::EngineName(engine) + "/" +
                              gss::EnctypeName(enctype) + "/" + KindName(kind) + "/" +
                              (open ? "open" : "seal");
-          auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Protect, engine, enctype, kind,
-                                                 open);
+          auto* b =
+              benchmark::RegisterBenchmark(name.c_str(), BM_Protect, engine, enctype, kind, open);
           for (size_t size : kSizes) b->Arg(static_cast<int64_t>(size));
           b->MinTime(0.1);
         }
@@ -205,10 +205,10 @@ int main(int argc, char** argv) {
   secmode::bench::Register();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("cycles_per_byte",
-                              "TSC ticks per payload byte at " +
-                                  std::to_string(secmode::common::TscGhz()) + " GHz (" +
-                                  secmode::common::CycleSource() + ")");
+  benchmark::AddCustomContext("cycles_per_byte", "TSC ticks per payload byte at " +
+                                                     std::to_string(secmode::common::TscGhz()) +
+                                                     " GHz (" + secmode::common::CycleSource() +
+                                                     ")");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

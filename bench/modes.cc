@@ -91,7 +91,9 @@ const std::vector<Entry>& Table() {
         true,
         {"mit", "native", "mit-iov"}},
        MakeKrb5i},
-      {{"krb5p", "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality", true,
+      {{"krb5p",
+        "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality",
+        true,
         {"mit", "native", "mit-iov"}},
        MakeKrb5p},
   };

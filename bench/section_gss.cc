@@ -7,6 +7,8 @@
 // Default run: all four enctypes x all engines. A run restricted with
 // --mode covers only the enctypes of its krb5 modes and measures no extra
 // micro rows.
+#include "bench/section_gss.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -16,13 +18,12 @@
 #include <string>
 
 #include "bench/gss_bounds.h"
-#include "common/latency.h"
-#include "gss/context_pair.h"
 #include "bench/measure.h"
 #include "bench/modes.h"
-#include "bench/section_gss.h"
 #include "bench/sections.h"
 #include "common/clock.h"
+#include "common/latency.h"
+#include "gss/context_pair.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
 
@@ -108,7 +109,8 @@ common::Result<Comparison> Compare(BoundRunner& bound, std::vector<EnginePair>& 
       SECMODE_RETURN_IF_ERROR(pairs[i].acceptor->Unwrap(token, &opened, &conf));
       t2 = common::NowNs();
       if (opened != payload || !conf) {
-        return Status::Internal(pairs[i].engine + ": unwrapped payload differs from the sealed one");
+        return Status::Internal(pairs[i].engine +
+                                ": unwrapped payload differs from the sealed one");
       }
       if (iter > 0) {
         samples[2 + 2 * i].Add(t1 - t0);
@@ -230,8 +232,7 @@ Status RunGss(SectionContext& ctx) {
           "mit-iov/native |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (size_t size : sizes) {
       if (size == 0 || size % 16 != 0) continue;
-      SECMODE_ASSIGN_OR_RETURN(Comparison cmp,
-                               Compare(namer, pairs, size, o.quick ? 0.3 : 1.5));
+      SECMODE_ASSIGN_OR_RETURN(Comparison cmp, Compare(namer, pairs, size, o.quick ? 0.3 : 1.5));
       SealOpen mit = cmp.engines["mit"], iov = cmp.engines["mit-iov"], nat = cmp.engines["native"];
       double bound = cmp.bound.Sum();
       auto cell = [](const SealOpen& so) { return so.ok() ? F("%.0f", so.Sum()) : "-"; };
@@ -243,14 +244,14 @@ Status RunGss(SectionContext& ctx) {
       if (size == (1u << 20) && e == gss::Enctype::kAes256CtsHmacSha1 && nat.ok()) {
         if (bound > 0) {
           double r = bound / nat.Sum();
-          targets.push_back({"native 1 MiB " + en + " krb5p seal+open >= 0.85 x bound: " +
-                                 F("%.2f", r) + " x",
-                             r >= 0.85});
+          targets.push_back(
+              {"native 1 MiB " + en + " krb5p seal+open >= 0.85 x bound: " + F("%.2f", r) + " x",
+               r >= 0.85});
         }
         if (mit.ok()) {
           double r = mit.Sum() / nat.Sum();
-          targets.push_back({"native 1 MiB " + en + " krb5p seal+open >= 4 x faster than mit: " +
-                                 F("%.2f", r) + " x",
+          targets.push_back({"native 1 MiB " + en +
+                                 " krb5p seal+open >= 4 x faster than mit: " + F("%.2f", r) + " x",
                              r >= 4.0});
         }
       }
@@ -266,15 +267,16 @@ Status RunGss(SectionContext& ctx) {
   }
   if (!targets.empty()) {
     md << "### Targets (issue 3; reported, not asserted)\n\n";
-    for (const auto& t : targets) md << "- " << (t.met ? "met" : "NOT met") << ": " << t.text << "\n";
+    for (const auto& t : targets)
+      md << "- " << (t.met ? "met" : "NOT met") << ": " << t.text << "\n";
     md << "\n";
   }
   if (full && o.quick) {
     md << "Quick run: krb5p micro rows for the non-default enctypes were not measured; the "
           "tables above cover them.\n\n";
   }
-  md << "Cycles in micro rows are TSC ticks at " << F("%.3f", common::TscGhz())
-     << " GHz (" << common::CycleSource() << "); the same primitives per op are in `bounds`.\n";
+  md << "Cycles in micro rows are TSC ticks at " << F("%.3f", common::TscGhz()) << " GHz ("
+     << common::CycleSource() << "); the same primitives per op are in `bounds`.\n";
   ctx.results.report_sections.push_back(md.str());
   ctx.log << " (" << ctx.results.bounds.size() << " bounds)";
   return Status::Ok();

@@ -51,8 +51,8 @@ void WriteMicHeader(uint8_t* p, uint8_t flags, uint64_t seq) {
 Status ParseCfxHeader(ByteView token, uint16_t tok_id, CfxHeader* out) {
   const char* kind = tok_id == kTokWrap ? "wrap" : "MIC";
   if (token.size() < kCfxHeaderSize) {
-    return Status::Corrupt(std::string("truncated ") + kind + " token: " +
-                           std::to_string(token.size()) + " bytes, need at least 16");
+    return Status::Corrupt(std::string("truncated ") + kind +
+                           " token: " + std::to_string(token.size()) + " bytes, need at least 16");
   }
   const uint8_t* p = token.data();
   out->tok_id = Get16(p);

@@ -18,8 +18,8 @@
 
 namespace secmode::gss {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Result;
 using common::Status;
 
@@ -82,8 +82,8 @@ Status EvpHmac(HashKind h, ByteView key, ByteView data, uint8_t* out, size_t* ou
   EVP_MAC_free(mac);
   if (ctx == nullptr) return OpenSslError("EVP_MAC_CTX_new");
   OSSL_PARAM params[2];
-  params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-                                               const_cast<char*>(HashName(h)), 0);
+  params[0] =
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(HashName(h)), 0);
   params[1] = OSSL_PARAM_construct_end();
   size_t len = 0;
   bool ok = EVP_MAC_init(ctx, key.data(), key.size(), params) == 1 &&
@@ -115,18 +115,10 @@ Result<EnctypeProfile> ProfileFor(int32_t enctype) {
   EnctypeProfile p;
   p.enctype = enctype;
   switch (enctype) {
-    case 17:
-      p = {17, 16, 12, HashKind::kSha1, false, EVP_aes_128_cbc()};
-      break;
-    case 18:
-      p = {18, 32, 12, HashKind::kSha1, false, EVP_aes_256_cbc()};
-      break;
-    case 19:
-      p = {19, 16, 16, HashKind::kSha256, true, EVP_aes_128_cbc()};
-      break;
-    case 20:
-      p = {20, 32, 24, HashKind::kSha384, true, EVP_aes_256_cbc()};
-      break;
+    case 17: p = {17, 16, 12, HashKind::kSha1, false, EVP_aes_128_cbc()}; break;
+    case 18: p = {18, 32, 12, HashKind::kSha1, false, EVP_aes_256_cbc()}; break;
+    case 19: p = {19, 16, 16, HashKind::kSha256, true, EVP_aes_128_cbc()}; break;
+    case 20: p = {20, 32, 24, HashKind::kSha384, true, EVP_aes_256_cbc()}; break;
     default:
       return Status::InvalidArgument("unsupported enctype " + std::to_string(enctype) +
                                      " (the native engine knows 17, 18, 19, 20)");
@@ -266,7 +258,8 @@ Bytes NFold(ByteView in, size_t out_bits) {
 // ---------------------------------------------------------------- keys
 
 Result<Bytes> DeriveKeyDk(const EnctypeProfile& p, ByteView base_key, ByteView constant) {
-  if (p.rfc8009) return Status::InvalidArgument("DK is the RFC 3961 derivation; enctype uses RFC 8009");
+  if (p.rfc8009)
+    return Status::InvalidArgument("DK is the RFC 3961 derivation; enctype uses RFC 8009");
   if (base_key.size() != p.key_size) {
     return Status::InvalidArgument("base key is " + std::to_string(base_key.size()) +
                                    " bytes, enctype " + std::to_string(p.enctype) + " needs " +
@@ -275,7 +268,7 @@ Result<Bytes> DeriveKeyDk(const EnctypeProfile& p, ByteView base_key, ByteView c
   // DR: K1 = E(key, n-fold(constant)), K2 = E(key, K1), ... until key size;
   // random-to-key is the identity for AES (RFC 3962 section 6).
   Bytes block = constant.size() == kAesBlock ? Bytes(constant.begin(), constant.end())
-                                              : NFold(constant, kAesBlock * 8);
+                                             : NFold(constant, kAesBlock * 8);
   Bytes out;
   while (out.size() < p.key_size) {
     uint8_t next[kAesBlock];
@@ -312,7 +305,8 @@ Result<Bytes> StringToKey(const EnctypeProfile& p, std::string_view password, By
   const EVP_MD* md = EVP_sha1();
   if (p.rfc8009) {
     // RFC 8009 section 4: saltp = enctype-name | 0x00 | salt.
-    std::string name = p.enctype == 19 ? "aes128-cts-hmac-sha256-128" : "aes256-cts-hmac-sha384-192";
+    std::string name =
+        p.enctype == 19 ? "aes128-cts-hmac-sha256-128" : "aes256-cts-hmac-sha384-192";
     saltp.assign(name.begin(), name.end());
     saltp.push_back(0);
     md = p.enctype == 19 ? EVP_sha256() : EVP_sha384();

@@ -28,7 +28,7 @@
 namespace secmode::gss {
 
 inline constexpr size_t kAesBlock = 16;
-inline constexpr size_t kConfounderSize = 16;  // RFC 3962/8009: one block
+inline constexpr size_t kConfounderSize = 16;   // RFC 3962/8009: one block
 inline constexpr size_t kMaxChecksumSize = 24;  // SHA-384-192
 
 enum class HashKind { kSha1, kSha256, kSha384 };
@@ -39,7 +39,7 @@ struct EnctypeProfile {
   size_t key_size = 0;       // 16 or 32
   size_t checksum_size = 0;  // h: 12, 16 or 24 bytes
   HashKind hash = HashKind::kSha1;
-  bool rfc8009 = false;      // KDF-HMAC-SHA2 and HMAC over IV|C
+  bool rfc8009 = false;             // KDF-HMAC-SHA2 and HMAC over IV|C
   const EVP_CIPHER* cbc = nullptr;  // static OpenSSL cipher, not owned
 };
 // Errors name the enctype when it is not one of 17..20.
@@ -84,8 +84,8 @@ common::Result<common::Bytes> DeriveUsageKey(const EnctypeProfile& profile,
                                              uint8_t kind);
 // The RFC 3961 DK for an arbitrary constant (RFC 3962 string-to-key uses
 // "kerberos"); 17/18 only.
-common::Result<common::Bytes> DeriveKeyDk(const EnctypeProfile& profile,
-                                          common::ByteView base_key, common::ByteView constant);
+common::Result<common::Bytes> DeriveKeyDk(const EnctypeProfile& profile, common::ByteView base_key,
+                                          common::ByteView constant);
 
 // String-to-key (RFC 3962 section 4, RFC 8009 section 4); for known answers.
 common::Result<common::Bytes> StringToKey(const EnctypeProfile& profile, std::string_view password,

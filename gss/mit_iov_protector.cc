@@ -16,8 +16,8 @@
 
 namespace secmode::gss {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Status;
 
 namespace {
@@ -43,8 +43,8 @@ class MitIovProtector : public Protector {
     iov[3].type = GSS_IOV_BUFFER_TYPE_TRAILER;
     OM_uint32 minor = 0;
     int conf_state = 0;
-    OM_uint32 major = gss_wrap_iov_length(&minor, context_, conf ? 1 : 0, GSS_C_QOP_DEFAULT,
-                                          &conf_state, iov, 4);
+    OM_uint32 major =
+        gss_wrap_iov_length(&minor, context_, conf ? 1 : 0, GSS_C_QOP_DEFAULT, &conf_state, iov, 4);
     if (GSS_ERROR(major)) return GssError("gss_wrap_iov_length", major, minor);
     const size_t header = iov[0].buffer.length, padding = iov[2].buffer.length,
                  trailer = iov[3].buffer.length, len = message.size();

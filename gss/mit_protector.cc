@@ -5,8 +5,8 @@
 
 namespace secmode::gss {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Status;
 
 namespace {
@@ -110,16 +110,14 @@ std::unique_ptr<Protector> NewMitProtector(gss_ctx_id_t context) {
 
 common::Result<std::unique_ptr<Protector>> NewProtector(Engine engine, gss_ctx_id_t context) {
   switch (engine) {
-    case Engine::kMit:
-      return NewMitProtector(context);
-    case Engine::kMitIov:
-      return NewMitIovProtector(context);
-    case Engine::kNative:
-      return NewNativeProtector(context);
+    case Engine::kMit: return NewMitProtector(context);
+    case Engine::kMitIov: return NewMitIovProtector(context);
+    case Engine::kNative: return NewNativeProtector(context);
   }
   OM_uint32 minor;
   gss_delete_sec_context(&minor, &context, GSS_C_NO_BUFFER);
-  return Status::InvalidArgument("unknown engine value " + std::to_string(static_cast<int>(engine)));
+  return Status::InvalidArgument("unknown engine value " +
+                                 std::to_string(static_cast<int>(engine)));
 }
 
 }  // namespace secmode::gss

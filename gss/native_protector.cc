@@ -19,8 +19,8 @@
 
 namespace secmode::gss {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Result;
 using common::Status;
 
@@ -52,8 +52,8 @@ Result<LucidKeys> ExportKeys(gss_ctx_id_t context) {
   LucidKeys out;
   OM_uint32 minor = 0, flags = 0;
   int open = 0;
-  OM_uint32 major = gss_inquire_context(&minor, context, nullptr, nullptr, nullptr, nullptr,
-                                        &flags, nullptr, &open);
+  OM_uint32 major = gss_inquire_context(&minor, context, nullptr, nullptr, nullptr, nullptr, &flags,
+                                        nullptr, &open);
   if (GSS_ERROR(major)) return GssError("gss_inquire_context", major, minor);
   if (!open) return Status::InvalidArgument("GSS context is not fully established");
   out.ctx_flags = flags;
@@ -135,8 +135,7 @@ class NativeProtector : public Protector {
       if (len > 0) std::memcpy(t + kCfxHeaderSize + kConfounderSize, message.data(), len);
       std::memcpy(t + kCfxHeaderSize + kConfounderSize + len, t, kCfxHeaderSize);
       uint8_t tag[kMaxChecksumSize];
-      SECMODE_RETURN_IF_ERROR(
-          send_seal_.EncryptInPlace(t + kCfxHeaderSize, n, n + kAesBlock, tag));
+      SECMODE_RETURN_IF_ERROR(send_seal_.EncryptInPlace(t + kCfxHeaderSize, n, n + kAesBlock, tag));
       std::memcpy(t + kCfxHeaderSize + n, tag, h_);
       token->resize(total);
     } else {
@@ -211,9 +210,9 @@ class NativeProtector : public Protector {
     }
     const bool subkey = (flags & kFlagAcceptorSubkey) != 0;
     if (subkey != have_acceptor_subkey_) {
-      return Status::AuthFailed(std::string(kind) + " token has AcceptorSubkey=" +
-                                (subkey ? "1" : "0") + " but the context " +
-                                (have_acceptor_subkey_ ? "has" : "has no") + " acceptor subkey");
+      return Status::AuthFailed(
+          std::string(kind) + " token has AcceptorSubkey=" + (subkey ? "1" : "0") +
+          " but the context " + (have_acceptor_subkey_ ? "has" : "has no") + " acceptor subkey");
     }
     return Status::Ok();
   }
@@ -270,9 +269,9 @@ class NativeProtector : public Protector {
     if (sealed) {
       const size_t need = kConfounderSize + size_t{hdr.ec} + kCfxHeaderSize + h_;
       if (body.size() < need) {
-        return Status::Corrupt("truncated sealed wrap token: body is " + std::to_string(body.size()) +
-                               " bytes, need at least " + std::to_string(need) +
-                               " (confounder, EC " + std::to_string(hdr.ec) +
+        return Status::Corrupt("truncated sealed wrap token: body is " +
+                               std::to_string(body.size()) + " bytes, need at least " +
+                               std::to_string(need) + " (confounder, EC " + std::to_string(hdr.ec) +
                                ", header copy, checksum)");
       }
       const size_t rest = body.size() - h_ - kConfounderSize;  // message|filler|header
@@ -296,8 +295,7 @@ class NativeProtector : public Protector {
       }
       if (body.size() < h_) {
         return Status::Corrupt("truncated wrap token: body is " + std::to_string(body.size()) +
-                               " bytes, shorter than the " + std::to_string(h_) +
-                               "-byte checksum");
+                               " bytes, shorter than the " + std::to_string(h_) + "-byte checksum");
       }
       ByteView data = body.subspan(0, body.size() - h_);
       uint8_t header[kCfxHeaderSize];

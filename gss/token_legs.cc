@@ -5,8 +5,8 @@
 
 namespace secmode::gss {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 using common::Status;
 
 namespace {
@@ -96,7 +96,8 @@ class HeaderMicSealer : public common::Sealer {
     wire->resize(4 + mic_.size() + payload.size());
     PutU32(wire->data(), mic_.size());
     std::memcpy(wire->data() + 4, mic_.data(), mic_.size());
-    if (!payload.empty()) std::memcpy(wire->data() + 4 + mic_.size(), payload.data(), payload.size());
+    if (!payload.empty())
+      std::memcpy(wire->data() + 4 + mic_.size(), payload.data(), payload.size());
     return Status::Ok();
   }
 
@@ -144,10 +145,9 @@ ByteView HeaderStandIn() {
   // xid, CALL, rpcvers 2, NFS program 100003 v4 COMPOUND, then an
   // RPCSEC_GSS credential header: flavor 6, length, version 1, DATA, seq 1,
   // service 1 (40 bytes in all, RFC 5531 / RFC 2203 5.3.1).
-  static const uint8_t kHeader[40] = {
-      0x12, 0x34, 0x56, 0x78, 0, 0, 0, 0,    0, 0, 0, 2, 0, 1, 0x86, 0xa3,
-      0,    0,    0,    4,    0, 0, 0, 1,    0, 0, 0, 6, 0, 0, 0,    0x18,
-      0,    0,    0,    1,    0, 0, 0, 0};
+  static const uint8_t kHeader[40] = {0x12, 0x34, 0x56, 0x78, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1,
+                                      0x86, 0xa3, 0,    0,    0, 4, 0, 0, 0, 1, 0, 0, 0, 6,
+                                      0,    0,    0,    0x18, 0, 0, 0, 1, 0, 0, 0, 0};
   return ByteView(kHeader, sizeof kHeader);
 }
 

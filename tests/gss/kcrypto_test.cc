@@ -32,7 +32,8 @@ std::string Hx(ByteView b) { return common::ToHex(b); }
 std::string Lower(std::string_view hex) {
   std::string out;
   for (char c : hex) {
-    if (c != ' ' && c != '\n') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c != ' ' && c != '\n')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
@@ -138,9 +139,15 @@ TEST(Rfc3962Test, CtsVectors) {
       {17, "c6353568f2bf8cb4d8a580362da7ff7f97"},
       {31, "fc00783e0efdb2c1d445d4c8eff7ed2297687268d6ecccc0c07b25e25ecfe5"},
       {32, "39312523a78662d5be7fcbcc98ebf5a897687268d6ecccc0c07b25e25ecfe584"},
-      {47, "97687268d6ecccc0c07b25e25ecfe584b3fffd940c16a18c1b5549d2f838029e39312523a78662d5be7fcbcc98ebf5"},
-      {48, "97687268d6ecccc0c07b25e25ecfe5849dad8bbb96c4cdc03bc103e1a194bbd839312523a78662d5be7fcbcc98ebf5a8"},
-      {64, "97687268d6ecccc0c07b25e25ecfe58439312523a78662d5be7fcbcc98ebf5a84807efe836ee89a526730dbc2f7bc8409dad8bbb96c4cdc03bc103e1a194bbd8"},
+      {47,
+       "97687268d6ecccc0c07b25e25ecfe584b3fffd940c16a18c1b5549d2f838029e39312523a78662d5be7fcbcc98e"
+       "bf5"},
+      {48,
+       "97687268d6ecccc0c07b25e25ecfe5849dad8bbb96c4cdc03bc103e1a194bbd839312523a78662d5be7fcbcc98e"
+       "bf5a8"},
+      {64,
+       "97687268d6ecccc0c07b25e25ecfe58439312523a78662d5be7fcbcc98ebf5a84807efe836ee89a526730dbc2f7"
+       "bc8409dad8bbb96c4cdc03bc103e1a194bbd8"},
   };
   UsageKeys k;
   ASSERT_TRUE(k.InitWithKeys(P(17), key, key, key).ok());
@@ -206,17 +213,24 @@ TEST(Rfc8009Test, EncryptionWithGivenConfounder) {
       {19, ke19, ki19, "7bca285e2fd4130fb55b1a5c83bc5b24", "000102030405",
        "84d7f30754ed987bab0bf3506beb09cfb55402cef7e6877ce99e247e52d16ed4421dfdf8976c"},
       {19, ke19, ki19, "56ab21713ff62c0a1457200f6fa9948f", "000102030405060708090a0b0c0d0e0f",
-       "3517d640f50ddc8ad3628722b3569d2ae07493fa8263254080ea65c1008e8fc295fb4852e7d83e1e7c48c37eebe6b0d3"},
-      {19, ke19, ki19, "a7a4e29a4728ce10664fb64e49ad3fac", "000102030405060708090a0b0c0d0e0f1011121314",
-       "720f73b18d9859cd6ccb4346115cd336c70f58edc0c4437c5573544c31c813bce1e6d072c186b39a413c2f92ca9b8334a287ffcbfc"},
+       "3517d640f50ddc8ad3628722b3569d2ae07493fa8263254080ea65c1008e8fc295fb4852e7d83e1e7c48c37eebe"
+       "6b0d3"},
+      {19, ke19, ki19, "a7a4e29a4728ce10664fb64e49ad3fac",
+       "000102030405060708090a0b0c0d0e0f1011121314",
+       "720f73b18d9859cd6ccb4346115cd336c70f58edc0c4437c5573544c31c813bce1e6d072c186b39a413c2f92ca9"
+       "b8334a287ffcbfc"},
       {20, ke20, ki20, "f764e9fa15c276478b2c7d0c4e5f58e4", "",
        "41f53fa5bfe7026d91faf9be959195a058707273a96a40f0a01960621ac612748b9bbfbe7eb4ce3c"},
       {20, ke20, ki20, "b80d3251c1f6471494256ffe712d0b9a", "000102030405",
-       "4ed7b37c2bcac8f74f23c1cf07e62bc7b75fb3f637b9f559c7f664f69eab7b6092237526ea0d1f61cb20d69d10f2"},
+       "4ed7b37c2bcac8f74f23c1cf07e62bc7b75fb3f637b9f559c7f664f69eab7b6092237526ea0d1f61cb20d69d10f"
+       "2"},
       {20, ke20, ki20, "53bf8a0d105265d4e276428624ce5e63", "000102030405060708090a0b0c0d0e0f",
-       "bc47ffec7998eb91e8115cf8d19dac4bbbe2e163e87dd37f49beca92027764f68cf51f14d798c2273f35df574d1f932e40c4ff255b36a266"},
-      {20, ke20, ki20, "763e65367e864f02f55153c7e3b58af1", "000102030405060708090a0b0c0d0e0f1011121314",
-       "40013e2df58e8751957d2878bcd2d6fe101ccfd556cb1eae79db3c3ee86429f2b2a602ac86fef6ecb647d6295fae077a1feb517508d2c16b4192e01f62"},
+       "bc47ffec7998eb91e8115cf8d19dac4bbbe2e163e87dd37f49beca92027764f68cf51f14d798c2273f35df574d1"
+       "f932e40c4ff255b36a266"},
+      {20, ke20, ki20, "763e65367e864f02f55153c7e3b58af1",
+       "000102030405060708090a0b0c0d0e0f1011121314",
+       "40013e2df58e8751957d2878bcd2d6fe101ccfd556cb1eae79db3c3ee86429f2b2a602ac86fef6ecb647d6295fa"
+       "e077a1feb517508d2c16b4192e01f62"},
   };
   for (const auto& t : v) {
     UsageKeys k;
@@ -248,7 +262,10 @@ TEST(Rfc8009Test, Checksums) {
   Bytes kc19 = H("B31A018A48F54776F403E9A396325DC3");
   Bytes kc20 = H("EF5718BE86CC84963D8BBB5031E9F5C4BA41F28FAF69E73D");
   ASSERT_TRUE(k19.InitWithKeys(P(19), H("9B197DD1E8C5609D6E67C3E37C62C72E"), kc19, kc19).ok());
-  ASSERT_TRUE(k20.InitWithKeys(P(20), H("56AB22BEE63D82D7BC5227F6773F8EA7A5EB1C825160C38312980C442E5C7E49"), kc20, kc20).ok());
+  ASSERT_TRUE(
+      k20.InitWithKeys(P(20), H("56AB22BEE63D82D7BC5227F6773F8EA7A5EB1C825160C38312980C442E5C7E49"),
+                       kc20, kc20)
+          .ok());
   uint8_t out[kMaxChecksumSize];
   // Split across the two inputs on purpose: the checksum covers a | b.
   k19.Checksum(ByteView(msg.data(), 7), ByteView(msg.data() + 7, msg.size() - 7), out);

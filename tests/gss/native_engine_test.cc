@@ -129,8 +129,7 @@ TEST_P(NativeEngineTest, ByteCompatibleWithMitBothWays) {
                             << s.ToString();
         s = Open(*w.open, k, msg, token);
         if (!s.ok() && ++failures < 10) {
-          ADD_FAILURE() << w.name << " " << KindName(k) << " size " << size << ": "
-                        << s.ToString();
+          ADD_FAILURE() << w.name << " " << KindName(k) << " size " << size << ": " << s.ToString();
         }
       }
     }
@@ -156,13 +155,13 @@ TEST_P(NativeEngineTest, RejectsBadInputNamingTheCause) {
     Kind kind;
     size_t size;
   };
-  for (Sample sample : {Sample{Kind::kWrapConf, 0}, Sample{Kind::kWrapConf, 37},
-                        Sample{Kind::kWrapInteg, 0}, Sample{Kind::kWrapInteg, 37},
-                        Sample{Kind::kMic, 37}}) {
+  for (Sample sample :
+       {Sample{Kind::kWrapConf, 0}, Sample{Kind::kWrapConf, 37}, Sample{Kind::kWrapInteg, 0},
+        Sample{Kind::kWrapInteg, 37}, Sample{Kind::kMic, 37}}) {
     ByteView m(msg.data(), sample.size);
     ASSERT_TRUE(Seal(*init, sample.kind, m, &token).ok());
-    const std::string what = std::string(KindName(sample.kind)) + " of " +
-                             std::to_string(sample.size) + " bytes";
+    const std::string what =
+        std::string(KindName(sample.kind)) + " of " + std::to_string(sample.size) + " bytes";
     // Every single-bit flip. One exception by design: RRC (wrap bytes 6-7)
     // is outside every checksum (RFC 4121 4.2.5), and a rotation by a
     // multiple of the body length is the very same token; MIT accepts it
@@ -247,7 +246,8 @@ TEST_P(NativeEngineTest, SequenceVerdictsMatchMit) {
       for (auto& t : tokens) ASSERT_TRUE(Seal(*sender, k, msg, &t).ok());
       // in order, duplicate, gap, late, duplicate of late, far gap, old
       // (more than 64 behind), its duplicate, a late one inside the window.
-      const int order[] = {0, 1, 1, 3, 2, 2, 4, 0, 100, 5, 5, 99, 99, 40, 101, 37, 150, 149, 120, 199, 198, 137};
+      const int order[] = {0,  1,  1,  3,   2,  2,   4,   0,   100, 5,   5,
+                           99, 99, 40, 101, 37, 150, 149, 120, 199, 198, 137};
       for (int i : order) {
         Status sm = Open(*mit, k, msg, tokens[static_cast<size_t>(i)]);
         Status sn = Open(*native, k, msg, tokens[static_cast<size_t>(i)]);
