@@ -124,16 +124,18 @@ class NativeProtector : public Protector {
     if (message.size() > kMaxMessage) return Status::InvalidArgument("message too large to wrap");
     const size_t len = message.size();
     if (conf) {
-      // Body = E(confounder | message | filler(EC = 0, as MIT) | header) | tag,
-      // where the encrypted header copy has RRC = 0.
-      const size_t n = kConfounderSize + len + kCfxHeaderSize;
+      // Body = E(confounder | message | filler(EC bytes; 0 by default, as
+      // MIT) | header) | tag, where the encrypted header copy has RRC = 0.
+      const size_t ec = options_.send_ec;
+      const size_t n = kConfounderSize + len + ec + kCfxHeaderSize;
       const size_t total = kCfxHeaderSize + n + h_;
       token->resize(total + kAesBlock);  // slack: CTS pads the last block
       uint8_t* t = token->data();
-      WriteWrapHeader(t, send_flags_ | kFlagSealed, 0, 0, send_seq_);
+      WriteWrapHeader(t, send_flags_ | kFlagSealed, options_.send_ec, 0, send_seq_);
       SECMODE_RETURN_IF_ERROR(NextConfounder(t + kCfxHeaderSize));
       if (len > 0) std::memcpy(t + kCfxHeaderSize + kConfounderSize, message.data(), len);
-      std::memcpy(t + kCfxHeaderSize + kConfounderSize + len, t, kCfxHeaderSize);
+      if (ec > 0) std::memset(t + kCfxHeaderSize + kConfounderSize + len, 'x', ec);
+      std::memcpy(t + kCfxHeaderSize + kConfounderSize + len + ec, t, kCfxHeaderSize);
       uint8_t tag[kMaxChecksumSize];
       SECMODE_RETURN_IF_ERROR(send_seal_.EncryptInPlace(t + kCfxHeaderSize, n, n + kAesBlock, tag));
       std::memcpy(t + kCfxHeaderSize + n, tag, h_);

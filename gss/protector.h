@@ -64,6 +64,9 @@ struct NativeOptions {
   // RRC (RFC 4121 4.2.5) to send in wrap tokens. MIT's gss_wrap sends 0;
   // a non-zero value exercises the receiver's rotation handling.
   uint16_t send_rrc = 0;
+  // EC (filler bytes, RFC 4121 4.2.4) in sealed wrap tokens. MIT sends 0; a
+  // non-zero value exercises the receiver's filler handling.
+  uint16_t send_ec = 0;
 };
 // Exports the context's keys (gss_krb5_export_lucid_sec_context, which
 // consumes `context` whatever the outcome) and builds the native engine.

@@ -89,18 +89,26 @@ class NativeEngineTest : public ::testing::TestWithParam<Enctype> {};
 
 TEST_P(NativeEngineTest, ByteCompatibleWithMitBothWays) {
   // pair A: native initiator, mit acceptor; pair B: mit initiator, native
-  // acceptor; pair C: mit-iov initiator, native acceptor sending RRC != 0.
+  // acceptor; pair C: mit-iov initiator, native acceptor sending RRC != 0
+  // and EC != 0 (what MIT never sends but must accept, and vice versa).
   auto a = Establish(GetParam());
   auto b = Establish(GetParam());
   auto c = Establish(GetParam());
-  ASSERT_TRUE(a && b && c);
+  auto d = Establish(GetParam());
+  ASSERT_TRUE(a && b && c && d);
   auto a_init = Make(Engine::kNative, a->ReleaseInitiator());
   auto a_acc = Make(Engine::kMit, a->ReleaseAcceptor());
   auto b_init = Make(Engine::kMit, b->ReleaseInitiator());
   auto b_acc = Make(Engine::kNative, b->ReleaseAcceptor());
   auto c_init = Make(Engine::kMitIov, c->ReleaseInitiator());
-  auto c_acc = Make(Engine::kNative, c->ReleaseAcceptor(), NativeOptions{.send_rrc = 28});
-  ASSERT_TRUE(a_init && a_acc && b_init && b_acc && c_init && c_acc);
+  auto c_acc =
+      Make(Engine::kNative, c->ReleaseAcceptor(), NativeOptions{.send_rrc = 28, .send_ec = 13});
+  // pair D: native both ends, each sending RRC and EC != 0 (native receive).
+  auto d_init =
+      Make(Engine::kNative, d->ReleaseInitiator(), NativeOptions{.send_rrc = 5, .send_ec = 3});
+  auto d_acc =
+      Make(Engine::kNative, d->ReleaseAcceptor(), NativeOptions{.send_rrc = 1000, .send_ec = 0});
+  ASSERT_TRUE(a_init && a_acc && b_init && b_acc && c_init && c_acc && d_init && d_acc);
   struct Way {
     const char* name;
     Protector* seal;
@@ -112,7 +120,9 @@ TEST_P(NativeEngineTest, ByteCompatibleWithMitBothWays) {
       {"mit initiator -> native acceptor", b_init.get(), b_acc.get()},
       {"native acceptor -> mit initiator", b_acc.get(), b_init.get()},
       {"mit-iov initiator -> native acceptor", c_init.get(), c_acc.get()},
-      {"native acceptor (RRC 28) -> mit-iov initiator", c_acc.get(), c_init.get()},
+      {"native acceptor (RRC 28, EC 13) -> mit-iov initiator", c_acc.get(), c_init.get()},
+      {"native initiator (RRC 5, EC 3) -> native acceptor", d_init.get(), d_acc.get()},
+      {"native acceptor (RRC 1000) -> native initiator", d_acc.get(), d_init.get()},
   };
   Bytes token;
   int failures = 0;
