@@ -47,11 +47,13 @@ class MitProtector : public Protector {
     OM_uint32 major = gss_unwrap(&minor, context_, &in, &out, &conf_state, nullptr);
     if (GSS_ERROR(major)) {
       gss_release_buffer(&minor, &out);
+      message->clear();
       return GssError("gss_unwrap", major, minor);
     }
     Status seq = CheckMitSequence("gss_unwrap", major, minor, &counts_);
     if (!seq.ok()) {
       gss_release_buffer(&minor, &out);
+      message->clear();
       return seq;
     }
     TakeBuffer(&out, message);

@@ -39,6 +39,9 @@ struct SequenceCounts {
   uint64_t in_order = 0, gap = 0, unseq = 0, duplicate = 0, old = 0;
 };
 
+// Output buffers are replaced (their capacity reused across calls); an input
+// view must not point into the output buffer of the same call. A failed call
+// leaves no partial plaintext in its output.
 class Protector {
  public:
   virtual ~Protector() = default;
