@@ -4,6 +4,8 @@
 // from gssd. Everything derived from the key (Ke/Ki/Kc for the four usages,
 // AES key schedules, HMAC pad states) is built here once; Wrap/Unwrap/GetMic/
 // VerifyMic allocate nothing beyond growing the caller's output buffer.
+#include "gss/native_protector.h"
+
 #include <gssapi/gssapi_krb5.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -30,17 +32,8 @@ namespace {
 // but nothing secmode measures comes near this.
 constexpr size_t kMaxMessage = (size_t{1} << 31) - 4096;
 
-struct LucidKeys {
-  bool initiate = false;
-  bool have_acceptor_subkey = false;
-  uint64_t send_seq = 0, recv_seq = 0;
-  int32_t enctype = 0;
-  Bytes key;  // acceptor subkey if present, else the context key
-  OM_uint32 ctx_flags = 0;
-};
-
 // Exports the context (consuming it) and copies out what the engine needs.
-Result<LucidKeys> ExportKeys(gss_ctx_id_t context) {
+Result<NativeKeys> ExportKeys(gss_ctx_id_t context) {
   struct Deleter {
     gss_ctx_id_t* c;
     ~Deleter() {
@@ -49,14 +42,15 @@ Result<LucidKeys> ExportKeys(gss_ctx_id_t context) {
     }
   } deleter{&context};
   if (context == GSS_C_NO_CONTEXT) return Status::InvalidArgument("no GSS context given");
-  LucidKeys out;
+  NativeKeys out;
   OM_uint32 minor = 0, flags = 0;
   int open = 0;
   OM_uint32 major = gss_inquire_context(&minor, context, nullptr, nullptr, nullptr, nullptr, &flags,
                                         nullptr, &open);
   if (GSS_ERROR(major)) return GssError("gss_inquire_context", major, minor);
   if (!open) return Status::InvalidArgument("GSS context is not fully established");
-  out.ctx_flags = flags;
+  out.replay_detection = (flags & GSS_C_REPLAY_FLAG) != 0;
+  out.sequence_detection = (flags & GSS_C_SEQUENCE_FLAG) != 0;
   void* lucid = nullptr;
   major = gss_krb5_export_lucid_sec_context(&minor, &context, 1, &lucid);
   if (GSS_ERROR(major)) return GssError("gss_krb5_export_lucid_sec_context", major, minor);
@@ -86,19 +80,18 @@ Result<LucidKeys> ExportKeys(gss_ctx_id_t context) {
 
 class NativeProtector : public Protector {
  public:
-  NativeProtector(const LucidKeys& keys, const NativeOptions& options)
+  NativeProtector(const NativeKeys& keys, const NativeOptions& options)
       : initiate_(keys.initiate),
         have_acceptor_subkey_(keys.have_acceptor_subkey),
         send_seq_(keys.send_seq),
         options_(options),
-        window_(keys.recv_seq, (keys.ctx_flags & GSS_C_REPLAY_FLAG) != 0,
-                (keys.ctx_flags & GSS_C_SEQUENCE_FLAG) != 0) {
+        window_(keys.recv_seq, keys.replay_detection, keys.sequence_detection) {
     // The flags this side sends, and the ones it expects from its peer.
     send_flags_ = static_cast<uint8_t>((initiate_ ? 0 : kFlagSentByAcceptor) |
                                        (have_acceptor_subkey_ ? kFlagAcceptorSubkey : 0));
   }
 
-  Status Init(const LucidKeys& keys) {
+  Status Init(const NativeKeys& keys) {
     SECMODE_ASSIGN_OR_RETURN(EnctypeProfile profile, ProfileFor(keys.enctype));
     if (keys.key.size() != profile.key_size) {
       return Status::Internal("lucid key is " + std::to_string(keys.key.size()) +
@@ -333,14 +326,20 @@ class NativeProtector : public Protector {
 
 }  // namespace
 
-Result<std::unique_ptr<Protector>> NewNativeProtector(gss_ctx_id_t context,
-                                                      const NativeOptions& options) {
-  SECMODE_ASSIGN_OR_RETURN(LucidKeys keys, ExportKeys(context));
+Result<std::unique_ptr<Protector>> NewNativeProtectorFromKeys(const NativeKeys& keys,
+                                                              const NativeOptions& options) {
   auto p = std::make_unique<NativeProtector>(keys, options);
   Status s = p->Init(keys);
-  OPENSSL_cleanse(keys.key.data(), keys.key.size());
   if (!s.ok()) return s.Annotate("native engine");
   return std::unique_ptr<Protector>(std::move(p));
+}
+
+Result<std::unique_ptr<Protector>> NewNativeProtector(gss_ctx_id_t context,
+                                                      const NativeOptions& options) {
+  SECMODE_ASSIGN_OR_RETURN(NativeKeys keys, ExportKeys(context));
+  auto p = NewNativeProtectorFromKeys(keys, options);
+  OPENSSL_cleanse(keys.key.data(), keys.key.size());
+  return p;
 }
 
 }  // namespace secmode::gss
