@@ -175,7 +175,7 @@ TEST_P(NativeEngineTest, RejectsBadInputNamingTheCause) {
     // Every single-bit flip. One exception by design: RRC (wrap bytes 6-7)
     // is outside every checksum (RFC 4121 4.2.5), and a rotation by a
     // multiple of the body length is the very same token; MIT accepts it
-    // too, so that flip must be accepted.
+    // too, so such a flip is skipped.
     for (size_t bit = 0; bit < token.size() * 8; ++bit) {
       Bytes bad = token;
       bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
