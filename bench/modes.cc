@@ -42,7 +42,10 @@ Result<Association> MakeSys(const ModeName&, ModeEnvironment&) {
   return a;
 }
 
-Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
+// Token-level krb5 modes (gss/token_legs.h): one fresh context pair per
+// association, each side's context handed to the engine.
+Result<Association> MakeKrb5(gss::Protection protection, const ModeName& name,
+                             ModeEnvironment& env) {
   SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
   SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
@@ -52,8 +55,18 @@ Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
   SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> acceptor,
                            gss::NewProtector(engine, pair->ReleaseAcceptor()));
   Association a;
-  gss::MakeTokenLegs(gss::Protection::kWrapConf, initiator, acceptor, &a);
+  gss::MakeTokenLegs(protection, initiator, acceptor, &a);
   return a;
+}
+
+Result<Association> MakeKrb5HeaderMic(const ModeName& name, ModeEnvironment& env) {
+  return MakeKrb5(gss::Protection::kHeaderMic, name, env);
+}
+Result<Association> MakeKrb5i(const ModeName& name, ModeEnvironment& env) {
+  return MakeKrb5(gss::Protection::kMicData, name, env);
+}
+Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
+  return MakeKrb5(gss::Protection::kWrapConf, name, env);
 }
 
 // SMB modes: the session key of a real Kerberos context pair, SMB keys
@@ -75,7 +88,21 @@ const std::vector<Entry>& Table() {
   static const std::vector<Entry> kModes = {
       {{"sys", "AUTH_SYS baseline: no protection, the payload is copied", false, {"none"}},
        MakeSys},
-      {{"krb5p", "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality", true, {"mit"}},
+      {{"krb5",
+        "RPCSEC_GSS authentication, token level: MIC over a fixed 40-byte stand-in for the RPC "
+        "header; the payload is carried in clear",
+        true,
+        {"mit", "native", "mit-iov"}},
+       MakeKrb5HeaderMic},
+      {{"krb5i",
+        "RPCSEC_GSS integrity, token level: RFC 4121 MIC over the data; wire = data + MIC",
+        true,
+        {"mit", "native", "mit-iov"}},
+       MakeKrb5i},
+      {{"krb5p",
+        "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality",
+        true,
+        {"mit", "native", "mit-iov"}},
        MakeKrb5p},
       {{"smb-plain", "SMB2 READ/WRITE without signing or encryption", false, {"none"}}, MakeSmb},
       {{"smb-sign-hmac-sha256", "SMB 2.x signing: HMAC-SHA256/128", false, {"openssl"}}, MakeSmb},

@@ -27,7 +27,14 @@ struct SectionContext {
 struct Section {
   const char* name;  // for the log and "errors"
   common::Status (*run)(SectionContext& context);
+  // The default suite (no --modes) runs every section. A run restricted with
+  // --modes runs a section only if one of its modes starts with this prefix;
+  // nullptr means "default suite only".
+  const char* mode_prefix;
 };
+
+// Whether `section` runs for these options (see Section::mode_prefix).
+bool SectionApplies(const Section& section, const SuiteOptions& options);
 
 }  // namespace secmode::bench
 

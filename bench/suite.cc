@@ -9,6 +9,7 @@
 #include "bench/nconnect_sweep.h"
 #include "bench/report.h"
 #include "bench/results.h"
+#include "bench/section_gss.h"
 #include "bench/section_smb.h"
 #include "bench/sections.h"
 #include "common/clock.h"
@@ -23,12 +24,21 @@ namespace {
 // Every section of the default suite beyond the micro table, in report order.
 // A module adds its section here, one line.
 const Section kSections[] = {
-    {"none", nullptr},  // placeholder so the array is never empty
-    {"smb", RunSmbSection},
-    {"nconnect", RunNconnectSection},
+    {"gss", RunGssSection, "krb5"},
+    {"smb", RunSmbSection, "smb-"},
+    {"nconnect", RunNconnectSection, nullptr},
 };
 
 }  // namespace
+
+bool SectionApplies(const Section& section, const SuiteOptions& options) {
+  if (options.modes.empty()) return true;
+  if (section.mode_prefix == nullptr) return false;
+  for (const auto& mode : options.modes) {
+    if (mode.rfind(section.mode_prefix, 0) == 0) return true;
+  }
+  return false;
+}
 
 std::string DefaultOutDir() {
   time_t now = time(nullptr);
@@ -98,7 +108,7 @@ common::Result<std::string> RunSuite(const SuiteOptions& options, std::ostream& 
     if (!failed) log << " done\n";
   }
   for (const Section& section : kSections) {
-    if (section.run == nullptr) continue;
+    if (!SectionApplies(section, options)) continue;
     log << "section " << section.name << " ..." << std::flush;
     SectionContext context{options, env, results, log};
     Status s = section.run(context);

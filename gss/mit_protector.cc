@@ -1,5 +1,6 @@
 // The `mit` engine: Protector over MIT's GSS-API calls.
 #include "gss/gss_error.h"
+#include "gss/mit_status.h"
 #include "gss/protector.h"
 
 namespace secmode::gss {
@@ -9,9 +10,6 @@ using common::ByteView;
 using common::Status;
 
 namespace {
-
-// Supplementary statuses that mean "seen before": RFC 2743 1.2.1.1.
-bool IsReplay(OM_uint32 major) { return major & (GSS_S_DUPLICATE_TOKEN | GSS_S_OLD_TOKEN); }
 
 void TakeBuffer(gss_buffer_desc* buf, Bytes* out) {
   const auto* p = static_cast<const uint8_t*>(buf->value);
@@ -47,9 +45,16 @@ class MitProtector : public Protector {
     OM_uint32 minor = 0;
     int conf_state = 0;
     OM_uint32 major = gss_unwrap(&minor, context_, &in, &out, &conf_state, nullptr);
-    if (GSS_ERROR(major) || IsReplay(major)) {
+    if (GSS_ERROR(major)) {
       gss_release_buffer(&minor, &out);
+      message->clear();
       return GssError("gss_unwrap", major, minor);
+    }
+    Status seq = CheckMitSequence("gss_unwrap", major, minor, &counts_);
+    if (!seq.ok()) {
+      gss_release_buffer(&minor, &out);
+      message->clear();
+      return seq;
     }
     TakeBuffer(&out, message);
     if (conf) *conf = conf_state != 0;
@@ -71,14 +76,16 @@ class MitProtector : public Protector {
     gss_buffer_desc tok{mic.size(), const_cast<uint8_t*>(mic.data())};
     OM_uint32 minor = 0;
     OM_uint32 major = gss_verify_mic(&minor, context_, &msg, &tok, nullptr);
-    if (GSS_ERROR(major) || IsReplay(major)) return GssError("gss_verify_mic", major, minor);
-    return Status::Ok();
+    if (GSS_ERROR(major)) return GssError("gss_verify_mic", major, minor);
+    return CheckMitSequence("gss_verify_mic", major, minor, &counts_);
   }
 
   Engine engine() const override { return Engine::kMit; }
+  SequenceCounts sequence_counts() const override { return counts_; }
 
  private:
   gss_ctx_id_t context_;
+  SequenceCounts counts_;
 };
 
 }  // namespace
@@ -87,6 +94,7 @@ const char* EngineName(Engine engine) {
   switch (engine) {
     case Engine::kMit: return "mit";
     case Engine::kNative: return "native";
+    case Engine::kMitIov: return "mit-iov";
   }
   return "unknown";
 }
@@ -94,7 +102,8 @@ const char* EngineName(Engine engine) {
 common::Result<Engine> ParseEngine(const std::string& name) {
   if (name == "mit") return Engine::kMit;
   if (name == "native") return Engine::kNative;
-  return Status::InvalidArgument("unknown engine '" + name + "' (known: mit, native)");
+  if (name == "mit-iov") return Engine::kMitIov;
+  return Status::InvalidArgument("unknown engine '" + name + "' (known: mit, native, mit-iov)");
 }
 
 std::unique_ptr<Protector> NewMitProtector(gss_ctx_id_t context) {
@@ -104,11 +113,13 @@ std::unique_ptr<Protector> NewMitProtector(gss_ctx_id_t context) {
 common::Result<std::unique_ptr<Protector>> NewProtector(Engine engine, gss_ctx_id_t context) {
   switch (engine) {
     case Engine::kMit: return NewMitProtector(context);
-    case Engine::kNative: break;
+    case Engine::kMitIov: return NewMitIovProtector(context);
+    case Engine::kNative: return NewNativeProtector(context);
   }
   OM_uint32 minor;
   gss_delete_sec_context(&minor, &context, GSS_C_NO_BUFFER);
-  return Status::Unavailable(std::string("engine '") + EngineName(engine) + "' is not built yet");
+  return Status::InvalidArgument("unknown engine value " +
+                                 std::to_string(static_cast<int>(engine)));
 }
 
 }  // namespace secmode::gss

@@ -1,14 +1,18 @@
 // Protector: per-message protection on one side of an established krb5 GSS
 // context (RFC 4121 wrap and MIC tokens). Engines implement it:
-//   mit    - MIT's GSS-API (gss_wrap / gss_unwrap / gss_get_mic / gss_verify_mic)
-//   native - RFC 4121 over RFC 3961/3962/8009 crypto with OpenSSL 3, keyed
-//            from the context MIT established (issue: Kerberos engines)
+//   mit     - MIT's GSS-API (gss_wrap / gss_unwrap / gss_get_mic / gss_verify_mic)
+//   mit-iov - MIT's iov calls (gss_wrap_iov / gss_unwrap_iov / gss_get_mic_iov /
+//             gss_verify_mic_iov) on caller-owned buffers
+//   native  - RFC 4121 over RFC 3961/3962/8009 crypto with OpenSSL 3, keyed
+//             from the context MIT established (gss/native_protector.cc)
 // RPCSEC_GSS (rpc/) and the token-level modes (gss/token_legs.h) are written
 // against this interface only, so both engines plug in underneath.
 //
-// Sequence: a duplicate or too-old token fails with Code::kReplay; tokens
-// out of order or after a gap are accepted, because RPCSEC_GSS does its own
-// windowing (RFC 2203 section 5.3.3.1) and nconnect reorders.
+// Sequence: a duplicate or too-old token fails with Code::kReplay (the
+// message says "duplicate" or "old"); tokens out of order or after a gap are
+// accepted and counted (sequence_counts()), because RPCSEC_GSS does its own
+// windowing (RFC 2203 section 5.3.3.1) and nconnect reorders. The checks
+// follow MIT's g_seqstate for both engines (gss/seq_window.h).
 //
 // Thread safety: one thread at a time per Protector (it holds the send
 // sequence number and the receive sequence state of its side).
@@ -25,10 +29,19 @@
 
 namespace secmode::gss {
 
-enum class Engine { kMit, kNative };
-const char* EngineName(Engine engine);  // "mit", "native"
+enum class Engine { kMit, kNative, kMitIov };
+inline constexpr Engine kAllEngines[] = {Engine::kMit, Engine::kNative, Engine::kMitIov};
+const char* EngineName(Engine engine);  // "mit", "native", "mit-iov"
 common::Result<Engine> ParseEngine(const std::string& name);
 
+// Received tokens by verdict (only tokens whose checksum verified count).
+struct SequenceCounts {
+  uint64_t in_order = 0, gap = 0, unseq = 0, duplicate = 0, old = 0;
+};
+
+// Output buffers are replaced (their capacity reused across calls); an input
+// view must not point into the output buffer of the same call. A failed call
+// leaves no partial plaintext in its output.
 class Protector {
  public:
   virtual ~Protector() = default;
@@ -41,11 +54,29 @@ class Protector {
   virtual common::Status GetMic(common::ByteView message, common::Bytes* mic) = 0;
   virtual common::Status VerifyMic(common::ByteView message, common::ByteView mic) = 0;
   virtual Engine engine() const = 0;
+  // Verdicts of received tokens so far. The default (for test doubles
+  // written against the older interface) reports nothing received.
+  virtual SequenceCounts sequence_counts() const { return {}; }
 };
 
 // Takes ownership of `context` (an established krb5 context) and deletes it
 // when the Protector is destroyed.
 std::unique_ptr<Protector> NewMitProtector(gss_ctx_id_t context);
+std::unique_ptr<Protector> NewMitIovProtector(gss_ctx_id_t context);
+
+// Native engine knobs; the defaults are what MIT sends.
+struct NativeOptions {
+  // RRC (RFC 4121 4.2.5) to send in wrap tokens. MIT's gss_wrap sends 0;
+  // a non-zero value exercises the receiver's rotation handling.
+  uint16_t send_rrc = 0;
+  // EC (filler bytes, RFC 4121 4.2.4) in sealed wrap tokens. MIT sends 0; a
+  // non-zero value exercises the receiver's filler handling.
+  uint16_t send_ec = 0;
+};
+// Exports the context's keys (gss_krb5_export_lucid_sec_context, which
+// consumes `context` whatever the outcome) and builds the native engine.
+common::Result<std::unique_ptr<Protector>> NewNativeProtector(gss_ctx_id_t context,
+                                                              const NativeOptions& options = {});
 
 // Builds a Protector of the given engine over `context`, taking ownership.
 common::Result<std::unique_ptr<Protector>> NewProtector(Engine engine, gss_ctx_id_t context);

@@ -1,6 +1,17 @@
 // Token-level legs: the Sealer/Opener ends of a krb5 mode built on two
 // Protectors (initiator = client, acceptor = server). The wire is the GSS
-// token; RPC framing (rpc/) replaces these with whole RPC messages.
+// token(s) with minimal framing; RPC framing (rpc/) replaces these with whole
+// RPC messages built on the same Protector calls.
+//
+//   kHeaderMic  krb5:  MIC over a fixed 40-byte stand-in for the RPC header
+//               (the RPCSEC_GSS verifier); the payload travels in clear.
+//               wire = u32 mic_len | MIC | payload
+//   kMicData    krb5i: MIC over the data (RFC 2203 rpc_gss_integ_data).
+//               wire = u32 data_len | data | MIC
+//   kWrapConf   krb5p: wrap token with confidentiality; wire = token
+//   kWrapInteg  integrity-only wrap token; wire = token (not an RFC 2203
+//               service; measured for completeness)
+// u32 = 4-byte big-endian length, like XDR opaque counts.
 #ifndef SECMODE_GSS_TOKEN_LEGS_H_
 #define SECMODE_GSS_TOKEN_LEGS_H_
 
@@ -11,9 +22,12 @@
 
 namespace secmode::gss {
 
-enum class Protection {
-  kWrapConf,  // krb5p: wrap token with confidentiality; wire = token
-};
+enum class Protection { kHeaderMic, kMicData, kWrapConf, kWrapInteg };
+const char* ProtectionName(Protection p);  // "header-mic", "mic", "wrap-conf", "wrap-integ"
+
+// The 40 bytes the krb5 legs sign: a stand-in for an RPC call header up to
+// and including the credential (RFC 2203 5.3.1), fixed so runs compare.
+common::ByteView HeaderStandIn();
 
 // Fills the four legs of `association`; the client legs share `initiator`,
 // the server legs share `acceptor`.

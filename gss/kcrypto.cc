@@ -1,0 +1,508 @@
+// The SHA-1/256/384 block functions below are OpenSSL's own (deprecated in
+// 3.0 only in favour of EVP, which heap-allocates per HMAC re-init); see the
+// Hmac comment in kcrypto.h.
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
+#include "gss/kcrypto.h"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+namespace secmode::gss {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+// Work in pieces this large so HMAC and AES touch the same bytes while they
+// are still in L1/L2 (one pass over memory instead of two).
+constexpr size_t kChunk = 16 * 1024;
+
+Status OpenSslError(const std::string& what) {
+  unsigned long err = ERR_get_error();
+  char buf[256] = "no OpenSSL error queued";
+  if (err != 0) ERR_error_string_n(err, buf, sizeof buf);
+  ERR_clear_error();
+  return Status::Internal(what + " failed: " + buf);
+}
+
+size_t FullDigestSize(HashKind h) {
+  switch (h) {
+    case HashKind::kSha1: return SHA_DIGEST_LENGTH;
+    case HashKind::kSha256: return SHA256_DIGEST_LENGTH;
+    case HashKind::kSha384: return SHA384_DIGEST_LENGTH;
+  }
+  return 0;
+}
+
+size_t HashBlockSize(HashKind h) { return h == HashKind::kSha384 ? 128 : 64; }
+
+const char* HashName(HashKind h) {
+  switch (h) {
+    case HashKind::kSha1: return "SHA1";
+    case HashKind::kSha256: return "SHA256";
+    case HashKind::kSha384: return "SHA384";
+  }
+  return "?";
+}
+
+// AES-ECB single-block encryption, for RFC 3961 DR (a one-block CBC-CTS
+// encryption with a zero IV is exactly one AES block encryption).
+Status EcbEncryptBlocks(const EnctypeProfile& p, ByteView key, const uint8_t* in, size_t n,
+                        uint8_t* out) {
+  const EVP_CIPHER* ecb = p.key_size == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  if (ctx == nullptr) return OpenSslError("EVP_CIPHER_CTX_new");
+  int outl = 0;
+  bool ok = EVP_EncryptInit_ex(ctx, ecb, nullptr, key.data(), nullptr) == 1 &&
+            EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 &&
+            EVP_EncryptUpdate(ctx, out, &outl, in, static_cast<int>(n)) == 1 &&
+            static_cast<size_t>(outl) == n;
+  EVP_CIPHER_CTX_free(ctx);
+  if (!ok) return OpenSslError("AES-ECB block encryption");
+  return Status::Ok();
+}
+
+// One-shot HMAC through EVP_MAC (key derivation only, not per message).
+Status EvpHmac(HashKind h, ByteView key, ByteView data, uint8_t* out, size_t* out_len) {
+  EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  if (mac == nullptr) return OpenSslError("EVP_MAC_fetch(HMAC)");
+  EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
+  EVP_MAC_free(mac);
+  if (ctx == nullptr) return OpenSslError("EVP_MAC_CTX_new");
+  OSSL_PARAM params[2];
+  params[0] =
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(HashName(h)), 0);
+  params[1] = OSSL_PARAM_construct_end();
+  size_t len = 0;
+  bool ok = EVP_MAC_init(ctx, key.data(), key.size(), params) == 1 &&
+            EVP_MAC_update(ctx, data.data(), data.size()) == 1 &&
+            EVP_MAC_final(ctx, out, &len, EVP_MAX_MD_SIZE) == 1;
+  EVP_MAC_CTX_free(ctx);
+  if (!ok) return OpenSslError(std::string("HMAC-") + HashName(h));
+  *out_len = len;
+  return Status::Ok();
+}
+
+// RFC 8009 section 3: KDF-HMAC-SHA2(key, label, k) = first k bits of
+// HMAC(key, 00000001 | label | 00 | k as 32-bit big-endian).
+Result<Bytes> Kdf8009(HashKind h, ByteView key, ByteView label, size_t k_bits) {
+  Bytes in = {0, 0, 0, 1};
+  in.insert(in.end(), label.begin(), label.end());
+  in.push_back(0);
+  for (int shift = 24; shift >= 0; shift -= 8) in.push_back(static_cast<uint8_t>(k_bits >> shift));
+  uint8_t out[EVP_MAX_MD_SIZE];
+  size_t len = 0;
+  SECMODE_RETURN_IF_ERROR(EvpHmac(h, key, in, out, &len));
+  if (k_bits / 8 > len) return Status::Internal("KDF-HMAC-SHA2 asked for more than one block");
+  return Bytes(out, out + k_bits / 8);
+}
+
+}  // namespace
+
+Result<EnctypeProfile> ProfileFor(int32_t enctype) {
+  EnctypeProfile p;
+  p.enctype = enctype;
+  switch (enctype) {
+    case 17: p = {17, 16, 12, HashKind::kSha1, false, EVP_aes_128_cbc()}; break;
+    case 18: p = {18, 32, 12, HashKind::kSha1, false, EVP_aes_256_cbc()}; break;
+    case 19: p = {19, 16, 16, HashKind::kSha256, true, EVP_aes_128_cbc()}; break;
+    case 20: p = {20, 32, 24, HashKind::kSha384, true, EVP_aes_256_cbc()}; break;
+    default:
+      return Status::InvalidArgument("unsupported enctype " + std::to_string(enctype) +
+                                     " (the native engine knows 17, 18, 19, 20)");
+  }
+  if (p.cbc == nullptr) return OpenSslError("EVP_aes_*_cbc");
+  return p;
+}
+
+// ---------------------------------------------------------------- Hmac
+
+Status Hmac::Init(HashKind hash, ByteView key) {
+  hash_ = hash;
+  const size_t block = HashBlockSize(hash);
+  uint8_t k[128] = {};
+  if (key.size() > block) {
+    // RFC 2104: keys longer than a block are hashed first. Kerberos keys
+    // never are, but the class should not silently misbehave.
+    switch (hash) {
+      case HashKind::kSha1: SHA1(key.data(), key.size(), k); break;
+      case HashKind::kSha256: SHA256(key.data(), key.size(), k); break;
+      case HashKind::kSha384: SHA384(key.data(), key.size(), k); break;
+    }
+  } else {
+    std::memcpy(k, key.data(), key.size());
+  }
+  uint8_t ipad[128], opad[128];
+  for (size_t i = 0; i < block; ++i) {
+    ipad[i] = k[i] ^ 0x36;
+    opad[i] = k[i] ^ 0x5c;
+  }
+  int ok = 1;
+  switch (hash) {
+    case HashKind::kSha1:
+      ok &= SHA1_Init(&inner_.sha1) & SHA1_Update(&inner_.sha1, ipad, block);
+      ok &= SHA1_Init(&outer_.sha1) & SHA1_Update(&outer_.sha1, opad, block);
+      break;
+    case HashKind::kSha256:
+      ok &= SHA256_Init(&inner_.sha256) & SHA256_Update(&inner_.sha256, ipad, block);
+      ok &= SHA256_Init(&outer_.sha256) & SHA256_Update(&outer_.sha256, opad, block);
+      break;
+    case HashKind::kSha384:
+      ok &= SHA384_Init(&inner_.sha512) & SHA384_Update(&inner_.sha512, ipad, block);
+      ok &= SHA384_Init(&outer_.sha512) & SHA384_Update(&outer_.sha512, opad, block);
+      break;
+  }
+  OPENSSL_cleanse(k, sizeof k);
+  OPENSSL_cleanse(ipad, sizeof ipad);
+  OPENSSL_cleanse(opad, sizeof opad);
+  if (ok != 1) return Status::Internal(std::string("HMAC-") + HashName(hash) + " key setup failed");
+  ready_ = true;
+  return Status::Ok();
+}
+
+void Hmac::Start() { work_ = inner_; }
+
+void Hmac::Update(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  // The SHA*_Update functions cannot fail for in-memory input.
+  switch (hash_) {
+    case HashKind::kSha1: SHA1_Update(&work_.sha1, data, size); break;
+    case HashKind::kSha256: SHA256_Update(&work_.sha256, data, size); break;
+    case HashKind::kSha384: SHA384_Update(&work_.sha512, data, size); break;
+  }
+}
+
+void Hmac::Finish(uint8_t* out) {
+  uint8_t inner[SHA384_DIGEST_LENGTH];
+  const size_t n = FullDigestSize(hash_);
+  switch (hash_) {
+    case HashKind::kSha1:
+      SHA1_Final(inner, &work_.sha1);
+      work_ = outer_;
+      SHA1_Update(&work_.sha1, inner, n);
+      SHA1_Final(out, &work_.sha1);
+      break;
+    case HashKind::kSha256:
+      SHA256_Final(inner, &work_.sha256);
+      work_ = outer_;
+      SHA256_Update(&work_.sha256, inner, n);
+      SHA256_Final(out, &work_.sha256);
+      break;
+    case HashKind::kSha384:
+      SHA384_Final(inner, &work_.sha512);
+      work_ = outer_;
+      SHA384_Update(&work_.sha512, inner, n);
+      SHA384_Final(out, &work_.sha512);
+      break;
+  }
+}
+
+size_t Hmac::digest_size() const { return FullDigestSize(hash_); }
+
+// ---------------------------------------------------------------- n-fold
+
+// RFC 3961 section 5.1: concatenate copies of the input, each rotated right
+// by 13 bits more than the last, up to lcm(in, out) bits, and add the
+// out-sized pieces with ones'-complement (end-around carry) addition.
+Bytes NFold(ByteView in, size_t out_bits) {
+  const size_t in_bytes = in.size(), out_bytes = out_bits / 8;
+  if (in_bytes == 0 || out_bytes == 0) return Bytes(out_bytes, 0);
+  const size_t in_bits = in_bytes * 8;
+  const size_t lcm = std::lcm(in_bytes, out_bytes);
+  auto bit_of = [&](size_t k) {  // bit k of the input, bit 0 = MSB of byte 0
+    return (in[k / 8] >> (7 - k % 8)) & 1;
+  };
+  Bytes acc(out_bytes, 0);
+  Bytes piece(out_bytes, 0);
+  for (size_t chunk = 0; chunk < lcm / out_bytes; ++chunk) {
+    for (size_t j = 0; j < out_bytes; ++j) {
+      uint8_t byte = 0;
+      for (size_t b = 0; b < 8; ++b) {
+        size_t pos = (chunk * out_bytes + j) * 8 + b;  // bit in the long string
+        size_t copy = pos / in_bits, within = pos % in_bits;
+        size_t rot = (13 * copy) % in_bits;
+        size_t src = (within + in_bits - rot) % in_bits;  // rotate right by rot
+        byte = static_cast<uint8_t>((byte << 1) | bit_of(src));
+      }
+      piece[j] = byte;
+    }
+    unsigned carry = 0;
+    for (size_t j = out_bytes; j-- > 0;) {
+      carry += acc[j] + piece[j];
+      acc[j] = static_cast<uint8_t>(carry);
+      carry >>= 8;
+    }
+    while (carry != 0) {  // end-around carry
+      for (size_t j = out_bytes; j-- > 0 && carry != 0;) {
+        carry += acc[j];
+        acc[j] = static_cast<uint8_t>(carry);
+        carry >>= 8;
+      }
+    }
+  }
+  return acc;
+}
+
+// ---------------------------------------------------------------- keys
+
+Result<Bytes> DeriveKeyDk(const EnctypeProfile& p, ByteView base_key, ByteView constant) {
+  if (p.rfc8009)
+    return Status::InvalidArgument("DK is the RFC 3961 derivation; enctype uses RFC 8009");
+  if (base_key.size() != p.key_size) {
+    return Status::InvalidArgument("base key is " + std::to_string(base_key.size()) +
+                                   " bytes, enctype " + std::to_string(p.enctype) + " needs " +
+                                   std::to_string(p.key_size));
+  }
+  // DR: K1 = E(key, n-fold(constant)), K2 = E(key, K1), ... until key size;
+  // random-to-key is the identity for AES (RFC 3962 section 6).
+  Bytes block = constant.size() == kAesBlock ? Bytes(constant.begin(), constant.end())
+                                             : NFold(constant, kAesBlock * 8);
+  Bytes out;
+  while (out.size() < p.key_size) {
+    uint8_t next[kAesBlock];
+    SECMODE_RETURN_IF_ERROR(EcbEncryptBlocks(p, base_key, block.data(), kAesBlock, next));
+    out.insert(out.end(), next, next + kAesBlock);
+    block.assign(next, next + kAesBlock);
+  }
+  out.resize(p.key_size);
+  return out;
+}
+
+Result<Bytes> DeriveUsageKey(const EnctypeProfile& p, ByteView base_key, uint32_t usage,
+                             uint8_t kind) {
+  if (kind != 0x99 && kind != 0xAA && kind != 0x55) {
+    return Status::InvalidArgument("key derivation kind must be 0x99, 0xAA or 0x55");
+  }
+  if (base_key.size() != p.key_size) {
+    return Status::InvalidArgument("base key is " + std::to_string(base_key.size()) +
+                                   " bytes, enctype " + std::to_string(p.enctype) + " needs " +
+                                   std::to_string(p.key_size));
+  }
+  const uint8_t constant[5] = {static_cast<uint8_t>(usage >> 24), static_cast<uint8_t>(usage >> 16),
+                               static_cast<uint8_t>(usage >> 8), static_cast<uint8_t>(usage), kind};
+  if (!p.rfc8009) return DeriveKeyDk(p, base_key, ByteView(constant, 5));
+  // RFC 8009 section 5: Ke has the cipher key size, Kc and Ki the MAC
+  // output size (128 bits for 19, 192 for 20).
+  size_t bits = kind == 0xAA ? p.key_size * 8 : p.checksum_size * 8;
+  return Kdf8009(p.hash, base_key, ByteView(constant, 5), bits);
+}
+
+Result<Bytes> StringToKey(const EnctypeProfile& p, std::string_view password, ByteView salt,
+                          uint32_t iterations) {
+  Bytes saltp;
+  const EVP_MD* md = EVP_sha1();
+  if (p.rfc8009) {
+    // RFC 8009 section 4: saltp = enctype-name | 0x00 | salt.
+    std::string name =
+        p.enctype == 19 ? "aes128-cts-hmac-sha256-128" : "aes256-cts-hmac-sha384-192";
+    saltp.assign(name.begin(), name.end());
+    saltp.push_back(0);
+    md = p.enctype == 19 ? EVP_sha256() : EVP_sha384();
+  }
+  saltp.insert(saltp.end(), salt.begin(), salt.end());
+  Bytes tkey(p.key_size);
+  if (PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()), saltp.data(),
+                        static_cast<int>(saltp.size()), static_cast<int>(iterations), md,
+                        static_cast<int>(tkey.size()), tkey.data()) != 1) {
+    return OpenSslError("PKCS5_PBKDF2_HMAC");
+  }
+  const std::string_view kerberos = "kerberos";
+  ByteView label(reinterpret_cast<const uint8_t*>(kerberos.data()), kerberos.size());
+  if (p.rfc8009) return Kdf8009(p.hash, tkey, label, p.key_size * 8);
+  return DeriveKeyDk(p, tkey, label);
+}
+
+// ---------------------------------------------------------------- UsageKeys
+
+UsageKeys::~UsageKeys() {
+  EVP_CIPHER_CTX_free(enc_);
+  EVP_CIPHER_CTX_free(dec_);
+}
+
+Status UsageKeys::Init(const EnctypeProfile& profile, ByteView base_key, uint32_t usage) {
+  SECMODE_ASSIGN_OR_RETURN(Bytes ke, DeriveUsageKey(profile, base_key, usage, 0xAA));
+  SECMODE_ASSIGN_OR_RETURN(Bytes ki, DeriveUsageKey(profile, base_key, usage, 0x55));
+  SECMODE_ASSIGN_OR_RETURN(Bytes kc, DeriveUsageKey(profile, base_key, usage, 0x99));
+  Status s = InitWithKeys(profile, ke, ki, kc);
+  OPENSSL_cleanse(ke.data(), ke.size());
+  OPENSSL_cleanse(ki.data(), ki.size());
+  OPENSSL_cleanse(kc.data(), kc.size());
+  return s;
+}
+
+Status UsageKeys::InitWithKeys(const EnctypeProfile& profile, ByteView ke, ByteView ki,
+                               ByteView kc) {
+  if (ke.size() != profile.key_size) {
+    return Status::InvalidArgument("Ke is " + std::to_string(ke.size()) + " bytes, enctype " +
+                                   std::to_string(profile.enctype) + " needs " +
+                                   std::to_string(profile.key_size));
+  }
+  profile_ = profile;
+  if (enc_ == nullptr) enc_ = EVP_CIPHER_CTX_new();
+  if (dec_ == nullptr) dec_ = EVP_CIPHER_CTX_new();
+  if (enc_ == nullptr || dec_ == nullptr) return OpenSslError("EVP_CIPHER_CTX_new");
+  const uint8_t zero_iv[kAesBlock] = {};
+  bool ok = EVP_EncryptInit_ex(enc_, profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
+            EVP_CIPHER_CTX_set_padding(enc_, 0) == 1 &&
+            EVP_DecryptInit_ex(dec_, profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
+            EVP_CIPHER_CTX_set_padding(dec_, 0) == 1;
+  if (!ok) return OpenSslError("AES-CBC key setup");
+  SECMODE_RETURN_IF_ERROR(ki_.Init(profile.hash, ki));
+  SECMODE_RETURN_IF_ERROR(kc_.Init(profile.hash, kc));
+  return Status::Ok();
+}
+
+Status UsageKeys::CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, uint8_t* out,
+                            const char* what) {
+  if (n == 0) return Status::Ok();
+  int outl = 0;
+  if (EVP_CipherUpdate(ctx, out, &outl, in, static_cast<int>(n)) != 1 ||
+      static_cast<size_t>(outl) != n) {
+    return OpenSslError(what);
+  }
+  return Status::Ok();
+}
+
+// RFC 3962 section 5 / RFC 8009 section 5 encryption, in place.
+Status UsageKeys::EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_t* tag) {
+  if (enc_ == nullptr) return Status::Internal("UsageKeys used before Init");
+  if (n < kAesBlock) {
+    return Status::InvalidArgument("CTS input is " + std::to_string(n) + " bytes, need >= 16");
+  }
+  const size_t blocks = (n + kAesBlock - 1) / kAesBlock;
+  if (capacity < blocks * kAesBlock || n > (size_t{1} << 31) - 64) {
+    return Status::InvalidArgument("encryption buffer too small or message too large");
+  }
+  const uint8_t zero_iv[kAesBlock] = {};
+  // Reset the chaining value; the key schedule is kept (no allocation).
+  if (EVP_EncryptInit_ex(enc_, nullptr, nullptr, nullptr, zero_iv) != 1) {
+    return OpenSslError("AES-CBC IV reset");
+  }
+  const bool mac_plain = !profile_.rfc8009;  // 3962: HMAC(Ki, plaintext)
+  ki_.Start();
+  if (!mac_plain) ki_.Update(zero_iv, kAesBlock);  // 8009: HMAC(Ki, IV | C)
+  // Blocks before the last two are plain CBC; HMAC and encrypt chunk by chunk.
+  const size_t head = blocks >= 2 ? (blocks - 2) * kAesBlock : 0;
+  for (size_t off = 0; off < head; off += kChunk) {
+    size_t len = std::min(kChunk, head - off);
+    if (mac_plain) ki_.Update(buf + off, len);
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_, buf + off, len, buf + off, "AES-CBC encrypt"));
+    if (!mac_plain) ki_.Update(buf + off, len);
+  }
+  uint8_t* tail = buf + head;
+  const size_t tail_len = n - head;  // 16 (one block) or 17..32
+  if (mac_plain) ki_.Update(tail, tail_len);
+  if (blocks == 1) {
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_, tail, kAesBlock, tail, "AES-CBC encrypt"));
+  } else {
+    // CTS: encrypt P(m-1) and the zero-padded P(m) in CBC, then emit
+    // C(m) = E(padded P(m)) first and the leading d bytes of E(P(m-1)) last.
+    std::memset(buf + n, 0, blocks * kAesBlock - n);
+    uint8_t two[2 * kAesBlock];
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_, tail, 2 * kAesBlock, two, "AES-CBC encrypt"));
+    const size_t d = tail_len - kAesBlock;
+    std::memcpy(tail, two + kAesBlock, kAesBlock);
+    std::memcpy(tail + kAesBlock, two, d);
+  }
+  if (!mac_plain) ki_.Update(tail, tail_len);
+  uint8_t full[SHA384_DIGEST_LENGTH];
+  ki_.Finish(full);
+  std::memcpy(tag, full, profile_.checksum_size);
+  return Status::Ok();
+}
+
+Status UsageKeys::Decrypt(ByteView in, uint8_t* confounder, uint8_t* rest) {
+  if (dec_ == nullptr) return Status::Internal("UsageKeys used before Init");
+  const size_t h = profile_.checksum_size;
+  if (in.size() < kAesBlock + h) {
+    return Status::Corrupt("ciphertext is " + std::to_string(in.size()) + " bytes, need at least " +
+                           std::to_string(kAesBlock + h) + " (confounder and checksum)");
+  }
+  if (in.size() > (size_t{1} << 31)) return Status::InvalidArgument("ciphertext too large");
+  const size_t n = in.size() - h;
+  const uint8_t* c = in.data();
+  const uint8_t* tag = c + n;
+  const size_t blocks = (n + kAesBlock - 1) / kAesBlock;
+  const bool mac_plain = !profile_.rfc8009;
+  const uint8_t zero_iv[kAesBlock] = {};
+  // Plaintext byte i goes to confounder[i] for i < 16, else rest[i - 16].
+  auto out_at = [&](size_t i) { return i < kAesBlock ? confounder + i : rest + (i - kAesBlock); };
+
+  ki_.Start();
+  if (!mac_plain) {
+    ki_.Update(zero_iv, kAesBlock);
+    ki_.Update(c, n);
+  }
+  const size_t head = blocks >= 2 ? (blocks - 2) * kAesBlock : 0;
+  uint8_t x[kAesBlock];  // D(C(m-1)) when stealing
+  const size_t d = n - (blocks - 1) * kAesBlock;
+  if (blocks >= 2) {
+    // X = D(Ke, C(m-1)) = padded P(m) xor E(P(m-1)): decrypt it first with a
+    // zero IV, then restart the chain for the head.
+    if (EVP_DecryptInit_ex(dec_, nullptr, nullptr, nullptr, zero_iv) != 1) {
+      return OpenSslError("AES-CBC IV reset");
+    }
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c + head, kAesBlock, x, "AES-CBC decrypt"));
+  }
+  if (EVP_DecryptInit_ex(dec_, nullptr, nullptr, nullptr, zero_iv) != 1) {
+    return OpenSslError("AES-CBC IV reset");
+  }
+  if (head > 0) {
+    // First block to the confounder, then the rest of the head in chunks.
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c, kAesBlock, confounder, "AES-CBC decrypt"));
+    if (mac_plain) ki_.Update(confounder, kAesBlock);
+    for (size_t off = kAesBlock; off < head; off += kChunk) {
+      size_t len = std::min(kChunk, head - off);
+      uint8_t* out = out_at(off);
+      SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c + off, len, out, "AES-CBC decrypt"));
+      if (mac_plain) ki_.Update(out, len);
+    }
+  }
+  uint8_t last[2 * kAesBlock];  // P(m-1) | P(m), contiguous for the MAC
+  if (blocks == 1) {
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c, kAesBlock, last, "AES-CBC decrypt"));
+  } else {
+    // E(P(m-1)) = C(m) | X[d..16); CBC-decrypting it continues the chain
+    // from C(m-2), giving P(m-1). P(m) = X[0..d) xor C(m).
+    uint8_t e[kAesBlock];
+    const uint8_t* cm = c + head + kAesBlock;
+    std::memcpy(e, cm, d);
+    std::memcpy(e + d, x + d, kAesBlock - d);
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, e, kAesBlock, last, "AES-CBC decrypt"));
+    for (size_t i = 0; i < d; ++i) last[kAesBlock + i] = x[i] ^ cm[i];
+  }
+  const size_t tail_len = n - head;
+  if (mac_plain) ki_.Update(last, tail_len);
+  for (size_t i = 0; i < tail_len; ++i) *out_at(head + i) = last[i];
+  uint8_t full[SHA384_DIGEST_LENGTH];
+  ki_.Finish(full);
+  if (CRYPTO_memcmp(full, tag, h) != 0) {
+    return Status::AuthFailed("bad checksum: HMAC-" + std::string(HashName(profile_.hash)) +
+                              " over the " + (mac_plain ? "plaintext" : "ciphertext") +
+                              " does not match (wrong key, usage or altered token)");
+  }
+  return Status::Ok();
+}
+
+void UsageKeys::Checksum(ByteView a, ByteView b, uint8_t* out) {
+  uint8_t full[SHA384_DIGEST_LENGTH];
+  kc_.Start();
+  kc_.Update(a.data(), a.size());
+  kc_.Update(b.data(), b.size());
+  kc_.Finish(full);
+  std::memcpy(out, full, profile_.checksum_size);
+}
+
+}  // namespace secmode::gss

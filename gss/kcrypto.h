@@ -1,0 +1,134 @@
+// kcrypto: the RFC 3961 simplified profile for the AES enctypes, with
+// OpenSSL 3 primitives.
+//   17/18 aes128/256-cts-hmac-sha1-96      RFC 3962: DK key derivation,
+//         HMAC-SHA1-96 over the plaintext
+//   19/20 aes128-cts-hmac-sha256-128 /     RFC 8009: KDF-HMAC-SHA2 key
+//         aes256-cts-hmac-sha384-192       derivation, HMAC over IV | C
+// Encryption is AES-CBC with ciphertext stealing (RFC 3962 section 5: the
+// last two blocks swapped, also when the length is a block multiple) over
+// confounder | plaintext, with a zero IV.
+//
+// UsageKeys holds everything one key usage needs (Ke, Ki, Kc and their
+// cipher/MAC states), derived once; its per-message calls allocate nothing.
+// Thread safety: a UsageKeys is used by one thread at a time (its cipher
+// contexts carry per-call state); KAT helpers are stateless.
+#ifndef SECMODE_GSS_KCRYPTO_H_
+#define SECMODE_GSS_KCRYPTO_H_
+
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "common/bytes.h"
+#include "common/status.h"
+
+namespace secmode::gss {
+
+inline constexpr size_t kAesBlock = 16;
+inline constexpr size_t kConfounderSize = 16;   // RFC 3962/8009: one block
+inline constexpr size_t kMaxChecksumSize = 24;  // SHA-384-192
+
+enum class HashKind { kSha1, kSha256, kSha384 };
+
+// What an enctype number means for the profile.
+struct EnctypeProfile {
+  int32_t enctype = 0;
+  size_t key_size = 0;       // 16 or 32
+  size_t checksum_size = 0;  // h: 12, 16 or 24 bytes
+  HashKind hash = HashKind::kSha1;
+  bool rfc8009 = false;             // KDF-HMAC-SHA2 and HMAC over IV|C
+  const EVP_CIPHER* cbc = nullptr;  // static OpenSSL cipher, not owned
+};
+// Errors name the enctype when it is not one of 17..20.
+common::Result<EnctypeProfile> ProfileFor(int32_t enctype);
+
+// HMAC over a SHA-1/256/384 state captured after the inner and outer key
+// pads (RFC 2104), so each message costs only the hash of its own bytes plus
+// two state copies. OpenSSL 3.0's EVP_MAC/HMAC re-init duplicates the digest
+// context on the heap per message, which the per-message path must not do;
+// this class uses OpenSSL's own SHA implementations (the same code EVP runs),
+// only the two-line HMAC construction is ours, and tests cross-check it
+// against EVP_MAC for every hash.
+class Hmac {
+ public:
+  Hmac() = default;
+  common::Status Init(HashKind hash, common::ByteView key);
+  void Start();  // begin a message (reuses the key)
+  void Update(const uint8_t* data, size_t size);
+  // Writes the full digest (20/32/48 bytes) to `out`.
+  void Finish(uint8_t* out);
+  size_t digest_size() const;
+
+ private:
+  union State {
+    SHA_CTX sha1;
+    SHA256_CTX sha256;
+    SHA512_CTX sha512;
+  };
+  HashKind hash_ = HashKind::kSha1;
+  State inner_{}, outer_{}, work_{};
+  bool ready_ = false;
+};
+
+// RFC 3961 section 5.1 n-fold of `in` to `out_bits` bits (a multiple of 8).
+common::Bytes NFold(common::ByteView in, size_t out_bits);
+
+// RFC 3961 DK / RFC 8009 KDF-HMAC-SHA2: the key for `usage` and `kind`
+// (0x99 = Kc, 0xAA = Ke, 0x55 = Ki). For RFC 8009, Ke has the key size and
+// Kc/Ki the checksum size (RFC 8009 section 5).
+common::Result<common::Bytes> DeriveUsageKey(const EnctypeProfile& profile,
+                                             common::ByteView base_key, uint32_t usage,
+                                             uint8_t kind);
+// The RFC 3961 DK for an arbitrary constant (RFC 3962 string-to-key uses
+// "kerberos"); 17/18 only.
+common::Result<common::Bytes> DeriveKeyDk(const EnctypeProfile& profile, common::ByteView base_key,
+                                          common::ByteView constant);
+
+// String-to-key (RFC 3962 section 4, RFC 8009 section 4); for known answers.
+common::Result<common::Bytes> StringToKey(const EnctypeProfile& profile, std::string_view password,
+                                          common::ByteView salt, uint32_t iterations);
+
+class UsageKeys {
+ public:
+  UsageKeys() = default;
+  ~UsageKeys();
+  UsageKeys(const UsageKeys&) = delete;
+  UsageKeys& operator=(const UsageKeys&) = delete;
+
+  // Derives Ke, Ki, Kc for `usage` from `base_key` and keys the contexts.
+  common::Status Init(const EnctypeProfile& profile, common::ByteView base_key, uint32_t usage);
+  // Keys the contexts with given Ke/Ki/Kc (known-answer tests start here).
+  common::Status InitWithKeys(const EnctypeProfile& profile, common::ByteView ke,
+                              common::ByteView ki, common::ByteView kc);
+  const EnctypeProfile& profile() const { return profile_; }
+  size_t checksum_size() const { return profile_.checksum_size; }
+
+  // Encrypts in place. buf[0..n) holds confounder | plaintext (n >= 16);
+  // `capacity` >= n rounded up to 16 (the tail is used as zero padding).
+  // Writes the n ciphertext bytes over buf and the checksum_size() tag to
+  // `tag`, which must not overlap buf[0..capacity).
+  common::Status EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_t* tag);
+
+  // Verifies and decrypts `in` = ciphertext | tag. The first 16 plaintext
+  // bytes (the confounder) go to `confounder`, the rest to `rest`
+  // (in.size() - tag - 16 bytes). Bad tag: kAuthFailed; too short: kCorrupt.
+  common::Status Decrypt(common::ByteView in, uint8_t* confounder, uint8_t* rest);
+
+  // Checksum (RFC 3961 get_mic with Kc) over a | b, truncated to h bytes.
+  void Checksum(common::ByteView a, common::ByteView b, uint8_t* out);
+
+ private:
+  common::Status CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, uint8_t* out,
+                           const char* what);
+  EnctypeProfile profile_;
+  EVP_CIPHER_CTX* enc_ = nullptr;  // Ke, CBC encrypt, no padding
+  EVP_CIPHER_CTX* dec_ = nullptr;  // Ke, CBC decrypt, no padding
+  Hmac ki_, kc_;
+};
+
+}  // namespace secmode::gss
+
+#endif  // SECMODE_GSS_KCRYPTO_H_

@@ -1,0 +1,56 @@
+// The gss section of `secmode run` on a one-mode, one-size grid: it writes
+// the bounds for the run's enctype into results.json and a comparison table
+// with mit, mit-iov, native and the bound into report.md, with the targets
+// stated (met or not; never asserted here).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "bench/results.h"
+#include "bench/suite.h"
+#include "common/files.h"
+
+namespace secmode::bench {
+namespace {
+
+TEST(SectionGssTest, WritesBoundsAndTheEngineComparison) {
+  auto tmp = common::MakeTempDirectory("secmode-section-gss-");
+  ASSERT_TRUE(tmp.ok());
+  SuiteOptions o;
+  o.out_dir = *tmp + "/run";
+  o.quick = true;
+  o.modes = {"krb5p:aes128-cts-hmac-sha256-128:native"};
+  o.sizes = {128};
+  o.command = "section_gss_test";
+  std::ostringstream log;
+  auto dir = RunSuite(o, log);
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString() << "\n" << log.str();
+  auto text = common::ReadFile(*dir + "/results.json");
+  ASSERT_TRUE(text.ok());
+  auto results = ReadResultsJson(*text);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  bool seal_bound = false, open_bound = false;
+  for (const auto& b : results->bounds) {
+    EXPECT_EQ(b.size, 128u) << b.primitive;
+    EXPECT_GT(b.bytes_per_second, 0) << b.primitive;
+    seal_bound |= b.primitive == "aes128-cbc-encrypt+hmac-sha256-128";
+    open_bound |= b.primitive == "aes128-cbc-decrypt+hmac-sha256-128";
+    // Only the run's enctype: no SHA-1 or SHA-384 bounds.
+    EXPECT_EQ(b.primitive.find("sha1"), std::string::npos) << b.primitive;
+  }
+  EXPECT_TRUE(seal_bound && open_bound);
+  // A restricted run adds no micro rows of its own: 1 mode x 1 size x 4 legs.
+  EXPECT_EQ(results->micro.size(), 4u);
+  auto report = common::ReadFile(*dir + "/report.md");
+  ASSERT_TRUE(report.ok());
+  EXPECT_NE(report->find("## krb5p engines vs the OpenSSL bound"), std::string::npos);
+  EXPECT_NE(report->find("### aes128-cts-hmac-sha256-128"), std::string::npos);
+  EXPECT_NE(report->find("| 128 B |"), std::string::npos);
+  EXPECT_NE(report->find("native 128 B aes128-cts-hmac-sha256-128 seal+open <= 0.5 x mit"),
+            std::string::npos)
+      << *report;
+  common::RemoveTree(*tmp);
+}
+
+}  // namespace
+}  // namespace secmode::bench
