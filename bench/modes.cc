@@ -6,6 +6,7 @@
 #include "gss/enctype.h"
 #include "gss/protector.h"
 #include "gss/token_legs.h"
+#include "rpc/legs.h"
 
 namespace secmode::bench {
 
@@ -15,44 +16,13 @@ using common::Status;
 
 namespace {
 
-// sec=sys baseline: the payload travels unprotected; the legs cost one copy,
-// as any transport pays to move bytes into and out of a message.
-class PlainSealer : public common::Sealer {
- public:
-  Status Seal(common::ByteView payload, common::Bytes* wire) override {
-    wire->assign(payload.begin(), payload.end());
-    return Status::Ok();
-  }
-};
-class PlainOpener : public common::Opener {
- public:
-  Status Open(common::ByteView wire, common::Bytes* payload) override {
-    payload->assign(wire.begin(), wire.end());
-    return Status::Ok();
-  }
-};
-
-Result<Association> MakeSys(const ModeName&, ModeEnvironment&) {
-  Association a;
-  a.client_seal = std::make_unique<PlainSealer>();
-  a.server_open = std::make_unique<PlainOpener>();
-  a.server_seal = std::make_unique<PlainSealer>();
-  a.client_open = std::make_unique<PlainOpener>();
-  return a;
-}
-
-Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
+// RPC-framed modes (rpc/legs.h): the wire is a whole RPC call or reply.
+Result<Association> MakeRpc(const ModeName& name, ModeEnvironment& env) {
+  if (name.family == "sys") return rpc::MakeRpcAssociation("sys", gss::Engine::kMit, 0, nullptr);
   SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
   SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
-  SECMODE_ASSIGN_OR_RETURN(auto pair, gss::ContextPair::Establish(*realm, enctype));
-  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> initiator,
-                           gss::NewProtector(engine, pair->ReleaseInitiator()));
-  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> acceptor,
-                           gss::NewProtector(engine, pair->ReleaseAcceptor()));
-  Association a;
-  gss::MakeTokenLegs(gss::Protection::kWrapConf, initiator, acceptor, &a);
-  return a;
+  return rpc::MakeRpcAssociation(name.family, engine, static_cast<int32_t>(enctype), realm);
 }
 
 using Factory = std::function<Result<Association>(const ModeName&, ModeEnvironment&)>;
@@ -65,10 +35,23 @@ struct Entry {
 const std::vector<Entry>& Table() {
   // The one place modes are registered.
   static const std::vector<Entry> kModes = {
-      {{"sys", "AUTH_SYS baseline: no protection, the payload is copied", false, {"none"}},
-       MakeSys},
-      {{"krb5p", "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality", true, {"mit"}},
-       MakeKrb5p},
+      {{"sys",
+        "NFS over ONC RPC with AUTH_SYS: whole COMPOUND call/reply, no protection",
+        false,
+        {"none"}},
+       MakeRpc},
+      {{"krb5",
+        "RPCSEC_GSS service none: call verifier = MIC over the header, reply verifier over seq_num",
+        true,
+        {"mit"}},
+       MakeRpc},
+      {{"krb5i", "RPCSEC_GSS integrity: rpc_gss_integ_data, MIC over seq_num||args", true, {"mit"}},
+       MakeRpc},
+      {{"krb5p",
+        "RPCSEC_GSS privacy: rpc_gss_priv_data, wrap(seq_num||args) with confidentiality",
+        true,
+        {"mit"}},
+       MakeRpc},
   };
   return kModes;
 }
@@ -132,8 +115,8 @@ Result<ModeName> ParseModeName(const std::string& text) {
     return Status::InvalidArgument("mode '" + text + "' has too many parts; expected " +
                                    name.family + "[:ENCTYPE[:ENGINE]]");
   }
-  name.enctype = parts.size() > 1 && !parts[1].empty() ? parts[1]
-                                                       : gss::EnctypeName(gss::kDefaultEnctype);
+  name.enctype =
+      parts.size() > 1 && !parts[1].empty() ? parts[1] : gss::EnctypeName(gss::kDefaultEnctype);
   SECMODE_ASSIGN_OR_RETURN(gss::Enctype e, gss::ParseEnctype(name.enctype));
   name.enctype = gss::EnctypeName(e);
   name.engine = parts.size() > 2 && !parts[2].empty() ? parts[2] : entry->info.engines.front();
