@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   secmode::bench::AddRunCommand(app);
   secmode::bench::AddModesCommand(app);
+  secmode::bench::AddServeCommand(app);
+  secmode::bench::AddLoadCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 #include "rpc/nfs.h"
 
 #include <cstring>
+#include <unordered_map>
 
 #include "rpc/xdr.h"
 
@@ -86,10 +87,34 @@ ByteView ReadPattern(uint64_t offset, uint32_t count) {
 }
 
 uint64_t Fnv1a64(ByteView data) {
+  // FNV-1a over 64-bit little-endian words (then the tail bytes): 8 bytes
+  // per multiply, so checking a 1 MiB WRITE costs ~0.1 ms, not ~1 ms.
   uint64_t h = 0xcbf29ce484222325ull;
-  for (uint8_t b : data) h = (h ^ b) * 0x100000001b3ull;
+  size_t i = 0;
+  for (; i + 8 <= data.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, data.data() + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < data.size(); ++i) h = (h ^ data[i]) * 0x100000001b3ull;
   return h;
 }
+
+namespace {
+// The client's expected digest per (offset, count); offsets cycle, so this
+// stays small (at most 1 MiB / count entries per size).
+uint64_t ExpectedWriteDigest(uint64_t offset, uint32_t count) {
+  thread_local std::unordered_map<uint64_t, uint64_t> cache;
+  uint64_t key = (offset % kNfsFileSize) << 21 | count;
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 4096) cache.clear();
+  uint64_t h = Fnv1a64(WritePattern(offset, count));
+  cache.emplace(key, h);
+  return h;
+}
+}  // namespace
 
 void EncodeCompoundArgs(const NfsRequest& r, Bytes* out) {
   XdrEncoder e(out);
@@ -191,7 +216,7 @@ Status CheckCompoundResults(const NfsRequest& r, ByteView results) {
       SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(8, &verf, "WRITE writeverf"));
       uint64_t got = 0;
       for (uint8_t b : verf) got = (got << 8) | b;
-      uint64_t want = Fnv1a64(WritePattern(r.offset, r.count));
+      uint64_t want = ExpectedWriteDigest(r.offset, r.count);
       if (count != r.count || got != want) {
         return Status::Corrupt("WRITE integrity: server stored " + std::to_string(count) +
                                " bytes with FNV-1a " + std::to_string(got) + ", client sent " +

@@ -49,6 +49,8 @@ struct NfsRequest {
 common::ByteView WritePattern(uint64_t offset, uint32_t count);
 // Contents of the read-only file at [offset, offset+count).
 common::ByteView ReadPattern(uint64_t offset, uint32_t count);
+// The WRITE digest: FNV-1a-style over 64-bit words (not cryptographic; it
+// catches corruption, authentication is RPCSEC_GSS's job).
 uint64_t Fnv1a64(common::ByteView data);
 
 // COMPOUND4args for the request (RFC 8881 section 16.2).
