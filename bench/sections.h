@@ -29,6 +29,9 @@ struct Section {
   common::Status (*run)(SectionContext& context);
 };
 
+// Section functions (one file each).
+common::Status RunE2eSection(SectionContext& context);  // section_e2e.cc
+
 }  // namespace secmode::bench
 
 #endif  // SECMODE_BENCH_SECTIONS_H_

@@ -22,6 +22,7 @@ namespace {
 // A module adds its section here, one line.
 const Section kSections[] = {
     {"none", nullptr},  // placeholder so the array is never empty
+    {"e2e", RunE2eSection},
 };
 
 }  // namespace
