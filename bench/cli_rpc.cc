@@ -67,9 +67,11 @@ nlohmann::json ReportJson(const rpc::LoadReport& r) {
 void AddServeCommand(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "serve", "Serve NFSv4.1-shaped COMPOUND calls over ONC RPC on TCP (AUTH_SYS and, with "
-               "--keytab, RPCSEC_GSS krb5/krb5i/krb5p) from memory");
-  cmd->add_option("--address", a->address, "Listen address (default 127.0.0.1; 0.0.0.0 or :: for all)");
+      "serve",
+      "Serve NFSv4.1-shaped COMPOUND calls over ONC RPC on TCP (AUTH_SYS and, with "
+      "--keytab, RPCSEC_GSS krb5/krb5i/krb5p) from memory");
+  cmd->add_option("--address", a->address,
+                  "Listen address (default 127.0.0.1; 0.0.0.0 or :: for all)");
   cmd->add_option("--port", a->port, "TCP port (default 20049; 0 = any free one, printed)");
   cmd->add_option("--keytab", a->keytab, "Service keytab for RPCSEC_GSS (none: AUTH_SYS only)");
   cmd->add_option("--principal", a->principal, "Service principal in the keytab (default: any)");
@@ -111,15 +113,16 @@ void AddServeCommand(CLI::App& app) {
     while (!g_stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       if (a->seconds > 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= a->seconds) {
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >=
+              a->seconds) {
         break;
       }
     }
     (*server)->Stop();
     auto c = (*core)->counters();
-    std::cout << "calls " << c.calls << ", replies " << c.replies << ", duplicates "
-              << c.duplicates << ", below window " << c.below_window << ", disconnects "
-              << c.disconnects << ", contexts created " << c.contexts_created << ", discarded "
+    std::cout << "calls " << c.calls << ", replies " << c.replies << ", duplicates " << c.duplicates
+              << ", below window " << c.below_window << ", disconnects " << c.disconnects
+              << ", contexts created " << c.contexts_created << ", discarded "
               << c.contexts_discarded << ", auth errors " << c.auth_errors << ", garbage args "
               << c.garbage_args << "\n";
   });
@@ -128,8 +131,9 @@ void AddServeCommand(CLI::App& app) {
 void AddLoadCommand(CLI::App& app) {
   auto a = std::make_shared<LoadArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "load", "Drive an RPC server with NFSv4.1-shaped calls over N connections (nconnect) and "
-              "report ops/s, MB/s, latency percentiles, retransmits, window drops");
+      "load",
+      "Drive an RPC server with NFSv4.1-shaped calls over N connections (nconnect) and "
+      "report ops/s, MB/s, latency percentiles, retransmits, window drops");
   cmd->add_option("--host", a->o.host, "Server host (default 127.0.0.1)");
   cmd->add_option("--port", a->o.port, "Server port (default 20049)")->default_val(20049);
   cmd->add_option("--mode", a->o.mode, "sys, krb5, krb5i or krb5p");

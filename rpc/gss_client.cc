@@ -153,7 +153,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
     GssCred c;
     c.proc = round == 0 ? kGssInit : kGssContinueInit;
     c.seq = 0;
-    c.service = kGssSvcNone;
+    c.service = config.service;
     c.handle = handle;
     Bytes cred_body;
     EncodeGssCred(c, &cred_body);

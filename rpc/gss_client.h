@@ -36,6 +36,9 @@ struct GssClientConfig {
   int32_t enctype = 0;                   // 0 = any the KDC picks
   gss::Engine engine = gss::Engine::kMit;
   uint32_t prog = 0, vers = 0;  // the program the context is for
+  // Service named in the INIT credential. RFC 2203 lets each DATA call pick
+  // its own, but MIT gssrpc's server fixes the service at context creation.
+  uint32_t service = 1;  // kGssSvcNone
 };
 
 // Sends one call record and returns the reply record.

@@ -144,6 +144,7 @@ Result<Association> MakeRpcAssociation(const std::string& family, gss::Engine en
     cfg.engine = engine;
     cfg.prog = kNfsProgram;
     cfg.vers = kNfsVersion;
+    cfg.service = s->service;
     RpcServerCore* core = s->core.get();
     SECMODE_ASSIGN_OR_RETURN(
         s->ctx, GssClientContext::Establish(cfg, [core](ByteView call) -> Result<Bytes> {

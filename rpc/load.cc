@@ -135,6 +135,7 @@ Status Runner::MakeAuth(AuthBox* box) {
   cfg.engine = o_.engine;
   cfg.prog = kNfsProgram;
   cfg.vers = kNfsVersion;
+  cfg.service = service_;
   const std::string host = o_.host;
   const uint16_t port = o_.port;
   SECMODE_ASSIGN_OR_RETURN(auto ctx, GssClientContext::Establish(cfg, [&](ByteView call) {

@@ -13,8 +13,8 @@
 namespace secmode::rpc {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 
 class ServerCoreTest : public ::testing::Test {
  protected:
@@ -112,7 +112,8 @@ TEST_F(ServerCoreTest, ServesEveryServiceAndChecksReplies) {
       ReplyHeader h;
       ByteView results;
       auto s = ctx_->DecodeReply(reply_, service, seq, &scratch, &h, &results);
-      ASSERT_TRUE(s.ok()) << GssServiceName(service) << " " << NfsOpName(op) << ": " << s.ToString();
+      ASSERT_TRUE(s.ok()) << GssServiceName(service) << " " << NfsOpName(op) << ": "
+                          << s.ToString();
       EXPECT_TRUE(CheckCompoundResults(r, results).ok());
     }
   }

@@ -14,8 +14,8 @@
 namespace secmode::rpc {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 
 struct Server {
   explicit Server(ServerOptions so = {}, TcpServerOptions to = {}) {

@@ -8,8 +8,8 @@
 namespace secmode::rpc {
 namespace {
 
-using common::ByteView;
 using common::Bytes;
+using common::ByteView;
 
 TEST(XdrTest, RoundTripsEveryType) {
   Bytes b;
@@ -77,8 +77,9 @@ Bytes Fragment(ByteView data, bool last) {
 
 TEST(RecordTest, ReassemblesFragmentsFedByteByByte) {
   Bytes stream;
-  for (auto& f : {Fragment(common::AsBytes("hello "), false), Fragment({}, false),
-                  Fragment(common::AsBytes("world"), true), Fragment(common::AsBytes("two"), true)}) {
+  for (auto& f :
+       {Fragment(common::AsBytes("hello "), false), Fragment({}, false),
+        Fragment(common::AsBytes("world"), true), Fragment(common::AsBytes("two"), true)}) {
     stream.insert(stream.end(), f.begin(), f.end());
   }
   RecordReader r(64);
