@@ -36,7 +36,7 @@ const Bytes& PatternFile(uint32_t seed) {
 
 // GETATTR as the Linux client asks after I/O: type, change, size, fsid,
 // fileid, mode, numlinks, owner, owner_group, space_used, times.
-const uint32_t kAttrMask[3] = {0x0010011a, 0x00b0a23a, 0x00000000};
+const uint32_t kAttrMask[3] = {0x0010011a, 0x0030a03a, 0x00000000};
 
 void EncodeAttrValues(Bytes* out) {
   XdrEncoder e(out);
