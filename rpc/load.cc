@@ -86,6 +86,16 @@ struct Conn {
   std::thread receiver, sender;
 };
 
+// Calls issued while a receiver thread handles one batch of replies are
+// collected per connection and written with one send each at the end of
+// the batch (small calls only), as a kernel client's socket would coalesce
+// them; this keeps the load generator from being the bottleneck.
+struct SendBatch {
+  std::vector<Bytes> per_conn;
+};
+thread_local SendBatch* tl_batch = nullptr;
+constexpr size_t kBatchMaxRecord = 64 << 10;
+
 class Runner {
  public:
   explicit Runner(const LoadOptions& o) : o_(o) {}
@@ -100,6 +110,7 @@ class Runner {
   void SendLoop(Conn* c);
   void Monitor();
   void Reconnect(Conn* c);
+  void Flush(SendBatch* batch);
   void NoteError(const std::string& e) {
     errors_++;
     std::lock_guard<std::mutex> l(err_mu_);
@@ -232,9 +243,28 @@ void Runner::Transmit(Slot& s, Bytes& record) {
   mark[1] = static_cast<uint8_t>(m >> 16);
   mark[2] = static_cast<uint8_t>(m >> 8);
   mark[3] = static_cast<uint8_t>(m);
+  if (tl_batch != nullptr && record.size() <= kBatchMaxRecord) {
+    Bytes& out = tl_batch->per_conn[s.conn];
+    out.insert(out.end(), mark, mark + 4);
+    out.insert(out.end(), record.begin(), record.end());
+    return;
+  }
   std::lock_guard<std::mutex> lock(c.write_mu);
   // A failed send shows up as a disconnect on the receiving side.
   (void)WriteAll2(c.fd, ByteView(mark, 4), record);
+}
+
+void Runner::Flush(SendBatch* batch) {
+  for (size_t i = 0; i < batch->per_conn.size(); ++i) {
+    Bytes& out = batch->per_conn[i];
+    if (out.empty()) continue;
+    Conn& c = *conns_[i];
+    {
+      std::lock_guard<std::mutex> lock(c.write_mu);
+      (void)WriteAll(c.fd, out);
+    }
+    out.clear();
+  }
 }
 
 void Runner::SendLoop(Conn* c) {
@@ -283,6 +313,9 @@ void Runner::Receive(Conn* c) {
   RecordReader reader(o_.max_record);
   Bytes scratch;
   common::LatencySamples local;
+  SendBatch batch;
+  batch.per_conn.resize(conns_.size());
+  tl_batch = &batch;
   int fd;
   {
     std::lock_guard<std::mutex> lock(c->write_mu);
@@ -295,6 +328,7 @@ void Runner::Receive(Conn* c) {
     if (n <= 0) {
       if (stopping_) break;
       Reconnect(c);
+      Flush(&batch);
       std::lock_guard<std::mutex> lock(c->write_mu);
       fd = c->fd;
       reader = RecordReader(o_.max_record);
@@ -364,7 +398,9 @@ void Runner::Receive(Conn* c) {
       else
         s.busy = false;
     }
+    Flush(&batch);
   }
+  tl_batch = nullptr;
   std::lock_guard<std::mutex> lock(samples_mu_);
   samples_.Merge(local);
 }
