@@ -85,6 +85,9 @@ void AddServeCommand(CLI::App& app) {
                   "Worker threads (0 = handle calls on each connection's thread)")
       ->check(CLI::Range(0, 256));
   cmd->add_option("--seconds", a->seconds, "Stop after this long (default: until SIGINT/SIGTERM)");
+  cmd->add_option("--max-record", a->max_record,
+                  "Largest RPC record accepted, bytes (default 1 MiB + 64 KiB); a connection "
+                  "announcing a bigger one is closed");
   cmd->callback([a] {
     auto engine = gss::ParseEngine(a->engine);
     if (!engine.ok()) throw CLI::RuntimeError("secmode serve: " + engine.status().ToString(), 2);
@@ -103,6 +106,7 @@ void AddServeCommand(CLI::App& app) {
     to.address = a->address;
     to.port = a->port;
     to.workers = a->workers;
+    to.max_record = a->max_record;
     auto server = rpc::TcpServer::Start(to, core->get());
     if (!server.ok()) throw CLI::RuntimeError("secmode serve: " + server.status().ToString(), 1);
     std::signal(SIGINT, OnSignal);

@@ -15,6 +15,7 @@ using common::Status;
 struct TcpServer::Conn {
   Fd fd;
   std::mutex write_mu;
+  std::atomic<bool> done{false};
 };
 
 struct TcpServer::Job {
@@ -46,7 +47,7 @@ void TcpServer::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& c : conns_) shutdown(c->fd.get(), SHUT_RDWR);
   }
-  for (auto& t : threads_) t.join();
+  for (auto& t : threads_) t.second.join();
   threads_.clear();
   jobs_cv_.notify_all();
   for (auto& t : workers_) t.join();
@@ -73,8 +74,16 @@ void TcpServer::AcceptLoop() {
     connections_++;
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      if (it->first->done) {
+        it->second.join();
+        it = threads_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     conns_.push_back(conn);
-    threads_.emplace_back([this, conn] { Serve(conn); });
+    threads_.emplace_back(conn, std::thread([this, conn] { Serve(conn); }));
   }
 }
 
@@ -150,6 +159,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   std::lock_guard<std::mutex> lock(mu_);
   // The Conn (and fd) is freed when the last job referencing it is done.
   conns_.remove(conn);
+  conn->done = true;
 }
 
 }  // namespace secmode::rpc

@@ -68,7 +68,9 @@ class TcpServer {
   std::thread accept_thread_;
   std::mutex mu_;
   std::list<std::shared_ptr<Conn>> conns_;
-  std::list<std::thread> threads_;
+  // Connection threads; finished ones are joined on the next accept, so a
+  // long-running server with many reconnects does not accumulate them.
+  std::list<std::pair<std::shared_ptr<Conn>, std::thread>> threads_;
   std::atomic<uint64_t> connections_{0}, bad_streams_{0};
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;
