@@ -464,9 +464,11 @@ Result<LoadReport> Runner::Run() {
     std::lock_guard<std::mutex> lock(slots_[i]->mu);
     Issue(i, true);
   }
+  const uint64_t hard_end =
+      measure_start_ + static_cast<uint64_t>(std::max(o_.max_seconds, o_.seconds) * 1e9);
   while (true) {
     uint64_t now = common::NowNs();
-    if (now >= end) break;
+    if (now >= end && (ops_ >= o_.min_ops || now >= hard_end)) break;
     if (o_.max_ops > 0 && ops_ >= o_.max_ops) break;
     usleep(1000);
   }

@@ -52,6 +52,10 @@ struct LoadOptions {
   double seconds = 2.0;  // measured time (after warm-up)
   double warmup_seconds = 0.2;
   uint64_t max_ops = 0;  // stop after this many measured ops (0 = time only)
+  // Slow rows (krb5p at 1 MiB) may complete nothing in `seconds`: keep
+  // measuring until at least min_ops completed, for at most max_seconds.
+  uint64_t min_ops = 0;
+  double max_seconds = 0;  // 0 = seconds
   bool reencode = false;
   int timeout_ms = 1000;
   int skew_connection = -1;  // connection index whose sends are delayed
