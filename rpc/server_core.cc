@@ -347,6 +347,18 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
 Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& cred,
                                             ByteView record, Bytes* reply) {
   std::shared_ptr<ServerGssContext> ctx;
+  if (cred.proc == kGssInit && context_count() >= options_.max_contexts) {
+    c_.replies++;
+    reply->clear();
+    EncodeAcceptedReply(h.xid, kAuthNone, {}, kSuccess, reply);
+    XdrEncoder e(reply);
+    e.PutOpaque({});
+    e.PutU32(GSS_S_FAILURE);
+    e.PutU32(0);
+    e.PutU32(0);
+    e.PutOpaque({});
+    return Disposition::kReply;
+  }
   if (cred.proc == kGssInit) {
     Bytes handle(8);
     uint64_t v = next_handle_.fetch_add(1) ^ handle_salt_;

@@ -57,6 +57,9 @@ struct ServerOptions {
   gss::Engine engine = gss::Engine::kMit;
   uint32_t window = 128;  // RFC 2203 seq_window announced and enforced
   WindowPolicy policy = WindowPolicy::kDrop;
+  // Contexts held at once (established or being created); an INIT beyond
+  // it is answered with GSS_S_FAILURE, so clients cannot exhaust memory.
+  size_t max_contexts = 16384;
 };
 
 struct ServerCounters {

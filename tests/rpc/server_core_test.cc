@@ -18,9 +18,11 @@ using common::ByteView;
 
 class ServerCoreTest : public ::testing::Test {
  protected:
-  void Start(WindowPolicy policy = WindowPolicy::kDrop, uint32_t window = 16) {
+  void Start(WindowPolicy policy = WindowPolicy::kDrop, uint32_t window = 16,
+             size_t max_contexts = 16384) {
     gss::Realm* realm = testing::SharedRealm();
     ServerOptions so;
+    so.max_contexts = max_contexts;
     so.keytab = realm->service_keytab();
     so.window = window;
     so.policy = policy;
@@ -311,6 +313,24 @@ TEST_F(ServerCoreTest, ContinueInitWithUnknownHandleAndGarbageToken) {
   EXPECT_NE(major, 0u);
   EXPECT_TRUE(rh.empty());
   EXPECT_EQ(core_->context_count(), before);
+}
+
+TEST_F(ServerCoreTest, ContextTableIsBounded) {
+  Start(WindowPolicy::kDrop, 16, 1);
+  GssClientConfig cfg;
+  cfg.ccache = testing::SharedRealm()->ccache();
+  cfg.prog = kNfsProgram;
+  cfg.vers = kNfsVersion;
+  RpcServerCore* c = core_.get();
+  auto second = GssClientContext::Establish(cfg, [c](ByteView call) -> common::Result<Bytes> {
+    Bytes reply;
+    c->HandleCall(call, &reply);
+    return reply;
+  });
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("server gss_accept_sec_context"), std::string::npos)
+      << second.status().message();
+  EXPECT_EQ(core_->context_count(), 1u);
 }
 
 }  // namespace
