@@ -215,6 +215,12 @@ void AddLoadCommand(CLI::App& app) {
                      {"contexts_discarded", c.contexts_discarded}};
     }
     std::cout << j.dump(2) << "\n";
+    std::cerr << r->mode << " " << r->op << (r->size ? " " + std::to_string(r->size) + " B" : "")
+              << ": " << static_cast<uint64_t>(r->ops_per_second) << " ops/s, " << r->mb_per_second
+              << " MB/s, p50/p90/p99/p99.9 " << r->p50_us << "/" << r->p90_us << "/" << r->p99_us
+              << "/" << r->p999_us << " us, retransmits " << r->retransmits << ", timeouts "
+              << r->timeouts << ", disconnects " << r->disconnects << ", context re-creations "
+              << r->context_recreations << ", errors " << r->errors << "\n";
   });
 }
 
