@@ -99,6 +99,12 @@ constexpr size_t kBatchMaxRecord = 64 << 10;
 class Runner {
  public:
   explicit Runner(const LoadOptions& o) : o_(o) {}
+  ~Runner() {
+    // Only reached with open sockets when Run() failed part way.
+    for (auto& c : conns_) {
+      if (c->fd >= 0) close(c->fd);
+    }
+  }
   Result<LoadReport> Run();
 
  private:
