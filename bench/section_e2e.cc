@@ -45,20 +45,43 @@ std::string Fmt(const char* f, double v) {
 Status RunE2eSection(SectionContext& ctx) {
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx.env.GetRealm());
   rpc::MemoryNfsServer nfs;
-  rpc::ServerOptions so;
-  so.keytab = realm->service_keytab();
-  SECMODE_ASSIGN_OR_RETURN(auto core, rpc::RpcServerCore::Create(so, {nfs.Program()}));
-  rpc::TcpServerOptions to;  // loopback, any free port
-  SECMODE_ASSIGN_OR_RETURN(auto server, rpc::TcpServer::Start(to, core.get()));
-
-  // --modes restricts this section too: only the RPC families asked for.
-  std::vector<std::string> modes;
-  for (const char* m : kModes) {
-    bool wanted = ctx.options.modes.empty();
-    for (const auto& text : ctx.options.modes) {
-      wanted |= text.substr(0, text.find(':')) == m;
+  // One in-process server per GSS engine, so both ends of a row use the
+  // engine the mode names.
+  struct Server {
+    std::unique_ptr<rpc::RpcServerCore> core;
+    std::unique_ptr<rpc::TcpServer> tcp;
+  };
+  std::map<std::string, Server> servers;
+  auto server_for = [&](const std::string& engine_name) -> common::Result<Server*> {
+    auto it = servers.find(engine_name);
+    if (it != servers.end()) return &it->second;
+    rpc::ServerOptions so;
+    so.keytab = realm->service_keytab();
+    if (engine_name != "none") {
+      SECMODE_ASSIGN_OR_RETURN(so.engine, gss::ParseEngine(engine_name));
     }
-    if (wanted) modes.push_back(m);
+    Server s;
+    SECMODE_ASSIGN_OR_RETURN(s.core, rpc::RpcServerCore::Create(so, {nfs.Program()}));
+    rpc::TcpServerOptions to;  // loopback, any free port
+    SECMODE_ASSIGN_OR_RETURN(s.tcp, rpc::TcpServer::Start(to, s.core.get()));
+    return &servers.emplace(engine_name, std::move(s)).first->second;
+  };
+
+  // --modes restricts this section too (and picks enctype and engine); by
+  // default every RPC family with its default enctype and engine.
+  std::vector<ModeName> modes;
+  if (ctx.options.modes.empty()) {
+    for (const char* m : kModes) {
+      SECMODE_ASSIGN_OR_RETURN(ModeName n, ParseModeName(m));
+      modes.push_back(n);
+    }
+  } else {
+    for (const auto& text : ctx.options.modes) {
+      SECMODE_ASSIGN_OR_RETURN(ModeName n, ParseModeName(text));
+      for (const char* m : kModes) {
+        if (n.family == m) modes.push_back(n);
+      }
+    }
   }
   if (modes.empty()) return Status::Ok();
   const double seconds = ctx.options.quick ? 0.4 : 3.0;
@@ -71,21 +94,26 @@ Status RunE2eSection(SectionContext& ctx) {
      << seconds << " s per row (longer, up to " << (ctx.options.quick ? 2.5 : 10)
      << " s, until 20 calls completed) after " << warmup
      << " s warm-up; client re-encodes calls that fell out of the window before sending (as Linux "
-        "does); engine mit, enctype "
-     << gss::EnctypeName(gss::kDefaultEnctype)
-     << ". Client and server share the machine's cores, so each row is the cost of both ends.\n\n"
+        "does); the mode column names enctype and engine (both ends use it). Client and server "
+        "share the machine's cores, so each row is the cost of both ends.\n\n"
      << "| mode | op | size | ops/s | MB/s | p50 us | p99 us | p99.9 us | ops/s vs sys | window "
         "drops | retransmits | errors |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   Status first_failure;
   for (const Case& c : kCases) {
-    for (const std::string& mode_name : modes) {
-      const char* mode = mode_name.c_str();
+    for (const ModeName& name : modes) {
+      const char* mode = name.family.c_str();
+      const bool sys = name.family == "sys";
+      SECMODE_ASSIGN_OR_RETURN(Server * server, server_for(name.engine));
       rpc::LoadOptions o;
-      o.port = server->port();
-      o.mode = mode;
+      o.port = server->tcp->port();
+      o.mode = name.family;
       o.ccache = realm->ccache();
-      o.enctype = static_cast<int32_t>(gss::kDefaultEnctype);
+      if (!sys) {
+        SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+        SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
+        o.enctype = static_cast<int32_t>(enctype);
+      }
       o.op = c.op;
       o.size = c.size ? c.size : 4096;
       o.connections = 4;
@@ -97,9 +125,9 @@ Status RunE2eSection(SectionContext& ctx) {
       // Linux clients since about v5.0 re-encode a call whose sequence
       // number fell out of the window before it was sent.
       o.reencode = true;
-      auto before = core->counters();
+      auto before = server->core->counters();
       auto r = rpc::RunLoad(o);
-      auto after = core->counters();
+      auto after = server->core->counters();
       uint64_t window_drops =
           (after.duplicates + after.below_window) - (before.duplicates + before.below_window);
       std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size);
@@ -109,34 +137,33 @@ Status RunE2eSection(SectionContext& ctx) {
           first_failure = r.status().Annotate(std::string("e2e ") + mode + " " + key);
         continue;
       }
-      if (std::string(mode) == "sys") sys_ops[key] = r->ops_per_second;
+      if (sys) sys_ops[key] = r->ops_per_second;
       double ratio = sys_ops.count(key) && sys_ops[key] > 0 ? r->ops_per_second / sys_ops[key] : 0;
-      ctx.results.e2e.push_back(
-          {{"mode", r->mode},
-           {"engine", std::string(mode) == "sys" ? "none" : "mit"},
-           {"enctype", std::string(mode) == "sys" ? "" : gss::EnctypeName(gss::kDefaultEnctype)},
-           {"op", r->op},
-           {"size", r->size},
-           {"connections", r->connections},
-           {"slots", r->slots},
-           {"shared_context", r->shared_context},
-           {"transport", "tcp-loopback"},
-           {"seconds", r->seconds},
-           {"ops", r->ops},
-           {"ops_per_second", r->ops_per_second},
-           {"mb_per_second", r->mb_per_second},
-           {"p50_us", r->p50_us},
-           {"p90_us", r->p90_us},
-           {"p99_us", r->p99_us},
-           {"p999_us", r->p999_us},
-           {"retransmits", r->retransmits},
-           {"timeouts", r->timeouts},
-           {"disconnects", r->disconnects},
-           {"context_recreations", r->context_recreations},
-           {"reencodes", r->reencodes},
-           {"server_window_drops", window_drops},
-           {"errors", r->errors}});
-      md << "| " << mode << " | " << r->op << " | "
+      ctx.results.e2e.push_back({{"mode", r->mode},
+                                 {"engine", name.engine},
+                                 {"enctype", name.enctype},
+                                 {"op", r->op},
+                                 {"size", r->size},
+                                 {"connections", r->connections},
+                                 {"slots", r->slots},
+                                 {"shared_context", r->shared_context},
+                                 {"transport", "tcp-loopback"},
+                                 {"seconds", r->seconds},
+                                 {"ops", r->ops},
+                                 {"ops_per_second", r->ops_per_second},
+                                 {"mb_per_second", r->mb_per_second},
+                                 {"p50_us", r->p50_us},
+                                 {"p90_us", r->p90_us},
+                                 {"p99_us", r->p99_us},
+                                 {"p999_us", r->p999_us},
+                                 {"retransmits", r->retransmits},
+                                 {"timeouts", r->timeouts},
+                                 {"disconnects", r->disconnects},
+                                 {"context_recreations", r->context_recreations},
+                                 {"reencodes", r->reencodes},
+                                 {"server_window_drops", window_drops},
+                                 {"errors", r->errors}});
+      md << "| " << name.ToString() << " | " << r->op << " | "
          << (c.size == 0            ? std::string("-")
              : c.size >= (1u << 20) ? "1 MiB"
                                     : "4 KiB")
@@ -151,8 +178,14 @@ Status RunE2eSection(SectionContext& ctx) {
       }
     }
   }
-  server->Stop();
-  auto counters = core->counters();
+  uint64_t calls = 0, contexts = 0, drops = 0;
+  for (auto& [engine, srv] : servers) {
+    srv.tcp->Stop();
+    auto counters = srv.core->counters();
+    calls += counters.calls;
+    contexts += counters.contexts_created;
+    drops += counters.duplicates + counters.below_window;
+  }
   md << "\nWindow drops: calls the server discarded as below its 128-call window or "
         "duplicate (RFC 2203 5.3.3.1, counted by the server). With one context shared by 4 "
         "connections, a call queued on one connection is overtaken by 128 newer calls on the "
@@ -160,8 +193,8 @@ Status RunE2eSection(SectionContext& ctx) {
         "effect the sim section models. Re-encoding before sending cannot help when the delay is "
         "after sending. The client resends a dropped call after its 1 s timeout (p99.9); in a "
         "short run some are still waiting for it when the run ends.\n";
-  md << "\nServer: " << counters.calls << " calls, " << counters.contexts_created
-     << " contexts created, " << counters.duplicates + counters.below_window << " window drops.\n";
+  md << "\nServers: " << calls << " calls, " << contexts << " contexts created, " << drops
+     << " window drops.\n";
   ctx.results.report_sections.push_back(md.str());
   return first_failure;
 }
