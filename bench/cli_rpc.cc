@@ -9,6 +9,7 @@
 #include "gss/enctype.h"
 #include "gss/realm.h"
 #include "rpc/load.h"
+#include "rpc/local_server.h"
 #include "rpc/nfs.h"
 #include "rpc/server_core.h"
 #include "rpc/tcp_server.h"
@@ -175,9 +176,7 @@ void AddLoadCommand(CLI::App& app) {
     if (!op.ok()) throw CLI::RuntimeError("secmode load: " + op.status().ToString(), 2);
     o.op = *op;
     std::unique_ptr<gss::Realm> realm;
-    rpc::MemoryNfsServer nfs;
-    std::unique_ptr<rpc::RpcServerCore> core;
-    std::unique_ptr<rpc::TcpServer> server;
+    std::unique_ptr<rpc::LocalServer> server;
     if (a->local) {
       auto policy = rpc::ParseWindowPolicy(a->policy);
       if (!policy.ok()) throw CLI::RuntimeError("secmode load: " + policy.status().ToString(), 2);
@@ -192,11 +191,7 @@ void AddLoadCommand(CLI::App& app) {
         so.keytab = realm->service_keytab();
         o.ccache = realm->ccache();
       }
-      auto c = rpc::RpcServerCore::Create(so, {nfs.Program()});
-      if (!c.ok()) throw CLI::RuntimeError("secmode load: " + c.status().ToString(), 1);
-      core = std::move(c).value();
-      rpc::TcpServerOptions to;
-      auto s = rpc::TcpServer::Start(to, core.get());
+      auto s = rpc::LocalServer::Start(so);
       if (!s.ok()) throw CLI::RuntimeError("secmode load: " + s.status().ToString(), 1);
       server = std::move(s).value();
       o.host = "127.0.0.1";
@@ -206,8 +201,8 @@ void AddLoadCommand(CLI::App& app) {
     if (server) server->Stop();
     if (!r.ok()) throw CLI::RuntimeError("secmode load: " + r.status().ToString(), 1);
     nlohmann::json j = ReportJson(*r);
-    if (core) {
-      auto c = core->counters();
+    if (server) {
+      auto c = server->counters();
       j["server"] = {{"duplicates", c.duplicates},
                      {"below_window", c.below_window},
                      {"disconnects", c.disconnects},

@@ -13,6 +13,7 @@
 #include "bench/sections.h"
 #include "gss/enctype.h"
 #include "rpc/load.h"
+#include "rpc/local_server.h"
 #include "rpc/nfs.h"
 #include "rpc/server_core.h"
 #include "rpc/tcp_server.h"
@@ -44,27 +45,20 @@ std::string Fmt(const char* f, double v) {
 
 Status RunE2eSection(SectionContext& ctx) {
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx.env.GetRealm());
-  rpc::MemoryNfsServer nfs;
   // One in-process server per GSS engine, so both ends of a row use the
   // engine the mode names.
-  struct Server {
-    std::unique_ptr<rpc::RpcServerCore> core;
-    std::unique_ptr<rpc::TcpServer> tcp;
-  };
-  std::map<std::string, Server> servers;
+  using Server = rpc::LocalServer;
+  std::map<std::string, std::unique_ptr<Server>> servers;
   auto server_for = [&](const std::string& engine_name) -> common::Result<Server*> {
     auto it = servers.find(engine_name);
-    if (it != servers.end()) return &it->second;
+    if (it != servers.end()) return it->second.get();
     rpc::ServerOptions so;
     so.keytab = realm->service_keytab();
     if (engine_name != "none") {
       SECMODE_ASSIGN_OR_RETURN(so.engine, gss::ParseEngine(engine_name));
     }
-    Server s;
-    SECMODE_ASSIGN_OR_RETURN(s.core, rpc::RpcServerCore::Create(so, {nfs.Program()}));
-    rpc::TcpServerOptions to;  // loopback, any free port
-    SECMODE_ASSIGN_OR_RETURN(s.tcp, rpc::TcpServer::Start(to, s.core.get()));
-    return &servers.emplace(engine_name, std::move(s)).first->second;
+    SECMODE_ASSIGN_OR_RETURN(auto s, rpc::LocalServer::Start(so));
+    return servers.emplace(engine_name, std::move(s)).first->second.get();
   };
 
   // --modes restricts this section too (and picks enctype and engine); by
@@ -106,7 +100,7 @@ Status RunE2eSection(SectionContext& ctx) {
       const bool sys = name.family == "sys";
       SECMODE_ASSIGN_OR_RETURN(Server * server, server_for(name.engine));
       rpc::LoadOptions o;
-      o.port = server->tcp->port();
+      o.port = server->port();
       o.mode = name.family;
       o.ccache = realm->ccache();
       if (!sys) {
@@ -125,9 +119,9 @@ Status RunE2eSection(SectionContext& ctx) {
       // Linux clients since about v5.0 re-encode a call whose sequence
       // number fell out of the window before it was sent.
       o.reencode = true;
-      auto before = server->core->counters();
+      auto before = server->counters();
       auto r = rpc::RunLoad(o);
-      auto after = server->core->counters();
+      auto after = server->counters();
       uint64_t window_drops =
           (after.duplicates + after.below_window) - (before.duplicates + before.below_window);
       std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size);
@@ -180,8 +174,8 @@ Status RunE2eSection(SectionContext& ctx) {
   }
   uint64_t calls = 0, contexts = 0, drops = 0;
   for (auto& [engine, srv] : servers) {
-    srv.tcp->Stop();
-    auto counters = srv.core->counters();
+    srv->Stop();
+    auto counters = srv->counters();
     calls += counters.calls;
     contexts += counters.contexts_created;
     drops += counters.duplicates + counters.below_window;
