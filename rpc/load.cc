@@ -488,13 +488,16 @@ Result<LoadReport> Runner::Run() {
     }
     c->q_cv.notify_all();
   }
+  // Every thread that might still send is joined before any socket closes.
   for (auto& c : conns_) {
     if (c->receiver.joinable()) c->receiver.join();
     if (c->sender.joinable()) c->sender.join();
+  }
+  monitor_.join();
+  for (auto& c : conns_) {
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
   }
-  monitor_.join();
 
   LoadReport r;
   r.mode = o_.mode;

@@ -344,7 +344,10 @@ uint32_t MemoryNfsServer::Execute(uint32_t proc, ByteView args, Bytes* results) 
           break;
         }
         size_t at = offset % kNfsFileSize;
-        std::memcpy(write_file_.data() + at, data.data(), data.size());
+        {
+          std::lock_guard<std::mutex> lock(write_mu_);
+          std::memcpy(write_file_.data() + at, data.data(), data.size());
+        }
         writes_++;
         // The verifier carries a digest of what arrived: the client checks
         // it against what it sent (end-to-end WRITE integrity).

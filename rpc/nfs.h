@@ -10,14 +10,14 @@
 // the write verifier, which the client compares with its own: an end-to-end
 // integrity check of every WRITE.
 //
-// Thread safety: MemoryNfsServer::Execute may run on many threads (writes go
-// to disjoint or overlapping ranges without locking: contents under
-// concurrent overlapping writes are unspecified, as in NFS).
+// Thread safety: MemoryNfsServer::Execute may run on many threads; writes
+// into the file are serialised by a mutex (the digest is taken outside it).
 #ifndef SECMODE_RPC_NFS_H_
 #define SECMODE_RPC_NFS_H_
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "common/bytes.h"
@@ -68,6 +68,7 @@ class MemoryNfsServer {
   uint64_t writes_checked() const { return writes_; }
 
  private:
+  std::mutex write_mu_;
   common::Bytes write_file_;
   std::atomic<uint64_t> writes_{0};
 };
