@@ -63,7 +63,9 @@ TEST(TcpLoadTest, EveryModeAndOperationCompletesWithoutErrors) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_GT(r->ops, 0u) << mode << " " << NfsOpName(op);
       EXPECT_EQ(r->errors, 0u) << r->first_error;
-      EXPECT_EQ(r->retransmits, 0u);
+      // (No assertion on retransmits: on a loaded machine a shared context
+      // can see window drops, the very effect the skew tests provoke.)
+      EXPECT_EQ(r->disconnects, 0u);
       EXPECT_GT(r->p99_us, 0);
     }
   }
