@@ -24,6 +24,10 @@ void ServeAndLoad(const std::vector<std::string>& serve_extra,
                   const std::vector<std::string>& load_extra) {
   auto dir = common::MakeTempDirectory("secmode-cli-rpc");
   ASSERT_TRUE(dir.ok());
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() { (void)common::RemoveTree(path); }
+  } cleanup{*dir};
   common::Command serve;
   serve.argv = {SECMODE_BIN, "serve", "--port", "0", "--seconds", "20"};
   serve.argv.insert(serve.argv.end(), serve_extra.begin(), serve_extra.end());
@@ -61,7 +65,6 @@ void ServeAndLoad(const std::vector<std::string>& serve_extra,
   EXPECT_GT(json["ops"].get<uint64_t>(), 0u) << out;
   EXPECT_EQ(json["errors"].get<uint64_t>(), 0u) << out;
   EXPECT_EQ(json["connections"].get<int>(), 2);
-  (void)common::RemoveTree(*dir);
 }
 
 TEST(CliServeLoadTest, SysAcrossProcesses) {

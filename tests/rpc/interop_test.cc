@@ -85,6 +85,10 @@ TEST(GssrpcInteropTest, GssrpcClientCallsSecmodeServer) {
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   auto dir = common::MakeTempDirectory("secmode-interop");
   ASSERT_TRUE(dir.ok());
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() { (void)common::RemoveTree(path); }
+  } cleanup{*dir};
   int n = 0;
   for (const char* service : {"none", "integrity", "privacy"}) {
     common::Command cmd;
@@ -104,13 +108,16 @@ TEST(GssrpcInteropTest, GssrpcClientCallsSecmodeServer) {
     EXPECT_EQ(c.garbage_args, 0u);
     EXPECT_EQ(c.auth_errors, 0u);
   }
-  (void)common::RemoveTree(*dir);
 }
 
 TEST(GssrpcInteropTest, SecmodeClientCallsGssrpcServer) {
   gss::Realm* realm = testing::SharedRealm();
   auto dir = common::MakeTempDirectory("secmode-interop");
   ASSERT_TRUE(dir.ok());
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() { (void)common::RemoveTree(path); }
+  } cleanup{*dir};
   std::string port_file = *dir + "/port";
   common::Command cmd;
   cmd.argv = {GSSRPC_PEER, "server", port_file};
@@ -171,7 +178,6 @@ TEST(GssrpcInteropTest, SecmodeClientCallsGssrpcServer) {
     ASSERT_TRUE(DecodeReplyHeader(*reply, &h).ok());
     EXPECT_EQ(h.reply_stat, static_cast<uint32_t>(kMsgAccepted)) << DescribeReply(h);
   }
-  (void)common::RemoveTree(*dir);
 }
 
 }  // namespace

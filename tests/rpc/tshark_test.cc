@@ -106,6 +106,10 @@ TEST(TsharkTest, DissectsASecmodeSessionAsRpcsecGss) {
 
   auto dir = common::MakeTempDirectory("secmode-tshark");
   ASSERT_TRUE(dir.ok());
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() { (void)common::RemoveTree(path); }
+  } cleanup{*dir};
   std::string file = *dir + "/session.pcap";
   ASSERT_TRUE(pcap.Save(file).ok());
   auto calls = RunTshark(
@@ -131,7 +135,6 @@ TEST(TsharkTest, DissectsASecmodeSessionAsRpcsecGss) {
       {"-Y", "_ws.malformed || _ws.expert.severity == error", "-T", "fields", "-e", "frame.number"},
       *dir + "/malformed.txt");
   EXPECT_TRUE(malformed.empty()) << "tshark flags frame " << malformed[0][0];
-  (void)common::RemoveTree(*dir);
 }
 
 }  // namespace
