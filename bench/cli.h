@@ -16,6 +16,8 @@ const std::string& CommandLine();
 void AddRunCommand(CLI::App& app);
 void AddModesCommand(CLI::App& app);
 void AddNconnectCommand(CLI::App& app);
+void AddServeCommand(CLI::App& app);  // cli_rpc.cc
+void AddLoadCommand(CLI::App& app);   // cli_rpc.cc
 
 }  // namespace secmode::bench
 

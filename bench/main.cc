@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   secmode::bench::AddRunCommand(app);
   secmode::bench::AddModesCommand(app);
   secmode::bench::AddNconnectCommand(app);
+  secmode::bench::AddServeCommand(app);
+  secmode::bench::AddLoadCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -2,10 +2,9 @@
 
 #include <functional>
 
-#include "gss/context_pair.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
-#include "gss/token_legs.h"
+#include "rpc/legs.h"
 #include "smb/gss_session.h"
 
 namespace secmode::bench {
@@ -16,57 +15,13 @@ using common::Status;
 
 namespace {
 
-// sec=sys baseline: the payload travels unprotected; the legs cost one copy,
-// as any transport pays to move bytes into and out of a message.
-class PlainSealer : public common::Sealer {
- public:
-  Status Seal(common::ByteView payload, common::Bytes* wire) override {
-    wire->assign(payload.begin(), payload.end());
-    return Status::Ok();
-  }
-};
-class PlainOpener : public common::Opener {
- public:
-  Status Open(common::ByteView wire, common::Bytes* payload) override {
-    payload->assign(wire.begin(), wire.end());
-    return Status::Ok();
-  }
-};
-
-Result<Association> MakeSys(const ModeName&, ModeEnvironment&) {
-  Association a;
-  a.client_seal = std::make_unique<PlainSealer>();
-  a.server_open = std::make_unique<PlainOpener>();
-  a.server_seal = std::make_unique<PlainSealer>();
-  a.client_open = std::make_unique<PlainOpener>();
-  return a;
-}
-
-// Token-level krb5 modes (gss/token_legs.h): one fresh context pair per
-// association, each side's context handed to the engine.
-Result<Association> MakeKrb5(gss::Protection protection, const ModeName& name,
-                             ModeEnvironment& env) {
+// RPC-framed modes (rpc/legs.h): the wire is a whole RPC call or reply.
+Result<Association> MakeRpc(const ModeName& name, ModeEnvironment& env) {
+  if (name.family == "sys") return rpc::MakeRpcAssociation("sys", gss::Engine::kMit, 0, nullptr);
   SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
   SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
-  SECMODE_ASSIGN_OR_RETURN(auto pair, gss::ContextPair::Establish(*realm, enctype));
-  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> initiator,
-                           gss::NewProtector(engine, pair->ReleaseInitiator()));
-  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<gss::Protector> acceptor,
-                           gss::NewProtector(engine, pair->ReleaseAcceptor()));
-  Association a;
-  gss::MakeTokenLegs(protection, initiator, acceptor, &a);
-  return a;
-}
-
-Result<Association> MakeKrb5HeaderMic(const ModeName& name, ModeEnvironment& env) {
-  return MakeKrb5(gss::Protection::kHeaderMic, name, env);
-}
-Result<Association> MakeKrb5i(const ModeName& name, ModeEnvironment& env) {
-  return MakeKrb5(gss::Protection::kMicData, name, env);
-}
-Result<Association> MakeKrb5p(const ModeName& name, ModeEnvironment& env) {
-  return MakeKrb5(gss::Protection::kWrapConf, name, env);
+  return rpc::MakeRpcAssociation(name.family, engine, static_cast<int32_t>(enctype), realm);
 }
 
 // SMB modes: the session key of a real Kerberos context pair, SMB keys
@@ -86,24 +41,26 @@ struct Entry {
 const std::vector<Entry>& Table() {
   // The one place modes are registered.
   static const std::vector<Entry> kModes = {
-      {{"sys", "AUTH_SYS baseline: no protection, the payload is copied", false, {"none"}},
-       MakeSys},
+      {{"sys",
+        "NFS over ONC RPC with AUTH_SYS: whole COMPOUND call/reply, no protection",
+        false,
+        {"none"}},
+       MakeRpc},
       {{"krb5",
-        "RPCSEC_GSS authentication, token level: MIC over a fixed 40-byte stand-in for the RPC "
-        "header; the payload is carried in clear",
+        "RPCSEC_GSS service none: call verifier = MIC over the header, reply verifier over seq_num",
         true,
         {"mit", "native", "mit-iov"}},
-       MakeKrb5HeaderMic},
+       MakeRpc},
       {{"krb5i",
-        "RPCSEC_GSS integrity, token level: RFC 4121 MIC over the data; wire = data + MIC",
+        "RPCSEC_GSS integrity: rpc_gss_integ_data, MIC over seq_num||args",
         true,
         {"mit", "native", "mit-iov"}},
-       MakeKrb5i},
+       MakeRpc},
       {{"krb5p",
-        "RPCSEC_GSS privacy: RFC 4121 wrap token with confidentiality",
+        "RPCSEC_GSS privacy: rpc_gss_priv_data, wrap(seq_num||args) with confidentiality",
         true,
         {"mit", "native", "mit-iov"}},
-       MakeKrb5p},
+       MakeRpc},
       {{"smb-plain", "SMB2 READ/WRITE without signing or encryption", false, {"none"}}, MakeSmb},
       {{"smb-sign-hmac-sha256", "SMB 2.x signing: HMAC-SHA256/128", false, {"openssl"}}, MakeSmb},
       {{"smb-sign-aes-cmac", "SMB 3.x signing: AES-128-CMAC", false, {"openssl"}}, MakeSmb},

@@ -9,6 +9,8 @@
 #define SECMODE_BENCH_SECTIONS_H_
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "bench/modes.h"
 #include "bench/results.h"
@@ -28,13 +30,16 @@ struct Section {
   const char* name;  // for the log and "errors"
   common::Status (*run)(SectionContext& context);
   // The default suite (no --modes) runs every section. A run restricted with
-  // --modes runs a section only if one of its modes starts with this prefix;
-  // nullptr means "default suite only".
-  const char* mode_prefix;
+  // --modes runs a section only if one of its modes starts with one of these
+  // prefixes; empty means "default suite only".
+  std::vector<std::string> mode_prefixes;
 };
 
-// Whether `section` runs for these options (see Section::mode_prefix).
+// Whether `section` runs for these options (see Section::mode_prefixes).
 bool SectionApplies(const Section& section, const SuiteOptions& options);
+
+// Section functions (one file each).
+common::Status RunE2eSection(SectionContext& context);  // section_e2e.cc
 
 }  // namespace secmode::bench
 

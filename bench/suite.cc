@@ -24,18 +24,20 @@ namespace {
 // Every section of the default suite beyond the micro table, in report order.
 // A module adds its section here, one line.
 const Section kSections[] = {
-    {"gss", RunGssSection, "krb5"},
-    {"smb", RunSmbSection, "smb-"},
-    {"nconnect", RunNconnectSection, nullptr},
+    {"gss", RunGssSection, {"krb5"}},
+    {"smb", RunSmbSection, {"smb-"}},
+    {"e2e", RunE2eSection, {"sys", "krb5"}},
+    {"nconnect", RunNconnectSection, {}},
 };
 
 }  // namespace
 
 bool SectionApplies(const Section& section, const SuiteOptions& options) {
   if (options.modes.empty()) return true;
-  if (section.mode_prefix == nullptr) return false;
   for (const auto& mode : options.modes) {
-    if (mode.rfind(section.mode_prefix, 0) == 0) return true;
+    for (const auto& prefix : section.mode_prefixes) {
+      if (mode.rfind(prefix, 0) == 0) return true;
+    }
   }
   return false;
 }

@@ -1,0 +1,43 @@
+// ClientAuth: how a client builds calls and checks replies for one security
+// flavour: AUTH_SYS (sec=sys) or RPCSEC_GSS with a service (krb5, krb5i,
+// krb5p) over a GssClientContext.
+//
+// Thread safety: EncodeCall/DecodeReply may be called from any thread.
+#ifndef SECMODE_RPC_CLIENT_AUTH_H_
+#define SECMODE_RPC_CLIENT_AUTH_H_
+
+#include <memory>
+#include <string>
+
+#include "common/bytes.h"
+#include "common/status.h"
+#include "rpc/gss_client.h"
+#include "rpc/rpc_msg.h"
+
+namespace secmode::rpc {
+
+class ClientAuth {
+ public:
+  virtual ~ClientAuth() = default;
+  // Replaces *record by the call (no record mark); *seq gets the RPCSEC_GSS
+  // sequence number used (0 for AUTH_SYS).
+  virtual common::Status EncodeCall(uint32_t xid, uint32_t proc, common::ByteView args,
+                                    common::Bytes* record, uint32_t* seq) = 0;
+  // Checks a reply to the call that used `seq`; *results points into
+  // `record` or `*scratch`. Failures name the RPC status or the check.
+  virtual common::Status DecodeReply(common::ByteView record, uint32_t seq, common::Bytes* scratch,
+                                     ReplyHeader* h, common::ByteView* results) = 0;
+  // The server's sequence window (RPCSEC_GSS) or 0.
+  virtual uint32_t window() const = 0;
+};
+
+std::unique_ptr<ClientAuth> NewSysAuth(uint32_t prog, uint32_t vers);
+std::unique_ptr<ClientAuth> NewGssAuth(uint32_t prog, uint32_t vers,
+                                       std::shared_ptr<GssClientContext> context, uint32_t service);
+
+// "sys" -> 0 (AUTH_SYS), "krb5" -> none, "krb5i" -> integrity, "krb5p" -> privacy.
+common::Result<uint32_t> ServiceForMode(const std::string& family);
+
+}  // namespace secmode::rpc
+
+#endif  // SECMODE_RPC_CLIENT_AUTH_H_

@@ -1,0 +1,267 @@
+#include "rpc/gss_client.h"
+
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+#include <krb5/krb5.h>
+
+#include "gss/gss_error.h"
+#include "rpc/gss_body.h"
+#include "rpc/xdr.h"
+
+namespace secmode::rpc {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+struct Name {
+  gss_name_t n = GSS_C_NO_NAME;
+  ~Name() {
+    OM_uint32 minor;
+    if (n != GSS_C_NO_NAME) gss_release_name(&minor, &n);
+  }
+};
+struct Cred {
+  gss_cred_id_t c = GSS_C_NO_CREDENTIAL;
+  ~Cred() {
+    OM_uint32 minor;
+    if (c != GSS_C_NO_CREDENTIAL) gss_release_cred(&minor, &c);
+  }
+};
+struct Ctx {
+  gss_ctx_id_t c = GSS_C_NO_CONTEXT;
+  ~Ctx() {
+    OM_uint32 minor;
+    if (c != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &c, GSS_C_NO_BUFFER);
+  }
+};
+
+// A private MEMORY ccache with a copy of the source ccache's tickets, so a
+// service ticket fetched for one enctype is never reused for another and
+// concurrent establishments do not rewrite the user's ccache.
+class PrivateCcache {
+ public:
+  ~PrivateCcache() {
+    if (name_.empty()) return;
+    krb5_context k = nullptr;
+    if (krb5_init_context(&k) != 0) return;
+    krb5_ccache cc = nullptr;
+    if (krb5_cc_resolve(k, name_.c_str(), &cc) == 0) krb5_cc_destroy(k, cc);
+    krb5_free_context(k);
+  }
+  Status Make(const std::string& source) {
+    static std::atomic<int> counter{0};
+    std::string name = "MEMORY:secmode-rpc-" + std::to_string(++counter);
+    krb5_context k = nullptr;
+    krb5_error_code err = krb5_init_context(&k);
+    if (err) return Status::Internal("krb5_init_context failed: " + std::to_string(err));
+    krb5_ccache from = nullptr, to = nullptr;
+    std::string what;
+    if (source.empty()) {
+      err = krb5_cc_default(k, &from);
+      what = "krb5_cc_default";
+    } else {
+      err = krb5_cc_resolve(k, source.c_str(), &from);
+      what = "krb5_cc_resolve(" + source + ")";
+    }
+    if (!err) {
+      what = "krb5_cc_resolve(" + name + ")";
+      err = krb5_cc_resolve(k, name.c_str(), &to);
+    }
+    if (!err) {
+      what = "krb5_cc_copy_creds(" + (source.empty() ? std::string("default") : source) + ")";
+      err = krb5_cc_copy_creds(k, from, to);
+    }
+    std::string detail;
+    if (err) {
+      const char* m = krb5_get_error_message(k, err);
+      detail = m;
+      krb5_free_error_message(k, m);
+    }
+    if (from) krb5_cc_close(k, from);
+    if (to) krb5_cc_close(k, to);
+    krb5_free_context(k);
+    if (err) return Status::Unavailable(what + ": " + detail);
+    name_ = name;
+    return Status::Ok();
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssClientConfig& config,
+                                                                      const RoundTrip& round_trip) {
+  PrivateCcache ccache;
+  SECMODE_RETURN_IF_ERROR(ccache.Make(config.ccache));
+  OM_uint32 major, minor = 0;
+  Name target;
+  gss_buffer_desc tbuf{config.target.size(), const_cast<char*>(config.target.data())};
+  major = gss_import_name(&minor, &tbuf, GSS_C_NT_HOSTBASED_SERVICE, &target.n);
+  if (GSS_ERROR(major))
+    return gss::GssError("gss_import_name(" + config.target + ")", major, minor);
+  gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
+  gss_key_value_element_desc elems[] = {{"ccache", ccache.name().c_str()}};
+  gss_key_value_set_desc store{1, elems};
+  Cred cred;
+  major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
+                                &store, &cred.c, nullptr, nullptr);
+  if (GSS_ERROR(major)) return gss::GssError("gss_acquire_cred_from(initiator)", major, minor);
+  if (config.enctype != 0) {
+    krb5_enctype allowed = config.enctype;
+    major = gss_krb5_set_allowable_enctypes(&minor, cred.c, 1, &allowed);
+    if (GSS_ERROR(major)) return gss::GssError("gss_krb5_set_allowable_enctypes", major, minor);
+  }
+
+  // RFC 2203 5.2.2: RPCSEC_GSS does its own replay and sequence checking
+  // (the window), so GSS-level replay/sequence detection is not requested;
+  // nconnect reorders tokens far beyond what the GSS layer would accept.
+  const OM_uint32 flags = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG;
+  Ctx ctx;
+  Bytes handle, in_token, reply_verf, call, args;
+  uint32_t window = 0;
+  OM_uint32 init_major = GSS_S_CONTINUE_NEEDED;
+  uint32_t server_major = GSS_S_CONTINUE_NEEDED;
+  uint32_t xid = 0x5e000000u;
+  for (int round = 0; round < 8; ++round) {
+    gss_buffer_desc input{in_token.size(), in_token.data()};
+    gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
+    if (init_major == GSS_S_CONTINUE_NEEDED) {
+      init_major = gss_init_sec_context(
+          &minor, cred.c, &ctx.c, target.n, const_cast<gss_OID>(gss_mech_krb5), flags, 0,
+          GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &input, nullptr, &output,
+          nullptr, nullptr);
+      if (GSS_ERROR(init_major)) {
+        gss_release_buffer(&minor, &output);
+        return gss::GssError("gss_init_sec_context(" + config.target + ")", init_major, minor);
+      }
+    }
+    if (output.length == 0 && server_major == GSS_S_COMPLETE) break;
+    Bytes token(static_cast<uint8_t*>(output.value),
+                static_cast<uint8_t*>(output.value) + output.length);
+    gss_release_buffer(&minor, &output);
+    if (token.empty() && init_major == GSS_S_COMPLETE) break;
+
+    // RFC 2203 5.2.1: INIT / CONTINUE_INIT calls go to NULLPROC with an
+    // AUTH_NONE verifier and rpc_gss_init_arg { opaque gss_token<>; }.
+    GssCred c;
+    c.proc = round == 0 ? kGssInit : kGssContinueInit;
+    c.seq = 0;
+    c.service = config.service;
+    c.handle = handle;
+    Bytes cred_body;
+    EncodeGssCred(c, &cred_body);
+    call.clear();
+    EncodeCallPrefix(++xid, config.prog, config.vers, 0, kRpcsecGss, cred_body, &call);
+    XdrEncoder e(&call);
+    e.PutU32(kAuthNone);
+    e.PutOpaque({});
+    e.PutOpaque(token);
+    SECMODE_ASSIGN_OR_RETURN(Bytes reply, round_trip(call));
+    ReplyHeader h;
+    SECMODE_RETURN_IF_ERROR(DecodeReplyHeader(reply, &h).Annotate("RPCSEC_GSS_INIT reply"));
+    if (h.xid != xid) {
+      return Status::Corrupt("RPCSEC_GSS_INIT reply xid " + std::to_string(h.xid) +
+                             " != " + std::to_string(xid));
+    }
+    if (h.reply_stat != kMsgAccepted || h.accept_stat != kSuccess) {
+      return Status::AuthFailed("RPCSEC_GSS context creation refused: " + DescribeReply(h));
+    }
+    // RFC 2203 5.2.3.1: rpc_gss_init_res.
+    XdrDecoder d(ByteView(reply).subspan(h.body_offset));
+    ByteView rhandle, rtoken;
+    uint32_t gmajor, gminor;
+    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&rhandle, kMaxGssHandle, "rpc_gss_init_res handle"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&gmajor, "rpc_gss_init_res gss_major"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&gminor, "rpc_gss_init_res gss_minor"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&window, "rpc_gss_init_res seq_window"));
+    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&rtoken, 1 << 16, "rpc_gss_init_res gss_token"));
+    if (gmajor != GSS_S_COMPLETE && gmajor != GSS_S_CONTINUE_NEEDED) {
+      return gss::GssError("server gss_accept_sec_context", gmajor, gminor);
+    }
+    server_major = gmajor;
+    handle.assign(rhandle.begin(), rhandle.end());
+    in_token.assign(rtoken.begin(), rtoken.end());
+    reply_verf.assign(h.verf.body.begin(), h.verf.body.end());
+    if (server_major == GSS_S_COMPLETE) {
+      if (h.verf.flavor != kRpcsecGss) {
+        return Status::AuthFailed("INIT reply completed without an RPCSEC_GSS verifier");
+      }
+      if (init_major == GSS_S_CONTINUE_NEEDED && !in_token.empty()) continue;  // AP-REP
+      if (init_major == GSS_S_COMPLETE) break;
+    }
+  }
+  if (init_major != GSS_S_COMPLETE || server_major != GSS_S_COMPLETE) {
+    return Status::Internal("RPCSEC_GSS context creation did not complete in 8 rounds");
+  }
+  if (window == 0) return Status::Corrupt("server announced a sequence window of 0");
+  std::shared_ptr<GssClientContext> out(new GssClientContext());
+  gss_ctx_id_t raw = ctx.c;
+  ctx.c = GSS_C_NO_CONTEXT;
+  SECMODE_ASSIGN_OR_RETURN(out->protector_, gss::NewProtector(config.engine, raw));
+  // RFC 2203 5.2.3.1: the verifier of the final INIT reply is a MIC over the
+  // XDR-encoded seq_window.
+  Bytes win;
+  XdrEncoder(&win).PutU32(window);
+  Status v = out->protector_->VerifyMic(win, reply_verf);
+  if (!v.ok())
+    return Status::AuthFailed("INIT reply verifier (MIC over seq_window) does not verify: " +
+                              v.message());
+  out->handle_ = std::move(handle);
+  out->window_ = window;
+  out->prog_ = config.prog;
+  out->vers_ = config.vers;
+  return out;
+}
+
+Status GssClientContext::EncodeCall(uint32_t xid, uint32_t proc, uint32_t service, uint32_t seq,
+                                    ByteView args, Bytes* record, uint32_t gss_proc) {
+  record->clear();
+  GssCred c;
+  c.proc = gss_proc;
+  c.seq = seq;
+  c.service = service;
+  c.handle = handle_;
+  Bytes cred_body;
+  cred_body.reserve(24 + kMaxGssHandle);
+  EncodeGssCred(c, &cred_body);
+  size_t cred_end = EncodeCallPrefix(xid, prog_, vers_, proc, kRpcsecGss, cred_body, record);
+  thread_local Bytes mic, scratch;
+  std::lock_guard<std::mutex> lock(mu_);
+  // RFC 2203 5.3.1: verifier = MIC over the header from xid through the
+  // credential.
+  SECMODE_RETURN_IF_ERROR(protector_->GetMic(ByteView(record->data(), cred_end), &mic));
+  XdrEncoder e(record);
+  e.PutU32(kRpcsecGss);
+  e.PutOpaque(mic);
+  return SealGssBody(*protector_, service, seq, args, record, &scratch);
+}
+
+Status GssClientContext::DecodeReply(ByteView record, uint32_t service, uint32_t seq,
+                                     Bytes* scratch, ReplyHeader* h, ByteView* results) {
+  SECMODE_RETURN_IF_ERROR(DecodeReplyHeader(record, h));
+  if (h->reply_stat != kMsgAccepted || h->accept_stat != kSuccess) {
+    return Status::Unavailable("call failed: " + DescribeReply(*h));
+  }
+  if (h->verf.flavor != kRpcsecGss) {
+    return Status::AuthFailed("reply verifier flavor " + std::to_string(h->verf.flavor) +
+                              " is not RPCSEC_GSS");
+  }
+  uint8_t seq_xdr[4] = {static_cast<uint8_t>(seq >> 24), static_cast<uint8_t>(seq >> 16),
+                        static_cast<uint8_t>(seq >> 8), static_cast<uint8_t>(seq)};
+  std::lock_guard<std::mutex> lock(mu_);
+  // RFC 2203 5.3.3.2: reply verifier = MIC over the XDR seq_num.
+  Status v = protector_->VerifyMic(ByteView(seq_xdr, 4), h->verf.body);
+  if (!v.ok())
+    return Status::AuthFailed("reply verifier (MIC over seq_num " + std::to_string(seq) +
+                              ") does not verify: " + v.message());
+  return OpenGssBody(*protector_, service, seq, record.subspan(h->body_offset), scratch, results);
+}
+
+}  // namespace secmode::rpc

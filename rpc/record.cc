@@ -1,0 +1,102 @@
+#include "rpc/record.h"
+
+#include <cstring>
+
+namespace secmode::rpc {
+
+using common::Bytes;
+using common::ByteView;
+using common::Status;
+
+void AppendRecordMark(uint32_t length, Bytes* out) {
+  uint32_t m = kLastFragment | length;
+  uint8_t b[4] = {static_cast<uint8_t>(m >> 24), static_cast<uint8_t>(m >> 16),
+                  static_cast<uint8_t>(m >> 8), static_cast<uint8_t>(m)};
+  out->insert(out->end(), b, b + 4);
+}
+
+void FrameRecord(ByteView record, Bytes* wire) {
+  wire->clear();
+  AppendRecordMark(static_cast<uint32_t>(record.size()), wire);
+  wire->insert(wire->end(), record.begin(), record.end());
+}
+
+void RecordReader::Compact() {
+  if (start_ == 0) return;
+  if (start_ == end_) {
+    start_ = end_ = 0;
+    return;
+  }
+  std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+  end_ -= start_;
+  start_ = 0;
+}
+
+common::MutableByteView RecordReader::WriteSpace(size_t min) {
+  // Move unread bytes to the front only when the tail is short; a record
+  // view handed out earlier is dead by contract now.
+  if (buf_.size() - end_ < min) Compact();
+  if (buf_.size() - end_ < min) buf_.resize(end_ + min);
+  return common::MutableByteView(buf_.data() + end_, buf_.size() - end_);
+}
+
+void RecordReader::Commit(size_t n) { end_ += n; }
+
+void RecordReader::Feed(ByteView data) {
+  auto space = WriteSpace(data.size());
+  if (!data.empty()) std::memcpy(space.data(), data.data(), data.size());
+  Commit(data.size());
+}
+
+common::Result<bool> RecordReader::Next(ByteView* record) {
+  if (failed_) return failure_;
+  while (true) {
+    if (end_ - start_ < 4) return false;
+    const uint8_t* p = buf_.data() + start_;
+    uint32_t mark = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+    bool last = (mark & kLastFragment) != 0;
+    size_t len = mark & ~kLastFragment;
+    // RFC 5531 section 11 leaves the maximum to the implementation; refuse
+    // as soon as the mark announces too much, before buffering any of it.
+    size_t total = assembled_.size() + len;
+    if (total > max_record_) {
+      failed_ = true;
+      failure_ =
+          Status::Corrupt("record of " + std::to_string(total) + " bytes (fragment mark 0x" +
+                          [&] {
+                            char h[9];
+                            snprintf(h, sizeof h, "%08x", mark);
+                            return std::string(h);
+                          }() +
+                          ") exceeds the maximum record size of " + std::to_string(max_record_));
+      return failure_;
+    }
+    if (end_ - start_ - 4 < len) {
+      // Make sure the whole fragment fits once it arrives.
+      if (buf_.size() - start_ < len + 4) {
+        Compact();
+        if (buf_.size() < len + 4) buf_.resize(len + 4);
+      }
+      return false;
+    }
+    ByteView frag(buf_.data() + start_ + 4, len);
+    start_ += 4 + len;
+    if (!in_multi_ && last) {
+      *record = frag;
+      return true;
+    }
+    assembled_.insert(assembled_.end(), frag.begin(), frag.end());
+    in_multi_ = true;
+    if (last) {
+      in_multi_ = false;
+      // Hand out the assembled record; keep it alive in a second buffer
+      // until the next call.
+      std::swap(assembled_, assembled_out_);
+      assembled_.clear();
+      *record = ByteView(assembled_out_);
+      return true;
+    }
+  }
+}
+
+}  // namespace secmode::rpc

@@ -1,0 +1,64 @@
+// TCP record marking (RFC 5531 section 11): a record is one or more
+// fragments, each preceded by a 4-byte mark whose high bit says "last
+// fragment" and whose low 31 bits are the fragment's length.
+//
+// AppendRecordMark/FrameRecord write one-fragment records (what every sender
+// in this project emits). RecordReader reassembles records of any number of
+// fragments from a byte stream and refuses, with a clear error, any record
+// larger than its configured maximum as soon as a mark announces it (so a
+// hostile mark never makes it allocate). After an error the stream is
+// unusable (the caller closes the connection).
+// Thread safety: one thread at a time per reader.
+#ifndef SECMODE_RPC_RECORD_H_
+#define SECMODE_RPC_RECORD_H_
+
+#include <cstdint>
+
+#include "common/bytes.h"
+#include "common/status.h"
+
+namespace secmode::rpc {
+
+inline constexpr uint32_t kLastFragment = 0x80000000u;
+inline constexpr size_t kDefaultMaxRecord = (1u << 20) + (64u << 10);  // 1 MiB I/O + headers
+
+// Appends the mark for a last fragment of `length` bytes.
+void AppendRecordMark(uint32_t length, common::Bytes* out);
+// Replaces `*wire` by mark || record.
+void FrameRecord(common::ByteView record, common::Bytes* wire);
+
+class RecordReader {
+ public:
+  explicit RecordReader(size_t max_record = kDefaultMaxRecord) : max_record_(max_record) {}
+
+  // Space to read at least `min` more stream bytes into; then Commit(n).
+  common::MutableByteView WriteSpace(size_t min);
+  void Commit(size_t n);
+  // Copies stream bytes in (for callers that do not read sockets).
+  void Feed(common::ByteView data);
+
+  // Sets `*record` to the next complete record and returns true, or returns
+  // false when more bytes are needed. The view is valid until the next call
+  // to Next, WriteSpace or Feed. Errors: oversize record (mark or sum of
+  // fragments beyond max_record).
+  common::Result<bool> Next(common::ByteView* record);
+
+  // Bytes received but not yet returned as part of a record.
+  size_t buffered() const { return end_ - start_; }
+  size_t max_record() const { return max_record_; }
+
+ private:
+  void Compact();
+  size_t max_record_;
+  common::Bytes buf_;
+  size_t start_ = 0, end_ = 0;
+  common::Bytes assembled_;      // fragments of a multi-fragment record so far
+  common::Bytes assembled_out_;  // the last multi-fragment record handed out
+  bool in_multi_ = false;
+  bool failed_ = false;
+  common::Status failure_;
+};
+
+}  // namespace secmode::rpc
+
+#endif  // SECMODE_RPC_RECORD_H_

@@ -1,0 +1,438 @@
+#include "rpc/server_core.h"
+
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+
+#include <random>
+
+#include "gss/gss_error.h"
+#include "rpc/gss_body.h"
+#include "rpc/xdr.h"
+
+namespace secmode::rpc {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+const char* WindowPolicyName(WindowPolicy p) {
+  switch (p) {
+    case WindowPolicy::kDrop: return "drop";
+    case WindowPolicy::kDropDisconnect: return "drop-disconnect";
+    case WindowPolicy::kDiscardContext: return "discard-context";
+  }
+  return "?";
+}
+
+Result<WindowPolicy> ParseWindowPolicy(const std::string& name) {
+  if (name == "drop") return WindowPolicy::kDrop;
+  if (name == "drop-disconnect") return WindowPolicy::kDropDisconnect;
+  if (name == "discard-context") return WindowPolicy::kDiscardContext;
+  return Status::InvalidArgument("unknown window policy '" + name +
+                                 "' (known: drop, drop-disconnect, discard-context)");
+}
+
+ServerGssContext::~ServerGssContext() {
+  OM_uint32 minor;
+  if (pending != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &pending, GSS_C_NO_BUFFER);
+}
+
+namespace {
+
+std::string Key(ByteView handle) {
+  return std::string(reinterpret_cast<const char*>(handle.data()), handle.size());
+}
+
+void SeqXdr(uint32_t seq, uint8_t out[4]) {
+  out[0] = static_cast<uint8_t>(seq >> 24);
+  out[1] = static_cast<uint8_t>(seq >> 16);
+  out[2] = static_cast<uint8_t>(seq >> 8);
+  out[3] = static_cast<uint8_t>(seq);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RpcServerCore>> RpcServerCore::Create(const ServerOptions& options,
+                                                             std::vector<ProgramSpec> programs) {
+  std::unique_ptr<RpcServerCore> core(new RpcServerCore());
+  core->options_ = options;
+  core->programs_ = std::move(programs);
+  if (options.window == 0) return Status::InvalidArgument("sequence window must be at least 1");
+  std::random_device rd;
+  core->handle_salt_ = (uint64_t{rd()} << 32) | rd();
+  if (!options.keytab.empty()) {
+    OM_uint32 major, minor = 0;
+    gss_name_t name = GSS_C_NO_NAME;
+    if (!options.principal.empty()) {
+      gss_buffer_desc b{options.principal.size(), const_cast<char*>(options.principal.data())};
+      major = gss_import_name(&minor, &b, const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME), &name);
+      if (GSS_ERROR(major))
+        return gss::GssError("gss_import_name(" + options.principal + ")", major, minor);
+    }
+    std::string kt =
+        options.keytab.find(':') == std::string::npos ? "FILE:" + options.keytab : options.keytab;
+    gss_key_value_element_desc elems[] = {{"keytab", kt.c_str()}};
+    gss_key_value_set_desc store{1, elems};
+    gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
+    major = gss_acquire_cred_from(&minor, name, GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT, &store,
+                                  &core->acceptor_, nullptr, nullptr);
+    if (name != GSS_C_NO_NAME) gss_release_name(&minor, &name);
+    if (GSS_ERROR(major))
+      return gss::GssError("gss_acquire_cred_from(acceptor " + kt + ")", major, minor);
+  }
+  return core;
+}
+
+RpcServerCore::~RpcServerCore() {
+  OM_uint32 minor;
+  if (acceptor_ != GSS_C_NO_CREDENTIAL) gss_release_cred(&minor, &acceptor_);
+}
+
+std::shared_ptr<ServerGssContext> RpcServerCore::FindContext(ByteView handle) {
+  std::shared_lock<std::shared_mutex> lock(table_mu_);
+  auto it = contexts_.find(Key(handle));
+  return it == contexts_.end() ? nullptr : it->second;
+}
+
+void RpcServerCore::RemoveContext(ByteView handle) {
+  std::unique_lock<std::shared_mutex> lock(table_mu_);
+  contexts_.erase(Key(handle));
+}
+
+size_t RpcServerCore::context_count() {
+  std::shared_lock<std::shared_mutex> lock(table_mu_);
+  return contexts_.size();
+}
+
+ServerCounters RpcServerCore::counters() const {
+  ServerCounters s;
+  s.calls = c_.calls;
+  s.replies = c_.replies;
+  s.undecodable = c_.undecodable;
+  s.duplicates = c_.duplicates;
+  s.below_window = c_.below_window;
+  s.disconnects = c_.disconnects;
+  s.contexts_created = c_.contexts_created;
+  s.contexts_destroyed = c_.contexts_destroyed;
+  s.contexts_discarded = c_.contexts_discarded;
+  s.auth_errors = c_.auth_errors;
+  s.garbage_args = c_.garbage_args;
+  s.prog_unavail = c_.prog_unavail;
+  s.proc_unavail = c_.proc_unavail;
+  return s;
+}
+
+void RpcServerCore::Deny(uint32_t xid, uint32_t auth_stat, Bytes* reply) {
+  c_.auth_errors++;
+  reply->clear();
+  EncodeAuthErrorReply(xid, auth_stat, reply);
+}
+
+Disposition RpcServerCore::HandleCall(ByteView record, Bytes* reply) {
+  thread_local Bytes scratch, results;
+  OpenedCall call;
+  bool ready = false;
+  Disposition d = OpenCall(record, &call, reply, &scratch, &ready);
+  if (d != Disposition::kReply || !ready) return d;
+  results.clear();
+  uint32_t stat = Execute(call, &results);
+  Status s = SealReply(call.target, stat, results, reply);
+  if (!s.ok()) {
+    // Sealing only fails if the GSS library does; answer SYSTEM_ERR.
+    reply->clear();
+    EncodeAcceptedReply(call.header.xid, kAuthNone, {}, kSystemErr, reply);
+  }
+  return Disposition::kReply;
+}
+
+uint32_t RpcServerCore::Execute(const OpenedCall& call, Bytes* results) {
+  const CallHeader& h = call.header;
+  for (const auto& p : programs_) {
+    if (p.prog != h.prog) continue;
+    uint32_t stat = p.handler(h.vers, h.proc, call.args, results);
+    if (stat == kProcUnavail) c_.proc_unavail++;
+    if (stat == kGarbageArgs) c_.garbage_args++;
+    return stat;
+  }
+  c_.prog_unavail++;  // checked in OpenCall already; kept for direct callers
+  return kProgUnavail;
+}
+
+Status RpcServerCore::SealReply(const ReplyTarget& t, uint32_t accept_stat, ByteView results,
+                                Bytes* reply) {
+  reply->clear();
+  c_.replies++;
+  if (t.flavor != kRpcsecGss) {
+    EncodeAcceptedReply(t.xid, kAuthNone, {}, accept_stat, reply);
+    if (accept_stat == kSuccess) XdrEncoder(reply).PutRaw(results);
+    return Status::Ok();
+  }
+  if (!t.context) return Status::InvalidArgument("RPCSEC_GSS reply without a context");
+  thread_local Bytes mic, scratch;
+  uint8_t seq_xdr[4];
+  SeqXdr(t.seq, seq_xdr);
+  std::lock_guard<std::mutex> lock(t.context->mu);
+  if (!t.context->protector) return Status::InvalidArgument("context is not established");
+  // RFC 2203 5.3.3.2: reply verifier = MIC over the XDR seq_num.
+  SECMODE_RETURN_IF_ERROR(t.context->protector->GetMic(ByteView(seq_xdr, 4), &mic));
+  EncodeAcceptedReply(t.xid, kRpcsecGss, mic, accept_stat, reply);
+  if (accept_stat != kSuccess) return Status::Ok();
+  // RFC 2203 5.3.3.4: results protected like the arguments were.
+  return SealGssBody(*t.context->protector, t.service, t.seq, results, reply, &scratch);
+}
+
+Disposition RpcServerCore::WindowReaction(const std::shared_ptr<ServerGssContext>& ctx) {
+  switch (options_.policy) {
+    case WindowPolicy::kDrop: return Disposition::kDrop;
+    case WindowPolicy::kDropDisconnect: c_.disconnects++; return Disposition::kDropDisconnect;
+    case WindowPolicy::kDiscardContext:
+      // As Azure NetApp Files documents for ONTAP: the context is gone; the
+      // client gets CREDPROBLEM on its next call and must create a new one.
+      RemoveContext(ctx->handle);
+      c_.contexts_discarded++;
+      return Disposition::kDrop;
+  }
+  return Disposition::kDrop;
+}
+
+Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* reply, Bytes* scratch,
+                                    bool* ready) {
+  *ready = false;
+  c_.calls++;
+  CallHeader& h = call->header;
+  Status s = DecodeCallHeader(record, &h);
+  if (!s.ok()) {
+    // Without a decodable header there is no xid to answer to (RFC 5531
+    // gives no reply for garbage); the transport decides about the stream.
+    c_.undecodable++;
+    return Disposition::kDrop;
+  }
+  ReplyTarget& t = call->target;
+  t.xid = h.xid;
+  reply->clear();
+  // RFC 5531 section 9: only RPC version 2.
+  if (h.rpcvers != kRpcVersion) {
+    c_.auth_errors++;
+    EncodeRpcMismatchReply(h.xid, reply);
+    return Disposition::kReply;
+  }
+  ByteView body = record.subspan(h.body_offset);
+  switch (h.cred.flavor) {
+    case kAuthNone: break;
+    case kAuthSys: {
+      AuthSysParms p;
+      if (!DecodeAuthSys(h.cred.body, &p).ok()) {
+        Deny(h.xid, kAuthBadCred, reply);
+        return Disposition::kReply;
+      }
+      break;
+    }
+    case kRpcsecGss: {
+      if (acceptor_ == GSS_C_NO_CREDENTIAL) {
+        // RFC 2203 5.1 (errata 4067): no RPCSEC_GSS here -> AUTH_REJECTEDCRED.
+        Deny(h.xid, kAuthRejectedCred, reply);
+        return Disposition::kReply;
+      }
+      GssCred cred;
+      if (!DecodeGssCred(h.cred.body, &cred).ok()) {
+        Deny(h.xid, kAuthBadCred, reply);
+        return Disposition::kReply;
+      }
+      // RFC 2203 5.3.3.3: a bad version or service -> AUTH_BADCRED.
+      if (cred.version != kRpcsecGssVers1 || cred.service < kGssSvcNone ||
+          cred.service > kGssSvcPrivacy) {
+        Deny(h.xid, kAuthBadCred, reply);
+        return Disposition::kReply;
+      }
+      if (cred.proc == kGssInit || cred.proc == kGssContinueInit) {
+        return HandleGssControl(h, cred, record, reply);
+      }
+      if (cred.proc != kGssData && cred.proc != kGssDestroy) {
+        Deny(h.xid, kAuthBadCred, reply);
+        return Disposition::kReply;
+      }
+      // RFC 2203 5.3.3.3: an unknown handle -> RPCSEC_GSS_CREDPROBLEM.
+      std::shared_ptr<ServerGssContext> ctx = FindContext(cred.handle);
+      if (!ctx) {
+        Deny(h.xid, kRpcsecGssCredProblem, reply);
+        return Disposition::kReply;
+      }
+      if (h.verf.flavor != kRpcsecGss) {
+        Deny(h.xid, kAuthBadVerf, reply);
+        return Disposition::kReply;
+      }
+      enum class Next { kRun, kWindow, kDestroy, kGarbage } next = Next::kRun;
+      {
+        std::lock_guard<std::mutex> lock(ctx->mu);
+        if (!ctx->protector) {
+          Deny(h.xid, kRpcsecGssCredProblem, reply);  // still being created
+          return Disposition::kReply;
+        }
+        // RFC 2203 5.3.3.1 / 5.3.3.3: verify the header MIC first, so a
+        // forged header never moves the window; a bad MIC ->
+        // RPCSEC_GSS_CREDPROBLEM.
+        if (!ctx->protector->VerifyMic(record.subspan(0, h.cred_end), h.verf.body).ok()) {
+          Deny(h.xid, kRpcsecGssCredProblem, reply);
+          return Disposition::kReply;
+        }
+        // RFC 2203 5.3.3.1: seq_num reaching MAXSEQ -> RPCSEC_GSS_CTXPROBLEM.
+        if (cred.seq >= kMaxGssSeq) {
+          Deny(h.xid, kRpcsecGssCtxProblem, reply);
+          return Disposition::kReply;
+        }
+        SeqVerdict v = ctx->seq_window.Check(cred.seq);
+        if (v != SeqVerdict::kAccept) {
+          (v == SeqVerdict::kDuplicate ? c_.duplicates : c_.below_window)++;
+          next = Next::kWindow;
+        } else {
+          t.flavor = kRpcsecGss;
+          t.context = ctx;
+          t.service = cred.service;
+          t.seq = cred.seq;
+          if (cred.proc == kGssDestroy) {
+            next = Next::kDestroy;
+          } else if (!OpenGssBody(*ctx->protector, cred.service, cred.seq, body, scratch,
+                                  &call->args)
+                          .ok()) {
+            // RFC 2203 5.3.3.4: arguments that do not verify -> GARBAGE_ARGS.
+            next = Next::kGarbage;
+          }
+        }
+      }
+      switch (next) {
+        case Next::kRun: break;
+        case Next::kWindow:
+          // RFC 2203 5.3.3.1: silently discarded; the policy says what else.
+          return WindowReaction(ctx);
+        case Next::kDestroy: {
+          // RFC 2203 5.4: DESTROY is answered (verifier over seq_num), then
+          // the context is gone.
+          Status sr = SealReply(t, kSuccess, {}, reply);
+          RemoveContext(ctx->handle);
+          c_.contexts_destroyed++;
+          return sr.ok() ? Disposition::kReply : Disposition::kDrop;
+        }
+        case Next::kGarbage:
+          c_.garbage_args++;
+          return SealReply(t, kGarbageArgs, {}, reply).ok() ? Disposition::kReply
+                                                            : Disposition::kDrop;
+      }
+      break;
+    }
+    default: Deny(h.xid, kAuthBadCred, reply); return Disposition::kReply;
+  }
+  if (h.cred.flavor != kRpcsecGss) call->args = body;
+  // RFC 5531 section 9: program, version, procedure availability.
+  const ProgramSpec* prog = nullptr;
+  for (const auto& p : programs_) {
+    if (p.prog == h.prog) prog = &p;
+  }
+  if (prog == nullptr) {
+    c_.prog_unavail++;
+    if (!SealReply(t, kProgUnavail, {}, reply).ok()) return Disposition::kDrop;
+    return Disposition::kReply;
+  }
+  if (h.vers < prog->vers_low || h.vers > prog->vers_high) {
+    reply->clear();
+    c_.replies++;
+    EncodeProgMismatchReply(h.xid, prog->vers_low, prog->vers_high, reply);
+    return Disposition::kReply;
+  }
+  *ready = true;
+  return Disposition::kReply;
+}
+
+// RFC 2203 5.2: RPCSEC_GSS_INIT / CONTINUE_INIT.
+Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& cred,
+                                            ByteView record, Bytes* reply) {
+  std::shared_ptr<ServerGssContext> ctx;
+  if (cred.proc == kGssInit && context_count() >= options_.max_contexts) {
+    c_.replies++;
+    reply->clear();
+    EncodeAcceptedReply(h.xid, kAuthNone, {}, kSuccess, reply);
+    XdrEncoder e(reply);
+    e.PutOpaque({});
+    e.PutU32(GSS_S_FAILURE);
+    e.PutU32(0);
+    e.PutU32(0);
+    e.PutOpaque({});
+    return Disposition::kReply;
+  }
+  if (cred.proc == kGssInit) {
+    Bytes handle(8);
+    uint64_t v = next_handle_.fetch_add(1) ^ handle_salt_;
+    for (int i = 0; i < 8; ++i) handle[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
+    ctx = std::make_shared<ServerGssContext>(std::move(handle), options_.window);
+  } else {
+    ctx = FindContext(cred.handle);
+    if (!ctx) {
+      Deny(h.xid, kRpcsecGssCredProblem, reply);
+      return Disposition::kReply;
+    }
+  }
+  XdrDecoder d(record.subspan(h.body_offset), h.body_offset);
+  ByteView token;
+  if (!d.GetOpaque(&token, 1 << 16, "rpc_gss_init_arg gss_token").ok() ||
+      !d.ExpectEnd("rpc_gss_init_arg").ok()) {
+    c_.garbage_args++;
+    c_.replies++;
+    reply->clear();
+    EncodeAcceptedReply(h.xid, kAuthNone, {}, kGarbageArgs, reply);
+    return Disposition::kReply;
+  }
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  if (ctx->protector) {
+    Deny(h.xid, kRpcsecGssCredProblem, reply);  // already established
+    return Disposition::kReply;
+  }
+  gss_buffer_desc in{token.size(), const_cast<uint8_t*>(token.data())};
+  gss_buffer_desc out = GSS_C_EMPTY_BUFFER;
+  OM_uint32 minor = 0;
+  OM_uint32 major =
+      gss_accept_sec_context(&minor, &ctx->pending, acceptor_, &in, GSS_C_NO_CHANNEL_BINDINGS,
+                             nullptr, nullptr, &out, nullptr, nullptr, nullptr);
+  Bytes out_token(static_cast<uint8_t*>(out.value), static_cast<uint8_t*>(out.value) + out.length);
+  OM_uint32 m2;
+  gss_release_buffer(&m2, &out);
+  Bytes verf;
+  uint32_t window = 0;
+  ByteView handle_out;
+  if (major == GSS_S_COMPLETE) {
+    gss_ctx_id_t raw = ctx->pending;
+    ctx->pending = GSS_C_NO_CONTEXT;
+    auto p = gss::NewProtector(options_.engine, raw);
+    if (!p.ok()) {
+      major = GSS_S_FAILURE;
+    } else {
+      ctx->protector = std::move(p).value();
+      window = options_.window;
+      Bytes win;
+      XdrEncoder(&win).PutU32(window);
+      // RFC 2203 5.2.3.1: verifier of the final INIT reply = MIC over
+      // seq_window.
+      if (!ctx->protector->GetMic(win, &verf).ok()) major = GSS_S_FAILURE;
+    }
+  }
+  if (major == GSS_S_COMPLETE || major == GSS_S_CONTINUE_NEEDED) {
+    handle_out = ctx->handle;
+    std::unique_lock<std::shared_mutex> tl(table_mu_);
+    contexts_[Key(ctx->handle)] = ctx;
+  } else {
+    RemoveContext(ctx->handle);
+  }
+  if (major == GSS_S_COMPLETE) c_.contexts_created++;
+  reply->clear();
+  c_.replies++;
+  EncodeAcceptedReply(h.xid, verf.empty() ? kAuthNone : kRpcsecGss, verf, kSuccess, reply);
+  // RFC 2203 5.2.3.1: rpc_gss_init_res.
+  XdrEncoder e(reply);
+  e.PutOpaque(handle_out);
+  e.PutU32(major);
+  e.PutU32(minor);
+  e.PutU32(window);
+  e.PutOpaque(out_token);
+  return Disposition::kReply;
+}
+
+}  // namespace secmode::rpc

@@ -1,0 +1,144 @@
+#include "rpc/socket.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace secmode::rpc {
+
+using common::Result;
+using common::Status;
+
+void Fd::Reset() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+namespace {
+
+Status Errno(const std::string& what) {
+  return Status::IoError(what + ": " + std::strerror(errno));
+}
+
+Result<addrinfo*> Resolve(const std::string& host, uint16_t port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo* res = nullptr;
+  std::string p = std::to_string(port);
+  int rc = getaddrinfo(host.c_str(), p.c_str(), &hints, &res);
+  if (rc != 0) {
+    return Status::InvalidArgument("cannot resolve '" + host + "': " + gai_strerror(rc));
+  }
+  return res;
+}
+
+}  // namespace
+
+void SetNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+Result<Fd> Listen(const std::string& address, uint16_t port, int backlog) {
+  SECMODE_ASSIGN_OR_RETURN(addrinfo * res, Resolve(address, port, true));
+  Status last = Status::Unavailable("no address for " + address);
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (fd.get() < 0) {
+      last = Errno("socket");
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      last = Errno("bind " + address + ":" + std::to_string(port));
+      continue;
+    }
+    if (listen(fd.get(), backlog) != 0) {
+      last = Errno("listen " + address + ":" + std::to_string(port));
+      continue;
+    }
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+uint16_t LocalPort(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  return 0;
+}
+
+Result<Fd> Connect(const std::string& host, uint16_t port) {
+  SECMODE_ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, false));
+  Status last = Status::Unavailable("no address for " + host);
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (fd.get() < 0) {
+      last = Errno("socket");
+      continue;
+    }
+    if (connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      last = Errno("connect " + host + ":" + std::to_string(port));
+      continue;
+    }
+    SetNoDelay(fd.get());
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+Status WriteAll(int fd, common::ByteView data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("send");
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status WriteAll2(int fd, common::ByteView a, common::ByteView b) {
+  size_t done = 0, total = a.size() + b.size();
+  while (done < total) {
+    iovec iov[2];
+    int n = 0;
+    if (done < a.size()) {
+      iov[n++] = {const_cast<uint8_t*>(a.data()) + done, a.size() - done};
+      iov[n++] = {const_cast<uint8_t*>(b.data()), b.size()};
+    } else {
+      iov[n++] = {const_cast<uint8_t*>(b.data()) + (done - a.size()), total - done};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Errno("sendmsg");
+    }
+    done += static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+}  // namespace secmode::rpc

@@ -1,0 +1,53 @@
+// Small POSIX TCP helpers: listen, connect (IPv4/IPv6 by name), write all,
+// with errors naming the call, the address and errno.
+#ifndef SECMODE_RPC_SOCKET_H_
+#define SECMODE_RPC_SOCKET_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/bytes.h"
+#include "common/status.h"
+
+namespace secmode::rpc {
+
+// Owns a file descriptor; closes it on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.Release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = o.Release();
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int Release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void Reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// Listens on address:port (port 0 = any free one); returns the socket.
+common::Result<Fd> Listen(const std::string& address, uint16_t port, int backlog = 128);
+uint16_t LocalPort(int fd);
+// Connects with TCP_NODELAY.
+common::Result<Fd> Connect(const std::string& host, uint16_t port);
+void SetNoDelay(int fd);
+// Writes every byte (retrying on EINTR / short writes).
+common::Status WriteAll(int fd, common::ByteView data);
+// Writes a then b with as few system calls as possible (mark + record).
+common::Status WriteAll2(int fd, common::ByteView a, common::ByteView b);
+
+}  // namespace secmode::rpc
+
+#endif  // SECMODE_RPC_SOCKET_H_

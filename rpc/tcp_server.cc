@@ -1,0 +1,165 @@
+#include "rpc/tcp_server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace secmode::rpc {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+struct TcpServer::Conn {
+  Fd fd;
+  std::mutex write_mu;
+  std::atomic<bool> done{false};
+};
+
+struct TcpServer::Job {
+  std::shared_ptr<Conn> conn;
+  Bytes record;
+};
+
+Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& options,
+                                                    RpcServerCore* core) {
+  std::unique_ptr<TcpServer> s(new TcpServer());
+  s->options_ = options;
+  s->core_ = core;
+  SECMODE_ASSIGN_OR_RETURN(s->listen_fd_, Listen(options.address, options.port));
+  s->port_ = LocalPort(s->listen_fd_.get());
+  for (int i = 0; i < options.workers; ++i) {
+    s->workers_.emplace_back([p = s.get()] { p->WorkerLoop(); });
+  }
+  s->accept_thread_ = std::thread([p = s.get()] { p->AcceptLoop(); });
+  return s;
+}
+
+TcpServer::~TcpServer() { Stop(); }
+
+void TcpServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  shutdown(listen_fd_.get(), SHUT_RDWR);
+  if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& c : conns_) shutdown(c->fd.get(), SHUT_RDWR);
+  }
+  for (auto& t : threads_) t.second.join();
+  threads_.clear();
+  jobs_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  conns_.clear();
+  listen_fd_.Reset();
+}
+
+void TcpServer::AcceptLoop() {
+  while (!stopping_) {
+    int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (stopping_) return;
+      if (errno == EMFILE || errno == ENFILE) {
+        usleep(10000);
+        continue;
+      }
+      return;
+    }
+    SetNoDelay(fd);
+    auto conn = std::make_shared<Conn>();
+    conn->fd = Fd(fd);
+    connections_++;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      if (it->first->done) {
+        it->second.join();
+        it = threads_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    conns_.push_back(conn);
+    threads_.emplace_back(conn, std::thread([this, conn] { Serve(conn); }));
+  }
+}
+
+void TcpServer::WorkerLoop() {
+  Bytes reply, out;
+  while (true) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(jobs_mu_);
+      jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    Disposition d = core_->HandleCall(job.record, &reply);
+    if (d == Disposition::kReply) {
+      out.clear();
+      AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
+      out.insert(out.end(), reply.begin(), reply.end());
+      std::lock_guard<std::mutex> lock(job.conn->write_mu);
+      (void)WriteAll(job.conn->fd.get(), out);
+    } else if (d == Disposition::kDropDisconnect) {
+      shutdown(job.conn->fd.get(), SHUT_RDWR);
+    }
+  }
+}
+
+void TcpServer::Serve(std::shared_ptr<Conn> conn) {
+  RecordReader reader(options_.max_record);
+  Bytes reply, out;
+  const int fd = conn->fd.get();
+  bool open = true;
+  while (open && !stopping_) {
+    auto space = reader.WriteSpace(64 << 10);
+    ssize_t n = recv(fd, space.data(), space.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    reader.Commit(static_cast<size_t>(n));
+    out.clear();
+    while (true) {
+      ByteView record;
+      auto next = reader.Next(&record);
+      if (!next.ok()) {
+        // RFC 5531 section 11 gives no way to resynchronise a broken stream.
+        bad_streams_++;
+        open = false;
+        break;
+      }
+      if (!*next) break;
+      if (options_.workers > 0) {
+        {
+          std::lock_guard<std::mutex> lock(jobs_mu_);
+          jobs_.push_back(Job{conn, Bytes(record.begin(), record.end())});
+        }
+        jobs_cv_.notify_one();
+        continue;
+      }
+      Disposition d = core_->HandleCall(record, &reply);
+      if (d == Disposition::kReply) {
+        AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
+        out.insert(out.end(), reply.begin(), reply.end());
+      } else if (d == Disposition::kDropDisconnect) {
+        open = false;
+        break;
+      }
+    }
+    if (!out.empty()) {
+      std::lock_guard<std::mutex> lock(conn->write_mu);
+      if (!WriteAll(fd, out).ok()) break;
+    }
+  }
+  shutdown(fd, SHUT_RDWR);
+  std::lock_guard<std::mutex> lock(mu_);
+  // The Conn (and fd) is freed when the last job referencing it is done.
+  conns_.remove(conn);
+  conn->done = true;
+}
+
+}  // namespace secmode::rpc

@@ -1,0 +1,68 @@
+// libFuzzer target: the server's call path (RpcServerCore::HandleCall with
+// AUTH_NONE / AUTH_SYS / RPCSEC_GSS credential decoding, program dispatch
+// and the NFSv4.1 COMPOUND decoder) and the client's reply decoders.
+//   byte 0 % 3 == 0: the rest is a whole call record
+//   byte 0 % 3 == 1: the rest is COMPOUND arguments behind a valid AUTH_SYS
+//                    header (reaches the NFS decoder every time)
+//   byte 0 % 3 == 2: the rest is a reply record for the client decoders
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "rpc/client_auth.h"
+#include "rpc/nfs.h"
+#include "rpc/rpc_msg.h"
+#include "rpc/server_core.h"
+
+namespace {
+
+struct World {
+  World() {
+    auto c = secmode::rpc::RpcServerCore::Create({}, {nfs.Program()});
+    if (!c.ok()) __builtin_trap();
+    core = std::move(c).value();
+    sys = secmode::rpc::NewSysAuth(secmode::rpc::kNfsProgram, secmode::rpc::kNfsVersion);
+  }
+  secmode::rpc::MemoryNfsServer nfs;
+  std::unique_ptr<secmode::rpc::RpcServerCore> core;
+  std::unique_ptr<secmode::rpc::ClientAuth> sys;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace secmode;
+  static World* world = new World();
+  if (size < 1) return 0;
+  common::ByteView in(data + 1, size - 1);
+  common::Bytes record, reply;
+  switch (data[0] % 3) {
+    case 0: (void)world->core->HandleCall(in, &reply); break;
+    case 1: {
+      uint32_t seq;
+      if (!world->sys->EncodeCall(1, rpc::kNfsProcCompound, in, &record, &seq).ok())
+        __builtin_trap();
+      if (world->core->HandleCall(record, &reply) != rpc::Disposition::kReply) __builtin_trap();
+      rpc::ReplyHeader h;
+      if (!rpc::DecodeReplyHeader(reply, &h).ok()) __builtin_trap();  // we must answer well-formed
+      break;
+    }
+    case 2: {
+      rpc::ReplyHeader h;
+      common::ByteView results;
+      if (world->sys->DecodeReply(in, 0, nullptr, &h, &results).ok()) {
+        rpc::NfsRequest r;
+        (void)rpc::CheckCompoundResults(r, results);
+        r.op = rpc::NfsOp::kWrite;
+        r.count = 4096;
+        (void)rpc::CheckCompoundResults(r, results);
+      }
+      rpc::GssCred cred;
+      (void)rpc::DecodeGssCred(in, &cred);
+      rpc::AuthSysParms p;
+      (void)rpc::DecodeAuthSys(in, &p);
+      break;
+    }
+  }
+  return 0;
+}
