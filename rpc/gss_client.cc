@@ -5,6 +5,8 @@
 #include <krb5/krb5.h>
 
 #include "gss/gss_error.h"
+#include "gss/gss_handles.h"
+#include "gss/private_ccache.h"
 #include "rpc/gss_body.h"
 #include "rpc/xdr.h"
 
@@ -15,107 +17,26 @@ using common::ByteView;
 using common::Result;
 using common::Status;
 
-namespace {
-
-struct Name {
-  gss_name_t n = GSS_C_NO_NAME;
-  ~Name() {
-    OM_uint32 minor;
-    if (n != GSS_C_NO_NAME) gss_release_name(&minor, &n);
-  }
-};
-struct Cred {
-  gss_cred_id_t c = GSS_C_NO_CREDENTIAL;
-  ~Cred() {
-    OM_uint32 minor;
-    if (c != GSS_C_NO_CREDENTIAL) gss_release_cred(&minor, &c);
-  }
-};
-struct Ctx {
-  gss_ctx_id_t c = GSS_C_NO_CONTEXT;
-  ~Ctx() {
-    OM_uint32 minor;
-    if (c != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &c, GSS_C_NO_BUFFER);
-  }
-};
-
-// A private MEMORY ccache with a copy of the source ccache's tickets, so a
-// service ticket fetched for one enctype is never reused for another and
-// concurrent establishments do not rewrite the user's ccache.
-class PrivateCcache {
- public:
-  ~PrivateCcache() {
-    if (name_.empty()) return;
-    krb5_context k = nullptr;
-    if (krb5_init_context(&k) != 0) return;
-    krb5_ccache cc = nullptr;
-    if (krb5_cc_resolve(k, name_.c_str(), &cc) == 0) krb5_cc_destroy(k, cc);
-    krb5_free_context(k);
-  }
-  Status Make(const std::string& source) {
-    static std::atomic<int> counter{0};
-    std::string name = "MEMORY:secmode-rpc-" + std::to_string(++counter);
-    krb5_context k = nullptr;
-    krb5_error_code err = krb5_init_context(&k);
-    if (err) return Status::Internal("krb5_init_context failed: " + std::to_string(err));
-    krb5_ccache from = nullptr, to = nullptr;
-    std::string what;
-    if (source.empty()) {
-      err = krb5_cc_default(k, &from);
-      what = "krb5_cc_default";
-    } else {
-      err = krb5_cc_resolve(k, source.c_str(), &from);
-      what = "krb5_cc_resolve(" + source + ")";
-    }
-    if (!err) {
-      what = "krb5_cc_resolve(" + name + ")";
-      err = krb5_cc_resolve(k, name.c_str(), &to);
-    }
-    if (!err) {
-      what = "krb5_cc_copy_creds(" + (source.empty() ? std::string("default") : source) + ")";
-      err = krb5_cc_copy_creds(k, from, to);
-    }
-    std::string detail;
-    if (err) {
-      const char* m = krb5_get_error_message(k, err);
-      detail = m;
-      krb5_free_error_message(k, m);
-    }
-    if (from) krb5_cc_close(k, from);
-    if (to) krb5_cc_close(k, to);
-    krb5_free_context(k);
-    if (err) return Status::Unavailable(what + ": " + detail);
-    name_ = name;
-    return Status::Ok();
-  }
-  const std::string& name() const { return name_; }
-
- private:
-  std::string name_;
-};
-
-}  // namespace
-
 Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssClientConfig& config,
                                                                       const RoundTrip& round_trip) {
-  PrivateCcache ccache;
+  gss::PrivateCcache ccache;
   SECMODE_RETURN_IF_ERROR(ccache.Make(config.ccache));
   OM_uint32 major, minor = 0;
-  Name target;
+  gss::NameHandle target;
   gss_buffer_desc tbuf{config.target.size(), const_cast<char*>(config.target.data())};
-  major = gss_import_name(&minor, &tbuf, GSS_C_NT_HOSTBASED_SERVICE, &target.n);
+  major = gss_import_name(&minor, &tbuf, GSS_C_NT_HOSTBASED_SERVICE, &target.h);
   if (GSS_ERROR(major))
     return gss::GssError("gss_import_name(" + config.target + ")", major, minor);
   gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
   gss_key_value_element_desc elems[] = {{"ccache", ccache.name().c_str()}};
   gss_key_value_set_desc store{1, elems};
-  Cred cred;
+  gss::CredHandle cred;
   major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
-                                &store, &cred.c, nullptr, nullptr);
+                                &store, &cred.h, nullptr, nullptr);
   if (GSS_ERROR(major)) return gss::GssError("gss_acquire_cred_from(initiator)", major, minor);
   if (config.enctype != 0) {
     krb5_enctype allowed = config.enctype;
-    major = gss_krb5_set_allowable_enctypes(&minor, cred.c, 1, &allowed);
+    major = gss_krb5_set_allowable_enctypes(&minor, cred.h, 1, &allowed);
     if (GSS_ERROR(major)) return gss::GssError("gss_krb5_set_allowable_enctypes", major, minor);
   }
 
@@ -123,7 +44,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   // (the window), so GSS-level replay/sequence detection is not requested;
   // nconnect reorders tokens far beyond what the GSS layer would accept.
   const OM_uint32 flags = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG;
-  Ctx ctx;
+  gss::ContextHandle ctx;
   Bytes handle, in_token, reply_verf, call, args;
   uint32_t window = 0;
   OM_uint32 init_major = GSS_S_CONTINUE_NEEDED;
@@ -134,7 +55,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
     gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
     if (init_major == GSS_S_CONTINUE_NEEDED) {
       init_major = gss_init_sec_context(
-          &minor, cred.c, &ctx.c, target.n, const_cast<gss_OID>(gss_mech_krb5), flags, 0,
+          &minor, cred.h, &ctx.h, target.h, const_cast<gss_OID>(gss_mech_krb5), flags, 0,
           GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &input, nullptr, &output,
           nullptr, nullptr);
       if (GSS_ERROR(init_major)) {
@@ -202,8 +123,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   }
   if (window == 0) return Status::Corrupt("server announced a sequence window of 0");
   std::shared_ptr<GssClientContext> out(new GssClientContext());
-  gss_ctx_id_t raw = ctx.c;
-  ctx.c = GSS_C_NO_CONTEXT;
+  gss_ctx_id_t raw = ctx.Release();
   SECMODE_ASSIGN_OR_RETURN(out->protector_, gss::NewProtector(config.engine, raw));
   // RFC 2203 5.2.3.1: the verifier of the final INIT reply is a MIC over the
   // XDR-encoded seq_window.

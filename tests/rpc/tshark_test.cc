@@ -1,5 +1,5 @@
 // A short secmode RPCSEC_GSS session (INIT, DATA with service none,
-// integrity and privacy, DESTROY), written to a pcap by rpc/pcap.h, must be
+// integrity and privacy, DESTROY), written to a pcap by common/pcap.h, must be
 // dissected by tshark as RPC with RPCSEC_GSS: the right gss_proc, service
 // and sequence numbers in every call credential, a reply for every call, and
 // no malformed packet.
@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "common/files.h"
+#include "common/pcap.h"
 #include "common/subprocess.h"
 #include "rpc/gss_client.h"
 #include "rpc/nfs.h"
-#include "rpc/pcap.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
 #include "tests/support/shared_realm.h"
@@ -55,7 +55,7 @@ TEST(TsharkTest, DissectsASecmodeSessionAsRpcsecGss) {
   MemoryNfsServer nfs;
   auto core = RpcServerCore::Create(so, {nfs.Program()});
   ASSERT_TRUE(core.ok()) << core.status().ToString();
-  PcapTcpWriter pcap(876, 2049);  // 2049: tshark dissects it as ONC RPC
+  common::PcapTcpWriter pcap(876, 2049);  // 2049: tshark dissects it as ONC RPC
   pcap.Begin();
   auto exchange = [&](ByteView call) -> common::Result<Bytes> {
     Bytes framed, reply;

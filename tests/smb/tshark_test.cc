@@ -17,11 +17,11 @@
 
 #include "common/files.h"
 #include "common/hex.h"
+#include "common/pcap.h"
 #include "common/subprocess.h"
 #include "smb/kdf.h"
 #include "smb/message.h"
 #include "smb/transform.h"
-#include "tests/smb/pcap_writer.h"
 
 namespace secmode::smb {
 namespace {
@@ -108,8 +108,16 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   text.resize(4096);
   const ByteView data = common::AsBytes(text);
 
-  testing::PcapWriter pcap;
-  pcap.Handshake();
+  common::PcapTcpWriter pcap(49152, 445);
+  pcap.Begin();
+  // Each SMB message travels with its 4-byte NetBIOS session-service length
+  // prefix (MS-SMB2 2.1).
+  auto send = [&pcap](bool from_client, ByteView smb) {
+    Bytes framed = {0, static_cast<uint8_t>(smb.size() >> 16),
+                    static_cast<uint8_t>(smb.size() >> 8), static_cast<uint8_t>(smb.size())};
+    framed.insert(framed.end(), smb.begin(), smb.end());
+    pcap.Add(from_client, framed);
+  };
   Bytes message, wire;
   HeaderFields h;
   h.session_id = kSessionId;
@@ -120,29 +128,29 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   h.flags = 0;
   BuildWriteRequest(h, data, &message);
   ASSERT_TRUE((*client)->Seal({message}, &wire).ok());
-  pcap.ClientToServer(wire);
+  send(true, wire);
 
   h.flags = kFlagServerToRedir;
   BuildWriteResponse(h, static_cast<uint32_t>(data.size()), &message);
   ASSERT_TRUE((*server)->Seal({message}, &wire).ok());
-  pcap.ServerToClient(wire);
+  send(false, wire);
 
   h.command = Command::kRead;
   h.message_id = 2;
   h.flags = 0;
   BuildReadRequest(h, static_cast<uint32_t>(data.size()), 0, &message);
   ASSERT_TRUE((*client)->Seal({message}, &wire).ok());
-  pcap.ClientToServer(wire);
+  send(true, wire);
 
   h.flags = kFlagServerToRedir;
   BuildReadResponse(h, data, &message);
   ASSERT_TRUE((*server)->Seal({message}, &wire).ok());
-  pcap.ServerToClient(wire);
+  send(false, wire);
 
   auto dir = common::MakeTempDirectory("secmode-tshark-");
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   const std::string file = *dir + "/smb3-aes-128-gcm.pcap";
-  ASSERT_TRUE(common::WriteFileAtomically(file, pcap.bytes()).ok());
+  ASSERT_TRUE(pcap.Save(file).ok());
 
   uint8_t sesid_wire[8];
   PutLe64(sesid_wire, kSessionId);

@@ -1,13 +1,10 @@
-#include "rpc/pcap.h"
+#include "common/pcap.h"
 
 #include <algorithm>
 
 #include "common/files.h"
 
-namespace secmode::rpc {
-
-using common::Bytes;
-using common::ByteView;
+namespace secmode::common {
 
 namespace {
 
@@ -124,8 +121,8 @@ void PcapTcpWriter::Segment(bool from_client, uint8_t flags, ByteView payload) {
   out_.insert(out_.end(), tcp.begin(), tcp.end());
 }
 
-common::Status PcapTcpWriter::Save(const std::string& path) const {
+Status PcapTcpWriter::Save(const std::string& path) const {
   return common::WriteFileAtomically(path, std::string(out_.begin(), out_.end()));
 }
 
-}  // namespace secmode::rpc
+}  // namespace secmode::common

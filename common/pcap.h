@@ -1,13 +1,13 @@
 // PcapTcpWriter: writes one TCP conversation (client <-> server, IPv4 over
-// Ethernet) in libpcap format, so a secmode RPC session can be dissected by
+// Ethernet) in libpcap format, so a secmode RPC or SMB session can be dissected by
 // tshark/Wireshark without capture privileges. Segments carry exactly the
 // bytes given (record marks included); sequence and acknowledgement numbers,
 // IPv4 and TCP checksums are computed, a three-way handshake is written
 // first. Payloads larger than one segment are split.
 //
 // Thread safety: one thread at a time.
-#ifndef SECMODE_RPC_PCAP_H_
-#define SECMODE_RPC_PCAP_H_
+#ifndef SECMODE_COMMON_PCAP_H_
+#define SECMODE_COMMON_PCAP_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +15,7 @@
 #include "common/bytes.h"
 #include "common/status.h"
 
-namespace secmode::rpc {
+namespace secmode::common {
 
 class PcapTcpWriter {
  public:
@@ -24,19 +24,19 @@ class PcapTcpWriter {
   // Starts the file with the pcap header and the handshake.
   void Begin();
   // Appends `data` sent by the client (from_client) or the server.
-  void Add(bool from_client, common::ByteView data);
+  void Add(bool from_client, ByteView data);
   // Writes the file atomically.
-  common::Status Save(const std::string& path) const;
-  const common::Bytes& bytes() const { return out_; }
+  Status Save(const std::string& path) const;
+  const Bytes& bytes() const { return out_; }
 
  private:
-  void Segment(bool from_client, uint8_t flags, common::ByteView payload);
+  void Segment(bool from_client, uint8_t flags, ByteView payload);
   uint16_t client_port_, server_port_;
   uint32_t client_seq_ = 1000, server_seq_ = 5000;
   uint32_t usec_ = 0;
-  common::Bytes out_;
+  Bytes out_;
 };
 
-}  // namespace secmode::rpc
+}  // namespace secmode::common
 
-#endif  // SECMODE_RPC_PCAP_H_
+#endif  // SECMODE_COMMON_PCAP_H_
