@@ -100,7 +100,10 @@ std::string ReportMarkdown(const RunResults& r) {
   out << "| compiler / build | " << m.compiler << " / " << m.build_type << " |\n";
   out << "| TSC | " << Fmt("%.3f", m.tsc_ghz) << " GHz (cycles/byte are TSC ticks) |\n\n";
 
-  out << "## Per-operation cost of each leg (token level)\n\n"
+  out << "## Per-operation cost of each leg\n\n"
+         "For `sys` and `krb5*` the wire is a whole ONC RPC call or reply carrying an "
+         "NFSv4.1-shaped COMPOUND of the given payload size (AUTH_SYS or RPCSEC_GSS); for `smb-*` "
+         "a whole SMB2 WRITE request / READ response, signed or inside a TRANSFORM_HEADER. "
          "Each operation is timed alone with CLOCK_MONOTONIC; open legs open fresh in-order "
          "tokens. `round trip` is the sum of the four legs (request sealed and opened, reply "
          "sealed and opened); `x sys` is that sum divided by sys's at the same size, measured in "
