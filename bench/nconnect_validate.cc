@@ -383,13 +383,16 @@ std::string ValidationRun::Markdown() const {
      << " ns/byte per message (mean of the four krb5p legs at 0 B and 4 KiB), loopback round "
         "trip "
      << Fmt("%.1f", c.rtt_ns / 1e3)
-     << " us (sys-mode READ, 1 slot, p50, minus the per-call work), server service "
-     << Fmt("%.1f", c.service_ns / 1e3)
-     << " us per call besides the server's crypto (non-crypto CPU per call from the sys-mode "
-        "throughput, "
-     << Fmt("%.0f", c.sys_ops_per_s)
-     << " ops/s, plus the client's crypto, since client and server share the cores), "
-        "server threads = the server's worker count, one FIFO to the workers.\n\n";
+     << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
+        "service time besides the server's crypto = server threads / sys-mode ops/s of the "
+        "same connections and slots measured just before the row (the non-crypto cost per call "
+        "under the machine's load at that moment) plus the client's crypto ("
+     << Fmt("%.1f", c.client_crypto_ns / 1e3)
+     << " us; client and server share the cores); per-row values are in results.json. The "
+        "server runs a thread per connection (model: min(nconnect, cores) server threads taking "
+        "connections in turn), and the model resends a disconnected connection's calls "
+        "round-robin over all connections, as the load generator does (Linux keeps them on "
+        "their transport).\n\n";
   std::vector<sim::ValidationRow> rows;
   for (const auto& o : outcomes) rows.push_back(o.row);
   md << sim::ValidationMarkdown(rows) << "\n";
