@@ -118,7 +118,7 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
       "model zero (16 in flight < window 32), but not robust in reality: when one server "
       "connection thread is preempted, the slots still cycling on the other connections can "
       "issue more than 32 numbers before the round-robin spread parks them all behind it; "
-      "seen as 0-4 violations per 2000 ops on 2 busy cores");
+      "seen as 0-11 violations per 2000 ops on 2 busy vCPUs");
   add("shared-s128-skew0", 128, 0, false, false, false,
       "borderline by construction: 128 numbers in flight against a window of 32, so any "
       "reordering pushes calls out; the model's reordering is network jitter and is small, "
@@ -130,8 +130,8 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
   add("shared-s32-skew10ms", 32, kSkewNs, false, false, false,
       "DISAGREES, not asserted: the model predicts that the slots park in the lagging "
       "connection's queue (new calls go round-robin, so within a few issues every slot waits "
-      "there, in number order) and so only a few violations; the real run shows 3-4x more, "
-      "and lower goodput. Not diagnosed to the end; candidates: the real hold is a sleeping "
+      "there, in number order) and so only a few violations; the real run shows 2-4x more "
+      "(goodput agrees). Not diagnosed to the end; candidates: the real hold is a sleeping "
       "thread that wakes late on a loaded 2-core box (so the hold is longer and bursty, not a "
       "clean delay line), and after a reconnect it still sleeps through the stale calls queued "
       "before the disconnect, delaying the resent ones behind them");
@@ -410,7 +410,7 @@ std::string ValidationRun::Markdown() const {
        << Fmt("%.0f", o.row.measured.p99_ns / 1e3) << " | " << o.comparison.detail << " |\n";
   }
   md << "\nWhy these tolerances: the real run shares 2 cores between the client's threads, the "
-        "server's workers and everything else on the machine; a thread preempted for one "
+        "server's threads and everything else on the machine; a thread preempted for one "
         "scheduler slice (milliseconds) holds its calls while others overtake them, which moves "
         "a violation count by a few events and goodput by tens of percent from run to run. "
         "Hence: zero where the model's zero is structural (fewer numbers in flight than the "

@@ -10,8 +10,12 @@
 // per_connection_context -> context_per_connection, reencode -> reencode,
 // skew_conn/skew_ns (SkewWhere::kClient) -> skew_connection/skew_delay_us
 // (the client holds each of that connection's calls after encoding it),
-// ops -> max_ops, window/reaction -> ServerOptions, server_threads ->
-// TcpServerOptions::workers (one FIFO to the workers: ServerOrder::kArrival).
+// ops -> max_ops, window/reaction -> ServerOptions; the server runs a thread
+// per connection (model: min(nconnect, cores) threads, ServerOrder::
+// kRoundRobin) and the model resends a lost connection's calls round-robin
+// (Scenario::resend_any_connection), as RunLoad does. The non-crypto cost per
+// call comes from a sys-mode run of the same connections and slots just
+// before each row; the crypto cost from the mode's four legs (MeasureLeg).
 // Real run -> ScenarioResult: violations = the server's below_window count,
 // drops = below_window + duplicates, disconnects and context re-creations as
 // the client counted them, ops/s, MB/s and p50/p99 as RunLoad measured them.
