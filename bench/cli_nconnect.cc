@@ -7,6 +7,7 @@
 
 #include "bench/cli.h"
 #include "bench/nconnect_sweep.h"
+#include "bench/nconnect_validate.h"
 #include "bench/report.h"
 #include "bench/results.h"
 #include "bench/suite.h"
@@ -24,7 +25,7 @@ struct NconnectOptions {
   sim::Scenario s;
   std::string reaction = "drop-disconnect", op = "read", jitter_dist = "exponential",
               service_dist = "exponential", skew_where = "client", server_order = "arrival";
-  bool sweep = false, recommend = false, quick = false, json = false;
+  bool sweep = false, recommend = false, quick = false, json = false, validate = false;
   std::string out_dir;
   int threads = 0;
   int64_t max_slots = 1024;
@@ -132,6 +133,35 @@ void RunSweepCommand(NconnectOptions& o) {
   std::cout << "results: " << dir << "/results.json, " << dir << "/report.md\n";
 }
 
+// --validate: the simulator against the real client and server on loopback
+// (bench/nconnect_validate.h); writes results.json and report.md into --out.
+void RunValidateCommand(NconnectOptions& o) {
+  const std::string dir = o.out_dir.empty() ? DefaultOutDir() : o.out_dir;
+  common::Status st = common::MakeDirectories(dir);
+  if (!st.ok()) Fail(st);
+  RunResults results;
+  results.machine = common::ReadMachineInfo();
+  results.command = CommandLine();
+  results.started_at = common::UtcTimestamp();
+  ModeEnvironment env;
+  ValidationOptions options;
+  std::cout << "nconnect validation on loopback ..." << std::flush;
+  auto run = RunValidation(env, DefaultValidationGrid(options.ops), options, std::cout);
+  std::cout << "\n";
+  if (!run.ok()) Fail(run.status());
+  for (auto& row : run->JsonRows()) results.nconnect.push_back(std::move(row));
+  results.report_sections.push_back(run->Markdown());
+  results.finished_at = common::UtcTimestamp();
+  nlohmann::json doc = ToJson(results);
+  st = ValidateResultsJson(doc);
+  if (!st.ok()) Fail(st.Annotate("internal: results do not validate"));
+  st = common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n");
+  if (st.ok()) st = common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results));
+  if (!st.ok()) Fail(st);
+  std::cout << run->Markdown() << "results: " << dir << "/results.json, " << dir
+            << "/report.md\n";
+}
+
 void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
   auto rec = sim::Recommend(base, o.max_slots, o.seeds);
@@ -207,8 +237,11 @@ void AddNconnectCommand(CLI::App& app) {
                 "Run the sweep grid around these flags and write results.json, report.md and "
                 "plots into --out");
   cmd->add_flag("--quick", o->quick, "With --sweep: the small grid");
+  cmd->add_flag("--validate", o->validate,
+                "Run the validation grid on real sockets (krb5p, throwaway realm, loopback) and "
+                "compare with the simulator; writes results.json and report.md into --out");
   cmd->add_option("--out", o->out_dir,
-                  "With --sweep: output directory (default: results/runs/<UTC timestamp>-<host>)");
+                  "With --sweep or --validate: output directory (default: results/runs/<UTC timestamp>-<host>)");
   cmd->add_option("--threads", o->threads, "With --sweep: threads (default: all)");
   cmd->add_flag("--recommend", o->recommend,
                 "Print the largest slot count with no violations for these flags, and its goodput");
@@ -220,7 +253,9 @@ void AddNconnectCommand(CLI::App& app) {
     if (o->sweep && o->recommend) {
       Fail(common::Status::InvalidArgument("--sweep and --recommend: choose one"));
     }
-    if (o->sweep) {
+    if (o->validate) {
+      RunValidateCommand(*o);
+    } else if (o->sweep) {
       RunSweepCommand(*o);
     } else if (o->recommend) {
       RunRecommend(*o);

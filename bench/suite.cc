@@ -7,6 +7,7 @@
 #include "bench/measure.h"
 #include "bench/modes.h"
 #include "bench/nconnect_sweep.h"
+#include "bench/nconnect_validate.h"
 #include "bench/report.h"
 #include "bench/results.h"
 #include "bench/section_gss.h"
@@ -28,6 +29,7 @@ const Section kSections[] = {
     {"smb", RunSmbSection, {"smb-"}},
     {"e2e", RunE2eSection, {"sys", "krb5"}},
     {"nconnect", RunNconnectSection, {}},
+    {"nconnect-validation", RunNconnectValidationSection, {}},
 };
 
 }  // namespace

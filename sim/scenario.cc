@@ -132,6 +132,7 @@ json Scenario::ToJson() const {
           {"slots", slots},
           {"per_connection_context", per_connection_context},
           {"reencode", reencode},
+          {"resend_any_connection", resend_any_connection},
           {"spread_cap", spread_cap},
           {"op", OpName(op)},
           {"io_size", io_size},
@@ -193,6 +194,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "slots", s.slots));
   SECMODE_RETURN_IF_ERROR(Read(j, "per_connection_context", s.per_connection_context));
   SECMODE_RETURN_IF_ERROR(Read(j, "reencode", s.reencode));
+  SECMODE_RETURN_IF_ERROR(Read(j, "resend_any_connection", s.resend_any_connection));
   SECMODE_RETURN_IF_ERROR(Read(j, "spread_cap", s.spread_cap));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "op", s.op, ParseOp));
   SECMODE_RETURN_IF_ERROR(Read(j, "io_size", s.io_size));

@@ -484,7 +484,14 @@ void Sim::OnDisconnectNoticed(int c) {
 void Sim::OnReconnected(int c) {
   conns_[c].up = true;
   for (Slot& slot : slots_) {
-    if (slot.conn == c && slot.state == State::kWaitConn) Resend(slot);
+    if (slot.conn != c || slot.state != State::kWaitConn) continue;
+    if (s_.resend_any_connection) {
+      // secmode's load generator: the lost calls go round-robin over all
+      // connections, as new calls do (the old number was released on notice).
+      ReleaseSeq(slot);
+      slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+    }
+    Resend(slot);
   }
   TryTx(c);
 }

@@ -1,0 +1,438 @@
+#include "bench/nconnect_validate.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <thread>
+
+#include "bench/measure.h"
+#include "gss/enctype.h"
+#include "gss/protector.h"
+#include "rpc/local_server.h"
+#include "rpc/nfs.h"
+#include "rpc/server_core.h"
+#include "rpc/tcp_server.h"
+#include "sim/simulator.h"
+
+namespace secmode::bench {
+
+using common::Result;
+using common::Status;
+
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char b[64];
+  snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+rpc::WindowPolicy PolicyFor(sim::Reaction r) {
+  switch (r) {
+    case sim::Reaction::kDrop: return rpc::WindowPolicy::kDrop;
+    case sim::Reaction::kDropDisconnect: return rpc::WindowPolicy::kDropDisconnect;
+    case sim::Reaction::kDiscardContext: return rpc::WindowPolicy::kDiscardContext;
+  }
+  return rpc::WindowPolicy::kDrop;
+}
+
+struct Gss {
+  std::string family;
+  gss::Engine engine = gss::Engine::kMit;
+  int32_t enctype = 0;
+};
+
+Result<Gss> ParseGss(const ValidationOptions& o) {
+  SECMODE_ASSIGN_OR_RETURN(ModeName name, ParseModeName(o.mode));
+  if (name.family.rfind("krb5", 0) != 0) {
+    return Status::InvalidArgument("nconnect validation needs an RPCSEC_GSS mode (krb5, krb5i, " +
+                                   std::string("krb5p), got '") + o.mode + "'");
+  }
+  Gss g;
+  g.family = name.family;
+  SECMODE_ASSIGN_OR_RETURN(g.engine, gss::ParseEngine(name.engine));
+  SECMODE_ASSIGN_OR_RETURN(gss::Enctype e, gss::ParseEnctype(name.enctype));
+  g.enctype = static_cast<int32_t>(e);
+  return g;
+}
+
+Result<std::unique_ptr<rpc::LocalServer>> StartServer(gss::Realm& realm, const Gss& g,
+                                                      int64_t window, sim::Reaction reaction,
+                                                      int workers) {
+  rpc::ServerOptions so;
+  so.keytab = realm.service_keytab();
+  so.engine = g.engine;
+  so.window = static_cast<uint32_t>(window);
+  so.policy = PolicyFor(reaction);
+  rpc::TcpServerOptions tcp;
+  tcp.workers = workers;
+  return rpc::LocalServer::Start(so, tcp);
+}
+
+}  // namespace
+
+int ServerThreads(const ValidationOptions& options, int nconnect) {
+  if (options.server_workers > 0) return options.server_workers;
+  // A thread per connection, but no more running at once than there are cores.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::min(nconnect, cores);
+}
+
+std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
+  sim::Scenario base;
+  base.nconnect = 4;
+  base.window = 32;
+  base.reaction = sim::Reaction::kDropDisconnect;
+  base.op = sim::Op::kRead;
+  base.io_size = 4096;
+  base.ops = ops;
+  base.skew_conn = 0;
+  base.skew_where = sim::SkewWhere::kClient;
+  // 10 ms: at the few thousand krb5p ops/s a 2-core box reaches, far more
+  // than 32 numbers are issued while one call is held (2 ms is borderline:
+  // about 20-30 numbers, right at the window).
+  constexpr int64_t kSkewNs = 10000000;
+  std::vector<ValidationPoint> grid;
+  auto add = [&](const char* name, int64_t slots, int64_t skew_ns, bool per_conn, bool asserted,
+                 bool assert_goodput, const char* note) {
+    ValidationPoint p;
+    p.name = name;
+    p.scenario = base;
+    p.scenario.slots = slots;
+    p.scenario.skew_ns = skew_ns;
+    p.scenario.per_connection_context = per_conn;
+    p.asserted = asserted;
+    p.assert_goodput = asserted && assert_goodput;
+    p.note = note;
+    grid.push_back(p);
+  };
+  add("shared-s8-skew0", 8, 0, false, true, false,
+      "violations asserted (8 numbers in flight, a quarter of the window: model zero); goodput "
+      "not asserted: this row is CPU-bound and the model is optimistic by 1.2-2x (measured/sim "
+      "0.49-0.84 over ten runs on 2 shared vCPUs): the crypto is timed on one thread in a tight "
+      "loop, while in the real run client and server threads share the two vCPUs with each "
+      "other and with other processes, and the sys-mode calibration at the same slots only "
+      "partly captures the extra wakeups and cache misses per call");
+  add("shared-s16-skew0", 16, 0, false, false, false,
+      "model zero (16 in flight < window 32), but not robust in reality: when one server "
+      "connection thread is preempted, the slots still cycling on the other connections can "
+      "issue more than 32 numbers before the round-robin spread parks them all behind it; "
+      "seen as 0-11 violations per 2000 ops on 2 busy vCPUs");
+  add("shared-s128-skew0", 128, 0, false, false, false,
+      "borderline by construction: 128 numbers in flight against a window of 32, so any "
+      "reordering pushes calls out; the model's reordering is network jitter and is small, "
+      "the real client's is thread scheduling (a receiver thread holding its batch of newly "
+      "numbered calls while others send theirs) and drop-disconnect then cascades; reported, "
+      "not asserted");
+  add("shared-s16-skew10ms", 16, kSkewNs, false, true, true,
+      "10 ms hold on one connection: clearly many violations");
+  add("shared-s32-skew10ms", 32, kSkewNs, false, false, false,
+      "DISAGREES, not asserted: the model predicts that the slots park in the lagging "
+      "connection's queue (new calls go round-robin, so within a few issues every slot waits "
+      "there, in number order) and so only a few violations; the real run shows 2-4x more "
+      "(goodput agrees). Not diagnosed to the end; candidates: the real hold is a sleeping "
+      "thread that wakes late on a loaded 2-core box (so the hold is longer and bursty, not a "
+      "clean delay line), and after a reconnect it still sleeps through the stale calls queued "
+      "before the disconnect, delaying the resent ones behind them");
+  add("shared-s128-skew10ms", 128, kSkewNs, false, false, false,
+      "DISAGREES, not asserted: same gap as the 32-slot row, larger (the model's parking "
+      "leaves almost no violations)");
+  add("perconn-s16-skew10ms", 16, kSkewNs, true, true, true,
+      "one context per connection: each connection's numbers arrive in order (model zero)");
+  add("perconn-s128-skew10ms", 128, kSkewNs, true, false, false,
+      "model zero, not asserted: with 128 slots the real client can reorder 32 calls within one "
+      "connection when a receiver thread holding freshly numbered calls is preempted (the "
+      "model's calls never overtake each other before the socket)");
+  return grid;
+}
+
+nlohmann::json Calibration::ToJson() const {
+  return {{"cost_fixed_ns", cost_fixed_ns},
+          {"cost_ns_per_byte", cost_ns_per_byte},
+          {"leg_ns_small", leg_ns_small},
+          {"leg_ns_4k", leg_ns_4k},
+          {"rtt_ns", rtt_ns},
+          {"sys_ops_per_s", sys_ops_per_s},
+          {"service_ns", service_ns},
+          {"client_crypto_ns", client_crypto_ns},
+          {"sys_ns", sys_ns}};
+}
+
+Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& options) {
+  SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
+  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
+  Calibration c;
+  // Crypto cost per message: the mode's four legs (whole RPC calls/replies,
+  // the same work the TCP client and server do) at 0 and 4 KiB payload.
+  SECMODE_ASSIGN_OR_RETURN(ModeName name, ParseModeName(options.mode));
+  SECMODE_ASSIGN_OR_RETURN(common::Association assoc, MakeAssociation(name, env));
+  MeasureOptions mo;
+  mo.min_seconds = 0.04;
+  double mean[2] = {0, 0};
+  double leg_ns[2][4] = {};
+  const size_t sizes[2] = {0, 4096};
+  for (int i = 0; i < 2; ++i) {
+    int k = 0;
+    for (common::Leg leg : common::kAllLegs) {
+      SECMODE_ASSIGN_OR_RETURN(LegMeasurement m, MeasureLeg(assoc, leg, sizes[i], mo));
+      leg_ns[i][k++] = m.ns_per_op;
+      mean[i] += m.ns_per_op / 4;
+    }
+  }
+  c.leg_ns_small = mean[0];
+  c.leg_ns_4k = mean[1];
+  c.cost_fixed_ns = mean[0];
+  c.cost_ns_per_byte = std::max(0.0, (mean[1] - mean[0]) / 4096.0);
+  // A 4 KiB READ: the client seals a small call and opens a 4 KiB reply.
+  c.client_crypto_ns = static_cast<int64_t>(leg_ns[0][0] + leg_ns[1][3]);
+
+  // Non-crypto costs from sys-mode runs of the same client and server.
+  SECMODE_ASSIGN_OR_RETURN(
+      auto server, StartServer(*realm, g, 128, sim::Reaction::kDrop, options.server_workers));
+  rpc::LoadOptions lo;
+  lo.port = server->port();
+  lo.mode = "sys";
+  lo.op = rpc::NfsOp::kRead;
+  lo.size = 4096;
+  lo.connections = 1;
+  lo.slots = 1;
+  lo.seconds = 0.15;
+  lo.warmup_seconds = 0.05;
+  SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport one, rpc::RunLoad(lo));
+  lo.connections = 4;
+  lo.slots = 128;
+  lo.seconds = 0.3;
+  SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport many, rpc::RunLoad(lo));
+  server->Stop();
+  if (one.ops == 0 || many.ops_per_second <= 0) {
+    return Status::Internal("calibration: the sys-mode runs completed no operations");
+  }
+  c.sys_ops_per_s = many.ops_per_second;
+  // The model's server has `server_workers` threads and no client CPU limit;
+  // on this machine client and server share the cores. So the non-crypto
+  // CPU per call (syscalls, wakeups, XDR, copies of both ends) is folded
+  // into the server's service time, chosen so that the model with zero
+  // crypto reproduces the sys-mode throughput measured above, and the
+  // client's crypto is added to it because it competes for the same cores.
+  const double sys_ns = ServerThreads(options, 4) * 1e9 / many.ops_per_second;
+  c.service_ns = static_cast<int64_t>(sys_ns) + c.client_crypto_ns;
+  c.sys_ns = static_cast<int64_t>(sys_ns);
+  // The unloaded round trip minus the per-call work the model adds itself.
+  c.rtt_ns = std::max<int64_t>(5000, static_cast<int64_t>(one.p50_us * 1e3 - sys_ns));
+  return c;
+}
+
+sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& c,
+                                 const ValidationOptions& options) {
+  sim::Scenario s = point;
+  s.cost_fixed_ns = c.cost_fixed_ns;
+  s.cost_ns_per_byte = c.cost_ns_per_byte;
+  s.rtt_ns = c.rtt_ns;
+  s.jitter_dist = sim::Dist::kExponential;
+  s.jitter_ns = std::max<int64_t>(1000, c.rtt_ns / 10);
+  s.bandwidth_bytes_per_s = 2e9;  // loopback memcpy rate, far above these loads
+  if (options.server_workers > 0) {
+    s.server_threads = options.server_workers;
+    s.server_order = sim::ServerOrder::kArrival;  // one FIFO to the workers (tcp_server.cc)
+  } else {
+    // A thread per connection reads, checks and answers its calls in order.
+    s.server_threads = ServerThreads(options, s.nconnect);
+    s.server_order = sim::ServerOrder::kRoundRobin;
+  }
+  s.service_dist = sim::Dist::kExponential;
+  s.service_ns = c.service_ns;
+  s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
+  s.reconnect_ns = 0;
+  s.resend_any_connection = true;  // what RunLoad's Reconnect does
+  s.skew_where = sim::SkewWhere::kClient;
+  return s;
+}
+
+Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env, const ValidationPoint& point,
+                                             const Calibration& c,
+                                             const ValidationOptions& options) {
+  const sim::Scenario& s = point.scenario;
+  SECMODE_RETURN_IF_ERROR(s.Validate().Annotate("validation point " + point.name));
+  if (s.skew_ns > 0 && s.skew_where != sim::SkewWhere::kClient) {
+    return Status::InvalidArgument("validation point " + point.name +
+                                   ": the real client can only hold sends (skew_where client)");
+  }
+  if (s.spread_cap > 0) {
+    return Status::InvalidArgument("validation point " + point.name +
+                                   ": the real client has no spread cap");
+  }
+  SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
+  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
+  ValidationOutcome out;
+  out.point = point;
+  SECMODE_ASSIGN_OR_RETURN(auto server,
+                           StartServer(*realm, g, s.window, s.reaction, options.server_workers));
+  rpc::LoadOptions lo;
+  lo.port = server->port();
+  lo.connections = s.nconnect;
+  lo.slots = static_cast<int>(s.slots);
+  lo.op = s.op == sim::Op::kRead ? rpc::NfsOp::kRead : rpc::NfsOp::kWrite;
+  lo.size = static_cast<uint32_t>(s.io_size);
+  // The non-crypto cost per call at this point's concurrency and the
+  // machine's load right now: the same connections and slots in sys mode,
+  // just before the krb5p run (see Calibrate).
+  lo.mode = "sys";
+  lo.seconds = 0.15;
+  lo.warmup_seconds = 0.03;
+  SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport sys, rpc::RunLoad(lo));
+  out.calibration = c;
+  if (sys.ops_per_second > 0) {
+    out.calibration.sys_ops_per_s = sys.ops_per_second;
+    out.calibration.sys_ns =
+        static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / sys.ops_per_second);
+    out.calibration.service_ns = out.calibration.sys_ns + c.client_crypto_ns;
+  }
+  out.row.scenario = CalibratedScenario(s, out.calibration, options);
+  SECMODE_ASSIGN_OR_RETURN(out.row.simulated, sim::Simulate(out.row.scenario));
+
+  lo.mode = g.family;
+  lo.engine = g.engine;
+  lo.enctype = g.enctype;
+  lo.ccache = realm->ccache();
+  lo.context_per_connection = s.per_connection_context;
+  lo.reencode = s.reencode;
+  lo.timeout_ms = 1000;
+  lo.warmup_seconds = 0;  // count from the first call, as the simulator does
+  lo.max_ops = static_cast<uint64_t>(s.ops);
+  lo.seconds = 10;  // stops at max_ops long before
+  if (s.skew_ns > 0) {
+    lo.skew_connection = s.skew_conn;
+    lo.skew_delay_us = static_cast<uint32_t>(s.skew_ns / 1000);
+  }
+  const rpc::ServerCounters before = server->counters();
+  SECMODE_ASSIGN_OR_RETURN(out.load, rpc::RunLoad(lo));
+  server->Stop();
+  const rpc::ServerCounters after = server->counters();
+  const rpc::LoadReport& r = out.load;
+  if (r.errors > 0) {
+    return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
+                            " replies failed a check, first: " + r.first_error);
+  }
+  sim::ScenarioResult& m = out.row.measured;
+  m.seed = 0;
+  m.completed = static_cast<int64_t>(r.ops);
+  m.elapsed_ns = static_cast<int64_t>(r.seconds * 1e9);
+  m.ops_per_s = r.ops_per_second;
+  m.mb_per_s = r.mb_per_second;
+  m.violations = static_cast<int64_t>(after.below_window - before.below_window);
+  m.drops = m.violations + static_cast<int64_t>(after.duplicates - before.duplicates);
+  m.disconnects = static_cast<int64_t>(r.disconnects);
+  m.context_recreations = static_cast<int64_t>(r.context_recreations);
+  m.retransmissions = static_cast<int64_t>(r.retransmits);
+  m.reencodes = static_cast<int64_t>(r.reencodes);
+  m.p50_ns = static_cast<int64_t>(r.p50_us * 1e3);
+  m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
+  m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
+  out.comparison = sim::CompareResults(out.row.simulated, m);
+  return out;
+}
+
+Result<ValidationRun> RunValidation(ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
+                                    const ValidationOptions& options, std::ostream& log) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ValidationRun run;
+  SECMODE_ASSIGN_OR_RETURN(run.calibration, Calibrate(env, options));
+  for (const ValidationPoint& p : grid) {
+    log << "\n  validation " << p.name << " ..." << std::flush;
+    SECMODE_ASSIGN_OR_RETURN(ValidationOutcome o,
+                             RunValidationPoint(env, p, run.calibration, options));
+    log << " " << o.comparison.detail;
+    run.outcomes.push_back(std::move(o));
+  }
+  run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+std::vector<nlohmann::json> ValidationRun::JsonRows() const {
+  std::vector<nlohmann::json> rows;
+  for (const auto& o : outcomes) {
+    rows.push_back({{"kind", "validation"},
+                    {"name", o.point.name},
+                    {"asserted", o.point.asserted},
+                    {"note", o.point.note},
+                    {"scenario", o.row.scenario.ToJson()},
+                    {"simulated", o.row.simulated.ToJson()},
+                    {"measured", o.row.measured.ToJson()},
+                    {"transport", "tcp-loopback"},
+                    {"violations_agree", o.comparison.violations_agree},
+                    {"goodput_agree", o.comparison.goodput_agree},
+                    {"goodput_ratio", o.comparison.goodput_ratio},
+                    {"detail", o.comparison.detail},
+                    {"calibration", o.calibration.ToJson()}});
+  }
+  return rows;
+}
+
+std::string ValidationRun::Markdown() const {
+  std::ostringstream md;
+  const Calibration& c = calibration;
+  md << "## nconnect simulator vs real sockets (validation)\n\n"
+     << "Each row runs one scenario twice: on the real RPCSEC_GSS TCP client and server "
+        "(krb5p, aes256-cts-hmac-sha1-96, MIT GSS-API at both ends, real loopback sockets, "
+        "in-process server with the scenario's window and reaction) and in the simulator. "
+        "The real client holds every call of connection 0 for the skew after encoding it; "
+        "violations measured = calls the server found below its window. The simulator is fed "
+        "what this machine measured: crypto "
+     << Fmt("%.0f", c.cost_fixed_ns) << " ns + " << Fmt("%.3f", c.cost_ns_per_byte)
+     << " ns/byte per message (mean of the four krb5p legs at 0 B and 4 KiB), loopback round "
+        "trip "
+     << Fmt("%.1f", c.rtt_ns / 1e3)
+     << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
+        "service time besides the server's crypto = server threads / sys-mode ops/s of the "
+        "same connections and slots measured just before the row (the non-crypto cost per call "
+        "under the machine's load at that moment) plus the client's crypto ("
+     << Fmt("%.1f", c.client_crypto_ns / 1e3)
+     << " us; client and server share the cores); per-row values are in results.json. The "
+        "server runs a thread per connection (model: min(nconnect, cores) server threads taking "
+        "connections in turn), and the model resends a disconnected connection's calls "
+        "round-robin over all connections, as the load generator does (Linux keeps them on "
+        "their transport).\n\n";
+  std::vector<sim::ValidationRow> rows;
+  for (const auto& o : outcomes) rows.push_back(o.row);
+  md << sim::ValidationMarkdown(rows) << "\n";
+  md << "| point | asserted | disconnects sim / real | p50 us sim / real | p99 us sim / real | "
+        "detail |\n|---|---|---|---|---|---|\n";
+  for (const auto& o : outcomes) {
+    md << "| " << o.point.name << " | "
+       << (!o.point.asserted        ? "no (see below)"
+           : o.point.assert_goodput ? "violations, goodput"
+                                    : "violations (see below)")
+       << " | " << o.row.simulated.disconnects << " / " << o.row.measured.disconnects << " | "
+       << Fmt("%.0f", o.row.simulated.p50_ns / 1e3) << " / "
+       << Fmt("%.0f", o.row.measured.p50_ns / 1e3) << " | "
+       << Fmt("%.0f", o.row.simulated.p99_ns / 1e3) << " / "
+       << Fmt("%.0f", o.row.measured.p99_ns / 1e3) << " | " << o.comparison.detail << " |\n";
+  }
+  md << "\nWhy these tolerances: the real run shares 2 cores between the client's threads, the "
+        "server's threads and everything else on the machine; a thread preempted for one "
+        "scheduler slice (milliseconds) holds its calls while others overtake them, which moves "
+        "a violation count by a few events and goodput by tens of percent from run to run. "
+        "Hence: zero where the model's zero is structural (fewer numbers in flight than the "
+        "window, or one context per connection with in-order TCP), otherwise a factor 2 or 5 "
+        "events on violations (counts grow roughly geometrically with skew and slots, so a "
+        "factor 2 still separates \"a few\" from \"most calls\"), and a factor 2 on goodput "
+        "(the model's CPU is calibrated from a sys-mode run, not fitted to these rows).\n\n";
+  for (const auto& o : outcomes) {
+    if (!o.point.assert_goodput) md << "- " << o.point.name << ": " << o.point.note << "\n";
+  }
+  md << "\nValidation took " << Fmt("%.1f", wall_seconds) << " s.\n";
+  return md.str();
+}
+
+Status RunNconnectValidationSection(SectionContext& ctx) {
+  ValidationOptions options;
+  SECMODE_ASSIGN_OR_RETURN(
+      ValidationRun run,
+      RunValidation(ctx.env, DefaultValidationGrid(options.ops), options, ctx.log));
+  for (auto& row : run.JsonRows()) ctx.results.nconnect.push_back(std::move(row));
+  ctx.results.report_sections.push_back(run.Markdown());
+  return Status::Ok();
+}
+
+}  // namespace secmode::bench

@@ -1,0 +1,126 @@
+// Validation of the nconnect simulator against real sockets (issue 6, item
+// 4): each scenario of a small grid runs twice, once on the real RPCSEC_GSS
+// krb5p TCP client (rpc::RunLoad) against the in-process server
+// (rpc::LocalServer) on loopback with the scenario's window and reaction, and
+// once in the simulator (sim::Simulate) fed with what this machine measured:
+// the per-message crypto cost of the krb5p legs, the loopback round trip and
+// the non-crypto CPU cost per call. sim::CompareResults decides agreement.
+//
+// Mapping (Scenario -> real run): nconnect -> connections, slots -> slots,
+// per_connection_context -> context_per_connection, reencode -> reencode,
+// skew_conn/skew_ns (SkewWhere::kClient) -> skew_connection/skew_delay_us
+// (the client holds each of that connection's calls after encoding it),
+// ops -> max_ops, window/reaction -> ServerOptions; the server runs a thread
+// per connection (model: min(nconnect, cores) threads, ServerOrder::
+// kRoundRobin) and the model resends a lost connection's calls round-robin
+// (Scenario::resend_any_connection), as RunLoad does. The non-crypto cost per
+// call comes from a sys-mode run of the same connections and slots just
+// before each row; the crypto cost from the mode's four legs (MeasureLeg).
+// Real run -> ScenarioResult: violations = the server's below_window count,
+// drops = below_window + duplicates, disconnects and context re-creations as
+// the client counted them, ops/s, MB/s and p50/p99 as RunLoad measured them.
+//
+// Thread safety: one validation at a time per process (it uses the process's
+// one Realm through the ModeEnvironment).
+#ifndef SECMODE_BENCH_NCONNECT_VALIDATE_H_
+#define SECMODE_BENCH_NCONNECT_VALIDATE_H_
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench/modes.h"
+#include "bench/results.h"
+#include "bench/sections.h"
+#include "common/status.h"
+#include "rpc/load.h"
+#include "sim/compare.h"
+#include "sim/scenario.h"
+
+namespace secmode::bench {
+
+// One grid point. `asserted` points are the ones whose prediction is
+// clear-cut (zero by construction, or clearly many): the test requires
+// agreement on them. The others are reported only, with `note` saying why.
+struct ValidationPoint {
+  std::string name;
+  sim::Scenario scenario;
+  bool asserted = true;
+  bool assert_goodput = true;  // only with `asserted`
+  std::string note;
+};
+
+// The default grid: nconnect 4, window 32, drop-disconnect, 4 KiB READ,
+// slots {16, 128} x skew {0, 2 ms} with one shared context, and per-connection
+// contexts (model: zero), `ops` operations each.
+std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops = 2000);
+
+// What the simulator is fed, measured on this machine.
+struct Calibration {
+  double cost_fixed_ns = 0, cost_ns_per_byte = 0;  // mean of the 4 krb5p legs
+  double leg_ns_small = 0, leg_ns_4k = 0;          // mean leg cost at 0 B and 4 KiB
+  int64_t rtt_ns = 0;                              // sys-mode READ, 1 connection, 1 slot: p50
+  double sys_ops_per_s = 0;                        // sys-mode READ, nconnect 4, 128 slots
+  int64_t sys_ns = 0;            // server threads / sys ops/s: non-crypto time per call
+  int64_t service_ns = 0;        // sys_ns + client_crypto_ns (see Calibrate in the .cc)
+  int64_t client_crypto_ns = 0;  // client seal + open of one 4 KiB READ
+  nlohmann::json ToJson() const;
+};
+
+struct ValidationOptions {
+  std::string mode = "krb5p:aes256-cts-hmac-sha1-96:mit";  // engine at both ends
+  // The LocalServer's worker threads; 0 = a thread per connection reads,
+  // checks and answers its own calls (model: server_threads = nconnect,
+  // ServerOrder::kRoundRobin). With workers, calls already queued from a
+  // connection the server condemned are still checked (and counted), which
+  // the model does not do; so the default is 0.
+  int server_workers = 0;
+  int64_t ops = 2000;
+};
+
+struct ValidationOutcome {
+  ValidationPoint point;
+  sim::ValidationRow row;
+  sim::Comparison comparison;
+  rpc::LoadReport load;
+  Calibration calibration;  // the run's, with this point's sys-mode run
+};
+
+struct ValidationRun {
+  Calibration calibration;
+  std::vector<ValidationOutcome> outcomes;
+  double wall_seconds = 0;
+  std::string Markdown() const;  // the report section
+  // Rows for results.json `nconnect`, each with "kind": "validation".
+  std::vector<nlohmann::json> JsonRows() const;
+};
+
+// Server threads the model gets for `options` (workers, or one per connection).
+int ServerThreads(const ValidationOptions& options, int nconnect);
+
+common::Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& options);
+
+// The simulated scenario of a grid point: `point` with the calibration's
+// costs, RTT, service time and the server's worker count.
+sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& calibration,
+                                 const ValidationOptions& options);
+
+// Runs one point on real sockets (a fresh LocalServer with its window and
+// reaction) and in the simulator, and compares.
+common::Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env,
+                                                     const ValidationPoint& point,
+                                                     const Calibration& calibration,
+                                                     const ValidationOptions& options);
+
+// Calibrates, then runs every point of `grid`; logs progress to `log`.
+common::Result<ValidationRun> RunValidation(ModeEnvironment& env,
+                                            const std::vector<ValidationPoint>& grid,
+                                            const ValidationOptions& options, std::ostream& log);
+
+// The `secmode run` section "nconnect-validation" (kSections, suite.cc).
+common::Status RunNconnectValidationSection(SectionContext& context);
+
+}  // namespace secmode::bench
+
+#endif  // SECMODE_BENCH_NCONNECT_VALIDATE_H_
