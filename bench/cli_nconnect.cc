@@ -158,8 +158,7 @@ void RunValidateCommand(NconnectOptions& o) {
   st = common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n");
   if (st.ok()) st = common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results));
   if (!st.ok()) Fail(st);
-  std::cout << run->Markdown() << "results: " << dir << "/results.json, " << dir
-            << "/report.md\n";
+  std::cout << run->Markdown() << "results: " << dir << "/results.json, " << dir << "/report.md\n";
 }
 
 void RunRecommend(NconnectOptions& o) {
@@ -241,7 +240,8 @@ void AddNconnectCommand(CLI::App& app) {
                 "Run the validation grid on real sockets (krb5p, throwaway realm, loopback) and "
                 "compare with the simulator; writes results.json and report.md into --out");
   cmd->add_option("--out", o->out_dir,
-                  "With --sweep or --validate: output directory (default: results/runs/<UTC timestamp>-<host>)");
+                  "With --sweep or --validate: output directory (default: results/runs/<UTC "
+                  "timestamp>-<host>)");
   cmd->add_option("--threads", o->threads, "With --sweep: threads (default: all)");
   cmd->add_flag("--recommend", o->recommend,
                 "Print the largest slot count with no violations for these flags, and its goodput");
