@@ -45,6 +45,8 @@ common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_
     return Status::Internal(std::string("mode has no ") + LegName(leg) + " leg");
 
   common::LatencySamples samples;
+  // Grow the sample vector outside the timed loop, not between operations.
+  samples.Reserve(std::min<size_t>(options.max_ops, 1u << 16));
   Bytes wire, opened;
   const uint64_t budget_ns = static_cast<uint64_t>(options.min_seconds * 1e9);
   uint64_t timed_ns = 0;

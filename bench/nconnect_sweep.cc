@@ -235,20 +235,12 @@ bool FitCostsFromMicro(const RunResults& results, Scenario& scenario, std::strin
   return false;
 }
 
-namespace {
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-}  // namespace
-
 Result<SimSpeed> MeasureSimSpeed(const Scenario& scenario) {
   const uint64_t t0 = common::NowNs();
-  const double c0 = ThreadCpuSeconds();
+  const double c0 = (static_cast<double>(common::ThreadCpuNs()) / 1e9);
   SECMODE_ASSIGN_OR_RETURN(sim::ScenarioResult r, sim::Simulate(scenario));
   SimSpeed speed;
-  speed.cpu_seconds = ThreadCpuSeconds() - c0;
+  speed.cpu_seconds = (static_cast<double>(common::ThreadCpuNs()) / 1e9) - c0;
   speed.wall_seconds = static_cast<double>(common::NowNs() - t0) / 1e9;
   speed.rpcs = r.completed;
   speed.rpcs_per_second =

@@ -34,6 +34,11 @@ constexpr Case kCases[] = {{rpc::NfsOp::kGetattr, 0},
                            {rpc::NfsOp::kRead, 1u << 20},
                            {rpc::NfsOp::kWrite, 1u << 20}};
 const char* const kModes[] = {"sys", "krb5", "krb5i", "krb5p"};
+// Load shape of every row; the report text is built from these, so it
+// always states what ran.
+constexpr int kConnections = 4;
+constexpr int kSlots = 64;
+constexpr int kSlotsLargeIo = 16;  // 1 MiB rows: bounds memory
 // The default rows: every RPC family with MIT's library, and the krb5
 // families again with the native engine (keys from the same kind of context,
 // RFC 4121 in OpenSSL: what the Linux kernel's data path does).
@@ -88,9 +93,10 @@ Status RunE2eSection(SectionContext& ctx) {
   std::map<std::string, double> sys_ops;  // "op/size" -> ops/s of sys
   std::ostringstream md;
   md << "## End to end: NFSv4.1-shaped calls over ONC RPC on loopback TCP\n\n"
-     << "In-process server, 4 connections sharing one RPCSEC_GSS context (one sequence "
-        "counter), 64 outstanding calls (16 for 1 MiB), "
-     << seconds << " s per row (longer, up to " << (ctx.options.quick ? 2.5 : 10)
+     << "In-process server, " << kConnections
+     << " connections sharing one RPCSEC_GSS context (one sequence counter), " << kSlots
+     << " outstanding calls (" << kSlotsLargeIo << " for 1 MiB), " << seconds
+     << " s per row (longer, up to " << (ctx.options.quick ? 2.5 : 10)
      << " s, until 20 calls completed) after " << warmup
      << " s warm-up; client re-encodes calls that fell out of the window before sending (as Linux "
         "does); the mode column names enctype and engine (both ends use it). Client and server "
@@ -115,8 +121,8 @@ Status RunE2eSection(SectionContext& ctx) {
       }
       o.op = c.op;
       o.size = c.size ? c.size : 4096;
-      o.connections = 4;
-      o.slots = c.size >= (1u << 20) ? 16 : 64;
+      o.connections = kConnections;
+      o.slots = c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
       o.seconds = seconds;
       o.warmup_seconds = warmup;
       o.min_ops = 20;
@@ -185,13 +191,16 @@ Status RunE2eSection(SectionContext& ctx) {
     contexts += counters.contexts_created;
     drops += counters.duplicates + counters.below_window;
   }
-  md << "\nWindow drops: calls the server discarded as below its 128-call window or "
-        "duplicate (RFC 2203 5.3.3.1, counted by the server). With one context shared by 4 "
-        "connections, a call queued on one connection is overtaken by 128 newer calls on the "
-        "others whenever that connection's client or server thread is descheduled: the nconnect "
-        "effect the sim section models. Re-encoding before sending cannot help when the delay is "
-        "after sending. The client resends a dropped call after its 1 s timeout (p99.9); in a "
-        "short run some are still waiting for it when the run ends.\n";
+  const uint32_t window = rpc::ServerOptions{}.window;
+  md << "\nWindow drops: calls the server discarded as below its " << window
+     << "-call window or duplicate (RFC 2203 5.3.3.1, counted by the server over the whole run, "
+        "warm-up included). With one context shared by "
+     << kConnections << " connections, a call queued on one connection is overtaken by " << window
+     << " newer calls on the others whenever that connection's client or server thread is "
+        "descheduled: the nconnect effect the sim section models. Re-encoding before sending "
+        "cannot help when the delay is after sending. The client resends a dropped call after its "
+     << rpc::LoadOptions{}.timeout_ms
+     << " ms timeout; in a short run some are still waiting for it when the run ends.\n";
   md << "\nServers: " << calls << " calls, " << contexts << " contexts created, " << drops
      << " window drops.\n";
   ctx.results.report_sections.push_back(md.str());

@@ -73,12 +73,6 @@ struct EnginePair {
 // This thread's CPU time: what an operation costs even when the machine is
 // oversubscribed and the thread is preempted mid-operation (wall time would
 // then count other processes' work).
-uint64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // The comparison for one enctype and size, interleaved: every iteration
 // times a batch of the bound (encrypt+HMAC then decrypt+HMAC), then a batch
 // of seal+open for each engine, back to back, in thread CPU time (batches of
@@ -104,16 +98,16 @@ common::Result<Comparison> Compare(BoundRunner& bound, std::vector<EnginePair>& 
   const uint64_t budget = static_cast<uint64_t>(seconds * 1e9);
   const uint64_t start = common::NowNs();
   for (int iter = 0; common::NowNs() - start < budget || iter < 10; ++iter) {
-    uint64_t t0 = ThreadCpuNs();
+    uint64_t t0 = common::ThreadCpuNs();
     for (size_t k = 0; k < batch; ++k) {
       SECMODE_RETURN_IF_ERROR(bound.Run(BoundOp::kCbcEncryptHmac, scratch.data(), size));
       SECMODE_RETURN_IF_ERROR(bound.Run(BoundOp::kCbcDecryptHmac, scratch.data(), size));
     }
-    uint64_t t1 = ThreadCpuNs();
+    uint64_t t1 = common::ThreadCpuNs();
     const double per = 1.0 / static_cast<double>(batch);
     if (iter > 0) c.bound = std::min(c.bound, static_cast<double>(t1 - t0) * per);  // 0 warms up
     for (auto& p : pairs) {
-      t0 = ThreadCpuNs();
+      t0 = common::ThreadCpuNs();
       for (size_t k = 0; k < batch; ++k) {
         SECMODE_RETURN_IF_ERROR(p.initiator->Wrap(payload, true, &token));
         bool conf = false;
@@ -122,7 +116,7 @@ common::Result<Comparison> Compare(BoundRunner& bound, std::vector<EnginePair>& 
           return Status::Internal(p.engine + ": unwrapped payload differs from the sealed one");
         }
       }
-      t1 = ThreadCpuNs();
+      t1 = common::ThreadCpuNs();
       if (iter > 0) {
         c.engines[p.engine] = std::min(c.engines[p.engine], static_cast<double>(t1 - t0) * per);
       }

@@ -1,13 +1,18 @@
 // `secmode run` section: the nconnect simulator sweep (bench/nconnect_sweep.h).
+#include <cstdio>
+#include <string>
+
 #include "bench/nconnect_sweep.h"
 
 namespace secmode::bench {
 
 common::Status RunNconnectSection(SectionContext& context) {
   sim::SweepGrid grid = context.options.quick ? sim::SweepGrid::Quick() : sim::SweepGrid::Default();
-  std::string source =
-      "defaults of sim/scenario.h (1500 ns + 1.0 ns/byte per message, roughly krb5p "
-      "aes256-cts-hmac-sha1-96 on one x86 core); this run measured no krb5p costs to fit";
+  char defaults[96];
+  snprintf(defaults, sizeof defaults, "%.0f ns + %.2f ns/byte per message", grid.base.cost_fixed_ns,
+           grid.base.cost_ns_per_byte);
+  std::string source = std::string("defaults of sim/scenario.h (") + defaults +
+                       ", not measured in this run: it measured no krb5p costs to fit)";
   FitCostsFromMicro(context.results, grid.base, &source);
   return AddNconnectSweep(grid, source, 0, context.results, context.log);
 }

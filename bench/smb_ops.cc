@@ -213,24 +213,16 @@ class RawMac : public Op {
   EVP_CIPHER_CTX* gcm_ = nullptr;
 };
 
-// This thread's CPU time: the bounds compare CPU cost, which other
-// processes on a shared machine do not inflate the way they do wall time.
-uint64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // Runs op for about `seconds` of CPU time; bytes per CPU-second.
 Result<double> Round(Op& op, double seconds) {
   const uint64_t budget = static_cast<uint64_t>(seconds * 1e9);
   uint64_t n = 0;
-  const uint64_t t0 = ThreadCpuNs();
+  const uint64_t t0 = common::ThreadCpuNs();
   uint64_t t = t0;
   do {
     SECMODE_RETURN_IF_ERROR(op.Run());
     ++n;
-    t = ThreadCpuNs();
+    t = common::ThreadCpuNs();
   } while (t - t0 < budget || n < 3);
   return static_cast<double>(n) * static_cast<double>(op.bytes()) /
          (static_cast<double>(t - t0) / 1e9);

@@ -1,9 +1,5 @@
 #include "bench/suite.h"
 
-#include <unistd.h>
-
-#include <ctime>
-
 #include "bench/measure.h"
 #include "bench/modes.h"
 #include "bench/nconnect_sweep.h"
@@ -15,6 +11,7 @@
 #include "bench/sections.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/machine.h"
 
 namespace secmode::bench {
 
@@ -45,14 +42,7 @@ bool SectionApplies(const Section& section, const SuiteOptions& options) {
 }
 
 std::string DefaultOutDir() {
-  time_t now = time(nullptr);
-  tm utc;
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "unknown");
-  return std::string("results/runs/") + stamp + "-" + host;
+  return "results/runs/" + common::UtcTimestamp("%Y%m%dT%H%M%SZ") + "-" + common::Hostname();
 }
 
 common::Result<std::string> RunSuite(const SuiteOptions& options, std::ostream& log) {

@@ -15,6 +15,12 @@ uint64_t NowNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
 uint64_t ReadCycles() {
 #if defined(__x86_64__)
   return __rdtsc();
@@ -44,12 +50,12 @@ double TscGhz() {
   return ghz;
 }
 
-std::string UtcTimestamp() {
+std::string UtcTimestamp(const char* format) {
   time_t now = time(nullptr);
   tm utc;
   gmtime_r(&now, &utc);
   char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  strftime(buf, sizeof buf, format, &utc);
   return buf;
 }
 

@@ -12,6 +12,10 @@ namespace secmode::common {
 
 // CLOCK_MONOTONIC in nanoseconds.
 uint64_t NowNs();
+// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID):
+// what a bound or engine comparison costs in CPU, which other processes on
+// a shared machine do not inflate the way they inflate wall time.
+uint64_t ThreadCpuNs();
 // TSC ticks, or NowNs() where there is no invariant TSC.
 uint64_t ReadCycles();
 // Ticks of ReadCycles() per nanosecond, calibrated once (about 20 ms) and
@@ -19,8 +23,9 @@ uint64_t ReadCycles();
 double TscGhz();
 // "tsc" or "monotonic-ns": what ReadCycles counts.
 const char* CycleSource();
-// ISO-8601 UTC with seconds, "2026-11-29T18:40:00Z".
-std::string UtcTimestamp();
+// The current UTC time in strftime `format`; by default ISO-8601 with
+// seconds, "2026-11-29T18:40:00Z".
+std::string UtcTimestamp(const char* format = "%Y-%m-%dT%H:%M:%SZ");
 
 }  // namespace secmode::common
 

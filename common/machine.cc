@@ -49,6 +49,11 @@ std::string BuildType() {
 
 }  // namespace
 
+std::string Hostname() {
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+}
+
 MachineInfo ReadMachineInfo() {
   MachineInfo info;
   info.cpu_model = "unknown";
@@ -77,8 +82,7 @@ MachineInfo ReadMachineInfo() {
   } else {
     info.kernel = "unknown";
   }
-  char host[256] = {};
-  info.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  info.hostname = Hostname();
   info.openssl = OpenSSL_version(OPENSSL_VERSION);
   info.krb5 = std::string("MIT krb5 ") + SECMODE_KRB5_VERSION;
   info.compiler = CompilerString();

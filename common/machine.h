@@ -22,6 +22,9 @@ struct MachineInfo {
   double tsc_ghz = 0;
 };
 
+// This machine's host name, or "unknown".
+std::string Hostname();
+
 // Reads /proc/cpuinfo, uname and library versions. Never fails: unknown
 // fields are "unknown".
 MachineInfo ReadMachineInfo();

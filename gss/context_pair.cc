@@ -55,7 +55,6 @@ Result<SessionKey> InquireSessionKey(gss_ctx_id_t context) {
 }
 
 Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, Enctype enctype) {
-  uint64_t t0 = common::NowNs();
   std::unique_ptr<ContextPair> pair(new ContextPair());
   pair->enctype_ = enctype;
   // A private copy of the TGT, so a service ticket cached for one enctype is
@@ -128,7 +127,6 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
                             " but the context's session key has enctype " +
                             std::to_string(key.enctype));
   }
-  pair->establish_ns_ = common::NowNs() - t0;
   return pair;
 }
 

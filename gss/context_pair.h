@@ -46,8 +46,6 @@ class ContextPair {
   Enctype enctype() const { return enctype_; }
   // Round trips of tokens it took (1 with mutual auth: AP-REQ, AP-REP).
   int round_trips() const { return round_trips_; }
-  // Wall time of the whole establishment, ticket fetch included.
-  uint64_t establish_ns() const { return establish_ns_; }
 
   gss_ctx_id_t ReleaseInitiator();
   gss_ctx_id_t ReleaseAcceptor();
@@ -58,7 +56,6 @@ class ContextPair {
   gss_ctx_id_t acceptor_ = GSS_C_NO_CONTEXT;
   Enctype enctype_ = kDefaultEnctype;
   int round_trips_ = 0;
-  uint64_t establish_ns_ = 0;
 };
 
 }  // namespace secmode::gss

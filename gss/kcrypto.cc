@@ -168,7 +168,6 @@ Status Hmac::Init(HashKind hash, ByteView key) {
   OPENSSL_cleanse(ipad, sizeof ipad);
   OPENSSL_cleanse(opad, sizeof opad);
   if (ok != 1) return Status::Internal(std::string("HMAC-") + HashName(hash) + " key setup failed");
-  ready_ = true;
   return Status::Ok();
 }
 

@@ -70,7 +70,6 @@ class Hmac {
   };
   HashKind hash_ = HashKind::kSha1;
   State inner_{}, outer_{}, work_{};
-  bool ready_ = false;
 };
 
 // RFC 3961 section 5.1 n-fold of `in` to `out_bits` bits (a multiple of 8).
@@ -103,7 +102,6 @@ class UsageKeys {
   // Keys the contexts with given Ke/Ki/Kc (known-answer tests start here).
   common::Status InitWithKeys(const EnctypeProfile& profile, common::ByteView ke,
                               common::ByteView ki, common::ByteView kc);
-  const EnctypeProfile& profile() const { return profile_; }
   size_t checksum_size() const { return profile_.checksum_size; }
 
   // Encrypts in place. buf[0..n) holds confounder | plaintext (n >= 16);

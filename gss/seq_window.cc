@@ -2,17 +2,6 @@
 
 namespace secmode::gss {
 
-const char* SeqVerdictName(SeqVerdict v) {
-  switch (v) {
-    case SeqVerdict::kInOrder: return "in-order";
-    case SeqVerdict::kGap: return "gap";
-    case SeqVerdict::kUnseq: return "unseq";
-    case SeqVerdict::kDuplicate: return "duplicate";
-    case SeqVerdict::kOld: return "old";
-  }
-  return "?";
-}
-
 SeqVerdict SeqWindow::Check(uint64_t seqnum) {
   if (!do_replay_ && !do_sequence_) return SeqVerdict::kInOrder;
   // Relative numbers make the 64-bit wraparound disappear.

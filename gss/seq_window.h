@@ -17,7 +17,6 @@
 namespace secmode::gss {
 
 enum class SeqVerdict { kInOrder, kGap, kUnseq, kDuplicate, kOld };
-const char* SeqVerdictName(SeqVerdict v);  // "in-order", "gap", ...
 
 class SeqWindow {
  public:

@@ -1,7 +1,6 @@
 #include "rpc/client_auth.h"
 
-#include <unistd.h>
-
+#include "common/machine.h"
 #include "rpc/xdr.h"
 
 namespace secmode::rpc {
@@ -18,9 +17,7 @@ class SysAuth : public ClientAuth {
     // RFC 5531 appendix A: what a Linux client sends for root on a host.
     AuthSysParms p;
     p.stamp = 0x5ec0de;
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "secmode");
-    p.machine = host;
+    p.machine = common::Hostname();
     p.uid = 0;
     p.gid = 0;
     p.gids = {0};

@@ -16,15 +16,6 @@ using common::ByteView;
 using common::Result;
 using common::Status;
 
-const char* WindowPolicyName(WindowPolicy p) {
-  switch (p) {
-    case WindowPolicy::kDrop: return "drop";
-    case WindowPolicy::kDropDisconnect: return "drop-disconnect";
-    case WindowPolicy::kDiscardContext: return "discard-context";
-  }
-  return "?";
-}
-
 Result<WindowPolicy> ParseWindowPolicy(const std::string& name) {
   if (name == "drop") return WindowPolicy::kDrop;
   if (name == "drop-disconnect") return WindowPolicy::kDropDisconnect;

@@ -39,7 +39,6 @@
 namespace secmode::rpc {
 
 enum class WindowPolicy { kDrop, kDropDisconnect, kDiscardContext };
-const char* WindowPolicyName(WindowPolicy p);  // "drop", "drop-disconnect", "discard-context"
 common::Result<WindowPolicy> ParseWindowPolicy(const std::string& name);
 
 // Executes one procedure; returns an accept_stat (kSuccess with *results
@@ -125,7 +124,6 @@ class RpcServerCore {
   size_t context_count();
   ServerCounters counters() const;
   const ServerOptions& options() const { return options_; }
-  void CountDisconnect() { c_.disconnects++; }
 
  private:
   RpcServerCore() = default;

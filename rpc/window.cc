@@ -4,15 +4,6 @@
 
 namespace secmode::rpc {
 
-const char* SeqVerdictName(SeqVerdict v) {
-  switch (v) {
-    case SeqVerdict::kAccept: return "accept";
-    case SeqVerdict::kDuplicate: return "duplicate";
-    case SeqVerdict::kBelowWindow: return "below-window";
-  }
-  return "?";
-}
-
 SequenceWindow::SequenceWindow(uint32_t size)
     : size_(std::max<uint32_t>(size, 1)), bits_((size_ + 63) / 64, 0) {}
 

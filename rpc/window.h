@@ -17,7 +17,6 @@
 namespace secmode::rpc {
 
 enum class SeqVerdict { kAccept, kDuplicate, kBelowWindow };
-const char* SeqVerdictName(SeqVerdict v);
 
 class SequenceWindow {
  public:

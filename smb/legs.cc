@@ -139,6 +139,14 @@ class TransformOpener : public common::Opener {
       payload->clear();
       return span.status().Annotate("decrypted message");
     }
+    // A replayed transform decrypts fine; its MessageId must be new (the
+    // same window the signed openers use, checked only after the AEAD tag
+    // verified so a forgery cannot consume a slot).
+    Status fresh = window_.Accept(Le64(prefix + 24));
+    if (!fresh.ok()) {
+      payload->clear();
+      return fresh;
+    }
     // The data normally starts right after the fixed part, so *payload
     // already holds exactly it; otherwise move it into place.
     if (span->length == 0) {
@@ -154,6 +162,7 @@ class TransformOpener : public common::Opener {
  private:
   Shape shape_;
   std::unique_ptr<Decryptor> decryptor_;
+  MessageIdWindow window_;
 };
 
 }  // namespace

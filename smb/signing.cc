@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "gss/kcrypto.h"
 #include "smb/message.h"
 #include "smb/openssl_error.h"
 
@@ -32,32 +33,55 @@ Status CheckMessage(ByteView message) {
   return Status::Ok();
 }
 
-// HMAC-SHA256 and AES-128-CMAC through EVP_MAC. The context is keyed once;
-// EVP_MAC_init with a NULL key restarts it with the same key (no new key
-// schedule, no ipad/opad recomputation).
-class MacSigner : public Signer {
+// SMB 2.x HMAC-SHA256/128 over gss::Hmac, keyed once: OpenSSL 3.0's
+// EVP_MAC re-init copies the digest context onto the heap per message, which
+// the per-message path must not pay (see gss/kcrypto.h).
+class HmacSigner : public Signer {
  public:
-  MacSigner(SigningAlgorithm a) : Signer(a) {}
-  ~MacSigner() override {
+  HmacSigner() : Signer(SigningAlgorithm::kHmacSha256) {}
+
+  Status Init(ByteView key) {
+    if (key.empty()) return Status::InvalidArgument("signing key is empty");
+    return hmac_.Init(gss::HashKind::kSha256, key);
+  }
+
+  Status Compute(ByteView m, uint8_t signature[16]) override {
+    SECMODE_RETURN_IF_ERROR(CheckMessage(m));
+    hmac_.Start();
+    hmac_.Update(m.data(), kSignatureOffset);
+    hmac_.Update(kZeroSignature, 16);
+    hmac_.Update(m.data() + kHeaderSize, m.size() - kHeaderSize);
+    uint8_t out[32];
+    hmac_.Finish(out);
+    memcpy(signature, out, 16);
+    return Status::Ok();
+  }
+
+ private:
+  gss::Hmac hmac_;
+};
+
+// AES-128-CMAC through EVP_MAC. The context is keyed once; EVP_MAC_init with
+// a NULL key restarts it with the same key (no new key schedule).
+class CmacSigner : public Signer {
+ public:
+  CmacSigner() : Signer(SigningAlgorithm::kAesCmac) {}
+  ~CmacSigner() override {
     EVP_MAC_CTX_free(ctx_);
     EVP_MAC_free(mac_);
   }
 
   Status Init(ByteView key) {
-    const bool hmac = algorithm() == SigningAlgorithm::kHmacSha256;
-    if (key.empty()) return Status::InvalidArgument("signing key is empty");
-    if (!hmac && key.size() != 16) {
+    if (key.size() != 16) {
       return Status::InvalidArgument("AES-128-CMAC signing key of " + N(key.size()) +
                                      " bytes, need 16");
     }
-    mac_ = EVP_MAC_fetch(nullptr, hmac ? "HMAC" : "CMAC", nullptr);
-    if (mac_ == nullptr) return OpenSslError(hmac ? "EVP_MAC_fetch(HMAC)" : "EVP_MAC_fetch(CMAC)");
+    mac_ = EVP_MAC_fetch(nullptr, "CMAC", nullptr);
+    if (mac_ == nullptr) return OpenSslError("EVP_MAC_fetch(CMAC)");
     ctx_ = EVP_MAC_CTX_new(mac_);
     if (ctx_ == nullptr) return OpenSslError("EVP_MAC_CTX_new");
-    char digest[] = "SHA256", cipher[] = "AES-128-CBC";
-    OSSL_PARAM params[] = {hmac
-                               ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
-                               : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
+    char cipher[] = "AES-128-CBC";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
                            OSSL_PARAM_construct_end()};
     if (EVP_MAC_init(ctx_, key.data(), key.size(), params) != 1) {
       return OpenSslError("EVP_MAC_init (keying the signer)");
@@ -167,7 +191,12 @@ Result<std::unique_ptr<Signer>> Signer::Create(SigningAlgorithm algorithm, ByteV
     return Status::InvalidArgument("unknown signing algorithm " +
                                    std::to_string(static_cast<int>(algorithm)));
   }
-  auto s = std::make_unique<MacSigner>(algorithm);
+  if (algorithm == SigningAlgorithm::kHmacSha256) {
+    auto s = std::make_unique<HmacSigner>();
+    SECMODE_RETURN_IF_ERROR(s->Init(key));
+    return std::unique_ptr<Signer>(std::move(s));
+  }
+  auto s = std::make_unique<CmacSigner>();
   SECMODE_RETURN_IF_ERROR(s->Init(key));
   return std::unique_ptr<Signer>(std::move(s));
 }

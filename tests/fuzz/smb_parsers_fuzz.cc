@@ -39,6 +39,7 @@ struct State {
                                       kSession);
       if (d.ok()) decryptors.push_back(std::move(*d));
       auto n = smb::NonceSequence::Create(c, 0);
+      if (!n.ok()) continue;
       auto e = smb::Encryptor::Create(c, secmode::common::PatternBytes(smb::CipherKeyBytes(c), 1),
                                       kSession, *n);
       Bytes msg, wire;

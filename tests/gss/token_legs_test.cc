@@ -56,9 +56,10 @@ TEST_P(MitKrb5pTest, FlippedBitIsRejectedWithCause) {
   auto& seal = a_.client_seal;
   auto& open = a_.server_open;
   Bytes payload = common::PatternBytes(100), wire, opened;
-  for (size_t bit : {0u, 7u * 8u, 20u * 8u + 3u, 0u /* last byte below */}) {
+  constexpr size_t kLastByte = SIZE_MAX;
+  for (size_t bit : {size_t{0}, size_t{7 * 8}, size_t{20 * 8 + 3}, kLastByte}) {
     ASSERT_TRUE(seal->Seal(payload, &wire).ok());
-    size_t b = bit == 0 && !wire.empty() ? (wire.size() - 1) * 8 : bit;
+    size_t b = bit == kLastByte ? (wire.size() - 1) * 8 : bit;
     wire[b / 8] ^= static_cast<uint8_t>(1u << (b % 8));
     auto s = open->Open(wire, &opened);
     EXPECT_FALSE(s.ok()) << "bit " << b << " flip accepted";

@@ -100,6 +100,25 @@ TEST_P(SmbLegsTest, RequestWireIsNotAcceptedAsAResponse) {
   EXPECT_FALSE(s.message().empty());
 }
 
+// A message replayed to the server is refused for every protected mode: the
+// MessageId window applies to transforms as it does to signed messages.
+TEST_P(SmbLegsTest, ReplayedMessageIsRefused) {
+  gss::Realm* realm = testing::SharedRealm();
+  ASSERT_NE(realm, nullptr);
+  auto a = MakeKerberosSmbAssociation(GetParam(), *realm);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Bytes wire, opened;
+  ASSERT_TRUE(a->client_seal->Seal(common::PatternBytes(100, 1), &wire).ok());
+  ASSERT_TRUE(a->server_open->Open(wire, &opened).ok());
+  auto again = a->server_open->Open(wire, &opened);
+  if (std::string(GetParam()) == "smb-plain") {
+    EXPECT_TRUE(again.ok());  // nothing protects an unsigned message
+  } else {
+    EXPECT_EQ(again.code(), Code::kReplay) << again.ToString();
+    EXPECT_TRUE(opened.empty());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllModes, SmbLegsTest, ::testing::ValuesIn(kModes), [](const auto& info) {
   std::string n = info.param;
   for (auto& ch : n) ch = ch == '-' ? '_' : ch;
