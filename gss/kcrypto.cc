@@ -16,7 +16,11 @@
 #include <numeric>
 #include <string>
 
+#include "common/openssl_error.h"
+
 namespace secmode::gss {
+
+using common::OpenSslError;
 
 using common::Bytes;
 using common::ByteView;
@@ -28,14 +32,6 @@ namespace {
 // Work in pieces this large so HMAC and AES touch the same bytes while they
 // are still in L1/L2 (one pass over memory instead of two).
 constexpr size_t kChunk = 16 * 1024;
-
-Status OpenSslError(const std::string& what) {
-  unsigned long err = ERR_get_error();
-  char buf[256] = "no OpenSSL error queued";
-  if (err != 0) ERR_error_string_n(err, buf, sizeof buf);
-  ERR_clear_error();
-  return Status::Internal(what + " failed: " + buf);
-}
 
 size_t FullDigestSize(HashKind h) {
   switch (h) {

@@ -9,9 +9,11 @@
 #include <memory>
 #include <string>
 
-#include "smb/openssl_error.h"
+#include "common/openssl_error.h"
 
 namespace secmode::smb {
+
+using common::OpenSslError;
 
 using common::Bytes;
 using common::ByteView;

@@ -8,11 +8,13 @@
 #include <cstring>
 #include <string>
 
+#include "common/openssl_error.h"
 #include "gss/kcrypto.h"
 #include "smb/message.h"
-#include "smb/openssl_error.h"
 
 namespace secmode::smb {
+
+using common::OpenSslError;
 
 using common::ByteView;
 using common::MutableByteView;

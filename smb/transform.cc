@@ -6,10 +6,12 @@
 #include <cstring>
 #include <string>
 
+#include "common/openssl_error.h"
 #include "smb/message.h"
-#include "smb/openssl_error.h"
 
 namespace secmode::smb {
+
+using common::OpenSslError;
 
 using common::Bytes;
 using common::ByteView;

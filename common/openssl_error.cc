@@ -1,12 +1,12 @@
-#include "smb/openssl_error.h"
+#include "common/openssl_error.h"
 
 #include <openssl/err.h>
 
 #include <string>
 
-namespace secmode::smb {
+namespace secmode::common {
 
-common::Status OpenSslError(const char* call) {
+Status OpenSslError(const std::string& call) {
   unsigned long err = ERR_get_error();
   std::string reason = "no reason given";
   if (err != 0) {
@@ -15,7 +15,7 @@ common::Status OpenSslError(const char* call) {
     reason = buf;
   }
   ERR_clear_error();
-  return common::Status::Internal(std::string(call) + " failed: " + reason);
+  return Status::Internal(call + " failed: " + reason);
 }
 
-}  // namespace secmode::smb
+}  // namespace secmode::common
