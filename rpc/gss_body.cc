@@ -51,7 +51,9 @@ Status SealGssBody(gss::Protector& p, uint32_t service, uint32_t seq, ByteView b
       XdrEncoder pe(&plain);
       pe.PutU32(seq);
       pe.PutRaw(body);
-      Bytes token;
+      // One token buffer per thread, reused: a fresh one per message would
+      // allocate (and, at 1 MiB, page-fault) on every krb5p call and reply.
+      thread_local Bytes token;
       Status s = p.Wrap(plain, true, &token);
       plain.swap(*scratch);
       SECMODE_RETURN_IF_ERROR(s);
