@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/gss_bounds.h"
+#include "harness/gss_bounds.h"
 #include "common/clock.h"
 #include "gss/context_pair.h"
 #include "gss/protector.h"
@@ -28,6 +28,9 @@
 
 namespace secmode::bench {
 namespace {
+
+using harness::BoundOp;
+using harness::BoundRunner;
 
 using common::Bytes;
 

@@ -1,6 +1,6 @@
 // Google Benchmark of the nconnect simulator's speed: simulated RPCs per
-// second on one core (issue 6 asks for at least 2 million on the default
-// scenario). Run: build/release/bench/sim_bench
+// second on one core (items_per_second), for the default scenario and a
+// lagging-connection scenario. Run: build/release/bench/sim_bench
 #include <benchmark/benchmark.h>
 
 #include "sim/simulator.h"

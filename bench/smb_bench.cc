@@ -1,6 +1,6 @@
 // smb_bench: Google Benchmark micro-benchmarks for SMB3 signing and
 // encryption next to the raw OpenSSL primitives over the same bytes
-// (bench/smb_ops.h), small metadata messages, and multichannel sealing with
+// (harness/smb_ops.h), small metadata messages, and multichannel sealing with
 // 1, 2, 4 and all-core channel threads.
 //
 //   ./build/release/bench/smb_bench --benchmark_filter=SealOpen
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "bench/smb_ops.h"
+#include "harness/smb_ops.h"
 #include "smb/message.h"
 #include "smb/multichannel.h"
 #include "smb/signing.h"
@@ -18,6 +18,12 @@
 
 namespace secmode::bench {
 namespace {
+
+using harness::MakeRawAeadOp;
+using harness::MakeRawMacOp;
+using harness::MakeSmbSealOpenOp;
+using harness::MakeSmbSignOp;
+using harness::Op;
 
 constexpr smb::CipherId kCiphers[] = {smb::CipherId::kAes128Ccm, smb::CipherId::kAes128Gcm,
                                       smb::CipherId::kAes256Ccm, smb::CipherId::kAes256Gcm};

@@ -5,19 +5,21 @@
 #include <iostream>
 #include <memory>
 
-#include "bench/cli.h"
-#include "bench/nconnect_sweep.h"
-#include "bench/nconnect_validate.h"
-#include "bench/report.h"
-#include "bench/results.h"
-#include "bench/suite.h"
+#include "cli/cli.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/machine.h"
+#include "harness/modes.h"
+#include "harness/results.h"
+#include "harness/sim_speed.h"
+#include "render/run_dir.h"
 #include "sim/recommend.h"
 #include "sim/simulator.h"
 #include "sim/sweep.h"
+#include "suite/nconnect_sweep.h"
+#include "suite/nconnect_validation.h"
 
-namespace secmode::bench {
+namespace secmode::cli {
 
 namespace {
 
@@ -32,8 +34,24 @@ struct NconnectOptions {
   int seeds = 3;
 };
 
-[[noreturn]] void Fail(const common::Status& status) {
-  throw CLI::RuntimeError("secmode nconnect: " + status.ToString(), 1);
+[[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
+
+// A run's results, started now on this machine by this command line.
+harness::RunResults NewResults() {
+  harness::RunResults results;
+  results.machine = common::ReadMachineInfo();
+  results.command = CommandLine();
+  results.started_at = common::UtcTimestamp();
+  return results;
+}
+
+// Writes the run directory (render/run_dir.h) and says where it went.
+void Write(const std::string& dir, harness::RunResults& results) {
+  results.finished_at = common::UtcTimestamp();
+  auto files = render::WriteRunDirectory(dir, results);
+  if (!files.ok()) Fail(files.status());
+  for (const auto& w : files->warnings) std::cerr << "secmode nconnect: " << w << "\n";
+  std::cout << "results: " << dir << "/results.json, " << dir << "/report.md\n";
 }
 
 // Fills the enum fields from their names; Validate() then checks the rest.
@@ -84,7 +102,7 @@ void PrintResult(const sim::ScenarioResult& r) {
 
 void RunOne(NconnectOptions& o) {
   sim::Scenario s = Resolve(o);
-  auto speed = MeasureSimSpeed(s);
+  auto speed = harness::MeasureSimSpeed(s);
   if (!speed.ok()) Fail(speed.status());
   auto r = sim::Simulate(s);  // deterministic: the same result as the timed run
   if (!r.ok()) Fail(r.status());
@@ -108,57 +126,40 @@ void RunSweepCommand(NconnectOptions& o) {
   const int64_t grid_ops = grid.base.ops;
   grid.base = base;
   if (!o.s.ops || o.s.ops == sim::Scenario().ops) grid.base.ops = grid_ops;
-  const std::string dir = o.out_dir.empty() ? DefaultOutDir() : o.out_dir;
+  const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail(st);
-  RunResults results;
-  results.machine = common::ReadMachineInfo();
-  results.command = CommandLine();
-  results.started_at = common::UtcTimestamp();
+  harness::RunResults results = NewResults();
   std::cout << "nconnect sweep of " << grid.size() << " scenarios ..." << std::flush;
-  st = AddNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads, results,
-                        std::cout);
+  st = suite::RunNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads,
+                               results, std::cout);
   std::cout << "\n";
   if (!st.ok()) Fail(st);
-  results.finished_at = common::UtcTimestamp();
-  nlohmann::json doc = ToJson(results);
-  st = ValidateResultsJson(doc);
-  if (!st.ok()) Fail(st.Annotate("internal: results do not validate"));
-  st = common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n");
-  if (st.ok()) st = common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results));
-  for (const auto& [name, contents] : results.extra_files) {
-    if (st.ok()) st = common::WriteFileAtomically(dir + "/" + name, contents);
-  }
-  if (!st.ok()) Fail(st);
-  std::cout << "results: " << dir << "/results.json, " << dir << "/report.md\n";
+  Write(dir, results);
 }
 
 // --validate: the simulator against the real client and server on loopback
-// (bench/nconnect_validate.h); writes results.json and report.md into --out.
+// (suite/nconnect_validation.h); writes the run directory into --out.
 void RunValidateCommand(NconnectOptions& o) {
-  const std::string dir = o.out_dir.empty() ? DefaultOutDir() : o.out_dir;
+  const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail(st);
-  RunResults results;
-  results.machine = common::ReadMachineInfo();
-  results.command = CommandLine();
-  results.started_at = common::UtcTimestamp();
-  ModeEnvironment env;
-  ValidationOptions options;
+  harness::RunResults results = NewResults();
+  harness::ModeEnvironment env;
+  suite::ValidationOptions options;
   std::cout << "nconnect validation on loopback ..." << std::flush;
-  auto run = RunValidation(env, DefaultValidationGrid(options.ops), options, std::cout);
+  auto run = suite::RunValidation(env, suite::DefaultValidationGrid(options.ops), options,
+                                  std::cout);
   std::cout << "\n";
   if (!run.ok()) Fail(run.status());
   for (auto& row : run->JsonRows()) results.nconnect.push_back(std::move(row));
-  results.report_sections.push_back(run->Markdown());
-  results.finished_at = common::UtcTimestamp();
-  nlohmann::json doc = ToJson(results);
-  st = ValidateResultsJson(doc);
-  if (!st.ok()) Fail(st.Annotate("internal: results do not validate"));
-  st = common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n");
-  if (st.ok()) st = common::WriteFileAtomically(dir + "/report.md", ReportMarkdown(results));
-  if (!st.ok()) Fail(st);
-  std::cout << run->Markdown() << "results: " << dir << "/results.json, " << dir << "/report.md\n";
+  results.sections["nconnect-validation"] = run->SectionJson();
+  Write(dir, results);
+  auto report = common::ReadFile(dir + "/report.md");
+  if (report.ok()) {
+    const size_t at = report->find("## nconnect simulator vs real sockets");
+    if (at != std::string::npos) std::cout << "\n" << report->substr(at);
+  }
 }
 
 void RunRecommend(NconnectOptions& o) {
@@ -170,7 +171,7 @@ void RunRecommend(NconnectOptions& o) {
 
 }  // namespace
 
-void AddNconnectCommand(CLI::App& app) {
+CLI::App* AddNconnectCommand(CLI::App& app) {
   auto o = std::make_shared<NconnectOptions>();
   CLI::App* cmd = app.add_subcommand(
       "nconnect",
@@ -250,8 +251,8 @@ void AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--seeds", o->seeds, "With --recommend: seeds that must all be clean")
       ->capture_default_str();
   cmd->callback([o] {
-    if (o->sweep && o->recommend) {
-      Fail(common::Status::InvalidArgument("--sweep and --recommend: choose one"));
+    if (o->sweep + o->recommend + o->validate > 1) {
+      Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
     }
     if (o->validate) {
       RunValidateCommand(*o);
@@ -263,6 +264,7 @@ void AddNconnectCommand(CLI::App& app) {
       RunOne(*o);
     }
   });
+  return cmd;
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::cli

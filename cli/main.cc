@@ -1,28 +1,56 @@
-// The `secmode` command line.
+// The `secmode` executable: parses the command line and runs one subcommand.
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <iostream>
 
-#include "bench/cli.h"
+#include "cli/cli.h"
 
 #ifndef SECMODE_VERSION
 #define SECMODE_VERSION "unknown"
 #endif
 
+namespace secmode::cli {
+
+namespace {
+
+std::string& CommandLineStorage() {
+  static std::string s;
+  return s;
+}
+
+}  // namespace
+
+void SetCommandLine(std::string command_line) { CommandLineStorage() = std::move(command_line); }
+const std::string& CommandLine() { return CommandLineStorage(); }
+
+void Fail(const std::string& command, const common::Status& status) {
+  const int code =
+      status.code() == common::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  throw CLI::RuntimeError("secmode " + command + ": " + status.ToString(), code);
+}
+
+void FailUsage(const std::string& command, const std::string& message) {
+  throw CLI::RuntimeError("secmode " + command + ": " + message, kExitUsage);
+}
+
+}  // namespace secmode::cli
+
 int main(int argc, char** argv) {
+  using namespace secmode::cli;
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
-  secmode::bench::SetCommandLine(command_line);
+  SetCommandLine(command_line);
 
   CLI::App app{
       "secmode: what does a security mode cost? Measures NFS RPCSEC_GSS (sys, krb5, krb5i, krb5p) "
       "and SMB3 signing/encryption with real Kerberos contexts and real crypto."};
   app.set_version_flag("--version", std::string("secmode ") + SECMODE_VERSION);
+  app.footer(kExitStatusHelp);
   app.require_subcommand(1);
-  secmode::bench::AddRunCommand(app);
-  secmode::bench::AddModesCommand(app);
-  secmode::bench::AddNconnectCommand(app);
-  secmode::bench::AddServeCommand(app);
-  secmode::bench::AddLoadCommand(app);
+  for (CLI::App* sub : {AddRunCommand(app), AddModesCommand(app), AddReportCommand(app),
+                        AddNconnectCommand(app), AddServeCommand(app), AddLoadCommand(app)}) {
+    sub->footer(kExitStatusHelp);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -35,7 +63,11 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    app.exit(e);  // prints the cause and the usage hint
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "secmode: internal error: " << e.what() << "\n";
+    return kExitFailure;
   }
-  return 0;
+  return kExitOk;
 }

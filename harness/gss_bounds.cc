@@ -1,8 +1,8 @@
-#include "bench/gss_bounds.h"
+#include "harness/gss_bounds.h"
 
 #include <string>
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 using common::Status;
 
@@ -79,4 +79,4 @@ std::string BoundRunner::Name(BoundOp op) const {
   return "?";
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness

@@ -11,8 +11,8 @@
 //   cbc-decrypt+hmac            the open bound
 // n must be a multiple of 16 (all benchmark sizes are).
 // Thread safety: a BoundRunner is used by one thread at a time.
-#ifndef SECMODE_BENCH_GSS_BOUNDS_H_
-#define SECMODE_BENCH_GSS_BOUNDS_H_
+#ifndef SECMODE_HARNESS_GSS_BOUNDS_H_
+#define SECMODE_HARNESS_GSS_BOUNDS_H_
 
 #include <openssl/evp.h>
 
@@ -23,7 +23,7 @@
 #include "gss/enctype.h"
 #include "gss/kcrypto.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 enum class BoundOp { kCbcEncrypt, kCbcDecrypt, kHmac, kCbcEncryptHmac, kCbcDecryptHmac };
 
@@ -48,6 +48,6 @@ class BoundRunner {
   gss::Hmac hmac_;
 };
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness
 
-#endif  // SECMODE_BENCH_GSS_BOUNDS_H_
+#endif  // SECMODE_HARNESS_GSS_BOUNDS_H_

@@ -1,4 +1,4 @@
-#include "bench/measure.h"
+#include "harness/measure.h"
 
 #include <algorithm>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "common/clock.h"
 #include "common/latency.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 using common::Bytes;
 using common::Leg;
@@ -105,4 +105,4 @@ common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_
   return m;
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness

@@ -6,8 +6,8 @@
 // order by the peer leg outside the timed region, so sequence checking sees
 // what a real receiver sees; every opened payload is checked against what was
 // sealed (untimed), so a measured number is never of a failing operation.
-#ifndef SECMODE_BENCH_MEASURE_H_
-#define SECMODE_BENCH_MEASURE_H_
+#ifndef SECMODE_HARNESS_MEASURE_H_
+#define SECMODE_HARNESS_MEASURE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "common/seal.h"
 #include "common/status.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 struct MeasureOptions {
   double min_seconds = 0.25;  // timed work per leg and size
@@ -35,6 +35,6 @@ struct LegMeasurement {
 common::Result<LegMeasurement> MeasureLeg(common::Association& association, common::Leg leg,
                                           size_t size, const MeasureOptions& options);
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness
 
-#endif  // SECMODE_BENCH_MEASURE_H_
+#endif  // SECMODE_HARNESS_MEASURE_H_

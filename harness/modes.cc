@@ -1,4 +1,4 @@
-#include "bench/modes.h"
+#include "harness/modes.h"
 
 #include <functional>
 
@@ -7,7 +7,7 @@
 #include "rpc/legs.h"
 #include "smb/gss_session.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 using common::Association;
 using common::Result;
@@ -176,4 +176,4 @@ std::vector<ModeName> DefaultModes() {
   return out;
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness

@@ -5,8 +5,8 @@
 // Adding a mode touches one place: the kModes table in modes.cc.
 // Thread safety: the registry is immutable; a ModeEnvironment is used by one
 // thread at a time (it lazily starts the shared Realm).
-#ifndef SECMODE_BENCH_MODES_H_
-#define SECMODE_BENCH_MODES_H_
+#ifndef SECMODE_HARNESS_MODES_H_
+#define SECMODE_HARNESS_MODES_H_
 
 #include <memory>
 #include <string>
@@ -16,7 +16,7 @@
 #include "common/status.h"
 #include "gss/realm.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 // Shared, expensive resources that mode factories need: the throwaway realm.
 class ModeEnvironment {
@@ -57,6 +57,6 @@ common::Result<common::Association> MakeAssociation(const ModeName& name, ModeEn
 // with its default enctype and every engine.
 std::vector<ModeName> DefaultModes();
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness
 
-#endif  // SECMODE_BENCH_MODES_H_
+#endif  // SECMODE_HARNESS_MODES_H_

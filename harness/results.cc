@@ -1,11 +1,18 @@
-#include "bench/results.h"
+#include "harness/results.h"
 
 #include "common/clock.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 using common::Status;
 using nlohmann::json;
+
+json DefaultMethod() {
+  return {{"timer", "CLOCK_MONOTONIC around each operation"},
+          {"cycles", std::string(common::CycleSource()) + " ticks (constant rate, not core cycles)"},
+          {"cycle_source", common::CycleSource()},
+          {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
+}
 
 json ToJson(const RunResults& r) {
   const auto& m = r.machine;
@@ -19,10 +26,7 @@ json ToJson(const RunResults& r) {
   doc["command"] = r.command;
   doc["started_at"] = r.started_at;
   doc["finished_at"] = r.finished_at;
-  doc["method"] = {
-      {"timer", "CLOCK_MONOTONIC around each operation"},
-      {"cycles", std::string(common::CycleSource()) + " ticks (constant rate, not core cycles)"},
-      {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
+  doc["method"] = r.method;
   json micro = json::array();
   for (const auto& row : r.micro) {
     micro.push_back({{"mode", row.mode},
@@ -49,6 +53,8 @@ json ToJson(const RunResults& r) {
   doc["nconnect"] = r.nconnect;
   doc["predictions"] = r.predictions;
   doc["e2e"] = r.e2e;
+  doc["sections"] = r.sections;
+  if (!r.errors.empty()) doc["errors"] = r.errors;
   return doc;
 }
 
@@ -113,10 +119,13 @@ Status ValidateResultsJson(const json& doc) {
   for (const char* k : {"command", "started_at", "finished_at"}) {
     SECMODE_RETURN_IF_ERROR(Expect(doc, "results", k, Kind::kString));
   }
-  for (const char* section : {"micro", "bounds", "nconnect", "predictions", "e2e"}) {
+  for (const char* section : {"micro", "bounds", "nconnect", "predictions", "e2e", "errors"}) {
     if (doc.contains(section) && !doc[section].is_array()) {
       return Status::Corrupt(std::string(section) + ": expected an array");
     }
+  }
+  if (doc.contains("sections") && !doc["sections"].is_object()) {
+    return Status::Corrupt("sections: expected an object");
   }
   if (doc.contains("micro")) {
     const json& micro = doc["micro"];
@@ -161,6 +170,10 @@ Status ValidateResultsJson(const json& doc) {
 common::Result<RunResults> ReadResultsJson(const std::string& text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::Corrupt("results.json is not valid JSON");
+  return FromJson(doc);
+}
+
+common::Result<RunResults> FromJson(const json& doc) {
   SECMODE_RETURN_IF_ERROR(ValidateResultsJson(doc));
   RunResults r;
   const json& m = doc["machine"];
@@ -200,7 +213,35 @@ common::Result<RunResults> ReadResultsJson(const std::string& text) {
   r.nconnect = doc.value("nconnect", json::array());
   r.predictions = doc.value("predictions", json::array());
   r.e2e = doc.value("e2e", json::array());
+  r.method = doc.value("method", json::object());
+  r.sections = doc.value("sections", json::object());
+  r.errors = doc.value("errors", json::array());
   return r;
 }
 
-}  // namespace secmode::bench
+json LoadReportJson(const rpc::LoadReport& r) {
+  return {{"mode", r.mode},
+          {"op", r.op},
+          {"size", r.size},
+          {"connections", r.connections},
+          {"slots", r.slots},
+          {"shared_context", r.shared_context},
+          {"seconds", r.seconds},
+          {"ops", r.ops},
+          {"ops_per_second", r.ops_per_second},
+          {"mb_per_second", r.mb_per_second},
+          {"p50_us", r.p50_us},
+          {"p90_us", r.p90_us},
+          {"p99_us", r.p99_us},
+          {"p999_us", r.p999_us},
+          {"retransmits", r.retransmits},
+          {"timeouts", r.timeouts},
+          {"disconnects", r.disconnects},
+          {"context_recreations", r.context_recreations},
+          {"reencodes", r.reencodes},
+          {"stale_replies", r.stale_replies},
+          {"errors", r.errors},
+          {"first_error", r.first_error}};
+}
+
+}  // namespace secmode::harness

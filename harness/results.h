@@ -1,20 +1,24 @@
-// RunResults and results.json (schema "secmode-results/1", ../shared/DESIGN.md).
+// RunResults and results.json (schema "secmode-results/1", ../shared/DESIGN.md):
+// what a run measured, as data. Sections compute into a RunResults; the
+// renderers (render/) draw report.md, micro.csv and the plots from the
+// results.json document alone, so a saved run can be rendered again.
 //
 // Sections a run did not produce stay empty and are written as empty arrays,
 // never filled with made-up values. The reader accepts schema version 1 and
 // says why it refuses anything else.
-#ifndef SECMODE_BENCH_RESULTS_H_
-#define SECMODE_BENCH_RESULTS_H_
+#ifndef SECMODE_HARNESS_RESULTS_H_
+#define SECMODE_HARNESS_RESULTS_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "bench/measure.h"
+#include "harness/measure.h"
 #include "common/machine.h"
 #include "common/status.h"
+#include "rpc/load.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 inline constexpr const char* kResultsSchema = "secmode-results/1";
 
@@ -31,21 +35,27 @@ struct BoundRow {
   double bytes_per_second = 0;
 };
 
+// How this build times operations (results.json "method").
+nlohmann::json DefaultMethod();
+
 struct RunResults {
   common::MachineInfo machine;
   std::string command, started_at, finished_at;
+  nlohmann::json method = DefaultMethod();
   std::vector<MicroRow> micro;
   std::vector<BoundRow> bounds;
-  // Sections owned by later modules; JSON arrays as those modules write them.
+  // Row arrays owned by the sections that fill them (suite/section_*.cc).
   nlohmann::json nconnect = nlohmann::json::array();
   nlohmann::json predictions = nlohmann::json::array();
   nlohmann::json e2e = nlohmann::json::array();
-  // Markdown written by suite sections (bench/sections.h), appended to
-  // report.md in order. Not part of results.json.
-  std::vector<std::string> report_sections;
-  // Extra files a section wants next to results.json (name -> contents),
-  // written atomically with the others (plots, CSVs).
-  std::vector<std::pair<std::string, std::string>> extra_files;
+  // Per-section settings and tables that are not rows of the arrays above
+  // (what ran, how long, comparisons), keyed by section name: "gss", "smb",
+  // "e2e", "nconnect", "nconnect-validation". Everything a renderer needs
+  // beyond the arrays is here; a section that did not run has no key.
+  nlohmann::json sections = nlohmann::json::object();
+  // What failed: {"mode", ...} or {"section", ...} objects with "error".
+  // Written only when non-empty.
+  nlohmann::json errors = nlohmann::json::array();
 };
 
 nlohmann::json ToJson(const RunResults& results);
@@ -57,7 +67,13 @@ common::Status ValidateResultsJson(const nlohmann::json& doc);
 
 // Parses and validates text from a results.json.
 common::Result<RunResults> ReadResultsJson(const std::string& text);
+// The same from a parsed document.
+common::Result<RunResults> FromJson(const nlohmann::json& doc);
 
-}  // namespace secmode::bench
+// One `secmode load` run (rpc::RunLoad) as a JSON object: the e2e rows and
+// `secmode load` print the same fields.
+nlohmann::json LoadReportJson(const rpc::LoadReport& report);
 
-#endif  // SECMODE_BENCH_RESULTS_H_
+}  // namespace secmode::harness
+
+#endif  // SECMODE_HARNESS_RESULTS_H_

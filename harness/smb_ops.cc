@@ -1,4 +1,4 @@
-#include "bench/smb_ops.h"
+#include "harness/smb_ops.h"
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
@@ -12,7 +12,7 @@
 #include "smb/message.h"
 #include "smb/transform.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 using common::Bytes;
 using common::Result;
@@ -271,4 +271,4 @@ Result<Comparison> CompareOps(Op& a, Op& b, int rounds, double seconds) {
   return c;
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness

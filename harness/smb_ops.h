@@ -8,8 +8,8 @@
 // Keys are fixed test keys: the cost does not depend on their value.
 //
 // Thread safety: an Op is used by one thread at a time.
-#ifndef SECMODE_BENCH_SMB_OPS_H_
-#define SECMODE_BENCH_SMB_OPS_H_
+#ifndef SECMODE_HARNESS_SMB_OPS_H_
+#define SECMODE_HARNESS_SMB_OPS_H_
 
 #include <memory>
 #include <string>
@@ -19,7 +19,7 @@
 #include "smb/kdf.h"
 #include "smb/signing.h"
 
-namespace secmode::bench {
+namespace secmode::harness {
 
 class Op {
  public:
@@ -49,6 +49,6 @@ struct Comparison {
 // best round. Rates are bytes per CPU-second of the measuring thread.
 common::Result<Comparison> CompareOps(Op& a, Op& b, int rounds, double seconds);
 
-}  // namespace secmode::bench
+}  // namespace secmode::harness
 
-#endif  // SECMODE_BENCH_SMB_OPS_H_
+#endif  // SECMODE_HARNESS_SMB_OPS_H_

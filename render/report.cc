@@ -1,4 +1,4 @@
-#include "bench/report.h"
+#include "render/report.h"
 
 #include <cstdio>
 #include <map>
@@ -6,27 +6,14 @@
 #include <sstream>
 #include <tuple>
 
-namespace secmode::bench {
+#include "render/format.h"
+#include "render/report_sections.h"
+
+namespace secmode::render {
+
+using harness::RunResults;
+
 namespace {
-
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string SizeLabel(size_t size) {
-  if (size >= (1u << 20) && size % (1u << 20) == 0) return std::to_string(size >> 20) + " MiB";
-  if (size >= 1024 && size % 1024 == 0) return std::to_string(size >> 10) + " KiB";
-  return std::to_string(size) + " B";
-}
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 // One association measured at one size: the four legs' ns/op.
 struct Cell {
@@ -83,7 +70,9 @@ std::string MicroCsv(const RunResults& r) {
   return out.str();
 }
 
-std::string ReportMarkdown(const RunResults& r) {
+namespace {
+
+std::string MicroMarkdown(const RunResults& r) {
   std::ostringstream out;
   const auto& m = r.machine;
   out << "# secmode report\n\n";
@@ -135,8 +124,36 @@ std::string ReportMarkdown(const RunResults& r) {
     out << "\n";
   }
   out << "Percentiles (p50/p99/p99.9) for every row are in micro.csv and results.json.\n";
-  for (const auto& section : r.report_sections) out << "\n" << section;
   return out.str();
+}
+
+// Section renderers in report order.
+struct SectionRenderer {
+  const char* name;  // key in RunResults::sections
+  void (*render)(const RunResults&, const nlohmann::json&, Rendered&);
+};
+const SectionRenderer kRenderers[] = {
+    {"gss", RenderGssSection},
+    {"smb", RenderSmbSection},
+    {"e2e", RenderE2eSection},
+    {"nconnect", RenderNconnectSection},
+    {"nconnect-validation", RenderValidationSection},
+};
+
+}  // namespace
+
+Rendered RenderRun(const RunResults& r) {
+  Rendered out;
+  out.report_md = MicroMarkdown(r);
+  for (const SectionRenderer& s : kRenderers) {
+    if (r.sections.contains(s.name)) s.render(r, r.sections[s.name], out);
+  }
+  if (!r.errors.empty()) {
+    out.report_md += "\n## Errors\n\nWhat this run could not measure (results.json `errors`):\n\n";
+    for (const auto& e : r.errors) out.report_md += "- " + e.dump() + "\n";
+  }
+  out.micro_csv = MicroCsv(r);
+  return out;
 }
 
 std::string SummaryTable(const RunResults& r) {
@@ -162,4 +179,4 @@ std::string SummaryTable(const RunResults& r) {
   return out.str();
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::render

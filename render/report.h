@@ -1,20 +1,40 @@
-// Report writers: micro.csv (one row per measurement) and report.md (tables a
-// person reads, with ratios taken within the one run).
-#ifndef SECMODE_BENCH_REPORT_H_
-#define SECMODE_BENCH_REPORT_H_
+// Renderers: everything a person reads of a run, drawn from its results
+// (harness::RunResults as read from results.json) and from nothing else, so
+// `secmode report DIR` draws the same report again from a saved run.
+//
+//   report.md   machine and method, the micro tables with ratios taken within
+//               the run, the bounds, then one part per section present in
+//               RunResults::sections (render/report_<section>.cc)
+//   micro.csv   one row per micro measurement
+//   *.svg       plots (the nconnect sweep), when gnuplot is installed
+//
+// A plot that cannot be drawn is said so in the report and in `warnings`;
+// the numbers are in the tables either way.
+#ifndef SECMODE_RENDER_REPORT_H_
+#define SECMODE_RENDER_REPORT_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "bench/results.h"
+#include "harness/results.h"
 
-namespace secmode::bench {
+namespace secmode::render {
 
-std::string MicroCsv(const RunResults& results);
-std::string ReportMarkdown(const RunResults& results);
-// A short plain-text table for the terminal: per mode and size, the request
-// direction's seal+open time and its ratio to sys.
-std::string SummaryTable(const RunResults& results);
+struct Rendered {
+  std::string report_md;
+  std::string micro_csv;
+  std::vector<std::pair<std::string, std::string>> files;  // plots: name -> contents
+  std::vector<std::string> warnings;
+};
 
-}  // namespace secmode::bench
+Rendered RenderRun(const harness::RunResults& results);
 
-#endif  // SECMODE_BENCH_REPORT_H_
+std::string MicroCsv(const harness::RunResults& results);
+// A short plain-text table for the terminal: per mode and size, the four
+// legs' round trip, request MB/s and the ratio to sys.
+std::string SummaryTable(const harness::RunResults& results);
+
+}  // namespace secmode::render
+
+#endif  // SECMODE_RENDER_REPORT_H_

@@ -48,38 +48,4 @@ Comparison CompareResults(const ScenarioResult& sim, const ScenarioResult& meas,
   return c;
 }
 
-std::string ValidationMarkdown(const std::vector<ValidationRow>& rows, const Tolerance& tol) {
-  char buf[512];
-  snprintf(buf, sizeof buf,
-           "Agreement rule: where the model predicts zero violations the measurement must show "
-           "zero; otherwise the counts (measured scaled to the simulated number of operations) "
-           "agree within %lld events or within a factor %.2f; goodput agrees within a factor "
-           "%.2f.\n\n",
-           static_cast<long long>(tol.violation_slack), tol.violation_factor, tol.goodput_factor);
-  std::string out = buf;
-  out +=
-      "| nconnect | slots | window | reaction | I/O | skew ms | violations sim | violations "
-      "measured | ops/s sim | ops/s measured | verdict |\n"
-      "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
-  int agree = 0;
-  for (const auto& row : rows) {
-    const Scenario& s = row.scenario;
-    Comparison c = CompareResults(row.simulated, row.measured, tol);
-    agree += c.agree() ? 1 : 0;
-    snprintf(buf, sizeof buf,
-             "| %d | %lld | %lld | %s | %lld %s | %.3f | %lld | %lld | %.0f | %.0f | %s |\n",
-             s.nconnect, static_cast<long long>(s.slots), static_cast<long long>(s.window),
-             ReactionName(s.reaction), static_cast<long long>(s.io_size), OpName(s.op),
-             static_cast<double>(s.skew_ns) / 1e6, static_cast<long long>(row.simulated.violations),
-             static_cast<long long>(row.measured.violations), row.simulated.ops_per_s,
-             row.measured.ops_per_s,
-             c.agree() ? "agree"
-                       : (!c.violations_agree ? "DISAGREE (violations)" : "DISAGREE (goodput)"));
-    out += buf;
-  }
-  snprintf(buf, sizeof buf, "\n%d of %zu scenarios agree.\n", agree, rows.size());
-  out += buf;
-  return out;
-}
-
 }  // namespace secmode::sim

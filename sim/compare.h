@@ -1,7 +1,7 @@
 // CompareResults: does a simulated ScenarioResult agree with one measured on
-// real sockets for the same Scenario? The tolerance rule of the validation
-// (issue 6, item 4), written down once so the report and its test use the
-// same rule.
+// real sockets for the same Scenario? The tolerance rule of the validation,
+// written down once so the validation, its report and its test use the same
+// rule.
 //
 // The rule and why:
 //  - Violations are compared as counts per the simulated run's number of
@@ -57,12 +57,6 @@ struct ValidationRow {
   Scenario scenario;
   ScenarioResult simulated, measured;
 };
-
-// The report's validation table (markdown): the scenario's key parameters,
-// simulated vs measured violations and goodput, and each row's verdict,
-// preceded by the tolerance rule in words.
-std::string ValidationMarkdown(const std::vector<ValidationRow>& rows,
-                               const Tolerance& tolerance = Tolerance());
 
 }  // namespace secmode::sim
 

@@ -1,4 +1,4 @@
-#include "bench/nconnect_validate.h"
+#include "suite/nconnect_validation.h"
 
 #include <chrono>
 #include <cmath>
@@ -6,27 +6,21 @@
 #include <sstream>
 #include <thread>
 
-#include "bench/measure.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
-#include "rpc/local_server.h"
+#include "harness/local_rpc.h"
+#include "harness/measure.h"
 #include "rpc/nfs.h"
 #include "rpc/server_core.h"
 #include "rpc/tcp_server.h"
 #include "sim/simulator.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 
 using common::Result;
 using common::Status;
 
 namespace {
-
-std::string Fmt(const char* f, double v) {
-  char b[64];
-  snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 rpc::WindowPolicy PolicyFor(sim::Reaction r) {
   switch (r) {
@@ -44,7 +38,7 @@ struct Gss {
 };
 
 Result<Gss> ParseGss(const ValidationOptions& o) {
-  SECMODE_ASSIGN_OR_RETURN(ModeName name, ParseModeName(o.mode));
+  SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(o.mode));
   if (name.family.rfind("krb5", 0) != 0) {
     return Status::InvalidArgument("nconnect validation needs an RPCSEC_GSS mode (krb5, krb5i, " +
                                    std::string("krb5p), got '") + o.mode + "'");
@@ -57,17 +51,15 @@ Result<Gss> ParseGss(const ValidationOptions& o) {
   return g;
 }
 
-Result<std::unique_ptr<rpc::LocalServer>> StartServer(gss::Realm& realm, const Gss& g,
-                                                      int64_t window, sim::Reaction reaction,
-                                                      int workers) {
+Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const Gss& g,
+                                            int64_t window, sim::Reaction reaction, int workers) {
   rpc::ServerOptions so;
-  so.keytab = realm.service_keytab();
   so.engine = g.engine;
   so.window = static_cast<uint32_t>(window);
   so.policy = PolicyFor(reaction);
   rpc::TcpServerOptions tcp;
   tcp.workers = workers;
-  return rpc::LocalServer::Start(so, tcp);
+  return harness::StartLocalRpcServer(env, true, so, tcp);
 }
 
 }  // namespace
@@ -89,9 +81,9 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
   base.ops = ops;
   base.skew_conn = 0;
   base.skew_where = sim::SkewWhere::kClient;
-  // 10 ms: at the few thousand krb5p ops/s a 2-core box reaches, far more
+  // 10 ms: at the few thousand krb5p ops/s of a small machine, far more
   // than 32 numbers are issued while one call is held (2 ms is borderline:
-  // about 20-30 numbers, right at the window).
+  // about as many numbers as the window).
   constexpr int64_t kSkewNs = 10000000;
   std::vector<ValidationPoint> grid;
   auto add = [&](const char* name, int64_t slots, int64_t skew_ns, bool per_conn, bool asserted,
@@ -109,35 +101,31 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
   };
   add("shared-s8-skew0", 8, 0, false, true, false,
       "violations asserted (8 numbers in flight, a quarter of the window: model zero); goodput "
-      "not asserted: this row is CPU-bound and the model is optimistic by 1.2-2x (measured/sim "
-      "0.49-0.84 over ten runs on 2 shared vCPUs): the crypto is timed on one thread in a tight "
-      "loop, while in the real run client and server threads share the two vCPUs with each "
-      "other and with other processes, and the sys-mode calibration at the same slots only "
-      "partly captures the extra wakeups and cache misses per call");
+      "not asserted: the row is CPU-bound, the model times the crypto on one thread in a tight "
+      "loop while the real client and server threads share the cores with each other and with "
+      "other processes, and the sys-mode calibration at the same slots captures the extra "
+      "wakeups and cache misses per call only in part");
   add("shared-s16-skew0", 16, 0, false, false, false,
-      "model zero (16 in flight < window 32), but not robust in reality: when one server "
+      "model zero (16 in flight < window 32), not robust in reality: when one server "
       "connection thread is preempted, the slots still cycling on the other connections can "
-      "issue more than 32 numbers before the round-robin spread parks them all behind it; "
-      "seen as 0-11 violations per 2000 ops on 2 busy vCPUs");
+      "issue more than 32 numbers before the round-robin spread parks them all behind it");
   add("shared-s128-skew0", 128, 0, false, false, false,
       "borderline by construction: 128 numbers in flight against a window of 32, so any "
-      "reordering pushes calls out; the model's reordering is network jitter and is small, "
-      "the real client's is thread scheduling (a receiver thread holding its batch of newly "
-      "numbered calls while others send theirs) and drop-disconnect then cascades; reported, "
-      "not asserted");
+      "reordering pushes calls out; the model's reordering is network jitter, the real "
+      "client's is thread scheduling (a receiver thread holding its batch of newly numbered "
+      "calls while others send theirs), and drop-disconnect then cascades");
   add("shared-s16-skew10ms", 16, kSkewNs, false, true, true,
       "10 ms hold on one connection: clearly many violations");
   add("shared-s32-skew10ms", 32, kSkewNs, false, false, false,
-      "DISAGREES, not asserted: the model predicts that the slots park in the lagging "
-      "connection's queue (new calls go round-robin, so within a few issues every slot waits "
-      "there, in number order) and so only a few violations; the real run shows 2-4x more "
-      "(goodput agrees). Not diagnosed to the end; candidates: the real hold is a sleeping "
-      "thread that wakes late on a loaded 2-core box (so the hold is longer and bursty, not a "
-      "clean delay line), and after a reconnect it still sleeps through the stale calls queued "
-      "before the disconnect, delaying the resent ones behind them");
+      "the model predicts that the slots park in the lagging connection's queue (new calls go "
+      "round-robin, so within a few issues every slot waits there, in number order) and so "
+      "only a few violations; candidates for a larger real count: the real hold is a sleeping "
+      "thread that wakes late on a loaded machine (a longer, bursty hold, not a clean delay "
+      "line), and after a reconnect it still sleeps through the stale calls queued before the "
+      "disconnect, delaying the resent ones behind them");
   add("shared-s128-skew10ms", 128, kSkewNs, false, false, false,
-      "DISAGREES, not asserted: same gap as the 32-slot row, larger (the model's parking "
-      "leaves almost no violations)");
+      "the same mechanism as the 32-slot row, with four times the slots parked behind the "
+      "lagging connection");
   add("perconn-s16-skew10ms", 16, kSkewNs, true, true, true,
       "one context per connection: each connection's numbers arrive in order (model zero)");
   add("perconn-s128-skew10ms", 128, kSkewNs, true, false, false,
@@ -159,15 +147,14 @@ nlohmann::json Calibration::ToJson() const {
           {"sys_ns", sys_ns}};
 }
 
-Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& options) {
+Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options) {
   SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
-  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
   Calibration c;
   // Crypto cost per message: the mode's four legs (whole RPC calls/replies,
   // the same work the TCP client and server do) at 0 and 4 KiB payload.
-  SECMODE_ASSIGN_OR_RETURN(ModeName name, ParseModeName(options.mode));
-  SECMODE_ASSIGN_OR_RETURN(common::Association assoc, MakeAssociation(name, env));
-  MeasureOptions mo;
+  SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(options.mode));
+  SECMODE_ASSIGN_OR_RETURN(common::Association assoc, harness::MakeAssociation(name, env));
+  harness::MeasureOptions mo;
   mo.min_seconds = 0.04;
   double mean[2] = {0, 0};
   double leg_ns[2][4] = {};
@@ -175,7 +162,8 @@ Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& opt
   for (int i = 0; i < 2; ++i) {
     int k = 0;
     for (common::Leg leg : common::kAllLegs) {
-      SECMODE_ASSIGN_OR_RETURN(LegMeasurement m, MeasureLeg(assoc, leg, sizes[i], mo));
+      SECMODE_ASSIGN_OR_RETURN(harness::LegMeasurement m,
+                               harness::MeasureLeg(assoc, leg, sizes[i], mo));
       leg_ns[i][k++] = m.ns_per_op;
       mean[i] += m.ns_per_op / 4;
     }
@@ -189,9 +177,9 @@ Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& opt
 
   // Non-crypto costs from sys-mode runs of the same client and server.
   SECMODE_ASSIGN_OR_RETURN(
-      auto server, StartServer(*realm, g, 128, sim::Reaction::kDrop, options.server_workers));
+      auto server, StartServer(env, g, 128, sim::Reaction::kDrop, options.server_workers));
   rpc::LoadOptions lo;
-  lo.port = server->port();
+  server.Aim(lo);
   lo.mode = "sys";
   lo.op = rpc::NfsOp::kRead;
   lo.size = 4096;
@@ -204,7 +192,7 @@ Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& opt
   lo.slots = 128;
   lo.seconds = 0.3;
   SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport many, rpc::RunLoad(lo));
-  server->Stop();
+  server.server->Stop();
   if (one.ops == 0 || many.ops_per_second <= 0) {
     return Status::Internal("calibration: the sys-mode runs completed no operations");
   }
@@ -249,7 +237,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   return s;
 }
 
-Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env, const ValidationPoint& point,
+Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env, const ValidationPoint& point,
                                              const Calibration& c,
                                              const ValidationOptions& options) {
   const sim::Scenario& s = point.scenario;
@@ -263,13 +251,12 @@ Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env, const Validat
                                    ": the real client has no spread cap");
   }
   SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
-  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
   ValidationOutcome out;
   out.point = point;
   SECMODE_ASSIGN_OR_RETURN(auto server,
-                           StartServer(*realm, g, s.window, s.reaction, options.server_workers));
+                           StartServer(env, g, s.window, s.reaction, options.server_workers));
   rpc::LoadOptions lo;
-  lo.port = server->port();
+  server.Aim(lo);
   lo.connections = s.nconnect;
   lo.slots = static_cast<int>(s.slots);
   lo.op = s.op == sim::Op::kRead ? rpc::NfsOp::kRead : rpc::NfsOp::kWrite;
@@ -294,7 +281,6 @@ Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env, const Validat
   lo.mode = g.family;
   lo.engine = g.engine;
   lo.enctype = g.enctype;
-  lo.ccache = realm->ccache();
   lo.context_per_connection = s.per_connection_context;
   lo.reencode = s.reencode;
   lo.timeout_ms = 1000;
@@ -305,10 +291,10 @@ Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env, const Validat
     lo.skew_connection = s.skew_conn;
     lo.skew_delay_us = static_cast<uint32_t>(s.skew_ns / 1000);
   }
-  const rpc::ServerCounters before = server->counters();
+  const rpc::ServerCounters before = server.server->counters();
   SECMODE_ASSIGN_OR_RETURN(out.load, rpc::RunLoad(lo));
-  server->Stop();
-  const rpc::ServerCounters after = server->counters();
+  server.server->Stop();
+  const rpc::ServerCounters after = server.server->counters();
   const rpc::LoadReport& r = out.load;
   if (r.errors > 0) {
     return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
@@ -333,10 +319,11 @@ Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env, const Validat
   return out;
 }
 
-Result<ValidationRun> RunValidation(ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
+Result<ValidationRun> RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
                                     const ValidationOptions& options, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
   ValidationRun run;
+  run.options = options;
   SECMODE_ASSIGN_OR_RETURN(run.calibration, Calibrate(env, options));
   for (const ValidationPoint& p : grid) {
     log << "\n  validation " << p.name << " ..." << std::flush;
@@ -355,6 +342,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
     rows.push_back({{"kind", "validation"},
                     {"name", o.point.name},
                     {"asserted", o.point.asserted},
+                    {"assert_goodput", o.point.assert_goodput},
                     {"note", o.point.note},
                     {"scenario", o.row.scenario.ToJson()},
                     {"simulated", o.row.simulated.ToJson()},
@@ -369,70 +357,17 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
   return rows;
 }
 
-std::string ValidationRun::Markdown() const {
-  std::ostringstream md;
-  const Calibration& c = calibration;
-  md << "## nconnect simulator vs real sockets (validation)\n\n"
-     << "Each row runs one scenario twice: on the real RPCSEC_GSS TCP client and server "
-        "(krb5p, aes256-cts-hmac-sha1-96, MIT GSS-API at both ends, real loopback sockets, "
-        "in-process server with the scenario's window and reaction) and in the simulator. "
-        "The real client holds every call of connection 0 for the skew after encoding it; "
-        "violations measured = calls the server found below its window. The simulator is fed "
-        "what this machine measured: crypto "
-     << Fmt("%.0f", c.cost_fixed_ns) << " ns + " << Fmt("%.3f", c.cost_ns_per_byte)
-     << " ns/byte per message (mean of the four krb5p legs at 0 B and 4 KiB), loopback round "
-        "trip "
-     << Fmt("%.1f", c.rtt_ns / 1e3)
-     << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
-        "service time besides the server's crypto = server threads / sys-mode ops/s of the "
-        "same connections and slots measured just before the row (the non-crypto cost per call "
-        "under the machine's load at that moment) plus the client's crypto ("
-     << Fmt("%.1f", c.client_crypto_ns / 1e3)
-     << " us; client and server share the cores); per-row values are in results.json. The "
-        "server runs a thread per connection (model: min(nconnect, cores) server threads taking "
-        "connections in turn), and the model resends a disconnected connection's calls "
-        "round-robin over all connections, as the load generator does (Linux keeps them on "
-        "their transport).\n\n";
-  std::vector<sim::ValidationRow> rows;
-  for (const auto& o : outcomes) rows.push_back(o.row);
-  md << sim::ValidationMarkdown(rows) << "\n";
-  md << "| point | asserted | disconnects sim / real | p50 us sim / real | p99 us sim / real | "
-        "detail |\n|---|---|---|---|---|---|\n";
-  for (const auto& o : outcomes) {
-    md << "| " << o.point.name << " | "
-       << (!o.point.asserted        ? "no (see below)"
-           : o.point.assert_goodput ? "violations, goodput"
-                                    : "violations (see below)")
-       << " | " << o.row.simulated.disconnects << " / " << o.row.measured.disconnects << " | "
-       << Fmt("%.0f", o.row.simulated.p50_ns / 1e3) << " / "
-       << Fmt("%.0f", o.row.measured.p50_ns / 1e3) << " | "
-       << Fmt("%.0f", o.row.simulated.p99_ns / 1e3) << " / "
-       << Fmt("%.0f", o.row.measured.p99_ns / 1e3) << " | " << o.comparison.detail << " |\n";
-  }
-  md << "\nWhy these tolerances: the real run shares 2 cores between the client's threads, the "
-        "server's threads and everything else on the machine; a thread preempted for one "
-        "scheduler slice (milliseconds) holds its calls while others overtake them, which moves "
-        "a violation count by a few events and goodput by tens of percent from run to run. "
-        "Hence: zero where the model's zero is structural (fewer numbers in flight than the "
-        "window, or one context per connection with in-order TCP), otherwise a factor 2 or 5 "
-        "events on violations (counts grow roughly geometrically with skew and slots, so a "
-        "factor 2 still separates \"a few\" from \"most calls\"), and a factor 2 on goodput "
-        "(the model's CPU is calibrated from a sys-mode run, not fitted to these rows).\n\n";
-  for (const auto& o : outcomes) {
-    if (!o.point.assert_goodput) md << "- " << o.point.name << ": " << o.point.note << "\n";
-  }
-  md << "\nValidation took " << Fmt("%.1f", wall_seconds) << " s.\n";
-  return md.str();
+nlohmann::json ValidationRun::SectionJson() const {
+  const sim::Tolerance tol;
+  return {{"mode", options.mode},
+          {"server_workers", options.server_workers},
+          {"ops", options.ops},
+          {"calibration", calibration.ToJson()},
+          {"tolerance",
+           {{"violation_factor", tol.violation_factor},
+            {"violation_slack", tol.violation_slack},
+            {"goodput_factor", tol.goodput_factor}}},
+          {"wall_seconds", wall_seconds}};
 }
 
-Status RunNconnectValidationSection(SectionContext& ctx) {
-  ValidationOptions options;
-  SECMODE_ASSIGN_OR_RETURN(
-      ValidationRun run,
-      RunValidation(ctx.env, DefaultValidationGrid(options.ops), options, ctx.log));
-  for (auto& row : run.JsonRows()) ctx.results.nconnect.push_back(std::move(row));
-  ctx.results.report_sections.push_back(run.Markdown());
-  return Status::Ok();
-}
-
-}  // namespace secmode::bench
+}  // namespace secmode::suite

@@ -1,5 +1,4 @@
-// Validation of the nconnect simulator against real sockets (issue 6, item
-// 4): each scenario of a small grid runs twice, once on the real RPCSEC_GSS
+// Validation of the nconnect simulator against real sockets: each scenario of a small grid runs twice, once on the real RPCSEC_GSS
 // krb5p TCP client (rpc::RunLoad) against the in-process server
 // (rpc::LocalServer) on loopback with the scenario's window and reaction, and
 // once in the simulator (sim::Simulate) fed with what this machine measured:
@@ -20,25 +19,27 @@
 // drops = below_window + duplicates, disconnects and context re-creations as
 // the client counted them, ops/s, MB/s and p50/p99 as RunLoad measured them.
 //
+// Results: rows for RunResults::nconnect (each with "kind": "validation") and
+// the run's calibration and rule for sections["nconnect-validation"]; the
+// report table is drawn from them by render/.
+//
 // Thread safety: one validation at a time per process (it uses the process's
 // one Realm through the ModeEnvironment).
-#ifndef SECMODE_BENCH_NCONNECT_VALIDATE_H_
-#define SECMODE_BENCH_NCONNECT_VALIDATE_H_
+#ifndef SECMODE_SUITE_NCONNECT_VALIDATION_H_
+#define SECMODE_SUITE_NCONNECT_VALIDATION_H_
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "bench/modes.h"
-#include "bench/results.h"
-#include "bench/sections.h"
 #include "common/status.h"
+#include "harness/modes.h"
 #include "rpc/load.h"
 #include "sim/compare.h"
 #include "sim/scenario.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 
 // One grid point. `asserted` points are the ones whose prediction is
 // clear-cut (zero by construction, or clearly many): the test requires
@@ -52,8 +53,9 @@ struct ValidationPoint {
 };
 
 // The default grid: nconnect 4, window 32, drop-disconnect, 4 KiB READ,
-// slots {16, 128} x skew {0, 2 ms} with one shared context, and per-connection
-// contexts (model: zero), `ops` operations each.
+// one shared context at slots {8, 16, 128} without skew and {16, 32, 128}
+// with a 10 ms hold on one connection, and per-connection contexts at
+// {16, 128} slots with the hold (model: zero); `ops` operations each.
 std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops = 2000);
 
 // What the simulator is fed, measured on this machine.
@@ -88,18 +90,20 @@ struct ValidationOutcome {
 };
 
 struct ValidationRun {
+  ValidationOptions options;
   Calibration calibration;
   std::vector<ValidationOutcome> outcomes;
   double wall_seconds = 0;
-  std::string Markdown() const;  // the report section
   // Rows for results.json `nconnect`, each with "kind": "validation".
   std::vector<nlohmann::json> JsonRows() const;
+  // sections["nconnect-validation"]: mode, calibration, agreement rule, time.
+  nlohmann::json SectionJson() const;
 };
 
 // Server threads the model gets for `options` (workers, or one per connection).
 int ServerThreads(const ValidationOptions& options, int nconnect);
 
-common::Result<Calibration> Calibrate(ModeEnvironment& env, const ValidationOptions& options);
+common::Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options);
 
 // The simulated scenario of a grid point: `point` with the calibration's
 // costs, RTT, service time and the server's worker count.
@@ -108,19 +112,16 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
 
 // Runs one point on real sockets (a fresh LocalServer with its window and
 // reaction) and in the simulator, and compares.
-common::Result<ValidationOutcome> RunValidationPoint(ModeEnvironment& env,
+common::Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
                                                      const ValidationPoint& point,
                                                      const Calibration& calibration,
                                                      const ValidationOptions& options);
 
 // Calibrates, then runs every point of `grid`; logs progress to `log`.
-common::Result<ValidationRun> RunValidation(ModeEnvironment& env,
+common::Result<ValidationRun> RunValidation(harness::ModeEnvironment& env,
                                             const std::vector<ValidationPoint>& grid,
                                             const ValidationOptions& options, std::ostream& log);
 
-// The `secmode run` section "nconnect-validation" (kSections, suite.cc).
-common::Status RunNconnectValidationSection(SectionContext& context);
+}  // namespace secmode::suite
 
-}  // namespace secmode::bench
-
-#endif  // SECMODE_BENCH_NCONNECT_VALIDATE_H_
+#endif  // SECMODE_SUITE_NCONNECT_VALIDATION_H_

@@ -1,33 +1,38 @@
-// Suite sections: the parts of `secmode run` beyond the per-leg micro table
-// (primitive bounds, end-to-end RPC runs, the nconnect simulator sweep ...).
+// Suite sections: the parts of `secmode run`, each one function in its own
+// file (suite/section_<name>.cc), listed once in kSections (suite.cc).
 //
-// A section is one function in its own file (bench/section_<name>.cc),
-// listed once in kSections in suite.cc. It appends rows to RunResults (its
-// own JSON section, bounds, report markdown, extra files). A section that
-// fails returns a Status; the suite records it in "errors" and goes on.
-#ifndef SECMODE_BENCH_SECTIONS_H_
-#define SECMODE_BENCH_SECTIONS_H_
+// A section computes: it appends rows to RunResults (micro, bounds, e2e,
+// nconnect) and puts its settings and any table that is not a row into
+// RunResults::sections[<name>]. It writes no Markdown and no files; the
+// renderers in render/ draw its part of the report from results.json alone.
+// A section that fails returns a Status; the suite records it in "errors"
+// and goes on.
+#ifndef SECMODE_SUITE_SECTION_H_
+#define SECMODE_SUITE_SECTION_H_
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "bench/modes.h"
-#include "bench/results.h"
-#include "bench/suite.h"
 #include "common/status.h"
+#include "harness/modes.h"
+#include "harness/results.h"
+#include "suite/suite.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 
 struct SectionContext {
   const SuiteOptions& options;
-  ModeEnvironment& env;  // the run's shared realm
-  RunResults& results;
+  const std::vector<harness::ModeName>& modes;  // the run's modes, parsed (defaults filled in)
+  const std::vector<size_t>& sizes;             // the run's sizes (defaults filled in)
+  bool restricted;                              // --modes given: only what was asked
+  harness::ModeEnvironment& env;                // the run's shared realm
+  harness::RunResults& results;
   std::ostream& log;
 };
 
 struct Section {
-  const char* name;  // for the log and "errors"
+  const char* name;  // for the log, "errors" and RunResults::sections
   common::Status (*run)(SectionContext& context);
   // The default suite (no --modes) runs every section. A run restricted with
   // --modes runs a section only if one of its modes starts with one of these
@@ -38,9 +43,14 @@ struct Section {
 // Whether `section` runs for these options (see Section::mode_prefixes).
 bool SectionApplies(const Section& section, const SuiteOptions& options);
 
-// Section functions (one file each).
-common::Status RunE2eSection(SectionContext& context);  // section_e2e.cc
+// The sections, one file each.
+common::Status RunMicroSection(SectionContext& context);                // section_micro.cc
+common::Status RunGssSection(SectionContext& context);                  // section_gss.cc
+common::Status RunSmbSection(SectionContext& context);                  // section_smb.cc
+common::Status RunE2eSection(SectionContext& context);                  // section_e2e.cc
+common::Status RunNconnectSection(SectionContext& context);             // section_nconnect.cc
+common::Status RunNconnectValidationSection(SectionContext& context);   // section_nconnect_validation.cc
 
-}  // namespace secmode::bench
+}  // namespace secmode::suite
 
-#endif  // SECMODE_BENCH_SECTIONS_H_
+#endif  // SECMODE_SUITE_SECTION_H_

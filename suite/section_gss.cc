@@ -1,50 +1,33 @@
-// The `gss` section of `secmode run`: OpenSSL primitive bounds for every
-// enctype (into RunResults.bounds), krb5p micro rows for the enctypes the
-// per-mode loop does not cover, and a report section comparing mit, mit-iov
-// and native krb5p seal+open with the bound, with the issue's targets stated
-// as met or not met (never asserted anywhere).
+// Section "gss": OpenSSL primitive bounds for every enctype (into
+// RunResults::bounds), krb5p micro rows for the enctypes the micro section
+// does not cover, and mit, mit-iov and native krb5p seal+open against the
+// bound per enctype and size (RunResults::sections["gss"].comparison).
 //
 // Default run: all four enctypes x all engines. A run restricted with
-// --mode covers only the enctypes of its krb5 modes and measures no extra
+// --modes covers only the enctypes of its krb5 modes and measures no extra
 // micro rows.
-#include "bench/section_gss.h"
-
-#include <time.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 
-#include "bench/gss_bounds.h"
-#include "bench/measure.h"
-#include "bench/modes.h"
-#include "bench/sections.h"
 #include "common/clock.h"
 #include "gss/context_pair.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
+#include "harness/gss_bounds.h"
+#include "harness/measure.h"
+#include "harness/modes.h"
+#include "suite/section.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 
 using common::Status;
+using harness::BoundOp;
+using harness::BoundRunner;
 
 namespace {
-
-std::string F(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
-std::string SizeLabel(size_t size) {
-  if (size >= (1u << 20) && size % (1u << 20) == 0) return std::to_string(size >> 20) + " MiB";
-  if (size >= 1024 && size % 1024 == 0) return std::to_string(size >> 10) + " KiB";
-  return std::to_string(size) + " B";
-}
 
 // Mean ns per op of one bound, timed in a tight loop (the operations are
 // allocation-free and uniform, so the mean is what matters).
@@ -70,12 +53,10 @@ struct EnginePair {
   std::unique_ptr<gss::Protector> initiator, acceptor;
 };
 
-// This thread's CPU time: what an operation costs even when the machine is
-// oversubscribed and the thread is preempted mid-operation (wall time would
-// then count other processes' work).
 // The comparison for one enctype and size, interleaved: every iteration
 // times a batch of the bound (encrypt+HMAC then decrypt+HMAC), then a batch
-// of seal+open for each engine, back to back, in thread CPU time (batches of
+// of seal+open for each engine, back to back, in thread CPU time (what an
+// operation costs even when the thread is preempted mid-operation; batches of
 // about 64 KiB of payload so the clock's own cost vanishes at small sizes).
 // Each column keeps its fastest batch: interference from other processes
 // (caches, frequency) only ever adds time. The micro table keeps wall-clock
@@ -128,10 +109,10 @@ common::Result<Comparison> Compare(BoundRunner& bound, std::vector<EnginePair>& 
 
 Status RunGss(SectionContext& ctx) {
   const SuiteOptions& o = ctx.options;
-  std::vector<size_t> sizes = o.sizes;
-  if (sizes.empty()) sizes.assign(std::begin(kDefaultSizes), std::end(kDefaultSizes));
+  const std::vector<size_t>& sizes = ctx.sizes;
   const double min_seconds = o.quick ? 0.04 : 0.25;
-  const bool full = o.modes.empty();
+  const double comparison_seconds = o.quick ? 0.3 : 1.5;
+  const bool full = !ctx.restricted;
   const std::vector<std::string> engines = {"mit", "mit-iov", "native"};
 
   std::vector<gss::Enctype> enctypes;
@@ -175,19 +156,19 @@ Status RunGss(SectionContext& ctx) {
     }
     return false;
   };
-  MeasureOptions mopts;
+  harness::MeasureOptions mopts;
   mopts.min_seconds = min_seconds;
   if (o.quick) mopts.min_ops = 10;
   if (full && !o.quick) {
     for (gss::Enctype e : enctypes) {
       for (const auto& engine : engines) {
         if (have_rows(engine, gss::EnctypeName(e))) continue;
-        ModeName name{"krb5p", gss::EnctypeName(e), engine};
-        auto a = MakeAssociation(name, ctx.env);
+        harness::ModeName name{"krb5p", gss::EnctypeName(e), engine};
+        auto a = harness::MakeAssociation(name, ctx.env);
         if (!a.ok()) return a.status().Annotate("gss section");
         for (size_t size : sizes) {
           for (common::Leg leg : common::kAllLegs) {
-            auto m = MeasureLeg(*a, leg, size, mopts);
+            auto m = harness::MeasureLeg(*a, leg, size, mopts);
             if (!m.ok()) return m.status().Annotate("gss section " + name.ToString());
             ctx.results.micro.push_back(
                 {"krb5p", engine, gss::EnctypeName(e), common::LegName(leg), size, 1, *m});
@@ -197,25 +178,12 @@ Status RunGss(SectionContext& ctx) {
     }
   }
 
-  // 3. Report.
-  std::ostringstream md;
-  md << "## krb5p engines vs the OpenSSL bound\n\n"
-     << "Token level, initiator seals (wrap conf=1), acceptor opens; ns of thread CPU time for "
-        "seal + open of one message, the fastest of several interleaved batches (each iteration "
-        "times the bound and every engine back to back; CPU time and the minimum keep other "
-        "processes on a shared machine out of the figures; the micro table above has wall-clock "
-        "means and percentiles). Bound = OpenSSL AES-CBC encrypt + HMAC over the payload bytes "
-        "(seal) plus AES-CBC decrypt + HMAC (open). native/bound = bound time / native time (1.0 "
-        "= as fast as the primitives); mit/native = how many times faster native is.\n\n";
-  struct Target {
-    std::string text;
-    bool met;
-  };
-  std::vector<Target> targets;
+  // 3. The engines against the bound, per enctype and size.
+  nlohmann::json comparison = nlohmann::json::array();
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx.env.GetRealm());
   for (gss::Enctype e : enctypes) {
     const std::string en = gss::EnctypeName(e);
-    BoundRunner namer;
+    harness::BoundRunner namer;
     SECMODE_RETURN_IF_ERROR(namer.Init(e));
     std::vector<EnginePair> pairs;
     for (const auto& engine : engines) {
@@ -226,55 +194,33 @@ Status RunGss(SectionContext& ctx) {
       SECMODE_ASSIGN_OR_RETURN(p.acceptor, gss::NewProtector(eng, cp->ReleaseAcceptor()));
       pairs.push_back(std::move(p));
     }
-    md << "### " << en << "\n\n"
-       << "| size | mit ns | mit-iov ns | native ns | bound ns | native/bound | mit/native | "
-          "mit-iov/native |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (size_t size : sizes) {
       if (size == 0 || size % 16 != 0) continue;
-      SECMODE_ASSIGN_OR_RETURN(Comparison cmp, Compare(namer, pairs, size, o.quick ? 0.3 : 1.5));
-      const double mit = cmp.engines["mit"], iov = cmp.engines["mit-iov"],
-                   nat = cmp.engines["native"], bound = cmp.bound;
-      md << "| " << SizeLabel(size) << " | " << F("%.0f", mit) << " | " << F("%.0f", iov) << " | "
-         << F("%.0f", nat) << " | " << F("%.0f", bound) << " | " << F("%.2f", bound / nat) << " | "
-         << F("%.2f", mit / nat) << " | " << F("%.2f", iov / nat) << " |\n";
-      if (size == (1u << 20) && e == gss::Enctype::kAes256CtsHmacSha1) {
-        targets.push_back(
-            {"native 1 MiB " + en + " krb5p seal+open >= 0.85 x bound: " + F("%.2f", bound / nat) +
-                 " x (bound " + F("%.0f", bound) + " ns, native " + F("%.0f", nat) + " ns)",
-             bound / nat >= 0.85});
-        targets.push_back({"native 1 MiB " + en + " krb5p seal+open >= 4 x faster than mit: " +
-                               F("%.2f", mit / nat) + " x (mit " + F("%.0f", mit) + " ns)",
-                           mit / nat >= 4.0});
-      }
-      if (size == 128) {
-        targets.push_back({"native 128 B " + en +
-                               " seal+open <= 0.5 x mit: " + F("%.2f", nat / mit) + " x (" +
-                               F("%.0f", nat) + " vs " + F("%.0f", mit) + " ns)",
-                           nat / mit <= 0.5});
-      }
+      SECMODE_ASSIGN_OR_RETURN(Comparison cmp, Compare(namer, pairs, size, comparison_seconds));
+      comparison.push_back({{"enctype", en},
+                            {"size", size},
+                            {"bound_ns", cmp.bound},
+                            {"engines_ns", cmp.engines},
+                            {"iterations", cmp.iterations}});
     }
-    md << "\n";
   }
-  if (!targets.empty()) {
-    md << "### Targets (issue 3; reported, not asserted)\n\n";
-    for (const auto& t : targets)
-      md << "- " << (t.met ? "met" : "NOT met") << ": " << t.text << "\n";
-    md << "\n";
-  }
-  if (full && o.quick) {
-    md << "Quick run: krb5p micro rows for the non-default enctypes were not measured; the "
-          "tables above cover them.\n\n";
-  }
-  md << "Cycles in micro rows are TSC ticks at " << F("%.3f", common::TscGhz()) << " GHz ("
-     << common::CycleSource() << "); the same primitives per op are in `bounds`.\n";
-  ctx.results.report_sections.push_back(md.str());
+  ctx.results.sections["gss"] = {
+      {"engines", engines},
+      {"quick", o.quick},
+      {"restricted", !full},
+      {"micro_seconds", min_seconds},
+      {"comparison_seconds", comparison_seconds},
+      {"comparison", std::move(comparison)},
+      {"method",
+       "token level, initiator seals (wrap conf=1), acceptor opens; thread CPU time of seal + "
+       "open, the fastest of interleaved batches; bound = OpenSSL AES-CBC + HMAC over the "
+       "payload bytes"}};
   ctx.log << " (" << ctx.results.bounds.size() << " bounds)";
   return Status::Ok();
 }
 
 }  // namespace
 
-// Registered in kSections (bench/suite.cc).
 Status RunGssSection(SectionContext& context) { return RunGss(context); }
 
-}  // namespace secmode::bench
+}  // namespace secmode::suite

@@ -1,10 +1,13 @@
-// `secmode run` section: the nconnect simulator sweep (bench/nconnect_sweep.h).
+// Section "nconnect": the nconnect simulator sweep (suite/nconnect_sweep.h),
+// the default grid (the quick grid under --quick) with crypto costs fitted
+// to the run's krb5p micro rows when there are any, on all hardware threads.
 #include <cstdio>
 #include <string>
 
-#include "bench/nconnect_sweep.h"
+#include "suite/nconnect_sweep.h"
+#include "suite/section.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 
 common::Status RunNconnectSection(SectionContext& context) {
   sim::SweepGrid grid = context.options.quick ? sim::SweepGrid::Quick() : sim::SweepGrid::Default();
@@ -14,7 +17,7 @@ common::Status RunNconnectSection(SectionContext& context) {
   std::string source = std::string("defaults of sim/scenario.h (") + defaults +
                        ", not measured in this run: it measured no krb5p costs to fit)";
   FitCostsFromMicro(context.results, grid.base, &source);
-  return AddNconnectSweep(grid, source, 0, context.results, context.log);
+  return RunNconnectSweep(grid, source, 0, context.results, context.log);
 }
 
-}  // namespace secmode::bench
+}  // namespace secmode::suite

@@ -1,37 +1,38 @@
 // The default suite behind `secmode run`: measures every requested mode's
-// four legs at every size and writes DIR/results.json, DIR/micro.csv and
-// DIR/report.md (each atomically: temp name, fsync, rename).
+// four legs at every size (the micro table), then runs every section that
+// applies (suite/section.h), and returns what was measured as a RunResults.
+// It writes nothing: render/run_dir.h turns the results into files.
 //
-// A mode that fails is reported (in results.json "errors" and on the log) and
-// the others still run; the result is then an error, after the files are
-// written, so nothing measured is lost.
-#ifndef SECMODE_BENCH_SUITE_H_
-#define SECMODE_BENCH_SUITE_H_
+// A mode or section that fails is recorded in RunResults::errors (and on the
+// log) and the others still run, so nothing measured is lost. RunSuite itself
+// fails only when the options are invalid, before anything is measured.
+#ifndef SECMODE_SUITE_SUITE_H_
+#define SECMODE_SUITE_SUITE_H_
 
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "harness/results.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 
 inline constexpr size_t kDefaultSizes[] = {128, 4096, 65536, 1u << 20};
 
 struct SuiteOptions {
-  std::string out_dir;             // "" means DefaultOutDir()
   bool quick = false;              // shorter measurements, same coverage
-  std::vector<std::string> modes;  // mode names; empty means DefaultModes()
+  std::vector<std::string> modes;  // mode names; empty means harness::DefaultModes()
   std::vector<size_t> sizes;       // empty means kDefaultSizes
   std::string command;             // the command line, recorded in the results
 };
 
-// results/runs/<UTC timestamp>-<hostname>, relative to the working directory.
-std::string DefaultOutDir();
+// Checks what RunSuite would refuse (unknown modes, enctypes, engines), so a
+// caller can refuse bad options before it creates anything.
+common::Status ValidateOptions(const SuiteOptions& options);
 
-// Returns the directory the files went to.
-common::Result<std::string> RunSuite(const SuiteOptions& options, std::ostream& log);
+common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::ostream& log);
 
-}  // namespace secmode::bench
+}  // namespace secmode::suite
 
-#endif  // SECMODE_BENCH_SUITE_H_
+#endif  // SECMODE_SUITE_SUITE_H_

@@ -1,8 +1,8 @@
-#include "bench/modes.h"
+#include "harness/modes.h"
 
 #include <gtest/gtest.h>
 
-namespace secmode::bench {
+namespace secmode::harness {
 namespace {
 
 TEST(ModeNameTest, DefaultsAreFilledIn) {
@@ -56,4 +56,4 @@ TEST(ModeRegistryTest, SysAssociationCopiesBothWays) {
 }
 
 }  // namespace
-}  // namespace secmode::bench
+}  // namespace secmode::harness

@@ -1,8 +1,8 @@
-#include "bench/results.h"
+#include "harness/results.h"
 
 #include <gtest/gtest.h>
 
-namespace secmode::bench {
+namespace secmode::harness {
 namespace {
 
 using nlohmann::json;
@@ -81,4 +81,4 @@ TEST(ResultsTest, ReaderRefusesOtherSchemasWithReason) {
 }
 
 }  // namespace
-}  // namespace secmode::bench
+}  // namespace secmode::harness

@@ -57,17 +57,5 @@ TEST(CompareTest, NoCompletedOperationsNeverAgrees) {
   EXPECT_NE(c.detail.find("measured"), std::string::npos);
 }
 
-TEST(CompareTest, ValidationTableHasOneVerdictPerRow) {
-  ValidationRow ok{Scenario(), R(1000, 0, 5000), R(1000, 0, 4000)};
-  ValidationRow bad_v{Scenario(), R(1000, 0, 5000), R(1000, 2, 5000)};
-  ValidationRow bad_g{Scenario(), R(1000, 50, 5000), R(1000, 60, 1000)};
-  std::string md = ValidationMarkdown({ok, bad_v, bad_g});
-  EXPECT_NE(md.find("| agree |"), std::string::npos);
-  EXPECT_NE(md.find("DISAGREE (violations)"), std::string::npos);
-  EXPECT_NE(md.find("DISAGREE (goodput)"), std::string::npos);
-  EXPECT_NE(md.find("1 of 3 scenarios agree"), std::string::npos);
-  EXPECT_NE(md.find("within 5 events or within a factor 2.00"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace secmode::sim

@@ -1,33 +1,35 @@
 // The gss section of `secmode run` on a one-mode, one-size grid: it writes
-// the bounds for the run's enctype into results.json and a comparison table
-// with mit, mit-iov, native and the bound into report.md, with the targets
-// stated (met or not; never asserted here).
+// the bounds for the run's enctype and the engine comparison into the
+// results, and the report drawn from them has the comparison table with the
+// targets stated (met or not; never asserted here).
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "bench/results.h"
-#include "bench/suite.h"
 #include "common/files.h"
+#include "harness/results.h"
+#include "render/run_dir.h"
+#include "suite/suite.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 namespace {
 
 TEST(SectionGssTest, WritesBoundsAndTheEngineComparison) {
   auto tmp = common::MakeTempDirectory("secmode-section-gss-");
   ASSERT_TRUE(tmp.ok());
   SuiteOptions o;
-  o.out_dir = *tmp + "/run";
   o.quick = true;
   o.modes = {"krb5p:aes128-cts-hmac-sha256-128:native"};
   o.sizes = {128};
   o.command = "section_gss_test";
   std::ostringstream log;
-  auto dir = RunSuite(o, log);
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString() << "\n" << log.str();
-  auto text = common::ReadFile(*dir + "/results.json");
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n" << log.str();
+  const std::string dir = *tmp + "/run";
+  ASSERT_TRUE(render::WriteRunDirectory(dir, *run).ok());
+  auto text = common::ReadFile(dir + "/results.json");
   ASSERT_TRUE(text.ok());
-  auto results = ReadResultsJson(*text);
+  auto results = harness::ReadResultsJson(*text);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   bool seal_bound = false, open_bound = false;
   for (const auto& b : results->bounds) {
@@ -41,7 +43,16 @@ TEST(SectionGssTest, WritesBoundsAndTheEngineComparison) {
   EXPECT_TRUE(seal_bound && open_bound);
   // A restricted run adds no micro rows of its own: 1 mode x 1 size x 4 legs.
   EXPECT_EQ(results->micro.size(), 4u);
-  auto report = common::ReadFile(*dir + "/report.md");
+  // The comparison: one row, the run's enctype and size, all three engines.
+  const auto& comparison = results->sections["gss"]["comparison"];
+  ASSERT_EQ(comparison.size(), 1u);
+  EXPECT_EQ(comparison[0]["enctype"], "aes128-cts-hmac-sha256-128");
+  EXPECT_EQ(comparison[0]["size"], 128);
+  EXPECT_GT(comparison[0]["bound_ns"].get<double>(), 0);
+  for (const char* engine : {"mit", "mit-iov", "native"}) {
+    EXPECT_GT(comparison[0]["engines_ns"][engine].get<double>(), 0) << engine;
+  }
+  auto report = common::ReadFile(dir + "/report.md");
   ASSERT_TRUE(report.ok());
   EXPECT_NE(report->find("## krb5p engines vs the OpenSSL bound"), std::string::npos);
   EXPECT_NE(report->find("### aes128-cts-hmac-sha256-128"), std::string::npos);
@@ -53,4 +64,4 @@ TEST(SectionGssTest, WritesBoundsAndTheEngineComparison) {
 }
 
 }  // namespace
-}  // namespace secmode::bench
+}  // namespace secmode::suite

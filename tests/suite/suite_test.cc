@@ -1,6 +1,6 @@
-// The suite end to end on a small grid: real realm, real MIT wrap, files
-// written and valid.
-#include "bench/suite.h"
+// The suite end to end on a small grid: real realm, real MIT wrap; the run
+// directory written by render/run_dir.h is complete and valid.
+#include "suite/suite.h"
 
 #include <gtest/gtest.h>
 
@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <sstream>
 
-#include "bench/report.h"
-#include "bench/results.h"
 #include "common/files.h"
+#include "harness/results.h"
+#include "render/run_dir.h"
 
-namespace secmode::bench {
+namespace secmode::suite {
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,17 +21,22 @@ TEST(SuiteTest, QuickRunWritesValidResultsForSysAndKrb5p) {
   auto tmp = common::MakeTempDirectory("secmode-suite-test-");
   ASSERT_TRUE(tmp.ok());
   SuiteOptions o;
-  o.out_dir = *tmp + "/run";
   o.quick = true;
   o.modes = {"sys", "krb5p"};
   o.sizes = {128, 4096};
   o.command = "suite_test";
   std::ostringstream log;
-  auto dir = RunSuite(o, log);
-  ASSERT_TRUE(dir.ok()) << dir.status().ToString() << "\n" << log.str();
-  auto text = common::ReadFile(*dir + "/results.json");
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n" << log.str();
+  EXPECT_TRUE(run->errors.empty()) << run->errors.dump();
+  const std::string dir = *tmp + "/run";
+  auto files = render::WriteRunDirectory(dir, *run);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ASSERT_FALSE(files->written.empty());
+  EXPECT_EQ(files->written.front(), "results.json");
+  auto text = common::ReadFile(dir + "/results.json");
   ASSERT_TRUE(text.ok());
-  auto results = ReadResultsJson(*text);
+  auto results = harness::ReadResultsJson(*text);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   // 2 modes x 2 sizes x 4 legs.
   ASSERT_EQ(results->micro.size(), 16u);
@@ -44,14 +49,20 @@ TEST(SuiteTest, QuickRunWritesValidResultsForSysAndKrb5p) {
       EXPECT_EQ(row.enctype, "aes256-cts-hmac-sha1-96");
     }
   }
-  auto report = common::ReadFile(*dir + "/report.md");
+  // The restricted run ran the sections of its modes: gss (krb5p) and e2e.
+  EXPECT_TRUE(results->sections.contains("gss"));
+  EXPECT_TRUE(results->sections.contains("e2e"));
+  EXPECT_FALSE(results->sections.contains("smb"));
+  EXPECT_FALSE(results->sections.contains("nconnect"));
+  auto report = common::ReadFile(dir + "/report.md");
   ASSERT_TRUE(report.ok());
   EXPECT_NE(report->find("krb5p"), std::string::npos);
   EXPECT_NE(report->find("x sys"), std::string::npos);
-  auto csv = common::ReadFile(*dir + "/micro.csv");
+  EXPECT_NE(report->find("## End to end"), std::string::npos);
+  auto csv = common::ReadFile(dir + "/micro.csv");
   ASSERT_TRUE(csv.ok());
   EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), 17);
-  for (const auto& e : fs::directory_iterator(*dir)) {
+  for (const auto& e : fs::directory_iterator(dir)) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
   }
   common::RemoveTree(*tmp);
@@ -59,14 +70,15 @@ TEST(SuiteTest, QuickRunWritesValidResultsForSysAndKrb5p) {
 
 TEST(SuiteTest, UnknownModeFailsBeforeMeasuring) {
   SuiteOptions o;
-  o.out_dir = "/nonexistent-should-not-be-created";
-  o.modes = {"krb7"};
+  o.modes = {"sys", "krb7"};
+  EXPECT_FALSE(ValidateOptions(o).ok());
   std::ostringstream log;
-  auto dir = RunSuite(o, log);
-  ASSERT_FALSE(dir.ok());
-  EXPECT_NE(dir.status().message().find("krb7"), std::string::npos);
-  EXPECT_FALSE(fs::exists(o.out_dir));
+  auto run = RunSuite(o, log);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), common::Code::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("krb7"), std::string::npos);
+  EXPECT_EQ(log.str().find("measuring"), std::string::npos) << log.str();
 }
 
 }  // namespace
-}  // namespace secmode::bench
+}  // namespace secmode::suite

@@ -1,0 +1,25 @@
+// Formatting helpers shared by every renderer: numbers, sizes and CSV fields
+// as the report prints them.
+#ifndef SECMODE_RENDER_FORMAT_H_
+#define SECMODE_RENDER_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+namespace secmode::render {
+
+// One number through a printf format with one double conversion ("%.1f").
+std::string Fmt(const char* printf_format, double value);
+
+// "128 B", "4 KiB", "1 MiB" (binary units only when exact).
+std::string SizeLabel(uint64_t bytes);
+
+// "no skew", "2 ms skew".
+std::string SkewLabel(int64_t ns);
+
+// A CSV field, quoted when it holds a comma, quote or newline.
+std::string CsvField(const std::string& s);
+
+}  // namespace secmode::render
+
+#endif  // SECMODE_RENDER_FORMAT_H_

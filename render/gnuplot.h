@@ -1,0 +1,26 @@
+// Plots with gnuplot (Debian package gnuplot-nox): a script and its data
+// files run in a fresh private temporary directory, removed afterwards.
+#ifndef SECMODE_RENDER_GNUPLOT_H_
+#define SECMODE_RENDER_GNUPLOT_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace secmode::render {
+
+// Runs `script` (which names the `data` files relatively and writes
+// `output`) and returns the contents of `output`. Unavailable when gnuplot
+// is not installed; an error with gnuplot's own last lines when it fails.
+common::Result<std::string> RunGnuplot(
+    const std::string& script, const std::vector<std::pair<std::string, std::string>>& data,
+    const std::string& output);
+
+// A gnuplot single-quoted string.
+std::string GnuplotQuote(const std::string& s);
+
+}  // namespace secmode::render
+
+#endif  // SECMODE_RENDER_GNUPLOT_H_

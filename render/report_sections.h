@@ -1,0 +1,25 @@
+// The report's section renderers (one file each, report_<name>.cc), called by
+// RenderRun in report order for every section present in
+// RunResults::sections. Each reads its section object and the rows it owns
+// and appends Markdown (and plot files) to `out`. Internal to render/.
+#ifndef SECMODE_RENDER_REPORT_SECTIONS_H_
+#define SECMODE_RENDER_REPORT_SECTIONS_H_
+
+#include <nlohmann/json.hpp>
+
+#include "harness/results.h"
+#include "render/report.h"
+
+namespace secmode::render {
+
+void RenderGssSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
+void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
+void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
+void RenderNconnectSection(const harness::RunResults& r, const nlohmann::json& section,
+                           Rendered& out);
+void RenderValidationSection(const harness::RunResults& r, const nlohmann::json& section,
+                             Rendered& out);
+
+}  // namespace secmode::render
+
+#endif  // SECMODE_RENDER_REPORT_SECTIONS_H_

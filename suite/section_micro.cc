@@ -1,0 +1,50 @@
+// Section "micro": every mode of the run, its four legs (client-seal,
+// server-open, server-seal, client-open) at every size, into
+// RunResults::micro. A mode that fails is recorded in "errors" with the leg
+// and size where it failed, and the next mode runs.
+#include "harness/measure.h"
+#include "suite/section.h"
+
+namespace secmode::suite {
+
+common::Status RunMicroSection(SectionContext& ctx) {
+  harness::MeasureOptions mopts;
+  if (ctx.options.quick) {
+    mopts.min_seconds = 0.04;
+    mopts.min_ops = 10;
+  }
+  for (const auto& name : ctx.modes) {
+    ctx.log << "measuring " << name.ToString() << " ..." << std::flush;
+    auto made = harness::MakeAssociation(name, ctx.env);
+    if (!made.ok()) {
+      ctx.log << " failed: " << made.status().ToString() << "\n";
+      ctx.results.errors.push_back(
+          {{"mode", name.ToString()}, {"error", made.status().ToString()}});
+      continue;
+    }
+    common::Association& a = *made;
+    bool failed = false;
+    for (size_t size : ctx.sizes) {
+      for (common::Leg leg : common::kAllLegs) {
+        auto m = harness::MeasureLeg(a, leg, size, mopts);
+        if (!m.ok()) {
+          ctx.log << " failed at " << common::LegName(leg) << " size " << size << ": "
+                  << m.status().ToString() << "\n";
+          ctx.results.errors.push_back({{"mode", name.ToString()},
+                                        {"leg", common::LegName(leg)},
+                                        {"size", size},
+                                        {"error", m.status().ToString()}});
+          failed = true;
+          break;
+        }
+        ctx.results.micro.push_back(
+            {a.mode, a.engine, a.enctype, common::LegName(leg), size, 1, *m});
+      }
+      if (failed) break;
+    }
+    if (!failed) ctx.log << " done\n";
+  }
+  return common::Status::Ok();
+}
+
+}  // namespace secmode::suite

@@ -1,0 +1,18 @@
+// Section "nconnect-validation": the simulator against the real krb5p
+// client and server on loopback (suite/nconnect_validation.h), default grid.
+#include "suite/nconnect_validation.h"
+#include "suite/section.h"
+
+namespace secmode::suite {
+
+common::Status RunNconnectValidationSection(SectionContext& ctx) {
+  ValidationOptions options;
+  SECMODE_ASSIGN_OR_RETURN(
+      ValidationRun run,
+      RunValidation(ctx.env, DefaultValidationGrid(options.ops), options, ctx.log));
+  for (auto& row : run.JsonRows()) ctx.results.nconnect.push_back(std::move(row));
+  ctx.results.sections["nconnect-validation"] = run.SectionJson();
+  return common::Status::Ok();
+}
+
+}  // namespace secmode::suite

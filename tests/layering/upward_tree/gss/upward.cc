@@ -1,0 +1,2 @@
+// Fixture of tests/layering: a lower folder including from a higher one.
+#include "suite/suite.h"

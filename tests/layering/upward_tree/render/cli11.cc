@@ -1,0 +1,3 @@
+// Fixture of tests/layering: a library including CLI11.
+#include <CLI/CLI.hpp>
+#include "render/format.h"

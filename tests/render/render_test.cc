@@ -1,0 +1,166 @@
+// Renderers draw from results alone: a report drawn from a saved
+// results.json is the one drawn when the run was written; ratios come from
+// the rows of the run; the validation table counts verdicts; bad run
+// directories are refused with the reason.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/files.h"
+#include "harness/results.h"
+#include "render/format.h"
+#include "render/report.h"
+#include "render/run_dir.h"
+
+namespace secmode::render {
+namespace {
+
+using nlohmann::json;
+
+harness::MicroRow Row(const std::string& mode, const std::string& leg, size_t size, double ns) {
+  harness::LegMeasurement m;
+  m.ns_per_op = ns;
+  m.bytes_per_second = static_cast<double>(size) * 1e9 / ns;
+  m.p50_ns = static_cast<uint64_t>(ns);
+  m.p99_ns = m.p999_ns = static_cast<uint64_t>(ns) + 1;
+  m.samples = 10;
+  const bool krb = mode != "sys";
+  return {mode, krb ? "native" : "none", krb ? "aes256-cts-hmac-sha1-96" : "", leg, size, 1, m};
+}
+
+harness::RunResults Sample() {
+  harness::RunResults r;
+  r.machine = common::ReadMachineInfo();
+  r.command = "render_test";
+  r.started_at = "2026-11-30T10:00:00Z";
+  r.finished_at = "2026-11-30T10:01:00Z";
+  for (const char* leg : {"client-seal", "server-open", "server-seal", "client-open"}) {
+    r.micro.push_back(Row("sys", leg, 4096, 250));
+    r.micro.push_back(Row("krb5p", leg, 4096, 750));
+  }
+  r.bounds.push_back({"smb-enc-aes-128-gcm seal+open", 1u << 20, 2e9});
+  r.bounds.push_back({"evp-aes-128-gcm encrypt+decrypt", 1u << 20, 2.5e9});
+  r.sections["smb"] = {{"size", 1u << 20},
+                       {"rounds", 3},
+                       {"seconds_per_round", 0.03},
+                       {"target", 0.9},
+                       {"pairs",
+                        {{{"smb", "smb-enc-aes-128-gcm seal+open"},
+                          {"raw", "evp-aes-128-gcm encrypt+decrypt"},
+                          {"targeted", true}}}},
+                       {"cores", 2},
+                       {"multichannel", json::array()}};
+  json e2e_sys = harness::LoadReportJson({});
+  e2e_sys["mode"] = "sys";
+  e2e_sys["op"] = "read";
+  e2e_sys["size"] = 4096;
+  e2e_sys["ops_per_second"] = 1000.0;
+  e2e_sys["engine"] = "none";
+  e2e_sys["enctype"] = "";
+  e2e_sys["server_window_drops"] = 0;
+  json e2e_p = e2e_sys;
+  e2e_p["mode"] = "krb5p";
+  e2e_p["engine"] = "native";
+  e2e_p["enctype"] = "aes256-cts-hmac-sha1-96";
+  e2e_p["ops_per_second"] = 250.0;
+  r.e2e = {e2e_sys, e2e_p};
+  r.sections["e2e"] = {{"connections", 4}, {"slots", 64}, {"window", 128}};
+  return r;
+}
+
+TEST(FormatTest, SizesAndNumbers) {
+  EXPECT_EQ(SizeLabel(128), "128 B");
+  EXPECT_EQ(SizeLabel(4096), "4 KiB");
+  EXPECT_EQ(SizeLabel(1u << 20), "1 MiB");
+  EXPECT_EQ(SizeLabel(1000), "1000 B");
+  EXPECT_EQ(Fmt("%.2f", 1.0 / 3), "0.33");
+  EXPECT_EQ(SkewLabel(0), "no skew");
+  EXPECT_EQ(SkewLabel(2000000), "2 ms skew");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"x\""), "\"say \"\"x\"\"\"");
+}
+
+TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {
+  Rendered r = RenderRun(Sample());
+  // krb5p's four legs cost 3x sys's at 4 KiB: the x sys column says so.
+  EXPECT_NE(r.report_md.find("| 3000 | 2730.7 | 3.00 |"), std::string::npos) << r.report_md;
+  // e2e: 250 / 1000 ops/s.
+  EXPECT_NE(r.report_md.find("| 0.25 |"), std::string::npos) << r.report_md;
+  // SMB: 2.0 / 2.5 GB/s against a 0.9 target.
+  EXPECT_NE(r.report_md.find("| 0.800 | NOT met |"), std::string::npos) << r.report_md;
+  // Sections that did not run are not drawn.
+  EXPECT_EQ(r.report_md.find("## krb5p engines"), std::string::npos);
+  EXPECT_EQ(r.report_md.find("nconnect"), std::string::npos);
+  EXPECT_EQ(std::count(r.micro_csv.begin(), r.micro_csv.end(), '\n'), 9);
+  const std::string summary = SummaryTable(Sample());
+  EXPECT_NE(summary.find("3.00"), std::string::npos) << summary;
+}
+
+TEST(RenderTest, ValidationTableCountsVerdicts) {
+  harness::RunResults r = Sample();
+  auto row = [](const char* name, bool v, bool g, bool asserted) {
+    return json{{"kind", "validation"},   {"name", name},
+                {"asserted", asserted},   {"assert_goodput", asserted},
+                {"note", "why not"},      {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+                {"simulated", json::object()}, {"measured", json::object()},
+                {"violations_agree", v},  {"goodput_agree", g},
+                {"detail", "d"}};
+  };
+  r.nconnect = {row("a", true, true, true), row("b", false, true, true),
+                row("c", true, false, false)};
+  r.sections["nconnect-validation"] = {
+      {"mode", "krb5p:aes256-cts-hmac-sha1-96:mit"},
+      {"tolerance", {{"violation_factor", 1.5}, {"violation_slack", 5}, {"goodput_factor", 1.3}}},
+      {"calibration", json::object()}};
+  const std::string md = RenderRun(r).report_md;
+  EXPECT_NE(md.find("| agree |"), std::string::npos);
+  EXPECT_NE(md.find("DISAGREE (violations)"), std::string::npos);
+  EXPECT_NE(md.find("DISAGREE (goodput)"), std::string::npos);
+  EXPECT_NE(md.find("1 of 3 scenarios agree"), std::string::npos) << md;
+  EXPECT_NE(md.find("within 5 events or within a factor 1.50"), std::string::npos) << md;
+  EXPECT_NE(md.find("- c: why not"), std::string::npos) << md;
+  EXPECT_EQ(md.find("- a: why not"), std::string::npos) << md;
+}
+
+TEST(RunDirTest, SavedRunRendersTheSameReport) {
+  auto tmp = common::MakeTempDirectory("secmode-render-test-");
+  ASSERT_TRUE(tmp.ok());
+  auto files = WriteRunDirectory(*tmp + "/run", Sample());
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_EQ(files->written.front(), "results.json");
+  auto again = RenderSavedRun(*tmp + "/run", *tmp + "/again");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  for (const char* f : {"report.md", "micro.csv"}) {
+    auto a = common::ReadFile(*tmp + "/run/" + f);
+    auto b = common::ReadFile(*tmp + "/again/" + f);
+    ASSERT_TRUE(a.ok() && b.ok()) << f;
+    EXPECT_EQ(*a, *b) << f;
+  }
+  EXPECT_FALSE(std::filesystem::exists(*tmp + "/again/results.json"));
+  common::RemoveTree(*tmp);
+}
+
+TEST(RunDirTest, BadRunDirectoriesAreRefusedWithTheReason) {
+  auto tmp = common::MakeTempDirectory("secmode-render-test-");
+  ASSERT_TRUE(tmp.ok());
+  auto none = RenderSavedRun(*tmp);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), common::Code::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("no results.json"), std::string::npos);
+  ASSERT_TRUE(common::WriteFileAtomically(*tmp + "/results.json", "{\"schema\": 3").ok());
+  auto broken = RenderSavedRun(*tmp);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("not valid JSON"), std::string::npos);
+  ASSERT_TRUE(
+      common::WriteFileAtomically(*tmp + "/results.json", "{\"schema\": \"secmode-results/9\"}")
+          .ok());
+  auto newer = RenderSavedRun(*tmp);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.status().message().find("secmode-results/9"), std::string::npos);
+  // Nothing was written next to the refused file.
+  EXPECT_FALSE(std::filesystem::exists(*tmp + "/report.md"));
+  common::RemoveTree(*tmp);
+}
+
+}  // namespace
+}  // namespace secmode::render
