@@ -28,10 +28,10 @@ build-asan: deps
 	@cmake --build --preset asan -j $(JOBS)
 
 run: build
-	@./build/release/bench/secmode run
+	@./build/release/cli/secmode run
 
 quick: build
-	@./build/release/bench/secmode run --quick
+	@./build/release/cli/secmode run --quick
 
 test: build build-asan
 	@ctest --preset release -j $(JOBS)

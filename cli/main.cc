@@ -1,5 +1,6 @@
 // The `secmode` executable: parses the command line and runs one subcommand.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <exception>
 #include <iostream>
 
@@ -24,8 +25,7 @@ void SetCommandLine(std::string command_line) { CommandLineStorage() = std::move
 const std::string& CommandLine() { return CommandLineStorage(); }
 
 void Fail(const std::string& command, const common::Status& status) {
-  const int code =
-      status.code() == common::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  const int code = status.code() == common::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   throw CLI::RuntimeError("secmode " + command + ": " + status.ToString(), code);
 }
 
@@ -47,9 +47,21 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("secmode ") + SECMODE_VERSION);
   app.footer(kExitStatusHelp);
   app.require_subcommand(1);
+  std::string known;
+  std::vector<std::string> names;
   for (CLI::App* sub : {AddRunCommand(app), AddModesCommand(app), AddReportCommand(app),
                         AddNconnectCommand(app), AddServeCommand(app), AddLoadCommand(app)}) {
     sub->footer(kExitStatusHelp);
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    names.push_back(sub->get_name());
+  }
+  // CLI11 reports an unknown command word only as "a subcommand is
+  // required"; name it.
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::cerr << "secmode: unknown command '" << argv[1] << "' (known: " << known << ")\n"
+              << "Run with --help for more information.\n";
+    return kExitUsage;
   }
   try {
     app.parse(argc, argv);

@@ -72,8 +72,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     const std::string verdict = Verdict(*row);
     agree += verdict == "agree" ? 1 : 0;
     md << "| " << I(s, "nconnect") << " | " << I(s, "slots") << " | " << I(s, "window") << " | "
-       << s.value("reaction", "") << " | " << I(s, "io_size") << " " << s.value("op", "")
-       << " | " << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | " << I(sim, "violations") << " | "
+       << s.value("reaction", "") << " | " << I(s, "io_size") << " " << s.value("op", "") << " | "
+       << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | " << I(sim, "violations") << " | "
        << I(meas, "violations") << " | " << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
        << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
   }
@@ -94,15 +94,19 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << " | " << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / "
        << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << row->value("detail", "") << " |\n";
   }
-  md << "\nWhy these tolerances: the real run shares the machine's cores between the client's "
-        "threads, the server's threads and everything else on the machine; a thread preempted "
-        "for one scheduler slice (milliseconds) holds its calls while others overtake them, "
-        "which moves a violation count by a few events and goodput by tens of percent from run "
-        "to run. Hence: zero where the model's zero is structural (fewer numbers in flight than "
-        "the window, or one context per connection with in-order TCP), otherwise a factor or a "
-        "few events on violations (counts grow roughly geometrically with skew and slots, so a "
-        "factor 2 still separates \"a few\" from \"most calls\"), and a factor on goodput (the "
-        "model's CPU is calibrated from a sys-mode run, not fitted to these rows).\n\n";
+  md << "\nWhy these tolerances: the real run shares the machine's " << r.machine.logical_cpus
+     << " logical CPUs between the client's threads, the server's threads and everything else "
+        "on the machine; a thread preempted for one scheduler slice (milliseconds) holds its "
+        "calls while others overtake them, which moves a violation count by a few events and "
+        "goodput by tens of percent from run to run. Hence: zero where the model's zero is "
+        "structural (fewer numbers in flight than the window, or one context per connection "
+        "with in-order TCP), otherwise a factor "
+     << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << I(tol, "violation_slack")
+     << " events on violations (counts grow roughly geometrically with skew and slots, so a "
+        "factor still separates \"a few\" from \"most calls\"), and a factor "
+     << Fmt("%g", tol.value("goodput_factor", 0.0))
+     << " on goodput (the model's CPU is calibrated from a sys-mode run, not fitted to these "
+        "rows).\n\n";
   for (const json* row : rows) {
     const bool asserted = row->value("asserted", false);
     if (!row->value("assert_goodput", asserted)) {

@@ -1,4 +1,4 @@
-// RPC-framed Sealer/Opener legs for the mode registry (bench/modes.cc):
+// RPC-framed Sealer/Opener legs for the mode registry (harness/modes.cc):
 // the wire of every leg is a whole RPC call or reply (DESIGN.md "For RPC
 // modes the wire is a whole RPC call or reply"), so a micro number for
 // `krb5p` means: build the call header and credential, MIC the header, wrap

@@ -15,7 +15,7 @@ expect_run(0 "krb5p" ${SECMODE} modes)
 
 # Bad usage: 2, with the cause named.
 expect_run(2 "A subcommand is required" ${SECMODE})
-expect_run(2 "no-such-command" ${SECMODE} no-such-command)
+expect_run(2 "unknown command 'no-such-command'" ${SECMODE} no-such-command)
 expect_run(2 "--sizes" ${SECMODE} run --sizes abc)
 expect_run(2 "--sizes" ${SECMODE} run --sizes 999999999999)
 expect_run(2 "no-such-flag" ${SECMODE} run --no-such-flag)
@@ -29,7 +29,7 @@ expect_run(2 "no results.json" ${SECMODE} report ${WORK})
 expect_run(2 "unknown value 'reset'" ${SECMODE} nconnect --reaction reset)
 expect_run(2 "choose one" ${SECMODE} nconnect --sweep --recommend)
 expect_run(2 "unknown engine" ${SECMODE} serve --engine heimdal --seconds 1)
-expect_run(2 "window-policy" ${SECMODE} serve --window-policy sometimes --seconds 1)
+expect_run(2 "unknown window policy 'sometimes'" ${SECMODE} serve --window-policy sometimes --seconds 1)
 expect_run(2 "--window" ${SECMODE} serve --window 0 --seconds 1)
 expect_run(2 "unknown NFS operation" ${SECMODE} load --op mkdir)
 

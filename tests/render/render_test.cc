@@ -90,7 +90,7 @@ TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {
   EXPECT_NE(r.report_md.find("| 0.800 | NOT met |"), std::string::npos) << r.report_md;
   // Sections that did not run are not drawn.
   EXPECT_EQ(r.report_md.find("## krb5p engines"), std::string::npos);
-  EXPECT_EQ(r.report_md.find("nconnect"), std::string::npos);
+  EXPECT_EQ(r.report_md.find("## nconnect"), std::string::npos);
   EXPECT_EQ(std::count(r.micro_csv.begin(), r.micro_csv.end(), '\n'), 9);
   const std::string summary = SummaryTable(Sample());
   EXPECT_NE(summary.find("3.00"), std::string::npos) << summary;
@@ -99,11 +99,16 @@ TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {
 TEST(RenderTest, ValidationTableCountsVerdicts) {
   harness::RunResults r = Sample();
   auto row = [](const char* name, bool v, bool g, bool asserted) {
-    return json{{"kind", "validation"},   {"name", name},
-                {"asserted", asserted},   {"assert_goodput", asserted},
-                {"note", "why not"},      {"scenario", {{"nconnect", 4}, {"slots", 16}}},
-                {"simulated", json::object()}, {"measured", json::object()},
-                {"violations_agree", v},  {"goodput_agree", g},
+    return json{{"kind", "validation"},
+                {"name", name},
+                {"asserted", asserted},
+                {"assert_goodput", asserted},
+                {"note", "why not"},
+                {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+                {"simulated", json::object()},
+                {"measured", json::object()},
+                {"violations_agree", v},
+                {"goodput_agree", g},
                 {"detail", "d"}};
   };
   r.nconnect = {row("a", true, true, true), row("b", false, true, true),

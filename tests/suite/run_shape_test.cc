@@ -1,0 +1,82 @@
+// `secmode run --quick` keeps its shape across changes of layout: every key
+// path of results.json that a quick run had before (quick_run_shape.txt) is
+// still there, new keys live only under "sections" (or are listed below),
+// and report.md has the same headings in the same order. Numbers are not
+// compared; the whole default suite runs (about a minute and a half).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/files.h"
+#include "harness/results.h"
+#include "render/run_dir.h"
+#include "suite/suite.h"
+
+namespace secmode::suite {
+namespace {
+
+using nlohmann::json;
+
+void Paths(const json& v, const std::string& at, std::set<std::string>& out) {
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) Paths(x, at.empty() ? k : at + "." + k, out);
+  } else if (v.is_array()) {
+    out.insert(at + "[]");
+    for (const auto& x : v) Paths(x, at + "[]", out);
+  } else {
+    out.insert(at);
+  }
+}
+
+TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
+  std::ifstream fixture(SECMODE_SHAPE_FIXTURE);
+  ASSERT_TRUE(fixture) << SECMODE_SHAPE_FIXTURE;
+  std::set<std::string> keys;
+  std::vector<std::string> headings;
+  for (std::string line; std::getline(fixture, line);) {
+    if (line.rfind("key ", 0) == 0) keys.insert(line.substr(4));
+    if (line.rfind("heading ", 0) == 0) headings.push_back(line.substr(8));
+  }
+  ASSERT_GT(keys.size(), 100u);
+  ASSERT_GT(headings.size(), 10u);
+
+  SuiteOptions o;
+  o.quick = true;
+  o.command = "run_shape_test";
+  std::ostringstream log;
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(run->errors.empty()) << run->errors.dump() << "\n" << log.str();
+  auto tmp = common::MakeTempDirectory("secmode-shape-test-");
+  ASSERT_TRUE(tmp.ok());
+  ASSERT_TRUE(render::WriteRunDirectory(*tmp, *run).ok());
+  auto text = common::ReadFile(*tmp + "/results.json");
+  auto report = common::ReadFile(*tmp + "/report.md");
+  common::RemoveTree(*tmp);
+  ASSERT_TRUE(text.ok() && report.ok());
+
+  std::set<std::string> now;
+  Paths(json::parse(*text), "", now);
+  for (const auto& k : keys) EXPECT_TRUE(now.count(k)) << "results.json lost " << k;
+  // Keys added since: the sections' own data, and these few fields.
+  const std::set<std::string> added = {"e2e[].first_error", "e2e[].stale_replies",
+                                       "method.cycle_source", "nconnect[].assert_goodput"};
+  for (const auto& k : now) {
+    if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0) continue;
+    ADD_FAILURE() << "results.json has a key outside `sections` that the shape does not list: "
+                  << k;
+  }
+  std::vector<std::string> got;
+  std::istringstream lines(*report);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#", 0) == 0) got.push_back(line);
+  }
+  EXPECT_EQ(got, headings);
+}
+
+}  // namespace
+}  // namespace secmode::suite
