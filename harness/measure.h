@@ -1,8 +1,8 @@
 // Measuring one leg of an association: per-operation timing with exact
 // percentiles.
 //
-// Every operation is timed on its own with the monotonic clock (about 20 ns
-// of overhead, stated in the report). Open legs open fresh tokens, sealed in
+// Every operation is timed on its own with the monotonic clock (so each
+// figure includes the cost of one clock read). Open legs open fresh tokens, sealed in
 // order by the peer leg outside the timed region, so sequence checking sees
 // what a real receiver sees; every opened payload is checked against what was
 // sealed (untimed), so a measured number is never of a failing operation.

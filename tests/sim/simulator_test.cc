@@ -387,7 +387,7 @@ TEST(SimulatorTest, ResendAnyConnectionMovesLostCallsOffTheLaggingConnection) {
   s.skew_conn = 0;
   s.skew_ns = 10000000;
   s.ops = 2000;
-  // Roughly the validation's calibration on a 2-core box.
+  // A CPU-bound server: two threads with a long service time.
   s.server_threads = 2;
   s.server_order = ServerOrder::kRoundRobin;
   s.service_ns = 80000;
