@@ -108,7 +108,6 @@ common::Status DecodeAuthSys(common::ByteView body, AuthSysParms* p);
 enum GssProc : uint32_t { kGssData = 0, kGssInit = 1, kGssContinueInit = 2, kGssDestroy = 3 };
 enum GssService : uint32_t { kGssSvcNone = 1, kGssSvcIntegrity = 2, kGssSvcPrivacy = 3 };
 inline constexpr uint32_t kRpcsecGssVers1 = 1;
-inline constexpr uint32_t kMaxGssSeq = 0x80000000u;  // RFC 2203 5.3.3.1 MAXSEQ
 inline constexpr size_t kMaxGssHandle = 64;
 const char* GssProcName(uint32_t p);
 const char* GssServiceName(uint32_t s);

@@ -34,7 +34,7 @@
 #include "common/status.h"
 #include "gss/protector.h"
 #include "rpc/rpc_msg.h"
-#include "rpc/window.h"
+#include "rpc/sequence_window.h"
 
 namespace secmode::rpc {
 

@@ -7,7 +7,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/random.h"
-#include "sim/seq_window.h"
+#include "sim/server_window.h"
 
 namespace secmode::sim {
 
@@ -18,6 +18,22 @@ namespace {
 
 constexpr double kMaxSampleNs = 1e15;
 constexpr int64_t kMaxSimNs = int64_t{1} << 60;
+
+// A run processes at most kBudgetBase + kBudgetPerOp x ops events (see Run).
+// That also bounds the sequence numbers the server's window sees. Each
+// number a context issues schedules an event of its own when it is issued
+// (its encode, or the transmission it was re-encoded for), due no later
+// than the end of the transmission carrying any later number of that
+// context (encode and transmit times are fixed per run, numbers are issued
+// in time order, and ties pop in scheduling order). So when number n
+// reaches the server, the events of the context's numbers 0..n (numbering
+// restarts with each new context) and the call's arrival have been
+// processed: n + 2 events, hence n < budget <= MAXSEQ, and ServerWindow's
+// conversion to a 32-bit seq_num cannot wrap.
+constexpr int64_t kBudgetBase = 100000;
+constexpr int64_t kBudgetPerOp = 25;
+static_assert(kBudgetBase + kBudgetPerOp * kMaxOps <= int64_t{rpc::kMaxGssSeq},
+              "the event budget must keep sequence numbers below RFC 2203 MAXSEQ");
 
 enum Kind : uint32_t {
   kEncodeDone,         // target slot, tag attempt
@@ -85,7 +101,7 @@ struct Context {
   uint64_t next_seq = 0;
   bool recreating = false;
   bool server_dead = false;  // the server discarded generation `gen`
-  SeqWindow server;
+  ServerWindow server;
   bool xmit_any = false;
   uint64_t seq_xmit = 0;  // highest number transmitted (for re-encode)
   std::deque<uint32_t> gate;
@@ -411,10 +427,10 @@ void Sim::ServerCheck(Slot& slot, bool at_pickup) {
     QueueReply(slot, /*error=*/true);
     return;
   }
-  const uint64_t lag = ctx.server.Lag(slot.seq);
-  if (static_cast<int64_t>(lag) > r_.max_spread) r_.max_spread = static_cast<int64_t>(lag);
-  const SeqWindow::Verdict v = ctx.server.Check(slot.seq);
-  if (v == SeqWindow::Verdict::kAccept) {
+  const WindowCheck w = ctx.server.Check(slot.seq);
+  if (int64_t{w.lag} > r_.max_spread) r_.max_spread = w.lag;
+  const rpc::SeqVerdict v = w.verdict;
+  if (v == rpc::SeqVerdict::kAccept) {
     if (at_pickup) {
       StartService(Index(slot), slot.attempt);
     } else {
@@ -423,7 +439,7 @@ void Sim::ServerCheck(Slot& slot, bool at_pickup) {
     return;
   }
   // Below the window (or a replay): RFC 2203 5.3.3.1 says discard silently.
-  if (v == SeqWindow::Verdict::kBelowWindow) ++r_.violations;
+  if (v == rpc::SeqVerdict::kBelowWindow) ++r_.violations;
   ++r_.drops;
   slot.state = State::kLost;
   SetBlocked(slot, true);
@@ -431,7 +447,7 @@ void Sim::ServerCheck(Slot& slot, bool at_pickup) {
   // dropped calls is equivalent (a reply would have cancelled it) and keeps
   // the heap small.
   events_.Push(slot.tx_done_ns + s_.retransmit_timeout_ns, kTimeout, Index(slot), slot.attempt);
-  if (v != SeqWindow::Verdict::kBelowWindow) return;
+  if (v != rpc::SeqVerdict::kBelowWindow) return;
   if (s_.reaction == Reaction::kDropDisconnect) {
     ServerDisconnect(slot.conn);
   } else if (s_.reaction == Reaction::kDiscardContext) {
@@ -523,7 +539,7 @@ Result<ScenarioResult> Sim::Run() {
   // A scenario that thrashes (e.g. a discarded context whose resends are
   // out of window again) can need far more events than operations; the
   // budget bounds its run time and the result says it was cut short.
-  const int64_t budget = 100000 + 25 * s_.ops;
+  const int64_t budget = kBudgetBase + kBudgetPerOp * s_.ops;
   int64_t events = 0;
   while (!done_) {
     if (events_.empty()) {

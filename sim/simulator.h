@@ -19,14 +19,14 @@
 //    delays one connection's messages, before the socket (client) or on the
 //    wire (network).
 //  - The server checks the number against its window (RFC 2203 section
-//    5.3.3.1, sim/seq_window.h) when the call arrives (ServerOrder::kArrival;
-//    accepted calls then wait FIFO for a worker) or when a worker takes it
-//    from its connection's queue, connections served in turn
-//    (ServerOrder::kRoundRobin), and reacts to a number below the window as
-//    Scenario::reaction says. A worker spends open cost + service time +
-//    seal cost on an accepted call. The
-//    reply goes back on the same connection (same queue/bandwidth model) and
-//    the client opens it.
+//    5.3.3.1; sim/server_window.h, the RPC server's own code) when the call
+//    arrives (ServerOrder::kArrival; accepted calls then wait FIFO for a
+//    worker) or when a worker takes it from its connection's queue,
+//    connections served in turn (ServerOrder::kRoundRobin), and reacts to a
+//    number below the window as Scenario::reaction says. A worker spends open
+//    cost + service time + seal cost on an accepted call. The reply goes back
+//    on the same connection (same queue/bandwidth model) and the client opens
+//    it.
 //  - Client reactions: a call the server dropped is retransmitted after
 //    retransmit_timeout_ns with a new number; a closed connection is noticed
 //    after one one-way delay, reconnected after one RTT (+ reconnect_ns), and

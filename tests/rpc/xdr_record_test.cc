@@ -2,7 +2,6 @@
 
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
-#include "rpc/window.h"
 #include "rpc/xdr.h"
 
 namespace secmode::rpc {
@@ -136,37 +135,6 @@ TEST(RecordTest, TruncatedRecordWaitsForMore) {
   n = r.Next(&rec);
   ASSERT_TRUE(n.ok() && *n);
   EXPECT_EQ(std::string(rec.begin(), rec.end()), "abcdef");
-}
-
-TEST(WindowTest, AcceptsOnceInsideAndDropsBelow) {
-  SequenceWindow w(128);
-  EXPECT_EQ(w.Check(10), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(10), SeqVerdict::kDuplicate);
-  EXPECT_EQ(w.Check(5), SeqVerdict::kAccept);  // late but inside
-  EXPECT_EQ(w.Check(5), SeqVerdict::kDuplicate);
-  EXPECT_EQ(w.Check(200), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(73), SeqVerdict::kAccept);       // 200-127 = lowest inside
-  EXPECT_EQ(w.Check(72), SeqVerdict::kBelowWindow);  // just below
-  EXPECT_EQ(w.Check(10), SeqVerdict::kBelowWindow);
-  EXPECT_EQ(w.Check(199), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(199), SeqVerdict::kDuplicate);
-  // A jump clears the bitmap: old bits must not make new numbers duplicates.
-  EXPECT_EQ(w.Check(200 + 128), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(199 + 128), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(201), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(200), SeqVerdict::kBelowWindow);
-}
-
-TEST(WindowTest, SmallWindowsSlideExactly) {
-  SequenceWindow w(5);  // libtirpc's size
-  for (uint32_t s = 1; s <= 20; ++s) EXPECT_EQ(w.Check(s), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(16), SeqVerdict::kDuplicate);
-  EXPECT_EQ(w.Check(15), SeqVerdict::kBelowWindow);
-  EXPECT_EQ(w.Check(23), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(21), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(22), SeqVerdict::kAccept);
-  EXPECT_EQ(w.Check(18), SeqVerdict::kBelowWindow);
-  EXPECT_EQ(w.Check(19), SeqVerdict::kDuplicate);
 }
 
 TEST(MessageTest, CallAndReplyRoundTrip) {
