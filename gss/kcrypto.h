@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "common/bytes.h"
+#include "common/openssl_handles.h"
 #include "common/status.h"
 
 namespace secmode::gss {
@@ -93,7 +94,6 @@ common::Result<common::Bytes> StringToKey(const EnctypeProfile& profile, std::st
 class UsageKeys {
  public:
   UsageKeys() = default;
-  ~UsageKeys();
   UsageKeys(const UsageKeys&) = delete;
   UsageKeys& operator=(const UsageKeys&) = delete;
 
@@ -122,8 +122,8 @@ class UsageKeys {
   common::Status CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, uint8_t* out,
                            const char* what);
   EnctypeProfile profile_;
-  EVP_CIPHER_CTX* enc_ = nullptr;  // Ke, CBC encrypt, no padding
-  EVP_CIPHER_CTX* dec_ = nullptr;  // Ke, CBC decrypt, no padding
+  common::OsslPtr<EVP_CIPHER_CTX> enc_;  // Ke, CBC encrypt, no padding
+  common::OsslPtr<EVP_CIPHER_CTX> dec_;  // Ke, CBC decrypt, no padding
   Hmac ki_, kc_;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/hex.h"
+#include "common/openssl_handles.h"
 #include "gss/cfx_token.h"
 #include "gss/seq_window.h"
 
@@ -83,16 +84,16 @@ TEST(HmacTest, MatchesEvpMacForEveryHashKeyAndLength) {
         mine.Update(data.data() + len / 3, len - len / 3);
         mine.Finish(got);
         size_t want_len = 0;
-        EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-        EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
+        common::OsslPtr<EVP_MAC> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+        ASSERT_TRUE(mac);
+        common::OsslPtr<EVP_MAC_CTX> ctx(EVP_MAC_CTX_new(mac.get()));
+        ASSERT_TRUE(ctx);
         OSSL_PARAM params[] = {
             OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(name), 0),
             OSSL_PARAM_construct_end()};
-        ASSERT_EQ(EVP_MAC_init(ctx, key.data(), key.size(), params), 1);
-        ASSERT_EQ(EVP_MAC_update(ctx, data.data(), data.size()), 1);
-        ASSERT_EQ(EVP_MAC_final(ctx, want, &want_len, sizeof want), 1);
-        EVP_MAC_CTX_free(ctx);
-        EVP_MAC_free(mac);
+        ASSERT_EQ(EVP_MAC_init(ctx.get(), key.data(), key.size(), params), 1);
+        ASSERT_EQ(EVP_MAC_update(ctx.get(), data.data(), data.size()), 1);
+        ASSERT_EQ(EVP_MAC_final(ctx.get(), want, &want_len, sizeof want), 1);
         ASSERT_EQ(want_len, mine.digest_size());
         EXPECT_EQ(Hx(ByteView(got, want_len)), Hx(ByteView(want, want_len)))
             << name << " key " << key_len << " len " << len;
