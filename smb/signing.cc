@@ -8,9 +8,9 @@
 #include <cstring>
 #include <string>
 
+#include "common/hmac.h"
 #include "common/openssl_error.h"
 #include "common/openssl_handles.h"
-#include "gss/kcrypto.h"
 #include "smb/message.h"
 
 namespace secmode::smb {
@@ -36,16 +36,16 @@ Status CheckMessage(ByteView message) {
   return Status::Ok();
 }
 
-// SMB 2.x HMAC-SHA256/128 over gss::Hmac, keyed once: OpenSSL 3.0's
+// SMB 2.x HMAC-SHA256/128 over common::Hmac, keyed once: OpenSSL 3.0's
 // EVP_MAC re-init copies the digest context onto the heap per message, which
-// the per-message path must not pay (see gss/kcrypto.h).
+// the per-message path must not pay (see common/hmac.h).
 class HmacSigner : public Signer {
  public:
   HmacSigner() : Signer(SigningAlgorithm::kHmacSha256) {}
 
   Status Init(ByteView key) {
     if (key.empty()) return Status::InvalidArgument("signing key is empty");
-    return hmac_.Init(gss::HashKind::kSha256, key);
+    return hmac_.Init(common::HashKind::kSha256, key);
   }
 
   Status Compute(ByteView m, uint8_t signature[16]) override {
@@ -61,7 +61,7 @@ class HmacSigner : public Signer {
   }
 
  private:
-  gss::Hmac hmac_;
+  common::Hmac hmac_;
 };
 
 // AES-128-CMAC through EVP_MAC. The context is keyed once; EVP_MAC_init with
