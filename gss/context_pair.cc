@@ -19,11 +19,11 @@ using common::Status;
 
 namespace {
 
-Result<gss_name_t> ImportName(const std::string& text, gss_OID type) {
+Result<NamePtr> ImportName(const std::string& text, gss_OID type) {
   gss_buffer_desc buf{text.size(), const_cast<char*>(text.data())};
   OM_uint32 minor = 0;
-  gss_name_t name = GSS_C_NO_NAME;
-  OM_uint32 major = gss_import_name(&minor, &buf, type, &name);
+  NamePtr name;
+  OM_uint32 major = gss_import_name(&minor, &buf, type, Out(name));
   if (GSS_ERROR(major)) return GssError("gss_import_name(" + text + ")", major, minor);
   return name;
 }
@@ -32,13 +32,12 @@ Result<gss_name_t> ImportName(const std::string& text, gss_OID type) {
 
 Result<SessionKey> InquireSessionKey(gss_ctx_id_t context) {
   OM_uint32 minor = 0;
-  gss_buffer_set_t data = GSS_C_NO_BUFFER_SET;
+  BufferSetPtr data;
   OM_uint32 major =
-      gss_inquire_sec_context_by_oid(&minor, context, GSS_C_INQ_SSPI_SESSION_KEY, &data);
+      gss_inquire_sec_context_by_oid(&minor, context, GSS_C_INQ_SSPI_SESSION_KEY, Out(data));
   if (GSS_ERROR(major))
     return GssError("gss_inquire_sec_context_by_oid(session key)", major, minor);
-  if (data == GSS_C_NO_BUFFER_SET || data->count < 1) {
-    gss_release_buffer_set(&minor, &data);
+  if (!data || data->count < 1) {
     return Status::Internal("GSS_C_INQ_SSPI_SESSION_KEY returned no key");
   }
   SessionKey out;
@@ -50,7 +49,6 @@ Result<SessionKey> InquireSessionKey(gss_ctx_id_t context) {
     const auto* oid = static_cast<const uint8_t*>(data->elements[1].value);
     out.enctype = oid[data->elements[1].length - 1];
   }
-  gss_release_buffer_set(&minor, &data);
   return out;
 }
 
@@ -64,30 +62,31 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
   const std::string& ccache = private_ccache.name();
 
   OM_uint32 major, minor = 0;
-  NameHandle user, service, target;
   SECMODE_ASSIGN_OR_RETURN(
-      user.h, ImportName(realm.user_principal(), const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
-  SECMODE_ASSIGN_OR_RETURN(service.h, ImportName(realm.service_principal(),
-                                                 const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
-  SECMODE_ASSIGN_OR_RETURN(target.h,
+      NamePtr user,
+      ImportName(realm.user_principal(), const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
+  SECMODE_ASSIGN_OR_RETURN(
+      NamePtr service,
+      ImportName(realm.service_principal(), const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME)));
+  SECMODE_ASSIGN_OR_RETURN(NamePtr target,
                            ImportName(realm.service_hostbased(), GSS_C_NT_HOSTBASED_SERVICE));
 
   gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
-  CredHandle icred, acred;
+  CredPtr icred, acred;
   std::string keytab = "FILE:" + realm.service_keytab();
   gss_key_value_element_desc ielems[] = {{"ccache", ccache.c_str()}};
   gss_key_value_set_desc istore{1, ielems};
-  major = gss_acquire_cred_from(&minor, user.h, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE, &istore,
-                                &icred.h, nullptr, nullptr);
+  major = gss_acquire_cred_from(&minor, user.get(), GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
+                                &istore, Out(icred), nullptr, nullptr);
   if (GSS_ERROR(major))
     return GssError("gss_acquire_cred_from(initiator " + ccache + ")", major, minor);
   krb5_enctype allowed = static_cast<krb5_enctype>(enctype);
-  major = gss_krb5_set_allowable_enctypes(&minor, icred.h, 1, &allowed);
+  major = gss_krb5_set_allowable_enctypes(&minor, icred.get(), 1, &allowed);
   if (GSS_ERROR(major)) return GssError("gss_krb5_set_allowable_enctypes", major, minor);
   gss_key_value_element_desc aelems[] = {{"keytab", keytab.c_str()}};
   gss_key_value_set_desc astore{1, aelems};
-  major = gss_acquire_cred_from(&minor, service.h, GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT, &astore,
-                                &acred.h, nullptr, nullptr);
+  major = gss_acquire_cred_from(&minor, service.get(), GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT,
+                                &astore, Out(acred), nullptr, nullptr);
   if (GSS_ERROR(major))
     return GssError("gss_acquire_cred_from(acceptor " + keytab + ")", major, minor);
 
@@ -99,20 +98,19 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
     BufferHandle out;
     if (init_major == GSS_S_CONTINUE_NEEDED) {
       init_major = gss_init_sec_context(
-          &minor, icred.h, &pair->initiator_, target.h, const_cast<gss_OID>(gss_mech_krb5), flags,
-          0, GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &to_initiator.h, nullptr,
-          &out.h, nullptr, nullptr);
+          &minor, icred.get(), Out(pair->initiator_), target.get(),
+          const_cast<gss_OID>(gss_mech_krb5), flags, 0, GSS_C_NO_CHANNEL_BINDINGS,
+          round == 0 ? GSS_C_NO_BUFFER : &to_initiator.h, nullptr, &out.h, nullptr, nullptr);
       if (GSS_ERROR(init_major)) return GssError("gss_init_sec_context", init_major, minor);
       std::swap(to_acceptor.h, out.h);
     }
     if (to_acceptor.h.length > 0) {
       BufferHandle reply;
-      accept_major = gss_accept_sec_context(&minor, &pair->acceptor_, acred.h, &to_acceptor.h,
-                                            GSS_C_NO_CHANNEL_BINDINGS, nullptr, nullptr, &reply.h,
-                                            nullptr, nullptr, nullptr);
+      accept_major = gss_accept_sec_context(&minor, Out(pair->acceptor_), acred.get(),
+                                            &to_acceptor.h, GSS_C_NO_CHANNEL_BINDINGS, nullptr,
+                                            nullptr, &reply.h, nullptr, nullptr, nullptr);
       if (GSS_ERROR(accept_major)) return GssError("gss_accept_sec_context", accept_major, minor);
-      OM_uint32 m;
-      gss_release_buffer(&m, &to_acceptor.h);
+      to_acceptor.reset();
       std::swap(to_initiator.h, reply.h);
       ++pair->round_trips_;
     }
@@ -121,31 +119,13 @@ Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, 
   if (init_major != GSS_S_COMPLETE || accept_major != GSS_S_COMPLETE) {
     return Status::Internal("GSS context establishment did not complete after 5 rounds");
   }
-  SECMODE_ASSIGN_OR_RETURN(SessionKey key, InquireSessionKey(pair->initiator_));
+  SECMODE_ASSIGN_OR_RETURN(SessionKey key, InquireSessionKey(pair->initiator()));
   if (key.enctype != static_cast<int32_t>(enctype)) {
     return Status::Internal(std::string("asked for enctype ") + EnctypeName(enctype) +
                             " but the context's session key has enctype " +
                             std::to_string(key.enctype));
   }
   return pair;
-}
-
-ContextPair::~ContextPair() {
-  OM_uint32 minor;
-  if (initiator_ != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &initiator_, GSS_C_NO_BUFFER);
-  if (acceptor_ != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &acceptor_, GSS_C_NO_BUFFER);
-}
-
-gss_ctx_id_t ContextPair::ReleaseInitiator() {
-  gss_ctx_id_t c = initiator_;
-  initiator_ = GSS_C_NO_CONTEXT;
-  return c;
-}
-
-gss_ctx_id_t ContextPair::ReleaseAcceptor() {
-  gss_ctx_id_t c = acceptor_;
-  acceptor_ = GSS_C_NO_CONTEXT;
-  return c;
 }
 
 }  // namespace secmode::gss

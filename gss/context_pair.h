@@ -8,18 +8,20 @@
 // checks it after establishment.
 //
 // Thread safety: the two contexts are independent; each is used by one thread
-// at a time. The pair owns both contexts; Release*() hands one over (for
-// gss_krb5_export_lucid_sec_context, which consumes it).
+// at a time. The pair owns both contexts; initiator()/acceptor() lend one,
+// Release*() hands one over (to a Protector, which then owns it).
 #ifndef SECMODE_GSS_CONTEXT_PAIR_H_
 #define SECMODE_GSS_CONTEXT_PAIR_H_
 
 #include <gssapi/gssapi.h>
 
 #include <memory>
+#include <utility>
 
 #include "common/bytes.h"
 #include "common/status.h"
 #include "gss/enctype.h"
+#include "gss/gss_handles.h"
 #include "gss/realm.h"
 
 namespace secmode::gss {
@@ -37,23 +39,23 @@ class ContextPair {
  public:
   static common::Result<std::unique_ptr<ContextPair>> Establish(const Realm& realm,
                                                                 Enctype enctype);
-  ~ContextPair();
   ContextPair(const ContextPair&) = delete;
   ContextPair& operator=(const ContextPair&) = delete;
 
-  gss_ctx_id_t initiator() const { return initiator_; }
-  gss_ctx_id_t acceptor() const { return acceptor_; }
+  gss_ctx_id_t initiator() const { return initiator_.get(); }
+  gss_ctx_id_t acceptor() const { return acceptor_.get(); }
   Enctype enctype() const { return enctype_; }
   // Round trips of tokens it took (1 with mutual auth: AP-REQ, AP-REP).
   int round_trips() const { return round_trips_; }
 
-  gss_ctx_id_t ReleaseInitiator();
-  gss_ctx_id_t ReleaseAcceptor();
+  // The pair no longer holds the context afterwards.
+  ContextPtr ReleaseInitiator() { return std::move(initiator_); }
+  ContextPtr ReleaseAcceptor() { return std::move(acceptor_); }
 
  private:
   ContextPair() = default;
-  gss_ctx_id_t initiator_ = GSS_C_NO_CONTEXT;
-  gss_ctx_id_t acceptor_ = GSS_C_NO_CONTEXT;
+  ContextPtr initiator_;
+  ContextPtr acceptor_;
   Enctype enctype_ = kDefaultEnctype;
   int round_trips_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "gss/gss_error.h"
 
+#include "gss/gss_handles.h"
+
 namespace secmode::gss {
 namespace {
 
@@ -8,12 +10,11 @@ std::string DisplayOne(OM_uint32 code, int type) {
   OM_uint32 context = 0;
   do {
     OM_uint32 minor = 0;
-    gss_buffer_desc text = GSS_C_EMPTY_BUFFER;
-    OM_uint32 major = gss_display_status(&minor, code, type, GSS_C_NO_OID, &context, &text);
+    BufferHandle text;
+    OM_uint32 major = gss_display_status(&minor, code, type, GSS_C_NO_OID, &context, &text.h);
     if (GSS_ERROR(major)) break;
     if (!out.empty()) out += "; ";
-    out.append(static_cast<const char*>(text.value), text.length);
-    gss_release_buffer(&minor, &text);
+    out.append(static_cast<const char*>(text.h.value), text.h.length);
   } while (context != 0);
   return out;
 }

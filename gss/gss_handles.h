@@ -1,60 +1,102 @@
-// RAII holders for GSS-API handles, so every early return releases what was
-// acquired. Each owns its handle; `.h` is passed to the GSS call that fills
-// it. Not copyable; one thread at a time.
+// Owners of GSS-API handles, so every path releases what was acquired.
+//
+// The pointer handles (gss_name_t, gss_cred_id_t, gss_ctx_id_t,
+// gss_buffer_set_t) are owned by a unique_ptr whose deleter calls the
+// matching gss_release_* / gss_delete_sec_context: NamePtr, CredPtr,
+// ContextPtr, BufferSetPtr. Pass `.get()` to calls that only use a handle.
+// Calls that write a handle through a pointer take `Out(p)`:
+//   NamePtr name;
+//   major = gss_import_name(&minor, &buf, type, Out(name));
+// Out lends p's current handle to the call and takes back whatever the call
+// leaves there, so it also serves the in/out parameters: a context carried
+// across gss_init_sec_context rounds, or cleared by
+// gss_krb5_export_lucid_sec_context when that consumes it.
+//
+// gss_buffer_desc is a struct held by value (callers pass its address and
+// the library fills length and value in place), not a pointer a unique_ptr
+// could own, so BufferHandle holds one and releases it.
+//
+// Not copyable; each owner is used by one thread at a time.
 #ifndef SECMODE_GSS_GSS_HANDLES_H_
 #define SECMODE_GSS_GSS_HANDLES_H_
 
 #include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
+
+#include <memory>
+#include <type_traits>
+
+#include "common/bytes.h"
 
 namespace secmode::gss {
 
-struct NameHandle {
-  gss_name_t h = GSS_C_NO_NAME;
-  NameHandle() = default;
-  NameHandle(const NameHandle&) = delete;
-  NameHandle& operator=(const NameHandle&) = delete;
-  ~NameHandle() {
+struct NameDeleter {
+  void operator()(gss_name_t name) const {
     OM_uint32 minor;
-    if (h != GSS_C_NO_NAME) gss_release_name(&minor, &h);
+    gss_release_name(&minor, &name);
+  }
+};
+struct CredDeleter {
+  void operator()(gss_cred_id_t cred) const {
+    OM_uint32 minor;
+    gss_release_cred(&minor, &cred);
+  }
+};
+struct ContextDeleter {
+  void operator()(gss_ctx_id_t context) const {
+    OM_uint32 minor;
+    gss_delete_sec_context(&minor, &context, GSS_C_NO_BUFFER);
+  }
+};
+struct BufferSetDeleter {
+  void operator()(gss_buffer_set_t set) const {
+    OM_uint32 minor;
+    gss_release_buffer_set(&minor, &set);
   }
 };
 
-struct CredHandle {
-  gss_cred_id_t h = GSS_C_NO_CREDENTIAL;
-  CredHandle() = default;
-  CredHandle(const CredHandle&) = delete;
-  CredHandle& operator=(const CredHandle&) = delete;
-  ~CredHandle() {
-    OM_uint32 minor;
-    if (h != GSS_C_NO_CREDENTIAL) gss_release_cred(&minor, &h);
-  }
+using NamePtr = std::unique_ptr<std::remove_pointer_t<gss_name_t>, NameDeleter>;
+using CredPtr = std::unique_ptr<std::remove_pointer_t<gss_cred_id_t>, CredDeleter>;
+using ContextPtr = std::unique_ptr<std::remove_pointer_t<gss_ctx_id_t>, ContextDeleter>;
+using BufferSetPtr = std::unique_ptr<std::remove_pointer_t<gss_buffer_set_t>, BufferSetDeleter>;
+
+// What Out(p) returns: converts to a pointer to the raw handle for the
+// duration of the call's full expression, then gives the handle back to p.
+template <typename Ptr>
+class OutParam {
+ public:
+  using Handle = typename Ptr::pointer;
+  explicit OutParam(Ptr& owner) : owner_(owner), raw_(owner.release()) {}
+  ~OutParam() { owner_.reset(raw_); }
+  OutParam(const OutParam&) = delete;
+  OutParam& operator=(const OutParam&) = delete;
+  operator Handle*() && { return &raw_; }  // NOLINT: implicit by design
+
+ private:
+  Ptr& owner_;
+  Handle raw_;
 };
 
-struct ContextHandle {
-  gss_ctx_id_t h = GSS_C_NO_CONTEXT;
-  ContextHandle() = default;
-  ContextHandle(const ContextHandle&) = delete;
-  ContextHandle& operator=(const ContextHandle&) = delete;
-  ~ContextHandle() {
-    OM_uint32 minor;
-    if (h != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &h, GSS_C_NO_BUFFER);
-  }
-  // Hands the context over; this holder no longer deletes it.
-  gss_ctx_id_t Release() {
-    gss_ctx_id_t c = h;
-    h = GSS_C_NO_CONTEXT;
-    return c;
-  }
-};
+template <typename Ptr>
+OutParam<Ptr> Out(Ptr& owner) {
+  return OutParam<Ptr>(owner);
+}
 
+// Holds a gss_buffer_desc the library allocated (a token, a status text)
+// and releases it. Pass `&b.h` to the call that fills it.
 struct BufferHandle {
   gss_buffer_desc h = GSS_C_EMPTY_BUFFER;
   BufferHandle() = default;
   BufferHandle(const BufferHandle&) = delete;
   BufferHandle& operator=(const BufferHandle&) = delete;
-  ~BufferHandle() {
+  ~BufferHandle() { reset(); }
+  // Releases the contents now; the holder is empty afterwards.
+  void reset() {
     OM_uint32 minor;
     gss_release_buffer(&minor, &h);
+  }
+  common::ByteView view() const {
+    return common::ByteView(static_cast<const uint8_t*>(h.value), h.length);
   }
 };
 

@@ -1,8 +1,3 @@
-// The SHA-1/256/384 block functions below are OpenSSL's own (deprecated in
-// 3.0 only in favour of EVP, which heap-allocates per HMAC re-init); see the
-// Hmac comment in kcrypto.h.
-#define OPENSSL_SUPPRESS_DEPRECATED 1
-
 #include "gss/kcrypto.h"
 
 #include <openssl/core_names.h>
@@ -17,6 +12,7 @@
 #include <string>
 
 #include "common/openssl_error.h"
+#include "common/openssl_handles.h"
 
 namespace secmode::gss {
 
@@ -24,6 +20,8 @@ using common::OpenSslError;
 
 using common::Bytes;
 using common::ByteView;
+using common::HashKind;
+using common::HashName;
 using common::Result;
 using common::Status;
 
@@ -33,59 +31,36 @@ namespace {
 // are still in L1/L2 (one pass over memory instead of two).
 constexpr size_t kChunk = 16 * 1024;
 
-size_t FullDigestSize(HashKind h) {
-  switch (h) {
-    case HashKind::kSha1: return SHA_DIGEST_LENGTH;
-    case HashKind::kSha256: return SHA256_DIGEST_LENGTH;
-    case HashKind::kSha384: return SHA384_DIGEST_LENGTH;
-  }
-  return 0;
-}
-
-size_t HashBlockSize(HashKind h) { return h == HashKind::kSha384 ? 128 : 64; }
-
-const char* HashName(HashKind h) {
-  switch (h) {
-    case HashKind::kSha1: return "SHA1";
-    case HashKind::kSha256: return "SHA256";
-    case HashKind::kSha384: return "SHA384";
-  }
-  return "?";
-}
-
 // AES-ECB single-block encryption, for RFC 3961 DR (a one-block CBC-CTS
 // encryption with a zero IV is exactly one AES block encryption).
 Status EcbEncryptBlocks(const EnctypeProfile& p, ByteView key, const uint8_t* in, size_t n,
                         uint8_t* out) {
   const EVP_CIPHER* ecb = p.key_size == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-  if (ctx == nullptr) return OpenSslError("EVP_CIPHER_CTX_new");
+  common::OsslPtr<EVP_CIPHER_CTX> ctx(EVP_CIPHER_CTX_new());
+  if (!ctx) return OpenSslError("EVP_CIPHER_CTX_new");
   int outl = 0;
-  bool ok = EVP_EncryptInit_ex(ctx, ecb, nullptr, key.data(), nullptr) == 1 &&
-            EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 &&
-            EVP_EncryptUpdate(ctx, out, &outl, in, static_cast<int>(n)) == 1 &&
+  bool ok = EVP_EncryptInit_ex(ctx.get(), ecb, nullptr, key.data(), nullptr) == 1 &&
+            EVP_CIPHER_CTX_set_padding(ctx.get(), 0) == 1 &&
+            EVP_EncryptUpdate(ctx.get(), out, &outl, in, static_cast<int>(n)) == 1 &&
             static_cast<size_t>(outl) == n;
-  EVP_CIPHER_CTX_free(ctx);
   if (!ok) return OpenSslError("AES-ECB block encryption");
   return Status::Ok();
 }
 
 // One-shot HMAC through EVP_MAC (key derivation only, not per message).
 Status EvpHmac(HashKind h, ByteView key, ByteView data, uint8_t* out, size_t* out_len) {
-  EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-  if (mac == nullptr) return OpenSslError("EVP_MAC_fetch(HMAC)");
-  EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
-  EVP_MAC_free(mac);
-  if (ctx == nullptr) return OpenSslError("EVP_MAC_CTX_new");
+  common::OsslPtr<EVP_MAC> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  if (!mac) return OpenSslError("EVP_MAC_fetch(HMAC)");
+  common::OsslPtr<EVP_MAC_CTX> ctx(EVP_MAC_CTX_new(mac.get()));
+  if (!ctx) return OpenSslError("EVP_MAC_CTX_new");
   OSSL_PARAM params[2];
   params[0] =
       OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(HashName(h)), 0);
   params[1] = OSSL_PARAM_construct_end();
   size_t len = 0;
-  bool ok = EVP_MAC_init(ctx, key.data(), key.size(), params) == 1 &&
-            EVP_MAC_update(ctx, data.data(), data.size()) == 1 &&
-            EVP_MAC_final(ctx, out, &len, EVP_MAX_MD_SIZE) == 1;
-  EVP_MAC_CTX_free(ctx);
+  bool ok = EVP_MAC_init(ctx.get(), key.data(), key.size(), params) == 1 &&
+            EVP_MAC_update(ctx.get(), data.data(), data.size()) == 1 &&
+            EVP_MAC_final(ctx.get(), out, &len, EVP_MAX_MD_SIZE) == 1;
   if (!ok) return OpenSslError(std::string("HMAC-") + HashName(h));
   *out_len = len;
   return Status::Ok();
@@ -122,89 +97,6 @@ Result<EnctypeProfile> ProfileFor(int32_t enctype) {
   if (p.cbc == nullptr) return OpenSslError("EVP_aes_*_cbc");
   return p;
 }
-
-// ---------------------------------------------------------------- Hmac
-
-Status Hmac::Init(HashKind hash, ByteView key) {
-  hash_ = hash;
-  const size_t block = HashBlockSize(hash);
-  uint8_t k[128] = {};
-  if (key.size() > block) {
-    // RFC 2104: keys longer than a block are hashed first. Kerberos keys
-    // never are, but the class should not silently misbehave.
-    switch (hash) {
-      case HashKind::kSha1: SHA1(key.data(), key.size(), k); break;
-      case HashKind::kSha256: SHA256(key.data(), key.size(), k); break;
-      case HashKind::kSha384: SHA384(key.data(), key.size(), k); break;
-    }
-  } else {
-    std::memcpy(k, key.data(), key.size());
-  }
-  uint8_t ipad[128], opad[128];
-  for (size_t i = 0; i < block; ++i) {
-    ipad[i] = k[i] ^ 0x36;
-    opad[i] = k[i] ^ 0x5c;
-  }
-  int ok = 1;
-  switch (hash) {
-    case HashKind::kSha1:
-      ok &= SHA1_Init(&inner_.sha1) & SHA1_Update(&inner_.sha1, ipad, block);
-      ok &= SHA1_Init(&outer_.sha1) & SHA1_Update(&outer_.sha1, opad, block);
-      break;
-    case HashKind::kSha256:
-      ok &= SHA256_Init(&inner_.sha256) & SHA256_Update(&inner_.sha256, ipad, block);
-      ok &= SHA256_Init(&outer_.sha256) & SHA256_Update(&outer_.sha256, opad, block);
-      break;
-    case HashKind::kSha384:
-      ok &= SHA384_Init(&inner_.sha512) & SHA384_Update(&inner_.sha512, ipad, block);
-      ok &= SHA384_Init(&outer_.sha512) & SHA384_Update(&outer_.sha512, opad, block);
-      break;
-  }
-  OPENSSL_cleanse(k, sizeof k);
-  OPENSSL_cleanse(ipad, sizeof ipad);
-  OPENSSL_cleanse(opad, sizeof opad);
-  if (ok != 1) return Status::Internal(std::string("HMAC-") + HashName(hash) + " key setup failed");
-  return Status::Ok();
-}
-
-void Hmac::Start() { work_ = inner_; }
-
-void Hmac::Update(const uint8_t* data, size_t size) {
-  if (size == 0) return;
-  // The SHA*_Update functions cannot fail for in-memory input.
-  switch (hash_) {
-    case HashKind::kSha1: SHA1_Update(&work_.sha1, data, size); break;
-    case HashKind::kSha256: SHA256_Update(&work_.sha256, data, size); break;
-    case HashKind::kSha384: SHA384_Update(&work_.sha512, data, size); break;
-  }
-}
-
-void Hmac::Finish(uint8_t* out) {
-  uint8_t inner[SHA384_DIGEST_LENGTH];
-  const size_t n = FullDigestSize(hash_);
-  switch (hash_) {
-    case HashKind::kSha1:
-      SHA1_Final(inner, &work_.sha1);
-      work_ = outer_;
-      SHA1_Update(&work_.sha1, inner, n);
-      SHA1_Final(out, &work_.sha1);
-      break;
-    case HashKind::kSha256:
-      SHA256_Final(inner, &work_.sha256);
-      work_ = outer_;
-      SHA256_Update(&work_.sha256, inner, n);
-      SHA256_Final(out, &work_.sha256);
-      break;
-    case HashKind::kSha384:
-      SHA384_Final(inner, &work_.sha512);
-      work_ = outer_;
-      SHA384_Update(&work_.sha512, inner, n);
-      SHA384_Final(out, &work_.sha512);
-      break;
-  }
-}
-
-size_t Hmac::digest_size() const { return FullDigestSize(hash_); }
 
 // ---------------------------------------------------------------- n-fold
 
@@ -321,11 +213,6 @@ Result<Bytes> StringToKey(const EnctypeProfile& p, std::string_view password, By
 
 // ---------------------------------------------------------------- UsageKeys
 
-UsageKeys::~UsageKeys() {
-  EVP_CIPHER_CTX_free(enc_);
-  EVP_CIPHER_CTX_free(dec_);
-}
-
 Status UsageKeys::Init(const EnctypeProfile& profile, ByteView base_key, uint32_t usage) {
   SECMODE_ASSIGN_OR_RETURN(Bytes ke, DeriveUsageKey(profile, base_key, usage, 0xAA));
   SECMODE_ASSIGN_OR_RETURN(Bytes ki, DeriveUsageKey(profile, base_key, usage, 0x55));
@@ -345,14 +232,14 @@ Status UsageKeys::InitWithKeys(const EnctypeProfile& profile, ByteView ke, ByteV
                                    std::to_string(profile.key_size));
   }
   profile_ = profile;
-  if (enc_ == nullptr) enc_ = EVP_CIPHER_CTX_new();
-  if (dec_ == nullptr) dec_ = EVP_CIPHER_CTX_new();
-  if (enc_ == nullptr || dec_ == nullptr) return OpenSslError("EVP_CIPHER_CTX_new");
+  if (!enc_) enc_.reset(EVP_CIPHER_CTX_new());
+  if (!dec_) dec_.reset(EVP_CIPHER_CTX_new());
+  if (!enc_ || !dec_) return OpenSslError("EVP_CIPHER_CTX_new");
   const uint8_t zero_iv[kAesBlock] = {};
-  bool ok = EVP_EncryptInit_ex(enc_, profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
-            EVP_CIPHER_CTX_set_padding(enc_, 0) == 1 &&
-            EVP_DecryptInit_ex(dec_, profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
-            EVP_CIPHER_CTX_set_padding(dec_, 0) == 1;
+  bool ok = EVP_EncryptInit_ex(enc_.get(), profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
+            EVP_CIPHER_CTX_set_padding(enc_.get(), 0) == 1 &&
+            EVP_DecryptInit_ex(dec_.get(), profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
+            EVP_CIPHER_CTX_set_padding(dec_.get(), 0) == 1;
   if (!ok) return OpenSslError("AES-CBC key setup");
   SECMODE_RETURN_IF_ERROR(ki_.Init(profile.hash, ki));
   SECMODE_RETURN_IF_ERROR(kc_.Init(profile.hash, kc));
@@ -372,7 +259,7 @@ Status UsageKeys::CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, ui
 
 // RFC 3962 section 5 / RFC 8009 section 5 encryption, in place.
 Status UsageKeys::EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_t* tag) {
-  if (enc_ == nullptr) return Status::Internal("UsageKeys used before Init");
+  if (!enc_) return Status::Internal("UsageKeys used before Init");
   if (n < kAesBlock) {
     return Status::InvalidArgument("CTS input is " + std::to_string(n) + " bytes, need >= 16");
   }
@@ -382,7 +269,7 @@ Status UsageKeys::EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_
   }
   const uint8_t zero_iv[kAesBlock] = {};
   // Reset the chaining value; the key schedule is kept (no allocation).
-  if (EVP_EncryptInit_ex(enc_, nullptr, nullptr, nullptr, zero_iv) != 1) {
+  if (EVP_EncryptInit_ex(enc_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
     return OpenSslError("AES-CBC IV reset");
   }
   const bool mac_plain = !profile_.rfc8009;  // 3962: HMAC(Ki, plaintext)
@@ -393,20 +280,20 @@ Status UsageKeys::EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_
   for (size_t off = 0; off < head; off += kChunk) {
     size_t len = std::min(kChunk, head - off);
     if (mac_plain) ki_.Update(buf + off, len);
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_, buf + off, len, buf + off, "AES-CBC encrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_.get(), buf + off, len, buf + off, "AES-CBC encrypt"));
     if (!mac_plain) ki_.Update(buf + off, len);
   }
   uint8_t* tail = buf + head;
   const size_t tail_len = n - head;  // 16 (one block) or 17..32
   if (mac_plain) ki_.Update(tail, tail_len);
   if (blocks == 1) {
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_, tail, kAesBlock, tail, "AES-CBC encrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_.get(), tail, kAesBlock, tail, "AES-CBC encrypt"));
   } else {
     // CTS: encrypt P(m-1) and the zero-padded P(m) in CBC, then emit
     // C(m) = E(padded P(m)) first and the leading d bytes of E(P(m-1)) last.
     std::memset(buf + n, 0, blocks * kAesBlock - n);
     uint8_t two[2 * kAesBlock];
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_, tail, 2 * kAesBlock, two, "AES-CBC encrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_.get(), tail, 2 * kAesBlock, two, "AES-CBC encrypt"));
     const size_t d = tail_len - kAesBlock;
     std::memcpy(tail, two + kAesBlock, kAesBlock);
     std::memcpy(tail + kAesBlock, two, d);
@@ -419,7 +306,7 @@ Status UsageKeys::EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_
 }
 
 Status UsageKeys::Decrypt(ByteView in, uint8_t* confounder, uint8_t* rest) {
-  if (dec_ == nullptr) return Status::Internal("UsageKeys used before Init");
+  if (!dec_) return Status::Internal("UsageKeys used before Init");
   const size_t h = profile_.checksum_size;
   if (in.size() < kAesBlock + h) {
     return Status::Corrupt("ciphertext is " + std::to_string(in.size()) + " bytes, need at least " +
@@ -446,28 +333,28 @@ Status UsageKeys::Decrypt(ByteView in, uint8_t* confounder, uint8_t* rest) {
   if (blocks >= 2) {
     // X = D(Ke, C(m-1)) = padded P(m) xor E(P(m-1)): decrypt it first with a
     // zero IV, then restart the chain for the head.
-    if (EVP_DecryptInit_ex(dec_, nullptr, nullptr, nullptr, zero_iv) != 1) {
+    if (EVP_DecryptInit_ex(dec_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
       return OpenSslError("AES-CBC IV reset");
     }
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c + head, kAesBlock, x, "AES-CBC decrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c + head, kAesBlock, x, "AES-CBC decrypt"));
   }
-  if (EVP_DecryptInit_ex(dec_, nullptr, nullptr, nullptr, zero_iv) != 1) {
+  if (EVP_DecryptInit_ex(dec_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
     return OpenSslError("AES-CBC IV reset");
   }
   if (head > 0) {
     // First block to the confounder, then the rest of the head in chunks.
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c, kAesBlock, confounder, "AES-CBC decrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c, kAesBlock, confounder, "AES-CBC decrypt"));
     if (mac_plain) ki_.Update(confounder, kAesBlock);
     for (size_t off = kAesBlock; off < head; off += kChunk) {
       size_t len = std::min(kChunk, head - off);
       uint8_t* out = out_at(off);
-      SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c + off, len, out, "AES-CBC decrypt"));
+      SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c + off, len, out, "AES-CBC decrypt"));
       if (mac_plain) ki_.Update(out, len);
     }
   }
   uint8_t last[2 * kAesBlock];  // P(m-1) | P(m), contiguous for the MAC
   if (blocks == 1) {
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, c, kAesBlock, last, "AES-CBC decrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c, kAesBlock, last, "AES-CBC decrypt"));
   } else {
     // E(P(m-1)) = C(m) | X[d..16); CBC-decrypting it continues the chain
     // from C(m-2), giving P(m-1). P(m) = X[0..d) xor C(m).
@@ -475,7 +362,7 @@ Status UsageKeys::Decrypt(ByteView in, uint8_t* confounder, uint8_t* rest) {
     const uint8_t* cm = c + head + kAesBlock;
     std::memcpy(e, cm, d);
     std::memcpy(e + d, x + d, kAesBlock - d);
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_, e, kAesBlock, last, "AES-CBC decrypt"));
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), e, kAesBlock, last, "AES-CBC decrypt"));
     for (size_t i = 0; i < d; ++i) last[kAesBlock + i] = x[i] ^ cm[i];
   }
   const size_t tail_len = n - head;

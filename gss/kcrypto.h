@@ -8,21 +8,23 @@
 // last two blocks swapped, also when the length is a block multiple) over
 // confounder | plaintext, with a zero IV.
 //
-// UsageKeys holds everything one key usage needs (Ke, Ki, Kc and their
-// cipher/MAC states), derived once; its per-message calls allocate nothing.
+// UsageKeys holds everything one key usage needs (Ke, Ki, Kc, the AES-CBC
+// contexts and the common::Hmac states), derived once; its per-message calls
+// allocate nothing.
 // Thread safety: a UsageKeys is used by one thread at a time (its cipher
 // contexts carry per-call state); KAT helpers are stateless.
 #ifndef SECMODE_GSS_KCRYPTO_H_
 #define SECMODE_GSS_KCRYPTO_H_
 
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "common/bytes.h"
+#include "common/hmac.h"
+#include "common/openssl_handles.h"
 #include "common/status.h"
 
 namespace secmode::gss {
@@ -31,46 +33,17 @@ inline constexpr size_t kAesBlock = 16;
 inline constexpr size_t kConfounderSize = 16;   // RFC 3962/8009: one block
 inline constexpr size_t kMaxChecksumSize = 24;  // SHA-384-192
 
-enum class HashKind { kSha1, kSha256, kSha384 };
-
 // What an enctype number means for the profile.
 struct EnctypeProfile {
   int32_t enctype = 0;
   size_t key_size = 0;       // 16 or 32
   size_t checksum_size = 0;  // h: 12, 16 or 24 bytes
-  HashKind hash = HashKind::kSha1;
+  common::HashKind hash = common::HashKind::kSha1;
   bool rfc8009 = false;             // KDF-HMAC-SHA2 and HMAC over IV|C
   const EVP_CIPHER* cbc = nullptr;  // static OpenSSL cipher, not owned
 };
 // Errors name the enctype when it is not one of 17..20.
 common::Result<EnctypeProfile> ProfileFor(int32_t enctype);
-
-// HMAC over a SHA-1/256/384 state captured after the inner and outer key
-// pads (RFC 2104), so each message costs only the hash of its own bytes plus
-// two state copies. OpenSSL 3.0's EVP_MAC/HMAC re-init duplicates the digest
-// context on the heap per message, which the per-message path must not do;
-// this class uses OpenSSL's own SHA implementations (the same code EVP runs),
-// only the two-line HMAC construction is ours, and tests cross-check it
-// against EVP_MAC for every hash.
-class Hmac {
- public:
-  Hmac() = default;
-  common::Status Init(HashKind hash, common::ByteView key);
-  void Start();  // begin a message (reuses the key)
-  void Update(const uint8_t* data, size_t size);
-  // Writes the full digest (20/32/48 bytes) to `out`.
-  void Finish(uint8_t* out);
-  size_t digest_size() const;
-
- private:
-  union State {
-    SHA_CTX sha1;
-    SHA256_CTX sha256;
-    SHA512_CTX sha512;
-  };
-  HashKind hash_ = HashKind::kSha1;
-  State inner_{}, outer_{}, work_{};
-};
 
 // RFC 3961 section 5.1 n-fold of `in` to `out_bits` bits (a multiple of 8).
 common::Bytes NFold(common::ByteView in, size_t out_bits);
@@ -93,7 +66,6 @@ common::Result<common::Bytes> StringToKey(const EnctypeProfile& profile, std::st
 class UsageKeys {
  public:
   UsageKeys() = default;
-  ~UsageKeys();
   UsageKeys(const UsageKeys&) = delete;
   UsageKeys& operator=(const UsageKeys&) = delete;
 
@@ -122,9 +94,9 @@ class UsageKeys {
   common::Status CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, uint8_t* out,
                            const char* what);
   EnctypeProfile profile_;
-  EVP_CIPHER_CTX* enc_ = nullptr;  // Ke, CBC encrypt, no padding
-  EVP_CIPHER_CTX* dec_ = nullptr;  // Ke, CBC decrypt, no padding
-  Hmac ki_, kc_;
+  common::OsslPtr<EVP_CIPHER_CTX> enc_;  // Ke, CBC encrypt, no padding
+  common::OsslPtr<EVP_CIPHER_CTX> dec_;  // Ke, CBC decrypt, no padding
+  common::Hmac ki_, kc_;
 };
 
 }  // namespace secmode::gss

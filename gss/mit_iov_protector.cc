@@ -9,8 +9,10 @@
 #include <gssapi/gssapi_ext.h>
 
 #include <cstring>
+#include <utility>
 
 #include "gss/gss_error.h"
+#include "gss/gss_handles.h"
 #include "gss/mit_status.h"
 #include "gss/protector.h"
 
@@ -28,11 +30,7 @@ gss_buffer_desc View(ByteView v) {
 
 class MitIovProtector : public Protector {
  public:
-  explicit MitIovProtector(gss_ctx_id_t context) : context_(context) {}
-  ~MitIovProtector() override {
-    OM_uint32 minor;
-    if (context_ != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &context_, GSS_C_NO_BUFFER);
-  }
+  explicit MitIovProtector(ContextPtr context) : context_(std::move(context)) {}
 
   Status Wrap(ByteView message, bool conf, Bytes* token) override {
     gss_iov_buffer_desc iov[4] = {};
@@ -43,8 +41,8 @@ class MitIovProtector : public Protector {
     iov[3].type = GSS_IOV_BUFFER_TYPE_TRAILER;
     OM_uint32 minor = 0;
     int conf_state = 0;
-    OM_uint32 major =
-        gss_wrap_iov_length(&minor, context_, conf ? 1 : 0, GSS_C_QOP_DEFAULT, &conf_state, iov, 4);
+    OM_uint32 major = gss_wrap_iov_length(&minor, context_.get(), conf ? 1 : 0, GSS_C_QOP_DEFAULT,
+                                          &conf_state, iov, 4);
     if (GSS_ERROR(major)) return GssError("gss_wrap_iov_length", major, minor);
     const size_t header = iov[0].buffer.length, padding = iov[2].buffer.length,
                  trailer = iov[3].buffer.length, len = message.size();
@@ -55,7 +53,8 @@ class MitIovProtector : public Protector {
     iov[1].buffer.value = t + header;
     iov[2].buffer.value = t + header + len;
     iov[3].buffer.value = t + header + len + padding;
-    major = gss_wrap_iov(&minor, context_, conf ? 1 : 0, GSS_C_QOP_DEFAULT, &conf_state, iov, 4);
+    major =
+        gss_wrap_iov(&minor, context_.get(), conf ? 1 : 0, GSS_C_QOP_DEFAULT, &conf_state, iov, 4);
     if (GSS_ERROR(major)) return GssError("gss_wrap_iov", major, minor);
     if (conf && !conf_state) return Status::Internal("gss_wrap_iov did not apply confidentiality");
     return Status::Ok();
@@ -69,7 +68,7 @@ class MitIovProtector : public Protector {
     iov[1].type = GSS_IOV_BUFFER_TYPE_DATA;
     OM_uint32 minor = 0;
     int conf_state = 0;
-    OM_uint32 major = gss_unwrap_iov(&minor, context_, &conf_state, nullptr, iov, 2);
+    OM_uint32 major = gss_unwrap_iov(&minor, context_.get(), &conf_state, nullptr, iov, 2);
     if (GSS_ERROR(major)) {
       message->clear();
       return GssError("gss_unwrap_iov", major, minor);
@@ -97,11 +96,11 @@ class MitIovProtector : public Protector {
     iov[0].buffer = View(message);
     iov[1].type = GSS_IOV_BUFFER_TYPE_MIC_TOKEN;
     OM_uint32 minor = 0;
-    OM_uint32 major = gss_get_mic_iov_length(&minor, context_, GSS_C_QOP_DEFAULT, iov, 2);
+    OM_uint32 major = gss_get_mic_iov_length(&minor, context_.get(), GSS_C_QOP_DEFAULT, iov, 2);
     if (GSS_ERROR(major)) return GssError("gss_get_mic_iov_length", major, minor);
     mic->resize(iov[1].buffer.length);
     iov[1].buffer.value = mic->data();
-    major = gss_get_mic_iov(&minor, context_, GSS_C_QOP_DEFAULT, iov, 2);
+    major = gss_get_mic_iov(&minor, context_.get(), GSS_C_QOP_DEFAULT, iov, 2);
     if (GSS_ERROR(major)) return GssError("gss_get_mic_iov", major, minor);
     return Status::Ok();
   }
@@ -113,7 +112,7 @@ class MitIovProtector : public Protector {
     iov[1].type = GSS_IOV_BUFFER_TYPE_MIC_TOKEN;
     iov[1].buffer = View(mic);
     OM_uint32 minor = 0;
-    OM_uint32 major = gss_verify_mic_iov(&minor, context_, nullptr, iov, 2);
+    OM_uint32 major = gss_verify_mic_iov(&minor, context_.get(), nullptr, iov, 2);
     if (GSS_ERROR(major)) return GssError("gss_verify_mic_iov", major, minor);
     return CheckMitSequence("gss_verify_mic_iov", major, minor, &counts_);
   }
@@ -122,14 +121,14 @@ class MitIovProtector : public Protector {
   SequenceCounts sequence_counts() const override { return counts_; }
 
  private:
-  gss_ctx_id_t context_;
+  ContextPtr context_;
   SequenceCounts counts_;
 };
 
 }  // namespace
 
-std::unique_ptr<Protector> NewMitIovProtector(gss_ctx_id_t context) {
-  return std::make_unique<MitIovProtector>(context);
+std::unique_ptr<Protector> NewMitIovProtector(ContextPtr context) {
+  return std::make_unique<MitIovProtector>(std::move(context));
 }
 
 }  // namespace secmode::gss

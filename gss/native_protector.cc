@@ -11,10 +11,13 @@
 #include <openssl/rand.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "gss/cfx_token.h"
 #include "gss/gss_error.h"
+#include "gss/gss_handles.h"
 #include "gss/kcrypto.h"
 #include "gss/protector.h"
 #include "gss/seq_window.h"
@@ -32,49 +35,50 @@ namespace {
 // but nothing secmode measures comes near this.
 constexpr size_t kMaxMessage = (size_t{1} << 31) - 4096;
 
-// Exports the context (consuming it) and copies out what the engine needs.
-Result<NativeKeys> ExportKeys(gss_ctx_id_t context) {
-  struct Deleter {
-    gss_ctx_id_t* c;
-    ~Deleter() {
-      OM_uint32 minor;
-      if (*c != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, c, GSS_C_NO_BUFFER);
-    }
-  } deleter{&context};
-  if (context == GSS_C_NO_CONTEXT) return Status::InvalidArgument("no GSS context given");
+// The exported lucid context, freed with its own call.
+struct LucidDeleter {
+  void operator()(void* lucid) const {
+    OM_uint32 minor;
+    gss_krb5_free_lucid_sec_context(&minor, lucid);
+  }
+};
+using LucidPtr = std::unique_ptr<void, LucidDeleter>;
+
+// Exports the context (consuming it; whatever the export leaves is deleted
+// on return) and copies out what the engine needs.
+Result<NativeKeys> ExportKeys(ContextPtr context) {
+  if (!context) return Status::InvalidArgument("no GSS context given");
   NativeKeys out;
   OM_uint32 minor = 0, flags = 0;
   int open = 0;
-  OM_uint32 major = gss_inquire_context(&minor, context, nullptr, nullptr, nullptr, nullptr, &flags,
-                                        nullptr, &open);
+  OM_uint32 major = gss_inquire_context(&minor, context.get(), nullptr, nullptr, nullptr, nullptr,
+                                        &flags, nullptr, &open);
   if (GSS_ERROR(major)) return GssError("gss_inquire_context", major, minor);
   if (!open) return Status::InvalidArgument("GSS context is not fully established");
   out.replay_detection = (flags & GSS_C_REPLAY_FLAG) != 0;
   out.sequence_detection = (flags & GSS_C_SEQUENCE_FLAG) != 0;
-  void* lucid = nullptr;
-  major = gss_krb5_export_lucid_sec_context(&minor, &context, 1, &lucid);
+  LucidPtr lucid;
+  major = gss_krb5_export_lucid_sec_context(&minor, Out(context), 1, Out(lucid));
   if (GSS_ERROR(major)) return GssError("gss_krb5_export_lucid_sec_context", major, minor);
-  const auto* lc = static_cast<const gss_krb5_lucid_context_v1_t*>(lucid);
-  Status bad;
+  const auto* lc = static_cast<const gss_krb5_lucid_context_v1_t*>(lucid.get());
   if (lc->version != 1) {
-    bad = Status::Internal("lucid context version " + std::to_string(lc->version) + ", expected 1");
-  } else if (lc->protocol != 1) {
-    bad = Status::InvalidArgument(
-        "context uses RFC 1964 tokens (lucid protocol 0); the native engine does RFC 4121 only");
-  } else {
-    out.initiate = lc->initiate != 0;
-    out.send_seq = lc->send_seq;
-    out.recv_seq = lc->recv_seq;
-    out.have_acceptor_subkey = lc->cfx_kd.have_acceptor_subkey != 0;
-    // RFC 4121 2: with an acceptor subkey, both directions use it.
-    const gss_krb5_lucid_key_t& k =
-        out.have_acceptor_subkey ? lc->cfx_kd.acceptor_subkey : lc->cfx_kd.ctx_key;
-    out.enctype = static_cast<int32_t>(k.type);
-    const auto* data = static_cast<const uint8_t*>(k.data);
-    out.key.assign(data, data + k.length);
+    return Status::Internal("lucid context version " + std::to_string(lc->version) +
+                            ", expected 1");
   }
-  gss_krb5_free_lucid_sec_context(&minor, lucid);
-  if (!bad.ok()) return bad;
+  if (lc->protocol != 1) {
+    return Status::InvalidArgument(
+        "context uses RFC 1964 tokens (lucid protocol 0); the native engine does RFC 4121 only");
+  }
+  out.initiate = lc->initiate != 0;
+  out.send_seq = lc->send_seq;
+  out.recv_seq = lc->recv_seq;
+  out.have_acceptor_subkey = lc->cfx_kd.have_acceptor_subkey != 0;
+  // RFC 4121 2: with an acceptor subkey, both directions use it.
+  const gss_krb5_lucid_key_t& k =
+      out.have_acceptor_subkey ? lc->cfx_kd.acceptor_subkey : lc->cfx_kd.ctx_key;
+  out.enctype = static_cast<int32_t>(k.type);
+  const auto* data = static_cast<const uint8_t*>(k.data);
+  out.key.assign(data, data + k.length);
   return out;
 }
 
@@ -334,9 +338,9 @@ Result<std::unique_ptr<Protector>> NewNativeProtectorFromKeys(const NativeKeys& 
   return std::unique_ptr<Protector>(std::move(p));
 }
 
-Result<std::unique_ptr<Protector>> NewNativeProtector(gss_ctx_id_t context,
+Result<std::unique_ptr<Protector>> NewNativeProtector(ContextPtr context,
                                                       const NativeOptions& options) {
-  SECMODE_ASSIGN_OR_RETURN(NativeKeys keys, ExportKeys(context));
+  SECMODE_ASSIGN_OR_RETURN(NativeKeys keys, ExportKeys(std::move(context)));
   auto p = NewNativeProtectorFromKeys(keys, options);
   OPENSSL_cleanse(keys.key.data(), keys.key.size());
   return p;

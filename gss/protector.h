@@ -26,6 +26,7 @@
 
 #include "common/bytes.h"
 #include "common/status.h"
+#include "gss/gss_handles.h"
 
 namespace secmode::gss {
 
@@ -59,10 +60,10 @@ class Protector {
   virtual SequenceCounts sequence_counts() const { return {}; }
 };
 
-// Takes ownership of `context` (an established krb5 context) and deletes it
-// when the Protector is destroyed.
-std::unique_ptr<Protector> NewMitProtector(gss_ctx_id_t context);
-std::unique_ptr<Protector> NewMitIovProtector(gss_ctx_id_t context);
+// Both take ownership of `context` (an established krb5 context); the
+// Protector deletes it when destroyed.
+std::unique_ptr<Protector> NewMitProtector(ContextPtr context);
+std::unique_ptr<Protector> NewMitIovProtector(ContextPtr context);
 
 // Native engine knobs; the defaults are what MIT sends.
 struct NativeOptions {
@@ -73,13 +74,13 @@ struct NativeOptions {
   // non-zero value exercises the receiver's filler handling.
   uint16_t send_ec = 0;
 };
-// Exports the context's keys (gss_krb5_export_lucid_sec_context, which
-// consumes `context` whatever the outcome) and builds the native engine.
-common::Result<std::unique_ptr<Protector>> NewNativeProtector(gss_ctx_id_t context,
+// Exports the context's keys (gss_krb5_export_lucid_sec_context) and builds
+// the native engine; `context` is consumed whatever the outcome.
+common::Result<std::unique_ptr<Protector>> NewNativeProtector(ContextPtr context,
                                                               const NativeOptions& options = {});
 
 // Builds a Protector of the given engine over `context`, taking ownership.
-common::Result<std::unique_ptr<Protector>> NewProtector(Engine engine, gss_ctx_id_t context);
+common::Result<std::unique_ptr<Protector>> NewProtector(Engine engine, ContextPtr context);
 
 }  // namespace secmode::gss
 

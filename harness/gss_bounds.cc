@@ -65,9 +65,9 @@ std::string BoundRunner::Name(BoundOp op) const {
   const std::string aes = profile_.key_size == 16 ? "aes128" : "aes256";
   std::string hmac;
   switch (profile_.hash) {
-    case gss::HashKind::kSha1: hmac = "hmac-sha1-96"; break;
-    case gss::HashKind::kSha256: hmac = "hmac-sha256-128"; break;
-    case gss::HashKind::kSha384: hmac = "hmac-sha384-192"; break;
+    case common::HashKind::kSha1: hmac = "hmac-sha1-96"; break;
+    case common::HashKind::kSha256: hmac = "hmac-sha256-128"; break;
+    case common::HashKind::kSha384: hmac = "hmac-sha384-192"; break;
   }
   switch (op) {
     case BoundOp::kCbcEncrypt: return aes + "-cbc-encrypt";

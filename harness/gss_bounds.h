@@ -45,7 +45,7 @@ class BoundRunner {
   gss::EnctypeProfile profile_;
   EVP_CIPHER_CTX* enc_ = nullptr;
   EVP_CIPHER_CTX* dec_ = nullptr;
-  gss::Hmac hmac_;
+  common::Hmac hmac_;
 };
 
 }  // namespace secmode::harness

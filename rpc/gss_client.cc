@@ -22,21 +22,21 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   gss::PrivateCcache ccache;
   SECMODE_RETURN_IF_ERROR(ccache.Make(config.ccache));
   OM_uint32 major, minor = 0;
-  gss::NameHandle target;
+  gss::NamePtr target;
   gss_buffer_desc tbuf{config.target.size(), const_cast<char*>(config.target.data())};
-  major = gss_import_name(&minor, &tbuf, GSS_C_NT_HOSTBASED_SERVICE, &target.h);
+  major = gss_import_name(&minor, &tbuf, GSS_C_NT_HOSTBASED_SERVICE, gss::Out(target));
   if (GSS_ERROR(major))
     return gss::GssError("gss_import_name(" + config.target + ")", major, minor);
   gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
   gss_key_value_element_desc elems[] = {{"ccache", ccache.name().c_str()}};
   gss_key_value_set_desc store{1, elems};
-  gss::CredHandle cred;
+  gss::CredPtr cred;
   major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
-                                &store, &cred.h, nullptr, nullptr);
+                                &store, gss::Out(cred), nullptr, nullptr);
   if (GSS_ERROR(major)) return gss::GssError("gss_acquire_cred_from(initiator)", major, minor);
   if (config.enctype != 0) {
     krb5_enctype allowed = config.enctype;
-    major = gss_krb5_set_allowable_enctypes(&minor, cred.h, 1, &allowed);
+    major = gss_krb5_set_allowable_enctypes(&minor, cred.get(), 1, &allowed);
     if (GSS_ERROR(major)) return gss::GssError("gss_krb5_set_allowable_enctypes", major, minor);
   }
 
@@ -44,7 +44,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   // (the window), so GSS-level replay/sequence detection is not requested;
   // nconnect reorders tokens far beyond what the GSS layer would accept.
   const OM_uint32 flags = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG;
-  gss::ContextHandle ctx;
+  gss::ContextPtr ctx;
   Bytes handle, in_token, reply_verf, call, args;
   uint32_t window = 0;
   OM_uint32 init_major = GSS_S_CONTINUE_NEEDED;
@@ -52,21 +52,18 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   uint32_t xid = 0x5e000000u;
   for (int round = 0; round < 8; ++round) {
     gss_buffer_desc input{in_token.size(), in_token.data()};
-    gss_buffer_desc output = GSS_C_EMPTY_BUFFER;
+    gss::BufferHandle output;
     if (init_major == GSS_S_CONTINUE_NEEDED) {
       init_major = gss_init_sec_context(
-          &minor, cred.h, &ctx.h, target.h, const_cast<gss_OID>(gss_mech_krb5), flags, 0,
-          GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &input, nullptr, &output,
-          nullptr, nullptr);
+          &minor, cred.get(), gss::Out(ctx), target.get(), const_cast<gss_OID>(gss_mech_krb5),
+          flags, 0, GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &input, nullptr,
+          &output.h, nullptr, nullptr);
       if (GSS_ERROR(init_major)) {
-        gss_release_buffer(&minor, &output);
         return gss::GssError("gss_init_sec_context(" + config.target + ")", init_major, minor);
       }
     }
-    if (output.length == 0 && server_major == GSS_S_COMPLETE) break;
-    Bytes token(static_cast<uint8_t*>(output.value),
-                static_cast<uint8_t*>(output.value) + output.length);
-    gss_release_buffer(&minor, &output);
+    if (output.h.length == 0 && server_major == GSS_S_COMPLETE) break;
+    const ByteView token = output.view();
     if (token.empty() && init_major == GSS_S_COMPLETE) break;
 
     // RFC 2203 5.2.1: INIT / CONTINUE_INIT calls go to NULLPROC with an
@@ -123,8 +120,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   }
   if (window == 0) return Status::Corrupt("server announced a sequence window of 0");
   std::shared_ptr<GssClientContext> out(new GssClientContext());
-  gss_ctx_id_t raw = ctx.Release();
-  SECMODE_ASSIGN_OR_RETURN(out->protector_, gss::NewProtector(config.engine, raw));
+  SECMODE_ASSIGN_OR_RETURN(out->protector_, gss::NewProtector(config.engine, std::move(ctx)));
   // RFC 2203 5.2.3.1: the verifier of the final INIT reply is a MIC over the
   // XDR-encoded seq_window.
   Bytes win;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gss/gss_error.h"
+#include "gss/gss_handles.h"
 #include "rpc/gss_body.h"
 #include "rpc/xdr.h"
 
@@ -22,11 +23,6 @@ Result<WindowPolicy> ParseWindowPolicy(const std::string& name) {
   if (name == "discard-context") return WindowPolicy::kDiscardContext;
   return Status::InvalidArgument("unknown window policy '" + name +
                                  "' (known: drop, drop-disconnect, discard-context)");
-}
-
-ServerGssContext::~ServerGssContext() {
-  OM_uint32 minor;
-  if (pending != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &pending, GSS_C_NO_BUFFER);
 }
 
 namespace {
@@ -54,10 +50,11 @@ Result<std::unique_ptr<RpcServerCore>> RpcServerCore::Create(const ServerOptions
   core->handle_salt_ = (uint64_t{rd()} << 32) | rd();
   if (!options.keytab.empty()) {
     OM_uint32 major, minor = 0;
-    gss_name_t name = GSS_C_NO_NAME;
+    gss::NamePtr name;
     if (!options.principal.empty()) {
       gss_buffer_desc b{options.principal.size(), const_cast<char*>(options.principal.data())};
-      major = gss_import_name(&minor, &b, const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME), &name);
+      major = gss_import_name(&minor, &b, const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME),
+                              gss::Out(name));
       if (GSS_ERROR(major))
         return gss::GssError("gss_import_name(" + options.principal + ")", major, minor);
     }
@@ -66,18 +63,12 @@ Result<std::unique_ptr<RpcServerCore>> RpcServerCore::Create(const ServerOptions
     gss_key_value_element_desc elems[] = {{"keytab", kt.c_str()}};
     gss_key_value_set_desc store{1, elems};
     gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
-    major = gss_acquire_cred_from(&minor, name, GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT, &store,
-                                  &core->acceptor_, nullptr, nullptr);
-    if (name != GSS_C_NO_NAME) gss_release_name(&minor, &name);
+    major = gss_acquire_cred_from(&minor, name.get(), GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT,
+                                  &store, gss::Out(core->acceptor_), nullptr, nullptr);
     if (GSS_ERROR(major))
       return gss::GssError("gss_acquire_cred_from(acceptor " + kt + ")", major, minor);
   }
   return core;
-}
-
-RpcServerCore::~RpcServerCore() {
-  OM_uint32 minor;
-  if (acceptor_ != GSS_C_NO_CREDENTIAL) gss_release_cred(&minor, &acceptor_);
 }
 
 std::shared_ptr<ServerGssContext> RpcServerCore::FindContext(ByteView handle) {
@@ -220,7 +211,7 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
       break;
     }
     case kRpcsecGss: {
-      if (acceptor_ == GSS_C_NO_CREDENTIAL) {
+      if (!acceptor_) {
         // RFC 2203 5.1 (errata 4067): no RPCSEC_GSS here -> AUTH_REJECTEDCRED.
         Deny(h.xid, kAuthRejectedCred, reply);
         return Disposition::kReply;
@@ -378,21 +369,16 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
     return Disposition::kReply;
   }
   gss_buffer_desc in{token.size(), const_cast<uint8_t*>(token.data())};
-  gss_buffer_desc out = GSS_C_EMPTY_BUFFER;
+  gss::BufferHandle out;
   OM_uint32 minor = 0;
-  OM_uint32 major =
-      gss_accept_sec_context(&minor, &ctx->pending, acceptor_, &in, GSS_C_NO_CHANNEL_BINDINGS,
-                             nullptr, nullptr, &out, nullptr, nullptr, nullptr);
-  Bytes out_token(static_cast<uint8_t*>(out.value), static_cast<uint8_t*>(out.value) + out.length);
-  OM_uint32 m2;
-  gss_release_buffer(&m2, &out);
+  OM_uint32 major = gss_accept_sec_context(&minor, gss::Out(ctx->pending), acceptor_.get(), &in,
+                                           GSS_C_NO_CHANNEL_BINDINGS, nullptr, nullptr, &out.h,
+                                           nullptr, nullptr, nullptr);
   Bytes verf;
   uint32_t window = 0;
   ByteView handle_out;
   if (major == GSS_S_COMPLETE) {
-    gss_ctx_id_t raw = ctx->pending;
-    ctx->pending = GSS_C_NO_CONTEXT;
-    auto p = gss::NewProtector(options_.engine, raw);
+    auto p = gss::NewProtector(options_.engine, std::move(ctx->pending));
     if (!p.ok()) {
       major = GSS_S_FAILURE;
     } else {
@@ -422,7 +408,7 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
   e.PutU32(major);
   e.PutU32(minor);
   e.PutU32(window);
-  e.PutOpaque(out_token);
+  e.PutOpaque(out.view());
   return Disposition::kReply;
 }
 

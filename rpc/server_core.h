@@ -32,6 +32,7 @@
 
 #include "common/bytes.h"
 #include "common/status.h"
+#include "gss/gss_handles.h"
 #include "gss/protector.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
@@ -76,10 +77,9 @@ enum class Disposition { kReply, kDrop, kDropDisconnect };
 // One RPCSEC_GSS context as the server holds it.
 struct ServerGssContext {
   ServerGssContext(common::Bytes h, uint32_t window) : handle(std::move(h)), seq_window(window) {}
-  ~ServerGssContext();
   const common::Bytes handle;
   std::mutex mu;                              // guards everything below
-  gss_ctx_id_t pending = GSS_C_NO_CONTEXT;    // during CONTINUE_INIT
+  gss::ContextPtr pending;                    // during CONTINUE_INIT
   std::unique_ptr<gss::Protector> protector;  // once established
   SequenceWindow seq_window;
 };
@@ -104,7 +104,6 @@ class RpcServerCore {
  public:
   static common::Result<std::unique_ptr<RpcServerCore>> Create(const ServerOptions& options,
                                                                std::vector<ProgramSpec> programs);
-  ~RpcServerCore();
 
   // Whole call -> reply record (no record mark) in *reply, or a drop.
   Disposition HandleCall(common::ByteView record, common::Bytes* reply);
@@ -135,7 +134,7 @@ class RpcServerCore {
 
   ServerOptions options_;
   std::vector<ProgramSpec> programs_;
-  gss_cred_id_t acceptor_ = GSS_C_NO_CREDENTIAL;
+  gss::CredPtr acceptor_;
   std::shared_mutex table_mu_;
   std::unordered_map<std::string, std::shared_ptr<ServerGssContext>> contexts_;
   std::atomic<uint64_t> next_handle_{1};

@@ -6,14 +6,15 @@
 #include <openssl/params.h>
 
 #include <cstring>
-#include <memory>
 #include <string>
 
 #include "common/openssl_error.h"
+#include "common/openssl_handles.h"
 
 namespace secmode::smb {
 
 using common::OpenSslError;
+using common::OsslPtr;
 
 using common::Bytes;
 using common::ByteView;
@@ -21,14 +22,6 @@ using common::Result;
 using common::Status;
 
 namespace {
-
-struct MacDeleter {
-  void operator()(EVP_MAC* m) const { EVP_MAC_free(m); }
-  void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
-  void operator()(EVP_KDF* k) const { EVP_KDF_free(k); }
-  void operator()(EVP_KDF_CTX* c) const { EVP_KDF_CTX_free(c); }
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
 
 void PutBe32(uint8_t* p, uint32_t v) {
   p[0] = static_cast<uint8_t>(v >> 24);
@@ -55,9 +48,9 @@ ByteView Label(const char* text_with_nul) {
 
 Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context, size_t out_bits) {
   SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
-  std::unique_ptr<EVP_MAC, MacDeleter> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  OsslPtr<EVP_MAC> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
   if (!mac) return OpenSslError("EVP_MAC_fetch(HMAC)");
-  std::unique_ptr<EVP_MAC_CTX, MacDeleter> ctx(EVP_MAC_CTX_new(mac.get()));
+  OsslPtr<EVP_MAC_CTX> ctx(EVP_MAC_CTX_new(mac.get()));
   if (!ctx) return OpenSslError("EVP_MAC_CTX_new");
   char digest[] = "SHA256";
   OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
@@ -94,9 +87,9 @@ Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context,
 Result<Bytes> Sp800108ViaOpenSslKbkdf(ByteView key, ByteView label, ByteView context,
                                       size_t out_bits) {
   SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
-  std::unique_ptr<EVP_KDF, MacDeleter> kdf(EVP_KDF_fetch(nullptr, "KBKDF", nullptr));
+  OsslPtr<EVP_KDF> kdf(EVP_KDF_fetch(nullptr, "KBKDF", nullptr));
   if (!kdf) return OpenSslError("EVP_KDF_fetch(KBKDF)");
-  std::unique_ptr<EVP_KDF_CTX, MacDeleter> ctx(EVP_KDF_CTX_new(kdf.get()));
+  OsslPtr<EVP_KDF_CTX> ctx(EVP_KDF_CTX_new(kdf.get()));
   if (!ctx) return OpenSslError("EVP_KDF_CTX_new");
   char mode[] = "counter", mac[] = "HMAC", digest[] = "SHA2-256";
   // KBKDF's "separator" (the 0x00 after the label) and "L" are on by default.
@@ -203,7 +196,7 @@ Status UpdatePreauthHash(Bytes* hash, ByteView message) {
     return Status::InvalidArgument("preauth-integrity hash must be 64 bytes, got " +
                                    std::to_string(hash == nullptr ? 0 : hash->size()));
   }
-  std::unique_ptr<EVP_MD_CTX, MacDeleter> ctx(EVP_MD_CTX_new());
+  OsslPtr<EVP_MD_CTX> ctx(EVP_MD_CTX_new());
   if (!ctx) return OpenSslError("EVP_MD_CTX_new");
   unsigned int len = 0;
   if (EVP_DigestInit_ex(ctx.get(), EVP_sha512(), nullptr) != 1 ||

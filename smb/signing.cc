@@ -8,8 +8,9 @@
 #include <cstring>
 #include <string>
 
+#include "common/hmac.h"
 #include "common/openssl_error.h"
-#include "gss/kcrypto.h"
+#include "common/openssl_handles.h"
 #include "smb/message.h"
 
 namespace secmode::smb {
@@ -35,16 +36,16 @@ Status CheckMessage(ByteView message) {
   return Status::Ok();
 }
 
-// SMB 2.x HMAC-SHA256/128 over gss::Hmac, keyed once: OpenSSL 3.0's
+// SMB 2.x HMAC-SHA256/128 over common::Hmac, keyed once: OpenSSL 3.0's
 // EVP_MAC re-init copies the digest context onto the heap per message, which
-// the per-message path must not pay (see gss/kcrypto.h).
+// the per-message path must not pay (see common/hmac.h).
 class HmacSigner : public Signer {
  public:
   HmacSigner() : Signer(SigningAlgorithm::kHmacSha256) {}
 
   Status Init(ByteView key) {
     if (key.empty()) return Status::InvalidArgument("signing key is empty");
-    return hmac_.Init(gss::HashKind::kSha256, key);
+    return hmac_.Init(common::HashKind::kSha256, key);
   }
 
   Status Compute(ByteView m, uint8_t signature[16]) override {
@@ -60,7 +61,7 @@ class HmacSigner : public Signer {
   }
 
  private:
-  gss::Hmac hmac_;
+  common::Hmac hmac_;
 };
 
 // AES-128-CMAC through EVP_MAC. The context is keyed once; EVP_MAC_init with
@@ -68,24 +69,20 @@ class HmacSigner : public Signer {
 class CmacSigner : public Signer {
  public:
   CmacSigner() : Signer(SigningAlgorithm::kAesCmac) {}
-  ~CmacSigner() override {
-    EVP_MAC_CTX_free(ctx_);
-    EVP_MAC_free(mac_);
-  }
 
   Status Init(ByteView key) {
     if (key.size() != 16) {
       return Status::InvalidArgument("AES-128-CMAC signing key of " + N(key.size()) +
                                      " bytes, need 16");
     }
-    mac_ = EVP_MAC_fetch(nullptr, "CMAC", nullptr);
-    if (mac_ == nullptr) return OpenSslError("EVP_MAC_fetch(CMAC)");
-    ctx_ = EVP_MAC_CTX_new(mac_);
-    if (ctx_ == nullptr) return OpenSslError("EVP_MAC_CTX_new");
+    mac_.reset(EVP_MAC_fetch(nullptr, "CMAC", nullptr));
+    if (!mac_) return OpenSslError("EVP_MAC_fetch(CMAC)");
+    ctx_.reset(EVP_MAC_CTX_new(mac_.get()));
+    if (!ctx_) return OpenSslError("EVP_MAC_CTX_new");
     char cipher[] = "AES-128-CBC";
     OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
                            OSSL_PARAM_construct_end()};
-    if (EVP_MAC_init(ctx_, key.data(), key.size(), params) != 1) {
+    if (EVP_MAC_init(ctx_.get(), key.data(), key.size(), params) != 1) {
       return OpenSslError("EVP_MAC_init (keying the signer)");
     }
     return Status::Ok();
@@ -93,15 +90,15 @@ class CmacSigner : public Signer {
 
   Status Compute(ByteView m, uint8_t signature[16]) override {
     SECMODE_RETURN_IF_ERROR(CheckMessage(m));
-    if (EVP_MAC_init(ctx_, nullptr, 0, nullptr) != 1) return OpenSslError("EVP_MAC_init");
-    if (EVP_MAC_update(ctx_, m.data(), kSignatureOffset) != 1 ||
-        EVP_MAC_update(ctx_, kZeroSignature, 16) != 1 ||
-        EVP_MAC_update(ctx_, m.data() + kHeaderSize, m.size() - kHeaderSize) != 1) {
+    if (EVP_MAC_init(ctx_.get(), nullptr, 0, nullptr) != 1) return OpenSslError("EVP_MAC_init");
+    if (EVP_MAC_update(ctx_.get(), m.data(), kSignatureOffset) != 1 ||
+        EVP_MAC_update(ctx_.get(), kZeroSignature, 16) != 1 ||
+        EVP_MAC_update(ctx_.get(), m.data() + kHeaderSize, m.size() - kHeaderSize) != 1) {
       return OpenSslError("EVP_MAC_update");
     }
     uint8_t out[EVP_MAX_MD_SIZE];
     size_t out_len = 0;
-    if (EVP_MAC_final(ctx_, out, &out_len, sizeof out) != 1 || out_len < 16) {
+    if (EVP_MAC_final(ctx_.get(), out, &out_len, sizeof out) != 1 || out_len < 16) {
       return OpenSslError("EVP_MAC_final");
     }
     memcpy(signature, out, 16);  // HMAC-SHA256: first 16 of 32 bytes
@@ -109,8 +106,8 @@ class CmacSigner : public Signer {
   }
 
  private:
-  EVP_MAC* mac_ = nullptr;
-  EVP_MAC_CTX* ctx_ = nullptr;
+  common::OsslPtr<EVP_MAC> mac_;
+  common::OsslPtr<EVP_MAC_CTX> ctx_;
 };
 
 // AES-128-GMAC = AES-128-GCM with the message as AAD and no plaintext. The
@@ -119,21 +116,17 @@ class CmacSigner : public Signer {
 class GmacSigner : public Signer {
  public:
   GmacSigner() : Signer(SigningAlgorithm::kAesGmac) {}
-  ~GmacSigner() override {
-    EVP_CIPHER_CTX_free(ctx_);
-    EVP_CIPHER_free(cipher_);
-  }
 
   Status Init(ByteView key) {
     if (key.size() != 16) {
       return Status::InvalidArgument("AES-128-GMAC signing key of " + N(key.size()) +
                                      " bytes, need 16");
     }
-    cipher_ = EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr);
-    if (cipher_ == nullptr) return OpenSslError("EVP_CIPHER_fetch(AES-128-GCM)");
-    ctx_ = EVP_CIPHER_CTX_new();
-    if (ctx_ == nullptr) return OpenSslError("EVP_CIPHER_CTX_new");
-    if (EVP_EncryptInit_ex2(ctx_, cipher_, key.data(), nullptr, nullptr) != 1) {
+    cipher_.reset(EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr));
+    if (!cipher_) return OpenSslError("EVP_CIPHER_fetch(AES-128-GCM)");
+    ctx_.reset(EVP_CIPHER_CTX_new());
+    if (!ctx_) return OpenSslError("EVP_CIPHER_CTX_new");
+    if (EVP_EncryptInit_ex2(ctx_.get(), cipher_.get(), key.data(), nullptr, nullptr) != 1) {
       return OpenSslError("EVP_EncryptInit_ex2 (keying AES-128-GMAC)");
     }
     return Status::Ok();
@@ -149,27 +142,28 @@ class GmacSigner : public Signer {
     nonce[8] = static_cast<uint8_t>((flags & kFlagServerToRedir ? 1 : 0) |
                                     (command == static_cast<uint16_t>(Command::kCancel) ? 2 : 0));
     int len = 0;
-    if (EVP_EncryptInit_ex2(ctx_, nullptr, nullptr, nonce, nullptr) != 1) {
+    if (EVP_EncryptInit_ex2(ctx_.get(), nullptr, nullptr, nonce, nullptr) != 1) {
       return OpenSslError("EVP_EncryptInit_ex2 (GMAC nonce)");
     }
-    if (EVP_EncryptUpdate(ctx_, nullptr, &len, m.data(), kSignatureOffset) != 1 ||
-        EVP_EncryptUpdate(ctx_, nullptr, &len, kZeroSignature, 16) != 1 ||
+    if (EVP_EncryptUpdate(ctx_.get(), nullptr, &len, m.data(), kSignatureOffset) != 1 ||
+        EVP_EncryptUpdate(ctx_.get(), nullptr, &len, kZeroSignature, 16) != 1 ||
         (m.size() > kHeaderSize &&
-         EVP_EncryptUpdate(ctx_, nullptr, &len, m.data() + kHeaderSize,
+         EVP_EncryptUpdate(ctx_.get(), nullptr, &len, m.data() + kHeaderSize,
                            static_cast<int>(m.size() - kHeaderSize)) != 1)) {
       return OpenSslError("EVP_EncryptUpdate (GMAC AAD)");
     }
     uint8_t none[16];
-    if (EVP_EncryptFinal_ex(ctx_, none, &len) != 1) return OpenSslError("EVP_EncryptFinal_ex");
-    if (EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, 16, signature) != 1) {
+    if (EVP_EncryptFinal_ex(ctx_.get(), none, &len) != 1)
+      return OpenSslError("EVP_EncryptFinal_ex");
+    if (EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_GET_TAG, 16, signature) != 1) {
       return OpenSslError("EVP_CTRL_AEAD_GET_TAG");
     }
     return Status::Ok();
   }
 
  private:
-  EVP_CIPHER* cipher_ = nullptr;
-  EVP_CIPHER_CTX* ctx_ = nullptr;
+  common::OsslPtr<EVP_CIPHER> cipher_;
+  common::OsslPtr<EVP_CIPHER_CTX> ctx_;
 };
 
 }  // namespace

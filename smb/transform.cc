@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/openssl_error.h"
+#include "common/openssl_handles.h"
 #include "smb/message.h"
 
 namespace secmode::smb {
@@ -43,29 +44,30 @@ std::string Hex64(uint64_t v) {
 
 // Fetches the cipher once and keys `ctx` once. For CCM the nonce length (11)
 // and tag length (16) must be set before the key.
-Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, EVP_CIPHER** evp,
-                    EVP_CIPHER_CTX** ctx) {
+Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, common::OsslPtr<EVP_CIPHER>* evp,
+                    common::OsslPtr<EVP_CIPHER_CTX>* ctx) {
   SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
   if (key.size() != CipherKeyBytes(cipher)) {
     return Status::InvalidArgument(std::string(CipherName(cipher)) + " key of " + N(key.size()) +
                                    " bytes, need " + N(CipherKeyBytes(cipher)));
   }
-  *evp = EVP_CIPHER_fetch(nullptr, EvpName(cipher), nullptr);
-  if (*evp == nullptr) return OpenSslError("EVP_CIPHER_fetch");
-  *ctx = EVP_CIPHER_CTX_new();
-  if (*ctx == nullptr) return OpenSslError("EVP_CIPHER_CTX_new");
-  if (EVP_CipherInit_ex2(*ctx, *evp, nullptr, nullptr, encrypt ? 1 : 0, nullptr) != 1) {
+  evp->reset(EVP_CIPHER_fetch(nullptr, EvpName(cipher), nullptr));
+  if (!*evp) return OpenSslError("EVP_CIPHER_fetch");
+  ctx->reset(EVP_CIPHER_CTX_new());
+  if (!*ctx) return OpenSslError("EVP_CIPHER_CTX_new");
+  EVP_CIPHER_CTX* c = ctx->get();
+  if (EVP_CipherInit_ex2(c, evp->get(), nullptr, nullptr, encrypt ? 1 : 0, nullptr) != 1) {
     return OpenSslError("EVP_CipherInit_ex2 (cipher)");
   }
-  if (EVP_CIPHER_CTX_ctrl(*ctx, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(NonceBytes(cipher)),
+  if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(NonceBytes(cipher)),
                           nullptr) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_SET_IVLEN");
   }
   // CCM bakes the tag length M into its state at key setup (both ways).
-  if (IsCcm(cipher) && EVP_CIPHER_CTX_ctrl(*ctx, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) {
+  if (IsCcm(cipher) && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_SET_TAG (CCM tag length)");
   }
-  if (EVP_CipherInit_ex2(*ctx, nullptr, key.data(), nullptr, encrypt ? 1 : 0, nullptr) != 1) {
+  if (EVP_CipherInit_ex2(c, nullptr, key.data(), nullptr, encrypt ? 1 : 0, nullptr) != 1) {
     return OpenSslError("EVP_CipherInit_ex2 (key)");
   }
   return Status::Ok();
@@ -167,11 +169,6 @@ Result<std::unique_ptr<Encryptor>> Encryptor::Create(CipherId cipher, ByteView k
   return e;
 }
 
-Encryptor::~Encryptor() {
-  EVP_CIPHER_CTX_free(ctx_);
-  EVP_CIPHER_free(evp_cipher_);
-}
-
 Status Encryptor::Seal(std::initializer_list<ByteView> parts, Bytes* wire) {
   uint8_t nonce[16];
   SECMODE_RETURN_IF_ERROR(nonces_.Next(nonce));
@@ -199,7 +196,7 @@ Status Encryptor::SealWithNonce(const uint8_t nonce_field[16],
   WriteTransformHeader(h, w);
 
   int len = 0;
-  if (EVP_EncryptInit_ex2(ctx_, nullptr, nullptr, h.nonce, nullptr) != 1) {
+  if (EVP_EncryptInit_ex2(ctx_.get(), nullptr, nullptr, h.nonce, nullptr) != 1) {
     return OpenSslError("EVP_EncryptInit_ex2 (nonce)");
   }
   uint8_t* out = w + kTransformHeaderSize;
@@ -210,26 +207,28 @@ Status Encryptor::SealWithNonce(const uint8_t nonce_field[16],
       out += p.size();
     }
     out = w + kTransformHeaderSize;
-    if (EVP_EncryptUpdate(ctx_, nullptr, &len, nullptr, static_cast<int>(total)) != 1 ||
-        EVP_EncryptUpdate(ctx_, nullptr, &len, w + kTransformAadOffset, kTransformAadSize) != 1 ||
-        EVP_EncryptUpdate(ctx_, out, &len, out, static_cast<int>(total)) != 1) {
+    if (EVP_EncryptUpdate(ctx_.get(), nullptr, &len, nullptr, static_cast<int>(total)) != 1 ||
+        EVP_EncryptUpdate(ctx_.get(), nullptr, &len, w + kTransformAadOffset, kTransformAadSize) !=
+            1 ||
+        EVP_EncryptUpdate(ctx_.get(), out, &len, out, static_cast<int>(total)) != 1) {
       return OpenSslError("EVP_EncryptUpdate (CCM)");
     }
   } else {
-    if (EVP_EncryptUpdate(ctx_, nullptr, &len, w + kTransformAadOffset, kTransformAadSize) != 1) {
+    if (EVP_EncryptUpdate(ctx_.get(), nullptr, &len, w + kTransformAadOffset, kTransformAadSize) !=
+        1) {
       return OpenSslError("EVP_EncryptUpdate (GCM AAD)");
     }
     for (ByteView p : parts) {
       if (p.empty()) continue;
-      if (EVP_EncryptUpdate(ctx_, out, &len, p.data(), static_cast<int>(p.size())) != 1) {
+      if (EVP_EncryptUpdate(ctx_.get(), out, &len, p.data(), static_cast<int>(p.size())) != 1) {
         return OpenSslError("EVP_EncryptUpdate (GCM)");
       }
       out += len;
     }
   }
   uint8_t none[16];
-  if (EVP_EncryptFinal_ex(ctx_, none, &len) != 1) return OpenSslError("EVP_EncryptFinal_ex");
-  if (EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, 16, w + 4) != 1) {
+  if (EVP_EncryptFinal_ex(ctx_.get(), none, &len) != 1) return OpenSslError("EVP_EncryptFinal_ex");
+  if (EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_GET_TAG, 16, w + 4) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_GET_TAG");
   }
   return Status::Ok();
@@ -240,11 +239,6 @@ Result<std::unique_ptr<Decryptor>> Decryptor::Create(CipherId cipher, ByteView k
   std::unique_ptr<Decryptor> d(new Decryptor(cipher, session_id));
   SECMODE_RETURN_IF_ERROR(SetUpContext(cipher, key, false, &d->evp_cipher_, &d->ctx_));
   return d;
-}
-
-Decryptor::~Decryptor() {
-  EVP_CIPHER_CTX_free(ctx_);
-  EVP_CIPHER_free(evp_cipher_);
 }
 
 Result<size_t> Decryptor::Open(ByteView wire, MutableByteView head, Bytes* tail) {
@@ -279,21 +273,21 @@ Result<size_t> Decryptor::OpenInto(ByteView wire, MutableByteView head, Bytes* t
         std::string(CipherName(cipher_)) +
         " tag mismatch: header, AAD or ciphertext was altered (or wrong key)");
   };
-  if (EVP_DecryptInit_ex2(ctx_, nullptr, nullptr, h.nonce, nullptr) != 1) {
+  if (EVP_DecryptInit_ex2(ctx_.get(), nullptr, nullptr, h.nonce, nullptr) != 1) {
     return fail("EVP_DecryptInit_ex2 (nonce)");
   }
-  if (EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, 16, h.signature) != 1) {
+  if (EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_SET_TAG, 16, h.signature) != 1) {
     return fail("EVP_CTRL_AEAD_SET_TAG");
   }
   if (IsCcm(cipher_)) {
     // Single shot: decrypt everything into *tail, then split.
     tail->resize(total);
-    if (EVP_DecryptUpdate(ctx_, nullptr, &len, nullptr, static_cast<int>(total)) != 1 ||
-        EVP_DecryptUpdate(ctx_, nullptr, &len, aad, kTransformAadSize) != 1) {
+    if (EVP_DecryptUpdate(ctx_.get(), nullptr, &len, nullptr, static_cast<int>(total)) != 1 ||
+        EVP_DecryptUpdate(ctx_.get(), nullptr, &len, aad, kTransformAadSize) != 1) {
       return fail("EVP_DecryptUpdate (CCM length/AAD)");
     }
     // For CCM the tag is checked inside this call.
-    if (EVP_DecryptUpdate(ctx_, tail->data(), &len, in, static_cast<int>(total)) != 1) {
+    if (EVP_DecryptUpdate(ctx_.get(), tail->data(), &len, in, static_cast<int>(total)) != 1) {
       return auth_failed();
     }
     if (head_len) {
@@ -302,19 +296,20 @@ Result<size_t> Decryptor::OpenInto(ByteView wire, MutableByteView head, Bytes* t
     }
     return total;
   }
-  if (EVP_DecryptUpdate(ctx_, nullptr, &len, aad, kTransformAadSize) != 1) {
+  if (EVP_DecryptUpdate(ctx_.get(), nullptr, &len, aad, kTransformAadSize) != 1) {
     return fail("EVP_DecryptUpdate (GCM AAD)");
   }
-  if (head_len && EVP_DecryptUpdate(ctx_, head.data(), &len, in, static_cast<int>(head_len)) != 1) {
+  if (head_len &&
+      EVP_DecryptUpdate(ctx_.get(), head.data(), &len, in, static_cast<int>(head_len)) != 1) {
     return fail("EVP_DecryptUpdate (GCM head)");
   }
   tail->resize(total - head_len);
-  if (!tail->empty() && EVP_DecryptUpdate(ctx_, tail->data(), &len, in + head_len,
+  if (!tail->empty() && EVP_DecryptUpdate(ctx_.get(), tail->data(), &len, in + head_len,
                                           static_cast<int>(tail->size())) != 1) {
     return fail("EVP_DecryptUpdate (GCM)");
   }
   uint8_t none[16];
-  if (EVP_DecryptFinal_ex(ctx_, none, &len) != 1) return auth_failed();
+  if (EVP_DecryptFinal_ex(ctx_.get(), none, &len) != 1) return auth_failed();
   return total;
 }
 

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "common/bytes.h"
+#include "common/openssl_handles.h"
 #include "common/status.h"
 #include "smb/kdf.h"
 
@@ -87,7 +88,6 @@ class Encryptor {
   static common::Result<std::unique_ptr<Encryptor>> Create(CipherId cipher, common::ByteView key,
                                                            uint64_t session_id,
                                                            NonceSequence nonces);
-  ~Encryptor();
   Encryptor(const Encryptor&) = delete;
   Encryptor& operator=(const Encryptor&) = delete;
 
@@ -108,15 +108,14 @@ class Encryptor {
   CipherId cipher_;
   uint64_t session_id_;
   NonceSequence nonces_;
-  EVP_CIPHER* evp_cipher_ = nullptr;
-  EVP_CIPHER_CTX* ctx_ = nullptr;
+  common::OsslPtr<EVP_CIPHER> evp_cipher_;
+  common::OsslPtr<EVP_CIPHER_CTX> ctx_;
 };
 
 class Decryptor {
  public:
   static common::Result<std::unique_ptr<Decryptor>> Create(CipherId cipher, common::ByteView key,
                                                            uint64_t session_id);
-  ~Decryptor();
   Decryptor(const Decryptor&) = delete;
   Decryptor& operator=(const Decryptor&) = delete;
 
@@ -136,8 +135,8 @@ class Decryptor {
                                   common::Bytes* tail);
   CipherId cipher_;
   uint64_t session_id_;
-  EVP_CIPHER* evp_cipher_ = nullptr;
-  EVP_CIPHER_CTX* ctx_ = nullptr;
+  common::OsslPtr<EVP_CIPHER> evp_cipher_;
+  common::OsslPtr<EVP_CIPHER_CTX> ctx_;
 };
 
 }  // namespace secmode::smb

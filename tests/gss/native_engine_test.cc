@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gss/context_pair.h"
+#include "gss/gss_handles.h"
 #include "gss/protector.h"
 #include "tests/support/shared_realm.h"
 
@@ -35,21 +37,21 @@ std::unique_ptr<ContextPair> Establish(Enctype e) {
   return std::move(pair).value();
 }
 
-std::unique_ptr<Protector> Make(Engine engine, gss_ctx_id_t ctx, const NativeOptions& o = {}) {
-  auto p = engine == Engine::kNative ? NewNativeProtector(ctx, o) : NewProtector(engine, ctx);
+std::unique_ptr<Protector> Make(Engine engine, ContextPtr ctx, const NativeOptions& o = {}) {
+  auto p = engine == Engine::kNative ? NewNativeProtector(std::move(ctx), o)
+                                     : NewProtector(engine, std::move(ctx));
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() ? std::move(p).value() : nullptr;
 }
 
 // Two identical copies of one established context (export + import twice),
 // so an MIT and a native receiver can judge the very same tokens.
-void Clone(gss_ctx_id_t ctx, gss_ctx_id_t* a, gss_ctx_id_t* b) {
+void Clone(ContextPtr ctx, ContextPtr* a, ContextPtr* b) {
   OM_uint32 minor = 0;
-  gss_buffer_desc token = GSS_C_EMPTY_BUFFER;
-  ASSERT_FALSE(GSS_ERROR(gss_export_sec_context(&minor, &ctx, &token)));
-  ASSERT_FALSE(GSS_ERROR(gss_import_sec_context(&minor, &token, a)));
-  ASSERT_FALSE(GSS_ERROR(gss_import_sec_context(&minor, &token, b)));
-  gss_release_buffer(&minor, &token);
+  BufferHandle token;
+  ASSERT_FALSE(GSS_ERROR(gss_export_sec_context(&minor, Out(ctx), &token.h)));
+  ASSERT_FALSE(GSS_ERROR(gss_import_sec_context(&minor, &token.h, Out(*a))));
+  ASSERT_FALSE(GSS_ERROR(gss_import_sec_context(&minor, &token.h, Out(*b))));
 }
 
 enum class Kind { kWrapConf, kWrapInteg, kMic };
@@ -244,10 +246,10 @@ TEST_P(NativeEngineTest, SequenceVerdictsMatchMit) {
   for (Engine sender_engine : {Engine::kMit, Engine::kNative}) {
     auto pair = Establish(GetParam());
     ASSERT_TRUE(pair);
-    gss_ctx_id_t acc_a = GSS_C_NO_CONTEXT, acc_b = GSS_C_NO_CONTEXT;
+    ContextPtr acc_a, acc_b;
     Clone(pair->ReleaseAcceptor(), &acc_a, &acc_b);
-    auto mit = Make(Engine::kMit, acc_a);
-    auto native = Make(Engine::kNative, acc_b);
+    auto mit = Make(Engine::kMit, std::move(acc_a));
+    auto native = Make(Engine::kNative, std::move(acc_b));
     auto sender = Make(sender_engine, pair->ReleaseInitiator());
     ASSERT_TRUE(mit && native && sender);
     for (Kind k : {Kind::kWrapConf, Kind::kMic}) {

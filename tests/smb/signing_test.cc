@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "common/openssl_handles.h"
 #include "smb/legs.h"
 #include "smb/message.h"
 
@@ -49,14 +50,13 @@ Bytes OneShotGmac(ByteView m, uint8_t role_and_cancel) {
   uint8_t nonce[12] = {};
   memcpy(nonce, m.data() + 24, 8);
   nonce[8] = role_and_cancel;
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  common::OsslPtr<EVP_CIPHER_CTX> ctx(EVP_CIPHER_CTX_new());
   int len = 0;
   uint8_t tag[16];
-  EXPECT_EQ(EVP_EncryptInit_ex(ctx, EVP_aes_128_gcm(), nullptr, kKey.data(), nonce), 1);
-  EXPECT_EQ(EVP_EncryptUpdate(ctx, nullptr, &len, m.data(), static_cast<int>(m.size())), 1);
-  EXPECT_EQ(EVP_EncryptFinal_ex(ctx, tag, &len), 1);
-  EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag), 1);
-  EVP_CIPHER_CTX_free(ctx);
+  EXPECT_EQ(EVP_EncryptInit_ex(ctx.get(), EVP_aes_128_gcm(), nullptr, kKey.data(), nonce), 1);
+  EXPECT_EQ(EVP_EncryptUpdate(ctx.get(), nullptr, &len, m.data(), static_cast<int>(m.size())), 1);
+  EXPECT_EQ(EVP_EncryptFinal_ex(ctx.get(), tag, &len), 1);
+  EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16, tag), 1);
   return Bytes(tag, tag + 16);
 }
 
