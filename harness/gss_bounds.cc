@@ -6,22 +6,17 @@ namespace secmode::harness {
 
 using common::Status;
 
-BoundRunner::~BoundRunner() {
-  EVP_CIPHER_CTX_free(enc_);
-  EVP_CIPHER_CTX_free(dec_);
-}
-
 Status BoundRunner::Init(gss::Enctype enctype) {
   SECMODE_ASSIGN_OR_RETURN(profile_, gss::ProfileFor(static_cast<int32_t>(enctype)));
   const common::Bytes key = common::PatternBytes(profile_.key_size, 77);
   const uint8_t iv[16] = {};
-  enc_ = EVP_CIPHER_CTX_new();
-  dec_ = EVP_CIPHER_CTX_new();
+  enc_.reset(EVP_CIPHER_CTX_new());
+  dec_.reset(EVP_CIPHER_CTX_new());
   if (enc_ == nullptr || dec_ == nullptr ||
-      EVP_EncryptInit_ex(enc_, profile_.cbc, nullptr, key.data(), iv) != 1 ||
-      EVP_CIPHER_CTX_set_padding(enc_, 0) != 1 ||
-      EVP_DecryptInit_ex(dec_, profile_.cbc, nullptr, key.data(), iv) != 1 ||
-      EVP_CIPHER_CTX_set_padding(dec_, 0) != 1) {
+      EVP_EncryptInit_ex(enc_.get(), profile_.cbc, nullptr, key.data(), iv) != 1 ||
+      EVP_CIPHER_CTX_set_padding(enc_.get(), 0) != 1 ||
+      EVP_DecryptInit_ex(dec_.get(), profile_.cbc, nullptr, key.data(), iv) != 1 ||
+      EVP_CIPHER_CTX_set_padding(dec_.get(), 0) != 1) {
     return Status::Internal("AES-CBC setup failed for the bound");
   }
   return hmac_.Init(profile_.hash, common::PatternBytes(profile_.checksum_size, 78));
@@ -46,15 +41,15 @@ Status BoundRunner::Run(BoundOp op, uint8_t* buf, size_t n) {
     buf[0] ^= out[0];  // keep the result live
   };
   switch (op) {
-    case BoundOp::kCbcEncrypt: return cipher(enc_);
-    case BoundOp::kCbcDecrypt: return cipher(dec_);
+    case BoundOp::kCbcEncrypt: return cipher(enc_.get());
+    case BoundOp::kCbcDecrypt: return cipher(dec_.get());
     case BoundOp::kHmac: mac(); return Status::Ok();
     case BoundOp::kCbcEncryptHmac:
-      SECMODE_RETURN_IF_ERROR(cipher(enc_));
+      SECMODE_RETURN_IF_ERROR(cipher(enc_.get()));
       mac();
       return Status::Ok();
     case BoundOp::kCbcDecryptHmac:
-      SECMODE_RETURN_IF_ERROR(cipher(dec_));
+      SECMODE_RETURN_IF_ERROR(cipher(dec_.get()));
       mac();
       return Status::Ok();
   }

@@ -5,7 +5,7 @@
 //
 //   cbc-encrypt / cbc-decrypt   EVP AES-CBC over n bytes, IV reset per op
 //   hmac                        HMAC-SHA1/256/384 over n bytes (OpenSSL's SHA
-//                               with precomputed pads, gss/kcrypto Hmac - the
+//                               with precomputed pads, common/hmac.h - the
 //                               cheapest OpenSSL path per message)
 //   cbc-encrypt+hmac            the seal bound of one enctype: both, in turn
 //   cbc-decrypt+hmac            the open bound
@@ -21,6 +21,8 @@
 #include "common/bytes.h"
 #include "common/status.h"
 #include "gss/enctype.h"
+#include "common/hmac.h"
+#include "common/openssl_handles.h"
 #include "gss/kcrypto.h"
 
 namespace secmode::harness {
@@ -30,9 +32,6 @@ enum class BoundOp { kCbcEncrypt, kCbcDecrypt, kHmac, kCbcEncryptHmac, kCbcDecry
 class BoundRunner {
  public:
   BoundRunner() = default;
-  ~BoundRunner();
-  BoundRunner(const BoundRunner&) = delete;
-  BoundRunner& operator=(const BoundRunner&) = delete;
 
   // Keys AES (the enctype's key size) and HMAC (its hash) with fixed keys.
   common::Status Init(gss::Enctype enctype);
@@ -43,8 +42,7 @@ class BoundRunner {
 
  private:
   gss::EnctypeProfile profile_;
-  EVP_CIPHER_CTX* enc_ = nullptr;
-  EVP_CIPHER_CTX* dec_ = nullptr;
+  common::OsslPtr<EVP_CIPHER_CTX> enc_, dec_;
   common::Hmac hmac_;
 };
 

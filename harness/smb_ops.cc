@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/openssl_handles.h"
 #include "smb/legs.h"
 #include "smb/message.h"
 #include "smb/transform.h"
@@ -43,11 +44,6 @@ class SmbSealOpen : public Op {
 
 class RawAead : public Op {
  public:
-  ~RawAead() override {
-    EVP_CIPHER_CTX_free(enc_);
-    EVP_CIPHER_CTX_free(dec_);
-    EVP_CIPHER_free(cipher_);
-  }
   Status Init(smb::CipherId c, size_t payload) {
     ccm_ = IsCcm(c);
     nonce_len_ = static_cast<int>(smb::NonceBytes(c));
@@ -64,13 +60,14 @@ class RawAead : public Op {
                        : c == smb::CipherId::kAes128Gcm ? "AES-128-GCM"
                        : c == smb::CipherId::kAes256Ccm ? "AES-256-CCM"
                                                         : "AES-256-GCM";
-    cipher_ = EVP_CIPHER_fetch(nullptr, name, nullptr);
+    cipher_.reset(EVP_CIPHER_fetch(nullptr, name, nullptr));
     if (!cipher_) return EvpFailed("EVP_CIPHER_fetch");
     Bytes key = common::PatternBytes(smb::CipherKeyBytes(c), 9);
     for (int enc = 0; enc < 2; ++enc) {
-      EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-      (enc ? enc_ : dec_) = ctx;
-      if (!ctx || EVP_CipherInit_ex2(ctx, cipher_, nullptr, nullptr, enc, nullptr) != 1 ||
+      common::OsslPtr<EVP_CIPHER_CTX>& owner = enc ? enc_ : dec_;
+      owner.reset(EVP_CIPHER_CTX_new());
+      EVP_CIPHER_CTX* ctx = owner.get();
+      if (!ctx || EVP_CipherInit_ex2(ctx, cipher_.get(), nullptr, nullptr, enc, nullptr) != 1 ||
           EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, nonce_len_, nullptr) != 1 ||
           (ccm_ && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) ||
           EVP_CipherInit_ex2(ctx, nullptr, key.data(), nullptr, enc, nullptr) != 1) {
@@ -80,26 +77,28 @@ class RawAead : public Op {
     return Status::Ok();
   }
   Status Run() override {
+    EVP_CIPHER_CTX* enc_ctx = enc_.get();
+    EVP_CIPHER_CTX* dec_ctx = dec_.get();
     uint8_t nonce[16] = {};
     memcpy(nonce, &counter_, sizeof counter_);
     ++counter_;
     const int n = static_cast<int>(message_.size());
     int len = 0;
     uint8_t tag[16], none[16];
-    if (EVP_EncryptInit_ex2(enc_, nullptr, nullptr, nonce, nullptr) != 1 ||
-        (ccm_ && EVP_EncryptUpdate(enc_, nullptr, &len, nullptr, n) != 1) ||
-        EVP_EncryptUpdate(enc_, nullptr, &len, aad_.data(), 32) != 1 ||
-        EVP_EncryptUpdate(enc_, ct_.data(), &len, message_.data(), n) != 1 ||
-        EVP_EncryptFinal_ex(enc_, none, &len) != 1 ||
-        EVP_CIPHER_CTX_ctrl(enc_, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1) {
+    if (EVP_EncryptInit_ex2(enc_ctx, nullptr, nullptr, nonce, nullptr) != 1 ||
+        (ccm_ && EVP_EncryptUpdate(enc_ctx, nullptr, &len, nullptr, n) != 1) ||
+        EVP_EncryptUpdate(enc_ctx, nullptr, &len, aad_.data(), 32) != 1 ||
+        EVP_EncryptUpdate(enc_ctx, ct_.data(), &len, message_.data(), n) != 1 ||
+        EVP_EncryptFinal_ex(enc_ctx, none, &len) != 1 ||
+        EVP_CIPHER_CTX_ctrl(enc_ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1) {
       return EvpFailed("raw AEAD encrypt");
     }
-    if (EVP_DecryptInit_ex2(dec_, nullptr, nullptr, nonce, nullptr) != 1 ||
-        EVP_CIPHER_CTX_ctrl(dec_, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1 ||
-        (ccm_ && EVP_DecryptUpdate(dec_, nullptr, &len, nullptr, n) != 1) ||
-        EVP_DecryptUpdate(dec_, nullptr, &len, aad_.data(), 32) != 1 ||
-        EVP_DecryptUpdate(dec_, pt_.data(), &len, ct_.data(), n) != 1 ||
-        (!ccm_ && EVP_DecryptFinal_ex(dec_, none, &len) != 1)) {
+    if (EVP_DecryptInit_ex2(dec_ctx, nullptr, nullptr, nonce, nullptr) != 1 ||
+        EVP_CIPHER_CTX_ctrl(dec_ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1 ||
+        (ccm_ && EVP_DecryptUpdate(dec_ctx, nullptr, &len, nullptr, n) != 1) ||
+        EVP_DecryptUpdate(dec_ctx, nullptr, &len, aad_.data(), 32) != 1 ||
+        EVP_DecryptUpdate(dec_ctx, pt_.data(), &len, ct_.data(), n) != 1 ||
+        (!ccm_ && EVP_DecryptFinal_ex(dec_ctx, none, &len) != 1)) {
       return EvpFailed("raw AEAD decrypt");
     }
     return Status::Ok();
@@ -112,9 +111,8 @@ class RawAead : public Op {
   uint64_t counter_ = 0;
   size_t payload_ = 0;
   Bytes message_, ct_, pt_, aad_;
-  EVP_CIPHER* cipher_ = nullptr;
-  EVP_CIPHER_CTX* enc_ = nullptr;
-  EVP_CIPHER_CTX* dec_ = nullptr;
+  common::OsslPtr<EVP_CIPHER> cipher_;
+  common::OsslPtr<EVP_CIPHER_CTX> enc_, dec_;
 };
 
 Bytes SigningMessage(size_t payload) {
@@ -145,34 +143,29 @@ class SmbSign : public Op {
 
 class RawMac : public Op {
  public:
-  ~RawMac() override {
-    EVP_MAC_CTX_free(mac_ctx_);
-    EVP_MAC_free(mac_);
-    EVP_CIPHER_CTX_free(gcm_);
-    EVP_CIPHER_free(cipher_);
-  }
   Status Init(smb::SigningAlgorithm alg, size_t payload) {
     message_ = SigningMessage(payload);
     payload_ = payload;
     Bytes key = common::PatternBytes(16, 9);
     if (alg == smb::SigningAlgorithm::kAesGmac) {
-      cipher_ = EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr);
-      gcm_ = EVP_CIPHER_CTX_new();
+      cipher_.reset(EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr));
+      gcm_.reset(EVP_CIPHER_CTX_new());
       if (!cipher_ || !gcm_ ||
-          EVP_EncryptInit_ex2(gcm_, cipher_, key.data(), nullptr, nullptr) != 1) {
+          EVP_EncryptInit_ex2(gcm_.get(), cipher_.get(), key.data(), nullptr, nullptr) != 1) {
         return EvpFailed("raw GMAC setup");
       }
       return Status::Ok();
     }
     const bool hmac = alg == smb::SigningAlgorithm::kHmacSha256;
-    mac_ = EVP_MAC_fetch(nullptr, hmac ? "HMAC" : "CMAC", nullptr);
-    if (!mac_ || !(mac_ctx_ = EVP_MAC_CTX_new(mac_))) return EvpFailed("raw MAC setup");
+    mac_.reset(EVP_MAC_fetch(nullptr, hmac ? "HMAC" : "CMAC", nullptr));
+    if (mac_) mac_ctx_.reset(EVP_MAC_CTX_new(mac_.get()));
+    if (!mac_ctx_) return EvpFailed("raw MAC setup");
     char digest[] = "SHA256", cipher[] = "AES-128-CBC";
     OSSL_PARAM params[] = {hmac
                                ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
                                : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
                            OSSL_PARAM_construct_end()};
-    if (EVP_MAC_init(mac_ctx_, key.data(), key.size(), params) != 1) {
+    if (EVP_MAC_init(mac_ctx_.get(), key.data(), key.size(), params) != 1) {
       return EvpFailed("raw MAC key");
     }
     return Status::Ok();
@@ -184,19 +177,20 @@ class RawMac : public Op {
       ++id_;
       memcpy(nonce, &id_, 8);
       int len = 0;
-      if (EVP_EncryptInit_ex2(gcm_, nullptr, nullptr, nonce, nullptr) != 1 ||
-          EVP_EncryptUpdate(gcm_, nullptr, &len, message_.data(),
+      EVP_CIPHER_CTX* gcm = gcm_.get();
+      if (EVP_EncryptInit_ex2(gcm, nullptr, nullptr, nonce, nullptr) != 1 ||
+          EVP_EncryptUpdate(gcm, nullptr, &len, message_.data(),
                             static_cast<int>(message_.size())) != 1 ||
-          EVP_EncryptFinal_ex(gcm_, out, &len) != 1 ||
-          EVP_CIPHER_CTX_ctrl(gcm_, EVP_CTRL_AEAD_GET_TAG, 16, out) != 1) {
+          EVP_EncryptFinal_ex(gcm, out, &len) != 1 ||
+          EVP_CIPHER_CTX_ctrl(gcm, EVP_CTRL_AEAD_GET_TAG, 16, out) != 1) {
         return EvpFailed("raw GMAC");
       }
       return Status::Ok();
     }
     size_t len = 0;
-    if (EVP_MAC_init(mac_ctx_, nullptr, 0, nullptr) != 1 ||
-        EVP_MAC_update(mac_ctx_, message_.data(), message_.size()) != 1 ||
-        EVP_MAC_final(mac_ctx_, out, &len, sizeof out) != 1) {
+    if (EVP_MAC_init(mac_ctx_.get(), nullptr, 0, nullptr) != 1 ||
+        EVP_MAC_update(mac_ctx_.get(), message_.data(), message_.size()) != 1 ||
+        EVP_MAC_final(mac_ctx_.get(), out, &len, sizeof out) != 1) {
       return EvpFailed("raw MAC");
     }
     return Status::Ok();
@@ -207,10 +201,10 @@ class RawMac : public Op {
   Bytes message_;
   size_t payload_ = 0;
   uint64_t id_ = 0;
-  EVP_MAC* mac_ = nullptr;
-  EVP_MAC_CTX* mac_ctx_ = nullptr;
-  EVP_CIPHER* cipher_ = nullptr;
-  EVP_CIPHER_CTX* gcm_ = nullptr;
+  common::OsslPtr<EVP_MAC> mac_;
+  common::OsslPtr<EVP_MAC_CTX> mac_ctx_;
+  common::OsslPtr<EVP_CIPHER> cipher_;
+  common::OsslPtr<EVP_CIPHER_CTX> gcm_;
 };
 
 // Runs op for about `seconds` of CPU time; bytes per CPU-second.
