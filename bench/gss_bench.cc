@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/gss_bounds.h"
 #include "common/clock.h"
 #include "gss/context_pair.h"
 #include "gss/protector.h"
 #include "gss/realm.h"
+#include "harness/gss_bounds.h"
 
 namespace secmode::bench {
 namespace {

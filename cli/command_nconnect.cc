@@ -148,8 +148,8 @@ void RunValidateCommand(NconnectOptions& o) {
   harness::ModeEnvironment env;
   suite::ValidationOptions options;
   std::cout << "nconnect validation on loopback ..." << std::flush;
-  auto run = suite::RunValidation(env, suite::DefaultValidationGrid(options.ops), options,
-                                  std::cout);
+  auto run =
+      suite::RunValidation(env, suite::DefaultValidationGrid(options.ops), options, std::cout);
   std::cout << "\n";
   if (!run.ok()) Fail(run.status());
   for (auto& row : run->JsonRows()) results.nconnect.push_back(std::move(row));

@@ -19,10 +19,10 @@
 #include <string>
 
 #include "common/bytes.h"
-#include "common/status.h"
-#include "gss/enctype.h"
 #include "common/hmac.h"
 #include "common/openssl_handles.h"
+#include "common/status.h"
+#include "gss/enctype.h"
 #include "gss/kcrypto.h"
 
 namespace secmode::harness {

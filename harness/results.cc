@@ -8,10 +8,11 @@ using common::Status;
 using nlohmann::json;
 
 json DefaultMethod() {
-  return {{"timer", "CLOCK_MONOTONIC around each operation"},
-          {"cycles", std::string(common::CycleSource()) + " ticks (constant rate, not core cycles)"},
-          {"cycle_source", common::CycleSource()},
-          {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
+  return {
+      {"timer", "CLOCK_MONOTONIC around each operation"},
+      {"cycles", std::string(common::CycleSource()) + " ticks (constant rate, not core cycles)"},
+      {"cycle_source", common::CycleSource()},
+      {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
 }
 
 json ToJson(const RunResults& r) {

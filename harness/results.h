@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/measure.h"
 #include "common/machine.h"
 #include "common/status.h"
+#include "harness/measure.h"
 #include "rpc/load.h"
 
 namespace secmode::harness {

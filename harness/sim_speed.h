@@ -14,8 +14,8 @@
 namespace secmode::harness {
 
 struct SimSpeed {
-  int64_t rpcs = 0;            // simulated RPCs completed
-  double cpu_seconds = 0;      // this thread's CPU time
+  int64_t rpcs = 0;        // simulated RPCs completed
+  double cpu_seconds = 0;  // this thread's CPU time
   double wall_seconds = 0;
   double rpcs_per_second = 0;  // per second of CPU time
   nlohmann::json ToJson() const;

@@ -7,9 +7,9 @@ namespace secmode::render {
 
 using common::Status;
 
-common::Result<std::string> RunGnuplot(
-    const std::string& script, const std::vector<std::pair<std::string, std::string>>& data,
-    const std::string& output) {
+common::Result<std::string> RunGnuplot(const std::string& script,
+                                       const std::vector<std::pair<std::string, std::string>>& data,
+                                       const std::string& output) {
   if (common::FindProgram("gnuplot").empty()) {
     return Status::Unavailable("gnuplot not found (Debian package gnuplot-nox)");
   }

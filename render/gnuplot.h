@@ -14,9 +14,9 @@ namespace secmode::render {
 // Runs `script` (which names the `data` files relatively and writes
 // `output`) and returns the contents of `output`. Unavailable when gnuplot
 // is not installed; an error with gnuplot's own last lines when it fails.
-common::Result<std::string> RunGnuplot(
-    const std::string& script, const std::vector<std::pair<std::string, std::string>>& data,
-    const std::string& output);
+common::Result<std::string> RunGnuplot(const std::string& script,
+                                       const std::vector<std::pair<std::string, std::string>>& data,
+                                       const std::string& output);
 
 // A gnuplot single-quoted string.
 std::string GnuplotQuote(const std::string& s);

@@ -37,11 +37,11 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
     const std::string enctype = row.value("enctype", "");
     const std::string name =
         enctype.empty() ? mode : mode + ":" + enctype + ":" + row.value("engine", "");
-    md << "| " << name << " | " << op << " | " << (size == 0 ? "-" : SizeLabel(size))
-       << " | " << Fmt("%.0f", ops) << " | " << Fmt("%.1f", row.value("mb_per_second", 0.0))
-       << " | " << Fmt("%.0f", row.value("p50_us", 0.0)) << " | "
-       << Fmt("%.0f", row.value("p99_us", 0.0)) << " | " << Fmt("%.0f", row.value("p999_us", 0.0))
-       << " | " << (ratio > 0 ? Fmt("%.2f", ratio) : "-") << " | "
+    md << "| " << name << " | " << op << " | " << (size == 0 ? "-" : SizeLabel(size)) << " | "
+       << Fmt("%.0f", ops) << " | " << Fmt("%.1f", row.value("mb_per_second", 0.0)) << " | "
+       << Fmt("%.0f", row.value("p50_us", 0.0)) << " | " << Fmt("%.0f", row.value("p99_us", 0.0))
+       << " | " << Fmt("%.0f", row.value("p999_us", 0.0)) << " | "
+       << (ratio > 0 ? Fmt("%.2f", ratio) : "-") << " | "
        << row.value("server_window_drops", uint64_t{0}) << " | "
        << row.value("retransmits", uint64_t{0}) << " | " << row.value("errors", uint64_t{0})
        << " |\n";

@@ -39,10 +39,9 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
     const nlohmann::json& engines = row["engines_ns"];
     const double mit = engines.value("mit", 0.0), iov = engines.value("mit-iov", 0.0),
                  nat = engines.value("native", 0.0), bound = row.value("bound_ns", 0.0);
-    md << "| " << SizeLabel(size) << " | " << Fmt("%.0f", mit) << " | " << Fmt("%.0f", iov)
-       << " | " << Fmt("%.0f", nat) << " | " << Fmt("%.0f", bound) << " | "
-       << Fmt("%.2f", bound / nat) << " | " << Fmt("%.2f", mit / nat) << " | "
-       << Fmt("%.2f", iov / nat) << " |\n";
+    md << "| " << SizeLabel(size) << " | " << Fmt("%.0f", mit) << " | " << Fmt("%.0f", iov) << " | "
+       << Fmt("%.0f", nat) << " | " << Fmt("%.0f", bound) << " | " << Fmt("%.2f", bound / nat)
+       << " | " << Fmt("%.2f", mit / nat) << " | " << Fmt("%.2f", iov / nat) << " |\n";
     if (size == (1u << 20) && en == "aes256-cts-hmac-sha1-96") {
       targets.push_back(
           {"native 1 MiB " + en + " krb5p seal+open >= 0.85 x bound: " + Fmt("%.2f", bound / nat) +
@@ -53,9 +52,9 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
                          mit / nat >= 4.0});
     }
     if (size == 128) {
-      targets.push_back({"native 128 B " + en + " seal+open <= 0.5 x mit: " +
-                             Fmt("%.2f", nat / mit) + " x (" + Fmt("%.0f", nat) + " vs " +
-                             Fmt("%.0f", mit) + " ns)",
+      targets.push_back({"native 128 B " + en +
+                             " seal+open <= 0.5 x mit: " + Fmt("%.2f", nat / mit) + " x (" +
+                             Fmt("%.0f", nat) + " vs " + Fmt("%.0f", mit) + " ns)",
                          nat / mit <= 0.5});
     }
   }
@@ -72,7 +71,8 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
           "tables above cover them.\n\n";
   }
   md << "Cycles in micro rows are TSC ticks at " << Fmt("%.3f", r.machine.tsc_ghz) << " GHz ("
-     << r.method.value("cycle_source", "unknown") << "); the same primitives per op are in `bounds`.\n";
+     << r.method.value("cycle_source", "unknown")
+     << "); the same primitives per op are in `bounds`.\n";
   out.report_md.append("\n").append(md.str());
 }
 

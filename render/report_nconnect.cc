@@ -108,9 +108,9 @@ Result<std::string> LinePlot(const std::vector<const json*>& rows, const Grid& g
          << GnuplotQuote(std::string(goodput ? "Goodput" : "Window violations") + ", " +
                          std::to_string(slots) + " slots, " + SliceLabel(g, s))
          << "\nset xlabel 'nconnect'\nset ylabel "
-         << GnuplotQuote(goodput ? "goodput (MB/s)"
-                                 : "violations in " + std::to_string(I(g.base, "ops")) +
-                                       " operations")
+         << GnuplotQuote(goodput
+                             ? "goodput (MB/s)"
+                             : "violations in " + std::to_string(I(g.base, "ops")) + " operations")
          << "\nset logscale x 2\nset grid\nset key outside right\nset yrange [0:*]\n"
          << plot << "\n";
   return RunGnuplot(script.str(), {{"slice.dat", data.str()}}, "out.svg");
@@ -121,8 +121,8 @@ Result<std::string> SafeMap(const std::vector<const json*>& rows, const Grid& g,
   std::ostringstream data, script;
   std::string xtics, ytics;
   for (size_t i = 0; i < g.nconnect.size(); ++i) {
-    xtics += (i ? ", " : "") + GnuplotQuote(std::to_string(g.nconnect[i])) + " " +
-             std::to_string(i);
+    xtics +=
+        (i ? ", " : "") + GnuplotQuote(std::to_string(g.nconnect[i])) + " " + std::to_string(i);
   }
   for (size_t j = 0; j < g.slots.size(); ++j) {
     ytics += (j ? ", " : "") + GnuplotQuote(std::to_string(g.slots[j])) + " " + std::to_string(j);
@@ -254,13 +254,14 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
         const json* row = Find(rows, s, w, n, plot_slots);
         if (row == nullptr) continue;
         const json& x = *row;
-        md << "| " << w << " | " << n << " | " << I(x, "violations") << " | "
-           << I(x, "disconnects") << " | " << I(x, "context_recreations") << " | "
+        md << "| " << w << " | " << n << " | " << I(x, "violations") << " | " << I(x, "disconnects")
+           << " | " << I(x, "context_recreations") << " | "
            << Fmt("%.1f", I(x, "retransmitted_bytes") / 1e6) << " | "
-           << Fmt("%.1f", x.value("mb_per_s", 0.0)) << " | " << Fmt("%.0f", x.value("ops_per_s", 0.0))
-           << " | " << Fmt("%.3f", I(x, "p50_ns") / 1e6) << " | "
-           << Fmt("%.3f", I(x, "p99_ns") / 1e6) << " | " << Fmt("%.3f", I(x, "p999_ns") / 1e6)
-           << " | " << Fmt("%.3f", x.value("stalled_fraction", 0.0))
+           << Fmt("%.1f", x.value("mb_per_s", 0.0)) << " | "
+           << Fmt("%.0f", x.value("ops_per_s", 0.0)) << " | " << Fmt("%.3f", I(x, "p50_ns") / 1e6)
+           << " | " << Fmt("%.3f", I(x, "p99_ns") / 1e6) << " | "
+           << Fmt("%.3f", I(x, "p999_ns") / 1e6) << " | "
+           << Fmt("%.3f", x.value("stalled_fraction", 0.0))
            << (x.value("truncated", false) ? " (truncated)" : "") << " |\n";
       }
     }

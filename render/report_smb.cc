@@ -47,8 +47,7 @@ void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& sectio
        << " |\n";
   }
   const int cores = section.value("cores", 0);
-  md << "\n## SMB3 multichannel (AES-128-GCM, client-seal of " << SizeLabel(size)
-     << " WRITEs)\n\n"
+  md << "\n## SMB3 multichannel (AES-128-GCM, client-seal of " << SizeLabel(size) << " WRITEs)\n\n"
      << "Channels are threads sharing one session key, nonce = 64-bit counter || channel id. "
      << "Machine: " << cores << " logical CPUs (counts above that oversubscribe).\n\n"
      << "| channels | messages | aggregate MB/s | per channel MB/s |\n|---:|---:|---:|---:|\n";

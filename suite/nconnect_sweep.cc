@@ -28,7 +28,8 @@ std::string Fixed(double v, int decimals) {
 
 }  // namespace
 
-bool FitCostsFromMicro(const harness::RunResults& results, Scenario& scenario, std::string* source) {
+bool FitCostsFromMicro(const harness::RunResults& results, Scenario& scenario,
+                       std::string* source) {
   std::map<AssocKey, std::map<size_t, std::pair<double, int>>> by;
   for (const auto& row : results.micro) {
     if (row.mode != "krb5p" || row.threads != 1 || row.m.ns_per_op <= 0) continue;

@@ -176,8 +176,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.client_crypto_ns = static_cast<int64_t>(leg_ns[0][0] + leg_ns[1][3]);
 
   // Non-crypto costs from sys-mode runs of the same client and server.
-  SECMODE_ASSIGN_OR_RETURN(
-      auto server, StartServer(env, g, 128, sim::Reaction::kDrop, options.server_workers));
+  SECMODE_ASSIGN_OR_RETURN(auto server,
+                           StartServer(env, g, 128, sim::Reaction::kDrop, options.server_workers));
   rpc::LoadOptions lo;
   server.Aim(lo);
   lo.mode = "sys";
@@ -237,8 +237,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   return s;
 }
 
-Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env, const ValidationPoint& point,
-                                             const Calibration& c,
+Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
+                                             const ValidationPoint& point, const Calibration& c,
                                              const ValidationOptions& options) {
   const sim::Scenario& s = point.scenario;
   SECMODE_RETURN_IF_ERROR(s.Validate().Annotate("validation point " + point.name));
@@ -319,7 +319,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env, cons
   return out;
 }
 
-Result<ValidationRun> RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
+Result<ValidationRun> RunValidation(harness::ModeEnvironment& env,
+                                    const std::vector<ValidationPoint>& grid,
                                     const ValidationOptions& options, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
   ValidationRun run;

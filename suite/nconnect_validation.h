@@ -1,5 +1,5 @@
-// Validation of the nconnect simulator against real sockets: each scenario of a small grid runs twice, once on the real RPCSEC_GSS
-// krb5p TCP client (rpc::RunLoad) against the in-process server
+// Validation of the nconnect simulator against real sockets: each scenario of a small grid runs
+// twice, once on the real RPCSEC_GSS krb5p TCP client (rpc::RunLoad) against the in-process server
 // (rpc::LocalServer) on loopback with the scenario's window and reaction, and
 // once in the simulator (sim::Simulate) fed with what this machine measured:
 // the per-message crypto cost of the krb5p legs, the loopback round trip and
@@ -103,7 +103,8 @@ struct ValidationRun {
 // Server threads the model gets for `options` (workers, or one per connection).
 int ServerThreads(const ValidationOptions& options, int nconnect);
 
-common::Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options);
+common::Result<Calibration> Calibrate(harness::ModeEnvironment& env,
+                                      const ValidationOptions& options);
 
 // The simulated scenario of a grid point: `point` with the calibration's
 // costs, RTT, service time and the server's worker count.

@@ -44,12 +44,13 @@ struct Section {
 bool SectionApplies(const Section& section, const SuiteOptions& options);
 
 // The sections, one file each.
-common::Status RunMicroSection(SectionContext& context);                // section_micro.cc
-common::Status RunGssSection(SectionContext& context);                  // section_gss.cc
-common::Status RunSmbSection(SectionContext& context);                  // section_smb.cc
-common::Status RunE2eSection(SectionContext& context);                  // section_e2e.cc
-common::Status RunNconnectSection(SectionContext& context);             // section_nconnect.cc
-common::Status RunNconnectValidationSection(SectionContext& context);   // section_nconnect_validation.cc
+common::Status RunMicroSection(SectionContext& context);     // section_micro.cc
+common::Status RunGssSection(SectionContext& context);       // section_gss.cc
+common::Status RunSmbSection(SectionContext& context);       // section_smb.cc
+common::Status RunE2eSection(SectionContext& context);       // section_e2e.cc
+common::Status RunNconnectSection(SectionContext& context);  // section_nconnect.cc
+common::Status RunNconnectValidationSection(
+    SectionContext& context);  // section_nconnect_validation.cc
 
 }  // namespace secmode::suite
 

@@ -48,7 +48,8 @@ Status RunE2eSection(SectionContext& ctx) {
   // One in-process server per GSS engine, so both ends of a row use the
   // engine the mode names.
   std::map<std::string, harness::LocalRpcServer> servers;
-  auto server_for = [&](const std::string& engine_name) -> common::Result<harness::LocalRpcServer*> {
+  auto server_for =
+      [&](const std::string& engine_name) -> common::Result<harness::LocalRpcServer*> {
     auto it = servers.find(engine_name);
     if (it != servers.end()) return &it->second;
     rpc::ServerOptions so;
@@ -122,9 +123,9 @@ Status RunE2eSection(SectionContext& ctx) {
       row["server_window_drops"] = window_drops;
       ctx.results.e2e.push_back(std::move(row));
       if (r->errors > 0 && first_failure.ok()) {
-        first_failure = Status::Internal("e2e " + name.family + " " + key + ": " +
-                                         std::to_string(r->errors) +
-                                         " failed replies, first: " + r->first_error);
+        first_failure =
+            Status::Internal("e2e " + name.family + " " + key + ": " + std::to_string(r->errors) +
+                             " failed replies, first: " + r->first_error);
       }
     }
   }

@@ -89,7 +89,8 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   ValidationOptions options;
   auto run = RunValidation(env, DefaultValidationGrid(options.ops), options, std::cerr);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  for (const auto& o : run->outcomes) std::cerr << o.point.name << ": " << o.comparison.detail << "\n";
+  for (const auto& o : run->outcomes)
+    std::cerr << o.point.name << ": " << o.comparison.detail << "\n";
   ASSERT_EQ(run->outcomes.size(), DefaultValidationGrid(options.ops).size());
   for (const auto& o : run->outcomes) {
     EXPECT_GT(o.row.measured.completed, 0) << o.point.name;
