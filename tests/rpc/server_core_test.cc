@@ -8,6 +8,7 @@
 #include "rpc/gss_client.h"
 #include "rpc/nfs.h"
 #include "rpc/xdr.h"
+#include "tests/rpc/in_process_gss.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc {
@@ -20,27 +21,14 @@ class ServerCoreTest : public ::testing::Test {
  protected:
   void Start(WindowPolicy policy = WindowPolicy::kDrop, uint32_t window = 16,
              size_t max_contexts = 16384) {
-    gss::Realm* realm = testing::SharedRealm();
     ServerOptions so;
     so.max_contexts = max_contexts;
-    so.keytab = realm->service_keytab();
     so.window = window;
     so.policy = policy;
-    auto core = RpcServerCore::Create(so, {nfs_.Program()});
+    auto core = inproc::StartGssCore(nfs_, so);
     ASSERT_TRUE(core.ok()) << core.status().ToString();
     core_ = std::move(core).value();
-    GssClientConfig cfg;
-    cfg.ccache = realm->ccache();
-    cfg.prog = kNfsProgram;
-    cfg.vers = kNfsVersion;
-    RpcServerCore* c = core_.get();
-    auto ctx = GssClientContext::Establish(cfg, [c](ByteView call) -> common::Result<Bytes> {
-      Bytes reply;
-      if (c->HandleCall(call, &reply) != Disposition::kReply) {
-        return common::Status::Internal("dropped");
-      }
-      return reply;
-    });
+    auto ctx = inproc::EstablishInProcess(*core_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     ctx_ = std::move(ctx).value();
     EXPECT_EQ(ctx_->window(), window);
@@ -317,16 +305,7 @@ TEST_F(ServerCoreTest, ContinueInitWithUnknownHandleAndGarbageToken) {
 
 TEST_F(ServerCoreTest, ContextTableIsBounded) {
   Start(WindowPolicy::kDrop, 16, 1);
-  GssClientConfig cfg;
-  cfg.ccache = testing::SharedRealm()->ccache();
-  cfg.prog = kNfsProgram;
-  cfg.vers = kNfsVersion;
-  RpcServerCore* c = core_.get();
-  auto second = GssClientContext::Establish(cfg, [c](ByteView call) -> common::Result<Bytes> {
-    Bytes reply;
-    c->HandleCall(call, &reply);
-    return reply;
-  });
+  auto second = inproc::EstablishInProcess(*core_);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("server gss_accept_sec_context"), std::string::npos)
       << second.status().message();

@@ -16,6 +16,7 @@
 #include "rpc/sequence_window.h"
 #include "rpc/server_core.h"
 #include "sim/server_window.h"
+#include "tests/rpc/in_process_gss.h"
 #include "tests/rpc/rfc2203_window_model.h"
 #include "tests/support/shared_realm.h"
 
@@ -38,26 +39,13 @@ std::string Name(V v) {
 class WindowUsersTest : public ::testing::Test {
  protected:
   void Start(uint32_t window) {
-    gss::Realm* realm = testing::SharedRealm();
     ServerOptions so;
-    so.keytab = realm->service_keytab();
     so.window = window;
     so.policy = WindowPolicy::kDrop;  // the context survives every rejection
-    auto core = RpcServerCore::Create(so, {nfs_.Program()});
+    auto core = inproc::StartGssCore(nfs_, so);
     ASSERT_TRUE(core.ok()) << core.status().ToString();
     core_ = std::move(core).value();
-    GssClientConfig cfg;
-    cfg.ccache = realm->ccache();
-    cfg.prog = kNfsProgram;
-    cfg.vers = kNfsVersion;
-    RpcServerCore* c = core_.get();
-    auto ctx = GssClientContext::Establish(cfg, [c](ByteView call) -> common::Result<Bytes> {
-      Bytes reply;
-      if (c->HandleCall(call, &reply) != Disposition::kReply) {
-        return common::Status::Internal("dropped");
-      }
-      return reply;
-    });
+    auto ctx = inproc::EstablishInProcess(*core_);
     ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
     ctx_ = std::move(ctx).value();
     ASSERT_EQ(ctx_->window(), window);
