@@ -94,6 +94,49 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << " | " << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / "
        << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << row->value("detail", "") << " |\n";
   }
+  bool any_attribution = false;
+  for (const json* row : rows) any_attribution |= row->contains("attribution");
+  if (any_attribution) {
+    md << "\n### Where the violations come from\n\n"
+          "Every call of the real runs is traced at both ends (numbered, queued, written by the "
+          "client; read, checked, answered by the server). Each violation's path is cut into "
+          "encode (numbered to queued), hold (queued to written: the receiver's batch or the "
+          "skew delay line), socket (written to read by the server's thread) and check (read to "
+          "checked, within the records of one read); the stage whose time exceeds that stage's "
+          "median over all calls the most is the cause, named with the thread that held the "
+          "call there. Excess = that stage's time minus its median; lag = how far below the "
+          "highest number seen the call arrived.\n\n"
+          "| point | violations (matched) | stage medians us: encode / hold / socket / check | "
+          "cause: stage, thread | count | median excess us | max excess us | median lag |\n"
+          "|---|---:|---|---|---:|---:|---:|---:|\n";
+    for (const json* row : rows) {
+      if (!row->contains("attribution")) continue;
+      const json& a = (*row)["attribution"];
+      const json st = a.value("stages", json::object());
+      std::string medians;
+      for (const char* stage : {"encode", "hold", "socket", "check"}) {
+        medians += (medians.empty() ? "" : " / ") +
+                   Fmt("%.0f", st.value(stage, json::object()).value("median_us", 0.0));
+      }
+      const json causes = a.value("causes", json::array());
+      const std::string head = "| " + row->value("name", "") + " | " +
+                               std::to_string(I(a, "violations")) + " (" +
+                               std::to_string(I(a, "matched")) + ") | " + medians + " | ";
+      if (causes.empty()) {
+        md << head << "- | 0 | - | - | - |\n";
+        continue;
+      }
+      bool first = true;
+      for (const auto& c : causes) {
+        md << (first ? head : "| | | | ") << c.value("stage", "") << ", " << c.value("thread", "")
+           << " | " << I(c, "count") << " | " << Fmt("%.0f", c.value("median_excess_us", 0.0))
+           << " | " << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
+           << Fmt("%.0f", c.value("median_lag", 0.0)) << " |\n";
+        first = false;
+      }
+    }
+    md << "\n";
+  }
   md << "\nWhy these tolerances: the real run shares the machine's " << r.machine.logical_cpus
      << " logical CPUs between the client's threads, the server's threads and everything else "
         "on the machine; a thread preempted for one scheduler slice (milliseconds) holds its "

@@ -1,6 +1,7 @@
 #include "rpc/client_auth.h"
 
 #include "common/machine.h"
+#include "rpc/call_trace.h"
 #include "rpc/xdr.h"
 
 namespace secmode::rpc {
@@ -53,7 +54,7 @@ class SysAuth : public ClientAuth {
 class GssAuth : public ClientAuth {
  public:
   GssAuth(uint32_t prog, uint32_t vers, std::shared_ptr<GssClientContext> ctx, uint32_t service)
-      : ctx_(std::move(ctx)), service_(service) {
+      : ctx_(std::move(ctx)), service_(service), context_id_(TraceContextId(ctx_->handle())) {
     (void)prog;
     (void)vers;
   }
@@ -67,10 +68,12 @@ class GssAuth : public ClientAuth {
     return ctx_->DecodeReply(record, service_, seq, scratch, h, results);
   }
   uint32_t window() const override { return ctx_->window(); }
+  uint64_t context_id() const override { return context_id_; }
 
  private:
   std::shared_ptr<GssClientContext> ctx_;
   uint32_t service_;
+  uint64_t context_id_;
 };
 
 }  // namespace

@@ -29,6 +29,9 @@ class ClientAuth {
                                      ReplyHeader* h, common::ByteView* results) = 0;
   // The server's sequence window (RPCSEC_GSS) or 0.
   virtual uint32_t window() const = 0;
+  // TraceContextId of the RPCSEC_GSS context handle (rpc/call_trace.h); 0
+  // for AUTH_SYS.
+  virtual uint64_t context_id() const { return 0; }
 };
 
 std::unique_ptr<ClientAuth> NewSysAuth(uint32_t prog, uint32_t vers);

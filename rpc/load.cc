@@ -72,6 +72,7 @@ struct SendItem {
   uint32_t slot = 0, xid = 0;
   uint64_t due_ns = 0;
   Bytes record;
+  ClientCallEvent traced;  // tracing only
 };
 
 struct Conn {
@@ -92,8 +93,12 @@ struct Conn {
 // them; this keeps the load generator from being the bottleneck.
 struct SendBatch {
   std::vector<Bytes> per_conn;
+  std::vector<ClientCallEvent> traced;  // calls in per_conn, written at Flush
 };
 thread_local SendBatch* tl_batch = nullptr;
+// The thread that is numbering and writing calls (tracing).
+thread_local TraceThread tl_thread = TraceThread::kStart;
+thread_local uint32_t tl_thread_index = 0;
 constexpr size_t kBatchMaxRecord = 64 << 10;
 
 class Runner {
@@ -111,7 +116,8 @@ class Runner {
   Status MakeAuth(AuthBox* box);
   void Recreate(AuthBox* box, uint64_t gen);
   void Issue(uint32_t index, bool fresh);  // slot lock held
-  void Transmit(Slot& s, Bytes& record);   // slot lock held
+  // Slot lock held; `traced` is the call's trace event (when tracing).
+  void Transmit(Slot& s, Bytes& record, ClientCallEvent* traced);
   void Receive(Conn* c);
   void SendLoop(Conn* c);
   void Monitor();
@@ -201,11 +207,24 @@ void Runner::Issue(uint32_t index, bool fresh) {
   thread_local Bytes args, record;
   args.clear();
   EncodeCompoundArgs(s.req, &args);
+  ClientCallEvent traced;
+  if (o_.trace) {
+    traced.context = s.auth->context_id();
+    traced.conn = static_cast<uint32_t>(ci);
+    traced.numbered_by = tl_thread;
+    traced.numbered_by_index = tl_thread_index;
+    traced.retransmission = !fresh;
+    traced.numbered_ns = common::NowNs();
+  }
   Status e = s.auth->EncodeCall(s.xid, kNfsProcCompound, args, &record, &s.seq);
   if (!e.ok()) {
     NoteError("encoding a call: " + e.ToString());
     s.busy = false;
     return;
+  }
+  if (o_.trace) {
+    traced.seq = s.seq;
+    traced.queued_ns = common::NowNs();
   }
   Conn& c = *conns_[ci];
   if (c.skewed) {
@@ -214,6 +233,7 @@ void Runner::Issue(uint32_t index, bool fresh) {
     item.xid = s.xid;
     item.due_ns = common::NowNs() + uint64_t{o_.skew_delay_us} * 1000;
     item.record = record;
+    item.traced = traced;
     s.sent_ns = item.due_ns;
     {
       std::lock_guard<std::mutex> lock(c.q_mu);
@@ -222,10 +242,10 @@ void Runner::Issue(uint32_t index, bool fresh) {
     c.q_cv.notify_one();
     return;
   }
-  Transmit(s, record);
+  Transmit(s, record, o_.trace ? &traced : nullptr);
 }
 
-void Runner::Transmit(Slot& s, Bytes& record) {
+void Runner::Transmit(Slot& s, Bytes& record, ClientCallEvent* traced) {
   AuthBox* box = s.box;
   uint32_t window = s.auth->window();
   if (window > 0) {
@@ -236,7 +256,13 @@ void Runner::Transmit(Slot& s, Bytes& record) {
       thread_local Bytes args;
       args.clear();
       EncodeCompoundArgs(s.req, &args);
-      if (s.auth->EncodeCall(s.xid, kNfsProcCompound, args, &record, &s.seq).ok()) reencodes_++;
+      if (s.auth->EncodeCall(s.xid, kNfsProcCompound, args, &record, &s.seq).ok()) {
+        reencodes_++;
+        if (traced) {
+          traced->seq = s.seq;
+          traced->reencoded = true;
+        }
+      }
     }
     while (hi < s.seq && !box->max_sent_seq.compare_exchange_weak(hi, s.seq)) {
     }
@@ -249,18 +275,29 @@ void Runner::Transmit(Slot& s, Bytes& record) {
   mark[1] = static_cast<uint8_t>(m >> 16);
   mark[2] = static_cast<uint8_t>(m >> 8);
   mark[3] = static_cast<uint8_t>(m);
+  if (traced) {
+    traced->written_by = tl_thread;
+    traced->written_by_index = tl_thread_index;
+  }
   if (tl_batch != nullptr && record.size() <= kBatchMaxRecord) {
     Bytes& out = tl_batch->per_conn[s.conn];
     out.insert(out.end(), mark, mark + 4);
     out.insert(out.end(), record.begin(), record.end());
+    if (traced) tl_batch->traced.push_back(*traced);
     return;
   }
   std::lock_guard<std::mutex> lock(c.write_mu);
   // A failed send shows up as a disconnect on the receiving side.
   (void)WriteAll2(c.fd, ByteView(mark, 4), record);
+  if (traced) {
+    traced->written_ns = common::NowNs();
+    o_.trace->Record(*traced);
+  }
 }
 
 void Runner::Flush(SendBatch* batch) {
+  std::vector<uint64_t> written;
+  if (o_.trace) written.assign(batch->per_conn.size(), 0);
   for (size_t i = 0; i < batch->per_conn.size(); ++i) {
     Bytes& out = batch->per_conn[i];
     if (out.empty()) continue;
@@ -269,11 +306,19 @@ void Runner::Flush(SendBatch* batch) {
       std::lock_guard<std::mutex> lock(c.write_mu);
       (void)WriteAll(c.fd, out);
     }
+    if (o_.trace) written[i] = common::NowNs();
     out.clear();
   }
+  for (auto& e : batch->traced) {
+    e.written_ns = written[e.conn];
+    o_.trace->Record(e);
+  }
+  batch->traced.clear();
 }
 
 void Runner::SendLoop(Conn* c) {
+  tl_thread = TraceThread::kSender;
+  tl_thread_index = static_cast<uint32_t>(c->index);
   while (true) {
     SendItem item;
     {
@@ -288,7 +333,7 @@ void Runner::SendLoop(Conn* c) {
     Slot& s = *slots_[item.slot];
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.busy || s.xid != item.xid) continue;  // retransmitted meanwhile
-    Transmit(s, item.record);
+    Transmit(s, item.record, o_.trace ? &item.traced : nullptr);
   }
 }
 
@@ -316,6 +361,8 @@ void Runner::Reconnect(Conn* c) {
 }
 
 void Runner::Receive(Conn* c) {
+  tl_thread = TraceThread::kReceiver;
+  tl_thread_index = static_cast<uint32_t>(c->index);
   RecordReader reader(o_.max_record);
   Bytes scratch;
   common::LatencySamples local;
@@ -412,6 +459,7 @@ void Runner::Receive(Conn* c) {
 }
 
 void Runner::Monitor() {
+  tl_thread = TraceThread::kMonitor;
   const uint64_t timeout = uint64_t(o_.timeout_ms) * 1000000;
   while (!stopping_) {
     usleep(static_cast<useconds_t>(std::max(1000, o_.timeout_ms * 250)));

@@ -31,6 +31,7 @@
 
 #include "common/status.h"
 #include "gss/protector.h"
+#include "rpc/call_trace.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
 
@@ -61,6 +62,8 @@ struct LoadOptions {
   int skew_connection = -1;  // connection index whose sends are delayed
   uint32_t skew_delay_us = 0;
   size_t max_record = kDefaultMaxRecord;
+  // Records every transmission (rpc/call_trace.h); must outlive the run.
+  CallTrace* trace = nullptr;
 };
 
 struct LoadReport {

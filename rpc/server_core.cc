@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "common/clock.h"
 #include "gss/gss_error.h"
 #include "gss/gss_handles.h"
 #include "rpc/gss_body.h"
@@ -111,11 +112,11 @@ void RpcServerCore::Deny(uint32_t xid, uint32_t auth_stat, Bytes* reply) {
   EncodeAuthErrorReply(xid, auth_stat, reply);
 }
 
-Disposition RpcServerCore::HandleCall(ByteView record, Bytes* reply) {
+Disposition RpcServerCore::HandleCall(ByteView record, Bytes* reply, CallCheck* check) {
   thread_local Bytes scratch, results;
   OpenedCall call;
   bool ready = false;
-  Disposition d = OpenCall(record, &call, reply, &scratch, &ready);
+  Disposition d = OpenCall(record, &call, reply, &scratch, &ready, check);
   if (d != Disposition::kReply || !ready) return d;
   results.clear();
   uint32_t stat = Execute(call, &results);
@@ -179,7 +180,7 @@ Disposition RpcServerCore::WindowReaction(const std::shared_ptr<ServerGssContext
 }
 
 Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* reply, Bytes* scratch,
-                                    bool* ready) {
+                                    bool* ready, CallCheck* check) {
   *ready = false;
   c_.calls++;
   CallHeader& h = call->header;
@@ -263,7 +264,16 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
           Deny(h.xid, kRpcsecGssCtxProblem, reply);
           return Disposition::kReply;
         }
+        const uint32_t highest = ctx->seq_window.highest();
         SeqVerdict v = ctx->seq_window.Check(cred.seq);
+        if (check != nullptr) {
+          check->checked = true;
+          check->context = TraceContextId(ctx->handle);
+          check->seq = cred.seq;
+          check->verdict = v;
+          check->highest = highest;
+          check->checked_ns = common::NowNs();
+        }
         if (v != SeqVerdict::kAccept) {
           (v == SeqVerdict::kDuplicate ? c_.duplicates : c_.below_window)++;
           next = Next::kWindow;

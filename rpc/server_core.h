@@ -35,6 +35,7 @@
 #include "gss/gss_handles.h"
 #include "gss/protector.h"
 #include "rpc/rpc_msg.h"
+#include "rpc/call_trace.h"
 #include "rpc/sequence_window.h"
 
 namespace secmode::rpc {
@@ -106,13 +107,15 @@ class RpcServerCore {
                                                                std::vector<ProgramSpec> programs);
 
   // Whole call -> reply record (no record mark) in *reply, or a drop.
-  Disposition HandleCall(common::ByteView record, common::Bytes* reply);
+  // With `check`, says what the sequence window made of the call (tracing).
+  Disposition HandleCall(common::ByteView record, common::Bytes* reply,
+                         CallCheck* check = nullptr);
 
   // The two halves of HandleCall, used by the server legs. OpenCall returns
   // kReply with *ready=false when it already wrote an error reply (or an
   // INIT/DESTROY reply) to *reply; with *ready=true the call is in *call.
   Disposition OpenCall(common::ByteView record, OpenedCall* call, common::Bytes* reply,
-                       common::Bytes* scratch, bool* ready);
+                       common::Bytes* scratch, bool* ready, CallCheck* check = nullptr);
   // Appends nothing on its own: replaces *reply with a full accepted reply.
   common::Status SealReply(const ReplyTarget& target, uint32_t accept_stat,
                            common::ByteView results, common::Bytes* reply);

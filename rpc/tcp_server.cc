@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "common/clock.h"
+
 namespace secmode::rpc {
 
 using common::Bytes;
@@ -14,6 +16,7 @@ using common::Status;
 
 struct TcpServer::Conn {
   Fd fd;
+  uint32_t index = 0;  // order of accept (tracing)
   std::mutex write_mu;
   std::atomic<bool> done{false};
 };
@@ -21,7 +24,29 @@ struct TcpServer::Conn {
 struct TcpServer::Job {
   std::shared_ptr<Conn> conn;
   Bytes record;
+  uint64_t read_ns = 0;  // tracing only
+  uint32_t batch_position = 0;
 };
+
+namespace {
+
+// A traced call whose reply is still to be written.
+ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread thread,
+                           uint64_t read_ns, uint32_t position) {
+  ServerCallEvent e;
+  e.context = check.context;
+  e.seq = check.seq;
+  e.conn = conn;
+  e.thread = thread;
+  e.batch_position = position;
+  e.read_ns = read_ns;
+  e.checked_ns = check.checked_ns;
+  e.verdict = check.verdict;
+  e.highest = check.highest;
+  return e;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& options,
                                                     RpcServerCore* core) {
@@ -71,7 +96,7 @@ void TcpServer::AcceptLoop() {
     SetNoDelay(fd);
     auto conn = std::make_shared<Conn>();
     conn->fd = Fd(fd);
-    connections_++;
+    conn->index = static_cast<uint32_t>(connections_++);
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     for (auto it = threads_.begin(); it != threads_.end();) {
@@ -98,7 +123,10 @@ void TcpServer::WorkerLoop() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    Disposition d = core_->HandleCall(job.record, &reply);
+    CallCheck check;
+    CallTrace* trace = options_.trace;
+    Disposition d = core_->HandleCall(job.record, &reply, trace ? &check : nullptr);
+    uint64_t replied_ns = 0;
     if (d == Disposition::kReply) {
       // The record mark and the reply go out in one writev: no copy of a
       // reply that may be 1 MiB.
@@ -106,8 +134,15 @@ void TcpServer::WorkerLoop() {
       AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
       std::lock_guard<std::mutex> lock(job.conn->write_mu);
       (void)WriteAll2(job.conn->fd.get(), out, reply);
+      if (trace) replied_ns = common::NowNs();
     } else if (d == Disposition::kDropDisconnect) {
       shutdown(job.conn->fd.get(), SHUT_RDWR);
+    }
+    if (trace && check.checked) {
+      ServerCallEvent e = TraceEvent(check, job.conn->index, TraceThread::kServerWorker,
+                                     job.read_ns, job.batch_position);
+      e.replied_ns = replied_ns;
+      trace->Record(e);
     }
   }
 }
@@ -116,12 +151,16 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   RecordReader reader(options_.max_record);
   Bytes reply, out;
   const int fd = conn->fd.get();
+  CallTrace* trace = options_.trace;
+  std::vector<ServerCallEvent> traced;  // this batch's checked calls
   bool open = true;
   while (open && !stopping_) {
     auto space = reader.WriteSpace(64 << 10);
     ssize_t n = recv(fd, space.data(), space.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
+    const uint64_t read_ns = trace ? common::NowNs() : 0;
+    uint32_t position = 0;
     reader.Commit(static_cast<size_t>(n));
     out.clear();
     while (true) {
@@ -137,12 +176,24 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       if (options_.workers > 0) {
         {
           std::lock_guard<std::mutex> lock(jobs_mu_);
-          jobs_.push_back(Job{conn, Bytes(record.begin(), record.end())});
+          jobs_.push_back(Job{conn, Bytes(record.begin(), record.end()), read_ns, position++});
         }
         jobs_cv_.notify_one();
         continue;
       }
-      Disposition d = core_->HandleCall(record, &reply);
+      CallCheck check;
+      Disposition d = core_->HandleCall(record, &reply, trace ? &check : nullptr);
+      if (trace && check.checked) {
+        ServerCallEvent e =
+            TraceEvent(check, conn->index, TraceThread::kServerConn, read_ns, position);
+        // A reply goes out with the batch; a dropped call gets none.
+        if (d == Disposition::kReply) {
+          traced.push_back(e);
+        } else {
+          trace->Record(e);
+        }
+      }
+      ++position;
       if (d == Disposition::kReply) {
         AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
         out.insert(out.end(), reply.begin(), reply.end());
@@ -155,7 +206,16 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       std::lock_guard<std::mutex> lock(conn->write_mu);
       if (!WriteAll(fd, out).ok()) break;
     }
+    if (!traced.empty()) {
+      const uint64_t replied_ns = common::NowNs();
+      for (auto& e : traced) {
+        e.replied_ns = replied_ns;
+        trace->Record(e);
+      }
+      traced.clear();
+    }
   }
+  for (auto& e : traced) trace->Record(e);  // replies never written
   shutdown(fd, SHUT_RDWR);
   std::lock_guard<std::mutex> lock(mu_);
   // The Conn (and fd) is freed when the last job referencing it is done.

@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "rpc/call_trace.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
 #include "rpc/socket.h"
@@ -35,6 +36,8 @@ struct TcpServerOptions {
   uint16_t port = 0;  // 0 = pick a free port
   size_t max_record = kDefaultMaxRecord;
   int workers = 0;  // 0 = handle calls on the connection's thread
+  // Records every checked call (rpc/call_trace.h); must outlive the server.
+  CallTrace* trace = nullptr;
 };
 
 struct TcpServerStats {

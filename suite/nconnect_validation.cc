@@ -52,13 +52,15 @@ Result<Gss> ParseGss(const ValidationOptions& o) {
 }
 
 Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const Gss& g,
-                                            int64_t window, sim::Reaction reaction, int workers) {
+                                            int64_t window, sim::Reaction reaction, int workers,
+                                            rpc::CallTrace* trace = nullptr) {
   rpc::ServerOptions so;
   so.engine = g.engine;
   so.window = static_cast<uint32_t>(window);
   so.policy = PolicyFor(reaction);
   rpc::TcpServerOptions tcp;
   tcp.workers = workers;
+  tcp.trace = trace;
   return harness::StartLocalRpcServer(env, true, so, tcp);
 }
 
@@ -253,8 +255,11 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
   ValidationOutcome out;
   out.point = point;
-  SECMODE_ASSIGN_OR_RETURN(auto server,
-                           StartServer(env, g, s.window, s.reaction, options.server_workers));
+  // Room for every transmission of the run, retransmissions included.
+  std::unique_ptr<rpc::CallTrace> trace;
+  if (options.trace) trace = std::make_unique<rpc::CallTrace>(static_cast<size_t>(s.ops) * 64 + 4096);
+  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, s.window, s.reaction,
+                                                    options.server_workers, trace.get()));
   rpc::LoadOptions lo;
   server.Aim(lo);
   lo.connections = s.nconnect;
@@ -287,6 +292,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   lo.warmup_seconds = 0;  // count from the first call, as the simulator does
   lo.max_ops = static_cast<uint64_t>(s.ops);
   lo.seconds = 10;  // stops at max_ops long before
+  lo.trace = trace.get();
   if (s.skew_ns > 0) {
     lo.skew_connection = s.skew_conn;
     lo.skew_delay_us = static_cast<uint32_t>(s.skew_ns / 1000);
@@ -295,6 +301,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   SECMODE_ASSIGN_OR_RETURN(out.load, rpc::RunLoad(lo));
   server.server->Stop();
   const rpc::ServerCounters after = server.server->counters();
+  if (trace) out.attribution = AttributeViolations(*trace);
   const rpc::LoadReport& r = out.load;
   if (r.errors > 0) {
     return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
@@ -354,6 +361,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
                     {"goodput_ratio", o.comparison.goodput_ratio},
                     {"detail", o.comparison.detail},
                     {"calibration", o.calibration.ToJson()}});
+    if (options.trace) rows.back()["attribution"] = o.attribution.ToJson();
   }
   return rows;
 }

@@ -36,6 +36,7 @@
 #include "common/status.h"
 #include "harness/modes.h"
 #include "rpc/load.h"
+#include "suite/nconnect_attribution.h"
 #include "sim/compare.h"
 #include "sim/scenario.h"
 
@@ -79,6 +80,9 @@ struct ValidationOptions {
   // the model does not do; so the default is 0.
   int server_workers = 0;
   int64_t ops = 2000;
+  // Trace every call at both ends and attribute each violation to the
+  // delay that caused it (suite/nconnect_attribution.h).
+  bool trace = true;
 };
 
 struct ValidationOutcome {
@@ -86,6 +90,7 @@ struct ValidationOutcome {
   sim::ValidationRow row;
   sim::Comparison comparison;
   rpc::LoadReport load;
+  Attribution attribution;  // with ValidationOptions::trace
   Calibration calibration;  // the run's, with this point's sys-mode run
 };
 

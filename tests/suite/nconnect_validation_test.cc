@@ -103,6 +103,17 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
       // Clearly many on both sides, so the comparison above is not 0 vs 0.
       EXPECT_GE(o.row.simulated.violations, 20) << o.point.name;
       EXPECT_GE(o.row.measured.violations, 20) << o.point.name;
+      // The trace finds the delay that was injected: most violations were
+      // held in the skewed connection's delay line, for about the skew.
+      const Attribution& a = o.attribution;
+      EXPECT_EQ(a.violations, o.row.measured.violations) << o.point.name;
+      EXPECT_EQ(a.matched, a.violations) << o.point.name;
+      ASSERT_FALSE(a.causes.empty()) << o.point.name;
+      EXPECT_EQ(a.causes[0].stage, "hold") << o.point.name;
+      EXPECT_EQ(a.causes[0].thread, "client sender") << o.point.name;
+      EXPECT_GT(a.causes[0].count * 2, a.violations) << o.point.name;
+      EXPECT_GT(a.causes[0].median_excess_us, 0.5 * o.point.scenario.skew_ns / 1e3)
+          << o.point.name;
     }
   }
   // Every row also lands in results.json with its verdict.

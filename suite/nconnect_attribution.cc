@@ -1,0 +1,123 @@
+#include "suite/nconnect_attribution.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace secmode::suite {
+
+namespace {
+
+constexpr const char* kStages[4] = {"encode", "hold", "socket", "check"};
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+double Us(uint64_t from, uint64_t to) {
+  return to > from ? static_cast<double>(to - from) / 1e3 : 0.0;
+}
+
+uint64_t Key(uint64_t context, uint32_t seq) { return context * 0x9e3779b97f4a7c15ull ^ seq; }
+
+}  // namespace
+
+nlohmann::json Attribution::ToJson() const {
+  nlohmann::json stages = nlohmann::json::object();
+  for (int i = 0; i < 4; ++i) {
+    stages[kStages[i]] = {{"median_us", stage_median_us[i]}, {"p99_us", stage_p99_us[i]}};
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& c : causes) {
+    rows.push_back({{"stage", c.stage},
+                    {"thread", c.thread},
+                    {"count", c.count},
+                    {"median_excess_us", c.median_excess_us},
+                    {"max_excess_us", c.max_excess_us},
+                    {"median_lag", c.median_lag}});
+  }
+  return {{"calls", calls},   {"violations", violations},         {"matched", matched},
+          {"stages", stages}, {"causes", rows}, {"dropped_events", dropped_events}};
+}
+
+Attribution AttributeViolations(const rpc::CallTrace& trace) {
+  Attribution a;
+  a.dropped_events = trace.dropped();
+  const std::vector<rpc::ClientCallEvent> client = trace.client_events();
+  const std::vector<rpc::ServerCallEvent> server = trace.server_events();
+  std::unordered_map<uint64_t, const rpc::ClientCallEvent*> by_key;
+  by_key.reserve(client.size());
+  for (const auto& e : client) {
+    if (e.written_ns != 0) by_key[Key(e.context, e.seq)] = &e;
+  }
+  // Stage durations of every call seen at both ends.
+  struct Path {
+    const rpc::ClientCallEvent* c;
+    const rpc::ServerCallEvent* s;
+    double us[4];
+  };
+  std::vector<Path> paths;
+  paths.reserve(server.size());
+  std::vector<double> stage[4];
+  for (const auto& s : server) {
+    ++a.calls;
+    auto it = by_key.find(Key(s.context, s.seq));
+    if (it == by_key.end()) continue;
+    const rpc::ClientCallEvent& c = *it->second;
+    Path p{&c, &s,
+           {Us(c.numbered_ns, c.queued_ns), Us(c.queued_ns, c.written_ns),
+            Us(c.written_ns, s.read_ns), Us(s.read_ns, s.checked_ns)}};
+    for (int i = 0; i < 4; ++i) stage[i].push_back(p.us[i]);
+    paths.push_back(p);
+  }
+  for (int i = 0; i < 4; ++i) {
+    a.stage_median_us[i] = Percentile(stage[i], 0.5);
+    a.stage_p99_us[i] = Percentile(stage[i], 0.99);
+  }
+  struct Acc {
+    std::vector<double> excess, lag;
+  };
+  std::map<std::pair<std::string, std::string>, Acc> acc;
+  for (const auto& s : server) {
+    if (s.verdict == rpc::SeqVerdict::kBelowWindow) ++a.violations;
+  }
+  for (const Path& p : paths) {
+    if (p.s->verdict != rpc::SeqVerdict::kBelowWindow) continue;
+    ++a.matched;
+    int worst = 0;
+    double worst_excess = -1e300;
+    for (int i = 0; i < 4; ++i) {
+      const double excess = p.us[i] - a.stage_median_us[i];
+      if (excess > worst_excess) {
+        worst_excess = excess;
+        worst = i;
+      }
+    }
+    // Threads of different connections are alike; the table counts kinds.
+    const std::string kind =
+        worst <= 1 ? rpc::TraceThreadName(worst == 0 ? p.c->numbered_by : p.c->written_by)
+                   : rpc::TraceThreadName(p.s->thread);
+    Acc& x = acc[{kStages[worst], kind}];
+    x.excess.push_back(worst_excess);
+    x.lag.push_back(p.s->highest > p.s->seq ? static_cast<double>(p.s->highest - p.s->seq) : 0);
+  }
+  for (auto& [key, x] : acc) {
+    ViolationCause c;
+    c.stage = key.first;
+    c.thread = key.second;
+    c.count = static_cast<int64_t>(x.excess.size());
+    c.median_excess_us = Percentile(x.excess, 0.5);
+    c.max_excess_us = *std::max_element(x.excess.begin(), x.excess.end());
+    c.median_lag = Percentile(x.lag, 0.5);
+    a.causes.push_back(c);
+  }
+  std::sort(a.causes.begin(), a.causes.end(),
+            [](const ViolationCause& x, const ViolationCause& y) { return x.count > y.count; });
+  return a;
+}
+
+}  // namespace secmode::suite
