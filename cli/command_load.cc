@@ -11,6 +11,7 @@
 #include "harness/local_rpc.h"
 #include "harness/modes.h"
 #include "harness/results.h"
+#include "rpc/client_auth.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
 #include "rpc/server_core.h"
@@ -70,6 +71,9 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     auto op = rpc::ParseNfsOp(a->op);
     if (!op.ok()) Fail("load", op.status());
     o.op = *op;
+    // Refuse an unknown mode before a realm or server is started for it.
+    auto service = rpc::ServiceForMode(o.mode);
+    if (!service.ok()) Fail("load", service.status());
     harness::ModeEnvironment env;
     harness::LocalRpcServer local;
     if (a->local) {

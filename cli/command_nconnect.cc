@@ -51,7 +51,9 @@ void Write(const std::string& dir, harness::RunResults& results) {
   auto files = render::WriteRunDirectory(dir, results);
   if (!files.ok()) Fail(files.status());
   for (const auto& w : files->warnings) std::cerr << "secmode nconnect: " << w << "\n";
-  std::cout << "results: " << dir << "/results.json, " << dir << "/report.md\n";
+  std::cout << "results:";
+  for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
+  std::cout << "\n";
 }
 
 // Fills the enum fields from their names; Validate() then checks the rest.
@@ -148,18 +150,23 @@ void RunValidateCommand(NconnectOptions& o) {
   harness::ModeEnvironment env;
   suite::ValidationOptions options;
   std::cout << "nconnect validation on loopback ..." << std::flush;
-  auto run =
+  suite::ValidationRun run =
       suite::RunValidation(env, suite::DefaultValidationGrid(options.ops), options, std::cout);
   std::cout << "\n";
-  if (!run.ok()) Fail(run.status());
-  for (auto& row : run->JsonRows()) results.nconnect.push_back(std::move(row));
-  results.sections["nconnect-validation"] = run->SectionJson();
+  // What ran is written even when a point failed.
+  for (auto& row : run.JsonRows()) results.nconnect.push_back(std::move(row));
+  if (!run.outcomes.empty()) results.sections["nconnect-validation"] = run.SectionJson();
+  if (!run.status.ok()) {
+    results.errors.push_back(
+        {{"section", "nconnect-validation"}, {"error", run.status.ToString()}});
+  }
   Write(dir, results);
   auto report = common::ReadFile(dir + "/report.md");
   if (report.ok()) {
     const size_t at = report->find("## nconnect simulator vs real sockets");
     if (at != std::string::npos) std::cout << "\n" << report->substr(at);
   }
+  if (!run.status.ok()) Fail(run.status);
 }
 
 void RunRecommend(NconnectOptions& o) {

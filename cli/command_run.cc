@@ -55,8 +55,9 @@ CLI::App* AddRunCommand(CLI::App& app) {
     if (!files.ok()) Fail("run", files.status());
     for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
     std::cout << "\n" << render::SummaryTable(*results) << "\n";
-    std::cout << "results: " << dir << "/results.json, " << dir << "/report.md, " << dir
-              << "/micro.csv\n";
+    std::cout << "results:";
+    for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
+    std::cout << "\n";
     if (!results->errors.empty()) {
       Fail("run", common::Status::Internal(std::to_string(results->errors.size()) +
                                            " mode(s) or section(s) failed; what was measured is "

@@ -12,6 +12,9 @@
 // across gss_init_sec_context rounds, or cleared by
 // gss_krb5_export_lucid_sec_context when that consumes it.
 //
+// The same idiom for the krb5 handles secmode uses directly (LucidPtr for
+// the exported lucid context, Krb5ContextPtr, Krb5CcachePtr).
+//
 // gss_buffer_desc is a struct held by value (callers pass its address and
 // the library fills length and value in place), not a pointer a unique_ptr
 // could own, so BufferHandle holds one and releases it.
@@ -22,6 +25,8 @@
 
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+#include <krb5/krb5.h>
 
 #include <memory>
 #include <type_traits>
@@ -55,9 +60,28 @@ struct BufferSetDeleter {
   }
 };
 
+// gss_krb5_export_lucid_sec_context's output.
+struct LucidDeleter {
+  void operator()(void* lucid) const {
+    OM_uint32 minor;
+    gss_krb5_free_lucid_sec_context(&minor, lucid);
+  }
+};
+struct Krb5ContextDeleter {
+  void operator()(krb5_context k) const { krb5_free_context(k); }
+};
+// A ccache is closed with the context that opened it.
+struct Krb5CcacheCloser {
+  krb5_context context = nullptr;
+  void operator()(krb5_ccache cc) const { krb5_cc_close(context, cc); }
+};
+
 using NamePtr = std::unique_ptr<std::remove_pointer_t<gss_name_t>, NameDeleter>;
 using CredPtr = std::unique_ptr<std::remove_pointer_t<gss_cred_id_t>, CredDeleter>;
 using ContextPtr = std::unique_ptr<std::remove_pointer_t<gss_ctx_id_t>, ContextDeleter>;
+using LucidPtr = std::unique_ptr<void, LucidDeleter>;
+using Krb5ContextPtr = std::unique_ptr<std::remove_pointer_t<krb5_context>, Krb5ContextDeleter>;
+using Krb5CcachePtr = std::unique_ptr<std::remove_pointer_t<krb5_ccache>, Krb5CcacheCloser>;
 using BufferSetPtr = std::unique_ptr<std::remove_pointer_t<gss_buffer_set_t>, BufferSetDeleter>;
 
 // What Out(p) returns: converts to a pointer to the raw handle for the

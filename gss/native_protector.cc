@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -34,15 +35,6 @@ namespace {
 // EVP and our length arithmetic use int/uint16 fields; RFC 4121 has no limit
 // but nothing secmode measures comes near this.
 constexpr size_t kMaxMessage = (size_t{1} << 31) - 4096;
-
-// The exported lucid context, freed with its own call.
-struct LucidDeleter {
-  void operator()(void* lucid) const {
-    OM_uint32 minor;
-    gss_krb5_free_lucid_sec_context(&minor, lucid);
-  }
-};
-using LucidPtr = std::unique_ptr<void, LucidDeleter>;
 
 // Exports the context (consuming it; whatever the export leaves is deleted
 // on return) and copies out what the engine needs.
@@ -82,20 +74,32 @@ Result<NativeKeys> ExportKeys(ContextPtr context) {
   return out;
 }
 
+// What the forks of one context share: its keys (wiped when the last fork
+// goes) and the send sequence counter, so every token of the context has its
+// own SND_SEQ whichever fork sealed it.
+struct SharedKeys {
+  explicit SharedKeys(const NativeKeys& k) : keys(k), send_seq(k.send_seq) {}
+  ~SharedKeys() { OPENSSL_cleanse(keys.key.data(), keys.key.size()); }
+  NativeKeys keys;
+  std::atomic<uint64_t> send_seq;
+};
+
 class NativeProtector : public Protector {
  public:
-  NativeProtector(const NativeKeys& keys, const NativeOptions& options)
-      : initiate_(keys.initiate),
-        have_acceptor_subkey_(keys.have_acceptor_subkey),
-        send_seq_(keys.send_seq),
+  NativeProtector(std::shared_ptr<SharedKeys> shared, const NativeOptions& options)
+      : shared_(std::move(shared)),
+        initiate_(shared_->keys.initiate),
+        have_acceptor_subkey_(shared_->keys.have_acceptor_subkey),
         options_(options),
-        window_(keys.recv_seq, keys.replay_detection, keys.sequence_detection) {
+        window_(shared_->keys.recv_seq, shared_->keys.replay_detection,
+                shared_->keys.sequence_detection) {
     // The flags this side sends, and the ones it expects from its peer.
     send_flags_ = static_cast<uint8_t>((initiate_ ? 0 : kFlagSentByAcceptor) |
                                        (have_acceptor_subkey_ ? kFlagAcceptorSubkey : 0));
   }
 
-  Status Init(const NativeKeys& keys) {
+  Status Init() {
+    const NativeKeys& keys = shared_->keys;
     SECMODE_ASSIGN_OR_RETURN(EnctypeProfile profile, ProfileFor(keys.enctype));
     if (keys.key.size() != profile.key_size) {
       return Status::Internal("lucid key is " + std::to_string(keys.key.size()) +
@@ -120,6 +124,7 @@ class NativeProtector : public Protector {
   Status Wrap(ByteView message, bool conf, Bytes* token) override {
     if (message.size() > kMaxMessage) return Status::InvalidArgument("message too large to wrap");
     const size_t len = message.size();
+    const uint64_t send_seq = shared_->send_seq.fetch_add(1, std::memory_order_relaxed);
     if (conf) {
       // Body = E(confounder | message | filler(EC bytes; 0 by default, as
       // MIT) | header) | tag, where the encrypted header copy has RRC = 0.
@@ -128,7 +133,7 @@ class NativeProtector : public Protector {
       const size_t total = kCfxHeaderSize + n + h_;
       token->resize(total + kAesBlock);  // slack: CTS pads the last block
       uint8_t* t = token->data();
-      WriteWrapHeader(t, send_flags_ | kFlagSealed, options_.send_ec, 0, send_seq_);
+      WriteWrapHeader(t, send_flags_ | kFlagSealed, options_.send_ec, 0, send_seq);
       SECMODE_RETURN_IF_ERROR(NextConfounder(t + kCfxHeaderSize));
       if (len > 0) std::memcpy(t + kCfxHeaderSize + kConfounderSize, message.data(), len);
       if (ec > 0) std::memset(t + kCfxHeaderSize + kConfounderSize + len, 'x', ec);
@@ -143,7 +148,7 @@ class NativeProtector : public Protector {
       const size_t total = kCfxHeaderSize + len + h_;
       token->resize(total);
       uint8_t* t = token->data();
-      WriteWrapHeader(t, send_flags_, 0, 0, send_seq_);
+      WriteWrapHeader(t, send_flags_, 0, 0, send_seq);
       if (len > 0) std::memcpy(t + kCfxHeaderSize, message.data(), len);
       send_seal_.Checksum(message, ByteView(t, kCfxHeaderSize), t + kCfxHeaderSize + len);
       t[4] = static_cast<uint8_t>(h_ >> 8);
@@ -156,7 +161,6 @@ class NativeProtector : public Protector {
       (*token)[6] = static_cast<uint8_t>(options_.send_rrc >> 8);
       (*token)[7] = static_cast<uint8_t>(options_.send_rrc);
     }
-    ++send_seq_;
     return Status::Ok();
   }
 
@@ -169,9 +173,8 @@ class NativeProtector : public Protector {
   Status GetMic(ByteView message, Bytes* mic) override {
     mic->resize(kCfxHeaderSize + h_);
     uint8_t* t = mic->data();
-    WriteMicHeader(t, send_flags_, send_seq_);
+    WriteMicHeader(t, send_flags_, shared_->send_seq.fetch_add(1, std::memory_order_relaxed));
     send_sign_.Checksum(message, ByteView(t, kCfxHeaderSize), t + kCfxHeaderSize);
-    ++send_seq_;
     return Status::Ok();
   }
 
@@ -195,6 +198,17 @@ class NativeProtector : public Protector {
 
   Engine engine() const override { return Engine::kNative; }
   SequenceCounts sequence_counts() const override { return counts_; }
+
+  Result<std::unique_ptr<Protector>> Fork() override {
+    if (shared_->keys.replay_detection || shared_->keys.sequence_detection) {
+      return Status::InvalidArgument(
+          "a context with GSS replay or sequence detection cannot be forked: each fork would "
+          "see only its share of the received tokens");
+    }
+    auto fork = std::make_unique<NativeProtector>(shared_, options_);
+    SECMODE_RETURN_IF_ERROR(fork->Init());
+    return std::unique_ptr<Protector>(std::move(fork));
+  }
 
  private:
   // RFC 4121 4.2.2: SentByAcceptor must name the peer; AcceptorSubkey must
@@ -313,9 +327,9 @@ class NativeProtector : public Protector {
     return Status::Ok();
   }
 
+  const std::shared_ptr<SharedKeys> shared_;
   const bool initiate_;
   const bool have_acceptor_subkey_;
-  uint64_t send_seq_;
   const NativeOptions options_;
   SeqWindow window_;
   uint8_t send_flags_ = 0;
@@ -332,8 +346,8 @@ class NativeProtector : public Protector {
 
 Result<std::unique_ptr<Protector>> NewNativeProtectorFromKeys(const NativeKeys& keys,
                                                               const NativeOptions& options) {
-  auto p = std::make_unique<NativeProtector>(keys, options);
-  Status s = p->Init(keys);
+  auto p = std::make_unique<NativeProtector>(std::make_shared<SharedKeys>(keys), options);
+  Status s = p->Init();
   if (!s.ok()) return s.Annotate("native engine");
   return std::unique_ptr<Protector>(std::move(p));
 }

@@ -4,51 +4,57 @@
 
 #include <atomic>
 
+#include "gss/gss_handles.h"
+
 namespace secmode::gss {
 
 using common::Status;
 
 PrivateCcache::~PrivateCcache() {
   if (name_.empty()) return;
-  krb5_context k = nullptr;
-  if (krb5_init_context(&k) != 0) return;
+  krb5_context raw = nullptr;
+  if (krb5_init_context(&raw) != 0) return;
+  Krb5ContextPtr k(raw);
   krb5_ccache cc = nullptr;
-  if (krb5_cc_resolve(k, name_.c_str(), &cc) == 0) krb5_cc_destroy(k, cc);
-  krb5_free_context(k);
+  // krb5_cc_destroy closes the handle too.
+  if (krb5_cc_resolve(k.get(), name_.c_str(), &cc) == 0) krb5_cc_destroy(k.get(), cc);
 }
 
 Status PrivateCcache::Make(const std::string& source) {
   static std::atomic<int> counter{0};
   std::string name = "MEMORY:secmode-" + std::to_string(++counter);
-  krb5_context k = nullptr;
-  krb5_error_code err = krb5_init_context(&k);
+  krb5_context raw = nullptr;
+  krb5_error_code err = krb5_init_context(&raw);
   if (err) return Status::Internal("krb5_init_context failed: " + std::to_string(err));
-  krb5_ccache from = nullptr, to = nullptr;
+  Krb5ContextPtr k(raw);
+  // Declared after k: closed before the context is freed.
+  Krb5CcachePtr from(nullptr, Krb5CcacheCloser{k.get()}), to(nullptr, Krb5CcacheCloser{k.get()});
+  krb5_ccache cc = nullptr;
   std::string what;
   if (source.empty()) {
-    err = krb5_cc_default(k, &from);
+    err = krb5_cc_default(k.get(), &cc);
     what = "krb5_cc_default";
   } else {
-    err = krb5_cc_resolve(k, source.c_str(), &from);
+    err = krb5_cc_resolve(k.get(), source.c_str(), &cc);
     what = "krb5_cc_resolve(" + source + ")";
   }
+  from.reset(err ? nullptr : cc);
   if (!err) {
     what = "krb5_cc_resolve(" + name + ")";
-    err = krb5_cc_resolve(k, name.c_str(), &to);
+    cc = nullptr;
+    err = krb5_cc_resolve(k.get(), name.c_str(), &cc);
+    to.reset(err ? nullptr : cc);
   }
   if (!err) {
     what = "krb5_cc_copy_creds(" + (source.empty() ? std::string("default") : source) + ")";
-    err = krb5_cc_copy_creds(k, from, to);
+    err = krb5_cc_copy_creds(k.get(), from.get(), to.get());
   }
   std::string detail;
   if (err) {
-    const char* m = krb5_get_error_message(k, err);
+    const char* m = krb5_get_error_message(k.get(), err);
     detail = m;
-    krb5_free_error_message(k, m);
+    krb5_free_error_message(k.get(), m);
   }
-  if (from) krb5_cc_close(k, from);
-  if (to) krb5_cc_close(k, to);
-  krb5_free_context(k);
   if (err) return Status::Unavailable(what + ": " + detail);
   name_ = name;
   return Status::Ok();

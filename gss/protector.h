@@ -14,8 +14,9 @@
 // windowing (RFC 2203 section 5.3.3.1) and nconnect reorders. The checks
 // follow MIT's g_seqstate for both engines (gss/seq_window.h).
 //
-// Thread safety: one thread at a time per Protector (it holds the send
-// sequence number and the receive sequence state of its side).
+// Thread safety: one thread at a time per Protector (it holds the receive
+// sequence state of its side and its cipher state); Fork() gives another
+// thread its own Protector of the same context where the engine can.
 #ifndef SECMODE_GSS_PROTECTOR_H_
 #define SECMODE_GSS_PROTECTOR_H_
 
@@ -58,6 +59,18 @@ class Protector {
   // Verdicts of received tokens so far. The default (for test doubles
   // written against the older interface) reports nothing received.
   virtual SequenceCounts sequence_counts() const { return {}; }
+  // Another Protector of the same context for another thread, so one
+  // context's messages can be protected on many threads at once: it shares
+  // the keys and the send sequence number (every token keeps its own
+  // SND_SEQ) and has its own cipher state. Only for contexts without
+  // GSS-level replay or sequence detection (RPCSEC_GSS's: it windows the
+  // calls itself), since each fork sees only the tokens it opens.
+  // Unavailable where the engine cannot (MIT's contexts are not safe for
+  // concurrent use); gss/protector_pool.h then serialises.
+  virtual common::Result<std::unique_ptr<Protector>> Fork() {
+    return common::Status::Unavailable(std::string(EngineName(engine())) +
+                                       " engine: a context cannot be forked");
+  }
 };
 
 // Both take ownership of `context` (an established krb5 context); the

@@ -104,9 +104,8 @@ Status ValidateResultsJson(const json& doc) {
     return Status::Corrupt("not a secmode results file: schema is '" + schema + "'");
   }
   if (schema != kResultsSchema) {
-    return Status::InvalidArgument("results schema '" + schema +
-                                   "' is not one this reader knows (" + kResultsSchema +
-                                   "); a newer secmode wrote it");
+    return Status::Corrupt("results schema '" + schema + "' is not one this reader knows (" +
+                           kResultsSchema + "); a newer secmode wrote it");
   }
   if (!doc.contains("machine") || !doc["machine"].is_object()) {
     return Status::Corrupt("machine: missing or not an object");
@@ -242,7 +241,8 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"reencodes", r.reencodes},
           {"stale_replies", r.stale_replies},
           {"errors", r.errors},
-          {"first_error", r.first_error}};
+          {"first_error", r.first_error},
+          {"crypto_threads", r.crypto_threads}};
 }
 
 }  // namespace secmode::harness

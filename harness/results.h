@@ -6,6 +6,14 @@
 // Sections a run did not produce stay empty and are written as empty arrays,
 // never filled with made-up values. The reader accepts schema version 1 and
 // says why it refuses anything else.
+//
+// Beyond ../shared/DESIGN.md's list, version 1 files carry (all optional to
+// a reader): "sections" (per section its settings and the tables that are
+// not rows, e.g. sections.gss.comparison, sections.nconnect.grid),
+// "errors", "method.cycle_source", e2e rows' "crypto_threads",
+// "stale_replies" and "first_error", and validation rows' "assert_goodput"
+// and "attribution". Files written before "sections" existed still read;
+// their e2e and nconnect parts cannot be drawn again (render/report.h).
 #ifndef SECMODE_HARNESS_RESULTS_H_
 #define SECMODE_HARNESS_RESULTS_H_
 

@@ -6,10 +6,15 @@
 #include <sstream>
 #include <tuple>
 
-#include "render/format.h"
+#include "common/format.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
+
+using common::CsvField;
+using common::Fmt;
+using common::SizeLabel;
+using common::SkewLabel;
 
 using harness::RunResults;
 
@@ -142,11 +147,30 @@ const SectionRenderer kRenderers[] = {
 
 }  // namespace
 
-Rendered RenderRun(const RunResults& r) {
+bool HasUndrawnRows(const RunResults& r) {
+  return r.sections.empty() && (!r.e2e.empty() || !r.nconnect.empty());
+}
+
+common::Result<Rendered> RenderRun(const RunResults& r) {
   Rendered out;
-  out.report_md = MicroMarkdown(r);
-  for (const SectionRenderer& s : kRenderers) {
-    if (r.sections.contains(s.name)) s.render(r, r.sections[s.name], out);
+  try {
+    out.report_md = MicroMarkdown(r);
+    for (const SectionRenderer& s : kRenderers) {
+      if (r.sections.contains(s.name)) s.render(r, r.sections[s.name], out);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    // A value of the wrong type in a section or row (results.json was
+    // edited, or written by a different secmode).
+    return common::Status::Corrupt(std::string("results.json: cannot draw the report: ") +
+                                   e.what());
+  }
+  if (HasUndrawnRows(r)) {
+    const std::string what =
+        "results.json has e2e or nconnect rows but no `sections` (written before secmode drew "
+        "its reports from results.json alone): those parts are not drawn; their rows are in "
+        "results.json";
+    out.warnings.push_back(what);
+    out.report_md += "\nNote: " + what + ".\n";
   }
   if (!r.errors.empty()) {
     out.report_md += "\n## Errors\n\nWhat this run could not measure (results.json `errors`):\n\n";

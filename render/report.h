@@ -28,7 +28,13 @@ struct Rendered {
   std::vector<std::string> warnings;
 };
 
-Rendered RenderRun(const harness::RunResults& results);
+// Fails (kCorrupt, naming the value) when a section holds a value of the
+// wrong type.
+common::Result<Rendered> RenderRun(const harness::RunResults& results);
+// Whether the results hold rows of sections whose settings are missing
+// (results.json from before `sections` existed), so RenderRun cannot draw
+// those parts.
+bool HasUndrawnRows(const harness::RunResults& results);
 
 std::string MicroCsv(const harness::RunResults& results);
 // A short plain-text table for the terminal: per mode and size, the four

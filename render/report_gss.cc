@@ -5,10 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "render/format.h"
+#include "common/format.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
+
+using common::CsvField;
+using common::Fmt;
+using common::SizeLabel;
+using common::SkewLabel;
 
 void RenderGssSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out) {
   std::ostringstream md;
@@ -36,7 +41,7 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
             "mit-iov/native |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     }
     const uint64_t size = row.value("size", uint64_t{0});
-    const nlohmann::json& engines = row["engines_ns"];
+    const nlohmann::json engines = row.value("engines_ns", nlohmann::json::object());
     const double mit = engines.value("mit", 0.0), iov = engines.value("mit-iov", 0.0),
                  nat = engines.value("native", 0.0), bound = row.value("bound_ns", 0.0);
     md << "| " << SizeLabel(size) << " | " << Fmt("%.0f", mit) << " | " << Fmt("%.0f", iov) << " | "

@@ -7,11 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "render/format.h"
+#include "common/format.h"
 #include "render/gnuplot.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
+
+using common::CsvField;
+using common::Fmt;
+using common::SizeLabel;
+using common::SkewLabel;
 
 namespace {
 
@@ -43,8 +48,6 @@ struct Slice {
   std::string reaction;
   int64_t io_size, skew_ns;
 };
-
-int64_t I(const json& row, const char* key) { return row.value(key, int64_t{0}); }
 
 // The sweep row for one point of a slice, or null.
 const json* Find(const std::vector<const json*>& rows, const Slice& s, int64_t window,

@@ -4,10 +4,15 @@
 #include <sstream>
 #include <string>
 
-#include "render/format.h"
+#include "common/format.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
+
+using common::CsvField;
+using common::Fmt;
+using common::SizeLabel;
+using common::SkewLabel;
 
 namespace {
 

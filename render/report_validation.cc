@@ -6,16 +6,19 @@
 #include <sstream>
 #include <string>
 
-#include "render/format.h"
+#include "common/format.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
 
+using common::CsvField;
+using common::Fmt;
+using common::SizeLabel;
+using common::SkewLabel;
+
 namespace {
 
 using nlohmann::json;
-
-int64_t I(const json& j, const char* key) { return j.value(key, int64_t{0}); }
 
 std::string Verdict(const json& row) {
   const bool v = row.value("violations_agree", false), g = row.value("goodput_agree", false);

@@ -16,7 +16,7 @@ namespace {
 common::Result<RunFiles> WriteRendered(const std::string& dir, const nlohmann::json& doc,
                                        RunFiles files) {
   SECMODE_ASSIGN_OR_RETURN(harness::RunResults read_back, harness::FromJson(doc));
-  Rendered r = RenderRun(read_back);
+  SECMODE_ASSIGN_OR_RETURN(Rendered r, RenderRun(read_back));
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/micro.csv", r.micro_csv));
   files.written.push_back("micro.csv");
   SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/report.md", r.report_md));
@@ -58,6 +58,15 @@ common::Result<RunFiles> RenderSavedRun(const std::string& dir, const std::strin
   nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::Corrupt(path + " is not valid JSON");
   SECMODE_RETURN_IF_ERROR(harness::ValidateResultsJson(doc).Annotate(path));
+  SECMODE_ASSIGN_OR_RETURN(harness::RunResults saved, harness::FromJson(doc));
+  if (out_dir.empty() && HasUndrawnRows(saved)) {
+    // Drawing in place would replace a report.md that has those parts.
+    return Status::InvalidArgument(
+        path +
+        " predates `sections`: a report drawn from it would lack its e2e and nconnect "
+        "parts, so it is not drawn over " +
+        dir + "/report.md; give --out DIR to draw it elsewhere");
+  }
   const std::string out = out_dir.empty() ? dir : out_dir;
   SECMODE_RETURN_IF_ERROR(common::MakeDirectories(out));
   return WriteRendered(out, doc, RunFiles{});

@@ -69,6 +69,9 @@ class GssAuth : public ClientAuth {
   }
   uint32_t window() const override { return ctx_->window(); }
   uint64_t context_id() const override { return context_id_; }
+  const char* crypto_threads() const override {
+    return ctx_->parallel_crypto() ? "parallel" : "serialised";
+  }
 
  private:
   std::shared_ptr<GssClientContext> ctx_;

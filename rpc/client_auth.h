@@ -32,6 +32,9 @@ class ClientAuth {
   // TraceContextId of the RPCSEC_GSS context handle (rpc/call_trace.h); 0
   // for AUTH_SYS.
   virtual uint64_t context_id() const { return 0; }
+  // How the context's crypto runs on many threads: "parallel" (each thread
+  // its own Protector), "serialised" (one at a time), "none" (AUTH_SYS).
+  virtual const char* crypto_threads() const { return "none"; }
 };
 
 std::unique_ptr<ClientAuth> NewSysAuth(uint32_t prog, uint32_t vers);

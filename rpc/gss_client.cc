@@ -120,12 +120,15 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   }
   if (window == 0) return Status::Corrupt("server announced a sequence window of 0");
   std::shared_ptr<GssClientContext> out(new GssClientContext());
-  SECMODE_ASSIGN_OR_RETURN(out->protector_, gss::NewProtector(config.engine, std::move(ctx)));
+  SECMODE_ASSIGN_OR_RETURN(std::unique_ptr<gss::Protector> protector,
+                           gss::NewProtector(config.engine, std::move(ctx)));
+  out->protectors_ = std::make_unique<gss::ProtectorPool>(std::move(protector));
   // RFC 2203 5.2.3.1: the verifier of the final INIT reply is a MIC over the
   // XDR-encoded seq_window.
   Bytes win;
   XdrEncoder(&win).PutU32(window);
-  Status v = out->protector_->VerifyMic(win, reply_verf);
+  SECMODE_ASSIGN_OR_RETURN(gss::ProtectorPool::Lease p, out->protectors_->Acquire());
+  Status v = p->VerifyMic(win, reply_verf);
   if (!v.ok())
     return Status::AuthFailed("INIT reply verifier (MIC over seq_window) does not verify: " +
                               v.message());
@@ -149,14 +152,14 @@ Status GssClientContext::EncodeCall(uint32_t xid, uint32_t proc, uint32_t servic
   EncodeGssCred(c, &cred_body);
   size_t cred_end = EncodeCallPrefix(xid, prog_, vers_, proc, kRpcsecGss, cred_body, record);
   thread_local Bytes mic, scratch;
-  std::lock_guard<std::mutex> lock(mu_);
+  SECMODE_ASSIGN_OR_RETURN(gss::ProtectorPool::Lease p, protectors_->Acquire());
   // RFC 2203 5.3.1: verifier = MIC over the header from xid through the
   // credential.
-  SECMODE_RETURN_IF_ERROR(protector_->GetMic(ByteView(record->data(), cred_end), &mic));
+  SECMODE_RETURN_IF_ERROR(p->GetMic(ByteView(record->data(), cred_end), &mic));
   XdrEncoder e(record);
   e.PutU32(kRpcsecGss);
   e.PutOpaque(mic);
-  return SealGssBody(*protector_, service, seq, args, record, &scratch);
+  return SealGssBody(*p, service, seq, args, record, &scratch);
 }
 
 Status GssClientContext::DecodeReply(ByteView record, uint32_t service, uint32_t seq,
@@ -171,13 +174,13 @@ Status GssClientContext::DecodeReply(ByteView record, uint32_t service, uint32_t
   }
   uint8_t seq_xdr[4] = {static_cast<uint8_t>(seq >> 24), static_cast<uint8_t>(seq >> 16),
                         static_cast<uint8_t>(seq >> 8), static_cast<uint8_t>(seq)};
-  std::lock_guard<std::mutex> lock(mu_);
+  SECMODE_ASSIGN_OR_RETURN(gss::ProtectorPool::Lease p, protectors_->Acquire());
   // RFC 2203 5.3.3.2: reply verifier = MIC over the XDR seq_num.
-  Status v = protector_->VerifyMic(ByteView(seq_xdr, 4), h->verf.body);
+  Status v = p->VerifyMic(ByteView(seq_xdr, 4), h->verf.body);
   if (!v.ok())
     return Status::AuthFailed("reply verifier (MIC over seq_num " + std::to_string(seq) +
                               ") does not verify: " + v.message());
-  return OpenGssBody(*protector_, service, seq, record.subspan(h->body_offset), scratch, results);
+  return OpenGssBody(*p, service, seq, record.subspan(h->body_offset), scratch, results);
 }
 
 }  // namespace secmode::rpc

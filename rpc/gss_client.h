@@ -12,20 +12,22 @@
 // Sequence numbers come from NextSeq(), one counter per context shared by
 // every connection that uses it, as the Linux client does with nconnect.
 //
-// Thread safety: all methods may be called from any thread; the Protector is
-// used under an internal mutex.
+// Thread safety: all methods may be called from any thread. The context's
+// Protectors come from a gss::ProtectorPool: with the native engine every
+// thread seals and opens with its own instance, in parallel (only the
+// sequence counter is shared); MIT's engines are serialised by the pool.
 #ifndef SECMODE_RPC_GSS_CLIENT_H_
 #define SECMODE_RPC_GSS_CLIENT_H_
 
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "common/bytes.h"
 #include "common/status.h"
 #include "gss/protector.h"
+#include "gss/protector_pool.h"
 #include "rpc/rpc_msg.h"
 
 namespace secmode::rpc {
@@ -53,7 +55,8 @@ class GssClientContext {
   uint32_t NextSeq() { return next_seq_.fetch_add(1, std::memory_order_relaxed); }
   uint32_t window() const { return window_; }
   const common::Bytes& handle() const { return handle_; }
-  gss::Protector& protector() { return *protector_; }
+  // Whether calls of this context are protected in parallel (see above).
+  bool parallel_crypto() const { return protectors_->parallel(); }
 
   // A DATA (or DESTROY) call: header, RPCSEC_GSS credential, verifier, and
   // the body protected per `service`. Replaces *record.
@@ -69,8 +72,7 @@ class GssClientContext {
 
  private:
   GssClientContext() = default;
-  std::unique_ptr<gss::Protector> protector_;
-  std::mutex mu_;
+  std::unique_ptr<gss::ProtectorPool> protectors_;
   common::Bytes handle_;
   uint32_t window_ = 0;
   uint32_t prog_ = 0, vers_ = 0;

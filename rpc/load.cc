@@ -570,6 +570,7 @@ Result<LoadReport> Runner::Run() {
   r.stale_replies = stale_;
   r.errors = errors_;
   r.first_error = first_error_;
+  r.crypto_threads = boxes_.front()->auth->crypto_threads();
   return r;
 }
 

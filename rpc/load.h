@@ -83,6 +83,9 @@ struct LoadReport {
   uint64_t stale_replies = 0;        // replies to calls already resent
   uint64_t errors = 0;               // replies that failed a check
   std::string first_error;
+  // How one context's crypto ran on the connections' threads: "parallel",
+  // "serialised" or "none" (ClientAuth::crypto_threads).
+  std::string crypto_threads = "none";
 };
 
 common::Result<LoadReport> RunLoad(const LoadOptions& options);

@@ -155,14 +155,15 @@ Status RpcServerCore::SealReply(const ReplyTarget& t, uint32_t accept_stat, Byte
   thread_local Bytes mic, scratch;
   uint8_t seq_xdr[4];
   SeqXdr(t.seq, seq_xdr);
-  std::lock_guard<std::mutex> lock(t.context->mu);
-  if (!t.context->protector) return Status::InvalidArgument("context is not established");
+  gss::ProtectorPool* pool = t.context->pool();
+  if (pool == nullptr) return Status::InvalidArgument("context is not established");
+  SECMODE_ASSIGN_OR_RETURN(gss::ProtectorPool::Lease p, pool->Acquire());
   // RFC 2203 5.3.3.2: reply verifier = MIC over the XDR seq_num.
-  SECMODE_RETURN_IF_ERROR(t.context->protector->GetMic(ByteView(seq_xdr, 4), &mic));
+  SECMODE_RETURN_IF_ERROR(p->GetMic(ByteView(seq_xdr, 4), &mic));
   EncodeAcceptedReply(t.xid, kRpcsecGss, mic, accept_stat, reply);
   if (accept_stat != kSuccess) return Status::Ok();
   // RFC 2203 5.3.3.4: results protected like the arguments were.
-  return SealGssBody(*t.context->protector, t.service, t.seq, results, reply, &scratch);
+  return SealGssBody(*p, t.service, t.seq, results, reply, &scratch);
 }
 
 Disposition RpcServerCore::WindowReaction(const std::shared_ptr<ServerGssContext>& ctx) {
@@ -246,16 +247,26 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
         return Disposition::kReply;
       }
       enum class Next { kRun, kWindow, kDestroy, kGarbage } next = Next::kRun;
+      gss::ProtectorPool* pool = ctx->pool();
+      if (pool == nullptr) {
+        Deny(h.xid, kRpcsecGssCredProblem, reply);  // still being created
+        return Disposition::kReply;
+      }
+      // This thread's Protector of the context: the MIC and the body are
+      // checked outside the context's lock (in parallel where the engine
+      // forks); only the window check below is serialised. The lease ends
+      // before any reply is sealed (a serialised pool is not re-entrant).
       {
-        std::lock_guard<std::mutex> lock(ctx->mu);
-        if (!ctx->protector) {
-          Deny(h.xid, kRpcsecGssCredProblem, reply);  // still being created
+        auto lease = pool->Acquire();
+        if (!lease.ok()) {
+          Deny(h.xid, kRpcsecGssCredProblem, reply);
           return Disposition::kReply;
         }
+        gss::Protector& protector = **lease;
         // RFC 2203 5.3.3.1 / 5.3.3.3: verify the header MIC first, so a
         // forged header never moves the window; a bad MIC ->
         // RPCSEC_GSS_CREDPROBLEM.
-        if (!ctx->protector->VerifyMic(record.subspan(0, h.cred_end), h.verf.body).ok()) {
+        if (!protector.VerifyMic(record.subspan(0, h.cred_end), h.verf.body).ok()) {
           Deny(h.xid, kRpcsecGssCredProblem, reply);
           return Disposition::kReply;
         }
@@ -264,15 +275,19 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
           Deny(h.xid, kRpcsecGssCtxProblem, reply);
           return Disposition::kReply;
         }
-        const uint32_t highest = ctx->seq_window.highest();
-        SeqVerdict v = ctx->seq_window.Check(cred.seq);
-        if (check != nullptr) {
-          check->checked = true;
-          check->context = TraceContextId(ctx->handle);
-          check->seq = cred.seq;
-          check->verdict = v;
-          check->highest = highest;
-          check->checked_ns = common::NowNs();
+        SeqVerdict v;
+        {
+          std::lock_guard<std::mutex> lock(ctx->mu);
+          const uint32_t highest = ctx->seq_window.highest();
+          v = ctx->seq_window.Check(cred.seq);
+          if (check != nullptr) {
+            check->checked = true;
+            check->context = TraceContextId(ctx->handle);
+            check->seq = cred.seq;
+            check->verdict = v;
+            check->highest = highest;
+            check->checked_ns = common::NowNs();
+          }
         }
         if (v != SeqVerdict::kAccept) {
           (v == SeqVerdict::kDuplicate ? c_.duplicates : c_.below_window)++;
@@ -284,8 +299,7 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
           t.seq = cred.seq;
           if (cred.proc == kGssDestroy) {
             next = Next::kDestroy;
-          } else if (!OpenGssBody(*ctx->protector, cred.service, cred.seq, body, scratch,
-                                  &call->args)
+          } else if (!OpenGssBody(protector, cred.service, cred.seq, body, scratch, &call->args)
                           .ok()) {
             // RFC 2203 5.3.3.4: arguments that do not verify -> GARBAGE_ARGS.
             next = Next::kGarbage;
@@ -374,7 +388,7 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
     return Disposition::kReply;
   }
   std::lock_guard<std::mutex> lock(ctx->mu);
-  if (ctx->protector) {
+  if (ctx->protectors) {
     Deny(h.xid, kRpcsecGssCredProblem, reply);  // already established
     return Disposition::kReply;
   }
@@ -392,13 +406,13 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
     if (!p.ok()) {
       major = GSS_S_FAILURE;
     } else {
-      ctx->protector = std::move(p).value();
       window = options_.window;
       Bytes win;
       XdrEncoder(&win).PutU32(window);
       // RFC 2203 5.2.3.1: verifier of the final INIT reply = MIC over
       // seq_window.
-      if (!ctx->protector->GetMic(win, &verf).ok()) major = GSS_S_FAILURE;
+      if (!(*p)->GetMic(win, &verf).ok()) major = GSS_S_FAILURE;
+      ctx->protectors = std::make_unique<gss::ProtectorPool>(std::move(p).value());
     }
   }
   if (major == GSS_S_COMPLETE || major == GSS_S_CONTINUE_NEEDED) {

@@ -34,8 +34,9 @@
 #include "common/status.h"
 #include "gss/gss_handles.h"
 #include "gss/protector.h"
-#include "rpc/rpc_msg.h"
+#include "gss/protector_pool.h"
 #include "rpc/call_trace.h"
+#include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
 
 namespace secmode::rpc {
@@ -75,14 +76,23 @@ struct ServerCounters {
 
 enum class Disposition { kReply, kDrop, kDropDisconnect };
 
-// One RPCSEC_GSS context as the server holds it.
+// One RPCSEC_GSS context as the server holds it. Its crypto runs outside
+// `mu` on the calling thread's own Protector from the pool (in parallel with
+// the native engine); `mu` serialises only the window and the set-up.
 struct ServerGssContext {
   ServerGssContext(common::Bytes h, uint32_t window) : handle(std::move(h)), seq_window(window) {}
   const common::Bytes handle;
-  std::mutex mu;                              // guards everything below
-  gss::ContextPtr pending;                    // during CONTINUE_INIT
-  std::unique_ptr<gss::Protector> protector;  // once established
+  std::mutex mu;            // guards everything below
+  gss::ContextPtr pending;  // during CONTINUE_INIT
+  // Set once, when established; never reset while the context lives.
+  std::unique_ptr<gss::ProtectorPool> protectors;
   SequenceWindow seq_window;
+
+  // The pool, or null while the context is still being created.
+  gss::ProtectorPool* pool() {
+    std::lock_guard<std::mutex> lock(mu);
+    return protectors.get();
+  }
 };
 
 // Where a reply goes and how it is protected.
@@ -108,8 +118,7 @@ class RpcServerCore {
 
   // Whole call -> reply record (no record mark) in *reply, or a drop.
   // With `check`, says what the sequence window made of the call (tracing).
-  Disposition HandleCall(common::ByteView record, common::Bytes* reply,
-                         CallCheck* check = nullptr);
+  Disposition HandleCall(common::ByteView record, common::Bytes* reply, CallCheck* check = nullptr);
 
   // The two halves of HandleCall, used by the server legs. OpenCall returns
   // kReply with *ready=false when it already wrote an error reply (or an

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/format.h"
 #include "harness/sim_speed.h"
 
 namespace secmode::suite {
@@ -19,12 +20,6 @@ namespace {
 
 // Mean of the four legs per payload size for each krb5p association.
 using AssocKey = std::pair<std::string, std::string>;  // enctype, engine
-
-std::string Fixed(double v, int decimals) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 }  // namespace
 
@@ -60,7 +55,8 @@ bool FitCostsFromMicro(const harness::RunResults& results, Scenario& scenario,
     if (source) {
       *source = "fitted to this run's micro results for krb5p:" + key.first + ":" + key.second +
                 " (mean of the four legs at " + std::to_string(pts.size()) +
-                " sizes): " + Fixed(a, 0) + " ns + " + Fixed(b, 3) + " ns/byte per message";
+                " sizes): " + common::Fmt("%.0f", a) + " ns + " + common::Fmt("%.3f", b) +
+                " ns/byte per message";
     }
     return true;
   }
@@ -84,7 +80,7 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
   Scenario speed_scenario;
   speed_scenario.ops = 200000;
   SECMODE_ASSIGN_OR_RETURN(harness::SimSpeed speed, harness::MeasureSimSpeed(speed_scenario));
-  log << " [simulator: " << Fixed(speed.rpcs_per_second / 1e6, 2)
+  log << " [simulator: " << common::Fmt("%.2f", speed.rpcs_per_second / 1e6)
       << " M simulated RPCs per CPU-second]" << std::flush;
 
   const std::vector<Scenario> scenarios = grid.Expand();
@@ -98,7 +94,8 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
     errors += row.error.empty() ? 0 : 1;
     truncated += row.result.truncated ? 1 : 0;
   }
-  log << " [" << rows.size() << " scenarios in " << Fixed(wall, 1) << " s]" << std::flush;
+  log << " [" << rows.size() << " scenarios in " << common::Fmt("%.1f", wall) << " s]"
+      << std::flush;
   results.sections["nconnect"] = {{"grid", SweepGridJson(grid)},
                                   {"cost_source", cost_source},
                                   {"simulator_speed", speed.ToJson()},

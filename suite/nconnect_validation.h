@@ -36,9 +36,9 @@
 #include "common/status.h"
 #include "harness/modes.h"
 #include "rpc/load.h"
-#include "suite/nconnect_attribution.h"
 #include "sim/compare.h"
 #include "sim/scenario.h"
+#include "suite/nconnect_attribution.h"
 
 namespace secmode::suite {
 
@@ -95,6 +95,9 @@ struct ValidationOutcome {
 };
 
 struct ValidationRun {
+  // The first failure (calibration or a point); the points that ran are in
+  // `outcomes` either way.
+  common::Status status;
   ValidationOptions options;
   Calibration calibration;
   std::vector<ValidationOutcome> outcomes;
@@ -123,10 +126,10 @@ common::Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& e
                                                      const Calibration& calibration,
                                                      const ValidationOptions& options);
 
-// Calibrates, then runs every point of `grid`; logs progress to `log`.
-common::Result<ValidationRun> RunValidation(harness::ModeEnvironment& env,
-                                            const std::vector<ValidationPoint>& grid,
-                                            const ValidationOptions& options, std::ostream& log);
+// Calibrates, then runs every point of `grid`; logs progress to `log`. A
+// point that fails is logged and skipped; ValidationRun::status says so.
+ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
+                            const ValidationOptions& options, std::ostream& log);
 
 }  // namespace secmode::suite
 

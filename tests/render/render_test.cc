@@ -7,12 +7,17 @@
 #include <filesystem>
 
 #include "common/files.h"
+#include "common/format.h"
 #include "harness/results.h"
-#include "render/format.h"
 #include "render/report.h"
 #include "render/run_dir.h"
 
 namespace secmode::render {
+
+using common::CsvField;
+using common::Fmt;
+using common::SizeLabel;
+using common::SkewLabel;
 namespace {
 
 using nlohmann::json;
@@ -30,7 +35,13 @@ harness::MicroRow Row(const std::string& mode, const std::string& leg, size_t si
 
 harness::RunResults Sample() {
   harness::RunResults r;
+  // A machine unlike the one running the test: the report must show what
+  // the results say, not what this process sees.
   r.machine = common::ReadMachineInfo();
+  r.machine.cpu_model = "Test CPU 9000";
+  r.machine.logical_cpus = 77;
+  r.machine.tsc_ghz = 1.234;
+  r.method["cycle_source"] = "test-ticks";
   r.command = "render_test";
   r.started_at = "2026-11-30T10:00:00Z";
   r.finished_at = "2026-11-30T10:01:00Z";
@@ -65,6 +76,13 @@ harness::RunResults Sample() {
   e2e_p["ops_per_second"] = 250.0;
   r.e2e = {e2e_sys, e2e_p};
   r.sections["e2e"] = {{"connections", 4}, {"slots", 64}, {"window", 128}};
+  r.sections["gss"] = {
+      {"comparison",
+       {{{"enctype", "aes256-cts-hmac-sha1-96"},
+         {"size", 128},
+         {"bound_ns", 500.0},
+         {"engines_ns", {{"mit", 4000.0}, {"mit-iov", 3900.0}, {"native", 1000.0}}},
+         {"iterations", 10}}}}};
   return r;
 }
 
@@ -81,15 +99,25 @@ TEST(FormatTest, SizesAndNumbers) {
 }
 
 TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {
-  Rendered r = RenderRun(Sample());
+  auto rendered = RenderRun(Sample());
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  const Rendered& r = *rendered;
   // krb5p's four legs cost 3x sys's at 4 KiB: the x sys column says so.
   EXPECT_NE(r.report_md.find("| 3000 | 2730.7 | 3.00 |"), std::string::npos) << r.report_md;
   // e2e: 250 / 1000 ops/s.
   EXPECT_NE(r.report_md.find("| 0.25 |"), std::string::npos) << r.report_md;
   // SMB: 2.0 / 2.5 GB/s against a 0.9 target.
   EXPECT_NE(r.report_md.find("| 0.800 | NOT met |"), std::string::npos) << r.report_md;
+  // gss: native 1000 ns vs bound 500 (0.50), mit 4x native, target <= 0.5 x mit met.
+  EXPECT_NE(r.report_md.find("| 128 B | 4000 | 3900 | 1000 | 500 | 0.50 | 4.00 | 3.90 |"),
+            std::string::npos)
+      << r.report_md;
+  EXPECT_NE(r.report_md.find("- met: native 128 B aes256-cts-hmac-sha1-96 seal+open <= 0.5 x mit"),
+            std::string::npos);
+  // The machine and method of the results, not of this process.
+  EXPECT_NE(r.report_md.find("Test CPU 9000 (77 logical CPUs)"), std::string::npos);
+  EXPECT_NE(r.report_md.find("1.234 GHz (test-ticks)"), std::string::npos);
   // Sections that did not run are not drawn.
-  EXPECT_EQ(r.report_md.find("## krb5p engines"), std::string::npos);
   EXPECT_EQ(r.report_md.find("## nconnect"), std::string::npos);
   EXPECT_EQ(std::count(r.micro_csv.begin(), r.micro_csv.end(), '\n'), 9);
   const std::string summary = SummaryTable(Sample());
@@ -117,7 +145,9 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
       {"mode", "krb5p:aes256-cts-hmac-sha1-96:mit"},
       {"tolerance", {{"violation_factor", 1.5}, {"violation_slack", 5}, {"goodput_factor", 1.3}}},
       {"calibration", json::object()}};
-  const std::string md = RenderRun(r).report_md;
+  auto rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  const std::string md = rendered->report_md;
   EXPECT_NE(md.find("| agree |"), std::string::npos);
   EXPECT_NE(md.find("DISAGREE (violations)"), std::string::npos);
   EXPECT_NE(md.find("DISAGREE (goodput)"), std::string::npos);
@@ -133,6 +163,13 @@ TEST(RunDirTest, SavedRunRendersTheSameReport) {
   auto files = WriteRunDirectory(*tmp + "/run", Sample());
   ASSERT_TRUE(files.ok()) << files.status().ToString();
   EXPECT_EQ(files->written.front(), "results.json");
+  // What was written is what the results in memory draw: nothing is lost
+  // on the way through results.json.
+  auto direct = RenderRun(Sample());
+  ASSERT_TRUE(direct.ok());
+  auto written = common::ReadFile(*tmp + "/run/report.md");
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(*written, direct->report_md);
   auto again = RenderSavedRun(*tmp + "/run", *tmp + "/again");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   for (const char* f : {"report.md", "micro.csv"}) {
@@ -165,6 +202,33 @@ TEST(RunDirTest, BadRunDirectoriesAreRefusedWithTheReason) {
   // Nothing was written next to the refused file.
   EXPECT_FALSE(std::filesystem::exists(*tmp + "/report.md"));
   common::RemoveTree(*tmp);
+}
+
+TEST(RunDirTest, ResultsWithoutSectionsAreNotDrawnOverTheirReport) {
+  auto tmp = common::MakeTempDirectory("secmode-render-test-");
+  ASSERT_TRUE(tmp.ok());
+  harness::RunResults old = Sample();
+  old.sections = json::object();  // as written before sections existed
+  ASSERT_TRUE(WriteRunDirectory(*tmp + "/run", old).ok());
+  ASSERT_TRUE(common::WriteFileAtomically(*tmp + "/run/report.md", "the complete old report").ok());
+  auto in_place = RenderSavedRun(*tmp + "/run");
+  ASSERT_FALSE(in_place.ok());
+  EXPECT_NE(in_place.status().message().find("--out"), std::string::npos);
+  EXPECT_EQ(*common::ReadFile(*tmp + "/run/report.md"), "the complete old report");
+  auto elsewhere = RenderSavedRun(*tmp + "/run", *tmp + "/new");
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status().ToString();
+  ASSERT_FALSE(elsewhere->warnings.empty());
+  EXPECT_NE(common::ReadFile(*tmp + "/new/report.md")->find("are not drawn"), std::string::npos);
+  common::RemoveTree(*tmp);
+}
+
+TEST(RenderTest, AValueOfTheWrongTypeIsAnErrorNamingIt) {
+  harness::RunResults r = Sample();
+  r.sections["gss"]["comparison"][0]["bound_ns"] = "fast";
+  auto rendered = RenderRun(r);
+  ASSERT_FALSE(rendered.ok());
+  EXPECT_EQ(rendered.status().code(), common::Code::kCorrupt);
+  EXPECT_NE(rendered.status().message().find("results.json"), std::string::npos);
 }
 
 }  // namespace

@@ -88,11 +88,11 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   harness::ModeEnvironment env;
   ValidationOptions options;
   auto run = RunValidation(env, DefaultValidationGrid(options.ops), options, std::cerr);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  for (const auto& o : run->outcomes)
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  for (const auto& o : run.outcomes)
     std::cerr << o.point.name << ": " << o.comparison.detail << "\n";
-  ASSERT_EQ(run->outcomes.size(), DefaultValidationGrid(options.ops).size());
-  for (const auto& o : run->outcomes) {
+  ASSERT_EQ(run.outcomes.size(), DefaultValidationGrid(options.ops).size());
+  for (const auto& o : run.outcomes) {
     EXPECT_GT(o.row.measured.completed, 0) << o.point.name;
     if (!o.point.asserted) continue;
     EXPECT_TRUE(o.comparison.violations_agree) << o.point.name << ": " << o.comparison.detail;
@@ -112,15 +112,14 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
       EXPECT_EQ(a.causes[0].stage, "hold") << o.point.name;
       EXPECT_EQ(a.causes[0].thread, "client sender") << o.point.name;
       EXPECT_GT(a.causes[0].count * 2, a.violations) << o.point.name;
-      EXPECT_GT(a.causes[0].median_excess_us, 0.5 * o.point.scenario.skew_ns / 1e3)
-          << o.point.name;
+      EXPECT_GT(a.causes[0].median_excess_us, 0.5 * o.point.scenario.skew_ns / 1e3) << o.point.name;
     }
   }
   // Every row also lands in results.json with its verdict.
-  auto rows = run->JsonRows();
-  ASSERT_EQ(rows.size(), run->outcomes.size());
+  auto rows = run.JsonRows();
+  ASSERT_EQ(rows.size(), run.outcomes.size());
   EXPECT_EQ(rows[0]["kind"], "validation");
-  EXPECT_TRUE(run->SectionJson().contains("calibration"));
+  EXPECT_TRUE(run.SectionJson().contains("calibration"));
 }
 
 }  // namespace

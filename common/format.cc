@@ -1,8 +1,8 @@
-#include "render/format.h"
+#include "common/format.h"
 
 #include <cstdio>
 
-namespace secmode::render {
+namespace secmode::common {
 
 std::string Fmt(const char* printf_format, double value) {
   char buf[64];
@@ -28,4 +28,4 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace secmode::render
+}  // namespace secmode::common

@@ -1,12 +1,12 @@
-// Formatting helpers shared by every renderer: numbers, sizes and CSV fields
-// as the report prints them.
-#ifndef SECMODE_RENDER_FORMAT_H_
-#define SECMODE_RENDER_FORMAT_H_
+// Formatting: numbers, sizes and CSV fields as reports, logs and messages
+// print them; the one place such helpers live.
+#ifndef SECMODE_COMMON_FORMAT_H_
+#define SECMODE_COMMON_FORMAT_H_
 
 #include <cstdint>
 #include <string>
 
-namespace secmode::render {
+namespace secmode::common {
 
 // One number through a printf format with one double conversion ("%.1f").
 std::string Fmt(const char* printf_format, double value);
@@ -20,6 +20,6 @@ std::string SkewLabel(int64_t ns);
 // A CSV field, quoted when it holds a comma, quote or newline.
 std::string CsvField(const std::string& s);
 
-}  // namespace secmode::render
+}  // namespace secmode::common
 
-#endif  // SECMODE_RENDER_FORMAT_H_
+#endif  // SECMODE_COMMON_FORMAT_H_
