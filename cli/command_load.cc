@@ -95,7 +95,9 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     nlohmann::json j = harness::LoadReportJson(*r);
     if (server) {
       auto c = server->counters();
-      j["server"] = {{"duplicates", c.duplicates},
+      j["server"] = {{"thread_cpu_ns", server->stats().thread_cpu_ns},
+                     {"calls", c.calls},
+                     {"duplicates", c.duplicates},
                      {"below_window", c.below_window},
                      {"disconnects", c.disconnects},
                      {"contexts_created", c.contexts_created},

@@ -96,6 +96,7 @@ void PrintResult(const sim::ScenarioResult& r) {
   printf("retransmissions     %lld (%lld bytes)\n", static_cast<long long>(r.retransmissions),
          static_cast<long long>(r.retransmitted_bytes));
   printf("re-encodes          %lld\n", static_cast<long long>(r.reencodes));
+  printf("preemptions         %lld\n", static_cast<long long>(r.preemptions));
   printf("latency             p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.p50_ns / 1e6,
          r.p99_ns / 1e6, r.p999_ns / 1e6);
   printf("stalled             %.4f of the time\n", r.stalled_fraction);
@@ -198,6 +199,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--io-size", s.io_size, "I/O size in bytes")->capture_default_str();
   cmd->add_flag("--per-connection-context", s.per_connection_context,
                 "One GSS context (sequence counter) per connection instead of one shared");
+  cmd->add_flag("--resend-any-connection", s.resend_any_connection,
+                "Resend a lost connection's calls round-robin over all connections (secmode's "
+                "load generator) instead of on the reconnected one (Linux)");
   cmd->add_flag("--reencode", s.reencode,
                 "Re-number calls that fell out of the window at transmit");
   cmd->add_option("--spread-cap", s.spread_cap,
@@ -233,6 +237,24 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--service-dist", o->service_dist, "constant, exponential or lognormal")
       ->capture_default_str();
   cmd->add_option("--service-ns", s.service_ns, "Mean server service time besides crypto")
+      ->capture_default_str();
+  cmd->add_flag("--thread-model", s.thread_model,
+                "Model threads and cores: a receiver thread per connection on the client, a "
+                "thread per connection on the server, per-wakeup batches, a round-robin "
+                "scheduler on --cores cores");
+  cmd->add_option("--cores", s.cores, "With --thread-model: cores shared by client and server "
+                                      "threads (0: one per thread)")
+      ->capture_default_str();
+  cmd->add_option("--slice-ns", s.slice_ns, "With --thread-model: the scheduler's time slice")
+      ->capture_default_str();
+  cmd->add_option("--wakeup-preempt-ns", s.wakeup_preempt_ns,
+                  "With --thread-model: a woken thread takes the core of one that has run this "
+                  "long (0: waits for a slice to end)")
+      ->capture_default_str();
+  cmd->add_flag("!--no-batching", s.batching,
+                "With --thread-model: handle and write each item on its own, not per wakeup");
+  cmd->add_option("--client-call-ns", s.client_call_ns,
+                  "With --thread-model: client CPU per call besides crypto")
       ->capture_default_str();
   cmd->add_option("--seed", s.seed, "Random seed (same seed, same result)")->capture_default_str();
   cmd->add_option("--ops", s.ops, "Stop after this many completed operations")

@@ -242,7 +242,8 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"stale_replies", r.stale_replies},
           {"errors", r.errors},
           {"first_error", r.first_error},
-          {"crypto_threads", r.crypto_threads}};
+          {"crypto_threads", r.crypto_threads},
+          {"receiver_cpu_ns", r.receiver_cpu_ns}};
 }
 
 }  // namespace secmode::harness

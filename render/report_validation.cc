@@ -3,6 +3,7 @@
 // each point's verdict, and the notes of the points not asserted. Drawn
 // from the `nconnect` rows of kind "validation" and the section's
 // calibration and rule.
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -45,19 +46,46 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         "window. The simulator is fed what this machine measured: crypto "
      << Fmt("%.0f", c.value("cost_fixed_ns", 0.0)) << " ns + "
      << Fmt("%.3f", c.value("cost_ns_per_byte", 0.0))
-     << " ns/byte per message (mean of the four krb5p legs at 0 B and 4 KiB), loopback round "
-        "trip "
-     << Fmt("%.1f", I(c, "rtt_ns") / 1e3)
-     << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
-        "service time besides the server's crypto = server threads / sys-mode ops/s of the "
-        "same connections and slots measured just before the row (the non-crypto cost per call "
-        "under the machine's load at that moment) plus the client's crypto ("
-     << Fmt("%.1f", I(c, "client_crypto_ns") / 1e3)
-     << " us; client and server share the cores); per-row values are in results.json. The "
-        "server runs a thread per connection (model: min(nconnect, cores) server threads taking "
-        "connections in turn), and the model resends a disconnected connection's calls "
-        "round-robin over all connections, as the load generator does (Linux keeps them on "
-        "their transport).\n\n";
+     << " ns/byte per message (mean of the four krb5p legs at 0 B and 4 KiB; it splits a "
+        "call's CPU between its request and reply sizes), ";
+  if (section.value("thread_model", false)) {
+    const json wake = c.value("wakeup_probe", json::object());
+    std::string slices;
+    for (const auto& p : c.value("probes", json::array())) {
+      slices += (slices.empty() ? "" : ", ") + Fmt("%.0f", p.value("run_p50_us", 0.0)) +
+                " us with " + std::to_string(I(p, "threads")) + " busy threads";
+    }
+    md << "and the thread model (sim/scenario.h, thread_model): a receiver thread per connection "
+          "on the client and a thread per connection on the server, each handling what its "
+          "socket holds as one batch, on the machine's "
+       << I(c, "cores")
+       << " cores; the scheduler's time slice from the scheduler probe (median run of a busy "
+          "thread between deschedulings: "
+       << slices
+       << "); wakeup preemption from the wakeup probe (a woken thread takes a core from one "
+          "that has run "
+       << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3)
+       << " us: the p10 run of a busy thread while " << I(wake, "wakers")
+       << " threads keep waking); the loopback's own round trip "
+       << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
+       << " us (one sys call at a time: p50 minus both ends' CPU); and per row each end's CPU per "
+          "call, measured from the threads' own CPU time in a run of the mode at the row's "
+          "connections, slots and contexts with a window wider than the slots (no violation "
+          "can happen there), less the crypto the model adds. Per-row values are in "
+          "results.json. The model resends a disconnected connection's calls round-robin over "
+          "all connections, as the load generator does (Linux keeps them on their transport)."
+          "\n\n";
+  } else {
+    md << "loopback round trip " << Fmt("%.1f", I(c, "rtt_ns") / 1e3)
+       << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
+          "service time besides the server's crypto = server threads / sys-mode ops/s of the "
+          "same connections and slots measured just before the row plus the client's crypto ("
+       << Fmt("%.1f", I(c, "client_crypto_ns") / 1e3)
+       << " us; client and server share the cores); per-row values are in results.json. The "
+          "server runs a thread per connection (model: min(nconnect, cores) server threads "
+          "taking connections in turn), and the model resends a disconnected connection's calls "
+          "round-robin over all connections, as the load generator does.\n\n";
+  }
   md << "Agreement rule: where the model predicts zero violations the measurement must show "
         "zero; otherwise the counts (measured scaled to the simulated number of operations) "
         "agree within "
@@ -140,6 +168,68 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     }
     md << "\n";
   }
+  bool any_model_stages = false, any_ablation = false;
+  for (const json* row : rows) {
+    any_model_stages |= row->value("simulated", json::object()).contains("stages");
+    any_ablation |= row->contains("ablation");
+  }
+  if (any_model_stages) {
+    md << "### The model's paths beside the real ones\n\n"
+          "The same four stages in the simulator (thread model: a receiver thread per "
+          "connection, a server thread per connection, per-wakeup batches, the machine's cores "
+          "with the probe's time slice and wakeup preemption): median and p99 in us, simulated / "
+          "real, and how many violations each stage caused, simulated / real.\n\n"
+          "| point | encode p50, p99 | hold p50, p99 | socket p50, p99 | check p50, p99 | "
+          "violations by stage: encode / hold / socket / check |\n|---|---|---|---|---|---|\n";
+    for (const json* row : rows) {
+      const json st = row->value("simulated", json::object()).value("stages", json::object());
+      if (st.empty()) continue;
+      const json real = row->value("attribution", json::object()).value("stages", json::object());
+      std::map<std::string, int64_t> real_causes;
+      for (const auto& c : row->value("attribution", json::object()).value("causes", json::array())) {
+        real_causes[c.value("stage", "")] += I(c, "count");
+      }
+      md << "| " << row->value("name", "") << " |";
+      std::string counts;
+      for (const char* stage : {"encode", "hold", "socket", "check"}) {
+        const json sim = st.value(stage, json::object());
+        const json re = real.value(stage, json::object());
+        md << " " << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / "
+           << Fmt("%.0f", re.value("median_us", 0.0)) << ", "
+           << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / " << Fmt("%.0f", re.value("p99_us", 0.0))
+           << " |";
+        counts += (counts.empty() ? "" : " / ") + std::to_string(I(sim, "violations")) + "/" +
+                  std::to_string(real_causes[stage]);
+      }
+      md << " " << counts << " |\n";
+    }
+    md << "\n";
+  }
+  if (any_ablation) {
+    md << "### What each mechanism changes (ablation)\n\n"
+          "Each point simulated again with one mechanism off: violations and goodput (ops/s), "
+          "beside the full model and the real run. \"no thread model\" is the model without "
+          "threads and cores (the server's workers take calls in arrival order, numbering costs "
+          "no client CPU).\n\n"
+          "| point | real | full model | no batching | no wakeup preemption | no descheduling | no "
+          "thread model |\n|---|---|---|---|---|---|---|\n";
+    auto cell = [](const json& r) {
+      return std::to_string(I(r, "violations")) + ", " + Fmt("%.0f", r.value("ops_per_s", 0.0));
+    };
+    for (const json* row : rows) {
+      if (!row->contains("ablation")) continue;
+      std::map<std::string, json> by;
+      for (const auto& a : (*row)["ablation"]) by[a.value("without", "")] = a.value("simulated", json::object());
+      md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
+         << " | " << cell(row->value("simulated", json::object()));
+      for (const char* v : {"no batching", "no wakeup preemption", "no descheduling",
+                            "no thread model"}) {
+        md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
+      }
+      md << " |\n";
+    }
+    md << "\n";
+  }
   md << "\nWhy these tolerances: the real run shares the machine's " << r.machine.logical_cpus
      << " logical CPUs between the client's threads, the server's threads and everything else "
         "on the machine; a thread preempted for one scheduler slice (milliseconds) holds its "
@@ -151,8 +241,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
      << " events on violations (counts grow roughly geometrically with skew and slots, so a "
         "factor still separates \"a few\" from \"most calls\"), and a factor "
      << Fmt("%g", tol.value("goodput_factor", 0.0))
-     << " on goodput (the model's CPU is calibrated from a sys-mode run, not fitted to these "
-        "rows).\n\n";
+     << " on goodput (the model's CPU per call is measured by runs that cannot violate the "
+        "window, not fitted to these rows).\n\n";
   for (const json* row : rows) {
     const bool asserted = row->value("asserted", false);
     if (!row->value("assert_goodput", asserted)) {

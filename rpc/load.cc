@@ -137,6 +137,7 @@ class Runner {
   std::atomic<uint64_t> rr_{0}, xid_counter_{1}, offset_counter_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> measure_start_{~0ull}, measure_end_{~0ull};
+  std::atomic<uint64_t> receiver_cpu_ns_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
       reencodes_{0}, stale_{0}, errors_{0};
   std::mutex err_mu_;
@@ -361,6 +362,7 @@ void Runner::Reconnect(Conn* c) {
 }
 
 void Runner::Receive(Conn* c) {
+  const uint64_t cpu0 = common::ThreadCpuNs();
   tl_thread = TraceThread::kReceiver;
   tl_thread_index = static_cast<uint32_t>(c->index);
   RecordReader reader(o_.max_record);
@@ -454,6 +456,7 @@ void Runner::Receive(Conn* c) {
     Flush(&batch);
   }
   tl_batch = nullptr;
+  receiver_cpu_ns_ += common::ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> lock(samples_mu_);
   samples_.Merge(local);
 }
@@ -571,6 +574,7 @@ Result<LoadReport> Runner::Run() {
   r.errors = errors_;
   r.first_error = first_error_;
   r.crypto_threads = boxes_.front()->auth->crypto_threads();
+  r.receiver_cpu_ns = receiver_cpu_ns_;
   return r;
 }
 

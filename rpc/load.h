@@ -86,6 +86,9 @@ struct LoadReport {
   // How one context's crypto ran on the connections' threads: "parallel",
   // "serialised" or "none" (ClientAuth::crypto_threads).
   std::string crypto_threads = "none";
+  // CPU time of the receiver threads over the whole run (warm-up included):
+  // opening replies and numbering, sealing and sending the next calls.
+  uint64_t receiver_cpu_ns = 0;
 };
 
 common::Result<LoadReport> RunLoad(const LoadOptions& options);

@@ -28,6 +28,7 @@ class LocalServer {
   }
   uint16_t port() const { return tcp_->port(); }
   ServerCounters counters() const { return core_->counters(); }
+  TcpServerStats stats() const { return tcp_->stats(); }
   RpcServerCore& core() { return *core_; }
 
  private:

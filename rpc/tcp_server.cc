@@ -113,6 +113,12 @@ void TcpServer::AcceptLoop() {
 }
 
 void TcpServer::WorkerLoop() {
+  const uint64_t cpu0 = common::ThreadCpuNs();
+  struct AddCpu {
+    std::atomic<uint64_t>& total;
+    uint64_t from;
+    ~AddCpu() { total += common::ThreadCpuNs() - from; }
+  } add_cpu{thread_cpu_ns_, cpu0};
   Bytes reply, out;
   while (true) {
     Job job;
@@ -148,6 +154,7 @@ void TcpServer::WorkerLoop() {
 }
 
 void TcpServer::Serve(std::shared_ptr<Conn> conn) {
+  const uint64_t cpu0 = common::ThreadCpuNs();
   RecordReader reader(options_.max_record);
   Bytes reply, out;
   const int fd = conn->fd.get();
@@ -217,6 +224,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   }
   for (auto& e : traced) trace->Record(e);  // replies never written
   shutdown(fd, SHUT_RDWR);
+  thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> lock(mu_);
   // The Conn (and fd) is freed when the last job referencing it is done.
   conns_.remove(conn);

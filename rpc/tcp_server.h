@@ -43,6 +43,9 @@ struct TcpServerOptions {
 struct TcpServerStats {
   uint64_t connections = 0;
   uint64_t bad_streams = 0;  // connections closed for a broken record stream
+  // CPU time of connection and worker threads that have finished (all of
+  // them once Stop() returned).
+  uint64_t thread_cpu_ns = 0;
 };
 
 class TcpServer {
@@ -53,7 +56,9 @@ class TcpServer {
   ~TcpServer();
   void Stop();
   uint16_t port() const { return port_; }
-  TcpServerStats stats() const { return {connections_.load(), bad_streams_.load()}; }
+  TcpServerStats stats() const {
+    return {connections_.load(), bad_streams_.load(), thread_cpu_ns_.load()};
+  }
 
  private:
   struct Conn;
@@ -74,7 +79,7 @@ class TcpServer {
   // Connection threads; finished ones are joined on the next accept, so a
   // long-running server with many reconnects does not accumulate them.
   std::list<std::pair<std::shared_ptr<Conn>, std::thread>> threads_;
-  std::atomic<uint64_t> connections_{0}, bad_streams_{0};
+  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0};
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;

@@ -122,6 +122,10 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(FiniteInRange("service-sigma", service_sigma, 0, 4));
   SECMODE_RETURN_IF_ERROR(InRange("gss-setup-ns", gss_setup_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("reconnect-ns", reconnect_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("cores", cores, 0, 65536));
+  SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("client-call-ns", client_call_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
   SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
   return Status::Ok();
@@ -156,6 +160,12 @@ json Scenario::ToJson() const {
           {"service_dist", DistName(service_dist)},
           {"service_ns", service_ns},
           {"service_sigma", service_sigma},
+          {"thread_model", thread_model},
+          {"cores", cores},
+          {"slice_ns", slice_ns},
+          {"wakeup_preempt_ns", wakeup_preempt_ns},
+          {"batching", batching},
+          {"client_call_ns", client_call_ns},
           {"seed", seed},
           {"ops", ops},
           {"duration_ns", duration_ns}};
@@ -218,6 +228,12 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "service_dist", s.service_dist, ParseDist));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_ns", s.service_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_sigma", s.service_sigma));
+  SECMODE_RETURN_IF_ERROR(Read(j, "thread_model", s.thread_model));
+  SECMODE_RETURN_IF_ERROR(Read(j, "cores", s.cores));
+  SECMODE_RETURN_IF_ERROR(Read(j, "slice_ns", s.slice_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
+  SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "seed", s.seed));
   SECMODE_RETURN_IF_ERROR(Read(j, "ops", s.ops));
   SECMODE_RETURN_IF_ERROR(Read(j, "duration_ns", s.duration_ns));
@@ -226,7 +242,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
 }
 
 json ScenarioResult::ToJson() const {
-  return {{"seed", seed},
+  json j = {{"seed", seed},
           {"completed", completed},
           {"elapsed_ns", elapsed_ns},
           {"ops_per_s", ops_per_s},
@@ -245,7 +261,19 @@ json ScenarioResult::ToJson() const {
           {"p999_ns", p999_ns},
           {"stalled_fraction", stalled_fraction},
           {"events", events},
+          {"preemptions", preemptions},
           {"truncated", truncated}};
+  if (stage_p50_ns[0] || stage_p50_ns[1] || stage_p50_ns[2] || stage_p50_ns[3]) {
+    static const char* const kStages[4] = {"encode", "hold", "socket", "check"};
+    json stages = json::object();
+    for (int i = 0; i < 4; ++i) {
+      stages[kStages[i]] = {{"p50_ns", stage_p50_ns[i]},
+                            {"p99_ns", stage_p99_ns[i]},
+                            {"violations", violation_stage[i]}};
+    }
+    j["stages"] = stages;
+  }
+  return j;
 }
 
 Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
@@ -270,6 +298,7 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "p999_ns", r.p999_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "stalled_fraction", r.stalled_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "events", r.events));
+  SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
   SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));
   return r;
 }

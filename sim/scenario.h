@@ -125,6 +125,30 @@ struct Scenario {
   int64_t service_ns = 20000;  // mean service time besides crypto
   double service_sigma = 1.0;
 
+  // Threads and cores (off by default: the model above, with no client CPU
+  // and `server_threads` workers). With thread_model on, the client has one
+  // receiver thread per connection and the server one thread per connection,
+  // as secmode's load generator and TCP server do (and, in their kernel
+  // form, the Linux client's transports and nfsd). A thread handles what its
+  // socket holds when it gets a core as one batch: a client receiver opens
+  // each reply, then numbers and seals that slot's next call, and writes the
+  // calls of its batch when the batch ends; a server thread checks each call
+  // when it gets to it and writes the replies of its batch when the batch
+  // ends. Threads run on `cores` cores shared by client and server under a
+  // round-robin scheduler with time slices of `slice_ns`: a thread that has
+  // used its slice while others wait goes to the back of the queue, holding
+  // whatever it holds. Timeouts, context re-creation and the first call of
+  // each slot are numbered outside the threads.
+  bool thread_model = false;
+  int cores = 0;                // 0: a core for every thread (no descheduling)
+  int64_t slice_ns = 3000000;   // the scheduler's time slice
+  // A thread that wakes with no core free takes one from the thread that
+  // has run longest since it got its core, if that is at least this long
+  // (wakeup preemption); 0: woken threads wait for a slice to end.
+  int64_t wakeup_preempt_ns = 0;
+  bool batching = true;         // false: each item handled and written on its own
+  int64_t client_call_ns = 0;   // client CPU per call besides crypto
+
   // Run.
   uint64_t seed = 1;
   int64_t ops = 20000;      // stop after this many completed operations
@@ -162,6 +186,16 @@ struct ScenarioResult {
   double stalled_fraction = 0;                  // share of time every outstanding request was
                                                 // waiting on a timeout, reconnect or new context
   int64_t events = 0;                           // simulator events processed (0 when measured)
+  int64_t preemptions = 0;  // thread model: threads descheduled with work left
+  // Thread model: the path of every checked call in the stages of
+  // suite/nconnect_attribution.h (encode: numbered to sealed; hold: sealed to
+  // written, the receiver's batch or the skew delay line; socket: written to
+  // read by the server's thread; check: read to checked), median and p99 in
+  // ns, and how many violations each stage caused (the stage whose time
+  // exceeds its median the most). Empty without the thread model.
+  int64_t stage_p50_ns[4] = {0, 0, 0, 0};
+  int64_t stage_p99_ns[4] = {0, 0, 0, 0};
+  int64_t violation_stage[4] = {0, 0, 0, 0};
   bool truncated = false;                       // the simulator's event budget ran out before
                                                 // `ops` completed (a thrashing scenario); the
                                                 // figures cover the simulated time until then

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <deque>
 #include <vector>
 
@@ -17,6 +18,7 @@ using common::Status;
 namespace {
 
 constexpr double kMaxSampleNs = 1e15;
+constexpr size_t kMaxStageSamples = 1u << 20;
 constexpr int64_t kMaxSimNs = int64_t{1} << 60;
 
 // A run processes at most kBudgetBase + kBudgetPerOp x ops events (see Run).
@@ -32,7 +34,12 @@ constexpr int64_t kMaxSimNs = int64_t{1} << 60;
 // conversion to a 32-bit seq_num cannot wrap.
 constexpr int64_t kBudgetBase = 100000;
 constexpr int64_t kBudgetPerOp = 25;
-static_assert(kBudgetBase + kBudgetPerOp * kMaxOps <= int64_t{rpc::kMaxGssSeq},
+// The thread model spends more events per call (a thread's run segments)
+// and reproduces collapses in which every call is sent many times over, so
+// it gets a larger budget. Either way the budget never exceeds kMaxBudget.
+constexpr int64_t kThreadBudgetPerOp = 200;
+constexpr int64_t kMaxBudget = int64_t{rpc::kMaxGssSeq} - 1;
+static_assert(kBudgetBase + kBudgetPerOp * kMaxOps <= kMaxBudget,
               "the event budget must keep sequence numbers below RFC 2203 MAXSEQ");
 
 enum Kind : uint32_t {
@@ -47,6 +54,8 @@ enum Kind : uint32_t {
   kDisconnectNoticed,  // target conn, tag epoch
   kReconnected,        // target conn, tag epoch
   kContextReady,       // target context, tag generation
+  kReplyArrive,        // target slot, tag attempt: thread model, a reply reached the client
+  kThreadTick,         // target thread, tag epoch: thread model, a thread's run segment ended
 };
 
 // Where a slot's current request is.
@@ -72,6 +81,8 @@ struct Slot {
   bool sent = false;         // transmitted at least once for this operation
   bool error_reply = false;  // the pending reply is "context problem"
   bool blocked = false;      // counted in Sim::blocked_
+  // Thread model: when the current call was numbered, sealed and written.
+  int64_t numbered_ns = 0, sealed_ns = 0, written_ns = 0;
 };
 
 struct QueueItem {
@@ -111,6 +122,38 @@ struct Context {
   uint64_t held_base = 0;
 };
 
+// Thread model (Scenario::thread_model): the work a thread does.
+enum class Work : uint8_t {
+  kReplyOpen,   // client receiver: open a reply, complete the operation
+  kCallSeal,    // client receiver: number and seal a slot's next call
+  kServerCall,  // server thread: check a call's number, open, serve, seal the reply
+};
+struct WorkItem {
+  uint32_t slot;
+  uint32_t attempt;
+  Work kind;
+  bool error = false;    // kServerCall: answered "context problem"
+  int64_t read_ns = 0;   // kServerCall: when its thread read it
+};
+
+struct SimThread {
+  enum class St : uint8_t { kIdle, kRunnable, kRunning };
+  bool server = false;
+  int conn = 0;
+  St st = St::kIdle;
+  std::deque<WorkItem> inbox;  // arrived, not yet read (its socket)
+  std::deque<WorkItem> batch;  // read when it last got to its socket
+  bool has_item = false;
+  WorkItem item{};
+  int64_t remaining = 0;     // CPU ns left of `item`
+  int64_t segment_from = 0;  // when the pending tick's run segment began
+  int64_t slice_end = 0;
+  int64_t on_core_since = 0;       // when it last got a core
+  uint32_t epoch = 0;              // a tick whose tag differs is stale
+  std::vector<QueueItem> held;     // client: calls sealed in this batch, written at its end
+  std::vector<WorkItem> replies;   // server: replies of this batch, written at its end
+};
+
 class Sim {
  public:
   explicit Sim(const Scenario& s)
@@ -131,6 +174,15 @@ class Sim {
     ctxs_.reserve(nctx);
     for (int i = 0; i < nctx; ++i) ctxs_.emplace_back(s.window);
     events_.Reserve(static_cast<size_t>(s.slots) * 4 + 64);
+    if (s.thread_model) {
+      threads_.resize(static_cast<size_t>(s.nconnect) * 2);
+      for (int c = 0; c < s.nconnect; ++c) {
+        threads_[static_cast<size_t>(c)].conn = c;
+        threads_[static_cast<size_t>(s.nconnect + c)].conn = c;
+        threads_[static_cast<size_t>(s.nconnect + c)].server = true;
+      }
+      free_cores_ = s.cores > 0 ? s.cores : static_cast<int>(threads_.size());
+    }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
   }
 
@@ -175,6 +227,21 @@ class Sim {
   void OnDisconnectNoticed(int c);
   void OnReconnected(int c);
   void OnContextReady(int ci);
+  // Thread model.
+  SimThread& ClientThread(int c) { return threads_[static_cast<size_t>(c)]; }
+  SimThread& ServerThread(int c) { return threads_[static_cast<size_t>(s_.nconnect + c)]; }
+  int ThreadIndex(const SimThread& t) const { return static_cast<int>(&t - threads_.data()); }
+  void Deliver(SimThread& t, WorkItem item);
+  void Wake(SimThread& t);
+  void Run(SimThread& t);
+  void Continue(SimThread& t);
+  void OnTick(SimThread& t);
+  void ReleaseCore();
+  bool BeginItem(SimThread& t);
+  void FinishItem(SimThread& t);
+  void EndBatch(SimThread& t);
+  void QueueCall(Slot& slot);
+  void DropServerWork(int c);
 
   const Scenario& s_;
   Rng rng_;
@@ -197,6 +264,13 @@ class Sim {
   int64_t stall_since_ = -1;
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
+  // Thread model: client receivers [0, nconnect), server threads after.
+  std::vector<SimThread> threads_;
+  int free_cores_ = 0;
+  std::deque<int> runq_;  // runnable threads waiting for a core
+  // Thread model: stage times of checked calls (bounded sample), and of
+  // the calls that were below the window.
+  std::vector<std::array<int64_t, 4>> stages_, violation_stages_;
   ScenarioResult r_;
   bool done_ = false;
 };
@@ -270,6 +344,7 @@ void Sim::StartEncode(Slot& slot) {
 }
 
 void Sim::DoEncode(Slot& slot, Context& ctx) {
+  slot.numbered_ns = 0;  // numbered outside the threads: no stage path
   slot.seq = AssignSeq(ctx);
   slot.gen = ctx.gen;
   slot.holds_seq = true;
@@ -381,6 +456,7 @@ void Sim::ServerDisconnect(int c) {
   conn.serverq.clear();
   conn.last_arrival = 0;
   conn.last_reply_arrival = 0;
+  if (s_.thread_model) DropServerWork(c);
   events_.Push(now_ + s_.rtt_ns / 2, kDisconnectNoticed, static_cast<uint32_t>(c), conn.epoch);
 }
 
@@ -388,6 +464,10 @@ void Sim::OnArrive(Slot& slot) {
   Conn& conn = conns_[slot.conn];
   if (!conn.up) {  // the server closed this connection: lost
     ++r_.drops;
+    return;
+  }
+  if (s_.thread_model) {
+    Deliver(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall});
     return;
   }
   if (s_.server_order == ServerOrder::kRoundRobin) {
@@ -507,6 +587,15 @@ void Sim::OnReconnected(int c) {
       ReleaseSeq(slot);
       slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
     }
+    if (s_.thread_model) {
+      // The connection's receiver thread numbers and seals the resends.
+      ReleaseSeq(slot);
+      ++slot.attempt;
+      SetBlocked(slot, false);
+      slot.state = State::kEncoding;
+      Deliver(ClientThread(c), {Index(slot), slot.attempt, Work::kCallSeal});
+      continue;
+    }
     Resend(slot);
   }
   TryTx(c);
@@ -533,13 +622,284 @@ void Sim::OnContextReady(int ci) {
   DrainGate(ctx);
 }
 
+// ---- Thread model (Scenario::thread_model) ----
+
+void Sim::QueueCall(Slot& slot) {
+  const int64_t hold =
+      (s_.skew_where == SkewWhere::kClient && slot.conn == s_.skew_conn) ? s_.skew_ns : 0;
+  slot.written_ns = now_ + hold;
+  conns_[slot.conn].sendq.push_back({Index(slot), slot.attempt, now_ + hold});
+  TryTx(slot.conn);
+}
+
+// The server closed connection c: what its thread had read or not yet read
+// from it is gone with it.
+void Sim::DropServerWork(int c) {
+  SimThread& t = ServerThread(c);
+  t.inbox.clear();
+  t.batch.clear();
+}
+
+void Sim::Deliver(SimThread& t, WorkItem item) {
+  t.inbox.push_back(item);
+  Wake(t);
+}
+
+void Sim::Wake(SimThread& t) {
+  if (t.st != SimThread::St::kIdle) return;
+  t.st = SimThread::St::kRunnable;
+  if (free_cores_ > 0) {
+    --free_cores_;
+    Run(t);
+    return;
+  }
+  runq_.push_back(ThreadIndex(t));
+  if (s_.wakeup_preempt_ns <= 0) return;
+  // Wakeup preemption: the thread that has run longest since it got its
+  // core gives it up, if it has run long enough.
+  SimThread* longest = nullptr;
+  for (SimThread& r : threads_) {
+    if (r.st == SimThread::St::kRunning && (!longest || r.on_core_since < longest->on_core_since)) {
+      longest = &r;
+    }
+  }
+  if (longest == nullptr || now_ - longest->on_core_since < s_.wakeup_preempt_ns) return;
+  longest->remaining -= now_ - longest->segment_from;
+  longest->segment_from = now_;
+  ++longest->epoch;  // its pending tick is stale
+  ++r_.preemptions;
+  longest->st = SimThread::St::kRunnable;
+  runq_.push_back(ThreadIndex(*longest));
+  ReleaseCore();
+}
+
+// `t` got a core: a fresh time slice.
+void Sim::Run(SimThread& t) {
+  t.st = SimThread::St::kRunning;
+  t.slice_end = now_ + s_.slice_ns;
+  t.on_core_since = now_;
+  Continue(t);
+}
+
+void Sim::ReleaseCore() {
+  if (runq_.empty()) {
+    ++free_cores_;
+    return;
+  }
+  const int next = runq_.front();
+  runq_.pop_front();
+  Run(threads_[static_cast<size_t>(next)]);
+}
+
+void Sim::OnTick(SimThread& t) {
+  t.remaining -= now_ - t.segment_from;
+  Continue(t);
+}
+
+// Runs `t` on its core until it must wait for time to pass (a tick), gives
+// the core up (its slice is over and another thread waits), or has nothing
+// left to do.
+void Sim::Continue(SimThread& t) {
+  while (true) {
+    if (!t.has_item) {
+      if (t.batch.empty()) {
+        EndBatch(t);
+        if (t.inbox.empty()) {
+          t.st = SimThread::St::kIdle;
+          ReleaseCore();
+          return;
+        }
+        // Read the socket: all it holds, or one item without batching.
+        if (s_.batching) {
+          t.batch.swap(t.inbox);
+        } else {
+          t.batch.push_back(t.inbox.front());
+          t.inbox.pop_front();
+        }
+        if (t.server) {
+          for (WorkItem& w : t.batch) w.read_ns = now_;
+        }
+      }
+      t.item = t.batch.front();
+      t.batch.pop_front();
+      if (!BeginItem(t)) continue;  // stale, or done as soon as begun
+      t.has_item = true;
+    }
+    if (now_ >= t.slice_end) {
+      if (!runq_.empty()) {
+        // Descheduled with its item, its batch and what the batch holds.
+        ++r_.preemptions;
+        t.st = SimThread::St::kRunnable;
+        runq_.push_back(ThreadIndex(t));
+        ReleaseCore();
+        return;
+      }
+      t.slice_end = now_ + s_.slice_ns;
+    }
+    if (t.remaining <= 0) {
+      t.has_item = false;
+      FinishItem(t);
+      if (done_) return;
+      continue;
+    }
+    const int64_t until =
+        s_.cores > 0 ? std::min(now_ + t.remaining, t.slice_end) : now_ + t.remaining;
+    t.segment_from = now_;
+    ++t.epoch;
+    events_.Push(until, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
+    return;
+  }
+}
+
+// Starts t.item: false when there is nothing to spend CPU on (a stale item,
+// a call the window discards, a call that waits for a number).
+bool Sim::BeginItem(SimThread& t) {
+  WorkItem& w = t.item;
+  Slot& slot = slots_[w.slot];
+  if (slot.attempt != w.attempt) return false;  // resent or lost meanwhile
+  switch (w.kind) {
+    case Work::kReplyOpen:
+      t.remaining =
+          (slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_) + s_.client_call_ns;
+      return true;
+    case Work::kCallSeal: {
+      Context& ctx = CtxOf(slot);
+      if (ctx.recreating || !ctx.gate.empty() ||
+          (s_.spread_cap > 0 && !ctx.held.empty() &&
+           ctx.next_seq - ctx.held_base >= static_cast<uint64_t>(s_.spread_cap))) {
+        StartEncode(slot);  // numbered when the context allows, outside the thread
+        return false;
+      }
+      slot.seq = AssignSeq(ctx);
+      slot.gen = ctx.gen;
+      slot.holds_seq = true;
+      slot.error_reply = false;
+      ++slot.attempt;
+      w.attempt = slot.attempt;
+      slot.state = State::kEncoding;
+      slot.numbered_ns = now_;
+      t.remaining = seal_req_ns_;
+      return true;
+    }
+    case Work::kServerCall: {
+      Context& ctx = CtxOf(slot);
+      if (slot.gen != ctx.gen || ctx.server_dead) {
+        // RFC 2203 5.3.3.3: a context the server no longer has.
+        ++r_.error_replies;
+        w.error = true;
+        t.remaining = s_.CostNs(kReplyOverhead);
+        return true;
+      }
+      const WindowCheck check = ctx.server.Check(slot.seq);
+      if (int64_t{check.lag} > r_.max_spread) r_.max_spread = check.lag;
+      // Calls numbered outside the threads (first calls, timeouts) have no
+      // path to cut.
+      if (slot.numbered_ns > 0 && slot.sealed_ns >= slot.numbered_ns) {
+        const std::array<int64_t, 4> path = {slot.sealed_ns - slot.numbered_ns,
+                                             std::max<int64_t>(0, slot.written_ns - slot.sealed_ns),
+                                             std::max<int64_t>(0, w.read_ns - slot.written_ns),
+                                             now_ - w.read_ns};
+        if (stages_.size() < kMaxStageSamples) stages_.push_back(path);
+        if (check.verdict == rpc::SeqVerdict::kBelowWindow &&
+            violation_stages_.size() < kMaxStageSamples) {
+          violation_stages_.push_back(path);
+        }
+      }
+      if (check.verdict == rpc::SeqVerdict::kAccept) {
+        t.remaining = open_req_ns_ + Sample(s_.service_dist, s_.service_ns, s_.service_sigma) +
+                      seal_reply_ns_;
+        return true;
+      }
+      // RFC 2203 5.3.3.1: discarded silently; the reaction as in ServerCheck.
+      if (check.verdict == rpc::SeqVerdict::kBelowWindow) ++r_.violations;
+      ++r_.drops;
+      slot.state = State::kLost;
+      SetBlocked(slot, true);
+      events_.Push(slot.tx_done_ns + s_.retransmit_timeout_ns, kTimeout, w.slot, slot.attempt);
+      if (check.verdict != rpc::SeqVerdict::kBelowWindow) return false;
+      if (s_.reaction == Reaction::kDropDisconnect) {
+        // The replies of this batch so far go out, then the connection
+        // closes with everything read or unread from it.
+        EndBatch(t);
+        ServerDisconnect(slot.conn);
+      } else if (s_.reaction == Reaction::kDiscardContext) {
+        ctx.server_dead = true;
+      }
+      return false;
+    }
+  }
+  return false;
+}
+
+void Sim::FinishItem(SimThread& t) {
+  const WorkItem w = t.item;
+  Slot& slot = slots_[w.slot];
+  if (slot.attempt != w.attempt) return;
+  switch (w.kind) {
+    case Work::kReplyOpen: {
+      if (slot.error_reply) {
+        OnComplete(slot);  // a new context, then the call again
+        return;
+      }
+      ReleaseSeq(slot);
+      ++r_.completed;
+      latencies_.push_back(now_ - slot.issue_ns);
+      if (r_.completed >= s_.ops) {
+        done_ = true;
+        return;
+      }
+      // The slot's next call goes to the next connection; this thread
+      // numbers and seals it now, and writes it when its batch ends.
+      slot.issue_ns = now_;
+      slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+      slot.sent = false;
+      slot.holds_seq = false;
+      slot.state = State::kEncoding;
+      t.batch.push_front({w.slot, slot.attempt, Work::kCallSeal});
+      return;
+    }
+    case Work::kCallSeal:
+      slot.state = State::kQueued;
+      slot.sealed_ns = now_;
+      if (s_.batching) {
+        t.held.push_back({w.slot, w.attempt, 0});
+      } else {
+        QueueCall(slot);
+      }
+      return;
+    case Work::kServerCall:
+      if (s_.batching) {
+        t.replies.push_back(w);
+      } else {
+        QueueReply(slot, w.error);
+      }
+      return;
+  }
+}
+
+// What the batch produced leaves the thread: a client receiver's calls, a
+// server thread's replies.
+void Sim::EndBatch(SimThread& t) {
+  for (const QueueItem& q : t.held) {
+    Slot& slot = slots_[q.slot];
+    if (slot.attempt == q.attempt && slot.state == State::kQueued) QueueCall(slot);
+  }
+  t.held.clear();
+  for (const WorkItem& w : t.replies) {
+    Slot& slot = slots_[w.slot];
+    if (slot.attempt == w.attempt) QueueReply(slot, w.error);
+  }
+  t.replies.clear();
+}
+
 Result<ScenarioResult> Sim::Run() {
   r_.seed = s_.seed;
   for (Slot& slot : slots_) Issue(slot);
   // A scenario that thrashes (e.g. a discarded context whose resends are
   // out of window again) can need far more events than operations; the
   // budget bounds its run time and the result says it was cut short.
-  const int64_t budget = kBudgetBase + kBudgetPerOp * s_.ops;
+  const int64_t budget = std::min(
+      kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
   while (!done_) {
     if (events_.empty()) {
@@ -565,10 +925,7 @@ Result<ScenarioResult> Sim::Run() {
         Slot& slot = slots_[e.target];
         if (slot.attempt != e.tag) break;
         slot.state = State::kQueued;
-        const int64_t hold =
-            (s_.skew_where == SkewWhere::kClient && slot.conn == s_.skew_conn) ? s_.skew_ns : 0;
-        conns_[slot.conn].sendq.push_back({e.target, e.tag, now_ + hold});
-        TryTx(slot.conn);
+        QueueCall(slot);
         break;
       }
       case kTxReady: {
@@ -628,8 +985,13 @@ Result<ScenarioResult> Sim::Run() {
         if (slot.attempt == conn.in_reply.attempt) {
           const int64_t at = std::max(conn.last_reply_arrival, now_ + OneWay());
           conn.last_reply_arrival = at;
-          const int64_t open = slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_;
-          events_.Push(at + open, kComplete, conn.in_reply.slot, conn.in_reply.attempt);
+          if (s_.thread_model) {
+            // The client's receiver thread opens it when it gets to it.
+            events_.Push(at, kReplyArrive, conn.in_reply.slot, conn.in_reply.attempt);
+          } else {
+            const int64_t open = slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_;
+            events_.Push(at + open, kComplete, conn.in_reply.slot, conn.in_reply.attempt);
+          }
         }
         TryReplyTx(static_cast<int>(e.target));
         break;
@@ -655,6 +1017,17 @@ Result<ScenarioResult> Sim::Run() {
       case kContextReady:
         if (ctxs_[e.target].gen == e.tag) OnContextReady(static_cast<int>(e.target));
         break;
+      case kReplyArrive: {
+        Slot& slot = slots_[e.target];
+        if (slot.attempt != e.tag) break;
+        Deliver(ClientThread(slot.conn), {e.target, e.tag, Work::kReplyOpen});
+        break;
+      }
+      case kThreadTick: {
+        SimThread& t = threads_[e.target];
+        if (t.epoch == e.tag && t.st == SimThread::St::kRunning) OnTick(t);
+        break;
+      }
     }
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
@@ -664,6 +1037,31 @@ Result<ScenarioResult> Sim::Run() {
     r_.ops_per_s = static_cast<double>(r_.completed) * 1e9 / static_cast<double>(now_);
     r_.mb_per_s = r_.ops_per_s * static_cast<double>(s_.io_size) / 1e6;
     r_.stalled_fraction = static_cast<double>(stalled_ns_) / static_cast<double>(now_);
+  }
+  if (!stages_.empty()) {
+    int64_t median[4];
+    for (int i = 0; i < 4; ++i) {
+      std::vector<int64_t> v;
+      v.reserve(stages_.size());
+      for (const auto& p : stages_) v.push_back(p[static_cast<size_t>(i)]);
+      auto at = [&](double q) {
+        const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+        std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+        return v[k];
+      };
+      median[i] = at(0.5);
+      r_.stage_p50_ns[i] = median[i];
+      r_.stage_p99_ns[i] = at(0.99);
+    }
+    for (const auto& p : violation_stages_) {
+      int worst = 0;
+      for (int i = 1; i < 4; ++i) {
+        if (p[static_cast<size_t>(i)] - median[i] > p[static_cast<size_t>(worst)] - median[worst]) {
+          worst = i;
+        }
+      }
+      ++r_.violation_stage[worst];
+    }
   }
   // Nearest-rank percentiles (as common::LatencySamples), by selection
   // instead of a full sort: increasing ranks, each on the part above the last.

@@ -37,6 +37,22 @@
 //  - Every transmission of a call carries a fresh sequence number (a replay
 //    of the same number would be discarded by RFC 2203's replay check).
 //
+// With Scenario::thread_model the client's and the server's CPU work runs on
+// threads instead: each connection has a client receiver thread (opens its
+// replies, numbers and seals each slot's next call right after, and writes
+// the calls of one batch when the batch ends) and a server thread (checks
+// each call's number when it gets to it in its batch, opens, serves, seals,
+// and writes the batch's replies when it ends). A thread takes everything
+// its socket holds when it gets a core (per-wakeup batching). Threads share
+// Scenario::cores under a round-robin scheduler: a thread that has used its
+// slice while others wait is descheduled, and a thread that wakes with no
+// core free takes one from the thread that has run longest since it got
+// its core, once that has run wakeup_preempt_ns. A descheduled thread keeps
+// what it holds: the calls it numbered and has not written, the calls in
+// its socket. Those are the mechanisms behind the violations the real
+// client and server show (suite/nconnect_attribution.h); each can be
+// switched off (batching, wakeup_preempt_ns = 0, cores = 0).
+//
 // Thread-safe in the sense that concurrent calls share nothing.
 #ifndef SECMODE_SIM_SIMULATOR_H_
 #define SECMODE_SIM_SIMULATOR_H_

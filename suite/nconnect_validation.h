@@ -28,6 +28,7 @@
 #ifndef SECMODE_SUITE_NCONNECT_VALIDATION_H_
 #define SECMODE_SUITE_NCONNECT_VALIDATION_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -35,6 +36,7 @@
 
 #include "common/status.h"
 #include "harness/modes.h"
+#include "harness/sched_probe.h"
 #include "rpc/load.h"
 #include "sim/compare.h"
 #include "sim/scenario.h"
@@ -59,15 +61,37 @@ struct ValidationPoint {
 // {16, 128} slots with the hold (model: zero); `ops` operations each.
 std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops = 2000);
 
-// What the simulator is fed, measured on this machine.
+// What the simulator is fed, measured on this machine (none of it fitted to
+// the validation points).
 struct Calibration {
-  double cost_fixed_ns = 0, cost_ns_per_byte = 0;  // mean of the 4 krb5p legs
+  // Crypto per message: the mode's four legs (one thread, tight loop),
+  // which split a call's CPU between its request and reply sizes.
+  double cost_fixed_ns = 0, cost_ns_per_byte = 0;  // mean of the 4 legs
   double leg_ns_small = 0, leg_ns_4k = 0;          // mean leg cost at 0 B and 4 KiB
-  int64_t rtt_ns = 0;                              // sys-mode READ, 1 connection, 1 slot: p50
-  double sys_ops_per_s = 0;                        // sys-mode READ, nconnect 4, 128 slots
+  int64_t client_crypto_ns = 0;                    // client seal + open of one 4 KiB READ
+  // Thread model. The machine: its cores, and per thread count the
+  // scheduler probe (harness/sched_probe.h) whose median run between two
+  // deschedulings is the model's time slice.
+  int cores = 0;
+  std::map<int, harness::SchedProbe> probes;  // key: threads (2 x nconnect)
+  // Wakeup preemption: the wakeup probe's p10 run of a busy thread among
+  // waking ones (harness/sched_probe.h).
+  harness::WakeupProbe wakeup;
+  int64_t wakeup_preempt_ns = 0;
+  int64_t net_rtt_ns = 0;  // sys READ, 1 connection, 1 slot: p50 minus both ends' CPU per call
+  // Per point: CPU per call of each end, measured per thread in a run of the
+  // mode at the point's connections, slots and contexts with a window wider
+  // than the slots (so no violation can happen), and what remains of it
+  // besides the crypto the model adds (the model's client_call_ns and
+  // service_ns).
+  double client_cpu_ns = 0, server_cpu_ns = 0, no_violation_ops_per_s = 0;
+  int64_t client_call_ns = 0, server_call_ns = 0, slice_ns = 0;
+  // The model without threads (ablation "no thread model"): sys-mode runs
+  // give the non-crypto time per call, folded into the server's service time.
+  int64_t rtt_ns = 0;            // sys-mode READ, 1 connection, 1 slot: p50 minus sys_ns
+  double sys_ops_per_s = 0;      // sys-mode READ at the point's connections and slots
   int64_t sys_ns = 0;            // server threads / sys ops/s: non-crypto time per call
-  int64_t service_ns = 0;        // sys_ns + client_crypto_ns (see Calibrate in the .cc)
-  int64_t client_crypto_ns = 0;  // client seal + open of one 4 KiB READ
+  int64_t service_ns = 0;        // sys_ns + client_crypto_ns
   nlohmann::json ToJson() const;
 };
 
@@ -83,6 +107,17 @@ struct ValidationOptions {
   // Trace every call at both ends and attribute each violation to the
   // delay that caused it (suite/nconnect_attribution.h).
   bool trace = true;
+  // Simulate with threads and cores (sim::Scenario::thread_model); off: the
+  // model without them.
+  bool thread_model = true;
+  // Also simulate each point with one mechanism off at a time.
+  bool ablation = true;
+};
+
+// One simulated variant of a point with a mechanism off.
+struct AblationRow {
+  std::string name;  // "no batching", "no descheduling", "no thread model"
+  sim::ScenarioResult result;
 };
 
 struct ValidationOutcome {
@@ -91,6 +126,7 @@ struct ValidationOutcome {
   sim::Comparison comparison;
   rpc::LoadReport load;
   Attribution attribution;  // with ValidationOptions::trace
+  std::vector<AblationRow> ablation;
   Calibration calibration;  // the run's, with this point's sys-mode run
 };
 

@@ -410,3 +410,105 @@ TEST(SimulatorTest, ResendAnyConnectionMovesLostCallsOffTheLaggingConnection) {
 
 }  // namespace
 }  // namespace secmode::sim
+
+namespace secmode::sim {
+namespace {
+
+// The thread model on two cores, with the costs of a slow krb5p engine: CPU
+// bound, as the loopback validation is.
+Scenario Threads(int64_t slots) {
+  Scenario s;
+  s.thread_model = true;
+  s.cores = 2;
+  s.slice_ns = 3000000;
+  s.nconnect = 4;
+  s.slots = slots;
+  s.window = 32;
+  s.reaction = Reaction::kDropDisconnect;
+  s.io_size = 4096;
+  s.cost_fixed_ns = 3000;
+  s.cost_ns_per_byte = 7;
+  s.client_call_ns = 5000;
+  s.service_ns = 9000;
+  s.rtt_ns = 40000;
+  s.jitter_ns = 4000;
+  s.retransmit_timeout_ns = 1000000000;
+  s.resend_any_connection = true;
+  s.ops = 2000;
+  return s;
+}
+
+TEST(ThreadModelTest, SameSeedSameResultAndEveryOperationCompletes) {
+  for (int64_t slots : {8, 128}) {
+    Scenario s = Threads(slots);
+    s.wakeup_preempt_ns = 10000;
+    ScenarioResult a = SimOk(s), b = SimOk(s);
+    EXPECT_EQ(a.ToJson(), b.ToJson()) << slots;
+    EXPECT_EQ(a.completed, s.ops);
+    EXPECT_FALSE(a.truncated);
+  }
+}
+
+TEST(ThreadModelTest, CoresBoundTheGoodput) {
+  // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
+  Scenario s = Threads(8);
+  const double cpu_ns = 2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) +
+                        s.client_call_ns + s.service_ns;
+  for (int cores : {1, 2, 4}) {
+    s.cores = cores;
+    ScenarioResult r = SimOk(s);
+    EXPECT_LE(r.ops_per_s, cores * 1e9 / cpu_ns * 1.02) << cores;
+    EXPECT_GE(r.ops_per_s, 0.5 * std::min(cores, 8) * 1e9 / cpu_ns) << cores;
+  }
+}
+
+TEST(ThreadModelTest, BatchesHoldCallsAndSlotsBelowTheWindowStaySafe) {
+  // Fewer numbers in flight than the window: no reordering can cost a call.
+  Scenario s = Threads(16);
+  s.wakeup_preempt_ns = 10000;
+  ScenarioResult r = SimOk(s);
+  EXPECT_EQ(r.violations, 0);
+  // The receivers' batches hold calls; without batching nothing is held.
+  EXPECT_GT(r.stage_p99_ns[1], 0);
+  s.batching = false;
+  EXPECT_EQ(SimOk(s).stage_p99_ns[1], 0);
+}
+
+TEST(ThreadModelTest, WakeupPreemptionMakesManySlotsCollapse) {
+  // 128 slots over a window of 32 on two busy cores: a thread preempted
+  // while it holds newly numbered calls lets the others run far ahead.
+  Scenario s = Threads(128);
+  Scenario wide = s;
+  wide.window = 4096;  // the same load with no violation possible
+  const ScenarioResult free_run = SimOk(wide);
+  EXPECT_EQ(free_run.violations, 0);
+  s.wakeup_preempt_ns = 10000;
+  const ScenarioResult r = SimOk(s);
+  EXPECT_GT(r.preemptions, 0);
+  EXPECT_GE(r.violations, 100);
+  EXPECT_LT(r.ops_per_s, 0.5 * free_run.ops_per_s)
+      << "collapse: " << r.ops_per_s << " vs " << free_run.ops_per_s;
+  // Each violation is charged to one stage of its path (all but the few
+  // calls numbered outside the threads, which have no path).
+  const int64_t charged =
+      r.violation_stage[0] + r.violation_stage[1] + r.violation_stage[2] + r.violation_stage[3];
+  EXPECT_LE(charged, r.violations);
+  EXPECT_GE(charged, r.violations * 9 / 10);
+  // Without wakeup preemption the same load loses far fewer calls.
+  s.wakeup_preempt_ns = 0;
+  EXPECT_LT(SimOk(s).violations, r.violations);
+}
+
+TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
+  Scenario s = Threads(64);
+  s.wakeup_preempt_ns = 1234;
+  s.batching = false;
+  auto back = ScenarioFromJson(s.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->ToJson(), s.ToJson());
+  s.slice_ns = 5;
+  EXPECT_NE(s.Validate().message().find("slice-ns"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace secmode::sim

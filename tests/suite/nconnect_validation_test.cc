@@ -23,6 +23,7 @@
 #include <iostream>
 
 #include "harness/modes.h"
+#include "sim/simulator.h"
 
 namespace secmode::suite {
 namespace {
@@ -115,6 +116,27 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
       EXPECT_GT(a.causes[0].median_excess_us, 0.5 * o.point.scenario.skew_ns / 1e3) << o.point.name;
     }
   }
+  // The collapse: many numbers in flight against a small window with one
+  // shared context. Both the real run and the model lose many calls and
+  // fall below half the goodput the same load has when no call can fall
+  // out of the window (measured by the calibration run; simulated with a
+  // wide window).
+  bool saw_collapse_point = false;
+  for (const auto& o : run.outcomes) {
+    if (o.point.name != "shared-s128-skew0") continue;
+    saw_collapse_point = true;
+    sim::Scenario wide = o.row.scenario;
+    wide.window = 4096;
+    auto free_run = sim::Simulate(wide);
+    ASSERT_TRUE(free_run.ok());
+    EXPECT_GE(o.row.measured.violations, 50) << o.comparison.detail;
+    EXPECT_GE(o.row.simulated.violations, 50) << o.comparison.detail;
+    EXPECT_LT(o.row.measured.ops_per_s, 0.5 * o.calibration.no_violation_ops_per_s)
+        << "real: " << o.row.measured.ops_per_s << " vs " << o.calibration.no_violation_ops_per_s;
+    EXPECT_LT(o.row.simulated.ops_per_s, 0.5 * free_run->ops_per_s)
+        << "model: " << o.row.simulated.ops_per_s << " vs " << free_run->ops_per_s;
+  }
+  EXPECT_TRUE(saw_collapse_point);
   // Every row also lands in results.json with its verdict.
   auto rows = run.JsonRows();
   ASSERT_EQ(rows.size(), run.outcomes.size());

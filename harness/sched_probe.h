@@ -1,0 +1,58 @@
+// The scheduler probe: how long a thread runs before it is descheduled, and
+// how long it then waits, when a given number of busy threads share this
+// machine's cores. The nconnect model's thread mechanism (sim/scenario.h,
+// Scenario::thread_model) takes its time slice from here, measured on the
+// machine that runs the validation, not fitted to it.
+//
+// Each probe thread spins reading the monotonic clock; a gap between two
+// reads longer than `gap_threshold_ns` is time the thread was not running
+// (descheduled, or an interrupt). Run lengths are the times between gaps.
+// Thread safety: reentrant; it starts and joins its own threads.
+#ifndef SECMODE_HARNESS_SCHED_PROBE_H_
+#define SECMODE_HARNESS_SCHED_PROBE_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace secmode::harness {
+
+struct SchedProbe {
+  int threads = 0;
+  int cores = 0;        // logical CPUs online
+  double seconds = 0;   // wall time of the probe
+  int64_t gaps = 0;     // descheduled periods seen, all threads
+  double run_p50_us = 0, run_p90_us = 0;  // on-CPU run between two gaps
+  double gap_p50_us = 0, gap_p90_us = 0, gap_p99_us = 0;
+  double running_share = 0;  // of wall time a thread ran, mean over threads
+  nlohmann::json ToJson() const;
+};
+
+// `threads` busy threads for `seconds`. Fails on a thread that cannot start
+// or a bad argument.
+common::Result<SchedProbe> ProbeScheduler(int threads, double seconds,
+                                          int64_t gap_threshold_ns = 20000);
+
+// Wakeup preemption: how soon a thread that wakes takes a core from one that
+// is running. One busy thread per core runs while `wakers` threads sleep
+// `sleep_us`, wake, work `burst_us` and sleep again, so wakeups keep
+// arriving while every core is busy. The busy threads' runs between two
+// deschedulings then end at wakeups; their lower tail (p10) bounds how long
+// a thread runs before a wakeup can take its core (the thread model's
+// Scenario::wakeup_preempt_ns). Waker lateness: how long after its sleep
+// ended a waker ran.
+struct WakeupProbe {
+  int cores = 0, wakers = 0;
+  double seconds = 0;
+  int64_t runs = 0;
+  double run_p10_us = 0, run_p50_us = 0, run_p90_us = 0;
+  double late_p50_us = 0, late_p99_us = 0;
+  nlohmann::json ToJson() const;
+};
+common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, int sleep_us = 100,
+                                                  int burst_us = 30);
+
+}  // namespace secmode::harness
+
+#endif  // SECMODE_HARNESS_SCHED_PROBE_H_
