@@ -242,8 +242,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                 "Model threads and cores: a receiver thread per connection on the client, a "
                 "thread per connection on the server, per-wakeup batches, a round-robin "
                 "scheduler on --cores cores");
-  cmd->add_option("--cores", s.cores, "With --thread-model: cores shared by client and server "
-                                      "threads (0: one per thread)")
+  cmd->add_option("--cores", s.cores,
+                  "With --thread-model: cores shared by client and server "
+                  "threads (0: one per thread)")
       ->capture_default_str();
   cmd->add_option("--slice-ns", s.slice_ns, "With --thread-model: the scheduler's time slice")
       ->capture_default_str();

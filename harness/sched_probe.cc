@@ -16,10 +16,11 @@ namespace secmode::harness {
 using common::Status;
 
 nlohmann::json SchedProbe::ToJson() const {
-  return {{"threads", threads},       {"cores", cores},           {"seconds", seconds},
-          {"gaps", gaps},             {"run_p50_us", run_p50_us}, {"run_p90_us", run_p90_us},
-          {"gap_p50_us", gap_p50_us}, {"gap_p90_us", gap_p90_us}, {"gap_p99_us", gap_p99_us},
-          {"running_share", running_share}};
+  return {{"threads", threads},       {"cores", cores},
+          {"seconds", seconds},       {"gaps", gaps},
+          {"run_p50_us", run_p50_us}, {"run_p90_us", run_p90_us},
+          {"gap_p50_us", gap_p50_us}, {"gap_p90_us", gap_p90_us},
+          {"gap_p99_us", gap_p99_us}, {"running_share", running_share}};
 }
 
 common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t gap_threshold_ns) {
@@ -94,9 +95,14 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
 }
 
 nlohmann::json WakeupProbe::ToJson() const {
-  return {{"cores", cores},           {"wakers", wakers},         {"seconds", seconds},
-          {"runs", runs},             {"run_p10_us", run_p10_us}, {"run_p50_us", run_p50_us},
-          {"run_p90_us", run_p90_us}, {"late_p50_us", late_p50_us},
+  return {{"cores", cores},
+          {"wakers", wakers},
+          {"seconds", seconds},
+          {"runs", runs},
+          {"run_p10_us", run_p10_us},
+          {"run_p50_us", run_p50_us},
+          {"run_p90_us", run_p90_us},
+          {"late_p50_us", late_p50_us},
           {"late_p99_us", late_p99_us}};
 }
 

@@ -20,9 +20,9 @@ namespace secmode::harness {
 
 struct SchedProbe {
   int threads = 0;
-  int cores = 0;        // logical CPUs online
-  double seconds = 0;   // wall time of the probe
-  int64_t gaps = 0;     // descheduled periods seen, all threads
+  int cores = 0;                          // logical CPUs online
+  double seconds = 0;                     // wall time of the probe
+  int64_t gaps = 0;                       // descheduled periods seen, all threads
   double run_p50_us = 0, run_p90_us = 0;  // on-CPU run between two gaps
   double gap_p50_us = 0, gap_p90_us = 0, gap_p99_us = 0;
   double running_share = 0;  // of wall time a thread ran, mean over threads

@@ -64,9 +64,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << slices
        << "); wakeup preemption from the wakeup probe (a woken thread takes a core from one "
           "that has run "
-       << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3)
-       << " us: the p10 run of a busy thread while " << I(wake, "wakers")
-       << " threads keep waking); the loopback's own round trip "
+       << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3) << " us: the p10 run of a busy thread while "
+       << I(wake, "wakers") << " threads keep waking); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU); and per row each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
@@ -186,7 +185,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       if (st.empty()) continue;
       const json real = row->value("attribution", json::object()).value("stages", json::object());
       std::map<std::string, int64_t> real_causes;
-      for (const auto& c : row->value("attribution", json::object()).value("causes", json::array())) {
+      for (const auto& c :
+           row->value("attribution", json::object()).value("causes", json::array())) {
         real_causes[c.value("stage", "")] += I(c, "count");
       }
       md << "| " << row->value("name", "") << " |";
@@ -195,9 +195,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         const json sim = st.value(stage, json::object());
         const json re = real.value(stage, json::object());
         md << " " << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / "
-           << Fmt("%.0f", re.value("median_us", 0.0)) << ", "
-           << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / " << Fmt("%.0f", re.value("p99_us", 0.0))
-           << " |";
+           << Fmt("%.0f", re.value("median_us", 0.0)) << ", " << Fmt("%.0f", I(sim, "p99_ns") / 1e3)
+           << " / " << Fmt("%.0f", re.value("p99_us", 0.0)) << " |";
         counts += (counts.empty() ? "" : " / ") + std::to_string(I(sim, "violations")) + "/" +
                   std::to_string(real_causes[stage]);
       }
@@ -219,11 +218,12 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (const json* row : rows) {
       if (!row->contains("ablation")) continue;
       std::map<std::string, json> by;
-      for (const auto& a : (*row)["ablation"]) by[a.value("without", "")] = a.value("simulated", json::object());
+      for (const auto& a : (*row)["ablation"])
+        by[a.value("without", "")] = a.value("simulated", json::object());
       md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
          << " | " << cell(row->value("simulated", json::object()));
-      for (const char* v : {"no batching", "no wakeup preemption", "no descheduling",
-                            "no thread model"}) {
+      for (const char* v :
+           {"no batching", "no wakeup preemption", "no descheduling", "no thread model"}) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
       md << " |\n";

@@ -140,14 +140,14 @@ struct Scenario {
   // whatever it holds. Timeouts, context re-creation and the first call of
   // each slot are numbered outside the threads.
   bool thread_model = false;
-  int cores = 0;                // 0: a core for every thread (no descheduling)
-  int64_t slice_ns = 3000000;   // the scheduler's time slice
+  int cores = 0;               // 0: a core for every thread (no descheduling)
+  int64_t slice_ns = 3000000;  // the scheduler's time slice
   // A thread that wakes with no core free takes one from the thread that
   // has run longest since it got its core, if that is at least this long
   // (wakeup preemption); 0: woken threads wait for a slice to end.
   int64_t wakeup_preempt_ns = 0;
-  bool batching = true;         // false: each item handled and written on its own
-  int64_t client_call_ns = 0;   // client CPU per call besides crypto
+  bool batching = true;        // false: each item handled and written on its own
+  int64_t client_call_ns = 0;  // client CPU per call besides crypto
 
   // Run.
   uint64_t seed = 1;
@@ -186,7 +186,7 @@ struct ScenarioResult {
   double stalled_fraction = 0;                  // share of time every outstanding request was
                                                 // waiting on a timeout, reconnect or new context
   int64_t events = 0;                           // simulator events processed (0 when measured)
-  int64_t preemptions = 0;  // thread model: threads descheduled with work left
+  int64_t preemptions = 0;                      // thread model: threads descheduled with work left
   // Thread model: the path of every checked call in the stages of
   // suite/nconnect_attribution.h (encode: numbered to sealed; hold: sealed to
   // written, the receiver's batch or the skew delay line; socket: written to
@@ -196,9 +196,9 @@ struct ScenarioResult {
   int64_t stage_p50_ns[4] = {0, 0, 0, 0};
   int64_t stage_p99_ns[4] = {0, 0, 0, 0};
   int64_t violation_stage[4] = {0, 0, 0, 0};
-  bool truncated = false;                       // the simulator's event budget ran out before
-                                                // `ops` completed (a thrashing scenario); the
-                                                // figures cover the simulated time until then
+  bool truncated = false;  // the simulator's event budget ran out before
+                           // `ops` completed (a thrashing scenario); the
+                           // figures cover the simulated time until then
 
   nlohmann::json ToJson() const;
 };

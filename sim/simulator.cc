@@ -1,8 +1,8 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <deque>
 #include <vector>
 
@@ -132,8 +132,8 @@ struct WorkItem {
   uint32_t slot;
   uint32_t attempt;
   Work kind;
-  bool error = false;    // kServerCall: answered "context problem"
-  int64_t read_ns = 0;   // kServerCall: when its thread read it
+  bool error = false;   // kServerCall: answered "context problem"
+  int64_t read_ns = 0;  // kServerCall: when its thread read it
 };
 
 struct SimThread {
@@ -148,10 +148,10 @@ struct SimThread {
   int64_t remaining = 0;     // CPU ns left of `item`
   int64_t segment_from = 0;  // when the pending tick's run segment began
   int64_t slice_end = 0;
-  int64_t on_core_since = 0;       // when it last got a core
-  uint32_t epoch = 0;              // a tick whose tag differs is stale
-  std::vector<QueueItem> held;     // client: calls sealed in this batch, written at its end
-  std::vector<WorkItem> replies;   // server: replies of this batch, written at its end
+  int64_t on_core_since = 0;      // when it last got a core
+  uint32_t epoch = 0;             // a tick whose tag differs is stale
+  std::vector<QueueItem> held;    // client: calls sealed in this batch, written at its end
+  std::vector<WorkItem> replies;  // server: replies of this batch, written at its end
 };
 
 class Sim {
@@ -1045,7 +1045,8 @@ Result<ScenarioResult> Sim::Run() {
       v.reserve(stages_.size());
       for (const auto& p : stages_) v.push_back(p[static_cast<size_t>(i)]);
       auto at = [&](double q) {
-        const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+        const size_t k =
+            std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
         std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
         return v[k];
       };

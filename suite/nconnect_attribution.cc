@@ -40,8 +40,8 @@ nlohmann::json Attribution::ToJson() const {
                     {"max_excess_us", c.max_excess_us},
                     {"median_lag", c.median_lag}});
   }
-  return {{"calls", calls},   {"violations", violations},         {"matched", matched},
-          {"stages", stages}, {"causes", rows}, {"dropped_events", dropped_events}};
+  return {{"calls", calls},   {"violations", violations}, {"matched", matched},
+          {"stages", stages}, {"causes", rows},           {"dropped_events", dropped_events}};
 }
 
 Attribution AttributeViolations(const rpc::CallTrace& trace) {
@@ -68,7 +68,8 @@ Attribution AttributeViolations(const rpc::CallTrace& trace) {
     auto it = by_key.find(Key(s.context, s.seq));
     if (it == by_key.end()) continue;
     const rpc::ClientCallEvent& c = *it->second;
-    Path p{&c, &s,
+    Path p{&c,
+           &s,
            {Us(c.numbered_ns, c.queued_ns), Us(c.queued_ns, c.written_ns),
             Us(c.written_ns, s.read_ns), Us(s.read_ns, s.checked_ns)}};
     for (int i = 0; i < 4; ++i) stage[i].push_back(p.us[i]);

@@ -38,9 +38,9 @@ struct ViolationCause {
 };
 
 struct Attribution {
-  int64_t calls = 0;       // checked calls traced
-  int64_t violations = 0;  // below the window
-  int64_t matched = 0;     // violations whose client record was found
+  int64_t calls = 0;                         // checked calls traced
+  int64_t violations = 0;                    // below the window
+  int64_t matched = 0;                       // violations whose client record was found
   double stage_median_us[4] = {0, 0, 0, 0};  // encode, hold, socket, check of all calls
   double stage_p99_us[4] = {0, 0, 0, 0};
   std::vector<ViolationCause> causes;  // largest count first

@@ -243,14 +243,14 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
 
   // The unloaded round trip: one sys call at a time; what is not CPU at
   // either end is the loopback's own delay (wakeups, the stack).
-  SECMODE_ASSIGN_OR_RETURN(PerCall one, MeasurePerCall(env, g, "sys", 1, 1, false,
-                                                       rpc::NfsOp::kRead, 4096, 0.2));
-  c.net_rtt_ns = std::max<int64_t>(
-      5000, static_cast<int64_t>(one.p50_ns - one.client_ns - one.server_ns));
+  SECMODE_ASSIGN_OR_RETURN(
+      PerCall one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
+  c.net_rtt_ns =
+      std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - one.client_ns - one.server_ns));
   // The model without threads: non-crypto time per call from sys-mode
   // throughput, folded into the server's service time (see CalibratedScenario).
-  SECMODE_ASSIGN_OR_RETURN(PerCall many, MeasurePerCall(env, g, "sys", 4, 128, false,
-                                                        rpc::NfsOp::kRead, 4096, 0.3));
+  SECMODE_ASSIGN_OR_RETURN(
+      PerCall many, MeasurePerCall(env, g, "sys", 4, 128, false, rpc::NfsOp::kRead, 4096, 0.3));
   c.sys_ops_per_s = many.ops_per_s;
   const double sys_ns = ServerThreads(options, 4) * 1e9 / many.ops_per_s;
   c.service_ns = static_cast<int64_t>(sys_ns) + c.client_crypto_ns;
@@ -265,7 +265,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   s.cost_fixed_ns = c.cost_fixed_ns;
   s.cost_ns_per_byte = c.cost_ns_per_byte;
   s.jitter_dist = sim::Dist::kExponential;
-  s.bandwidth_bytes_per_s = 2e9;  // loopback memcpy rate, far above these loads
+  s.bandwidth_bytes_per_s = 2e9;         // loopback memcpy rate, far above these loads
   s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
   s.reconnect_ns = 0;
   s.resend_any_connection = true;  // what RunLoad's Reconnect does
@@ -332,26 +332,26 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   Calibration& pc = out.calibration;
   // The model without threads: the non-crypto cost per call at this
   // point's concurrency, from the same connections and slots in sys mode.
-  SECMODE_ASSIGN_OR_RETURN(PerCall sys, MeasurePerCall(env, g, "sys", s.nconnect,
-                                                       static_cast<int>(s.slots), false, lo.op,
-                                                       lo.size, 0.15));
+  SECMODE_ASSIGN_OR_RETURN(
+      PerCall sys, MeasurePerCall(env, g, "sys", s.nconnect, static_cast<int>(s.slots), false,
+                                  lo.op, lo.size, 0.15));
   pc.sys_ops_per_s = sys.ops_per_s;
   pc.sys_ns = static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / sys.ops_per_s);
   pc.service_ns = pc.sys_ns + c.client_crypto_ns;
   // The thread model: each end's CPU per call in this mode at this point's
   // connections, slots and contexts, with no violation possible; the crypto
   // the model adds for the call's sizes is taken off.
-  SECMODE_ASSIGN_OR_RETURN(
-      PerCall krb, MeasurePerCall(env, g, g.family, s.nconnect, static_cast<int>(s.slots),
-                                  s.per_connection_context, lo.op, lo.size, 0.3));
+  SECMODE_ASSIGN_OR_RETURN(PerCall krb,
+                           MeasurePerCall(env, g, g.family, s.nconnect, static_cast<int>(s.slots),
+                                          s.per_connection_context, lo.op, lo.size, 0.3));
   pc.client_cpu_ns = krb.client_ns;
   pc.server_cpu_ns = krb.server_ns;
   pc.no_violation_ops_per_s = krb.ops_per_s;
   sim::Scenario costs = s;
   costs.cost_fixed_ns = c.cost_fixed_ns;
   costs.cost_ns_per_byte = c.cost_ns_per_byte;
-  const double crypto = static_cast<double>(costs.CostNs(costs.RequestBytes()) +
-                                            costs.CostNs(costs.ReplyBytes()));
+  const double crypto =
+      static_cast<double>(costs.CostNs(costs.RequestBytes()) + costs.CostNs(costs.ReplyBytes()));
   pc.client_call_ns = static_cast<int64_t>(std::max(0.0, krb.client_ns - crypto));
   pc.server_call_ns = static_cast<int64_t>(std::max(0.0, krb.server_ns - crypto));
   auto probe = c.probes.find(2 * s.nconnect);

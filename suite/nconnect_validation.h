@@ -88,10 +88,10 @@ struct Calibration {
   int64_t client_call_ns = 0, server_call_ns = 0, slice_ns = 0;
   // The model without threads (ablation "no thread model"): sys-mode runs
   // give the non-crypto time per call, folded into the server's service time.
-  int64_t rtt_ns = 0;            // sys-mode READ, 1 connection, 1 slot: p50 minus sys_ns
-  double sys_ops_per_s = 0;      // sys-mode READ at the point's connections and slots
-  int64_t sys_ns = 0;            // server threads / sys ops/s: non-crypto time per call
-  int64_t service_ns = 0;        // sys_ns + client_crypto_ns
+  int64_t rtt_ns = 0;        // sys-mode READ, 1 connection, 1 slot: p50 minus sys_ns
+  double sys_ops_per_s = 0;  // sys-mode READ at the point's connections and slots
+  int64_t sys_ns = 0;        // server threads / sys ops/s: non-crypto time per call
+  int64_t service_ns = 0;    // sys_ns + client_crypto_ns
   nlohmann::json ToJson() const;
 };
 

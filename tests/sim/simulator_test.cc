@@ -452,8 +452,8 @@ TEST(ThreadModelTest, SameSeedSameResultAndEveryOperationCompletes) {
 TEST(ThreadModelTest, CoresBoundTheGoodput) {
   // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
   Scenario s = Threads(8);
-  const double cpu_ns = 2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) +
-                        s.client_call_ns + s.service_ns;
+  const double cpu_ns =
+      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
   for (int cores : {1, 2, 4}) {
     s.cores = cores;
     ScenarioResult r = SimOk(s);
