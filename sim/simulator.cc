@@ -224,6 +224,8 @@ class Sim {
   void ServerDisconnect(int c);
   void OnArrive(Slot& slot);
   void OnComplete(Slot& slot);
+  // An operation done: counted, its latency kept. False when it was the last.
+  bool CountCompletion(Slot& slot);
   void OnDisconnectNoticed(int c);
   void OnReconnected(int c);
   void OnContextReady(int ci);
@@ -554,14 +556,15 @@ void Sim::OnComplete(Slot& slot) {
     }
     return;
   }
+  if (CountCompletion(slot)) Issue(slot);
+}
+
+bool Sim::CountCompletion(Slot& slot) {
   ReleaseSeq(slot);
   ++r_.completed;
   latencies_.push_back(now_ - slot.issue_ns);
-  if (r_.completed >= s_.ops) {
-    done_ = true;
-    return;
-  }
-  Issue(slot);
+  if (r_.completed >= s_.ops) done_ = true;
+  return !done_;
 }
 
 void Sim::OnDisconnectNoticed(int c) {
@@ -841,13 +844,7 @@ void Sim::FinishItem(SimThread& t) {
         OnComplete(slot);  // a new context, then the call again
         return;
       }
-      ReleaseSeq(slot);
-      ++r_.completed;
-      latencies_.push_back(now_ - slot.issue_ns);
-      if (r_.completed >= s_.ops) {
-        done_ = true;
-        return;
-      }
+      if (!CountCompletion(slot)) return;
       // The slot's next call goes to the next connection; this thread
       // numbers and seals it now, and writes it when its batch ends.
       slot.issue_ns = now_;

@@ -1,5 +1,6 @@
 #include "suite/nconnect_validation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -316,14 +317,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
   ValidationOutcome out;
   out.point = point;
-  // Room for every transmission of the run, retransmissions included.
-  std::unique_ptr<rpc::CallTrace> trace;
-  if (options.trace)
-    trace = std::make_unique<rpc::CallTrace>(static_cast<size_t>(s.ops) * 64 + 4096);
-  SECMODE_ASSIGN_OR_RETURN(
-      auto server, StartServer(env, g, s.window, s.reaction, options.server_workers, trace.get()));
   rpc::LoadOptions lo;
-  server.Aim(lo);
   lo.connections = s.nconnect;
   lo.slots = static_cast<int>(s.slots);
   lo.op = s.op == sim::Op::kRead ? rpc::NfsOp::kRead : rpc::NfsOp::kWrite;
@@ -394,37 +388,61 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   lo.warmup_seconds = 0;  // count from the first call, as the simulator does
   lo.max_ops = static_cast<uint64_t>(s.ops);
   lo.seconds = 10;  // stops at max_ops long before
-  lo.trace = trace.get();
   if (s.skew_ns > 0) {
     lo.skew_connection = s.skew_conn;
     lo.skew_delay_us = static_cast<uint32_t>(s.skew_ns / 1000);
   }
-  const rpc::ServerCounters before = server.server->counters();
-  SECMODE_ASSIGN_OR_RETURN(out.load, rpc::RunLoad(lo));
-  server.server->Stop();
-  const rpc::ServerCounters after = server.server->counters();
-  if (trace) out.attribution = AttributeViolations(*trace);
-  const rpc::LoadReport& r = out.load;
-  if (r.errors > 0) {
-    return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
-                            " replies failed a check, first: " + r.first_error);
+  // The real runs, each against a fresh server (a new window and contexts);
+  // the first is traced at both ends.
+  std::vector<std::pair<rpc::LoadReport, sim::ScenarioResult>> runs;
+  for (int rep = 0; rep < std::max(1, options.runs); ++rep) {
+    // Room for every transmission of the run, retransmissions included.
+    std::unique_ptr<rpc::CallTrace> trace;
+    if (options.trace && rep == 0) {
+      trace = std::make_unique<rpc::CallTrace>(static_cast<size_t>(s.ops) * 64 + 4096);
+    }
+    SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, s.window, s.reaction,
+                                                      options.server_workers, trace.get()));
+    server.Aim(lo);
+    lo.trace = trace.get();
+    const rpc::ServerCounters before = server.server->counters();
+    SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport r, rpc::RunLoad(lo));
+    server.server->Stop();
+    const rpc::ServerCounters after = server.server->counters();
+    if (trace) out.attribution = AttributeViolations(*trace);
+    if (r.errors > 0) {
+      return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
+                              " replies failed a check, first: " + r.first_error);
+    }
+    sim::ScenarioResult m;
+    m.seed = 0;
+    m.completed = static_cast<int64_t>(r.ops);
+    m.elapsed_ns = static_cast<int64_t>(r.seconds * 1e9);
+    m.ops_per_s = r.ops_per_second;
+    m.mb_per_s = r.mb_per_second;
+    m.violations = static_cast<int64_t>(after.below_window - before.below_window);
+    m.drops = m.violations + static_cast<int64_t>(after.duplicates - before.duplicates);
+    m.disconnects = static_cast<int64_t>(r.disconnects);
+    m.context_recreations = static_cast<int64_t>(r.context_recreations);
+    m.retransmissions = static_cast<int64_t>(r.retransmits);
+    m.reencodes = static_cast<int64_t>(r.reencodes);
+    m.p50_ns = static_cast<int64_t>(r.p50_us * 1e3);
+    m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
+    m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
+    runs.emplace_back(r, m);
   }
-  sim::ScenarioResult& m = out.row.measured;
-  m.seed = 0;
-  m.completed = static_cast<int64_t>(r.ops);
-  m.elapsed_ns = static_cast<int64_t>(r.seconds * 1e9);
-  m.ops_per_s = r.ops_per_second;
-  m.mb_per_s = r.mb_per_second;
-  m.violations = static_cast<int64_t>(after.below_window - before.below_window);
-  m.drops = m.violations + static_cast<int64_t>(after.duplicates - before.duplicates);
-  m.disconnects = static_cast<int64_t>(r.disconnects);
-  m.context_recreations = static_cast<int64_t>(r.context_recreations);
-  m.retransmissions = static_cast<int64_t>(r.retransmits);
-  m.reencodes = static_cast<int64_t>(r.reencodes);
-  m.p50_ns = static_cast<int64_t>(r.p50_us * 1e3);
-  m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
-  m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
-  out.comparison = sim::CompareResults(out.row.simulated, m);
+  std::vector<sim::ScenarioResult> measured;
+  for (const auto& run : runs) measured.push_back(run.second);
+  out.comparison = sim::CompareToRuns(out.row.simulated, measured);
+  // The run of median goodput stands for the point in tables.
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return runs[x].second.ops_per_s < runs[y].second.ops_per_s;
+  });
+  out.load = runs[order[order.size() / 2]].first;
+  out.row.measured = runs[order[order.size() / 2]].second;
+  out.measured_runs = measured;
   return out;
 }
 
@@ -467,6 +485,16 @@ ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<Val
   return run;
 }
 
+namespace {
+
+nlohmann::json MeasuredRunsJson(const std::vector<sim::ScenarioResult>& runs) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : runs) rows.push_back(r.ToJson());
+  return rows;
+}
+
+}  // namespace
+
 std::vector<nlohmann::json> ValidationRun::JsonRows() const {
   std::vector<nlohmann::json> rows;
   for (const auto& o : outcomes) {
@@ -478,6 +506,9 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
                     {"scenario", o.row.scenario.ToJson()},
                     {"simulated", o.row.simulated.ToJson()},
                     {"measured", o.row.measured.ToJson()},
+                    {"measured_runs", MeasuredRunsJson(o.measured_runs)},
+                    {"violations_measured_min", o.comparison.measured_violations_min},
+                    {"violations_measured_max", o.comparison.measured_violations_max},
                     {"transport", "tcp-loopback"},
                     {"violations_agree", o.comparison.violations_agree},
                     {"goodput_agree", o.comparison.goodput_agree},
@@ -500,6 +531,7 @@ nlohmann::json ValidationRun::SectionJson() const {
   const sim::Tolerance tol;
   return {{"mode", options.mode},
           {"server_workers", options.server_workers},
+          {"runs", options.runs},
           {"thread_model", options.thread_model},
           {"ops", options.ops},
           {"calibration", calibration.ToJson()},

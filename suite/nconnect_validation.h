@@ -112,6 +112,9 @@ struct ValidationOptions {
   bool thread_model = true;
   // Also simulate each point with one mechanism off at a time.
   bool ablation = true;
+  // Real runs per point: the simulated result is held against their range
+  // (sim::CompareToRuns).
+  int runs = 3;
 };
 
 // One simulated variant of a point with a mechanism off.
@@ -125,9 +128,10 @@ struct ValidationOutcome {
   sim::ValidationRow row;
   sim::Comparison comparison;
   rpc::LoadReport load;
-  Attribution attribution;  // with ValidationOptions::trace
+  Attribution attribution;  // of the first real run, with ValidationOptions::trace
   std::vector<AblationRow> ablation;
-  Calibration calibration;  // the run's, with this point's sys-mode run
+  std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
+  Calibration calibration;                         // the run's, with this point's sys-mode run
 };
 
 struct ValidationRun {

@@ -26,11 +26,29 @@ TEST(CompareTest, SmallCountsWithinFiveEvents) {
   EXPECT_FALSE(CompareResults(R(1000, 1, 100), R(1000, 7, 100)).violations_agree);
 }
 
-TEST(CompareTest, LargeCountsWithinFactorTwo) {
-  EXPECT_TRUE(CompareResults(R(1000, 100, 100), R(1000, 200, 100)).violations_agree);
-  EXPECT_TRUE(CompareResults(R(1000, 100, 100), R(1000, 50, 100)).violations_agree);
-  EXPECT_FALSE(CompareResults(R(1000, 100, 100), R(1000, 201, 100)).violations_agree);
-  EXPECT_FALSE(CompareResults(R(1000, 100, 100), R(1000, 49, 100)).violations_agree);
+TEST(CompareTest, LargeCountsWithinTheWidenedRange) {
+  // One run: 1.5x either way.
+  EXPECT_TRUE(CompareResults(R(1000, 100, 100), R(1000, 150, 100)).violations_agree);
+  EXPECT_TRUE(CompareResults(R(1000, 150, 100), R(1000, 100, 100)).violations_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 100, 100), R(1000, 160, 100)).violations_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 160, 100), R(1000, 100, 100)).violations_agree);
+  // Three runs spread 100..200: the model may say 67..300.
+  const std::vector<ScenarioResult> runs = {R(1000, 100, 100), R(1000, 200, 100),
+                                            R(1000, 150, 100)};
+  EXPECT_TRUE(CompareToRuns(R(1000, 290, 100), runs).violations_agree);
+  EXPECT_TRUE(CompareToRuns(R(1000, 70, 100), runs).violations_agree);
+  EXPECT_FALSE(CompareToRuns(R(1000, 310, 100), runs).violations_agree);
+  EXPECT_FALSE(CompareToRuns(R(1000, 60, 100), runs).violations_agree);
+  Comparison c = CompareToRuns(R(1000, 150, 100), runs);
+  EXPECT_DOUBLE_EQ(c.measured_violations_min, 100);
+  EXPECT_DOUBLE_EQ(c.measured_violations_max, 200);
+  EXPECT_DOUBLE_EQ(c.measured_violations_scaled, 150);
+}
+
+TEST(CompareTest, ModelZeroNeedsEveryRunAtZero) {
+  const std::vector<ScenarioResult> runs = {R(1000, 0, 100), R(1000, 1, 100), R(1000, 0, 100)};
+  EXPECT_FALSE(CompareToRuns(R(1000, 0, 100), runs).violations_agree);
+  EXPECT_TRUE(CompareToRuns(R(1000, 0, 100), {R(1000, 0, 100), R(1000, 0, 90)}).violations_agree);
 }
 
 TEST(CompareTest, MeasuredViolationsScaledToSimulatedOps) {
@@ -41,14 +59,17 @@ TEST(CompareTest, MeasuredViolationsScaledToSimulatedOps) {
 }
 
 TEST(CompareTest, GoodputWithinStatedFactor) {
-  EXPECT_TRUE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1999)).goodput_agree);
-  EXPECT_TRUE(CompareResults(R(1000, 0, 1000), R(1000, 0, 501)).goodput_agree);
-  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 2100)).goodput_agree);
-  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 400)).goodput_agree);
+  EXPECT_TRUE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1299)).goodput_agree);
+  EXPECT_TRUE(CompareResults(R(1000, 0, 1000), R(1000, 0, 770)).goodput_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1310)).goodput_agree);
+  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 760)).goodput_agree);
+  // Against several runs: their median.
+  EXPECT_TRUE(CompareToRuns(R(1000, 0, 1000), {R(1000, 0, 500), R(1000, 0, 1100), R(1000, 0, 5000)})
+                  .goodput_agree);
   Tolerance tight;
   tight.goodput_factor = 1.2;
-  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1300), tight).goodput_agree);
-  EXPECT_DOUBLE_EQ(CompareResults(R(1000, 0, 1000), R(1000, 0, 1300)).goodput_ratio, 1.3);
+  EXPECT_FALSE(CompareResults(R(1000, 0, 1000), R(1000, 0, 1250), tight).goodput_agree);
+  EXPECT_DOUBLE_EQ(CompareResults(R(1000, 0, 1000), R(1000, 0, 1250)).goodput_ratio, 1.25);
 }
 
 TEST(CompareTest, NoCompletedOperationsNeverAgrees) {
