@@ -14,6 +14,9 @@
 #ifndef SECMODE_SIM_RANDOM_H_
 #define SECMODE_SIM_RANDOM_H_
 
+#include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace secmode::sim {
@@ -26,9 +29,61 @@ inline uint64_t SplitMix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+namespace log_detail {
+// ln(c) and 1/c for the starts c = 1 + i/128 of 128 intervals of [1, 2), computed by the compiler (constant evaluation is IEEE-754 with
+// round-to-nearest, so the table is the same bit for bit everywhere).
+struct Entry {
+  double c, inv_c, ln_c;
+};
+constexpr double SeriesLn(double c) {  // 2 atanh((c-1)/(c+1)), c in [1, 2)
+  const double s = (c - 1.0) / (c + 1.0), s2 = s * s;
+  double term = s, sum = 0;
+  for (int k = 1; k < 90; k += 2) {
+    sum += term / k;
+    term *= s2;
+  }
+  return 2.0 * sum;
+}
+constexpr std::array<Entry, 128> MakeTable() {
+  std::array<Entry, 128> t{};
+  for (int i = 0; i < 128; ++i) {
+    const double c = 1.0 + i / 128.0;
+    t[static_cast<size_t>(i)] = {c, 1.0 / c, SeriesLn(c)};
+  }
+  return t;
+}
+inline constexpr std::array<Entry, 128> kTable = MakeTable();
+// ln 2 split so that e * kLn2Hi is exact for |e| < 2^11.
+inline constexpr double kLn2Hi = 6.93147180369123816490e-01;
+inline constexpr double kLn2Lo = 1.90821492927058770002e-10;
+}  // namespace log_detail
+
 // Natural logarithm of x > 0 (x <= 0 gives a large negative number), to a
-// relative error below 1e-14, from the IEEE exponent and the atanh series.
-double PortableLog(double x);
+// relative error below 1e-14: x = 2^e m, m in [1, 2), m = c (1 + t) with c
+// the start of m's 1/128 interval (a table; ln 1 is exactly 0), 0 <= t <
+// 1/128, and ln(1 + t) by its series to t^7 (the next term is below 1e-16
+// of t). Inline, and no
+// division: the simulator draws a few of these per RPC.
+inline double PortableLog(double x) {
+  if (!(x > 0)) return -1e308;
+  uint64_t bits = std::bit_cast<uint64_t>(x);
+  int e = static_cast<int>((bits >> 52) & 0x7ff);
+  if (e == 0) {  // subnormal: scale up exactly, then decompose.
+    bits = std::bit_cast<uint64_t>(x * 0x1.0p54);
+    e = static_cast<int>((bits >> 52) & 0x7ff) - 54;
+  }
+  e -= 1023;
+  bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+  const double m = std::bit_cast<double>(bits);
+  const log_detail::Entry& en = log_detail::kTable[(bits >> 45) & 127];
+  const double t = (m - en.c) * en.inv_c;  // m - c is exact (same binade)
+  const double p =
+      t * (1.0 +
+           t * (-1.0 / 2 +
+                t * (1.0 / 3 + t * (-1.0 / 4 + t * (1.0 / 5 + t * (-1.0 / 6 + t * (1.0 / 7)))))));
+  const double ed = static_cast<double>(e);
+  return ed * log_detail::kLn2Hi + (ed * log_detail::kLn2Lo + (en.ln_c + p));
+}
 // e^x for |x| < 700, to about 1 ulp.
 double PortableExp(double x);
 

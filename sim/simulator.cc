@@ -184,6 +184,9 @@ class Sim {
       free_cores_ = s.cores > 0 ? s.cores : static_cast<int>(threads_.size());
     }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
+    if (s.thread_model) {
+      for (auto& v : stages_) v.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
+    }
   }
 
   Result<ScenarioResult> Run();
@@ -272,7 +275,8 @@ class Sim {
   std::deque<int> runq_;  // runnable threads waiting for a core
   // Thread model: stage times of checked calls (bounded sample), and of
   // the calls that were below the window.
-  std::vector<std::array<int64_t, 4>> stages_, violation_stages_;
+  std::array<std::vector<int64_t>, 4> stages_;  // one vector per stage, same index = same call
+  std::vector<std::array<int64_t, 4>> violation_stages_;
   ScenarioResult r_;
   bool done_ = false;
 };
@@ -802,7 +806,9 @@ bool Sim::BeginItem(SimThread& t) {
                                              std::max<int64_t>(0, slot.written_ns - slot.sealed_ns),
                                              std::max<int64_t>(0, w.read_ns - slot.written_ns),
                                              now_ - w.read_ns};
-        if (stages_.size() < kMaxStageSamples) stages_.push_back(path);
+        if (stages_[0].size() < kMaxStageSamples) {
+          for (size_t i = 0; i < 4; ++i) stages_[i].push_back(path[i]);
+        }
         if (check.verdict == rpc::SeqVerdict::kBelowWindow &&
             violation_stages_.size() < kMaxStageSamples) {
           violation_stages_.push_back(path);
@@ -1035,21 +1041,19 @@ Result<ScenarioResult> Sim::Run() {
     r_.mb_per_s = r_.ops_per_s * static_cast<double>(s_.io_size) / 1e6;
     r_.stalled_fraction = static_cast<double>(stalled_ns_) / static_cast<double>(now_);
   }
-  if (!stages_.empty()) {
+  if (!stages_[0].empty()) {
     int64_t median[4];
-    for (int i = 0; i < 4; ++i) {
-      std::vector<int64_t> v;
-      v.reserve(stages_.size());
-      for (const auto& p : stages_) v.push_back(p[static_cast<size_t>(i)]);
-      auto at = [&](double q) {
-        const size_t k =
-            std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-        std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
-        return v[k];
+    for (size_t i = 0; i < 4; ++i) {
+      std::vector<int64_t>& v = stages_[i];  // reordered in place: read after this
+      const auto at = [&v](double q) {
+        return v.begin() + static_cast<ptrdiff_t>(std::min(
+                               v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size()))));
       };
-      median[i] = at(0.5);
+      std::nth_element(v.begin(), at(0.5), v.end());
+      median[i] = *at(0.5);
+      std::nth_element(at(0.5), at(0.99), v.end());  // the p99 lies above the median
       r_.stage_p50_ns[i] = median[i];
-      r_.stage_p99_ns[i] = at(0.99);
+      r_.stage_p99_ns[i] = *at(0.99);
     }
     for (const auto& p : violation_stages_) {
       int worst = 0;

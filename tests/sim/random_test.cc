@@ -14,6 +14,17 @@ TEST(PortableLogTest, MatchesLibmClosely) {
   EXPECT_EQ(PortableLog(1.0), 0.0);
   EXPECT_LT(PortableLog(0.0), -1e300);
   EXPECT_LT(PortableLog(-1.0), -1e300);
+  // Every table interval, both ends and the middle, and a sweep of the
+  // uniform draws the exponential distribution feeds it.
+  for (int i = 0; i <= 2 * 128 * 8; ++i) {
+    const double x = 0.5 + i / (2.0 * 128 * 8) * 1.5;
+    EXPECT_NEAR(PortableLog(x), std::log(x), 1e-15 * std::max(1.0, std::fabs(std::log(x)))) << x;
+  }
+  Rng rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    const double u = rng.Uniform();
+    ASSERT_NEAR(PortableLog(u), std::log(u), 1e-14 * std::max(1.0, std::fabs(std::log(u)))) << u;
+  }
   // Subnormal input.
   EXPECT_NEAR(PortableLog(5e-320), std::log(5e-320), 1e-11);
 }
