@@ -41,16 +41,11 @@ void BM_LaggingConnection(benchmark::State& state) {
 }
 BENCHMARK(BM_LaggingConnection)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
-// The default scenario with the thread model and every mechanism on:
-// receiver and server threads per connection, per-wakeup batches, two
-// cores with a time slice and wakeup preemption.
+// The default scenario with the thread model and every mechanism on
+// (sim::EveryMechanismScenario).
 void BM_DefaultScenarioThreadModel(benchmark::State& state) {
-  secmode::sim::Scenario s;
+  secmode::sim::Scenario s = secmode::sim::EveryMechanismScenario();
   s.ops = 100000;
-  s.thread_model = true;
-  s.cores = 2;
-  s.wakeup_preempt_ns = 10000;
-  s.client_call_ns = 5000;
   RunScenario(state, s);
 }
 BENCHMARK(BM_DefaultScenarioThreadModel)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();

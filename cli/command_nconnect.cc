@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/cli.h"
 #include "common/clock.h"
@@ -11,6 +12,7 @@
 #include "common/machine.h"
 #include "harness/modes.h"
 #include "harness/results.h"
+#include "harness/sched_probe.h"
 #include "harness/sim_speed.h"
 #include "render/run_dir.h"
 #include "sim/recommend.h"
@@ -32,6 +34,7 @@ struct NconnectOptions {
   int threads = 0;
   int64_t max_slots = 1024;
   int seeds = 3;
+  bool given_cores = false, given_slice = false, given_preempt = false;
 };
 
 [[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
@@ -170,11 +173,39 @@ void RunValidateCommand(NconnectOptions& o) {
   if (!run.status.ok()) Fail(run.status);
 }
 
+// --recommend: the model with its threads and cores on (what the
+// validation on real sockets runs), the cores, time slice and wakeup
+// preemption measured on this machine by the scheduler probes unless given.
 void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
+  base.thread_model = true;
+  std::string measured;
+  if (!o.given_cores) {
+    base.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (!o.given_slice && base.cores > 0) {
+    auto probe = harness::ProbeScheduler(2 * base.nconnect, 0.3);
+    if (!probe.ok()) Fail(probe.status().Annotate("scheduler probe"));
+    base.slice_ns = std::max<int64_t>(1000, static_cast<int64_t>(probe->run_p50_us * 1e3));
+    measured += "  time slice: median run of " + std::to_string(probe->threads) +
+                " busy threads on " + std::to_string(probe->cores) + " cores\n";
+  }
+  if (!o.given_preempt && base.cores > 0) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    auto probe = harness::ProbeWakeupPreemption(4 * cores, 0.4);
+    if (!probe.ok()) Fail(probe.status().Annotate("wakeup probe"));
+    base.wakeup_preempt_ns = static_cast<int64_t>(probe->run_p10_us * 1e3);
+    measured += "  wakeup preemption: p10 run of a busy thread while " +
+                std::to_string(probe->wakers) + " threads keep waking on " +
+                std::to_string(probe->cores) + " cores\n";
+  }
+  if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
+  common::Status valid = base.Validate();
+  if (!valid.ok()) Fail(valid);
   auto rec = sim::Recommend(base, o.max_slots, o.seeds);
   if (!rec.ok()) Fail(rec.status());
   std::cout << rec->ToText(base);
+  if (!measured.empty()) std::cout << "measured on this machine, not given:\n" << measured;
 }
 
 }  // namespace
@@ -275,12 +306,18 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "timestamp>-<host>)");
   cmd->add_option("--threads", o->threads, "With --sweep: threads (default: all)");
   cmd->add_flag("--recommend", o->recommend,
-                "Print the largest slot count with no violations for these flags, and its goodput");
+                "Print the largest slot count with no violations for these flags and its "
+                "goodput, and the alternatives (per-connection contexts, spread cap, re-encode) "
+                "at the slots given; always with the thread model, its --cores, --slice-ns and "
+                "--wakeup-preempt-ns measured on this machine unless given");
   cmd->add_option("--max-slots", o->max_slots, "With --recommend: largest slot count to try")
       ->capture_default_str();
   cmd->add_option("--seeds", o->seeds, "With --recommend: seeds that must all be clean")
       ->capture_default_str();
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
+    o->given_cores = cmd->count("--cores") > 0;
+    o->given_slice = cmd->count("--slice-ns") > 0;
+    o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
     }

@@ -172,6 +172,7 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
   }
   const json& base = grid.base;
   const json speed = section.value("simulator_speed", json::object());
+  const json speed_all = section.value("simulator_speed_every_mechanism", json::object());
 
   // What the report and the plots show.
   Slice slice{grid.reactions.front(), grid.io_size.front(),
@@ -208,7 +209,15 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
      << "| simulator speed | " << Fmt("%.2f", speed.value("rpcs_per_second", 0.0) / 1e6)
      << " M simulated RPCs per CPU-second on one core (default scenario, " << I(speed, "rpcs")
      << " RPCs in " << Fmt("%.3f", speed.value("cpu_seconds", 0.0)) << " s of thread CPU time, "
-     << Fmt("%.3f", speed.value("wall_seconds", 0.0)) << " s wall) |\n"
+     << Fmt("%.3f", speed.value("wall_seconds", 0.0)) << " s wall)"
+     << (speed_all.empty()
+             ? std::string()
+             : "; " + Fmt("%.2f", speed_all.value("rpcs_per_second", 0.0) / 1e6) +
+                   " M with every mechanism of the thread model on (receiver and server threads, "
+                   "batches, " +
+                   std::to_string(I(speed_all, "cores")) +
+                   " cores with time slice and wakeup preemption)")
+     << " |\n"
      << "| sweep | " << I(section, "scenarios") << " scenarios, " << I(section, "total_ops")
      << " operations, " << Fmt("%.1f", section.value("wall_seconds", 0.0)) << " s wall on "
      << I(section, "threads") << " threads"

@@ -1,13 +1,35 @@
 #include "sim/recommend.h"
 
-#include <cstdio>
+#include <algorithm>
 
+#include "common/format.h"
 #include "sim/simulator.h"
 
 namespace secmode::sim {
 
+using common::Fmt;
 using common::Result;
 using common::Status;
+
+namespace {
+
+Result<Alternative> RunAlternative(std::string name, const Scenario& s, int seeds) {
+  Alternative a{std::move(name), s, {}, 0, 0};
+  for (int k = 0; k < seeds; ++k) {
+    Scenario run = s;
+    run.seed = s.seed + static_cast<uint64_t>(k);
+    SECMODE_ASSIGN_OR_RETURN(ScenarioResult r, Simulate(run));
+    if (k == 0) {
+      a.result = r;
+      a.worst_ops_per_s = r.ops_per_s;
+    }
+    a.worst_violations = std::max(a.worst_violations, r.violations);
+    a.worst_ops_per_s = std::min(a.worst_ops_per_s, r.ops_per_s);
+  }
+  return a;
+}
+
+}  // namespace
 
 Result<Recommendation> Recommend(const Scenario& base, int64_t max_slots, int seeds) {
   SECMODE_RETURN_IF_ERROR(base.Validate());
@@ -37,50 +59,98 @@ Result<Recommendation> Recommend(const Scenario& base, int64_t max_slots, int se
     rec.max_safe_slots = slots;
     rec.at_max_safe = first;
   }
-  // The alternative: keep many slots but never let numbers in flight spread
-  // wider than the window (then the server can never see one below it).
-  Scenario capped = base;
-  capped.slots = std::max<int64_t>(base.slots, rec.first_unsafe_slots);
-  capped.spread_cap = base.window;
-  if (capped.Validate().ok()) {
-    SECMODE_ASSIGN_OR_RETURN(rec.with_cap, Simulate(capped));
-    rec.capped_slots = capped.slots;
-    rec.spread_cap = capped.spread_cap;
+  // The alternatives keep the slots the user asked for (or the first unsafe
+  // count, if that is more) and change one thing each.
+  Scenario given = base;
+  given.slots = std::max(base.slots, rec.first_unsafe_slots);
+  if (!given.Validate().ok()) return rec;
+  rec.alternative_slots = given.slots;
+  struct Change {
+    const char* name;
+    bool applies;
+    void (*apply)(Scenario&);
+  };
+  const Change changes[] = {
+      {"as given", true, [](Scenario&) {}},
+      {"per-connection contexts", !base.per_connection_context,
+       [](Scenario& s) { s.per_connection_context = true; }},
+      {"spread capped at the window", base.spread_cap == 0 || base.spread_cap > base.window,
+       [](Scenario& s) { s.spread_cap = s.window; }},
+      {"re-encode at transmit", !base.reencode, [](Scenario& s) { s.reencode = true; }},
+  };
+  for (const Change& c : changes) {
+    if (!c.applies) continue;
+    Scenario s = given;
+    c.apply(s);
+    if (!s.Validate().ok()) continue;
+    SECMODE_ASSIGN_OR_RETURN(Alternative a, RunAlternative(c.name, s, seeds));
+    rec.alternatives.push_back(std::move(a));
   }
   return rec;
 }
 
-std::string Recommendation::ToText(const Scenario& b) const {
-  char buf[1024];
+std::string AssumptionsText(const Scenario& b) {
   std::string out;
-  snprintf(buf, sizeof buf,
-           "scenario: nconnect=%d io=%lld %s rtt=%.3f ms window=%lld reaction=%s skew=%.3f ms "
-           "(%s) context=%s reencode=%s\n",
-           b.nconnect, static_cast<long long>(b.io_size), OpName(b.op), b.rtt_ns / 1e6,
-           static_cast<long long>(b.window), ReactionName(b.reaction), b.skew_ns / 1e6,
-           SkewWhereName(b.skew_where), b.per_connection_context ? "per-connection" : "shared",
-           b.reencode ? "on" : "off");
-  out += buf;
+  out += "  window " + std::to_string(b.window) + ", reaction " + ReactionName(b.reaction) +
+         ", " + (b.per_connection_context ? "one context per connection" : "one shared context") +
+         ", re-encode " + (b.reencode ? "on" : "off") + "\n";
+  out += "  nconnect " + std::to_string(b.nconnect) + ", " + std::to_string(b.io_size) + " B " +
+         OpName(b.op) + ", skew " + Fmt("%.3f", b.skew_ns / 1e6) + " ms on connection " +
+         std::to_string(b.skew_conn) + " (" + SkewWhereName(b.skew_where) + ")\n";
+  out += "  network: RTT " + Fmt("%.3f", b.rtt_ns / 1e6) + " ms, jitter " + DistName(b.jitter_dist) +
+         " mean " + Fmt("%.3f", b.jitter_ns / 1e6) + " ms, " +
+         Fmt("%.2f", b.bandwidth_bytes_per_s * 8 / 1e9) + " Gbit/s per connection\n";
+  out += "  crypto per message " + Fmt("%.0f", b.cost_fixed_ns) + " ns + " +
+         Fmt("%.3f", b.cost_ns_per_byte) + " ns/byte; server service " +
+         DistName(b.service_dist) + " mean " + Fmt("%.3f", b.service_ns / 1e6) + " ms\n";
+  if (b.thread_model) {
+    out += "  threads: a receiver thread per connection (client CPU per call besides crypto " +
+           Fmt("%.1f", b.client_call_ns / 1e3) + " us) and a server thread per connection, " +
+           (b.batching ? "per-wakeup batches" : "no batching") + "\n";
+    if (b.cores > 0) {
+      out += "  pauses: " + std::to_string(b.cores) +
+             " cores shared by client and server threads; a thread is descheduled after a " +
+             Fmt("%.3f", b.slice_ns / 1e6) + " ms slice when others wait" +
+             (b.wakeup_preempt_ns > 0
+                  ? ", and a waking thread takes the core of one that has run " +
+                        Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us"
+                  : ", and a waking thread waits for a slice to end") +
+             "\n";
+    } else {
+      out += "  pauses: none (a core for every thread)\n";
+    }
+  } else {
+    out += "  no threads or cores: encoding on the issuing thread, " +
+           std::to_string(b.server_threads) + " server workers (" +
+           ServerOrderName(b.server_order) + " order); nothing is ever descheduled\n";
+  }
+  return out;
+}
+
+std::string Recommendation::ToText(const Scenario& b) const {
+  std::string out = "assumptions:\n" + AssumptionsText(b);
   if (max_safe_slots == 0) {
     out += "no slot count is safe: even 1 slot saw window violations\n";
   } else {
-    snprintf(buf, sizeof buf,
-             "largest safe slot count: %lld (no violations in any seed at this or any smaller "
-             "power of two%s)\n  goodput there: %.0f ops/s, %.1f MB/s, p99 %.3f ms\n",
-             static_cast<long long>(max_safe_slots),
-             first_unsafe_slots
-                 ? (", " + std::to_string(first_unsafe_slots) + " slots had violations").c_str()
-                 : "; larger counts not tried",
-             at_max_safe.ops_per_s, at_max_safe.mb_per_s, at_max_safe.p99_ns / 1e6);
-    out += buf;
+    out += "largest safe slot count: " + std::to_string(max_safe_slots) +
+           " (no violations in any seed at this or any smaller power of two" +
+           (first_unsafe_slots
+                ? ", " + std::to_string(first_unsafe_slots) + " slots had violations)\n"
+                : "; larger counts not tried)\n");
+    out += "  goodput there: " + Fmt("%.0f", at_max_safe.ops_per_s) + " ops/s, " +
+           Fmt("%.1f", at_max_safe.mb_per_s) + " MB/s, p99 " +
+           Fmt("%.3f", at_max_safe.p99_ns / 1e6) + " ms\n";
   }
-  if (capped_slots > 0) {
-    snprintf(buf, sizeof buf,
-             "alternative: %lld slots with the spread of numbers in flight capped at %lld (the "
-             "window): %.0f ops/s, %.1f MB/s, %lld violations\n",
-             static_cast<long long>(capped_slots), static_cast<long long>(spread_cap),
-             with_cap.ops_per_s, with_cap.mb_per_s, static_cast<long long>(with_cap.violations));
-    out += buf;
+  if (!alternatives.empty()) {
+    out += "alternatives at " + std::to_string(alternative_slots) +
+           " slots (worst of the seeds):\n";
+    for (const Alternative& a : alternatives) {
+      out += "  " + a.name + ": " + Fmt("%.0f", a.worst_ops_per_s) + " ops/s, " +
+             Fmt("%.1f", a.worst_ops_per_s * static_cast<double>(b.io_size) / 1e6) +
+             " MB/s, p99 " + Fmt("%.3f", a.result.p99_ns / 1e6) + " ms, " +
+             std::to_string(a.worst_violations) + " violations" +
+             (a.result.truncated ? " (thrashes: the run was cut short)" : "") + "\n";
+    }
   }
   return out;
 }

@@ -197,6 +197,15 @@ Status ReadEnum(const json& j, const char* key, E& out, Result<E> (*parse)(const
 
 }  // namespace
 
+Scenario EveryMechanismScenario() {
+  Scenario s;
+  s.thread_model = true;
+  s.cores = 2;
+  s.wakeup_preempt_ns = 10000;
+  s.client_call_ns = 5000;
+  return s;
+}
+
 Result<Scenario> ScenarioFromJson(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("scenario: not a JSON object");
   Scenario s;

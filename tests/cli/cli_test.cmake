@@ -12,6 +12,11 @@ foreach(cmd run modes report nconnect serve load)
 endforeach()
 expect_run(0 "secmode 0." ${SECMODE} --version)
 expect_run(0 "krb5p" ${SECMODE} modes)
+# --recommend states what it assumed and measured, and the alternatives.
+expect_run(0 "alternatives at 64 slots" ${SECMODE} nconnect --recommend --window 8 --ops 2000
+           --max-slots 64 --seeds 1 --cores 2 --slice-ns 3000000)
+expect_run(0 "wakeup preemption: p10 run" ${SECMODE} nconnect --recommend --window 8 --ops 2000
+           --max-slots 64 --seeds 1)
 
 # Bad usage: 2, with the cause named.
 expect_run(2 "A subcommand is required" ${SECMODE})
