@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <thread>
 
 #include "cli/cli.h"
@@ -29,7 +30,9 @@ struct NconnectOptions {
   sim::Scenario s;
   std::string reaction = "drop-disconnect", op = "read", jitter_dist = "exponential",
               service_dist = "exponential", skew_where = "client", server_order = "arrival";
-  bool sweep = false, recommend = false, quick = false, json = false, validate = false;
+  bool sweep = false, recommend = false, quick = false, json = false, validate = false,
+       full = false;
+  std::string points;  // --validate: a regular expression the point names must match
   std::string out_dir;
   int threads = 0;
   int64_t max_slots = 1024;
@@ -154,8 +157,21 @@ void RunValidateCommand(NconnectOptions& o) {
   harness::ModeEnvironment env;
   suite::ValidationOptions options;
   std::cout << "nconnect validation on loopback ..." << std::flush;
-  suite::ValidationRun run =
-      suite::RunValidation(env, suite::DefaultValidationGrid(options.ops), options, std::cout);
+  std::vector<suite::ValidationPoint> grid =
+      o.full ? suite::WideValidationGrid(options.ops) : suite::DefaultValidationGrid(options.ops);
+  if (!o.points.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(o.points, std::regex::extended);
+    } catch (const std::regex_error& e) {
+      Fail(common::Status::InvalidArgument("--points: not a regular expression: " + o.points));
+    }
+    std::erase_if(grid, [&](const suite::ValidationPoint& p) { return !std::regex_search(p.name, re); });
+    if (grid.empty()) {
+      Fail(common::Status::InvalidArgument("--points: no point of the grid matches " + o.points));
+    }
+  }
+  suite::ValidationRun run = suite::RunValidation(env, grid, options, std::cout);
   std::cout << "\n";
   // What ran is written even when a point failed.
   for (auto& row : run.JsonRows()) results.nconnect.push_back(std::move(row));
@@ -301,6 +317,12 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_flag("--validate", o->validate,
                 "Run the validation grid on real sockets (krb5p, throwaway realm, loopback) and "
                 "compare with the simulator; writes results.json and report.md into --out");
+  cmd->add_flag("--full", o->full,
+                "With --validate: the wide grid (648 points, 3 real runs each: hours) instead of "
+                "the default 8 points");
+  cmd->add_option("--points", o->points,
+                  "With --validate: only the points whose names match this extended regular "
+                  "expression (names such as shared-n4-s128-w32-skew0-drop-disconnect)");
   cmd->add_option("--out", o->out_dir,
                   "With --sweep or --validate: output directory (default: results/runs/<UTC "
                   "timestamp>-<host>)");
@@ -320,6 +342,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
+    }
+    if ((o->full || !o->points.empty()) && !o->validate) {
+      Fail(common::Status::InvalidArgument("--full and --points: only with --validate"));
     }
     if (o->validate) {
       RunValidateCommand(*o);

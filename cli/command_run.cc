@@ -32,6 +32,9 @@ CLI::App* AddRunCommand(CLI::App& app) {
   run->add_flag("--quick", args->suite.quick,
                 "Short measurements: every mode and size, noisier numbers, a small nconnect grid, "
                 "no extra-enctype krb5p rows");
+  run->add_flag("--full", args->suite.full,
+                "The wide nconnect validation grid (648 points, 3 real runs each: hours) instead "
+                "of the default 8 points");
   run->add_option("--modes", args->suite.modes,
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")
@@ -43,6 +46,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
   run->callback([args] {
     suite::SuiteOptions& o = args->suite;
     o.command = CommandLine();
+    if (o.quick && o.full) Fail("run", common::Status::InvalidArgument("--quick and --full: choose one"));
     common::Status valid = suite::ValidateOptions(o);
     if (!valid.ok()) Fail("run", valid);
     const std::string dir = args->out_dir.empty() ? render::DefaultOutDir() : args->out_dir;

@@ -10,11 +10,13 @@
 #include <string>
 
 #include "common/format.h"
+#include "render/gnuplot.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
 
 using common::CsvField;
+using common::Result;
 using common::Fmt;
 using common::SizeLabel;
 using common::SkewLabel;
@@ -41,6 +43,68 @@ std::string Verdict(const json& row) {
   const bool v = row.value("violations_agree", false), g = row.value("goodput_agree", false);
   if (v && g) return "agree";
   return !v ? "DISAGREE (violations)" : "DISAGREE (goodput)";
+}
+
+// The collapse plot: goodput, violations and p99 against slots for one
+// shared context without skew, a column per (window, reaction): the
+// simulated line through the grid's slot counts, and each measured point as
+// the median run with the range of the runs. Drawn for the nconnect with the
+// most such points; empty when no column has two slot counts.
+struct CollapseColumn {
+  int64_t window = 0;
+  std::string reaction;
+  std::map<int64_t, const json*> by_slots;
+};
+
+Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int nconnect) {
+  std::ostringstream data, script;
+  const char* const metrics[] = {"goodput (ops/s)", "window violations", "p99 latency (ms)"};
+  auto value = [](const json& r, int metric) {
+    if (metric == 0) return r.value("ops_per_s", 0.0);
+    if (metric == 1) return static_cast<double>(I(r, "violations"));
+    return static_cast<double>(I(r, "p99_ns")) / 1e6;
+  };
+  int index = 0;
+  script << "set terminal svg size " << std::max<size_t>(500, 380 * columns.size())
+         << ",900 dynamic font 'sans,11'\nset output 'out.svg'\nset multiplot layout 3,"
+         << columns.size() << " title "
+         << GnuplotQuote("Collapse with one shared context, no skew, nconnect " +
+                         std::to_string(nconnect) +
+                         ": simulated (line) and measured (median run, range of the runs)")
+         << "\nset logscale x 2\nset grid\nset key top left\nset xlabel 'slots'\n";
+  for (int metric = 0; metric < 3; ++metric) {
+    for (const CollapseColumn& col : columns) {
+      data << "# " << metrics[metric] << ", window " << col.window << ", " << col.reaction
+           << ": slots sim\n";
+      for (const auto& [slots, row] : col.by_slots) {
+        data << slots << " " << value(row->value("simulated", json::object()), metric) << "\n";
+      }
+      data << "\n\n# measured: slots median min max\n";
+      for (const auto& [slots, row] : col.by_slots) {
+        double lo = 0, hi = 0;
+        bool first = true;
+        for (const auto& run : row->value("measured_runs", json::array())) {
+          const double v = value(run, metric);
+          lo = first ? v : std::min(lo, v);
+          hi = first ? v : std::max(hi, v);
+          first = false;
+        }
+        const double mid = value(row->value("measured", json::object()), metric);
+        if (first) lo = hi = mid;
+        data << slots << " " << mid << " " << lo << " " << hi << "\n";
+      }
+      data << "\n\n";
+      script << "set title " << GnuplotQuote("window " + std::to_string(col.window) + ", " +
+                                             col.reaction)
+             << "\nset ylabel " << GnuplotQuote(metrics[metric]) << "\nset yrange [0:*]\n"
+             << "plot 'collapse.dat' index " << index
+             << " using 1:2 with linespoints lw 2 title 'simulated', 'collapse.dat' index "
+             << index + 1 << " using 1:2:3:4 with yerrorbars pt 7 title 'measured'\n";
+      index += 2;
+    }
+  }
+  script << "unset multiplot\n";
+  return RunGnuplot(script.str(), {{"collapse.dat", data.str()}}, "out.svg");
 }
 
 }  // namespace
@@ -264,6 +328,56 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     const bool asserted = row->value("asserted", false);
     if (!row->value("assert_goodput", asserted)) {
       md << "- " << row->value("name", "") << ": " << row->value("note", "") << "\n";
+    }
+  }
+  // Points that disagree, each with the cause its evidence shows.
+  bool any_disagree = false;
+  for (const json* row : rows) any_disagree |= Verdict(*row) != "agree";
+  if (any_disagree) {
+    md << "\n### Points that disagree, and what their evidence shows\n\n";
+    for (const json* row : rows) {
+      if (Verdict(*row) == "agree") continue;
+      const std::string why = row->value("diagnosis", "");
+      md << "- " << row->value("name", "") << ": "
+         << (why.empty() ? row->value("detail", "") : why) << "\n";
+    }
+  }
+  // The collapse plot, for the nconnect with the most shared no-skew points.
+  std::map<int, std::map<std::pair<int64_t, std::string>, CollapseColumn>> shared_noskew;
+  for (const json* row : rows) {
+    const json sc = row->value("scenario", json::object());
+    if (sc.value("per_connection_context", false) || I(sc, "skew_ns") != 0) continue;
+    CollapseColumn& col = shared_noskew[static_cast<int>(I(sc, "nconnect"))]
+                                       [{I(sc, "window"), sc.value("reaction", "")}];
+    col.window = I(sc, "window");
+    col.reaction = sc.value("reaction", "");
+    col.by_slots[I(sc, "slots")] = row;
+  }
+  int plot_nconnect = 0;
+  size_t most = 0;
+  for (const auto& [n, cols] : shared_noskew) {
+    size_t points = 0;
+    for (const auto& [key, col] : cols) points += col.by_slots.size() >= 2 ? col.by_slots.size() : 0;
+    if (points > most || (points == most && n == 4)) {
+      most = points;
+      plot_nconnect = n;
+    }
+  }
+  if (most > 0) {
+    std::vector<CollapseColumn> columns;
+    for (const auto& [key, col] : shared_noskew[plot_nconnect]) {
+      if (col.by_slots.size() >= 2) columns.push_back(col);
+    }
+    auto svg = CollapsePlot(columns, plot_nconnect);
+    md << "\n### The collapse: slots against the window\n\n";
+    if (svg.ok()) {
+      out.files.emplace_back("nconnect-collapse.svg", *svg);
+      md << "![goodput, violations and p99 vs slots, simulated and measured]"
+            "(nconnect-collapse.svg)\n";
+    } else {
+      out.warnings.push_back("plot nconnect-collapse.svg failed: " + svg.status().ToString());
+      md << "(plot nconnect-collapse.svg could not be drawn: " << svg.status().ToString()
+         << "; the numbers are in the tables and results.json)\n";
     }
   }
   md << "\nValidation took " << Fmt("%.1f", section.value("wall_seconds", 0.0)) << " s.\n";

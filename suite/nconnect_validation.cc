@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/format.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
 #include "harness/local_rpc.h"
@@ -135,6 +136,46 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
       "model zero, not asserted: with 128 slots the real client can reorder 32 calls within one "
       "connection when a receiver thread holding freshly numbered calls is preempted (the "
       "model's calls never overtake each other before the socket)");
+  return grid;
+}
+
+std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
+  std::vector<ValidationPoint> grid;
+  for (bool per_conn : {false, true}) {
+    for (sim::Reaction reaction :
+         {sim::Reaction::kDropDisconnect, sim::Reaction::kDrop, sim::Reaction::kDiscardContext}) {
+      for (int64_t window : {32, 128}) {
+        for (int64_t skew_ns : {int64_t{0}, int64_t{1000000}, int64_t{10000000}}) {
+          for (int nconnect : {2, 4, 8}) {
+            for (int64_t slots : {8, 16, 32, 64, 128, 256}) {
+              ValidationPoint p;
+              p.scenario.nconnect = nconnect;
+              p.scenario.slots = slots;
+              p.scenario.window = window;
+              p.scenario.reaction = reaction;
+              p.scenario.op = sim::Op::kRead;
+              p.scenario.io_size = 4096;
+              p.scenario.ops = ops;
+              p.scenario.skew_conn = 0;
+              p.scenario.skew_ns = skew_ns;
+              p.scenario.skew_where = sim::SkewWhere::kClient;
+              p.scenario.per_connection_context = per_conn;
+              p.name = std::string(per_conn ? "perconn" : "shared") + "-n" +
+                       std::to_string(nconnect) + "-s" + std::to_string(slots) + "-w" +
+                       std::to_string(window) + "-skew" +
+                       (skew_ns == 0 ? std::string("0") : std::to_string(skew_ns / 1000000) + "ms") +
+                       "-" +
+                       sim::ReactionName(reaction);
+              p.asserted = false;
+              p.assert_goodput = false;
+              p.note = "wide grid: reported, not asserted";
+              grid.push_back(std::move(p));
+            }
+          }
+        }
+      }
+    }
+  }
   return grid;
 }
 
@@ -443,6 +484,48 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   out.load = runs[order[order.size() / 2]].first;
   out.row.measured = runs[order[order.size() / 2]].second;
   out.measured_runs = measured;
+  out.diagnosis = Diagnose(out);
+  return out;
+}
+
+std::string Diagnose(const ValidationOutcome& o) {
+  const sim::Comparison& c = o.comparison;
+  if (c.violations_agree && c.goodput_agree) return "";
+  const sim::ScenarioResult& sim = o.row.simulated;
+  const sim::ScenarioResult& real = o.row.measured;
+  std::string out;
+  if (!c.violations_agree) {
+    out += (static_cast<double>(sim.violations) < c.measured_violations_min ? "model under-counts"
+                                                                          : "model over-counts") +
+           std::string(" violations (") + std::to_string(sim.violations) + " vs " +
+           common::Fmt("%.0f", c.measured_violations_min) + ".." +
+           common::Fmt("%.0f", c.measured_violations_max) + ")";
+    if (o.attribution.violations > 0 && !o.attribution.causes.empty()) {
+      const ViolationCause& top = o.attribution.causes.front();
+      out += "; real ones held mostly at " + top.stage + ", " + top.thread + " (" +
+             std::to_string(top.count) + " of " + std::to_string(o.attribution.violations) +
+             " traced, median excess " + common::Fmt("%.0f", top.median_excess_us) + " us)";
+    }
+    static const char* const kStages[] = {"encode", "hold", "socket", "check"};
+    int worst = -1;
+    for (int i = 0; i < 4; ++i) {
+      if (sim.violation_stage[i] > 0 && (worst < 0 || sim.violation_stage[i] > sim.violation_stage[worst])) {
+        worst = i;
+      }
+    }
+    if (worst >= 0) {
+      out += std::string("; the model's at ") + kStages[worst] + " (" +
+             std::to_string(sim.violation_stage[worst]) + " of " + std::to_string(sim.violations) +
+             ")";
+    }
+  }
+  if (!c.goodput_agree) {
+    out += std::string(out.empty() ? "" : "; ") + "goodput measured/sim " +
+           common::Fmt("%.2f", c.goodput_ratio) + " (disconnects sim " +
+           std::to_string(sim.disconnects) + " vs real " + std::to_string(real.disconnects) +
+           ", p99 " + common::Fmt("%.1f", sim.p99_ns / 1e6) + " vs " +
+           common::Fmt("%.1f", real.p99_ns / 1e6) + " ms)";
+  }
   return out;
 }
 
@@ -514,6 +597,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
                     {"goodput_agree", o.comparison.goodput_agree},
                     {"goodput_ratio", o.comparison.goodput_ratio},
                     {"detail", o.comparison.detail},
+                    {"diagnosis", o.diagnosis},
                     {"calibration", o.calibration.ToJson()}});
     if (options.trace) rows.back()["attribution"] = o.attribution.ToJson();
     if (!o.ablation.empty()) {

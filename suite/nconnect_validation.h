@@ -61,6 +61,16 @@ struct ValidationPoint {
 // {16, 128} slots with the hold (model: zero); `ops` operations each.
 std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops = 2000);
 
+// The wide grid (`secmode run --full`, `secmode nconnect --validate --full`):
+// nconnect {2, 4, 8} x slots {8, 16, 32, 64, 128, 256} x window {32, 128} x
+// skew {0, 1 ms, 10 ms} on connection 0 x reaction {drop, drop-disconnect,
+// discard-context} x {shared, per-connection} contexts, 4 KiB READ, `ops`
+// operations each: 648 points, none asserted. None is pruned: no
+// combination is redundant by construction (even with one context per
+// connection the real client can reorder a connection's calls, so every
+// reaction can matter, and the skew changes the goodput everywhere).
+std::vector<ValidationPoint> WideValidationGrid(int64_t ops = 2000);
+
 // What the simulator is fed, measured on this machine (none of it fitted to
 // the validation points).
 struct Calibration {
@@ -132,7 +142,14 @@ struct ValidationOutcome {
   std::vector<AblationRow> ablation;
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
   Calibration calibration;                         // the run's, with this point's sys-mode run
+  std::string diagnosis;  // empty when the point agrees; else Diagnose()
 };
+
+// Why a point disagrees, in words, from the evidence the point carries: how
+// the simulated violations and goodput miss the measured ones, where the
+// traced real violations were held (the attribution's largest causes) and
+// where the model's were, and the disconnects and p99 of both.
+std::string Diagnose(const ValidationOutcome& outcome);
 
 struct ValidationRun {
   // The first failure (calibration or a point); the points that ran are in

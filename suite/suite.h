@@ -22,6 +22,7 @@ inline constexpr size_t kDefaultSizes[] = {128, 4096, 65536, 1u << 20};
 
 struct SuiteOptions {
   bool quick = false;              // shorter measurements, same coverage
+  bool full = false;               // the wide nconnect validation grid (hours)
   std::vector<std::string> modes;  // mode names; empty means harness::DefaultModes()
   std::vector<size_t> sizes;       // empty means kDefaultSizes
   std::string command;             // the command line, recorded in the results

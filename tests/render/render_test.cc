@@ -155,6 +155,50 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
   EXPECT_NE(md.find("widened by a factor 1.50 or within 5 events"), std::string::npos) << md;
   EXPECT_NE(md.find("- c: why not"), std::string::npos) << md;
   EXPECT_EQ(md.find("- a: why not"), std::string::npos) << md;
+  // A point that disagrees is listed with its diagnosis, or its detail.
+  EXPECT_NE(md.find("- b: d"), std::string::npos) << md;
+  // Fewer than two slot counts of one shared no-skew series: no collapse plot.
+  EXPECT_EQ(md.find("### The collapse"), std::string::npos) << md;
+}
+
+TEST(RenderTest, CollapsePlotDrawsTheSharedNoSkewSeries) {
+  harness::RunResults r = Sample();
+  auto row = [](int64_t slots, double sim_ops, double real_ops) {
+    const json scenario = {{"nconnect", 4},
+                           {"slots", slots},
+                           {"window", 32},
+                           {"reaction", "drop-disconnect"},
+                           {"skew_ns", 0},
+                           {"per_connection_context", false}};
+    const json real = {{"ops_per_s", real_ops}, {"violations", slots}, {"p99_ns", 2000000}};
+    return json{{"kind", "validation"},
+                {"name", "s" + std::to_string(slots)},
+                {"scenario", scenario},
+                {"simulated", {{"ops_per_s", sim_ops}, {"violations", 2 * slots}, {"p99_ns", 1000000}}},
+                {"measured", real},
+                {"measured_runs", json::array({real, real})},
+                {"violations_agree", false},
+                {"goodput_agree", true},
+                {"diagnosis", "model over-counts violations"},
+                {"detail", "d"}};
+  };
+  r.nconnect = {row(8, 1000, 900), row(128, 300, 400)};
+  r.sections["nconnect-validation"] = {{"calibration", json::object()}};
+  auto rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  const std::string md = rendered->report_md;
+  EXPECT_NE(md.find("- s128: model over-counts violations"), std::string::npos) << md;
+  ASSERT_NE(md.find("### The collapse"), std::string::npos) << md;
+  bool drawn = false;
+  for (const auto& [name, body] : rendered->files) {
+    if (name != "nconnect-collapse.svg") continue;
+    drawn = true;
+    EXPECT_NE(body.find("<svg"), std::string::npos);
+    EXPECT_NE(body.find("window 32, drop-disconnect"), std::string::npos);
+  }
+  // gnuplot is one of the packages the build installs; without it the
+  // report says the plot could not be drawn.
+  EXPECT_TRUE(drawn || md.find("could not be drawn") != std::string::npos) << md;
 }
 
 TEST(RunDirTest, SavedRunRendersTheSameReport) {
