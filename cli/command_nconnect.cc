@@ -29,7 +29,8 @@ namespace {
 struct NconnectOptions {
   sim::Scenario s;
   std::string reaction = "drop-disconnect", op = "read", jitter_dist = "exponential",
-              service_dist = "exponential", skew_where = "client", server_order = "arrival";
+              service_dist = "exponential", skew_where = "client", server_order = "arrival",
+              preempt_victim = "longest";
   bool sweep = false, recommend = false, quick = false, json = false, validate = false,
        full = false;
   std::string points;  // --validate: a regular expression the point names must match
@@ -80,6 +81,9 @@ sim::Scenario Resolve(NconnectOptions& o) {
   auto so = sim::ParseServerOrder(o.server_order);
   if (!so.ok()) Fail(so.status());
   s.server_order = *so;
+  auto pv = sim::ParsePreemptVictim(o.preempt_victim);
+  if (!pv.ok()) Fail(pv.status());
+  s.preempt_victim = *pv;
   auto sw = sim::ParseSkewWhere(o.skew_where);
   if (!sw.ok()) Fail(sw.status());
   s.skew_where = *sw;
@@ -299,8 +303,16 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model: a woken thread takes the core of one that has run this "
                   "long (0: waits for a slice to end)")
       ->capture_default_str();
+  cmd->add_option("--preempt-victim", o->preempt_victim,
+                  "With --thread-model: whose core a waking thread takes: longest (the thread "
+                  "that has run longest) or waker (the thread whose write woke it)")
+      ->capture_default_str();
   cmd->add_flag("!--no-batching", s.batching,
                 "With --thread-model: handle and write each item on its own, not per wakeup");
+  cmd->add_option("--read-bytes", s.read_bytes,
+                  "With --thread-model: bytes a thread reads per wakeup, its batch (0: all "
+                  "its socket holds)")
+      ->capture_default_str();
   cmd->add_option("--client-call-ns", s.client_call_ns,
                   "With --thread-model: client CPU per call besides crypto")
       ->capture_default_str();

@@ -147,7 +147,12 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3) << " us: the p10 run of a busy thread while "
        << I(wake, "wakers") << " threads keep waking); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
-       << " us (one sys call at a time: p50 minus both ends' CPU); and per row each end's CPU per "
+       << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
+          "its round trip, "
+       << Fmt("%.1f", I(c, "reconnect_ns") / 1e3)
+       << " us (a NULL call on a fresh connection, so the server accepts and starts a "
+          "connection thread, minus the same call on an established one; medians); and per row "
+          "each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
           "connections, slots and contexts with a window wider than the slots (no violation "
           "can happen there), less the crypto the model adds. Per-row values are in "
@@ -287,12 +292,16 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   }
   if (any_ablation) {
     md << "### What each mechanism changes (ablation)\n\n"
-          "Each point simulated again with one mechanism off: violations and goodput (ops/s), "
-          "beside the full model and the real run. \"no thread model\" is the model without "
-          "threads and cores (the server's workers take calls in arrival order, numbering costs "
-          "no client CPU).\n\n"
-          "| point | real | full model | no batching | no wakeup preemption | no descheduling | no "
-          "thread model |\n|---|---|---|---|---|---|---|\n";
+          "Each point simulated again with one mechanism off or changed: violations and goodput "
+          "(ops/s), beside the full model and the real run. \"whole socket per wakeup\": a "
+          "thread's batch is everything its socket holds instead of one 64 KiB read; \"the "
+          "waker is preempted\": a waking thread takes the core of the thread whose write woke "
+          "it instead of the one that has run longest; \"no thread model\" is the model "
+          "without threads and cores (the server's workers take calls in arrival order, "
+          "numbering costs no client CPU).\n\n"
+          "| point | real | full model | no batching | whole socket per wakeup | no wakeup "
+          "preemption | the waker is preempted | no descheduling | no thread model "
+          "|\n|---|---|---|---|---|---|---|---|---|\n";
     auto cell = [](const json& r) {
       return std::to_string(I(r, "violations")) + ", " + Fmt("%.0f", r.value("ops_per_s", 0.0));
     };
@@ -304,7 +313,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
          << " | " << cell(row->value("simulated", json::object()));
       for (const char* v :
-           {"no batching", "no wakeup preemption", "no descheduling", "no thread model"}) {
+           {"no batching", "whole socket per wakeup", "no wakeup preemption",
+            "the waker is preempted", "no descheduling", "no thread model"}) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
       md << " |\n";

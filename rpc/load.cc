@@ -25,27 +25,29 @@ using common::ByteView;
 using common::Result;
 using common::Status;
 
-namespace {
-
-// One blocking call/reply on a fresh connection (context creation).
 Result<Bytes> BlockingRoundTrip(const std::string& host, uint16_t port, ByteView call) {
   SECMODE_ASSIGN_OR_RETURN(Fd fd, Connect(host, port));
+  return BlockingCall(fd.get(), call);
+}
+
+Result<Bytes> BlockingCall(int fd, ByteView call) {
   Bytes mark;
   AppendRecordMark(static_cast<uint32_t>(call.size()), &mark);
-  SECMODE_RETURN_IF_ERROR(WriteAll2(fd.get(), mark, call));
+  SECMODE_RETURN_IF_ERROR(WriteAll2(fd, mark, call));
   RecordReader reader;
   while (true) {
     ByteView rec;
     SECMODE_ASSIGN_OR_RETURN(bool got, reader.Next(&rec));
     if (got) return Bytes(rec.begin(), rec.end());
     auto space = reader.WriteSpace(4096);
-    ssize_t n = recv(fd.get(), space.data(), space.size(), 0);
+    ssize_t n = recv(fd, space.data(), space.size(), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return Status::IoError("connection closed before the reply to a context-creation call");
+    if (n <= 0) return Status::IoError("connection closed before the reply to a blocking call");
     reader.Commit(static_cast<size_t>(n));
   }
 }
+
+namespace {
 
 // The security state a group of connections shares: one context (and one
 // sequence counter) or, per connection, its own.
@@ -377,7 +379,7 @@ void Runner::Receive(Conn* c) {
     fd = c->fd;
   }
   while (!stopping_) {
-    auto space = reader.WriteSpace(64 << 10);
+    auto space = reader.WriteSpace(kReadChunk);
     ssize_t n = fd >= 0 ? recv(fd, space.data(), space.size(), 0) : -1;
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {

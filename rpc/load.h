@@ -93,6 +93,15 @@ struct LoadReport {
 
 common::Result<LoadReport> RunLoad(const LoadOptions& options);
 
+// One call (a whole RPC message, without its record mark) and the record of
+// its reply, blocking, on connected socket `fd`.
+common::Result<common::Bytes> BlockingCall(int fd, common::ByteView call);
+
+// The same on a fresh connection to host:port, closed afterwards (context
+// creation; the cost of a reconnect).
+common::Result<common::Bytes> BlockingRoundTrip(const std::string& host, uint16_t port,
+                                                common::ByteView call);
+
 }  // namespace secmode::rpc
 
 #endif  // SECMODE_RPC_LOAD_H_

@@ -21,6 +21,9 @@ namespace secmode::rpc {
 
 inline constexpr uint32_t kLastFragment = 0x80000000u;
 inline constexpr size_t kDefaultMaxRecord = (1u << 20) + (64u << 10);  // 1 MiB I/O + headers
+// What secmode's client and server ask one recv() for: the records of one
+// read are one batch (handled, then their replies or next calls written).
+inline constexpr size_t kReadChunk = 64u << 10;
 
 // Appends the mark for a last fragment of `length` bytes.
 void AppendRecordMark(uint32_t length, common::Bytes* out);

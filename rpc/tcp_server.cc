@@ -162,7 +162,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   std::vector<ServerCallEvent> traced;  // this batch's checked calls
   bool open = true;
   while (open && !stopping_) {
-    auto space = reader.WriteSpace(64 << 10);
+    auto space = reader.WriteSpace(kReadChunk);
     ssize_t n = recv(fd, space.data(), space.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;

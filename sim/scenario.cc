@@ -41,6 +41,8 @@ const std::pair<const char*, SkewWhere> kSkewWheres[] = {{"client", SkewWhere::k
                                                          {"network", SkewWhere::kNetwork}};
 const std::pair<const char*, ServerOrder> kServerOrders[] = {
     {"arrival", ServerOrder::kArrival}, {"round-robin", ServerOrder::kRoundRobin}};
+const std::pair<const char*, PreemptVictim> kPreemptVictims[] = {
+    {"longest", PreemptVictim::kLongest}, {"waker", PreemptVictim::kWaker}};
 
 Status InRange(const char* name, int64_t v, int64_t lo, int64_t hi) {
   if (v < 0 && lo == 0) {
@@ -77,6 +79,10 @@ const char* SkewWhereName(SkewWhere w) { return NameOf(w, kSkewWheres); }
 const char* ServerOrderName(ServerOrder o) { return NameOf(o, kServerOrders); }
 Result<ServerOrder> ParseServerOrder(const std::string& n) {
   return ParseName("server-order", n, kServerOrders);
+}
+const char* PreemptVictimName(PreemptVictim v) { return NameOf(v, kPreemptVictims); }
+Result<PreemptVictim> ParsePreemptVictim(const std::string& n) {
+  return ParseName("preempt-victim", n, kPreemptVictims);
 }
 Result<SkewWhere> ParseSkewWhere(const std::string& n) {
   return ParseName("skew-where", n, kSkewWheres);
@@ -125,6 +131,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("cores", cores, 0, 65536));
   SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("client-call-ns", client_call_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("read-bytes", read_bytes, 0, kMaxBufferBytes));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
   SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
@@ -164,8 +171,10 @@ json Scenario::ToJson() const {
           {"cores", cores},
           {"slice_ns", slice_ns},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
+          {"preempt_victim", PreemptVictimName(preempt_victim)},
           {"batching", batching},
           {"client_call_ns", client_call_ns},
+          {"read_bytes", read_bytes},
           {"seed", seed},
           {"ops", ops},
           {"duration_ns", duration_ns}};
@@ -234,6 +243,8 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "reaction", s.reaction, ParseReaction));
   SECMODE_RETURN_IF_ERROR(Read(j, "server_threads", s.server_threads));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "server_order", s.server_order, ParseServerOrder));
+  SECMODE_RETURN_IF_ERROR(
+      ReadEnum(j, "preempt_victim", s.preempt_victim, ParsePreemptVictim));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "service_dist", s.service_dist, ParseDist));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_ns", s.service_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_sigma", s.service_sigma));
@@ -243,6 +254,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));
   SECMODE_RETURN_IF_ERROR(Read(j, "seed", s.seed));
   SECMODE_RETURN_IF_ERROR(Read(j, "ops", s.ops));
   SECMODE_RETURN_IF_ERROR(Read(j, "duration_ns", s.duration_ns));

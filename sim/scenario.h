@@ -65,6 +65,17 @@ enum class ServerOrder {
 const char* ServerOrderName(ServerOrder o);
 common::Result<ServerOrder> ParseServerOrder(const std::string& name);
 
+// Thread model: which running thread a waking thread takes the core of.
+enum class PreemptVictim {
+  kLongest,  // the one that has run longest since it got its core
+  kWaker,    // the thread whose write woke it, if it still runs (on loopback
+             // Linux wakes the reader in the writer's send() and prefers the
+             // writer's CPU for it, so only the writer can lose its core);
+             // a wakeup from outside the threads preempts nobody
+};
+const char* PreemptVictimName(PreemptVictim v);
+common::Result<PreemptVictim> ParsePreemptVictim(const std::string& name);
+
 // Limits Validate() enforces.
 inline constexpr int kMaxConnections = 1024;
 inline constexpr int64_t kMaxSlots = 1 << 20;
@@ -146,7 +157,12 @@ struct Scenario {
   // has run longest since it got its core, if that is at least this long
   // (wakeup preemption); 0: woken threads wait for a slice to end.
   int64_t wakeup_preempt_ns = 0;
+  PreemptVictim preempt_victim = PreemptVictim::kLongest;
   bool batching = true;        // false: each item handled and written on its own
+  // Bytes a thread reads from its socket per wakeup: a batch is the messages
+  // that fit (at least one); 0: everything the socket holds. Resends a
+  // receiver numbers after a reconnect are not read and always join.
+  int64_t read_bytes = 0;
   int64_t client_call_ns = 0;  // client CPU per call besides crypto
 
   // Run.

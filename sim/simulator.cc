@@ -81,8 +81,10 @@ struct Slot {
   bool sent = false;         // transmitted at least once for this operation
   bool error_reply = false;  // the pending reply is "context problem"
   bool blocked = false;      // counted in Sim::blocked_
-  // Thread model: when the current call was numbered, sealed and written.
+  // Thread model: when the current call was numbered, sealed and written,
+  // and the thread that wrote it (-1: written outside the threads).
   int64_t numbered_ns = 0, sealed_ns = 0, written_ns = 0;
+  int writer = -1;
 };
 
 struct QueueItem {
@@ -236,8 +238,9 @@ class Sim {
   SimThread& ClientThread(int c) { return threads_[static_cast<size_t>(c)]; }
   SimThread& ServerThread(int c) { return threads_[static_cast<size_t>(s_.nconnect + c)]; }
   int ThreadIndex(const SimThread& t) const { return static_cast<int>(&t - threads_.data()); }
-  void Deliver(SimThread& t, WorkItem item);
-  void Wake(SimThread& t);
+  // `waker`: the thread whose write made the item arrive (-1: none).
+  void Deliver(SimThread& t, WorkItem item, int waker = -1);
+  void Wake(SimThread& t, int waker);
   void Run(SimThread& t);
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
@@ -351,6 +354,7 @@ void Sim::StartEncode(Slot& slot) {
 
 void Sim::DoEncode(Slot& slot, Context& ctx) {
   slot.numbered_ns = 0;  // numbered outside the threads: no stage path
+  slot.writer = -1;
   slot.seq = AssignSeq(ctx);
   slot.gen = ctx.gen;
   slot.holds_seq = true;
@@ -473,7 +477,8 @@ void Sim::OnArrive(Slot& slot) {
     return;
   }
   if (s_.thread_model) {
-    Deliver(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall});
+    Deliver(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall},
+            slot.writer);
     return;
   }
   if (s_.server_order == ServerOrder::kRoundRobin) {
@@ -635,6 +640,7 @@ void Sim::QueueCall(Slot& slot) {
   const int64_t hold =
       (s_.skew_where == SkewWhere::kClient && slot.conn == s_.skew_conn) ? s_.skew_ns : 0;
   slot.written_ns = now_ + hold;
+  if (hold > 0) slot.writer = -1;  // written later by the delay line, not this thread
   conns_[slot.conn].sendq.push_back({Index(slot), slot.attempt, now_ + hold});
   TryTx(slot.conn);
 }
@@ -647,12 +653,12 @@ void Sim::DropServerWork(int c) {
   t.batch.clear();
 }
 
-void Sim::Deliver(SimThread& t, WorkItem item) {
+void Sim::Deliver(SimThread& t, WorkItem item, int waker) {
   t.inbox.push_back(item);
-  Wake(t);
+  Wake(t, waker);
 }
 
-void Sim::Wake(SimThread& t) {
+void Sim::Wake(SimThread& t, int waker) {
   if (t.st != SimThread::St::kIdle) return;
   t.st = SimThread::St::kRunnable;
   if (free_cores_ > 0) {
@@ -662,12 +668,20 @@ void Sim::Wake(SimThread& t) {
   }
   runq_.push_back(ThreadIndex(t));
   if (s_.wakeup_preempt_ns <= 0) return;
-  // Wakeup preemption: the thread that has run longest since it got its
-  // core gives it up, if it has run long enough.
+  // Wakeup preemption: the waker, if it still runs (PreemptVictim::kWaker),
+  // or the thread that has run longest since it got its core, gives its
+  // core up if it has run long enough.
   SimThread* longest = nullptr;
-  for (SimThread& r : threads_) {
-    if (r.st == SimThread::St::kRunning && (!longest || r.on_core_since < longest->on_core_since)) {
-      longest = &r;
+  if (s_.preempt_victim == PreemptVictim::kWaker) {
+    if (waker >= 0 && threads_[static_cast<size_t>(waker)].st == SimThread::St::kRunning) {
+      longest = &threads_[static_cast<size_t>(waker)];
+    }
+  } else {
+    for (SimThread& r : threads_) {
+      if (r.st == SimThread::St::kRunning &&
+          (!longest || r.on_core_since < longest->on_core_since)) {
+        longest = &r;
+      }
     }
   }
   if (longest == nullptr || now_ - longest->on_core_since < s_.wakeup_preempt_ns) return;
@@ -716,9 +730,23 @@ void Sim::Continue(SimThread& t) {
           ReleaseCore();
           return;
         }
-        // Read the socket: all it holds, or one item without batching.
-        if (s_.batching) {
+        // Read the socket: all it holds, what fits in one read, or one
+        // item without batching.
+        if (s_.batching && s_.read_bytes <= 0) {
           t.batch.swap(t.inbox);
+        } else if (s_.batching) {
+          int64_t bytes = 0;
+          while (!t.inbox.empty()) {
+            const WorkItem& w = t.inbox.front();
+            const int64_t b = w.kind == Work::kServerCall ? req_bytes_
+                              : w.kind == Work::kCallSeal ? 0
+                              : slots_[w.slot].error_reply ? kReplyOverhead
+                                                           : reply_bytes_;
+            if (!t.batch.empty() && bytes + b > s_.read_bytes) break;
+            bytes += b;
+            t.batch.push_back(w);
+            t.inbox.pop_front();
+          }
         } else {
           t.batch.push_back(t.inbox.front());
           t.inbox.pop_front();
@@ -785,6 +813,7 @@ bool Sim::BeginItem(SimThread& t) {
       w.attempt = slot.attempt;
       slot.state = State::kEncoding;
       slot.numbered_ns = now_;
+      slot.writer = ThreadIndex(t);  // it writes what it numbers
       t.remaining = seal_req_ns_;
       return true;
     }
@@ -1023,7 +1052,8 @@ Result<ScenarioResult> Sim::Run() {
       case kReplyArrive: {
         Slot& slot = slots_[e.target];
         if (slot.attempt != e.tag) break;
-        Deliver(ClientThread(slot.conn), {e.target, e.tag, Work::kReplyOpen});
+        Deliver(ClientThread(slot.conn), {e.target, e.tag, Work::kReplyOpen},
+                ThreadIndex(ServerThread(slot.conn)));
         break;
       }
       case kThreadTick: {

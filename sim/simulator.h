@@ -42,8 +42,9 @@
 // replies, numbers and seals each slot's next call right after, and writes
 // the calls of one batch when the batch ends) and a server thread (checks
 // each call's number when it gets to it in its batch, opens, serves, seals,
-// and writes the batch's replies when it ends). A thread takes everything
-// its socket holds when it gets a core (per-wakeup batching). Threads share
+// and writes the batch's replies when it ends). A thread takes what its
+// socket holds when it gets a core, up to Scenario::read_bytes (per-wakeup
+// batching, one read). Threads share
 // Scenario::cores under a round-robin scheduler: a thread that has used its
 // slice while others wait is descheduled, and a thread that wakes with no
 // core free takes one from the thread that has run longest since it got

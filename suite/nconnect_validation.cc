@@ -7,14 +7,18 @@
 #include <sstream>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/format.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
 #include "harness/local_rpc.h"
 #include "harness/measure.h"
 #include "harness/sched_probe.h"
+#include "rpc/client_auth.h"
 #include "rpc/nfs.h"
+#include "rpc/record.h"
 #include "rpc/server_core.h"
+#include "rpc/socket.h"
 #include "rpc/tcp_server.h"
 #include "sim/simulator.h"
 
@@ -192,6 +196,7 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_probe", wakeup.ToJson()},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"net_rtt_ns", net_rtt_ns},
+          {"reconnect_ns", reconnect_ns},
           {"client_cpu_ns", client_cpu_ns},
           {"server_cpu_ns", server_cpu_ns},
           {"no_violation_ops_per_s", no_violation_ops_per_s},
@@ -247,6 +252,36 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
   return p;
 }
 
+// What a reconnect costs beyond one round trip: a NULL call on a fresh
+// connection (connect, the server's accept and its new connection thread,
+// the call) against the same call on an established connection, `rounds`
+// of each interleaved, medians. The model's Scenario::reconnect_ns.
+Result<int64_t> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, int rounds) {
+  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 128, sim::Reaction::kDrop, 0));
+  rpc::LoadOptions aim;
+  server.Aim(aim);
+  auto auth = rpc::NewSysAuth(rpc::kNfsProgram, rpc::kNfsVersion);
+  common::Bytes call;
+  uint32_t seq = 0;
+  SECMODE_RETURN_IF_ERROR(auth->EncodeCall(1, 0, {}, &call, &seq));
+  SECMODE_ASSIGN_OR_RETURN(rpc::Fd established, rpc::Connect(aim.host, aim.port));
+  std::vector<int64_t> fresh, kept;
+  for (int i = 0; i < rounds; ++i) {
+    uint64_t t0 = common::NowNs();
+    SECMODE_RETURN_IF_ERROR(rpc::BlockingRoundTrip(aim.host, aim.port, call).status());
+    fresh.push_back(static_cast<int64_t>(common::NowNs() - t0));
+    t0 = common::NowNs();
+    SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
+    kept.push_back(static_cast<int64_t>(common::NowNs() - t0));
+  }
+  server.server->Stop();
+  auto median = [](std::vector<int64_t>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  return std::max<int64_t>(0, median(fresh) - median(kept));
+}
+
 }  // namespace
 
 Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options) {
@@ -281,6 +316,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     // Wakeups arriving while every core is busy: how soon one takes a core.
     SECMODE_ASSIGN_OR_RETURN(c.wakeup, harness::ProbeWakeupPreemption(4 * c.cores, 0.4));
     c.wakeup_preempt_ns = static_cast<int64_t>(c.wakeup.run_p10_us * 1e3);
+    SECMODE_ASSIGN_OR_RETURN(c.reconnect_ns, MeasureReconnect(env, g, 30));
   }
 
   // The unloaded round trip: one sys call at a time; what is not CPU at
@@ -309,7 +345,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   s.jitter_dist = sim::Dist::kExponential;
   s.bandwidth_bytes_per_s = 2e9;         // loopback memcpy rate, far above these loads
   s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
-  s.reconnect_ns = 0;
+  s.reconnect_ns = c.reconnect_ns;  // measured with the thread model's probes, else 0
   s.resend_any_connection = true;  // what RunLoad's Reconnect does
   s.skew_where = sim::SkewWhere::kClient;
   if (options.thread_model && options.server_workers == 0) {
@@ -323,6 +359,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
     s.client_call_ns = c.client_call_ns;
+    s.read_bytes = static_cast<int64_t>(rpc::kReadChunk);  // what one recv() asks for
     s.service_dist = sim::Dist::kExponential;
     s.service_ns = c.server_call_ns;
     return s;
@@ -404,7 +441,10 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     };
     const Variant variants[] = {
         {"no batching", [](sim::Scenario& v) { v.batching = false; }},
+        {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
+        {"the waker is preempted",
+         [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
         {"no descheduling", [](sim::Scenario& v) { v.cores = 0; }},
     };
     for (const Variant& v : variants) {

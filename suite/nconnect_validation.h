@@ -89,6 +89,10 @@ struct Calibration {
   harness::WakeupProbe wakeup;
   int64_t wakeup_preempt_ns = 0;
   int64_t net_rtt_ns = 0;  // sys READ, 1 connection, 1 slot: p50 minus both ends' CPU per call
+  // A NULL call on a fresh connection minus the same on an established one
+  // (medians): what a reconnect costs beyond its round trip (the server
+  // accepts and starts a connection thread).
+  int64_t reconnect_ns = 0;
   // Per point: CPU per call of each end, measured per thread in a run of the
   // mode at the point's connections, slots and contexts with a window wider
   // than the slots (so no violation can happen), and what remains of it

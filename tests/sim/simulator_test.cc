@@ -499,10 +499,47 @@ TEST(ThreadModelTest, WakeupPreemptionMakesManySlotsCollapse) {
   EXPECT_LT(SimOk(s).violations, r.violations);
 }
 
+TEST(ThreadModelTest, OneReadPerWakeupBoundsTheBatch) {
+  // 4 KiB READ replies: a 16 KiB read takes 3 of them per wakeup, so a
+  // receiver holds the calls it numbers for a shorter batch than when it
+  // takes everything its socket holds.
+  Scenario s = Threads(128);
+  s.window = 4096;
+  const ScenarioResult whole = SimOk(s);
+  s.read_bytes = 16384;
+  const ScenarioResult bounded = SimOk(s);
+  EXPECT_EQ(bounded.completed, s.ops);
+  EXPECT_LT(bounded.stage_p99_ns[1], whole.stage_p99_ns[1]);
+  // A read smaller than one message still takes one.
+  s.read_bytes = 1;
+  const ScenarioResult one = SimOk(s);
+  EXPECT_EQ(one.completed, s.ops);
+  s.read_bytes = -1;
+  EXPECT_NE(s.Validate().message().find("read-bytes"), std::string::npos);
+}
+
+TEST(ThreadModelTest, TheWakerAsVictimPreemptsOnlyWriters) {
+  // With the waker as the victim a wakeup can only take the core of the
+  // thread that wrote: fewer preemptions than taking the longest runner's.
+  Scenario s = Threads(128);
+  s.wakeup_preempt_ns = 10000;
+  const ScenarioResult longest = SimOk(s);
+  s.preempt_victim = PreemptVictim::kWaker;
+  const ScenarioResult waker = SimOk(s);
+  EXPECT_EQ(waker.completed, s.ops);
+  EXPECT_LT(waker.preemptions, longest.preemptions);
+  EXPECT_EQ(SimOk(s).ToJson(), waker.ToJson());  // deterministic
+  EXPECT_TRUE(ParsePreemptVictim("waker").ok());
+  EXPECT_NE(ParsePreemptVictim("oldest").status().message().find("preempt-victim"),
+            std::string::npos);
+}
+
 TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   Scenario s = Threads(64);
   s.wakeup_preempt_ns = 1234;
   s.batching = false;
+  s.read_bytes = 65536;
+  s.preempt_victim = PreemptVictim::kWaker;
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
