@@ -20,6 +20,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include <iostream>
 
 #include "harness/modes.h"
@@ -39,6 +42,26 @@ TEST(NconnectValidateTest, GridPointsAreValidScenarios) {
     if (p.asserted && p.scenario.skew_ns > 0 && !p.scenario.per_connection_context) many = true;
   }
   EXPECT_TRUE(zero && many) << "the asserted grid must cover both sides of the rule";
+}
+
+TEST(NconnectValidateTest, TheWideGridIsTheWholeProduct) {
+  const auto grid = WideValidationGrid(500);
+  EXPECT_EQ(grid.size(), 3u * 6 * 2 * 3 * 3 * 2);
+  std::set<std::string> names, combos;
+  for (const auto& p : grid) {
+    EXPECT_TRUE(p.scenario.Validate().ok()) << p.name;
+    EXPECT_FALSE(p.asserted) << p.name;
+    EXPECT_EQ(p.scenario.ops, 500);
+    names.insert(p.name);
+    const sim::Scenario& s = p.scenario;
+    combos.insert(std::to_string(s.nconnect) + "/" + std::to_string(s.slots) + "/" +
+                  std::to_string(s.window) + "/" + std::to_string(s.skew_ns) + "/" +
+                  sim::ReactionName(s.reaction) + "/" + (s.per_connection_context ? "p" : "s"));
+  }
+  EXPECT_EQ(names.size(), grid.size()) << "names must tell the points apart (--points)";
+  EXPECT_EQ(combos.size(), grid.size());
+  EXPECT_TRUE(names.count("shared-n4-s128-w32-skew0-drop-disconnect"));
+  EXPECT_TRUE(names.count("perconn-n8-s256-w128-skew10ms-discard-context"));
 }
 
 TEST(NconnectValidateTest, CalibratedScenarioKeepsThePointAndTakesTheMeasurements) {
