@@ -1,7 +1,7 @@
-// Validation of the nconnect simulator against real sockets: each scenario of a small grid runs
-// twice, once on the real RPCSEC_GSS krb5p TCP client (rpc::RunLoad) against the in-process server
-// (rpc::LocalServer) on loopback with the scenario's window and reaction, and
-// once in the simulator (sim::Simulate) fed with what this machine measured:
+// Validation of the nconnect simulator against real sockets: each scenario of a grid runs
+// ValidationOptions::runs times on the real RPCSEC_GSS krb5p TCP client (rpc::RunLoad) against
+// the in-process server (rpc::LocalServer) on loopback with the scenario's window and reaction,
+// and once in the simulator (sim::Simulate) fed with what this machine measured:
 // the per-message crypto cost of the krb5p legs, the loopback round trip and
 // the non-crypto CPU cost per call. sim::CompareResults decides agreement.
 //
