@@ -102,6 +102,9 @@ nlohmann::json WakeupProbe::ToJson() const {
           {"run_p10_us", run_p10_us},
           {"run_p50_us", run_p50_us},
           {"run_p90_us", run_p90_us},
+          {"gap_p50_us", gap_p50_us},
+          {"gap_p90_us", gap_p90_us},
+          {"gap_p99_us", gap_p99_us},
           {"late_p50_us", late_p50_us},
           {"late_p99_us", late_p99_us}};
 }
@@ -118,18 +121,20 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   std::atomic<bool> stop{false};
   std::vector<common::LatencySamples> runs(static_cast<size_t>(cores)),
-      late(static_cast<size_t>(wakers));
+      gaps(static_cast<size_t>(cores)), late(static_cast<size_t>(wakers));
   std::vector<std::thread> pool;
   const uint64_t threshold = 20000;
   try {
     for (int i = 0; i < cores; ++i) {
       pool.emplace_back([&, i] {
         common::LatencySamples& me = runs[static_cast<size_t>(i)];
+        common::LatencySamples& off = gaps[static_cast<size_t>(i)];
         uint64_t last = common::NowNs(), run_start = last;
         while (!stop.load(std::memory_order_relaxed)) {
           const uint64_t now = common::NowNs();
           if (now - last > threshold) {
             me.Add(last - run_start);
+            off.Add(now - last);
             run_start = now;
           }
           last = now;
@@ -163,13 +168,17 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   p.cores = cores;
   p.wakers = wakers;
   p.seconds = static_cast<double>(common::NowNs() - t0) / 1e9;
-  common::LatencySamples all_runs, all_late;
+  common::LatencySamples all_runs, all_gaps, all_late;
   for (auto& r : runs) all_runs.Merge(r);
+  for (auto& g : gaps) all_gaps.Merge(g);
   for (auto& l : late) all_late.Merge(l);
   p.runs = static_cast<int64_t>(all_runs.count());
   p.run_p10_us = static_cast<double>(all_runs.Percentile(0.1)) / 1e3;
   p.run_p50_us = static_cast<double>(all_runs.Percentile(0.5)) / 1e3;
   p.run_p90_us = static_cast<double>(all_runs.Percentile(0.9)) / 1e3;
+  p.gap_p50_us = static_cast<double>(all_gaps.Percentile(0.5)) / 1e3;
+  p.gap_p90_us = static_cast<double>(all_gaps.Percentile(0.9)) / 1e3;
+  p.gap_p99_us = static_cast<double>(all_gaps.Percentile(0.99)) / 1e3;
   p.late_p50_us = static_cast<double>(all_late.Percentile(0.5)) / 1e3;
   p.late_p99_us = static_cast<double>(all_late.Percentile(0.99)) / 1e3;
   return p;

@@ -47,6 +47,8 @@ struct WakeupProbe {
   double seconds = 0;
   int64_t runs = 0;
   double run_p10_us = 0, run_p50_us = 0, run_p90_us = 0;
+  // How long a busy thread then stays off its core (descheduled).
+  double gap_p50_us = 0, gap_p90_us = 0, gap_p99_us = 0;
   double late_p50_us = 0, late_p99_us = 0;
   nlohmann::json ToJson() const;
 };

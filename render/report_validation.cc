@@ -145,7 +145,14 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << "); wakeup preemption from the wakeup probe (a woken thread takes a core from one "
           "that has run "
        << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3) << " us: the p10 run of a busy thread while "
-       << I(wake, "wakers") << " threads keep waking); the loopback's own round trip "
+       << I(wake, "wakers") << " threads keep waking; in that probe the busy threads stay off "
+                                "their cores p50 "
+       << Fmt("%.0f", wake.value("gap_p50_us", 0.0)) << " / p99 "
+       << Fmt("%.0f", wake.value("gap_p99_us", 0.0))
+       << " us, and a woken thread runs p50 " << Fmt("%.0f", wake.value("late_p50_us", 0.0))
+       << " / p99 " << Fmt("%.0f", wake.value("late_p99_us", 0.0))
+       << " us after its sleep ended, timer slack included: the model lets a wakeup take a core "
+          "at once); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
           "its round trip, "

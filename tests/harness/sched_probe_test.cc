@@ -1,0 +1,52 @@
+// The scheduler probes: bad arguments are refused with the reason; with more
+// busy threads than cores every thread is descheduled at times, and the
+// distributions the nconnect model takes its pauses from are ordered.
+// Their values depend on the machine and its load: reported by the
+// validation, not asserted here.
+#include "harness/sched_probe.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace secmode::harness {
+namespace {
+
+TEST(SchedProbeTest, RefusesBadArguments) {
+  EXPECT_NE(ProbeScheduler(0, 0.1).status().message().find("threads"), std::string::npos);
+  EXPECT_NE(ProbeScheduler(2, 0).status().message().find("seconds"), std::string::npos);
+  EXPECT_NE(ProbeWakeupPreemption(0, 0.1).status().message().find("wakers"), std::string::npos);
+  EXPECT_FALSE(ProbeWakeupPreemption(2, 0.1, 0).ok());
+}
+
+TEST(SchedProbeTest, MoreBusyThreadsThanCoresAreDescheduled) {
+  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  auto p = ProbeScheduler(2 * cores, 0.3);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->threads, 2 * cores);
+  EXPECT_EQ(p->cores, cores);
+  EXPECT_GT(p->gaps, 0);
+  EXPECT_GT(p->run_p50_us, 0);
+  EXPECT_LE(p->run_p50_us, p->run_p90_us);
+  EXPECT_LE(p->gap_p50_us, p->gap_p90_us);
+  EXPECT_LE(p->gap_p90_us, p->gap_p99_us);
+  // Twice as many threads as cores: none can run much more than half the time.
+  EXPECT_GT(p->running_share, 0);
+  EXPECT_LT(p->running_share, 0.75);
+  EXPECT_EQ(p->ToJson().at("threads"), 2 * cores);
+}
+
+TEST(SchedProbeTest, WakeupProbeOrdersItsDistributions) {
+  auto p = ProbeWakeupPreemption(4, 0.3);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->wakers, 4);
+  EXPECT_GT(p->runs, 0);
+  EXPECT_LE(p->run_p10_us, p->run_p50_us);
+  EXPECT_LE(p->run_p50_us, p->run_p90_us);
+  EXPECT_LE(p->gap_p50_us, p->gap_p90_us);
+  EXPECT_LE(p->gap_p90_us, p->gap_p99_us);
+  EXPECT_LE(p->late_p50_us, p->late_p99_us);
+  EXPECT_TRUE(p->ToJson().contains("gap_p99_us"));
+}
+
+}  // namespace
+}  // namespace secmode::harness
