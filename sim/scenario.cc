@@ -212,6 +212,7 @@ Scenario EveryMechanismScenario() {
   s.cores = 2;
   s.wakeup_preempt_ns = 10000;
   s.client_call_ns = 5000;
+  s.read_bytes = 65536;
   return s;
 }
 

@@ -181,9 +181,10 @@ struct Scenario {
 };
 
 // The default scenario with every mechanism of the thread model on (receiver
-// and server threads, per-wakeup batches, two cores with a time slice and
-// wakeup preemption, client CPU per call): with the default Scenario, the
-// two the simulator's speed is stated for (sim_bench, `secmode run`).
+// and server threads, per-wakeup batches of one 64 KiB read, two cores with a
+// time slice and wakeup preemption, client CPU per call): with the default
+// Scenario, the two the simulator's speed is stated for (sim_bench, `secmode
+// run`).
 Scenario EveryMechanismScenario();
 
 // Parses what ToJson wrote (missing keys keep their defaults), then validates.
