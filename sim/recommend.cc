@@ -106,7 +106,11 @@ std::string AssumptionsText(const Scenario& b) {
   if (b.thread_model) {
     out += "  threads: a receiver thread per connection (client CPU per call besides crypto " +
            Fmt("%.1f", b.client_call_ns / 1e3) + " us) and a server thread per connection, " +
-           (b.batching ? "per-wakeup batches" : "no batching") + "\n";
+           (!b.batching          ? std::string("no batching")
+            : b.read_bytes > 0 ? "per-wakeup batches of one " + std::to_string(b.read_bytes) +
+                                     "-byte read"
+                               : std::string("per-wakeup batches of all the socket holds")) +
+           "\n";
     if (b.cores > 0) {
       out += "  pauses: " + std::to_string(b.cores) +
              " cores shared by client and server threads; a thread is descheduled after a " +
