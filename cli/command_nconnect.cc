@@ -170,7 +170,8 @@ void RunValidateCommand(NconnectOptions& o) {
     } catch (const std::regex_error& e) {
       Fail(common::Status::InvalidArgument("--points: not a regular expression: " + o.points));
     }
-    std::erase_if(grid, [&](const suite::ValidationPoint& p) { return !std::regex_search(p.name, re); });
+    std::erase_if(grid,
+                  [&](const suite::ValidationPoint& p) { return !std::regex_search(p.name, re); });
     if (grid.empty()) {
       Fail(common::Status::InvalidArgument("--points: no point of the grid matches " + o.points));
     }

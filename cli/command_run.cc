@@ -46,7 +46,8 @@ CLI::App* AddRunCommand(CLI::App& app) {
   run->callback([args] {
     suite::SuiteOptions& o = args->suite;
     o.command = CommandLine();
-    if (o.quick && o.full) Fail("run", common::Status::InvalidArgument("--quick and --full: choose one"));
+    if (o.quick && o.full)
+      Fail("run", common::Status::InvalidArgument("--quick and --full: choose one"));
     common::Status valid = suite::ValidateOptions(o);
     if (!valid.ok()) Fail("run", valid);
     const std::string dir = args->out_dir.empty() ? render::DefaultOutDir() : args->out_dir;

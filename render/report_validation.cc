@@ -16,8 +16,8 @@
 namespace secmode::render {
 
 using common::CsvField;
-using common::Result;
 using common::Fmt;
+using common::Result;
 using common::SizeLabel;
 using common::SkewLabel;
 
@@ -94,8 +94,8 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
         data << slots << " " << mid << " " << lo << " " << hi << "\n";
       }
       data << "\n\n";
-      script << "set title " << GnuplotQuote("window " + std::to_string(col.window) + ", " +
-                                             col.reaction)
+      script << "set title "
+             << GnuplotQuote("window " + std::to_string(col.window) + ", " + col.reaction)
              << "\nset ylabel " << GnuplotQuote(metrics[metric]) << "\nset yrange [0:*]\n"
              << "plot 'collapse.dat' index " << index
              << " using 1:2 with linespoints lw 2 title 'simulated', 'collapse.dat' index "
@@ -145,12 +145,13 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << "); wakeup preemption from the wakeup probe (a woken thread takes a core from one "
           "that has run "
        << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3) << " us: the p10 run of a busy thread while "
-       << I(wake, "wakers") << " threads keep waking; in that probe the busy threads stay off "
-                                "their cores p50 "
+       << I(wake, "wakers")
+       << " threads keep waking; in that probe the busy threads stay off "
+          "their cores p50 "
        << Fmt("%.0f", wake.value("gap_p50_us", 0.0)) << " / p99 "
-       << Fmt("%.0f", wake.value("gap_p99_us", 0.0))
-       << " us, and a woken thread runs p50 " << Fmt("%.0f", wake.value("late_p50_us", 0.0))
-       << " / p99 " << Fmt("%.0f", wake.value("late_p99_us", 0.0))
+       << Fmt("%.0f", wake.value("gap_p99_us", 0.0)) << " us, and a woken thread runs p50 "
+       << Fmt("%.0f", wake.value("late_p50_us", 0.0)) << " / p99 "
+       << Fmt("%.0f", wake.value("late_p99_us", 0.0))
        << " us after its sleep ended, timer slack included: the model lets a wakeup take a core "
           "at once); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
@@ -319,9 +320,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         by[a.value("without", "")] = a.value("simulated", json::object());
       md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
          << " | " << cell(row->value("simulated", json::object()));
-      for (const char* v :
-           {"no batching", "whole socket per wakeup", "no wakeup preemption",
-            "the waker is preempted", "no descheduling", "no thread model"}) {
+      for (const char* v : {"no batching", "whole socket per wakeup", "no wakeup preemption",
+                            "the waker is preempted", "no descheduling", "no thread model"}) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
       md << " |\n";
@@ -355,8 +355,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (const json* row : rows) {
       if (Verdict(*row) == "agree") continue;
       const std::string why = row->value("diagnosis", "");
-      md << "- " << row->value("name", "") << ": "
-         << (why.empty() ? row->value("detail", "") : why) << "\n";
+      md << "- " << row->value("name", "") << ": " << (why.empty() ? row->value("detail", "") : why)
+         << "\n";
     }
   }
   // The collapse plot, for the nconnect with the most shared no-skew points.
@@ -374,7 +374,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   size_t most = 0;
   for (const auto& [n, cols] : shared_noskew) {
     size_t points = 0;
-    for (const auto& [key, col] : cols) points += col.by_slots.size() >= 2 ? col.by_slots.size() : 0;
+    for (const auto& [key, col] : cols)
+      points += col.by_slots.size() >= 2 ? col.by_slots.size() : 0;
     if (points > most || (points == most && n == 4)) {
       most = points;
       plot_nconnect = n;

@@ -30,8 +30,9 @@ inline uint64_t SplitMix64(uint64_t& state) {
 }
 
 namespace log_detail {
-// ln(c) and 1/c for the starts c = 1 + i/128 of 128 intervals of [1, 2), computed by the compiler (constant evaluation is IEEE-754 with
-// round-to-nearest, so the table is the same bit for bit everywhere).
+// ln(c) and 1/c for the starts c = 1 + i/128 of 128 intervals of [1, 2), computed by the compiler
+// (constant evaluation is IEEE-754 with round-to-nearest, so the table is the same bit for bit
+// everywhere).
 struct Entry {
   double c, inv_c, ln_c;
 };
@@ -78,9 +79,9 @@ inline double PortableLog(double x) {
   const log_detail::Entry& en = log_detail::kTable[(bits >> 45) & 127];
   const double t = (m - en.c) * en.inv_c;  // m - c is exact (same binade)
   const double p =
-      t * (1.0 +
-           t * (-1.0 / 2 +
-                t * (1.0 / 3 + t * (-1.0 / 4 + t * (1.0 / 5 + t * (-1.0 / 6 + t * (1.0 / 7)))))));
+      t *
+      (1.0 + t * (-1.0 / 2 +
+                  t * (1.0 / 3 + t * (-1.0 / 4 + t * (1.0 / 5 + t * (-1.0 / 6 + t * (1.0 / 7)))))));
   const double ed = static_cast<double>(e);
   return ed * log_detail::kLn2Hi + (ed * log_detail::kLn2Lo + (en.ln_c + p));
 }

@@ -91,35 +91,35 @@ Result<Recommendation> Recommend(const Scenario& base, int64_t max_slots, int se
 
 std::string AssumptionsText(const Scenario& b) {
   std::string out;
-  out += "  window " + std::to_string(b.window) + ", reaction " + ReactionName(b.reaction) +
-         ", " + (b.per_connection_context ? "one context per connection" : "one shared context") +
+  out += "  window " + std::to_string(b.window) + ", reaction " + ReactionName(b.reaction) + ", " +
+         (b.per_connection_context ? "one context per connection" : "one shared context") +
          ", re-encode " + (b.reencode ? "on" : "off") + "\n";
   out += "  nconnect " + std::to_string(b.nconnect) + ", " + std::to_string(b.io_size) + " B " +
          OpName(b.op) + ", skew " + Fmt("%.3f", b.skew_ns / 1e6) + " ms on connection " +
          std::to_string(b.skew_conn) + " (" + SkewWhereName(b.skew_where) + ")\n";
-  out += "  network: RTT " + Fmt("%.3f", b.rtt_ns / 1e6) + " ms, jitter " + DistName(b.jitter_dist) +
-         " mean " + Fmt("%.3f", b.jitter_ns / 1e6) + " ms, " +
+  out += "  network: RTT " + Fmt("%.3f", b.rtt_ns / 1e6) + " ms, jitter " +
+         DistName(b.jitter_dist) + " mean " + Fmt("%.3f", b.jitter_ns / 1e6) + " ms, " +
          Fmt("%.2f", b.bandwidth_bytes_per_s * 8 / 1e9) + " Gbit/s per connection\n";
   out += "  crypto per message " + Fmt("%.0f", b.cost_fixed_ns) + " ns + " +
-         Fmt("%.3f", b.cost_ns_per_byte) + " ns/byte; server service " +
-         DistName(b.service_dist) + " mean " + Fmt("%.3f", b.service_ns / 1e6) + " ms\n";
+         Fmt("%.3f", b.cost_ns_per_byte) + " ns/byte; server service " + DistName(b.service_dist) +
+         " mean " + Fmt("%.3f", b.service_ns / 1e6) + " ms\n";
   if (b.thread_model) {
     out += "  threads: a receiver thread per connection (client CPU per call besides crypto " +
            Fmt("%.1f", b.client_call_ns / 1e3) + " us) and a server thread per connection, " +
-           (!b.batching          ? std::string("no batching")
-            : b.read_bytes > 0 ? "per-wakeup batches of one " + std::to_string(b.read_bytes) +
-                                     "-byte read"
-                               : std::string("per-wakeup batches of all the socket holds")) +
+           (!b.batching ? std::string("no batching")
+            : b.read_bytes > 0
+                ? "per-wakeup batches of one " + std::to_string(b.read_bytes) + "-byte read"
+                : std::string("per-wakeup batches of all the socket holds")) +
            "\n";
     if (b.cores > 0) {
-      out += "  pauses: " + std::to_string(b.cores) +
-             " cores shared by client and server threads; a thread is descheduled after a " +
-             Fmt("%.3f", b.slice_ns / 1e6) + " ms slice when others wait" +
-             (b.wakeup_preempt_ns > 0
-                  ? ", and a waking thread takes the core of one that has run " +
-                        Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us"
-                  : ", and a waking thread waits for a slice to end") +
-             "\n";
+      out +=
+          "  pauses: " + std::to_string(b.cores) +
+          " cores shared by client and server threads; a thread is descheduled after a " +
+          Fmt("%.3f", b.slice_ns / 1e6) + " ms slice when others wait" +
+          (b.wakeup_preempt_ns > 0 ? ", and a waking thread takes the core of one that has run " +
+                                         Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us"
+                                   : ", and a waking thread waits for a slice to end") +
+          "\n";
     } else {
       out += "  pauses: none (a core for every thread)\n";
     }
@@ -136,24 +136,24 @@ std::string Recommendation::ToText(const Scenario& b) const {
   if (max_safe_slots == 0) {
     out += "no slot count is safe: even 1 slot saw window violations\n";
   } else {
-    out += "largest safe slot count: " + std::to_string(max_safe_slots) +
-           " (no violations in any seed at this or any smaller power of two" +
-           (first_unsafe_slots
-                ? ", " + std::to_string(first_unsafe_slots) + " slots had violations)\n"
-                : "; larger counts not tried)\n");
+    out +=
+        "largest safe slot count: " + std::to_string(max_safe_slots) +
+        " (no violations in any seed at this or any smaller power of two" +
+        (first_unsafe_slots ? ", " + std::to_string(first_unsafe_slots) + " slots had violations)\n"
+                            : "; larger counts not tried)\n");
     out += "  goodput there: " + Fmt("%.0f", at_max_safe.ops_per_s) + " ops/s, " +
            Fmt("%.1f", at_max_safe.mb_per_s) + " MB/s, p99 " +
            Fmt("%.3f", at_max_safe.p99_ns / 1e6) + " ms\n";
   }
   if (!alternatives.empty()) {
-    out += "alternatives at " + std::to_string(alternative_slots) +
-           " slots (worst of the seeds):\n";
+    out +=
+        "alternatives at " + std::to_string(alternative_slots) + " slots (worst of the seeds):\n";
     for (const Alternative& a : alternatives) {
       out += "  " + a.name + ": " + Fmt("%.0f", a.worst_ops_per_s) + " ops/s, " +
-             Fmt("%.1f", a.worst_ops_per_s * static_cast<double>(b.io_size) / 1e6) +
-             " MB/s, p99 " + Fmt("%.3f", a.result.p99_ns / 1e6) + " ms, " +
-             std::to_string(a.worst_violations) + " violations" +
-             (a.result.truncated ? " (thrashes: the run was cut short)" : "") + "\n";
+             Fmt("%.1f", a.worst_ops_per_s * static_cast<double>(b.io_size) / 1e6) + " MB/s, p99 " +
+             Fmt("%.3f", a.result.p99_ns / 1e6) + " ms, " + std::to_string(a.worst_violations) +
+             " violations" + (a.result.truncated ? " (thrashes: the run was cut short)" : "") +
+             "\n";
     }
   }
   return out;

@@ -21,11 +21,11 @@
 namespace secmode::sim {
 
 struct Alternative {
-  std::string name;                 // "as given", "per-connection contexts", ...
-  Scenario scenario;                // what was simulated (seed = base seed)
-  ScenarioResult result;            // at the base seed
-  int64_t worst_violations = 0;     // over the seeds
-  double worst_ops_per_s = 0;       // lowest goodput over the seeds
+  std::string name;              // "as given", "per-connection contexts", ...
+  Scenario scenario;             // what was simulated (seed = base seed)
+  ScenarioResult result;         // at the base seed
+  int64_t worst_violations = 0;  // over the seeds
+  double worst_ops_per_s = 0;    // lowest goodput over the seeds
 };
 
 struct Recommendation {

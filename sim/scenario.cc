@@ -244,8 +244,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "reaction", s.reaction, ParseReaction));
   SECMODE_RETURN_IF_ERROR(Read(j, "server_threads", s.server_threads));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "server_order", s.server_order, ParseServerOrder));
-  SECMODE_RETURN_IF_ERROR(
-      ReadEnum(j, "preempt_victim", s.preempt_victim, ParsePreemptVictim));
+  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "preempt_victim", s.preempt_victim, ParsePreemptVictim));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "service_dist", s.service_dist, ParseDist));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_ns", s.service_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "service_sigma", s.service_sigma));

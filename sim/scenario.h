@@ -158,7 +158,7 @@ struct Scenario {
   // (wakeup preemption); 0: woken threads wait for a slice to end.
   int64_t wakeup_preempt_ns = 0;
   PreemptVictim preempt_victim = PreemptVictim::kLongest;
-  bool batching = true;        // false: each item handled and written on its own
+  bool batching = true;  // false: each item handled and written on its own
   // Bytes a thread reads from its socket per wakeup: a batch is the messages
   // that fit (at least one); 0: everything the socket holds. Resends a
   // receiver numbers after a reconnect are not read and always join.

@@ -477,8 +477,7 @@ void Sim::OnArrive(Slot& slot) {
     return;
   }
   if (s_.thread_model) {
-    Deliver(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall},
-            slot.writer);
+    Deliver(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall}, slot.writer);
     return;
   }
   if (s_.server_order == ServerOrder::kRoundRobin) {
@@ -738,8 +737,8 @@ void Sim::Continue(SimThread& t) {
           int64_t bytes = 0;
           while (!t.inbox.empty()) {
             const WorkItem& w = t.inbox.front();
-            const int64_t b = w.kind == Work::kServerCall ? req_bytes_
-                              : w.kind == Work::kCallSeal ? 0
+            const int64_t b = w.kind == Work::kServerCall  ? req_bytes_
+                              : w.kind == Work::kCallSeal  ? 0
                               : slots_[w.slot].error_reply ? kReplyOverhead
                                                            : reply_bytes_;
             if (!t.batch.empty() && bytes + b > s_.read_bytes) break;
@@ -1076,8 +1075,9 @@ Result<ScenarioResult> Sim::Run() {
     for (size_t i = 0; i < 4; ++i) {
       std::vector<int64_t>& v = stages_[i];  // reordered in place: read after this
       const auto at = [&v](double q) {
-        return v.begin() + static_cast<ptrdiff_t>(std::min(
-                               v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size()))));
+        return v.begin() +
+               static_cast<ptrdiff_t>(
+                   std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size()))));
       };
       std::nth_element(v.begin(), at(0.5), v.end());
       median[i] = *at(0.5);

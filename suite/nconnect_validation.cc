@@ -164,12 +164,11 @@ std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
               p.scenario.skew_ns = skew_ns;
               p.scenario.skew_where = sim::SkewWhere::kClient;
               p.scenario.per_connection_context = per_conn;
-              p.name = std::string(per_conn ? "perconn" : "shared") + "-n" +
-                       std::to_string(nconnect) + "-s" + std::to_string(slots) + "-w" +
-                       std::to_string(window) + "-skew" +
-                       (skew_ns == 0 ? std::string("0") : std::to_string(skew_ns / 1000000) + "ms") +
-                       "-" +
-                       sim::ReactionName(reaction);
+              p.name =
+                  std::string(per_conn ? "perconn" : "shared") + "-n" + std::to_string(nconnect) +
+                  "-s" + std::to_string(slots) + "-w" + std::to_string(window) + "-skew" +
+                  (skew_ns == 0 ? std::string("0") : std::to_string(skew_ns / 1000000) + "ms") +
+                  "-" + sim::ReactionName(reaction);
               p.asserted = false;
               p.assert_goodput = false;
               p.note = "wide grid: reported, not asserted";
@@ -345,8 +344,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   s.jitter_dist = sim::Dist::kExponential;
   s.bandwidth_bytes_per_s = 2e9;         // loopback memcpy rate, far above these loads
   s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
-  s.reconnect_ns = c.reconnect_ns;  // measured with the thread model's probes, else 0
-  s.resend_any_connection = true;  // what RunLoad's Reconnect does
+  s.reconnect_ns = c.reconnect_ns;       // measured with the thread model's probes, else 0
+  s.resend_any_connection = true;        // what RunLoad's Reconnect does
   s.skew_where = sim::SkewWhere::kClient;
   if (options.thread_model && options.server_workers == 0) {
     // Threads and cores as the real run has them: a receiver thread per
@@ -536,7 +535,7 @@ std::string Diagnose(const ValidationOutcome& o) {
   std::string out;
   if (!c.violations_agree) {
     out += (static_cast<double>(sim.violations) < c.measured_violations_min ? "model under-counts"
-                                                                          : "model over-counts") +
+                                                                            : "model over-counts") +
            std::string(" violations (") + std::to_string(sim.violations) + " vs " +
            common::Fmt("%.0f", c.measured_violations_min) + ".." +
            common::Fmt("%.0f", c.measured_violations_max) + ")";
@@ -549,7 +548,8 @@ std::string Diagnose(const ValidationOutcome& o) {
     static const char* const kStages[] = {"encode", "hold", "socket", "check"};
     int worst = -1;
     for (int i = 0; i < 4; ++i) {
-      if (sim.violation_stage[i] > 0 && (worst < 0 || sim.violation_stage[i] > sim.violation_stage[worst])) {
+      if (sim.violation_stage[i] > 0 &&
+          (worst < 0 || sim.violation_stage[i] > sim.violation_stage[worst])) {
         worst = i;
       }
     }

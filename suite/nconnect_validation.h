@@ -146,7 +146,7 @@ struct ValidationOutcome {
   std::vector<AblationRow> ablation;
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
   Calibration calibration;                         // the run's, with this point's sys-mode run
-  std::string diagnosis;  // empty when the point agrees; else Diagnose()
+  std::string diagnosis;                           // empty when the point agrees; else Diagnose()
 };
 
 // Why a point disagrees, in words, from the evidence the point carries: how

@@ -164,23 +164,21 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
 TEST(RenderTest, CollapsePlotDrawsTheSharedNoSkewSeries) {
   harness::RunResults r = Sample();
   auto row = [](int64_t slots, double sim_ops, double real_ops) {
-    const json scenario = {{"nconnect", 4},
-                           {"slots", slots},
-                           {"window", 32},
-                           {"reaction", "drop-disconnect"},
-                           {"skew_ns", 0},
-                           {"per_connection_context", false}};
+    const json scenario = {{"nconnect", 4}, {"slots", slots},
+                           {"window", 32},  {"reaction", "drop-disconnect"},
+                           {"skew_ns", 0},  {"per_connection_context", false}};
     const json real = {{"ops_per_s", real_ops}, {"violations", slots}, {"p99_ns", 2000000}};
-    return json{{"kind", "validation"},
-                {"name", "s" + std::to_string(slots)},
-                {"scenario", scenario},
-                {"simulated", {{"ops_per_s", sim_ops}, {"violations", 2 * slots}, {"p99_ns", 1000000}}},
-                {"measured", real},
-                {"measured_runs", json::array({real, real})},
-                {"violations_agree", false},
-                {"goodput_agree", true},
-                {"diagnosis", "model over-counts violations"},
-                {"detail", "d"}};
+    return json{
+        {"kind", "validation"},
+        {"name", "s" + std::to_string(slots)},
+        {"scenario", scenario},
+        {"simulated", {{"ops_per_s", sim_ops}, {"violations", 2 * slots}, {"p99_ns", 1000000}}},
+        {"measured", real},
+        {"measured_runs", json::array({real, real})},
+        {"violations_agree", false},
+        {"goodput_agree", true},
+        {"diagnosis", "model over-counts violations"},
+        {"detail", "d"}};
   };
   r.nconnect = {row(8, 1000, 900), row(128, 300, 400)};
   r.sections["nconnect-validation"] = {{"calibration", json::object()}};

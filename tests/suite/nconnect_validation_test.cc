@@ -20,10 +20,9 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <set>
 #include <string>
-
-#include <iostream>
 
 #include "harness/modes.h"
 #include "sim/simulator.h"

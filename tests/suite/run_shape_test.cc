@@ -78,11 +78,11 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
                   << k;
   }
   // Every heading of before, in the same order; new ones only where listed.
-  const std::set<std::string> new_headings = {"### Where the violations come from",
-                                              "### The model's paths beside the real ones",
-                                              "### What each mechanism changes (ablation)",
-                                              "### Points that disagree, and what their evidence shows",
-                                              "### The collapse: slots against the window"};
+  const std::set<std::string> new_headings = {
+      "### Where the violations come from", "### The model's paths beside the real ones",
+      "### What each mechanism changes (ablation)",
+      "### Points that disagree, and what their evidence shows",
+      "### The collapse: slots against the window"};
   std::istringstream lines(*report);
   size_t next = 0;
   for (std::string line; std::getline(lines, line);) {
