@@ -534,11 +534,14 @@ std::string Diagnose(const ValidationOutcome& o) {
   const sim::ScenarioResult& real = o.row.measured;
   std::string out;
   if (!c.violations_agree) {
-    out += (static_cast<double>(sim.violations) < c.measured_violations_min ? "model under-counts"
-                                                                            : "model over-counts") +
-           std::string(" violations (") + std::to_string(sim.violations) + " vs " +
-           common::Fmt("%.0f", c.measured_violations_min) + ".." +
-           common::Fmt("%.0f", c.measured_violations_max) + ")";
+    const double sv = static_cast<double>(sim.violations);
+    out +=
+        std::string(sv < c.measured_violations_min   ? "model under-counts violations"
+                    : sv > c.measured_violations_max ? "model over-counts violations"
+                                                     : "model says zero, a real run lost calls") +
+        " (" + std::to_string(sim.violations) + " vs " +
+        common::Fmt("%.0f", c.measured_violations_min) + ".." +
+        common::Fmt("%.0f", c.measured_violations_max) + ")";
     if (o.attribution.violations > 0 && !o.attribution.causes.empty()) {
       const ViolationCause& top = o.attribution.causes.front();
       out += "; real ones held mostly at " + top.stage + ", " + top.thread + " (" +

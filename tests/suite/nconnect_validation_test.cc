@@ -25,6 +25,7 @@
 #include <string>
 
 #include "harness/modes.h"
+#include "rpc/record.h"
 #include "sim/simulator.h"
 
 namespace secmode::suite {
@@ -41,6 +42,49 @@ TEST(NconnectValidateTest, GridPointsAreValidScenarios) {
     if (p.asserted && p.scenario.skew_ns > 0 && !p.scenario.per_connection_context) many = true;
   }
   EXPECT_TRUE(zero && many) << "the asserted grid must cover both sides of the rule";
+}
+
+TEST(NconnectValidateTest, DiagnosisNamesTheMissAndTheEvidence) {
+  ValidationOutcome o;
+  o.row.simulated.violations = 10;
+  o.row.simulated.violation_stage[3] = 7;  // check
+  o.row.simulated.violation_stage[1] = 3;  // hold
+  o.row.simulated.disconnects = 10;
+  o.row.simulated.p99_ns = 2000000;
+  o.row.measured.disconnects = 40;
+  o.row.measured.p99_ns = 9000000;
+  o.comparison.violations_agree = false;
+  o.comparison.goodput_agree = true;
+  o.comparison.measured_violations_min = 40;
+  o.comparison.measured_violations_max = 55;
+  o.attribution.violations = 50;
+  o.attribution.causes.push_back({"hold", "client receiver", 30, 1300, 4000, 40});
+  std::string d = Diagnose(o);
+  EXPECT_NE(d.find("model under-counts violations (10 vs 40..55)"), std::string::npos) << d;
+  EXPECT_NE(d.find("hold, client receiver (30 of 50 traced, median excess 1300 us)"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("the model's at check (7 of 10)"), std::string::npos) << d;
+  EXPECT_EQ(d.find("goodput"), std::string::npos) << d;
+  // Goodput too: the ratio, disconnects and p99 of both.
+  o.comparison.goodput_agree = false;
+  o.comparison.goodput_ratio = 0.5;
+  d = Diagnose(o);
+  EXPECT_NE(d.find("goodput measured/sim 0.50 (disconnects sim 10 vs real 40, p99 2.0 vs 9.0 ms)"),
+            std::string::npos)
+      << d;
+  // More than measured: over-counts; zero against 0..2: says so.
+  o.row.simulated.violations = 500;
+  EXPECT_NE(Diagnose(o).find("model over-counts"), std::string::npos);
+  o.row.simulated.violations = 0;
+  o.comparison.measured_violations_min = 0;
+  o.comparison.measured_violations_max = 2;
+  EXPECT_NE(Diagnose(o).find("model says zero, a real run lost calls (0 vs 0..2)"),
+            std::string::npos)
+      << Diagnose(o);
+  // Agreement: nothing to say.
+  o.comparison.violations_agree = o.comparison.goodput_agree = true;
+  EXPECT_EQ(Diagnose(o), "");
 }
 
 TEST(NconnectValidateTest, TheWideGridIsTheWholeProduct) {
@@ -160,6 +204,17 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
         << "model: " << o.row.simulated.ops_per_s << " vs " << free_run->ops_per_s;
   }
   EXPECT_TRUE(saw_collapse_point);
+  // A call on a fresh connection waits for the server to accept it and
+  // start its thread: a reconnect costs more than an established round
+  // trip, and the model is fed that cost and the one-read batch bound.
+  EXPECT_GT(run.calibration.reconnect_ns, 0);
+  for (const auto& o : run.outcomes) {
+    EXPECT_EQ(o.row.scenario.reconnect_ns, run.calibration.reconnect_ns) << o.point.name;
+    EXPECT_EQ(o.row.scenario.read_bytes, static_cast<int64_t>(rpc::kReadChunk)) << o.point.name;
+    // A point that disagrees says why; one that agrees has nothing to say.
+    const bool agree = o.comparison.violations_agree && o.comparison.goodput_agree;
+    EXPECT_EQ(o.diagnosis.empty(), agree) << o.point.name << ": " << o.diagnosis;
+  }
   // Every row also lands in results.json with its verdict.
   auto rows = run.JsonRows();
   ASSERT_EQ(rows.size(), run.outcomes.size());
