@@ -212,6 +212,7 @@ void RunValidateCommand(NconnectOptions& o) {
 void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
   base.thread_model = true;
+  base.per_core_queues = true;
   std::string measured;
   if (!o.given_cores) {
     base.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -319,6 +320,12 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--preempt-victim", o->preempt_victim,
                   "With --thread-model: whose core a waking thread takes: longest (the thread "
                   "that has run longest) or waker (the thread whose write woke it)")
+      ->capture_default_str();
+  cmd->add_flag("--per-core-queues", s.per_core_queues,
+                "With --thread-model and --cores: a run queue per core; an idle core takes a "
+                "thread waiting on another only once it has been off its core --migrate-ns");
+  cmd->add_option("--migrate-ns", s.migrate_ns,
+                  "With --per-core-queues: how long a thread's cache stays hot")
       ->capture_default_str();
   cmd->add_flag("!--no-batching", s.batching,
                 "With --thread-model: handle and write each item on its own, not per wakeup");

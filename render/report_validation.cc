@@ -304,12 +304,15 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "(ops/s), beside the full model and the real run. \"whole socket per wakeup\": a "
           "thread's batch is everything its socket holds instead of one 64 KiB read; \"the "
           "waker is preempted\": a waking thread takes the core of the thread whose write woke "
-          "it instead of the one that has run longest; \"no thread model\" is the model "
+          "it instead of the one that has run longest; \"one run queue for all cores\": any "
+          "free core takes any waiting thread at once, instead of a queue per core whose "
+          "threads another core takes only once their cache is cold; \"no thread model\" is the "
+          "model "
           "without threads and cores (the server's workers take calls in arrival order, "
           "numbering costs no client CPU).\n\n"
           "| point | real | full model | no batching | whole socket per wakeup | no wakeup "
-          "preemption | the waker is preempted | no descheduling | no thread model "
-          "|\n|---|---|---|---|---|---|---|---|---|\n";
+          "preemption | one run queue for all cores | the waker is preempted | no descheduling | "
+          "no thread model |\n|---|---|---|---|---|---|---|---|---|---|\n";
     auto cell = [](const json& r) {
       return std::to_string(I(r, "violations")) + ", " + Fmt("%.0f", r.value("ops_per_s", 0.0));
     };
@@ -321,7 +324,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
          << " | " << cell(row->value("simulated", json::object()));
       for (const char* v : {"no batching", "whole socket per wakeup", "no wakeup preemption",
-                            "the waker is preempted", "no descheduling", "no thread model"}) {
+                            "one run queue for all cores", "the waker is preempted",
+                            "no descheduling", "no thread model"}) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
       md << " |\n";

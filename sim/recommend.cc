@@ -113,9 +113,12 @@ std::string AssumptionsText(const Scenario& b) {
            "\n";
     if (b.cores > 0) {
       out +=
-          "  pauses: " + std::to_string(b.cores) +
-          " cores shared by client and server threads; a thread is descheduled after a " +
-          Fmt("%.3f", b.slice_ns / 1e6) + " ms slice when others wait" +
+          "  pauses: " + std::to_string(b.cores) + " cores shared by client and server threads" +
+          (b.per_core_queues ? " (a run queue per core, a thread's cache hot for " +
+                                   Fmt("%.3f", b.migrate_ns / 1e6) + " ms)"
+                             : std::string()) +
+          "; a thread is descheduled after a " + Fmt("%.3f", b.slice_ns / 1e6) +
+          " ms slice when others wait" +
           (b.wakeup_preempt_ns > 0 ? ", and a waking thread takes the core of one that has run " +
                                          Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us"
                                    : ", and a waking thread waits for a slice to end") +

@@ -132,6 +132,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("client-call-ns", client_call_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("read-bytes", read_bytes, 0, kMaxBufferBytes));
+  SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
   SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
@@ -172,6 +173,8 @@ json Scenario::ToJson() const {
           {"slice_ns", slice_ns},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
+          {"per_core_queues", per_core_queues},
+          {"migrate_ns", migrate_ns},
           {"batching", batching},
           {"client_call_ns", client_call_ns},
           {"read_bytes", read_bytes},
@@ -213,6 +216,7 @@ Scenario EveryMechanismScenario() {
   s.wakeup_preempt_ns = 10000;
   s.client_call_ns = 5000;
   s.read_bytes = 65536;
+  s.per_core_queues = true;
   return s;
 }
 
@@ -255,6 +259,8 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));
+  SECMODE_RETURN_IF_ERROR(Read(j, "per_core_queues", s.per_core_queues));
+  SECMODE_RETURN_IF_ERROR(Read(j, "migrate_ns", s.migrate_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "seed", s.seed));
   SECMODE_RETURN_IF_ERROR(Read(j, "ops", s.ops));
   SECMODE_RETURN_IF_ERROR(Read(j, "duration_ns", s.duration_ns));

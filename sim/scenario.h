@@ -158,7 +158,16 @@ struct Scenario {
   // (wakeup preemption); 0: woken threads wait for a slice to end.
   int64_t wakeup_preempt_ns = 0;
   PreemptVictim preempt_victim = PreemptVictim::kLongest;
-  bool batching = true;  // false: each item handled and written on its own
+  // With cores: each core queues its own threads (as Linux does per CPU)
+  // instead of one queue for all. A woken thread takes an idle core if
+  // there is one, else waits on its last core and may preempt the thread
+  // running there; a thread descheduled waits on its core; an idle core
+  // takes a waiting thread from another core only once that thread has
+  // been off its core migrate_ns (its cache gone cold), so a core can idle
+  // while threads wait elsewhere.
+  bool per_core_queues = false;
+  int64_t migrate_ns = 500000;  // Linux's sched_migration_cost default
+  bool batching = true;         // false: each item handled and written on its own
   // Bytes a thread reads from its socket per wakeup: a batch is the messages
   // that fit (at least one); 0: everything the socket holds. Resends a
   // receiver numbers after a reconnect are not read and always join.

@@ -56,6 +56,7 @@ enum Kind : uint32_t {
   kContextReady,       // target context, tag generation
   kReplyArrive,        // target slot, tag attempt: thread model, a reply reached the client
   kThreadTick,         // target thread, tag epoch: thread model, a thread's run segment ended
+  kCorePull,           // target core, tag idle epoch: an idle core looks for work again
 };
 
 // Where a slot's current request is.
@@ -152,6 +153,8 @@ struct SimThread {
   int64_t slice_end = 0;
   int64_t on_core_since = 0;      // when it last got a core
   uint32_t epoch = 0;             // a tick whose tag differs is stale
+  int core = -1;                  // per-core queues: the core it last ran or waits on
+  int64_t off_ns = 0;             // when it last left a core
   std::vector<QueueItem> held;    // client: calls sealed in this batch, written at its end
   std::vector<WorkItem> replies;  // server: replies of this batch, written at its end
 };
@@ -184,6 +187,7 @@ class Sim {
         threads_[static_cast<size_t>(s.nconnect + c)].server = true;
       }
       free_cores_ = s.cores > 0 ? s.cores : static_cast<int>(threads_.size());
+      if (s.per_core_queues && s.cores > 0) cores_.resize(static_cast<size_t>(s.cores));
     }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
     if (s.thread_model) {
@@ -244,7 +248,7 @@ class Sim {
   void Run(SimThread& t);
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
-  void ReleaseCore();
+  void ReleaseCore(int core);
   bool BeginItem(SimThread& t);
   void FinishItem(SimThread& t);
   void EndBatch(SimThread& t);
@@ -276,6 +280,15 @@ class Sim {
   std::vector<SimThread> threads_;
   int free_cores_ = 0;
   std::deque<int> runq_;  // runnable threads waiting for a core
+  // Scenario::per_core_queues: each core runs one thread and queues its own.
+  struct Core {
+    int running = -1;
+    std::deque<int> q;
+    uint32_t idle_epoch = 0;
+  };
+  std::vector<Core> cores_;
+  void Enqueue(SimThread& t, int core);
+  bool PullInto(int core);  // an idle core takes a cold thread from another's queue
   // Thread model: stage times of checked calls (bounded sample), and of
   // the calls that were below the window.
   std::array<std::vector<int64_t>, 4> stages_;  // one vector per stage, same index = same call
@@ -660,6 +673,36 @@ void Sim::Deliver(SimThread& t, WorkItem item, int waker) {
 void Sim::Wake(SimThread& t, int waker) {
   if (t.st != SimThread::St::kIdle) return;
   t.st = SimThread::St::kRunnable;
+  if (!cores_.empty()) {
+    // An idle core takes it (its last one first, as Linux looks for an idle
+    // CPU for a woken thread); else it waits on its last core's queue and
+    // may take that core from whoever runs there.
+    int c = -1;
+    if (t.core >= 0 && cores_[static_cast<size_t>(t.core)].running < 0) c = t.core;
+    for (size_t i = 0; c < 0 && i < cores_.size(); ++i) {
+      if (cores_[i].running < 0) c = static_cast<int>(i);
+    }
+    if (c >= 0) {
+      ++cores_[static_cast<size_t>(c)].idle_epoch;
+      t.core = c;
+      Run(t);
+      return;
+    }
+    if (t.core < 0) t.core = 0;
+    cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(t));
+    if (s_.wakeup_preempt_ns <= 0) return;
+    SimThread& cur = threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
+    if (now_ - cur.on_core_since < s_.wakeup_preempt_ns) return;
+    cur.remaining -= now_ - cur.segment_from;
+    cur.segment_from = now_;
+    ++cur.epoch;
+    ++r_.preemptions;
+    cur.st = SimThread::St::kRunnable;
+    cur.off_ns = now_;
+    cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(cur));
+    ReleaseCore(t.core);
+    return;
+  }
   if (free_cores_ > 0) {
     --free_cores_;
     Run(t);
@@ -690,18 +733,31 @@ void Sim::Wake(SimThread& t, int waker) {
   ++r_.preemptions;
   longest->st = SimThread::St::kRunnable;
   runq_.push_back(ThreadIndex(*longest));
-  ReleaseCore();
+  ReleaseCore(-1);
 }
 
 // `t` got a core: a fresh time slice.
 void Sim::Run(SimThread& t) {
   t.st = SimThread::St::kRunning;
+  if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;
   Continue(t);
 }
 
-void Sim::ReleaseCore() {
+void Sim::ReleaseCore(int core) {
+  if (!cores_.empty()) {
+    Core& c = cores_[static_cast<size_t>(core)];
+    c.running = -1;
+    if (!c.q.empty()) {
+      const int next = c.q.front();
+      c.q.pop_front();
+      Run(threads_[static_cast<size_t>(next)]);
+      return;
+    }
+    PullInto(core);
+    return;
+  }
   if (runq_.empty()) {
     ++free_cores_;
     return;
@@ -709,6 +765,33 @@ void Sim::ReleaseCore() {
   const int next = runq_.front();
   runq_.pop_front();
   Run(threads_[static_cast<size_t>(next)]);
+}
+
+// An idle core takes the first thread waiting on another core's queue that
+// left its core at least migrate_ns ago (Linux does not move a thread whose
+// cache is still hot); if every waiting thread is hot, it looks again when
+// the first of them cools. False: it stays idle.
+bool Sim::PullInto(int core) {
+  Core& c = cores_[static_cast<size_t>(core)];
+  int64_t next_cool = -1;
+  for (Core& other : cores_) {
+    for (auto it = other.q.begin(); it != other.q.end(); ++it) {
+      SimThread& w = threads_[static_cast<size_t>(*it)];
+      const int64_t cool_at = w.off_ns + s_.migrate_ns;
+      if (cool_at <= now_) {
+        other.q.erase(it);
+        w.core = core;
+        Run(w);
+        return true;
+      }
+      if (next_cool < 0 || cool_at < next_cool) next_cool = cool_at;
+    }
+  }
+  ++c.idle_epoch;
+  if (next_cool >= 0) {
+    events_.Push(next_cool, kCorePull, static_cast<uint32_t>(core), c.idle_epoch);
+  }
+  return false;
 }
 
 void Sim::OnTick(SimThread& t) {
@@ -726,7 +809,8 @@ void Sim::Continue(SimThread& t) {
         EndBatch(t);
         if (t.inbox.empty()) {
           t.st = SimThread::St::kIdle;
-          ReleaseCore();
+          t.off_ns = now_;
+          ReleaseCore(t.core);
           return;
         }
         // Read the socket: all it holds, what fits in one read, or one
@@ -760,12 +844,14 @@ void Sim::Continue(SimThread& t) {
       t.has_item = true;
     }
     if (now_ >= t.slice_end) {
-      if (!runq_.empty()) {
+      std::deque<int>& waiting = cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
+      if (!waiting.empty()) {
         // Descheduled with its item, its batch and what the batch holds.
         ++r_.preemptions;
         t.st = SimThread::St::kRunnable;
-        runq_.push_back(ThreadIndex(t));
-        ReleaseCore();
+        t.off_ns = now_;
+        waiting.push_back(ThreadIndex(t));
+        ReleaseCore(t.core);
         return;
       }
       t.slice_end = now_ + s_.slice_ns;
@@ -1053,6 +1139,11 @@ Result<ScenarioResult> Sim::Run() {
         if (slot.attempt != e.tag) break;
         Deliver(ClientThread(slot.conn), {e.target, e.tag, Work::kReplyOpen},
                 ThreadIndex(ServerThread(slot.conn)));
+        break;
+      }
+      case kCorePull: {
+        Core& c = cores_[e.target];
+        if (c.idle_epoch == e.tag && c.running < 0) PullInto(static_cast<int>(e.target));
         break;
       }
       case kThreadTick: {

@@ -48,7 +48,11 @@
 // Scenario::cores under a round-robin scheduler: a thread that has used its
 // slice while others wait is descheduled, and a thread that wakes with no
 // core free takes one from the thread that has run longest since it got
-// its core, once that has run wakeup_preempt_ns. A descheduled thread keeps
+// its core, once that has run wakeup_preempt_ns (with per_core_queues: each
+// core queues its own threads, a woken thread takes an idle core or waits on
+// its last one and may preempt the thread running there, and an idle core
+// takes a thread waiting on another only once that thread's cache is cold,
+// migrate_ns after it left its core). A descheduled thread keeps
 // what it holds: the calls it numbered and has not written, the calls in
 // its socket. Those are the mechanisms behind the violations the real
 // client and server show (suite/nconnect_attribution.h); each can be

@@ -359,6 +359,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
     s.client_call_ns = c.client_call_ns;
     s.read_bytes = static_cast<int64_t>(rpc::kReadChunk);  // what one recv() asks for
+    s.per_core_queues = true;  // a run queue per CPU, as Linux has (migrate_ns: its default)
     s.service_dist = sim::Dist::kExponential;
     s.service_ns = c.server_call_ns;
     return s;
@@ -442,6 +443,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"no batching", [](sim::Scenario& v) { v.batching = false; }},
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
+        {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
         {"no descheduling", [](sim::Scenario& v) { v.cores = 0; }},

@@ -534,12 +534,34 @@ TEST(ThreadModelTest, TheWakerAsVictimPreemptsOnlyWriters) {
             std::string::npos);
 }
 
+TEST(ThreadModelTest, PerCoreQueuesLeaveCoresIdleWhileHotThreadsWait) {
+  // With one queue per core a core can idle while a thread waits on the
+  // other, so the cores do less in the same time than with one queue for
+  // all. Every operation completes either way, deterministically.
+  Scenario s = Threads(128);
+  s.window = 4096;  // no violations: the cores' throughput alone
+  s.wakeup_preempt_ns = 10000;
+  const ScenarioResult global = SimOk(s);
+  s.per_core_queues = true;
+  const ScenarioResult hot = SimOk(s);
+  EXPECT_EQ(hot.completed, s.ops);
+  EXPECT_EQ(SimOk(s).ToJson(), hot.ToJson());
+  EXPECT_LT(hot.ops_per_s, global.ops_per_s);
+  s.migrate_ns = 0;
+  const ScenarioResult cold = SimOk(s);
+  EXPECT_EQ(cold.completed, s.ops);
+  s.migrate_ns = -1;
+  EXPECT_NE(s.Validate().message().find("migrate-ns"), std::string::npos);
+}
+
 TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   Scenario s = Threads(64);
   s.wakeup_preempt_ns = 1234;
   s.batching = false;
   s.read_bytes = 65536;
   s.preempt_victim = PreemptVictim::kWaker;
+  s.per_core_queues = true;
+  s.migrate_ns = 123456;
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
