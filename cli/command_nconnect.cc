@@ -206,9 +206,11 @@ void RunValidateCommand(NconnectOptions& o) {
   if (!run.status.ok()) Fail(run.status);
 }
 
-// --recommend: the model with its threads and cores on (what the
-// validation on real sockets runs), the cores, time slice and wakeup
-// preemption measured on this machine by the scheduler probes unless given.
+// --recommend: the model with its threads, cores and a run queue per core
+// on, as the validation on real sockets runs it (the batch bound is
+// --read-bytes: secmode's own client reads 64 KiB, other clients differ);
+// the cores, time slice and wakeup preemption measured on this machine by
+// the scheduler probes unless given.
 void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
   base.thread_model = true;

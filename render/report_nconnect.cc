@@ -216,7 +216,7 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
                    " M with every mechanism of the thread model on (receiver and server threads, "
                    "batches, " +
                    std::to_string(I(speed_all, "cores")) +
-                   " cores with time slice and wakeup preemption)")
+                   " cores with a run queue each, time slice and wakeup preemption)")
      << " |\n"
      << "| sweep | " << I(section, "scenarios") << " scenarios, " << I(section, "total_ops")
      << " operations, " << Fmt("%.1f", section.value("wall_seconds", 0.0)) << " s wall on "

@@ -118,7 +118,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   const json tol = section.value("tolerance", json::object());
   std::ostringstream md;
   md << "## nconnect simulator vs real sockets (validation)\n\n"
-     << "Each row runs one scenario twice: on the real RPCSEC_GSS TCP client and server ("
+     << "Each row runs one scenario on the real RPCSEC_GSS TCP client and server ("
      << section.value("mode", "")
      << " at both ends, real loopback sockets, in-process server with the scenario's window and "
         "reaction) and in the simulator. The real client holds every call of connection 0 for "
@@ -152,8 +152,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", wake.value("gap_p99_us", 0.0)) << " us, and a woken thread runs p50 "
        << Fmt("%.0f", wake.value("late_p50_us", 0.0)) << " / p99 "
        << Fmt("%.0f", wake.value("late_p99_us", 0.0))
-       << " us after its sleep ended, timer slack included: the model lets a wakeup take a core "
-          "at once); the loopback's own round trip "
+       << " us after its sleep ended, timer slack included: in the model a woken thread waits "
+          "only while no core is idle and it cannot preempt); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
           "its round trip, "

@@ -59,12 +59,12 @@ inline constexpr double kLn2Hi = 6.93147180369123816490e-01;
 inline constexpr double kLn2Lo = 1.90821492927058770002e-10;
 }  // namespace log_detail
 
-// Natural logarithm of x > 0 (x <= 0 gives a large negative number), to a
-// relative error below 1e-14: x = 2^e m, m in [1, 2), m = c (1 + t) with c
-// the start of m's 1/128 interval (a table; ln 1 is exactly 0), 0 <= t <
-// 1/128, and ln(1 + t) by its series to t^7 (the next term is below 1e-16
-// of t). Inline, and no
-// division: the simulator draws a few of these per RPC.
+// Natural logarithm of x > 0 (x <= 0 gives a large negative number), to an
+// error below 1e-14 x max(1, |ln x|) (absolute near x = 1, where ln 2 of the
+// exponent cancels): x = 2^e m, m in [1, 2), m = c (1 + t) with c the start
+// of m's 1/128 interval (a table; ln 1 is exactly 0), 0 <= t < 1/128, and
+// ln(1 + t) by its series to t^7 (the next term is below 3e-16 of t).
+// Inline, and no division: the simulator draws a few of these per RPC.
 inline double PortableLog(double x) {
   if (!(x > 0)) return -1e308;
   uint64_t bits = std::bit_cast<uint64_t>(x);

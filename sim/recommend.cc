@@ -149,8 +149,8 @@ std::string Recommendation::ToText(const Scenario& b) const {
            Fmt("%.3f", at_max_safe.p99_ns / 1e6) + " ms\n";
   }
   if (!alternatives.empty()) {
-    out +=
-        "alternatives at " + std::to_string(alternative_slots) + " slots (worst of the seeds):\n";
+    out += "alternatives at " + std::to_string(alternative_slots) +
+           " slots (goodput and violations: the worst of the seeds; p99: the first seed):\n";
     for (const Alternative& a : alternatives) {
       out += "  " + a.name + ": " + Fmt("%.0f", a.worst_ops_per_s) + " ops/s, " +
              Fmt("%.1f", a.worst_ops_per_s * static_cast<double>(b.io_size) / 1e6) + " MB/s, p99 " +

@@ -43,7 +43,7 @@ struct Recommendation {
 common::Result<Recommendation> Recommend(const Scenario& base, int64_t max_slots = 1024,
                                          int seeds = 3);
 
-// The assumptions of a scenario in words, one per line ("window: 32 ...").
+// The assumptions of a scenario in words, one per line ("  window 32, ...").
 std::string AssumptionsText(const Scenario& s);
 
 }  // namespace secmode::sim

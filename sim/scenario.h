@@ -67,7 +67,8 @@ common::Result<ServerOrder> ParseServerOrder(const std::string& name);
 
 // Thread model: which running thread a waking thread takes the core of.
 enum class PreemptVictim {
-  kLongest,  // the one that has run longest since it got its core
+  kLongest,  // the one that has run longest since it got its core (with
+             // per_core_queues: the one running on the core it waits on)
   kWaker,    // the thread whose write woke it, if it still runs (on loopback
              // Linux wakes the reader in the writer's send() and prefers the
              // writer's CPU for it, so only the writer can lose its core);
@@ -153,9 +154,10 @@ struct Scenario {
   bool thread_model = false;
   int cores = 0;               // 0: a core for every thread (no descheduling)
   int64_t slice_ns = 3000000;  // the scheduler's time slice
-  // A thread that wakes with no core free takes one from the thread that
-  // has run longest since it got its core, if that is at least this long
-  // (wakeup preemption); 0: woken threads wait for a slice to end.
+  // A thread that wakes with no core free takes the core of its victim
+  // (preempt_victim; with per_core_queues, kLongest means the thread running
+  // on the core it waits on) if that has run at least this long (wakeup
+  // preemption); 0: woken threads wait for a slice to end.
   int64_t wakeup_preempt_ns = 0;
   PreemptVictim preempt_victim = PreemptVictim::kLongest;
   // With cores: each core queues its own threads (as Linux does per CPU)
@@ -191,7 +193,8 @@ struct Scenario {
 
 // The default scenario with every mechanism of the thread model on (receiver
 // and server threads, per-wakeup batches of one 64 KiB read, two cores with a
-// time slice and wakeup preemption, client CPU per call): with the default
+// run queue each, a time slice and wakeup preemption, client CPU per call):
+// with the default
 // Scenario, the two the simulator's speed is stated for (sim_bench, `secmode
 // run`).
 Scenario EveryMechanismScenario();

@@ -191,7 +191,7 @@ class Sim {
     }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
     if (s.thread_model) {
-      for (auto& v : stages_) v.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
+      for (auto& v : stages_) v.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 16)));
     }
   }
 
@@ -287,7 +287,6 @@ class Sim {
     uint32_t idle_epoch = 0;
   };
   std::vector<Core> cores_;
-  void Enqueue(SimThread& t, int core);
   bool PullInto(int core);  // an idle core takes a cold thread from another's queue
   // Thread model: stage times of checked calls (bounded sample), and of
   // the calls that were below the window.
@@ -689,8 +688,17 @@ void Sim::Wake(SimThread& t, int waker) {
       return;
     }
     if (t.core < 0) t.core = 0;
+    bool may_preempt = s_.wakeup_preempt_ns > 0;
+    if (s_.preempt_victim == PreemptVictim::kWaker) {
+      // Only the waker can lose its core: wait on the waker's core if it
+      // still runs, else on the last one without preempting.
+      const bool waker_runs =
+          waker >= 0 && threads_[static_cast<size_t>(waker)].st == SimThread::St::kRunning;
+      if (waker_runs) t.core = threads_[static_cast<size_t>(waker)].core;
+      may_preempt = may_preempt && waker_runs;
+    }
     cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(t));
-    if (s_.wakeup_preempt_ns <= 0) return;
+    if (!may_preempt) return;
     SimThread& cur = threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
     if (now_ - cur.on_core_since < s_.wakeup_preempt_ns) return;
     cur.remaining -= now_ - cur.segment_from;

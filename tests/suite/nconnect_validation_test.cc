@@ -79,9 +79,14 @@ TEST(NconnectValidateTest, DiagnosisNamesTheMissAndTheEvidence) {
   o.row.simulated.violations = 0;
   o.comparison.measured_violations_min = 0;
   o.comparison.measured_violations_max = 2;
-  EXPECT_NE(Diagnose(o).find("model says zero, a real run lost calls (0 vs 0..2)"),
+  EXPECT_NE(Diagnose(o).find("model says zero, real runs lost calls (0 vs 0..2)"),
             std::string::npos)
       << Diagnose(o);
+  // No completed runs to compare: the comparison's own words.
+  o.comparison.measured_violations_max = 0;
+  o.comparison.goodput_ratio = 0;
+  o.comparison.detail = "no completed operations in a measured run";
+  EXPECT_EQ(Diagnose(o), o.comparison.detail);
   // Agreement: nothing to say.
   o.comparison.violations_agree = o.comparison.goodput_agree = true;
   EXPECT_EQ(Diagnose(o), "");
