@@ -5,7 +5,6 @@
 #include <iostream>
 #include <memory>
 #include <regex>
-#include <thread>
 
 #include "cli/cli.h"
 #include "common/clock.h"
@@ -189,19 +188,17 @@ void RunValidateCommand(NconnectOptions& o) {
         {{"section", "nconnect-validation"}, {"error", run.status.ToString()}});
   }
   Write(dir, results);
-  auto report = common::ReadFile(dir + "/report.md");
-  if (report.ok()) {
+  if (o.full) {
+    // The wide grid's report is hundreds of rows: the verdict here, the rest in the file.
+    size_t agree = 0;
+    for (const auto& out : run.outcomes) agree += out.comparison.agree() ? 1 : 0;
+    std::cout << "\n"
+              << agree << " of " << run.outcomes.size()
+              << " scenarios agree (every point, the diagnoses and the plots: " << dir
+              << "/report.md)\n";
+  } else if (auto report = common::ReadFile(dir + "/report.md"); report.ok()) {
     const size_t at = report->find("## nconnect simulator vs real sockets");
-    const size_t agree = report->find(" scenarios agree.", at == std::string::npos ? 0 : at);
-    if (o.full && agree != std::string::npos) {
-      // The wide grid's report is hundreds of rows: the verdict here, the rest in the file.
-      const size_t line = report->rfind('\n', agree) + 1;
-      std::cout << "\n"
-                << report->substr(line, agree + 17 - line) << " (every point, the "
-                << "diagnoses and the plots: " << dir << "/report.md)\n";
-    } else if (at != std::string::npos) {
-      std::cout << "\n" << report->substr(at);
-    }
+    if (at != std::string::npos) std::cout << "\n" << report->substr(at);
   }
   if (!run.status.ok()) Fail(run.status);
 }
@@ -216,21 +213,18 @@ void RunRecommend(NconnectOptions& o) {
   base.thread_model = true;
   base.per_core_queues = true;
   std::string measured;
-  if (!o.given_cores) {
-    base.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
+  if (!o.given_cores) base.cores = common::LogicalCpus();
   if (!o.given_slice && base.cores > 0) {
-    auto probe = harness::ProbeScheduler(2 * base.nconnect, 0.3);
+    auto probe = harness::ProbeSchedulerFor(2 * base.nconnect);
     if (!probe.ok()) Fail(probe.status().Annotate("scheduler probe"));
-    base.slice_ns = std::max<int64_t>(1000, static_cast<int64_t>(probe->run_p50_us * 1e3));
+    base.slice_ns = harness::SliceNs(*probe);
     measured += "  time slice: median run of " + std::to_string(probe->threads) +
                 " busy threads on " + std::to_string(probe->cores) + " cores\n";
   }
   if (!o.given_preempt && base.cores > 0) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    auto probe = harness::ProbeWakeupPreemption(4 * cores, 0.4);
+    auto probe = harness::ProbeWakeups();
     if (!probe.ok()) Fail(probe.status().Annotate("wakeup probe"));
-    base.wakeup_preempt_ns = static_cast<int64_t>(probe->run_p10_us * 1e3);
+    base.wakeup_preempt_ns = harness::WakeupPreemptNs(*probe);
     measured += "  wakeup preemption: p10 run of a busy thread while " +
                 std::to_string(probe->wakers) + " threads keep waking on " +
                 std::to_string(probe->cores) + " cores\n";

@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -54,6 +55,8 @@ std::string Hostname() {
   return gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
 }
 
+int LogicalCpus() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 MachineInfo ReadMachineInfo() {
   MachineInfo info;
   info.cpu_model = "unknown";
@@ -75,7 +78,7 @@ MachineInfo ReadMachineInfo() {
   for (const char* f : kInterestingFlags) {
     if (flags.count(f)) info.cpu_flags.push_back(f);
   }
-  info.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  info.logical_cpus = LogicalCpus();
   utsname u;
   if (uname(&u) == 0) {
     info.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;

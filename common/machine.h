@@ -22,6 +22,9 @@ struct MachineInfo {
   double tsc_ghz = 0;
 };
 
+// Logical CPUs the threads of this process can run on (at least 1).
+int LogicalCpus();
+
 // This machine's host name, or "unknown".
 std::string Hostname();
 

@@ -10,10 +10,39 @@
 
 #include "common/clock.h"
 #include "common/latency.h"
+#include "common/machine.h"
 
 namespace secmode::harness {
 
 using common::Status;
+
+namespace {
+
+// Spins reading the clock until done(now); a gap between two reads longer
+// than `threshold_ns` is time off the core: the run before it goes to
+// `runs`, the gap to `gaps`. Returns the total time off the core.
+template <typename Done>
+uint64_t SpinRecordingGaps(uint64_t threshold_ns, common::LatencySamples& runs,
+                           common::LatencySamples& gaps, Done done) {
+  uint64_t last = common::NowNs(), run_start = last, off = 0;
+  while (true) {
+    const uint64_t now = common::NowNs();
+    if (done(now)) return off;
+    if (now - last > threshold_ns) {
+      runs.Add(last - run_start);
+      gaps.Add(now - last);
+      off += now - last;
+      run_start = now;
+    }
+    last = now;
+  }
+}
+
+double Us(common::LatencySamples& s, double q) {
+  return static_cast<double>(s.Percentile(q)) / 1e3;
+}
+
+}  // namespace
 
 nlohmann::json SchedProbe::ToJson() const {
   return {{"threads", threads},       {"cores", cores},
@@ -51,17 +80,8 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
         while (!go.load(std::memory_order_acquire)) {
         }
         const uint64_t start = common::NowNs();
-        uint64_t last = start, run_start = start;
-        while (last - start < span) {
-          const uint64_t now = common::NowNs();
-          if (now - last > threshold) {
-            me.runs.Add(last - run_start);
-            me.gaps.Add(now - last);
-            me.gap_total += now - last;
-            run_start = now;
-          }
-          last = now;
-        }
+        me.gap_total = SpinRecordingGaps(threshold, me.runs, me.gaps,
+                                         [&](uint64_t now) { return now - start >= span; });
       });
     }
   } catch (const std::system_error& e) {
@@ -75,7 +95,7 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
   for (auto& t : pool) t.join();
   SchedProbe p;
   p.threads = threads;
-  p.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  p.cores = common::LogicalCpus();
   p.seconds = static_cast<double>(common::NowNs() - t0) / 1e9;
   common::LatencySamples runs, gaps;
   double share = 0;
@@ -85,11 +105,11 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
     share += 1.0 - static_cast<double>(t.gap_total) / static_cast<double>(span);
   }
   p.gaps = static_cast<int64_t>(gaps.count());
-  p.run_p50_us = static_cast<double>(runs.Percentile(0.5)) / 1e3;
-  p.run_p90_us = static_cast<double>(runs.Percentile(0.9)) / 1e3;
-  p.gap_p50_us = static_cast<double>(gaps.Percentile(0.5)) / 1e3;
-  p.gap_p90_us = static_cast<double>(gaps.Percentile(0.9)) / 1e3;
-  p.gap_p99_us = static_cast<double>(gaps.Percentile(0.99)) / 1e3;
+  p.run_p50_us = Us(runs, 0.5);
+  p.run_p90_us = Us(runs, 0.9);
+  p.gap_p50_us = Us(gaps, 0.5);
+  p.gap_p90_us = Us(gaps, 0.9);
+  p.gap_p99_us = Us(gaps, 0.99);
   p.running_share = share / threads;
   return p;
 }
@@ -118,27 +138,17 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   if (!(seconds > 0 && seconds <= 60) || sleep_us < 1 || burst_us < 0) {
     return Status::InvalidArgument("probe: seconds in (0, 60], sleep >= 1 us, burst >= 0 us");
   }
-  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const int cores = common::LogicalCpus();
   std::atomic<bool> stop{false};
   std::vector<common::LatencySamples> runs(static_cast<size_t>(cores)),
       gaps(static_cast<size_t>(cores)), late(static_cast<size_t>(wakers));
   std::vector<std::thread> pool;
-  const uint64_t threshold = 20000;
   try {
     for (int i = 0; i < cores; ++i) {
       pool.emplace_back([&, i] {
-        common::LatencySamples& me = runs[static_cast<size_t>(i)];
-        common::LatencySamples& off = gaps[static_cast<size_t>(i)];
-        uint64_t last = common::NowNs(), run_start = last;
-        while (!stop.load(std::memory_order_relaxed)) {
-          const uint64_t now = common::NowNs();
-          if (now - last > threshold) {
-            me.Add(last - run_start);
-            off.Add(now - last);
-            run_start = now;
-          }
-          last = now;
-        }
+        SpinRecordingGaps(kGapThresholdNs, runs[static_cast<size_t>(i)],
+                          gaps[static_cast<size_t>(i)],
+                          [&](uint64_t) { return stop.load(std::memory_order_relaxed); });
       });
     }
     for (int i = 0; i < wakers; ++i) {
@@ -173,15 +183,27 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   for (auto& g : gaps) all_gaps.Merge(g);
   for (auto& l : late) all_late.Merge(l);
   p.runs = static_cast<int64_t>(all_runs.count());
-  p.run_p10_us = static_cast<double>(all_runs.Percentile(0.1)) / 1e3;
-  p.run_p50_us = static_cast<double>(all_runs.Percentile(0.5)) / 1e3;
-  p.run_p90_us = static_cast<double>(all_runs.Percentile(0.9)) / 1e3;
-  p.gap_p50_us = static_cast<double>(all_gaps.Percentile(0.5)) / 1e3;
-  p.gap_p90_us = static_cast<double>(all_gaps.Percentile(0.9)) / 1e3;
-  p.gap_p99_us = static_cast<double>(all_gaps.Percentile(0.99)) / 1e3;
-  p.late_p50_us = static_cast<double>(all_late.Percentile(0.5)) / 1e3;
-  p.late_p99_us = static_cast<double>(all_late.Percentile(0.99)) / 1e3;
+  p.run_p10_us = Us(all_runs, 0.1);
+  p.run_p50_us = Us(all_runs, 0.5);
+  p.run_p90_us = Us(all_runs, 0.9);
+  p.gap_p50_us = Us(all_gaps, 0.5);
+  p.gap_p90_us = Us(all_gaps, 0.9);
+  p.gap_p99_us = Us(all_gaps, 0.99);
+  p.late_p50_us = Us(all_late, 0.5);
+  p.late_p99_us = Us(all_late, 0.99);
   return p;
+}
+
+int64_t SliceNs(const SchedProbe& p) {
+  return std::max<int64_t>(1000, static_cast<int64_t>(p.run_p50_us * 1e3));
+}
+
+int64_t WakeupPreemptNs(const WakeupProbe& p) { return static_cast<int64_t>(p.run_p10_us * 1e3); }
+
+common::Result<SchedProbe> ProbeSchedulerFor(int threads) { return ProbeScheduler(threads, 0.3); }
+
+common::Result<WakeupProbe> ProbeWakeups() {
+  return ProbeWakeupPreemption(4 * common::LogicalCpus(), 0.4);
 }
 
 }  // namespace secmode::harness

@@ -31,8 +31,11 @@ struct SchedProbe {
 
 // `threads` busy threads for `seconds`. Fails on a thread that cannot start
 // or a bad argument.
+// A gap between two clock reads longer than this is time off the core.
+inline constexpr int64_t kGapThresholdNs = 20000;
+
 common::Result<SchedProbe> ProbeScheduler(int threads, double seconds,
-                                          int64_t gap_threshold_ns = 20000);
+                                          int64_t gap_threshold_ns = kGapThresholdNs);
 
 // Wakeup preemption: how soon a thread that wakes takes a core from one that
 // is running. One busy thread per core runs while `wakers` threads sleep
@@ -54,6 +57,17 @@ struct WakeupProbe {
 };
 common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, int sleep_us = 100,
                                                   int burst_us = 30);
+
+// The thread model's pauses from the probes, one rule for every user (the
+// validation, `secmode nconnect --recommend`): the time slice is the median
+// run of busy threads between deschedulings (at least 1 us), the wakeup
+// preemption the p10 run of a busy thread among waking ones. The standard
+// probes: `threads` busy threads for 0.3 s; 4 x the CPUs waking threads
+// for 0.4 s.
+int64_t SliceNs(const SchedProbe& probe);
+int64_t WakeupPreemptNs(const WakeupProbe& probe);
+common::Result<SchedProbe> ProbeSchedulerFor(int threads);
+common::Result<WakeupProbe> ProbeWakeups();
 
 }  // namespace secmode::harness
 

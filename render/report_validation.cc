@@ -336,9 +336,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
      << " logical CPUs between the client's threads, the server's threads and everything else "
         "on the machine; a thread preempted for one scheduler slice (milliseconds) holds its "
         "calls while others overtake them, which moves a violation count by a few events and "
-        "goodput by tens of percent from run to run. Hence: zero where the model's zero is "
-        "structural (fewer numbers in flight than the window, or one context per connection "
-        "with in-order TCP), otherwise a factor "
+        "goodput by tens of percent from run to run. Hence: where the model says zero, a single "
+        "measured event refutes it; otherwise a factor "
      << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << I(tol, "violation_slack")
      << " events on violations (counts grow roughly geometrically with skew and slots, so a "
         "factor still separates \"a few\" from \"most calls\"), and a factor "

@@ -69,9 +69,4 @@ Comparison CompareToRuns(const ScenarioResult& sim, const std::vector<ScenarioRe
   return c;
 }
 
-Comparison CompareResults(const ScenarioResult& sim, const ScenarioResult& meas,
-                          const Tolerance& tol) {
-  return CompareToRuns(sim, {meas}, tol);
-}
-
 }  // namespace secmode::sim

@@ -45,9 +45,6 @@ struct Comparison {
 Comparison CompareToRuns(const ScenarioResult& simulated,
                          const std::vector<ScenarioResult>& measured_runs,
                          const Tolerance& tolerance = Tolerance());
-// One real run.
-Comparison CompareResults(const ScenarioResult& simulated, const ScenarioResult& measured,
-                          const Tolerance& tolerance = Tolerance());
 
 // One scenario of the validation grid: what the simulator said and what the
 // real client and server did (the measured side comes from the real-socket

@@ -248,7 +248,12 @@ class Sim {
   void Run(SimThread& t);
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
-  void ReleaseCore(int core);
+  void ReleaseCore(int core);  // -1: the one queue for all cores
+  void Deschedule(SimThread& t);
+  // The queue `t` waits on for a core: its core's, or the one for all.
+  std::deque<int>& Waiting(const SimThread& t) {
+    return cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
+  }
   bool BeginItem(SimThread& t);
   void FinishItem(SimThread& t);
   void EndBatch(SimThread& t);
@@ -672,10 +677,15 @@ void Sim::Deliver(SimThread& t, WorkItem item, int waker) {
 void Sim::Wake(SimThread& t, int waker) {
   if (t.st != SimThread::St::kIdle) return;
   t.st = SimThread::St::kRunnable;
+  const bool waker_runs =
+      waker >= 0 && threads_[static_cast<size_t>(waker)].st == SimThread::St::kRunning;
+  SimThread* const waker_victim = waker_runs ? &threads_[static_cast<size_t>(waker)] : nullptr;
+  SimThread* victim = nullptr;
   if (!cores_.empty()) {
     // An idle core takes it (its last one first, as Linux looks for an idle
-    // CPU for a woken thread); else it waits on its last core's queue and
-    // may take that core from whoever runs there.
+    // CPU for a woken thread); else it waits on its last core's queue (the
+    // waker's, with PreemptVictim::kWaker) and may take that core from
+    // whoever runs there.
     int c = -1;
     if (t.core >= 0 && cores_[static_cast<size_t>(t.core)].running < 0) c = t.core;
     for (size_t i = 0; c < 0 && i < cores_.size(); ++i) {
@@ -688,60 +698,50 @@ void Sim::Wake(SimThread& t, int waker) {
       return;
     }
     if (t.core < 0) t.core = 0;
-    bool may_preempt = s_.wakeup_preempt_ns > 0;
     if (s_.preempt_victim == PreemptVictim::kWaker) {
-      // Only the waker can lose its core: wait on the waker's core if it
-      // still runs, else on the last one without preempting.
-      const bool waker_runs =
-          waker >= 0 && threads_[static_cast<size_t>(waker)].st == SimThread::St::kRunning;
-      if (waker_runs) t.core = threads_[static_cast<size_t>(waker)].core;
-      may_preempt = may_preempt && waker_runs;
+      if (waker_victim != nullptr) t.core = waker_victim->core;
+      victim = waker_victim;
+    } else {
+      victim = &threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
     }
     cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(t));
-    if (!may_preempt) return;
-    SimThread& cur = threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
-    if (now_ - cur.on_core_since < s_.wakeup_preempt_ns) return;
-    cur.remaining -= now_ - cur.segment_from;
-    cur.segment_from = now_;
-    ++cur.epoch;
-    ++r_.preemptions;
-    cur.st = SimThread::St::kRunnable;
-    cur.off_ns = now_;
-    cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(cur));
-    ReleaseCore(t.core);
-    return;
-  }
-  if (free_cores_ > 0) {
-    --free_cores_;
-    Run(t);
-    return;
-  }
-  runq_.push_back(ThreadIndex(t));
-  if (s_.wakeup_preempt_ns <= 0) return;
-  // Wakeup preemption: the waker, if it still runs (PreemptVictim::kWaker),
-  // or the thread that has run longest since it got its core, gives its
-  // core up if it has run long enough.
-  SimThread* longest = nullptr;
-  if (s_.preempt_victim == PreemptVictim::kWaker) {
-    if (waker >= 0 && threads_[static_cast<size_t>(waker)].st == SimThread::St::kRunning) {
-      longest = &threads_[static_cast<size_t>(waker)];
-    }
   } else {
-    for (SimThread& r : threads_) {
-      if (r.st == SimThread::St::kRunning &&
-          (!longest || r.on_core_since < longest->on_core_since)) {
-        longest = &r;
+    if (free_cores_ > 0) {
+      --free_cores_;
+      Run(t);
+      return;
+    }
+    runq_.push_back(ThreadIndex(t));
+    // The waker, or the thread that has run longest since it got its core.
+    if (s_.preempt_victim == PreemptVictim::kWaker) {
+      victim = waker_victim;
+    } else {
+      for (SimThread& r : threads_) {
+        if (r.st == SimThread::St::kRunning &&
+            (!victim || r.on_core_since < victim->on_core_since)) {
+          victim = &r;
+        }
       }
     }
   }
-  if (longest == nullptr || now_ - longest->on_core_since < s_.wakeup_preempt_ns) return;
-  longest->remaining -= now_ - longest->segment_from;
-  longest->segment_from = now_;
-  ++longest->epoch;  // its pending tick is stale
+  // Wakeup preemption: the victim gives its core up if it has run long enough.
+  if (s_.wakeup_preempt_ns <= 0 || victim == nullptr ||
+      now_ - victim->on_core_since < s_.wakeup_preempt_ns) {
+    return;
+  }
+  victim->remaining -= now_ - victim->segment_from;
+  victim->segment_from = now_;
+  ++victim->epoch;  // its pending tick is stale
+  Deschedule(*victim);
+}
+
+// `t` leaves its core with what it holds and waits for one again.
+void Sim::Deschedule(SimThread& t) {
   ++r_.preemptions;
-  longest->st = SimThread::St::kRunnable;
-  runq_.push_back(ThreadIndex(*longest));
-  ReleaseCore(-1);
+  t.st = SimThread::St::kRunnable;
+  t.off_ns = now_;
+  Waiting(t).push_back(ThreadIndex(t));
+  ReleaseCore(t.core);
 }
 
 // `t` got a core: a fresh time slice.
@@ -852,14 +852,8 @@ void Sim::Continue(SimThread& t) {
       t.has_item = true;
     }
     if (now_ >= t.slice_end) {
-      std::deque<int>& waiting = cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
-      if (!waiting.empty()) {
-        // Descheduled with its item, its batch and what the batch holds.
-        ++r_.preemptions;
-        t.st = SimThread::St::kRunnable;
-        t.off_ns = now_;
-        waiting.push_back(ThreadIndex(t));
-        ReleaseCore(t.core);
+      if (!Waiting(t).empty()) {
+        Deschedule(t);  // with its item, its batch and what the batch holds
         return;
       }
       t.slice_end = now_ + s_.slice_ns;

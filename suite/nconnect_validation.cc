@@ -5,10 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
-#include <thread>
 
 #include "common/clock.h"
 #include "common/format.h"
+#include "common/latency.h"
+#include "common/machine.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
 #include "harness/local_rpc.h"
@@ -21,6 +22,7 @@
 #include "rpc/socket.h"
 #include "rpc/tcp_server.h"
 #include "sim/simulator.h"
+#include "sim/sweep.h"
 
 namespace secmode::suite {
 
@@ -76,8 +78,7 @@ Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const
 int ServerThreads(const ValidationOptions& options, int nconnect) {
   if (options.server_workers > 0) return options.server_workers;
   // A thread per connection, but no more running at once than there are cores.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::min(nconnect, cores);
+  return std::min(nconnect, common::LogicalCpus());
 }
 
 std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
@@ -108,75 +109,65 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
     p.note = note;
     grid.push_back(p);
   };
+  // Notes say why a point is or is not asserted, from its construction;
+  // what a run found is in its diagnosis, never here.
   add("shared-s8-skew0", 8, 0, false, true, false,
       "violations asserted (8 numbers in flight, a quarter of the window: model zero); goodput "
-      "not asserted: the row is CPU-bound, the model times the crypto on one thread in a tight "
-      "loop while the real client and server threads share the cores with each other and with "
-      "other processes, and the sys-mode calibration at the same slots captures the extra "
-      "wakeups and cache misses per call only in part");
+      "not asserted: at few slots the cores are often idle and how the scheduler places the "
+      "threads moves the real goodput from run to run on a shared machine");
   add("shared-s16-skew0", 16, 0, false, false, false,
-      "model zero (16 in flight < window 32), not robust in reality: when one server "
-      "connection thread is preempted, the slots still cycling on the other connections can "
-      "issue more than 32 numbers before the round-robin spread parks them all behind it");
+      "model zero (16 in flight < window 32) is not structural: while one thread is held, the "
+      "slots cycling through the others can issue more than 32 newer numbers");
   add("shared-s128-skew0", 128, 0, false, false, false,
-      "the collapse: 128 numbers in flight against a window of 32; a receiver thread holds "
-      "the calls it numbered until its batch ends, a wakeup can take its core meanwhile, and "
-      "every violation's disconnect resends the connection's calls, which cascades. The test "
-      "asserts that both the model and the real run collapse (many violations, goodput below "
-      "half of the same load's without violations); the counts are reported, not asserted");
+      "the collapse: 128 numbers in flight against a window of 32, and every violation's "
+      "disconnect resends the connection's calls, which cascades. The test asserts that both "
+      "the model and the real run collapse (many violations, goodput below half of the same "
+      "load's without violations); the counts are reported, not asserted");
   add("shared-s16-skew10ms", 16, kSkewNs, false, true, true,
       "10 ms hold on one connection: clearly many violations");
   add("shared-s32-skew10ms", 32, kSkewNs, false, false, false,
-      "besides the calls held by the skew, the traced real runs lose some to receiver-batch "
-      "holds and server checks, as at 128 slots without skew; reported, not asserted");
+      "as many slots as the window: whether a held call falls out depends on how many newer "
+      "numbers the thread pauses let through; reported, not asserted");
   add("shared-s128-skew10ms", 128, kSkewNs, false, false, false,
-      "the model counts fewer violations and no collapse: in the traced real runs most "
-      "violations come from receiver-batch holds (as at 128 slots without skew), which the "
-      "model charges to the server's check stage, and the cascade of disconnects is deeper; "
-      "reported, not asserted");
+      "128 numbers in flight and a 10 ms hold: the count depends on how deep the cascade of "
+      "disconnects goes; reported, not asserted");
   add("perconn-s16-skew10ms", 16, kSkewNs, true, true, true,
-      "one context per connection: each connection's numbers arrive in order (model zero)");
+      "one context per connection and 16 slots: a call would need 32 newer numbers of its own "
+      "context to fall out, about a quarter of all numbers go to each (model zero)");
   add("perconn-s128-skew10ms", 128, kSkewNs, true, false, false,
-      "model zero, not asserted: with 128 slots the real client can reorder 32 calls within one "
-      "connection when a receiver thread holding freshly numbered calls is preempted (the "
-      "model's calls never overtake each other before the socket)");
+      "model zero is not structural: a slot's next call is numbered by the receiver thread of "
+      "whichever connection answered, so a context's calls come from several threads and can "
+      "overtake a held one; reported, not asserted");
   return grid;
 }
 
 std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
+  sim::SweepGrid g;
+  g.base.op = sim::Op::kRead;
+  g.base.ops = ops;
+  g.base.skew_conn = 0;
+  g.base.skew_where = sim::SkewWhere::kClient;
+  g.nconnect = {2, 4, 8};
+  g.slots = {8, 16, 32, 64, 128, 256};
+  g.window = {32, 128};
+  g.io_size = {4096};
+  g.skew_ns = {0, 1000000, 10000000};
+  g.reactions = {sim::Reaction::kDropDisconnect, sim::Reaction::kDrop,
+                 sim::Reaction::kDiscardContext};
   std::vector<ValidationPoint> grid;
   for (bool per_conn : {false, true}) {
-    for (sim::Reaction reaction :
-         {sim::Reaction::kDropDisconnect, sim::Reaction::kDrop, sim::Reaction::kDiscardContext}) {
-      for (int64_t window : {32, 128}) {
-        for (int64_t skew_ns : {int64_t{0}, int64_t{1000000}, int64_t{10000000}}) {
-          for (int nconnect : {2, 4, 8}) {
-            for (int64_t slots : {8, 16, 32, 64, 128, 256}) {
-              ValidationPoint p;
-              p.scenario.nconnect = nconnect;
-              p.scenario.slots = slots;
-              p.scenario.window = window;
-              p.scenario.reaction = reaction;
-              p.scenario.op = sim::Op::kRead;
-              p.scenario.io_size = 4096;
-              p.scenario.ops = ops;
-              p.scenario.skew_conn = 0;
-              p.scenario.skew_ns = skew_ns;
-              p.scenario.skew_where = sim::SkewWhere::kClient;
-              p.scenario.per_connection_context = per_conn;
-              p.name =
-                  std::string(per_conn ? "perconn" : "shared") + "-n" + std::to_string(nconnect) +
-                  "-s" + std::to_string(slots) + "-w" + std::to_string(window) + "-skew" +
-                  (skew_ns == 0 ? std::string("0") : std::to_string(skew_ns / 1000000) + "ms") +
-                  "-" + sim::ReactionName(reaction);
-              p.asserted = false;
-              p.assert_goodput = false;
-              p.note = "wide grid: reported, not asserted";
-              grid.push_back(std::move(p));
-            }
-          }
-        }
-      }
+    g.base.per_connection_context = per_conn;
+    for (const sim::Scenario& sc : g.Expand()) {
+      ValidationPoint p;
+      p.scenario = sc;
+      p.name = std::string(per_conn ? "perconn" : "shared") + "-n" + std::to_string(sc.nconnect) +
+               "-s" + std::to_string(sc.slots) + "-w" + std::to_string(sc.window) + "-skew" +
+               (sc.skew_ns == 0 ? std::string("0") : std::to_string(sc.skew_ns / 1000000) + "ms") +
+               "-" + sim::ReactionName(sc.reaction);
+      p.asserted = false;
+      p.assert_goodput = false;
+      p.note = "wide grid: reported, not asserted";
+      grid.push_back(std::move(p));
     }
   }
   return grid;
@@ -264,21 +255,18 @@ Result<int64_t> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, in
   uint32_t seq = 0;
   SECMODE_RETURN_IF_ERROR(auth->EncodeCall(1, 0, {}, &call, &seq));
   SECMODE_ASSIGN_OR_RETURN(rpc::Fd established, rpc::Connect(aim.host, aim.port));
-  std::vector<int64_t> fresh, kept;
+  common::LatencySamples fresh, kept;
   for (int i = 0; i < rounds; ++i) {
     uint64_t t0 = common::NowNs();
     SECMODE_RETURN_IF_ERROR(rpc::BlockingRoundTrip(aim.host, aim.port, call).status());
-    fresh.push_back(static_cast<int64_t>(common::NowNs() - t0));
+    fresh.Add(common::NowNs() - t0);
     t0 = common::NowNs();
     SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
-    kept.push_back(static_cast<int64_t>(common::NowNs() - t0));
+    kept.Add(common::NowNs() - t0);
   }
   server.server->Stop();
-  auto median = [](std::vector<int64_t>& v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
-    return v[v.size() / 2];
-  };
-  return std::max<int64_t>(0, median(fresh) - median(kept));
+  return std::max<int64_t>(
+      0, static_cast<int64_t>(fresh.Percentile(0.5)) - static_cast<int64_t>(kept.Percentile(0.5)));
 }
 
 }  // namespace
@@ -310,11 +298,11 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.cost_ns_per_byte = std::max(0.0, (mean[1] - mean[0]) / 4096.0);
   // A 4 KiB READ: the client seals a small call and opens a 4 KiB reply.
   c.client_crypto_ns = static_cast<int64_t>(leg_ns[0][0] + leg_ns[1][3]);
-  c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.cores = common::LogicalCpus();
   if (options.thread_model) {
     // Wakeups arriving while every core is busy: how soon one takes a core.
-    SECMODE_ASSIGN_OR_RETURN(c.wakeup, harness::ProbeWakeupPreemption(4 * c.cores, 0.4));
-    c.wakeup_preempt_ns = static_cast<int64_t>(c.wakeup.run_p10_us * 1e3);
+    SECMODE_ASSIGN_OR_RETURN(c.wakeup, harness::ProbeWakeups());
+    c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
     SECMODE_ASSIGN_OR_RETURN(c.reconnect_ns, MeasureReconnect(env, g, 30));
   }
 
@@ -353,7 +341,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     // probe's time slice, and each end's measured CPU per call.
     s.thread_model = true;
     s.cores = c.cores;
-    s.slice_ns = std::max<int64_t>(1000, c.slice_ns);
+    s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
@@ -402,14 +390,17 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   lo.size = static_cast<uint32_t>(s.io_size);
   out.calibration = c;
   Calibration& pc = out.calibration;
-  // The model without threads: the non-crypto cost per call at this
-  // point's concurrency, from the same connections and slots in sys mode.
-  SECMODE_ASSIGN_OR_RETURN(
-      PerCall sys, MeasurePerCall(env, g, "sys", s.nconnect, static_cast<int>(s.slots), false,
-                                  lo.op, lo.size, 0.15));
-  pc.sys_ops_per_s = sys.ops_per_s;
-  pc.sys_ns = static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / sys.ops_per_s);
-  pc.service_ns = pc.sys_ns + c.client_crypto_ns;
+  // The model without threads (the model itself, or its ablation row): the
+  // non-crypto cost per call at this point's concurrency, from the same
+  // connections and slots in sys mode.
+  if (!options.thread_model || options.ablation) {
+    SECMODE_ASSIGN_OR_RETURN(
+        PerCall sys, MeasurePerCall(env, g, "sys", s.nconnect, static_cast<int>(s.slots), false,
+                                    lo.op, lo.size, 0.15));
+    pc.sys_ops_per_s = sys.ops_per_s;
+    pc.sys_ns = static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / sys.ops_per_s);
+    pc.service_ns = pc.sys_ns + c.client_crypto_ns;
+  }
   // The thread model: each end's CPU per call in this mode at this point's
   // connections, slots and contexts, with no violation possible; the crypto
   // the model adds for the call's sizes is taken off.
@@ -428,10 +419,10 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   pc.server_call_ns = static_cast<int64_t>(std::max(0.0, krb.server_ns - crypto));
   auto probe = c.probes.find(2 * s.nconnect);
   if (probe == c.probes.end()) {
-    SECMODE_ASSIGN_OR_RETURN(harness::SchedProbe p, harness::ProbeScheduler(2 * s.nconnect, 0.3));
+    SECMODE_ASSIGN_OR_RETURN(harness::SchedProbe p, harness::ProbeSchedulerFor(2 * s.nconnect));
     probe = pc.probes.emplace(2 * s.nconnect, p).first;
   }
-  pc.slice_ns = static_cast<int64_t>(probe->second.run_p50_us * 1e3);
+  pc.slice_ns = harness::SliceNs(probe->second);
   out.row.scenario = CalibratedScenario(s, pc, options);
   SECMODE_ASSIGN_OR_RETURN(out.row.simulated, sim::Simulate(out.row.scenario));
   if (options.ablation && out.row.scenario.thread_model) {
@@ -591,7 +582,7 @@ ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<Val
   for (const ValidationPoint& p : grid) {
     const int threads = 2 * p.scenario.nconnect;
     if (!options.thread_model || run.calibration.probes.count(threads)) continue;
-    auto probe = harness::ProbeScheduler(threads, 0.3);
+    auto probe = harness::ProbeSchedulerFor(threads);
     if (!probe.ok()) {
       run.status = probe.status().Annotate("scheduler probe");
       return run;

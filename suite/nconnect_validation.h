@@ -3,7 +3,7 @@
 // the in-process server (rpc::LocalServer) on loopback with the scenario's window and reaction,
 // and once in the simulator (sim::Simulate) fed with what this machine measured:
 // the per-message crypto cost of the krb5p legs, the loopback round trip and
-// the non-crypto CPU cost per call. sim::CompareResults decides agreement.
+// the non-crypto CPU cost per call. sim::CompareToRuns decides agreement.
 //
 // Mapping (Scenario -> real run): nconnect -> connections, slots -> slots,
 // per_connection_context -> context_per_connection, reencode -> reencode,
