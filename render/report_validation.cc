@@ -159,12 +159,17 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "its round trip, "
        << Fmt("%.1f", I(c, "reconnect_ns") / 1e3)
        << " us (a NULL call on a fresh connection, so the server accepts and starts a "
-          "connection thread, minus the same call on an established one; medians); and per row "
+          "connection thread, minus the same call on an established one; medians); what "
+          "re-creating a context costs beyond its round trip, "
+       << Fmt("%.1f", I(c, "gss_setup_ns") / 1e3)
+       << " us (the load generator's own path, a short connection and the INIT exchange, "
+          "median of 20, less the loopback's round trip); and per row "
           "each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
           "connections, slots and contexts with a window wider than the slots (no violation "
           "can happen there), less the crypto the model adds. Per-row values are in "
-          "results.json. The model resends a disconnected connection's calls round-robin over "
+          "results.json. The model sends every resend (after a disconnect, an error reply or a "
+          "timeout) on the next connection round-robin over "
           "all connections, as the load generator does (Linux keeps them on their transport)."
           "\n\n";
   } else {

@@ -93,6 +93,12 @@ struct LoadReport {
 
 common::Result<LoadReport> RunLoad(const LoadOptions& options);
 
+// The wall time of creating one RPCSEC_GSS context as RunLoad does when the
+// server answers "context problem" (a short connection and the INIT
+// exchange, on the caller's thread): the median of `rounds`, in ns.
+// options.mode must be krb5, krb5i or krb5p.
+common::Result<int64_t> TimeContextCreation(const LoadOptions& options, int rounds);
+
 // One call (a whole RPC message, without its record mark) and the record of
 // its reply, blocking, on connected socket `fd`.
 common::Result<common::Bytes> BlockingCall(int fd, common::ByteView call);

@@ -113,9 +113,10 @@ struct Scenario {
   int64_t gss_setup_ns = 2000000;  // creating a new context (INIT exchange CPU and KDC)
   int64_t retransmit_timeout_ns = 60000000000;  // Linux TCP timeo=600 (60 s)
   int64_t reconnect_ns = 0;                     // extra time to reconnect beyond one RTT handshake
-  // After a reconnect, resend the lost calls round-robin over all connections
-  // (what secmode's own load generator, rpc/load.h, does) instead of on the
-  // reconnected one (Linux: a task stays on its transport). Default false.
+  // Send every resend (after a reconnect, an error reply or a timeout) on the
+  // next connection round-robin, as new calls go (what secmode's own load
+  // generator, rpc/load.h, does), instead of on the call's own connection
+  // (Linux: a task stays on its transport). Default false.
   bool resend_any_connection = false;
 
   // Network, per connection and direction.

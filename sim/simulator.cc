@@ -119,6 +119,9 @@ struct Context {
   bool xmit_any = false;
   uint64_t seq_xmit = 0;  // highest number transmitted (for re-encode)
   std::deque<uint32_t> gate;
+  // Thread model: client receivers waiting for the new context (the real
+  // client's receiver blocks on the context's lock while it is re-created).
+  std::vector<int> parked;
   // Numbers issued and not yet released, for the spread cap: held[i] is
   // whether held_base + i is still outstanding.
   std::deque<uint8_t> held;
@@ -140,7 +143,9 @@ struct WorkItem {
 };
 
 struct SimThread {
-  enum class St : uint8_t { kIdle, kRunnable, kRunning };
+  // kParked: off its core until its context has been re-created; what
+  // arrives meanwhile waits in its inbox.
+  enum class St : uint8_t { kIdle, kRunnable, kRunning, kParked };
   bool server = false;
   int conn = 0;
   St st = St::kIdle;
@@ -255,6 +260,8 @@ class Sim {
     return cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
   }
   bool BeginItem(SimThread& t);
+  void Park(SimThread& t, Context& ctx);
+  void StartRecreate(Context& ctx);
   void FinishItem(SimThread& t);
   void EndBatch(SimThread& t);
   void QueueCall(Slot& slot);
@@ -385,6 +392,11 @@ void Sim::DoEncode(Slot& slot, Context& ctx) {
 // number) right away, or as soon as its context allows.
 void Sim::Resend(Slot& slot) {
   ReleaseSeq(slot);
+  // secmode's load generator sends every call, first or again, on the next
+  // connection round-robin; a Linux task keeps its transport.
+  if (s_.resend_any_connection) {
+    slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+  }
   ++slot.attempt;  // anything still in flight for the old attempt is stale
   SetBlocked(slot, false);
   StartEncode(slot);
@@ -573,15 +585,20 @@ void Sim::OnComplete(Slot& slot) {
     }
     slot.state = State::kWaitCtx;
     SetBlocked(slot, true);
-    if (!ctx.recreating) {
-      ctx.recreating = true;
-      ++r_.context_recreations;
-      events_.Push(now_ + s_.rtt_ns + s_.gss_setup_ns, kContextReady,
-                   static_cast<uint32_t>(&ctx - ctxs_.data()), ctx.gen);
-    }
+    StartRecreate(ctx);
     return;
   }
   if (CountCompletion(slot)) Issue(slot);
+}
+
+// "Context problem": the client creates a new context (one round trip plus
+// the GSS setup) unless it is already doing so.
+void Sim::StartRecreate(Context& ctx) {
+  if (ctx.recreating) return;
+  ctx.recreating = true;
+  ++r_.context_recreations;
+  events_.Push(now_ + s_.rtt_ns + s_.gss_setup_ns, kContextReady,
+               static_cast<uint32_t>(&ctx - ctxs_.data()), ctx.gen);
 }
 
 bool Sim::CountCompletion(Slot& slot) {
@@ -640,14 +657,32 @@ void Sim::OnContextReady(int ci) {
   ctx.seq_xmit = 0;
   ctx.held.clear();
   ctx.held_base = 0;
-  // Everything sent under the old context and not answered is resent.
+  // The calls that got the error reply go again under the new context. The
+  // others numbered under the old one carry on as the real client's do: one
+  // still in flight gets its own error reply, one the server dropped waits
+  // for its timeout, one waiting for its connection goes on reconnect.
   for (Slot& slot : slots_) {
     if (&CtxOf(slot) != &ctx || slot.gen == ctx.gen || slot.state == State::kGated) continue;
-    slot.holds_seq = false;                        // the old numbering is gone
-    if (slot.state == State::kWaitConn) continue;  // resent on reconnect
-    Resend(slot);
+    slot.holds_seq = false;  // the old numbering is gone
+    if (slot.state == State::kWaitCtx) Resend(slot);
   }
   DrainGate(ctx);
+  // The receivers that waited go on with their batches: they number the
+  // calls they were about to send under the new context.
+  std::vector<int> parked;
+  parked.swap(ctx.parked);
+  for (int i : parked) {
+    SimThread& t = threads_[static_cast<size_t>(i)];
+    t.st = SimThread::St::kIdle;
+    Wake(t, -1);
+  }
+}
+
+void Sim::Park(SimThread& t, Context& ctx) {
+  t.st = SimThread::St::kParked;
+  t.off_ns = now_;
+  ctx.parked.push_back(ThreadIndex(t));
+  ReleaseCore(t.core);
 }
 
 // ---- Thread model (Scenario::thread_model) ----
@@ -848,7 +883,10 @@ void Sim::Continue(SimThread& t) {
       }
       t.item = t.batch.front();
       t.batch.pop_front();
-      if (!BeginItem(t)) continue;  // stale, or done as soon as begun
+      if (!BeginItem(t)) {  // stale, done as soon as begun, or parked
+        if (t.st == SimThread::St::kParked) return;
+        continue;
+      }
       t.has_item = true;
     }
     if (now_ >= t.slice_end) {
@@ -861,7 +899,7 @@ void Sim::Continue(SimThread& t) {
     if (t.remaining <= 0) {
       t.has_item = false;
       FinishItem(t);
-      if (done_) return;
+      if (done_ || t.st == SimThread::St::kParked) return;
       continue;
     }
     const int64_t until =
@@ -886,7 +924,12 @@ bool Sim::BeginItem(SimThread& t) {
       return true;
     case Work::kCallSeal: {
       Context& ctx = CtxOf(slot);
-      if (ctx.recreating || !ctx.gate.empty() ||
+      if (ctx.recreating) {
+        t.batch.push_front(w);  // taken up again when the context is ready
+        Park(t, ctx);
+        return false;
+      }
+      if (!ctx.gate.empty() ||
           (s_.spread_cap > 0 && !ctx.held.empty() &&
            ctx.next_seq - ctx.held_base >= static_cast<uint64_t>(s_.spread_cap))) {
         StartEncode(slot);  // numbered when the context allows, outside the thread
@@ -963,7 +1006,20 @@ void Sim::FinishItem(SimThread& t) {
   switch (w.kind) {
     case Work::kReplyOpen: {
       if (slot.error_reply) {
-        OnComplete(slot);  // a new context, then the call again
+        // "Context problem": this thread re-creates the context unless a
+        // newer one exists or is being made, then numbers the call again.
+        // It waits (the real receiver blocks on the context's lock) while
+        // that context is being made.
+        Context& ctx = CtxOf(slot);
+        if (slot.gen == ctx.gen) StartRecreate(ctx);
+        ReleaseSeq(slot);
+        if (s_.resend_any_connection) {
+          slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+        }
+        slot.holds_seq = false;
+        slot.state = State::kEncoding;
+        t.batch.push_front({w.slot, slot.attempt, Work::kCallSeal});
+        if (ctx.recreating) Park(t, ctx);
         return;
       }
       if (!CountCompletion(slot)) return;

@@ -187,6 +187,7 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"net_rtt_ns", net_rtt_ns},
           {"reconnect_ns", reconnect_ns},
+          {"gss_setup_ns", gss_setup_ns},
           {"client_cpu_ns", client_cpu_ns},
           {"server_cpu_ns", server_cpu_ns},
           {"no_violation_ops_per_s", no_violation_ops_per_s},
@@ -269,6 +270,23 @@ Result<int64_t> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, in
       0, static_cast<int64_t>(fresh.Percentile(0.5)) - static_cast<int64_t>(kept.Percentile(0.5)));
 }
 
+// What re-creating a context costs beyond one round trip: the load
+// generator's own path (a short connection, the INIT exchange) timed
+// `rounds` times, median, less the loopback's round trip. The model's
+// Scenario::gss_setup_ns.
+Result<int64_t> MeasureContextCreation(harness::ModeEnvironment& env, const Gss& g,
+                                       const std::string& mode, int64_t net_rtt_ns, int rounds) {
+  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 128, sim::Reaction::kDrop, 0));
+  rpc::LoadOptions lo;
+  server.Aim(lo);
+  lo.mode = mode;
+  lo.engine = g.engine;
+  lo.enctype = g.enctype;
+  SECMODE_ASSIGN_OR_RETURN(int64_t wall_ns, rpc::TimeContextCreation(lo, rounds));
+  server.server->Stop();
+  return std::max<int64_t>(0, wall_ns - net_rtt_ns);
+}
+
 }  // namespace
 
 Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options) {
@@ -312,6 +330,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
       PerCall one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
   c.net_rtt_ns =
       std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - one.client_ns - one.server_ns));
+  SECMODE_ASSIGN_OR_RETURN(c.gss_setup_ns,
+                           MeasureContextCreation(env, g, g.family, c.net_rtt_ns, 20));
   // The model without threads: non-crypto time per call from sys-mode
   // throughput, folded into the server's service time (see CalibratedScenario).
   SECMODE_ASSIGN_OR_RETURN(
@@ -333,6 +353,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   s.bandwidth_bytes_per_s = 2e9;         // loopback memcpy rate, far above these loads
   s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
   s.reconnect_ns = c.reconnect_ns;       // measured with the thread model's probes, else 0
+  s.gss_setup_ns = c.gss_setup_ns;
   s.resend_any_connection = true;        // what RunLoad's Reconnect does
   s.skew_where = sim::SkewWhere::kClient;
   if (options.thread_model && options.server_workers == 0) {

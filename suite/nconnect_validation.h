@@ -93,6 +93,10 @@ struct Calibration {
   // (medians): what a reconnect costs beyond its round trip (the server
   // accepts and starts a connection thread).
   int64_t reconnect_ns = 0;
+  // Re-creating a context as the load generator does (a short connection,
+  // the INIT exchange), median wall time, less net_rtt_ns: what it costs
+  // beyond one round trip.
+  int64_t gss_setup_ns = 0;
   // Per point: CPU per call of each end, measured per thread in a run of the
   // mode at the point's connections, slots and contexts with a window wider
   // than the slots (so no violation can happen), and what remains of it
