@@ -449,6 +449,34 @@ TEST(ThreadModelTest, SameSeedSameResultAndEveryOperationCompletes) {
   }
 }
 
+TEST(ThreadModelTest, ResendsAfterADiscardedContextLeaveTheLaggingConnection) {
+  // A connection that holds its calls longer than the window lasts: each of
+  // its calls gets the context discarded. Resent on their own connection
+  // (Linux keeps a task on its transport) they come back to it until every
+  // slot is stuck there; resent round-robin (the load generator) most of
+  // them complete on the others between two re-creations.
+  Scenario s = Threads(128);
+  s.nconnect = 2;
+  s.reaction = Reaction::kDiscardContext;
+  s.skew_conn = 0;
+  s.skew_ns = 10000000;
+  s.skew_where = SkewWhere::kClient;
+  s.resend_any_connection = false;
+  ScenarioResult same = SimOk(s);
+  s.resend_any_connection = true;
+  ScenarioResult any = SimOk(s);
+  for (const ScenarioResult* r : {&same, &any}) {
+    EXPECT_EQ(r->completed, s.ops);
+    EXPECT_FALSE(r->truncated);
+    EXPECT_GT(r->context_recreations, 0);
+    // Each re-creation follows one discard, which follows one violation.
+    EXPECT_LE(r->context_recreations, r->violations);
+  }
+  EXPECT_GT(any.ops_per_s, 5 * same.ops_per_s)
+      << "same connection: " << same.ToJson().dump() << "\nany: " << any.ToJson().dump();
+  EXPECT_LT(any.context_recreations * 5, same.context_recreations);
+}
+
 TEST(ThreadModelTest, CoresBoundTheGoodput) {
   // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
   Scenario s = Threads(8);
