@@ -37,7 +37,7 @@ struct NconnectOptions {
   int threads = 0;
   int64_t max_slots = 1024;
   int seeds = 3;
-  bool given_cores = false, given_slice = false, given_preempt = false;
+  bool given_cores = false, given_slice = false, given_preempt = false, given_idle_wake = false;
 };
 
 [[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
@@ -206,8 +206,8 @@ void RunValidateCommand(NconnectOptions& o) {
 // --recommend: the model with its threads, cores and a run queue per core
 // on, as the validation on real sockets runs it (the batch bound is
 // --read-bytes: secmode's own client reads 64 KiB, other clients differ);
-// the cores, time slice and wakeup preemption measured on this machine by
-// the scheduler probes unless given.
+// the cores, time slice, wakeup preemption and idle-core wakeup measured on
+// this machine by the scheduler probes unless given.
 void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
   base.thread_model = true;
@@ -228,6 +228,13 @@ void RunRecommend(NconnectOptions& o) {
     measured += "  wakeup preemption: p10 run of a busy thread while " +
                 std::to_string(probe->wakers) + " threads keep waking on " +
                 std::to_string(probe->cores) + " cores\n";
+  }
+  if (!o.given_idle_wake && base.cores > 0) {
+    auto probe = harness::ProbeIdleWakes();
+    if (!probe.ok()) Fail(probe.status().Annotate("idle wake probe"));
+    base.idle_wake_ns = harness::IdleWakeNs(*probe);
+    measured += "  idle-core wakeup: median of " + std::to_string(probe->rounds) +
+                " wakeups of a thread on an idle core\n";
   }
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
   common::Status valid = base.Validate();
@@ -313,6 +320,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model: a woken thread takes the core of one that has run this "
                   "long (0: waits for a slice to end)")
       ->capture_default_str();
+  cmd->add_option("--idle-wake-ns", s.idle_wake_ns,
+                  "With --thread-model and cores: a thread woken onto an idle core starts this "
+                  "long after its wakeup (0: at once)")
+      ->capture_default_str();
   cmd->add_option("--preempt-victim", o->preempt_victim,
                   "With --thread-model: whose core a waking thread takes: longest (the thread "
                   "that has run longest) or waker (the thread whose write woke it)")
@@ -368,6 +379,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_cores = cmd->count("--cores") > 0;
     o->given_slice = cmd->count("--slice-ns") > 0;
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
+    o->given_idle_wake = cmd->count("--idle-wake-ns") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
     }

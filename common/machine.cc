@@ -57,6 +57,31 @@ std::string Hostname() {
 
 int LogicalCpus() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
+CpuTimes ReadCpuTimes() {
+  CpuTimes t;
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  if (!(stat >> label) || label != "cpu") return t;
+  // user nice system idle iowait irq softirq steal (guest time is already
+  // counted in user and nice).
+  uint64_t v[8];
+  for (int i = 0; i < 8; ++i) {
+    if (!(stat >> v[i])) return t;
+  }
+  t.idle = v[3] + v[4];
+  for (uint64_t x : v) t.total += x;
+  t.known = true;
+  return t;
+}
+
+double IdleFraction(const CpuTimes& before, const CpuTimes& after) {
+  if (!before.known || !after.known || after.total <= before.total || after.idle < before.idle) {
+    return -1;
+  }
+  return static_cast<double>(after.idle - before.idle) /
+         static_cast<double>(after.total - before.total);
+}
+
 MachineInfo ReadMachineInfo() {
   MachineInfo info;
   info.cpu_model = "unknown";

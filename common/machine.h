@@ -2,6 +2,7 @@
 #ifndef SECMODE_COMMON_MACHINE_H_
 #define SECMODE_COMMON_MACHINE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,18 @@ struct MachineInfo {
 
 // Logical CPUs the threads of this process can run on (at least 1).
 int LogicalCpus();
+
+// The whole machine's CPU time from /proc/stat's "cpu" line, in clock
+// ticks: idle (idle + iowait) and the sum of every state (steal included).
+struct CpuTimes {
+  uint64_t idle = 0, total = 0;
+  bool known = false;  // false: /proc/stat could not be read
+};
+CpuTimes ReadCpuTimes();
+
+// The share of the machine's CPU time spent idle between two readings; -1
+// when either is unknown or no tick passed.
+double IdleFraction(const CpuTimes& before, const CpuTimes& after);
 
 // This machine's host name, or "unknown".
 std::string Hostname();

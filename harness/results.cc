@@ -243,7 +243,8 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"errors", r.errors},
           {"first_error", r.first_error},
           {"crypto_threads", r.crypto_threads},
-          {"receiver_cpu_ns", r.receiver_cpu_ns}};
+          {"receiver_cpu_ns", r.receiver_cpu_ns},
+          {"idle_fraction", r.idle_fraction}};
 }
 
 }  // namespace secmode::harness

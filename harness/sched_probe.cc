@@ -1,6 +1,13 @@
 #include "harness/sched_probe.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
 
 #include <algorithm>
 #include <atomic>
@@ -194,6 +201,111 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   return p;
 }
 
+nlohmann::json IdleWakeProbe::ToJson() const {
+  return {{"rounds", rounds}, {"p10_us", p10_us}, {"p50_us", p50_us},
+          {"p90_us", p90_us}, {"p99_us", p99_us}};
+}
+
+common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {
+  if (rounds < 1 || rounds > 1000000) {
+    return Status::InvalidArgument("idle wake probe rounds: " + std::to_string(rounds) +
+                                   ", must be in [1, 1000000]");
+  }
+  IdleWakeProbe p;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    return Status::IoError(std::string("sched_getaffinity: ") + std::strerror(errno));
+  }
+  int cpus[2] = {-1, -1};
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
+  }
+  if (cpus[1] < 0) return p;  // one CPU: no idle core to wake
+  const int go = eventfd(0, EFD_CLOEXEC), back = eventfd(0, EFD_CLOEXEC);
+  if (go < 0 || back < 0) {
+    const std::string why = std::strerror(errno);
+    if (go >= 0) close(go);
+    if (back >= 0) close(back);
+    return Status::IoError("eventfd: " + why);
+  }
+  auto pin = [](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+  };
+  std::atomic<uint64_t> sent{0};
+  std::atomic<bool> pinned{true}, failed{false};
+  common::LatencySamples wake;
+  auto signal = [](int fd) {
+    const uint64_t one = 1;
+    return write(fd, &one, sizeof one) == static_cast<ssize_t>(sizeof one);
+  };
+  auto await = [](int fd) {
+    uint64_t v = 0;
+    while (true) {
+      const ssize_t n = read(fd, &v, sizeof v);
+      if (n == static_cast<ssize_t>(sizeof v)) return true;
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+  };
+  std::thread reader;
+  try {
+    reader = std::thread([&] {
+      if (!pin(cpus[1])) pinned = false;
+      signal(back);  // pinned (or not): the writer may start
+      // eventfd reads and writes of a counter this small do not fail; if
+      // one did, the writer is told and stops.
+      for (int i = 0; i < rounds; ++i) {
+        if (!await(go)) {
+          failed = true;
+          signal(back);
+          return;
+        }
+        wake.Add(common::NowNs() - sent.load(std::memory_order_acquire));
+        if (!signal(back)) {
+          failed = true;
+          return;
+        }
+      }
+    });
+  } catch (const std::system_error& e) {
+    close(go);
+    close(back);
+    return Status::Unavailable(std::string("probe thread: ") + e.what());
+  }
+  // The writer: this thread, pinned for the probe, its own mask restored.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const bool had_mask = pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0;
+  if (!pin(cpus[0])) pinned = false;
+  std::mt19937 rng(1);
+  bool ok = await(back);
+  for (int i = 0; ok && i < rounds; ++i) {
+    const uint64_t busy_ns = 50000 + rng() % 500000;
+    const uint64_t t0 = common::NowNs();
+    while (common::NowNs() - t0 < busy_ns) {
+    }
+    sent.store(common::NowNs(), std::memory_order_release);
+    ok = signal(go) && await(back) && !failed;
+  }
+  if (!ok) signal(go);  // the reader may still wait for its round
+  reader.join();
+  if (had_mask) pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+  close(go);
+  close(back);
+  if (!ok) return Status::IoError("idle wake probe: an eventfd read or write failed");
+  if (!pinned) return Status::Unavailable("idle wake probe: cannot pin threads to two CPUs");
+  p.rounds = rounds;
+  p.p10_us = Us(wake, 0.1);
+  p.p50_us = Us(wake, 0.5);
+  p.p90_us = Us(wake, 0.9);
+  p.p99_us = Us(wake, 0.99);
+  return p;
+}
+
 int64_t SliceNs(const SchedProbe& p) {
   return std::max<int64_t>(1000, static_cast<int64_t>(p.run_p50_us * 1e3));
 }
@@ -201,6 +313,10 @@ int64_t SliceNs(const SchedProbe& p) {
 int64_t WakeupPreemptNs(const WakeupProbe& p) { return static_cast<int64_t>(p.run_p10_us * 1e3); }
 
 common::Result<SchedProbe> ProbeSchedulerFor(int threads) { return ProbeScheduler(threads, 0.3); }
+
+int64_t IdleWakeNs(const IdleWakeProbe& p) { return static_cast<int64_t>(p.p50_us * 1e3); }
+
+common::Result<IdleWakeProbe> ProbeIdleWakes() { return ProbeIdleWake(500); }
 
 common::Result<WakeupProbe> ProbeWakeups() {
   return ProbeWakeupPreemption(4 * common::LogicalCpus(), 0.4);

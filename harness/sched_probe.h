@@ -58,6 +58,21 @@ struct WakeupProbe {
 common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, int sleep_us = 100,
                                                   int burst_us = 30);
 
+// Waking an idle core: how long after a thread makes another runnable the
+// other starts, when it goes to a core that sits idle (on a VM the wakeup
+// of a halted vCPU, on bare metal the exit from a C-state). One thread
+// sleeps in read() on an eventfd, pinned to one CPU; another, pinned to a
+// second CPU, keeps its core busy for a random 50..550 us (so the first
+// one's core has gone idle), notes the time and writes; the reader takes
+// the time when read() returns, and answers on a second eventfd. With fewer
+// than two CPUs to pin to there is no idle core to wake: rounds = 0.
+struct IdleWakeProbe {
+  int rounds = 0;
+  double p10_us = 0, p50_us = 0, p90_us = 0, p99_us = 0;
+  nlohmann::json ToJson() const;
+};
+common::Result<IdleWakeProbe> ProbeIdleWake(int rounds);
+
 // The thread model's pauses from the probes, one rule for every user (the
 // validation, `secmode nconnect --recommend`): the time slice is the median
 // run of busy threads between deschedulings (at least 1 us), the wakeup
@@ -66,6 +81,9 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
 // for 0.4 s.
 int64_t SliceNs(const SchedProbe& probe);
 int64_t WakeupPreemptNs(const WakeupProbe& probe);
+// Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).
+int64_t IdleWakeNs(const IdleWakeProbe& probe);
+common::Result<IdleWakeProbe> ProbeIdleWakes();
 common::Result<SchedProbe> ProbeSchedulerFor(int threads);
 common::Result<WakeupProbe> ProbeWakeups();
 

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/latency.h"
+#include "common/machine.h"
 #include "rpc/client_auth.h"
 #include "rpc/gss_client.h"
 #include "rpc/socket.h"
@@ -527,14 +528,17 @@ Result<LoadReport> Runner::Run() {
   }
   const uint64_t hard_end =
       measure_start_ + static_cast<uint64_t>(std::max(o_.max_seconds, o_.seconds) * 1e9);
+  common::CpuTimes cpu_at_start;
   while (true) {
     uint64_t now = common::NowNs();
+    if (!cpu_at_start.known && now >= measure_start_) cpu_at_start = common::ReadCpuTimes();
     if (now >= end && (ops_ >= o_.min_ops || now >= hard_end)) break;
     if (o_.max_ops > 0 && ops_ >= o_.max_ops) break;
     usleep(1000);
   }
   uint64_t stop = common::NowNs();
   measure_end_ = stop;
+  const double idle_fraction = common::IdleFraction(cpu_at_start, common::ReadCpuTimes());
   stopping_ = true;
   for (auto& c : conns_) {
     {
@@ -579,6 +583,7 @@ Result<LoadReport> Runner::Run() {
   r.first_error = first_error_;
   r.crypto_threads = boxes_.front()->auth->crypto_threads();
   r.receiver_cpu_ns = receiver_cpu_ns_;
+  r.idle_fraction = idle_fraction;
   return r;
 }
 

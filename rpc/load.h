@@ -89,6 +89,10 @@ struct LoadReport {
   // CPU time of the receiver threads over the whole run (warm-up included):
   // opening replies and numbering, sealing and sending the next calls.
   uint64_t receiver_cpu_ns = 0;
+  // The machine's share of CPU time idle during the measured time, from
+  // /proc/stat (clock ticks, usually 10 ms each: coarse for short runs);
+  // -1 when unknown.
+  double idle_fraction = -1;
 };
 
 common::Result<LoadReport> RunLoad(const LoadOptions& options);

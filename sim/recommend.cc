@@ -122,6 +122,9 @@ std::string AssumptionsText(const Scenario& b) {
           (b.wakeup_preempt_ns > 0 ? ", and a waking thread takes the core of one that has run " +
                                          Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us"
                                    : ", and a waking thread waits for a slice to end") +
+          (b.idle_wake_ns > 0 ? "; a thread woken onto an idle core starts " +
+                                    Fmt("%.1f", b.idle_wake_ns / 1e3) + " us later"
+                              : std::string()) +
           "\n";
     } else {
       out += "  pauses: none (a core for every thread)\n";

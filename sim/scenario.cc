@@ -134,6 +134,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("read-bytes", read_bytes, 0, kMaxBufferBytes));
   SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
   SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
   return Status::Ok();
@@ -172,6 +173,7 @@ json Scenario::ToJson() const {
           {"cores", cores},
           {"slice_ns", slice_ns},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
+          {"idle_wake_ns", idle_wake_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
           {"per_core_queues", per_core_queues},
           {"migrate_ns", migrate_ns},
@@ -214,6 +216,7 @@ Scenario EveryMechanismScenario() {
   s.thread_model = true;
   s.cores = 2;
   s.wakeup_preempt_ns = 10000;
+  s.idle_wake_ns = 30000;
   s.client_call_ns = 5000;
   s.read_bytes = 65536;
   s.per_core_queues = true;
@@ -256,6 +259,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "cores", s.cores));
   SECMODE_RETURN_IF_ERROR(Read(j, "slice_ns", s.slice_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "idle_wake_ns", s.idle_wake_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));
@@ -289,6 +293,7 @@ json ScenarioResult::ToJson() const {
             {"stalled_fraction", stalled_fraction},
             {"events", events},
             {"preemptions", preemptions},
+            {"idle_fraction", idle_fraction},
             {"truncated", truncated}};
   if (stage_p50_ns[0] || stage_p50_ns[1] || stage_p50_ns[2] || stage_p50_ns[3]) {
     static const char* const kStages[4] = {"encode", "hold", "socket", "check"};
@@ -326,6 +331,7 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "stalled_fraction", r.stalled_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "events", r.events));
   SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
+  SECMODE_RETURN_IF_ERROR(Read(j, "idle_fraction", r.idle_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));
   return r;
 }

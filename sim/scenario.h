@@ -150,8 +150,12 @@ struct Scenario {
   // ends. Threads run on `cores` cores shared by client and server under a
   // round-robin scheduler with time slices of `slice_ns`: a thread that has
   // used its slice while others wait goes to the back of the queue, holding
-  // whatever it holds. Timeouts, context re-creation and the first call of
-  // each slot are numbered outside the threads.
+  // whatever it holds. A receiver that reads "context problem" re-creates
+  // the context (off its core for one round trip plus gss_setup_ns) unless
+  // another already does, and every receiver that needs a number meanwhile
+  // waits off its core; then they number the resends in their batches.
+  // Timeouts and the first call of each slot are numbered outside the
+  // threads.
   bool thread_model = false;
   int cores = 0;               // 0: a core for every thread (no descheduling)
   int64_t slice_ns = 3000000;  // the scheduler's time slice
@@ -160,6 +164,10 @@ struct Scenario {
   // on the core it waits on) if that has run at least this long (wakeup
   // preemption); 0: woken threads wait for a slice to end.
   int64_t wakeup_preempt_ns = 0;
+  // With cores: a thread woken onto an idle core starts this long after its
+  // wakeup, the core idle meanwhile (a halted vCPU woken by an IPI, a core
+  // leaving a C-state); 0: at once. harness::ProbeIdleWake measures it.
+  int64_t idle_wake_ns = 0;
   PreemptVictim preempt_victim = PreemptVictim::kLongest;
   // With cores: each core queues its own threads (as Linux does per CPU)
   // instead of one queue for all. A woken thread takes an idle core if
@@ -223,6 +231,9 @@ struct ScenarioResult {
                                                 // waiting on a timeout, reconnect or new context
   int64_t events = 0;                           // simulator events processed (0 when measured)
   int64_t preemptions = 0;                      // thread model: threads descheduled with work left
+  // Thread model with cores: the share of the cores' time no thread ran.
+  // Measured: the machine's idle share over the run (/proc/stat). -1: unknown.
+  double idle_fraction = -1;
   // Thread model: the path of every checked call in the stages of
   // suite/nconnect_attribution.h (encode: numbered to sealed; hold: sealed to
   // written, the receiver's batch or the skew delay line; socket: written to

@@ -57,6 +57,7 @@ enum Kind : uint32_t {
   kReplyArrive,        // target slot, tag attempt: thread model, a reply reached the client
   kThreadTick,         // target thread, tag epoch: thread model, a thread's run segment ended
   kCorePull,           // target core, tag idle epoch: an idle core looks for work again
+  kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
 };
 
 // Where a slot's current request is.
@@ -144,8 +145,9 @@ struct WorkItem {
 
 struct SimThread {
   // kParked: off its core until its context has been re-created; what
-  // arrives meanwhile waits in its inbox.
-  enum class St : uint8_t { kIdle, kRunnable, kRunning, kParked };
+  // arrives meanwhile waits in its inbox. kWaking: woken onto an idle core
+  // that has not started it yet (Scenario::idle_wake_ns).
+  enum class St : uint8_t { kIdle, kRunnable, kRunning, kParked, kWaking };
   bool server = false;
   int conn = 0;
   St st = St::kIdle;
@@ -251,6 +253,7 @@ class Sim {
   void Deliver(SimThread& t, WorkItem item, int waker = -1);
   void Wake(SimThread& t, int waker);
   void Run(SimThread& t);
+  void RunOnIdleCore(SimThread& t);  // Run, after the idle core's wakeup
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
   void ReleaseCore(int core);  // -1: the one queue for all cores
@@ -291,6 +294,7 @@ class Sim {
   // Thread model: client receivers [0, nconnect), server threads after.
   std::vector<SimThread> threads_;
   int free_cores_ = 0;
+  int64_t busy_ns_ = 0;  // the threads' time on a core, for ScenarioResult::idle_fraction
   std::deque<int> runq_;  // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
   struct Core {
@@ -679,6 +683,7 @@ void Sim::OnContextReady(int ci) {
 }
 
 void Sim::Park(SimThread& t, Context& ctx) {
+  busy_ns_ += now_ - t.on_core_since;
   t.st = SimThread::St::kParked;
   t.off_ns = now_;
   ctx.parked.push_back(ThreadIndex(t));
@@ -729,7 +734,7 @@ void Sim::Wake(SimThread& t, int waker) {
     if (c >= 0) {
       ++cores_[static_cast<size_t>(c)].idle_epoch;
       t.core = c;
-      Run(t);
+      RunOnIdleCore(t);
       return;
     }
     if (t.core < 0) t.core = 0;
@@ -738,12 +743,13 @@ void Sim::Wake(SimThread& t, int waker) {
       victim = waker_victim;
     } else {
       victim = &threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
+      if (victim->st != SimThread::St::kRunning) victim = nullptr;  // still waking
     }
     cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(t));
   } else {
     if (free_cores_ > 0) {
       --free_cores_;
-      Run(t);
+      RunOnIdleCore(t);
       return;
     }
     runq_.push_back(ThreadIndex(t));
@@ -773,6 +779,7 @@ void Sim::Wake(SimThread& t, int waker) {
 // `t` leaves its core with what it holds and waits for one again.
 void Sim::Deschedule(SimThread& t) {
   ++r_.preemptions;
+  busy_ns_ += now_ - t.on_core_since;
   t.st = SimThread::St::kRunnable;
   t.off_ns = now_;
   Waiting(t).push_back(ThreadIndex(t));
@@ -786,6 +793,19 @@ void Sim::Run(SimThread& t) {
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;
   Continue(t);
+}
+
+void Sim::RunOnIdleCore(SimThread& t) {
+  if (s_.idle_wake_ns <= 0 || s_.cores <= 0) {
+    Run(t);
+    return;
+  }
+  // The core is taken (no other thread is put on it) but idle until then.
+  t.st = SimThread::St::kWaking;
+  if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
+  ++t.epoch;
+  events_.Push(now_ + s_.idle_wake_ns, kThreadStart, static_cast<uint32_t>(ThreadIndex(t)),
+               t.epoch);
 }
 
 void Sim::ReleaseCore(int core) {
@@ -851,6 +871,7 @@ void Sim::Continue(SimThread& t) {
       if (t.batch.empty()) {
         EndBatch(t);
         if (t.inbox.empty()) {
+          busy_ns_ += now_ - t.on_core_since;
           t.st = SimThread::St::kIdle;
           t.off_ns = now_;
           ReleaseCore(t.core);
@@ -1199,6 +1220,11 @@ Result<ScenarioResult> Sim::Run() {
                 ThreadIndex(ServerThread(slot.conn)));
         break;
       }
+      case kThreadStart: {
+        SimThread& t = threads_[e.target];
+        if (t.epoch == e.tag && t.st == SimThread::St::kWaking) Run(t);
+        break;
+      }
       case kCorePull: {
         Core& c = cores_[e.target];
         if (c.idle_epoch == e.tag && c.running < 0) PullInto(static_cast<int>(e.target));
@@ -1214,6 +1240,14 @@ Result<ScenarioResult> Sim::Run() {
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
   r_.events = events;
   r_.elapsed_ns = now_;
+  if (s_.thread_model && s_.cores > 0 && now_ > 0) {
+    for (const SimThread& t : threads_) {
+      if (t.st == SimThread::St::kRunning) busy_ns_ += now_ - t.on_core_since;
+    }
+    r_.idle_fraction = std::max(0.0, 1.0 - static_cast<double>(busy_ns_) /
+                                               (static_cast<double>(s_.cores) *
+                                                static_cast<double>(now_)));
+  }
   if (now_ > 0) {
     r_.ops_per_s = static_cast<double>(r_.completed) * 1e9 / static_cast<double>(now_);
     r_.mb_per_s = r_.ops_per_s * static_cast<double>(s_.io_size) / 1e6;

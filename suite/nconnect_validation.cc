@@ -185,6 +185,8 @@ nlohmann::json Calibration::ToJson() const {
           {"probes", probe_rows},
           {"wakeup_probe", wakeup.ToJson()},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
+          {"idle_wake_probe", idle_wake.ToJson()},
+          {"idle_wake_ns", idle_wake_ns},
           {"net_rtt_ns", net_rtt_ns},
           {"reconnect_ns", reconnect_ns},
           {"gss_setup_ns", gss_setup_ns},
@@ -321,6 +323,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     // Wakeups arriving while every core is busy: how soon one takes a core.
     SECMODE_ASSIGN_OR_RETURN(c.wakeup, harness::ProbeWakeups());
     c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
+    SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
+    c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
     SECMODE_ASSIGN_OR_RETURN(c.reconnect_ns, MeasureReconnect(env, g, 30));
   }
 
@@ -364,6 +368,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.cores = c.cores;
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
+    s.idle_wake_ns = c.idle_wake_ns;
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
     s.client_call_ns = c.client_call_ns;
@@ -455,6 +460,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"no batching", [](sim::Scenario& v) { v.batching = false; }},
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
+        {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
         {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
@@ -523,6 +529,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     m.p50_ns = static_cast<int64_t>(r.p50_us * 1e3);
     m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
     m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
+    m.idle_fraction = r.idle_fraction;
     runs.emplace_back(r, m);
   }
   std::vector<sim::ScenarioResult> measured;
@@ -582,7 +589,12 @@ std::string Diagnose(const ValidationOutcome& o) {
            common::Fmt("%.2f", c.goodput_ratio) + " (disconnects sim " +
            std::to_string(sim.disconnects) + " vs real " + std::to_string(real.disconnects) +
            ", p99 " + common::Fmt("%.1f", sim.p99_ns / 1e6) + " vs " +
-           common::Fmt("%.1f", real.p99_ns / 1e6) + " ms)";
+           common::Fmt("%.1f", real.p99_ns / 1e6) + " ms";
+    if (sim.idle_fraction >= 0 && real.idle_fraction >= 0) {
+      out += ", cores idle " + common::Fmt("%.0f", 100 * sim.idle_fraction) + "% vs " +
+             common::Fmt("%.0f", 100 * real.idle_fraction) + "%";
+    }
+    out += ")";
   }
   return out;
 }

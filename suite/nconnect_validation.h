@@ -88,6 +88,10 @@ struct Calibration {
   // waking ones (harness/sched_probe.h).
   harness::WakeupProbe wakeup;
   int64_t wakeup_preempt_ns = 0;
+  // Waking an idle core: the probe (harness/sched_probe.h) and its median,
+  // the model's Scenario::idle_wake_ns.
+  harness::IdleWakeProbe idle_wake;
+  int64_t idle_wake_ns = 0;
   int64_t net_rtt_ns = 0;  // sys READ, 1 connection, 1 slot: p50 minus both ends' CPU per call
   // A NULL call on a fresh connection minus the same on an established one
   // (medians): what a reconnect costs beyond its round trip (the server
@@ -114,7 +118,13 @@ struct Calibration {
 };
 
 struct ValidationOptions {
-  std::string mode = "krb5p:aes256-cts-hmac-sha1-96:mit";  // engine at both ends
+  // The engine at both ends is secmode's native one: its crypto on one
+  // shared context runs in parallel on the connections' threads, as the
+  // Linux kernel's does (only the counter and the window are serialised).
+  // MIT's contexts are not safe for concurrent use, so with mit every seal
+  // and open of the shared context takes one lock; threads that sleep on it
+  // leave cores idle, a cost of the tool the model rightly does not have.
+  std::string mode = "krb5p:aes256-cts-hmac-sha1-96:native";
   // The LocalServer's worker threads; 0 = a thread per connection reads,
   // checks and answers its own calls (model: server_threads = nconnect,
   // ServerOrder::kRoundRobin). With workers, calls already queued from a

@@ -490,6 +490,26 @@ TEST(ThreadModelTest, CoresBoundTheGoodput) {
   }
 }
 
+TEST(ThreadModelTest, IdleShareIsWhatTheCallsLeaveOfTheCores) {
+  // Without violations every call costs its fixed CPU once: the cores' busy
+  // time is the calls' CPU, and the rest is idle.
+  Scenario s = Threads(8);
+  s.service_dist = Dist::kConstant;
+  const double cpu_ns =
+      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
+  for (int cores : {1, 2, 4}) {
+    s.cores = cores;
+    ScenarioResult r = SimOk(s);
+    ASSERT_EQ(r.violations, 0);
+    ASSERT_GE(r.idle_fraction, 0);
+    ASSERT_LE(r.idle_fraction, 1);
+    const double busy = (1 - r.idle_fraction) * cores * static_cast<double>(r.elapsed_ns);
+    EXPECT_NEAR(busy / (static_cast<double>(r.completed) * cpu_ns), 1.0, 0.03) << cores;
+  }
+  s.thread_model = false;
+  EXPECT_EQ(SimOk(s).idle_fraction, -1);  // no cores in that model
+}
+
 TEST(ThreadModelTest, BatchesHoldCallsAndSlotsBelowTheWindowStaySafe) {
   // Fewer numbers in flight than the window: no reordering can cost a call.
   Scenario s = Threads(16);
