@@ -320,6 +320,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model: a woken thread takes the core of one that has run this "
                   "long (0: waits for a slice to end)")
       ->capture_default_str();
+  cmd->add_option("--skew-sender-ns", s.skew_sender_ns,
+                  "With --thread-model and a client-side skew: CPU per call of a delay-line "
+                  "thread that writes the skewed connection's calls when due (0: no such thread)")
+      ->capture_default_str();
   cmd->add_option("--idle-wake-ns", s.idle_wake_ns,
                   "With --thread-model and cores: a thread woken onto an idle core starts this "
                   "long after its wakeup (0: at once)")

@@ -244,7 +244,9 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"first_error", r.first_error},
           {"crypto_threads", r.crypto_threads},
           {"receiver_cpu_ns", r.receiver_cpu_ns},
-          {"idle_fraction", r.idle_fraction}};
+          {"idle_fraction", r.idle_fraction},
+          {"sender_cpu_ns", r.sender_cpu_ns},
+          {"sender_calls", r.sender_calls}};
 }
 
 }  // namespace secmode::harness

@@ -153,7 +153,13 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", wake.value("late_p50_us", 0.0)) << " / p99 "
        << Fmt("%.0f", wake.value("late_p99_us", 0.0))
        << " us after its sleep ended, timer slack included: in the model a woken thread waits "
-          "only while no core is idle and it cannot preempt); the loopback's own round trip "
+          "while no core is idle and it cannot preempt); a thread woken onto an idle core "
+          "starts "
+       << Fmt("%.1f", I(c, "idle_wake_ns") / 1e3) << " us later (the median of "
+       << c.value("idle_wake_probe", json::object()).value("rounds", 0)
+       << " wakeups of a thread sleeping on an idle CPU, p90 "
+       << Fmt("%.1f", c.value("idle_wake_probe", json::object()).value("p90_us", 0.0))
+       << " us; the core counts as idle meanwhile); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
           "its round trip, "
@@ -166,8 +172,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "median of 20, less the loopback's round trip); and per row "
           "each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
-          "connections, slots and contexts with a window wider than the slots (no violation "
-          "can happen there), less the crypto the model adds. Per-row values are in "
+          "connections, slots, contexts and skew with a window wider than the slots (no "
+          "violation can happen there), less the crypto the model adds, and with a skew the "
+          "CPU per call of the delay-line thread that writes the held connection's calls "
+          "(a thread of its own in the model too). Per-row values are in "
           "results.json. The model sends every resend (after a disconnect, an error reply or a "
           "timeout) on the next connection round-robin over "
           "all connections, as the load generator does (Linux keeps them on their transport)."

@@ -159,7 +159,7 @@ class Runner {
   std::atomic<uint64_t> rr_{0}, xid_counter_{1}, offset_counter_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> measure_start_{~0ull}, measure_end_{~0ull};
-  std::atomic<uint64_t> receiver_cpu_ns_{0};
+  std::atomic<uint64_t> receiver_cpu_ns_{0}, sender_cpu_ns_{0}, sender_calls_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
       reencodes_{0}, stale_{0}, errors_{0};
   std::mutex err_mu_;
@@ -325,12 +325,18 @@ void Runner::Flush(SendBatch* batch) {
 void Runner::SendLoop(Conn* c) {
   tl_thread = TraceThread::kSender;
   tl_thread_index = static_cast<uint32_t>(c->index);
+  const uint64_t cpu0 = common::ThreadCpuNs();
+  uint64_t sent = 0;
   while (true) {
     SendItem item;
     {
       std::unique_lock<std::mutex> lock(c->q_mu);
       c->q_cv.wait(lock, [&] { return stopping_ || !c->q.empty(); });
-      if (stopping_) return;
+      if (stopping_) {
+        sender_cpu_ns_ += common::ThreadCpuNs() - cpu0;
+        sender_calls_ += sent;
+        return;
+      }
       item = std::move(c->q.front());
       c->q.pop_front();
     }
@@ -340,6 +346,7 @@ void Runner::SendLoop(Conn* c) {
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.busy || s.xid != item.xid) continue;  // retransmitted meanwhile
     Transmit(s, item.record, o_.trace ? &item.traced : nullptr);
+    ++sent;
   }
 }
 
@@ -584,6 +591,8 @@ Result<LoadReport> Runner::Run() {
   r.crypto_threads = boxes_.front()->auth->crypto_threads();
   r.receiver_cpu_ns = receiver_cpu_ns_;
   r.idle_fraction = idle_fraction;
+  r.sender_cpu_ns = sender_cpu_ns_;
+  r.sender_calls = sender_calls_;
   return r;
 }
 

@@ -135,6 +135,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("skew-sender-ns", skew_sender_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
   SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
   return Status::Ok();
@@ -174,6 +175,7 @@ json Scenario::ToJson() const {
           {"slice_ns", slice_ns},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_ns", idle_wake_ns},
+          {"skew_sender_ns", skew_sender_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
           {"per_core_queues", per_core_queues},
           {"migrate_ns", migrate_ns},
@@ -260,6 +262,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "slice_ns", s.slice_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_wake_ns", s.idle_wake_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "skew_sender_ns", s.skew_sender_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));

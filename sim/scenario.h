@@ -168,6 +168,12 @@ struct Scenario {
   // wakeup, the core idle meanwhile (a halted vCPU woken by an IPI, a core
   // leaving a C-state); 0: at once. harness::ProbeIdleWake measures it.
   int64_t idle_wake_ns = 0;
+  // With a client-side skew: the skewed connection's calls are written by a
+  // delay-line thread of their own, each on its own when it is due, at this
+  // CPU per call (secmode's load generator does so); the thread competes for
+  // the cores like the others. 0: the delay line has no thread and costs
+  // nothing.
+  int64_t skew_sender_ns = 0;
   PreemptVictim preempt_victim = PreemptVictim::kLongest;
   // With cores: each core queues its own threads (as Linux does per CPU)
   // instead of one queue for all. A woken thread takes an idle core if

@@ -58,6 +58,8 @@ enum Kind : uint32_t {
   kThreadTick,         // target thread, tag epoch: thread model, a thread's run segment ended
   kCorePull,           // target core, tag idle epoch: an idle core looks for work again
   kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
+  kSendDue,            // target slot, tag attempt: a skew-held call is due (delay-line thread)
+  kEofArrive,          // target conn, tag epoch: thread model, the server's close reached the client
 };
 
 // Where a slot's current request is.
@@ -108,6 +110,7 @@ struct Conn {
   int64_t last_reply_arrival = 0;  // TCP order, server -> client
   std::deque<QueueItem> replyq;
   std::deque<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
+  std::vector<int> parked;        // thread model: its receiver, reconnecting
 };
 
 struct Context {
@@ -134,6 +137,8 @@ enum class Work : uint8_t {
   kReplyOpen,   // client receiver: open a reply, complete the operation
   kCallSeal,    // client receiver: number and seal a slot's next call
   kServerCall,  // server thread: check a call's number, open, serve, seal the reply
+  kSend,        // delay-line thread: write one held call that is due
+  kEof,         // client receiver: its connection was closed (slot = conn, attempt = epoch)
 };
 struct WorkItem {
   uint32_t slot;
@@ -187,7 +192,10 @@ class Sim {
     for (int i = 0; i < nctx; ++i) ctxs_.emplace_back(s.window);
     events_.Reserve(static_cast<size_t>(s.slots) * 4 + 64);
     if (s.thread_model) {
-      threads_.resize(static_cast<size_t>(s.nconnect) * 2);
+      has_sender_ = s.skew_sender_ns > 0 && s.skew_ns > 0 &&
+                    s.skew_where == SkewWhere::kClient && s.skew_conn < s.nconnect;
+      threads_.resize(static_cast<size_t>(s.nconnect) * 2 + (has_sender_ ? 1 : 0));
+      if (has_sender_) threads_.back().conn = s.skew_conn;
       for (int c = 0; c < s.nconnect; ++c) {
         threads_[static_cast<size_t>(c)].conn = c;
         threads_[static_cast<size_t>(s.nconnect + c)].conn = c;
@@ -248,6 +256,7 @@ class Sim {
   // Thread model.
   SimThread& ClientThread(int c) { return threads_[static_cast<size_t>(c)]; }
   SimThread& ServerThread(int c) { return threads_[static_cast<size_t>(s_.nconnect + c)]; }
+  SimThread& SenderThread() { return threads_.back(); }  // with has_sender_
   int ThreadIndex(const SimThread& t) const { return static_cast<int>(&t - threads_.data()); }
   // `waker`: the thread whose write made the item arrive (-1: none).
   void Deliver(SimThread& t, WorkItem item, int waker = -1);
@@ -263,7 +272,9 @@ class Sim {
     return cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
   }
   bool BeginItem(SimThread& t);
-  void Park(SimThread& t, Context& ctx);
+  // `t` leaves its core until a thread in `waiters` is woken.
+  void Park(SimThread& t, std::vector<int>& waiters);
+  void WakeParked(std::vector<int>& waiters);
   void StartRecreate(Context& ctx);
   void FinishItem(SimThread& t);
   void EndBatch(SimThread& t);
@@ -294,6 +305,7 @@ class Sim {
   // Thread model: client receivers [0, nconnect), server threads after.
   std::vector<SimThread> threads_;
   int free_cores_ = 0;
+  bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
   int64_t busy_ns_ = 0;  // the threads' time on a core, for ScenarioResult::idle_fraction
   std::deque<int> runq_;  // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
@@ -498,8 +510,16 @@ void Sim::ServerDisconnect(int c) {
   server_queued_ -= static_cast<int64_t>(conn.serverq.size());
   conn.serverq.clear();
   conn.last_arrival = 0;
+  if (s_.thread_model) {
+    // TCP keeps order: the client's receiver reads every reply the server
+    // sent before it closed, then the end of the stream, and reconnects.
+    DropServerWork(c);
+    const int64_t eof_at = std::max(conn.last_reply_arrival, now_ + s_.rtt_ns / 2);
+    conn.last_reply_arrival = 0;
+    events_.Push(eof_at, kEofArrive, static_cast<uint32_t>(c), conn.epoch);
+    return;
+  }
   conn.last_reply_arrival = 0;
-  if (s_.thread_model) DropServerWork(c);
   events_.Push(now_ + s_.rtt_ns / 2, kDisconnectNoticed, static_cast<uint32_t>(c), conn.epoch);
 }
 
@@ -648,6 +668,7 @@ void Sim::OnReconnected(int c) {
     Resend(slot);
   }
   TryTx(c);
+  WakeParked(conns_[c].parked);  // the receiver that reconnected goes on
 }
 
 void Sim::OnContextReady(int ci) {
@@ -673,21 +694,25 @@ void Sim::OnContextReady(int ci) {
   DrainGate(ctx);
   // The receivers that waited go on with their batches: they number the
   // calls they were about to send under the new context.
-  std::vector<int> parked;
-  parked.swap(ctx.parked);
-  for (int i : parked) {
+  WakeParked(ctx.parked);
+}
+
+void Sim::Park(SimThread& t, std::vector<int>& waiters) {
+  busy_ns_ += now_ - t.on_core_since;
+  t.st = SimThread::St::kParked;
+  t.off_ns = now_;
+  waiters.push_back(ThreadIndex(t));
+  ReleaseCore(t.core);
+}
+
+void Sim::WakeParked(std::vector<int>& waiters) {
+  std::vector<int> woken;
+  woken.swap(waiters);
+  for (int i : woken) {
     SimThread& t = threads_[static_cast<size_t>(i)];
     t.st = SimThread::St::kIdle;
     Wake(t, -1);
   }
-}
-
-void Sim::Park(SimThread& t, Context& ctx) {
-  busy_ns_ += now_ - t.on_core_since;
-  t.st = SimThread::St::kParked;
-  t.off_ns = now_;
-  ctx.parked.push_back(ThreadIndex(t));
-  ReleaseCore(t.core);
 }
 
 // ---- Thread model (Scenario::thread_model) ----
@@ -697,6 +722,10 @@ void Sim::QueueCall(Slot& slot) {
       (s_.skew_where == SkewWhere::kClient && slot.conn == s_.skew_conn) ? s_.skew_ns : 0;
   slot.written_ns = now_ + hold;
   if (hold > 0) slot.writer = -1;  // written later by the delay line, not this thread
+  if (hold > 0 && has_sender_) {
+    events_.Push(now_ + hold, kSendDue, Index(slot), slot.attempt);
+    return;
+  }
   conns_[slot.conn].sendq.push_back({Index(slot), slot.attempt, now_ + hold});
   TryTx(slot.conn);
 }
@@ -886,7 +915,9 @@ void Sim::Continue(SimThread& t) {
           while (!t.inbox.empty()) {
             const WorkItem& w = t.inbox.front();
             const int64_t b = w.kind == Work::kServerCall  ? req_bytes_
-                              : w.kind == Work::kCallSeal  ? 0
+                              : w.kind == Work::kCallSeal || w.kind == Work::kSend ||
+                                      w.kind == Work::kEof
+                                  ? 0
                               : slots_[w.slot].error_reply ? kReplyOverhead
                                                            : reply_bytes_;
             if (!t.batch.empty() && bytes + b > s_.read_bytes) break;
@@ -936,6 +967,16 @@ void Sim::Continue(SimThread& t) {
 // a call the window discards, a call that waits for a number).
 bool Sim::BeginItem(SimThread& t) {
   WorkItem& w = t.item;
+  if (w.kind == Work::kEof) {
+    // The receiver finds its connection closed: it reconnects (off its core
+    // for the connect) and then numbers the calls that were outstanding on
+    // it (OnReconnected).
+    const int c = static_cast<int>(w.slot);
+    if (conns_[static_cast<size_t>(c)].epoch != w.attempt) return false;
+    OnDisconnectNoticed(c);
+    Park(t, conns_[static_cast<size_t>(c)].parked);
+    return false;
+  }
   Slot& slot = slots_[w.slot];
   if (slot.attempt != w.attempt) return false;  // resent or lost meanwhile
   switch (w.kind) {
@@ -947,7 +988,7 @@ bool Sim::BeginItem(SimThread& t) {
       Context& ctx = CtxOf(slot);
       if (ctx.recreating) {
         t.batch.push_front(w);  // taken up again when the context is ready
-        Park(t, ctx);
+        Park(t, ctx.parked);
         return false;
       }
       if (!ctx.gate.empty() ||
@@ -968,6 +1009,12 @@ bool Sim::BeginItem(SimThread& t) {
       t.remaining = seal_req_ns_;
       return true;
     }
+    case Work::kSend:
+      if (slot.state != State::kQueued) return false;
+      t.remaining = s_.skew_sender_ns;
+      return true;
+    case Work::kEof:  // handled above
+      return false;
     case Work::kServerCall: {
       Context& ctx = CtxOf(slot);
       if (slot.gen != ctx.gen || ctx.server_dead) {
@@ -1040,7 +1087,7 @@ void Sim::FinishItem(SimThread& t) {
         slot.holds_seq = false;
         slot.state = State::kEncoding;
         t.batch.push_front({w.slot, slot.attempt, Work::kCallSeal});
-        if (ctx.recreating) Park(t, ctx);
+        if (ctx.recreating) Park(t, ctx.parked);
         return;
       }
       if (!CountCompletion(slot)) return;
@@ -1069,6 +1116,14 @@ void Sim::FinishItem(SimThread& t) {
       } else {
         QueueReply(slot, w.error);
       }
+      return;
+    case Work::kEof:  // never begun as an item
+      return;
+    case Work::kSend:
+      if (slot.state != State::kQueued) return;
+      slot.written_ns = now_;
+      conns_[slot.conn].sendq.push_back({w.slot, w.attempt, now_});
+      TryTx(slot.conn);
       return;
   }
 }
@@ -1218,6 +1273,18 @@ Result<ScenarioResult> Sim::Run() {
         if (slot.attempt != e.tag) break;
         Deliver(ClientThread(slot.conn), {e.target, e.tag, Work::kReplyOpen},
                 ThreadIndex(ServerThread(slot.conn)));
+        break;
+      }
+      case kEofArrive:
+        if (conns_[e.target].epoch == e.tag) {
+          Deliver(ClientThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kEof});
+        }
+        break;
+      case kSendDue: {
+        Slot& slot = slots_[e.target];
+        if (slot.attempt == e.tag && slot.state == State::kQueued) {
+          Deliver(SenderThread(), {e.target, e.tag, Work::kSend});
+        }
         break;
       }
       case kThreadStart: {

@@ -187,6 +187,7 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_probe", idle_wake.ToJson()},
           {"idle_wake_ns", idle_wake_ns},
+          {"skew_sender_ns", skew_sender_ns},
           {"net_rtt_ns", net_rtt_ns},
           {"reconnect_ns", reconnect_ns},
           {"gss_setup_ns", gss_setup_ns},
@@ -207,15 +208,17 @@ namespace {
 // CPU per call of each end of a run, from the threads' own CPU time.
 struct PerCall {
   double client_ns = 0, server_ns = 0, ops_per_s = 0, p50_ns = 0;
+  double sender_ns = 0;  // the delay-line thread's CPU per call it wrote (with a skew)
 };
 
 // One run of `family` (sys or the krb5 mode) against a fresh server whose
-// window is wider than the slots, so no call can fall out of it; the
-// server is stopped before its threads' CPU time is read.
+// window is wider than the slots, so no call can fall out of it, with
+// connection 0's sends held `skew_ns` as the point's are; the server is
+// stopped before its threads' CPU time is read.
 Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
                                const std::string& family, int connections, int slots,
                                bool per_connection_context, rpc::NfsOp op, uint32_t size,
-                               double seconds) {
+                               double seconds, int64_t skew_ns = 0) {
   const int64_t window = std::max<int64_t>(4096, int64_t{slots} * 8);
   SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, window, sim::Reaction::kDrop, 0));
   rpc::LoadOptions lo;
@@ -230,6 +233,10 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
   lo.context_per_connection = per_connection_context;
   lo.seconds = seconds;
   lo.warmup_seconds = seconds / 4;
+  if (skew_ns > 0) {
+    lo.skew_connection = 0;
+    lo.skew_delay_us = static_cast<uint32_t>(skew_ns / 1000);
+  }
   SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport r, rpc::RunLoad(lo));
   server.server->Stop();
   const rpc::ServerCounters counters = server.server->counters();
@@ -242,6 +249,9 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
   p.server_ns = static_cast<double>(server.server->stats().thread_cpu_ns) / calls;
   p.ops_per_s = r.ops_per_second;
   p.p50_ns = r.p50_us * 1e3;
+  if (r.sender_calls > 0) {
+    p.sender_ns = static_cast<double>(r.sender_cpu_ns) / static_cast<double>(r.sender_calls);
+  }
   return p;
 }
 
@@ -369,6 +379,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
+    s.skew_sender_ns = c.skew_sender_ns;
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
     s.client_call_ns = c.client_call_ns;
@@ -432,7 +443,9 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   // the model adds for the call's sizes is taken off.
   SECMODE_ASSIGN_OR_RETURN(PerCall krb,
                            MeasurePerCall(env, g, g.family, s.nconnect, static_cast<int>(s.slots),
-                                          s.per_connection_context, lo.op, lo.size, 0.3));
+                                          s.per_connection_context, lo.op, lo.size, 0.3,
+                                          s.skew_ns));
+  pc.skew_sender_ns = static_cast<int64_t>(krb.sender_ns);
   pc.client_cpu_ns = krb.client_ns;
   pc.server_cpu_ns = krb.server_ns;
   pc.no_violation_ops_per_s = krb.ops_per_s;

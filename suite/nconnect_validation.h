@@ -102,11 +102,13 @@ struct Calibration {
   // beyond one round trip.
   int64_t gss_setup_ns = 0;
   // Per point: CPU per call of each end, measured per thread in a run of the
-  // mode at the point's connections, slots and contexts with a window wider
-  // than the slots (so no violation can happen), and what remains of it
-  // besides the crypto the model adds (the model's client_call_ns and
-  // service_ns).
+  // mode at the point's connections, slots, contexts and skew with a window
+  // wider than the slots (so no violation can happen), and what remains of
+  // it besides the crypto the model adds (the model's client_call_ns and
+  // service_ns); with a skew, also the delay-line thread's CPU per call it
+  // wrote (the model's skew_sender_ns; 0 without a skew).
   double client_cpu_ns = 0, server_cpu_ns = 0, no_violation_ops_per_s = 0;
+  int64_t skew_sender_ns = 0;
   int64_t client_call_ns = 0, server_call_ns = 0, slice_ns = 0;
   // The model without threads (ablation "no thread model"): sys-mode runs
   // give the non-crypto time per call, folded into the server's service time.

@@ -1,11 +1,15 @@
 // The scheduler probes: bad arguments are refused with the reason; with more
-// busy threads than cores every thread is descheduled at times, and the
-// distributions the nconnect model takes its pauses from are ordered.
+// busy threads than cores every thread is descheduled at times, the
+// distributions the nconnect model takes its pauses from are ordered, and
+// the idle-core wakeup probe times every round and restores the caller's
+// CPU mask.
 // Their values depend on the machine and its load: reported by the
 // validation, not asserted here.
 #include "harness/sched_probe.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 namespace secmode::harness {
@@ -16,6 +20,7 @@ TEST(SchedProbeTest, RefusesBadArguments) {
   EXPECT_NE(ProbeScheduler(2, 0).status().message().find("seconds"), std::string::npos);
   EXPECT_NE(ProbeWakeupPreemption(0, 0.1).status().message().find("wakers"), std::string::npos);
   EXPECT_FALSE(ProbeWakeupPreemption(2, 0.1, 0).ok());
+  EXPECT_NE(ProbeIdleWake(0).status().message().find("rounds"), std::string::npos);
 }
 
 TEST(SchedProbeTest, MoreBusyThreadsThanCoresAreDescheduled) {
@@ -49,6 +54,33 @@ TEST(SchedProbeTest, WakeupProbeOrdersItsDistributions) {
   EXPECT_LE(p->gap_p50_us, p->gap_p99_us);
   EXPECT_LE(p->late_p50_us, p->late_p99_us);
   EXPECT_TRUE(p->ToJson().contains("gap_p99_us"));
+}
+
+TEST(SchedProbeTest, IdleWakeProbeTimesEveryRoundOnTwoCpus) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  cpu_set_t before = allowed;
+  auto p = ProbeIdleWake(100);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  if (CPU_COUNT(&allowed) < 2) {
+    EXPECT_EQ(p->rounds, 0);  // no idle core to wake
+    EXPECT_EQ(IdleWakeNs(*p), 0);
+    return;
+  }
+  EXPECT_EQ(p->rounds, 100);
+  // A wakeup across cores takes some time, and the percentiles are ordered.
+  EXPECT_GT(p->p10_us, 0);
+  EXPECT_LE(p->p10_us, p->p50_us);
+  EXPECT_LE(p->p50_us, p->p90_us);
+  EXPECT_LE(p->p90_us, p->p99_us);
+  EXPECT_EQ(IdleWakeNs(*p), static_cast<int64_t>(p->p50_us * 1e3));
+  EXPECT_TRUE(p->ToJson().contains("p99_us"));
+  // The calling thread gets its CPU mask back.
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
 TEST(SchedProbeTest, TheModelsPausesComeFromTheProbesByOneRule) {
