@@ -5,12 +5,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <random>
-
-#include <algorithm>
-#include <atomic>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -202,8 +201,11 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
 }
 
 nlohmann::json IdleWakeProbe::ToJson() const {
-  return {{"rounds", rounds}, {"p10_us", p10_us}, {"p50_us", p50_us},
-          {"p90_us", p90_us}, {"p99_us", p99_us}};
+  return {{"rounds", rounds},
+          {"p10_us", p10_us},
+          {"p50_us", p50_us},
+          {"p90_us", p90_us},
+          {"p99_us", p99_us}};
 }
 
 common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {

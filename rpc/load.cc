@@ -65,8 +65,7 @@ Result<std::shared_ptr<ClientAuth>> NewLoadAuth(const LoadOptions& o, uint32_t s
   SECMODE_ASSIGN_OR_RETURN(auto ctx, GssClientContext::Establish(cfg, [&](ByteView call) {
                              return BlockingRoundTrip(o.host, o.port, call);
                            }));
-  return std::shared_ptr<ClientAuth>(
-      NewGssAuth(kNfsProgram, kNfsVersion, std::move(ctx), service));
+  return std::shared_ptr<ClientAuth>(NewGssAuth(kNfsProgram, kNfsVersion, std::move(ctx), service));
 }
 
 // The security state a group of connections shares: one context (and one

@@ -59,7 +59,7 @@ enum Kind : uint32_t {
   kCorePull,           // target core, tag idle epoch: an idle core looks for work again
   kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
   kSendDue,            // target slot, tag attempt: a skew-held call is due (delay-line thread)
-  kEofArrive,          // target conn, tag epoch: thread model, the server's close reached the client
+  kEofArrive,          // target conn, tag epoch: the server's close reached the client
 };
 
 // Where a slot's current request is.
@@ -192,8 +192,8 @@ class Sim {
     for (int i = 0; i < nctx; ++i) ctxs_.emplace_back(s.window);
     events_.Reserve(static_cast<size_t>(s.slots) * 4 + 64);
     if (s.thread_model) {
-      has_sender_ = s.skew_sender_ns > 0 && s.skew_ns > 0 &&
-                    s.skew_where == SkewWhere::kClient && s.skew_conn < s.nconnect;
+      has_sender_ = s.skew_sender_ns > 0 && s.skew_ns > 0 && s.skew_where == SkewWhere::kClient &&
+                    s.skew_conn < s.nconnect;
       threads_.resize(static_cast<size_t>(s.nconnect) * 2 + (has_sender_ ? 1 : 0));
       if (has_sender_) threads_.back().conn = s.skew_conn;
       for (int c = 0; c < s.nconnect; ++c) {
@@ -306,8 +306,8 @@ class Sim {
   std::vector<SimThread> threads_;
   int free_cores_ = 0;
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
-  int64_t busy_ns_ = 0;  // the threads' time on a core, for ScenarioResult::idle_fraction
-  std::deque<int> runq_;  // runnable threads waiting for a core
+  int64_t busy_ns_ = 0;      // the threads' time on a core, for ScenarioResult::idle_fraction
+  std::deque<int> runq_;     // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
   struct Core {
     int running = -1;
@@ -914,12 +914,11 @@ void Sim::Continue(SimThread& t) {
           int64_t bytes = 0;
           while (!t.inbox.empty()) {
             const WorkItem& w = t.inbox.front();
-            const int64_t b = w.kind == Work::kServerCall  ? req_bytes_
-                              : w.kind == Work::kCallSeal || w.kind == Work::kSend ||
-                                      w.kind == Work::kEof
-                                  ? 0
-                              : slots_[w.slot].error_reply ? kReplyOverhead
-                                                           : reply_bytes_;
+            const int64_t b =
+                w.kind == Work::kServerCall ? req_bytes_
+                : w.kind == Work::kCallSeal || w.kind == Work::kSend || w.kind == Work::kEof ? 0
+                : slots_[w.slot].error_reply ? kReplyOverhead
+                                             : reply_bytes_;
             if (!t.batch.empty() && bytes + b > s_.read_bytes) break;
             bytes += b;
             t.batch.push_back(w);
@@ -1311,9 +1310,9 @@ Result<ScenarioResult> Sim::Run() {
     for (const SimThread& t : threads_) {
       if (t.st == SimThread::St::kRunning) busy_ns_ += now_ - t.on_core_since;
     }
-    r_.idle_fraction = std::max(0.0, 1.0 - static_cast<double>(busy_ns_) /
-                                               (static_cast<double>(s_.cores) *
-                                                static_cast<double>(now_)));
+    r_.idle_fraction =
+        std::max(0.0, 1.0 - static_cast<double>(busy_ns_) /
+                                (static_cast<double>(s_.cores) * static_cast<double>(now_)));
   }
   if (now_ > 0) {
     r_.ops_per_s = static_cast<double>(r_.completed) * 1e9 / static_cast<double>(now_);

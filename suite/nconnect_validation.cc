@@ -368,7 +368,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
   s.reconnect_ns = c.reconnect_ns;       // measured with the thread model's probes, else 0
   s.gss_setup_ns = c.gss_setup_ns;
-  s.resend_any_connection = true;        // what RunLoad's Reconnect does
+  s.resend_any_connection = true;  // what RunLoad's Reconnect does
   s.skew_where = sim::SkewWhere::kClient;
   if (options.thread_model && options.server_workers == 0) {
     // Threads and cores as the real run has them: a receiver thread per
@@ -441,10 +441,9 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   // The thread model: each end's CPU per call in this mode at this point's
   // connections, slots and contexts, with no violation possible; the crypto
   // the model adds for the call's sizes is taken off.
-  SECMODE_ASSIGN_OR_RETURN(PerCall krb,
-                           MeasurePerCall(env, g, g.family, s.nconnect, static_cast<int>(s.slots),
-                                          s.per_connection_context, lo.op, lo.size, 0.3,
-                                          s.skew_ns));
+  SECMODE_ASSIGN_OR_RETURN(
+      PerCall krb, MeasurePerCall(env, g, g.family, s.nconnect, static_cast<int>(s.slots),
+                                  s.per_connection_context, lo.op, lo.size, 0.3, s.skew_ns));
   pc.skew_sender_ns = static_cast<int64_t>(krb.sender_ns);
   pc.client_cpu_ns = krb.client_ns;
   pc.server_cpu_ns = krb.server_ns;

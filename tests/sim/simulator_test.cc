@@ -530,7 +530,8 @@ TEST(ThreadModelTest, DelayLineThreadSpendsItsCpuOnTheCores) {
       << "free: " << free_line.ops_per_s << " threaded: " << threaded.ops_per_s;
   // Busy time = the calls' CPU + the delay line's, for the calls it wrote
   // (about one in nconnect; the last ones may still be held at the end).
-  const double busy = (1 - threaded.idle_fraction) * s.cores * static_cast<double>(threaded.elapsed_ns);
+  const double busy =
+      (1 - threaded.idle_fraction) * s.cores * static_cast<double>(threaded.elapsed_ns);
   const double calls = static_cast<double>(threaded.completed);
   EXPECT_NEAR(busy / (calls * cpu_ns + calls / s.nconnect * s.skew_sender_ns), 1.0, 0.05);
 }
