@@ -534,10 +534,14 @@ Result<LoadReport> Runner::Run() {
   }
   const uint64_t hard_end =
       measure_start_ + static_cast<uint64_t>(std::max(o_.max_seconds, o_.seconds) * 1e9);
-  common::CpuTimes cpu_at_start;
+  common::CpuTimes cpu_at_start;  // read once, when the measured time starts
+  bool cpu_read = false;
   while (true) {
     uint64_t now = common::NowNs();
-    if (!cpu_at_start.known && now >= measure_start_) cpu_at_start = common::ReadCpuTimes();
+    if (!cpu_read && now >= measure_start_) {
+      cpu_at_start = common::ReadCpuTimes();
+      cpu_read = true;
+    }
     if (now >= end && (ops_ >= o_.min_ops || now >= hard_end)) break;
     if (o_.max_ops > 0 && ops_ >= o_.max_ops) break;
     usleep(1000);

@@ -231,6 +231,20 @@ class Sim {
   uint32_t Index(const Slot& slot) const { return static_cast<uint32_t>(&slot - slots_.data()); }
 
   void SetBlocked(Slot& slot, bool blocked);
+  // A call goes to the next connection round-robin (new calls always;
+  // resends with Scenario::resend_any_connection, as the load generator).
+  void ToNextConn(Slot& slot) {
+    slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+  }
+  void ResendConn(Slot& slot) {
+    if (s_.resend_any_connection) ToNextConn(slot);
+  }
+  // `t` leaves its core in state `st`: its time there counts as busy.
+  void LeaveCore(SimThread& t, SimThread::St st) {
+    busy_ns_ += now_ - t.on_core_since;
+    t.st = st;
+    t.off_ns = now_;
+  }
   void Issue(Slot& slot);
   void StartEncode(Slot& slot);
   void DoEncode(Slot& slot, Context& ctx);
@@ -338,7 +352,7 @@ void Sim::SetBlocked(Slot& slot, bool blocked) {
 
 void Sim::Issue(Slot& slot) {
   slot.issue_ns = now_;
-  slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+  ToNextConn(slot);
   slot.sent = false;
   slot.holds_seq = false;
   StartEncode(slot);
@@ -408,11 +422,7 @@ void Sim::DoEncode(Slot& slot, Context& ctx) {
 // number) right away, or as soon as its context allows.
 void Sim::Resend(Slot& slot) {
   ReleaseSeq(slot);
-  // secmode's load generator sends every call, first or again, on the next
-  // connection round-robin; a Linux task keeps its transport.
-  if (s_.resend_any_connection) {
-    slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
-  }
+  ResendConn(slot);
   ++slot.attempt;  // anything still in flight for the old attempt is stale
   SetBlocked(slot, false);
   StartEncode(slot);
@@ -650,15 +660,10 @@ void Sim::OnReconnected(int c) {
   conns_[c].up = true;
   for (Slot& slot : slots_) {
     if (slot.conn != c || slot.state != State::kWaitConn) continue;
-    if (s_.resend_any_connection) {
-      // secmode's load generator: the lost calls go round-robin over all
-      // connections, as new calls do (the old number was released on notice).
-      ReleaseSeq(slot);
-      slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
-    }
     if (s_.thread_model) {
       // The connection's receiver thread numbers and seals the resends.
       ReleaseSeq(slot);
+      ResendConn(slot);
       ++slot.attempt;
       SetBlocked(slot, false);
       slot.state = State::kEncoding;
@@ -698,9 +703,7 @@ void Sim::OnContextReady(int ci) {
 }
 
 void Sim::Park(SimThread& t, std::vector<int>& waiters) {
-  busy_ns_ += now_ - t.on_core_since;
-  t.st = SimThread::St::kParked;
-  t.off_ns = now_;
+  LeaveCore(t, SimThread::St::kParked);
   waiters.push_back(ThreadIndex(t));
   ReleaseCore(t.core);
 }
@@ -808,9 +811,7 @@ void Sim::Wake(SimThread& t, int waker) {
 // `t` leaves its core with what it holds and waits for one again.
 void Sim::Deschedule(SimThread& t) {
   ++r_.preemptions;
-  busy_ns_ += now_ - t.on_core_since;
-  t.st = SimThread::St::kRunnable;
-  t.off_ns = now_;
+  LeaveCore(t, SimThread::St::kRunnable);
   Waiting(t).push_back(ThreadIndex(t));
   ReleaseCore(t.core);
 }
@@ -900,9 +901,7 @@ void Sim::Continue(SimThread& t) {
       if (t.batch.empty()) {
         EndBatch(t);
         if (t.inbox.empty()) {
-          busy_ns_ += now_ - t.on_core_since;
-          t.st = SimThread::St::kIdle;
-          t.off_ns = now_;
+          LeaveCore(t, SimThread::St::kIdle);
           ReleaseCore(t.core);
           return;
         }
@@ -1080,9 +1079,7 @@ void Sim::FinishItem(SimThread& t) {
         Context& ctx = CtxOf(slot);
         if (slot.gen == ctx.gen) StartRecreate(ctx);
         ReleaseSeq(slot);
-        if (s_.resend_any_connection) {
-          slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
-        }
+        ResendConn(slot);
         slot.holds_seq = false;
         slot.state = State::kEncoding;
         t.batch.push_front({w.slot, slot.attempt, Work::kCallSeal});
@@ -1093,7 +1090,7 @@ void Sim::FinishItem(SimThread& t) {
       // The slot's next call goes to the next connection; this thread
       // numbers and seals it now, and writes it when its batch ends.
       slot.issue_ns = now_;
-      slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+      ToNextConn(slot);
       slot.sent = false;
       slot.holds_seq = false;
       slot.state = State::kEncoding;

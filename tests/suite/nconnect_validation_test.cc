@@ -22,6 +22,7 @@
 #include <string>
 
 #include "harness/modes.h"
+#include "harness/sched_probe.h"
 #include "rpc/record.h"
 #include "sim/simulator.h"
 
@@ -210,8 +211,18 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   // start its thread: a reconnect costs more than an established round
   // trip, and the model is fed that cost and the one-read batch bound.
   EXPECT_GT(run.calibration.reconnect_ns, 0);
+  // Re-creating a context costs a GSS exchange beyond its round trip; the
+  // idle-core wakeup is measured whenever there are two CPUs to pin to.
+  EXPECT_GT(run.calibration.gss_setup_ns, 0);
+  EXPECT_EQ(run.calibration.idle_wake_ns, harness::IdleWakeNs(run.calibration.idle_wake));
   for (const auto& o : run.outcomes) {
     EXPECT_EQ(o.row.scenario.reconnect_ns, run.calibration.reconnect_ns) << o.point.name;
+    EXPECT_EQ(o.row.scenario.gss_setup_ns, run.calibration.gss_setup_ns) << o.point.name;
+    EXPECT_EQ(o.row.scenario.idle_wake_ns, run.calibration.idle_wake_ns) << o.point.name;
+    // A held connection's delay line is a thread whose CPU per call was
+    // measured in the point's own no-violation run; without a hold, none.
+    EXPECT_EQ(o.row.scenario.skew_sender_ns > 0, o.point.scenario.skew_ns > 0) << o.point.name;
+    EXPECT_EQ(o.row.scenario.skew_sender_ns, o.calibration.skew_sender_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.read_bytes, static_cast<int64_t>(rpc::kReadChunk)) << o.point.name;
     // A point that disagrees says why; one that agrees has nothing to say.
     const bool agree = o.comparison.violations_agree && o.comparison.goodput_agree;
