@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/format.h"
 #include "common/machine.h"
 #include "harness/modes.h"
 #include "harness/results.h"
@@ -37,7 +38,8 @@ struct NconnectOptions {
   int threads = 0;
   int64_t max_slots = 1024;
   int seeds = 3;
-  bool given_cores = false, given_slice = false, given_preempt = false, given_idle_wake = false;
+  bool given_cores = false, given_slice = false, given_preempt = false, given_idle_wake = false,
+       given_pauses = false;
 };
 
 [[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
@@ -236,6 +238,14 @@ void RunRecommend(NconnectOptions& o) {
     measured += "  idle-core wakeup: median of " + std::to_string(probe->rounds) +
                 " wakeups of a thread on an idle core\n";
   }
+  if (!o.given_pauses && base.cores > 0) {
+    auto probe = harness::ProbePauses();
+    if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
+    base.pause_ns = probe->gap_quantiles_ns;
+    base.pause_per_s = base.pause_ns.empty() ? 0 : probe->gaps_per_s;
+    measured += "  core pauses: gaps over 5 us while one busy thread per CPU spins for " +
+                common::Fmt("%.1f", probe->seconds) + " s\n";
+  }
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
   common::Status valid = base.Validate();
   if (!valid.ok()) Fail(valid);
@@ -328,6 +338,14 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model and cores: a thread woken onto an idle core starts this "
                   "long after its wakeup (0: at once)")
       ->capture_default_str();
+  cmd->add_option("--pause-per-s", s.pause_per_s,
+                  "With --thread-model and cores: pauses per second of a busy core that no "
+                  "modelled thread causes (interrupts, the hypervisor); 0: none")
+      ->capture_default_str();
+  cmd->add_option("--pause-ns", s.pause_ns,
+                  "With --pause-per-s: the pauses' durations in ns, the quantiles at 0, 0.1, "
+                  "0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999 and 1, comma-separated")
+      ->delimiter(',');
   cmd->add_option("--preempt-victim", o->preempt_victim,
                   "With --thread-model: whose core a waking thread takes: longest (the thread "
                   "that has run longest) or waker (the thread whose write woke it)")
@@ -373,8 +391,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_flag("--recommend", o->recommend,
                 "Print the largest slot count with no violations for these flags and its "
                 "goodput, and the alternatives (per-connection contexts, spread cap, re-encode) "
-                "at the slots given; always with the thread model, its --cores, --slice-ns and "
-                "--wakeup-preempt-ns measured on this machine unless given");
+                "at the slots given; always with the thread model, its --cores, --slice-ns, "
+                "--wakeup-preempt-ns, --idle-wake-ns and --pause-per-s/--pause-ns measured on "
+                "this machine unless given");
   cmd->add_option("--max-slots", o->max_slots, "With --recommend: largest slot count to try")
       ->capture_default_str();
   cmd->add_option("--seeds", o->seeds, "With --recommend: seeds that must all be clean")
@@ -384,6 +403,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_slice = cmd->count("--slice-ns") > 0;
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
     o->given_idle_wake = cmd->count("--idle-wake-ns") > 0;
+    o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
     }

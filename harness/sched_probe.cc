@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/latency.h"
 #include "common/machine.h"
+#include "sim/scenario.h"
 
 namespace secmode::harness {
 
@@ -55,7 +56,8 @@ nlohmann::json SchedProbe::ToJson() const {
           {"seconds", seconds},       {"gaps", gaps},
           {"run_p50_us", run_p50_us}, {"run_p90_us", run_p90_us},
           {"gap_p50_us", gap_p50_us}, {"gap_p90_us", gap_p90_us},
-          {"gap_p99_us", gap_p99_us}, {"running_share", running_share}};
+          {"gap_p99_us", gap_p99_us}, {"running_share", running_share},
+          {"gaps_per_s", gaps_per_s}, {"gap_quantiles_ns", gap_quantiles_ns}};
 }
 
 common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t gap_threshold_ns) {
@@ -117,7 +119,17 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
   p.gap_p90_us = Us(gaps, 0.9);
   p.gap_p99_us = Us(gaps, 0.99);
   p.running_share = share / threads;
+  p.gaps_per_s = static_cast<double>(p.gaps) / (static_cast<double>(span) / 1e9 * threads);
+  if (p.gaps > 0) {
+    for (double q : sim::kPauseProbs) {
+      p.gap_quantiles_ns.push_back(static_cast<int64_t>(gaps.Percentile(q)));
+    }
+  }
   return p;
+}
+
+common::Result<SchedProbe> ProbePauses(double seconds) {
+  return ProbeScheduler(common::LogicalCpus(), seconds, kPauseThresholdNs);
 }
 
 nlohmann::json WakeupProbe::ToJson() const {

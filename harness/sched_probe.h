@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/status.h"
 
@@ -26,6 +27,9 @@ struct SchedProbe {
   double run_p50_us = 0, run_p90_us = 0;  // on-CPU run between two gaps
   double gap_p50_us = 0, gap_p90_us = 0, gap_p99_us = 0;
   double running_share = 0;  // of wall time a thread ran, mean over threads
+  // Gaps per second a thread spun, and their lengths at sim::kPauseProbs.
+  double gaps_per_s = 0;
+  std::vector<int64_t> gap_quantiles_ns;
   nlohmann::json ToJson() const;
 };
 
@@ -72,6 +76,14 @@ struct IdleWakeProbe {
   nlohmann::json ToJson() const;
 };
 common::Result<IdleWakeProbe> ProbeIdleWake(int rounds);
+
+// Pauses of a busy core that no thread of the model causes (the thread
+// model's Scenario::pause_per_s and pause_ns): one busy thread per CPU for
+// `seconds`, so that no two probe threads share a core; every gap longer
+// than kPauseThresholdNs is then an interrupt, the timer tick, the
+// hypervisor taking the vCPU or another process.
+inline constexpr int64_t kPauseThresholdNs = 5000;
+common::Result<SchedProbe> ProbePauses(double seconds = 2.0);
 
 // The thread model's pauses from the probes, one rule for every user (the
 // validation, `secmode nconnect --recommend`): the time slice is the median

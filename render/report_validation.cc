@@ -159,7 +159,16 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << c.value("idle_wake_probe", json::object()).value("rounds", 0)
        << " wakeups of a thread sleeping on an idle CPU, p90 "
        << Fmt("%.1f", c.value("idle_wake_probe", json::object()).value("p90_us", 0.0))
-       << " us; the core counts as idle meanwhile); the loopback's own round trip "
+       << " us; the core counts as idle meanwhile); a busy core is paused "
+       << Fmt("%.0f", c.value("pause_per_s", 0.0))
+       << " times a second, the thread on it stopped for that long (pauses no modelled thread "
+          "causes: interrupts, the timer tick, the hypervisor, other processes; from the pause "
+          "probe, one busy thread per CPU for "
+       << Fmt("%.1f", c.value("pause_probe", json::object()).value("seconds", 0.0))
+       << " s, every gap over 5 us between its clock reads: p50 "
+       << Fmt("%.0f", c.value("pause_probe", json::object()).value("gap_p50_us", 0.0)) << " / p99 "
+       << Fmt("%.0f", c.value("pause_probe", json::object()).value("gap_p99_us", 0.0))
+       << " us, the model draws from its quantiles); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
           "its round trip, "
@@ -322,10 +331,23 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "threads another core takes only once their cache is cold; \"no thread model\" is the "
           "model "
           "without threads and cores (the server's workers take calls in arrival order, "
-          "numbering costs no client CPU).\n\n"
-          "| point | real | full model | no batching | whole socket per wakeup | no wakeup "
-          "preemption | one run queue for all cores | the waker is preempted | no descheduling | "
-          "no thread model |\n|---|---|---|---|---|---|---|---|---|---|\n";
+          "numbering costs no client CPU); \"no core pauses\": no pause of a busy core that no "
+          "modelled thread causes.\n\n";
+    // One column per variant, in the order the rows list them.
+    std::vector<std::string> variants;
+    for (const json* row : rows) {
+      for (const auto& a : row->value("ablation", json::array())) {
+        const std::string v = a.value("without", "");
+        if (std::find(variants.begin(), variants.end(), v) == variants.end()) {
+          variants.push_back(v);
+        }
+      }
+    }
+    md << "| point | real | full model";
+    for (const std::string& v : variants) md << " | " << v;
+    md << " |\n|---|---|---";
+    for (size_t i = 0; i < variants.size(); ++i) md << "|---";
+    md << "|\n";
     auto cell = [](const json& r) {
       return std::to_string(I(r, "violations")) + ", " + Fmt("%.0f", r.value("ops_per_s", 0.0));
     };
@@ -336,9 +358,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         by[a.value("without", "")] = a.value("simulated", json::object());
       md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
          << " | " << cell(row->value("simulated", json::object()));
-      for (const char* v : {"no batching", "whole socket per wakeup", "no wakeup preemption",
-                            "one run queue for all cores", "the waker is preempted",
-                            "no descheduling", "no thread model"}) {
+      for (const std::string& v : variants) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
       md << " |\n";

@@ -136,6 +136,20 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("skew-sender-ns", skew_sender_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
+  if (!pause_ns.empty() && pause_ns.size() != kPauseQuantiles) {
+    return Status::InvalidArgument("pause-ns: expected " + std::to_string(kPauseQuantiles) +
+                                   " quantiles, got " + std::to_string(pause_ns.size()));
+  }
+  for (size_t i = 0; i < pause_ns.size(); ++i) {
+    SECMODE_RETURN_IF_ERROR(InRange("pause-ns", pause_ns[i], 0, kHour));
+    if (i > 0 && pause_ns[i] < pause_ns[i - 1]) {
+      return Status::InvalidArgument("pause-ns: quantiles must not decrease");
+    }
+  }
+  if (pause_per_s > 0 && pause_ns.empty()) {
+    return Status::InvalidArgument("pause-per-s needs the pause durations (pause-ns)");
+  }
   SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
   SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
   return Status::Ok();
@@ -176,6 +190,8 @@ json Scenario::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_ns", idle_wake_ns},
           {"skew_sender_ns", skew_sender_ns},
+          {"pause_per_s", pause_per_s},
+          {"pause_ns", pause_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
           {"per_core_queues", per_core_queues},
           {"migrate_ns", migrate_ns},
@@ -203,6 +219,20 @@ Status Read(const json& j, const char* key, T& out) {
   return Status::Ok();
 }
 
+Status ReadList(const json& j, const char* key, std::vector<int64_t>& out) {
+  if (!j.contains(key)) return Status::Ok();
+  const json& v = j[key];
+  if (!v.is_array()) return Status::InvalidArgument(std::string(key) + ": expected a list");
+  out.clear();
+  for (const json& x : v) {
+    if (!x.is_number_integer()) {
+      return Status::InvalidArgument(std::string(key) + ": expected integers");
+    }
+    out.push_back(x.get<int64_t>());
+  }
+  return Status::Ok();
+}
+
 template <typename E>
 Status ReadEnum(const json& j, const char* key, E& out, Result<E> (*parse)(const std::string&)) {
   if (!j.contains(key)) return Status::Ok();
@@ -219,6 +249,10 @@ Scenario EveryMechanismScenario() {
   s.cores = 2;
   s.wakeup_preempt_ns = 10000;
   s.idle_wake_ns = 30000;
+  // A pause process of the shape the pause probe finds on a VM (round
+  // figures: this scenario states the simulator's speed, not a machine).
+  s.pause_per_s = 500;
+  s.pause_ns = {5000, 10000, 20000, 40000, 50000, 60000, 80000, 200000, 2000000, 8000000};
   s.client_call_ns = 5000;
   s.read_bytes = 65536;
   s.per_core_queues = true;
@@ -263,6 +297,8 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_wake_ns", s.idle_wake_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "skew_sender_ns", s.skew_sender_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
+  SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -174,6 +175,15 @@ struct Scenario {
   // the cores like the others. 0: the delay line has no thread and costs
   // nothing.
   int64_t skew_sender_ns = 0;
+  // With cores: pauses of a busy core that no thread of the model causes
+  // (interrupts, the timer tick, the hypervisor taking a vCPU, other
+  // processes). A core that runs a thread is paused pause_per_s times per
+  // second on average (a Poisson process); the thread on it makes no
+  // progress and cannot be preempted for the pause's duration, drawn from
+  // pause_ns: its quantiles at kPauseProbs, linear in between.
+  // harness::ProbePauses measures both. 0: no pauses.
+  double pause_per_s = 0;
+  std::vector<int64_t> pause_ns;
   PreemptVictim preempt_victim = PreemptVictim::kLongest;
   // With cores: each core queues its own threads (as Linux does per CPU)
   // instead of one queue for all. A woken thread takes an idle core if
@@ -208,14 +218,20 @@ struct Scenario {
 
 // The default scenario with every mechanism of the thread model on (receiver
 // and server threads, per-wakeup batches of one 64 KiB read, two cores with a
-// run queue each, a time slice and wakeup preemption, client CPU per call):
-// with the default
-// Scenario, the two the simulator's speed is stated for (sim_bench, `secmode
-// run`).
+// run queue each, a time slice, wakeup preemption, idle-core wakeups and
+// core pauses, client CPU per call): with the default Scenario, the two the
+// simulator's speed is stated for (sim_bench, `secmode run`).
 Scenario EveryMechanismScenario();
 
 // Parses what ToJson wrote (missing keys keep their defaults), then validates.
 common::Result<Scenario> ScenarioFromJson(const nlohmann::json& j);
+
+// The probabilities Scenario::pause_ns gives the quantiles of, from the
+// shortest pause (0) to the longest (1).
+inline constexpr double kPauseProbs[] = {0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1};
+inline constexpr size_t kPauseQuantiles = sizeof(kPauseProbs) / sizeof(kPauseProbs[0]);
+inline constexpr size_t kPauseMedian = 3;
+static_assert(kPauseProbs[kPauseMedian] == 0.5);
 
 struct ScenarioResult {
   uint64_t seed = 0;

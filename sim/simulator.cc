@@ -60,6 +60,7 @@ enum Kind : uint32_t {
   kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
   kSendDue,            // target slot, tag attempt: a skew-held call is due (delay-line thread)
   kEofArrive,          // target conn, tag epoch: the server's close reached the client
+  kPause,              // target core: a pause of that core begins (Scenario::pause_per_s)
 };
 
 // Where a slot's current request is.
@@ -202,6 +203,7 @@ class Sim {
         threads_[static_cast<size_t>(s.nconnect + c)].server = true;
       }
       free_cores_ = s.cores > 0 ? s.cores : static_cast<int>(threads_.size());
+      pauses_ = s.cores > 0 && s.pause_per_s > 0;
       if (s.per_core_queues && s.cores > 0) cores_.resize(static_cast<size_t>(s.cores));
     }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
@@ -225,6 +227,17 @@ class Sim {
     // scenario needs more than about 11 days.
     if (!(v < kMaxSampleNs)) v = kMaxSampleNs;
     return static_cast<int64_t>(v + 0.5);
+  }
+  // A pause's duration: Scenario::pause_ns at a uniform probability, linear
+  // between its quantiles.
+  int64_t PauseNs() {
+    const double u = rng_.Uniform();
+    size_t i = 1;
+    while (i + 1 < kPauseQuantiles && kPauseProbs[i] < u) ++i;
+    const double p0 = kPauseProbs[i - 1], p1 = kPauseProbs[i];
+    const double q0 = static_cast<double>(s_.pause_ns[i - 1]);
+    const double q1 = static_cast<double>(s_.pause_ns[i]);
+    return static_cast<int64_t>(q0 + (q1 - q0) * (u - p0) / (p1 - p0) + 0.5);
   }
   int64_t OneWay() { return s_.rtt_ns / 2 + Sample(s_.jitter_dist, s_.jitter_ns, s_.jitter_sigma); }
   Context& CtxOf(const Slot& slot) { return ctxs_[s_.per_connection_context ? slot.conn : 0]; }
@@ -280,6 +293,7 @@ class Sim {
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
   void ReleaseCore(int core);  // -1: the one queue for all cores
+  void OnPause(int core);
   void Deschedule(SimThread& t);
   // The queue `t` waits on for a core: its core's, or the one for all.
   std::deque<int>& Waiting(const SimThread& t) {
@@ -320,6 +334,7 @@ class Sim {
   std::vector<SimThread> threads_;
   int free_cores_ = 0;
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
+  bool pauses_ = false;      // Scenario::pause_per_s
   int64_t busy_ns_ = 0;      // the threads' time on a core, for ScenarioResult::idle_fraction
   std::deque<int> runq_;     // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
@@ -797,9 +812,11 @@ void Sim::Wake(SimThread& t, int waker) {
       }
     }
   }
-  // Wakeup preemption: the victim gives its core up if it has run long enough.
+  // Wakeup preemption: the victim gives its core up if it has run long
+  // enough, unless its core is paused (nothing runs there, the scheduler
+  // neither).
   if (s_.wakeup_preempt_ns <= 0 || victim == nullptr ||
-      now_ - victim->on_core_since < s_.wakeup_preempt_ns) {
+      now_ - victim->on_core_since < s_.wakeup_preempt_ns || now_ < victim->segment_from) {
     return;
   }
   victim->remaining -= now_ - victim->segment_from;
@@ -858,6 +875,34 @@ void Sim::ReleaseCore(int core) {
   const int next = runq_.front();
   runq_.pop_front();
   Run(threads_[static_cast<size_t>(next)]);
+}
+
+// A pause of `core` begins: the thread running there stops for its length
+// (its run segment starts again when the pause ends, its slice is longer by
+// as much); an idle or waking core loses nothing. The next pause is drawn.
+void Sim::OnPause(int core) {
+  events_.Push(now_ + static_cast<int64_t>(rng_.Exponential(1e9 / s_.pause_per_s)) + 1, kPause,
+               static_cast<uint32_t>(core), 0);
+  SimThread* t = nullptr;
+  if (!cores_.empty()) {
+    const int r = cores_[static_cast<size_t>(core)].running;
+    if (r >= 0) t = &threads_[static_cast<size_t>(r)];
+  } else {  // one queue for all: the core-th running thread
+    int k = core;
+    for (SimThread& r : threads_) {
+      if (r.st == SimThread::St::kRunning && k-- == 0) {
+        t = &r;
+        break;
+      }
+    }
+  }
+  if (t == nullptr || t->st != SimThread::St::kRunning || now_ < t->segment_from) return;
+  const int64_t d = PauseNs();
+  t->remaining -= now_ - t->segment_from;
+  t->segment_from = now_ + d;
+  t->slice_end += d;
+  ++t->epoch;
+  events_.Push(now_ + d, kThreadTick, static_cast<uint32_t>(ThreadIndex(*t)), t->epoch);
 }
 
 // An idle core takes the first thread waiting on another core's queue that
@@ -1142,6 +1187,12 @@ void Sim::EndBatch(SimThread& t) {
 Result<ScenarioResult> Sim::Run() {
   r_.seed = s_.seed;
   for (Slot& slot : slots_) Issue(slot);
+  if (pauses_) {
+    for (int c = 0; c < s_.cores; ++c) {
+      events_.Push(static_cast<int64_t>(rng_.Exponential(1e9 / s_.pause_per_s)) + 1, kPause,
+                   static_cast<uint32_t>(c), 0);
+    }
+  }
   // A scenario that thrashes (e.g. a discarded context whose resends are
   // out of window again) can need far more events than operations; the
   // budget bounds its run time and the result says it was cut short.
@@ -1293,6 +1344,7 @@ Result<ScenarioResult> Sim::Run() {
         if (c.idle_epoch == e.tag && c.running < 0) PullInto(static_cast<int>(e.target));
         break;
       }
+      case kPause: OnPause(static_cast<int>(e.target)); break;
       case kThreadTick: {
         SimThread& t = threads_[e.target];
         if (t.epoch == e.tag && t.st == SimThread::St::kRunning) OnTick(t);

@@ -53,11 +53,14 @@
 // its last one and may preempt the thread running there, and an idle core
 // takes a thread waiting on another only once that thread's cache is cold,
 // migrate_ns after it left its core; a thread woken onto an idle core starts
-// idle_wake_ns later, the core idle meanwhile). A descheduled thread keeps
-// what it holds: the calls it numbered and has not written, the calls in
-// its socket. Those are the mechanisms behind the violations the real
-// client and server show (suite/nconnect_attribution.h); each can be
-// switched off (batching, wakeup_preempt_ns = 0, idle_wake_ns = 0, cores = 0).
+// idle_wake_ns later, the core idle meanwhile). A busy core is also paused
+// now and then by what no modelled thread does (interrupts, the hypervisor:
+// pause_per_s, pause_ns); the thread on it stops for the pause's length. A
+// descheduled or paused thread keeps what it holds: the calls it numbered
+// and has not written, the calls in its socket. Those are the mechanisms
+// behind the violations the real client and server show
+// (suite/nconnect_attribution.h); each can be switched off (batching,
+// wakeup_preempt_ns = 0, idle_wake_ns = 0, pause_per_s = 0, cores = 0).
 //
 // Thread-safe in the sense that concurrent calls share nothing.
 #ifndef SECMODE_SIM_SIMULATOR_H_

@@ -187,6 +187,9 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_probe", idle_wake.ToJson()},
           {"idle_wake_ns", idle_wake_ns},
+          {"pause_probe", pauses.ToJson()},
+          {"pause_per_s", pause_per_s},
+          {"pause_ns", pause_ns},
           {"skew_sender_ns", skew_sender_ns},
           {"net_rtt_ns", net_rtt_ns},
           {"reconnect_ns", reconnect_ns},
@@ -335,6 +338,9 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
     SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
+    SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
+    c.pause_ns = c.pauses.gap_quantiles_ns;
+    c.pause_per_s = c.pause_ns.empty() ? 0 : c.pauses.gaps_per_s;
     SECMODE_ASSIGN_OR_RETURN(c.reconnect_ns, MeasureReconnect(env, g, 30));
   }
 
@@ -379,6 +385,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
+    s.pause_per_s = c.pause_per_s;
+    s.pause_ns = c.pause_ns;
     s.skew_sender_ns = c.skew_sender_ns;
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
@@ -473,6 +481,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
         {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
+        {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},

@@ -92,6 +92,12 @@ struct Calibration {
   // the model's Scenario::idle_wake_ns.
   harness::IdleWakeProbe idle_wake;
   int64_t idle_wake_ns = 0;
+  // Pauses of a busy core no modelled thread causes: the probe
+  // (harness::ProbePauses) and what the model takes from it
+  // (Scenario::pause_per_s, pause_ns).
+  harness::SchedProbe pauses;
+  double pause_per_s = 0;
+  std::vector<int64_t> pause_ns;
   int64_t net_rtt_ns = 0;  // sys READ, 1 connection, 1 slot: p50 minus both ends' CPU per call
   // A NULL call on a fresh connection minus the same on an established one
   // (medians): what a reconnect costs beyond its round trip (the server

@@ -12,6 +12,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "sim/scenario.h"
+
 namespace secmode::harness {
 namespace {
 
@@ -40,6 +42,29 @@ TEST(SchedProbeTest, MoreBusyThreadsThanCoresAreDescheduled) {
   EXPECT_GT(p->running_share, 0);
   EXPECT_LT(p->running_share, 0.75);
   EXPECT_EQ(p->ToJson().at("threads"), 2 * cores);
+}
+
+TEST(SchedProbeTest, PauseProbeGivesOrderedQuantilesAboveItsThreshold) {
+  auto p = ProbePauses(0.3);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->threads, p->cores);  // one busy thread per CPU
+  EXPECT_GE(p->gaps_per_s, 0);
+  if (p->gaps == 0) {
+    EXPECT_TRUE(p->gap_quantiles_ns.empty());
+    return;
+  }
+  ASSERT_EQ(p->gap_quantiles_ns.size(), sim::kPauseQuantiles);
+  EXPECT_GT(p->gap_quantiles_ns.front(), kPauseThresholdNs);
+  for (size_t i = 1; i < p->gap_quantiles_ns.size(); ++i) {
+    EXPECT_LE(p->gap_quantiles_ns[i - 1], p->gap_quantiles_ns[i]) << i;
+  }
+  EXPECT_NEAR(p->gaps_per_s, static_cast<double>(p->gaps) / (0.3 * p->threads),
+              0.05 * p->gaps_per_s);
+  // What the model takes must pass the scenario's own checks.
+  sim::Scenario s;
+  s.pause_per_s = p->gaps_per_s;
+  s.pause_ns = p->gap_quantiles_ns;
+  EXPECT_TRUE(s.Validate().ok()) << s.Validate().ToString();
 }
 
 TEST(SchedProbeTest, WakeupProbeOrdersItsDistributions) {

@@ -70,6 +70,8 @@ TEST(RecommendTest, TheThreadModelStatesItsPauses) {
   base.cores = 2;
   base.slice_ns = 3000000;
   base.wakeup_preempt_ns = 8000;
+  base.pause_per_s = 400;
+  base.pause_ns = {5000, 6000, 7000, 20000, 30000, 40000, 50000, 90000, 700000, 900000};
   base.ops = 3000;
   auto rec = Recommend(base, 256, 1);
   ASSERT_TRUE(rec.ok()) << rec.status().ToString();
@@ -78,6 +80,9 @@ TEST(RecommendTest, TheThreadModelStatesItsPauses) {
   EXPECT_NE(text.find("2 cores shared by client and server threads"), std::string::npos) << text;
   EXPECT_NE(text.find("3.000 ms slice"), std::string::npos) << text;
   EXPECT_NE(text.find("has run 8.0 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("pauses 400 times a second (median 20.0 us, longest 900.0 us)"),
+            std::string::npos)
+      << text;
 }
 
 TEST(RecommendTest, PerConnectionContextsAreSafeUpToTheLimit) {

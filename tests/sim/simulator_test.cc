@@ -536,6 +536,49 @@ TEST(ThreadModelTest, DelayLineThreadSpendsItsCpuOnTheCores) {
   EXPECT_NEAR(busy / (calls * cpu_ns + calls / s.nconnect * s.skew_sender_ns), 1.0, 0.05);
 }
 
+TEST(ThreadModelTest, CorePausesStopTheThreadOnTheCoreForTheirLength) {
+  // A pause lands on a core that runs a thread at pause_per_s per second of
+  // that thread's run and keeps the thread there, stopped, for its length:
+  // the cores' busy time is the calls' CPU times (1 + rate x length).
+  Scenario s = Threads(8);
+  s.service_dist = Dist::kConstant;
+  const double cpu_ns =
+      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
+  ScenarioResult smooth = SimOk(s);
+  s.pause_per_s = 1000;
+  s.pause_ns.assign(kPauseQuantiles, 100000);  // every pause 100 us
+  for (int cores : {1, 2}) {
+    s.cores = cores;
+    ScenarioResult r = SimOk(s);
+    ASSERT_EQ(r.violations, 0);
+    const double busy = (1 - r.idle_fraction) * cores * static_cast<double>(r.elapsed_ns);
+    EXPECT_NEAR(busy / (static_cast<double>(r.completed) * cpu_ns), 1.1, 0.03) << cores;
+  }
+  EXPECT_LT(SimOk(s).ops_per_s, smooth.ops_per_s);
+  // Durations between quantiles are drawn linearly: the tail stretches a
+  // call's path, the median hardly moves.
+  s.pause_ns = {5000, 10000, 20000, 40000, 60000, 80000, 100000, 400000, 2000000, 4000000};
+  ScenarioResult tailed = SimOk(s);
+  s.pause_per_s = 0;
+  ScenarioResult none = SimOk(s);
+  EXPECT_GT(tailed.p99_ns, none.p99_ns);
+}
+
+TEST(ThreadModelTest, PauseParametersAreChecked) {
+  Scenario s = Threads(8);
+  s.pause_per_s = 100;
+  EXPECT_NE(s.Validate().message().find("pause-ns"), std::string::npos);
+  s.pause_ns = {1, 2, 3};
+  EXPECT_NE(s.Validate().message().find("quantiles"), std::string::npos);
+  s.pause_ns.assign(kPauseQuantiles, 1000);
+  EXPECT_TRUE(s.Validate().ok());
+  s.pause_ns[4] = 10;
+  EXPECT_NE(s.Validate().message().find("decrease"), std::string::npos);
+  s.pause_ns.assign(kPauseQuantiles, 1000);
+  s.pause_per_s = -1;
+  EXPECT_NE(s.Validate().message().find("pause-per-s"), std::string::npos);
+}
+
 TEST(ThreadModelTest, BatchesHoldCallsAndSlotsBelowTheWindowStaySafe) {
   // Fewer numbers in flight than the window: no reordering can cost a call.
   Scenario s = Threads(16);
@@ -637,6 +680,8 @@ TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   s.preempt_victim = PreemptVictim::kWaker;
   s.per_core_queues = true;
   s.migrate_ns = 123456;
+  s.pause_per_s = 321.5;
+  s.pause_ns = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
