@@ -289,6 +289,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cost-ns-per-byte", s.cost_ns_per_byte, "Crypto cost per message byte")
       ->capture_default_str();
+  cmd->add_option("--gss-setup-cpu-ns", s.gss_setup_cpu_ns,
+                  "With --thread-model: the part of --gss-setup-ns that is CPU, spent on a core "
+                  "by the thread that re-creates the context")
+      ->capture_default_str();
   cmd->add_option("--gss-setup-ns", s.gss_setup_ns, "Cost of creating a new GSS context")
       ->capture_default_str();
   cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns, "Client retransmit timeout")

@@ -16,6 +16,8 @@ uint64_t NowNs();
 // what a bound or engine comparison costs in CPU, which other processes on
 // a shared machine do not inflate the way they inflate wall time.
 uint64_t ThreadCpuNs();
+// CPU time of the whole process, all its threads (CLOCK_PROCESS_CPUTIME_ID).
+uint64_t ProcessCpuNs();
 // TSC ticks, or NowNs() where there is no invariant TSC.
 uint64_t ReadCycles();
 // Ticks of ReadCycles() per nanosecond, calibrated once (about 20 ms) and

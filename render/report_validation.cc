@@ -178,7 +178,13 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "re-creating a context costs beyond its round trip, "
        << Fmt("%.1f", I(c, "gss_setup_ns") / 1e3)
        << " us (the load generator's own path, a short connection and the INIT exchange, "
-          "median of 20, less the loopback's round trip); and per row "
+          "median"
+       << (I(c, "gss_setup_rounds") > 0 ? " of " + std::to_string(I(c, "gss_setup_rounds"))
+                                        : std::string())
+       << ", less the loopback's round trip), of which "
+       << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
+       << " us is CPU of both ends (this process's CPU time meanwhile, median; in the model the "
+          "re-creating receiver spends it on a core before it waits for the rest); and per row "
           "each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
           "connections, slots, contexts and skew with a window wider than the slots (no "

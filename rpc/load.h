@@ -100,11 +100,17 @@ struct LoadReport {
 
 common::Result<LoadReport> RunLoad(const LoadOptions& options);
 
-// The wall time of creating one RPCSEC_GSS context as RunLoad does when the
-// server answers "context problem" (a short connection and the INIT
-// exchange, on the caller's thread): the median of `rounds`, in ns.
+// Creating one RPCSEC_GSS context as RunLoad does when the server answers
+// "context problem" (a short connection and the INIT exchange, on the
+// caller's thread): the median wall time of `rounds`, and the median CPU
+// time this process spent meanwhile (the client's GSS work, and the
+// server's when it runs in this process, as LocalServer does), in ns.
 // options.mode must be krb5, krb5i or krb5p.
-common::Result<int64_t> TimeContextCreation(const LoadOptions& options, int rounds);
+struct ContextCreationTime {
+  int64_t wall_ns = 0;
+  int64_t cpu_ns = 0;
+};
+common::Result<ContextCreationTime> TimeContextCreation(const LoadOptions& options, int rounds);
 
 // One call (a whole RPC message, without its record mark) and the record of
 // its reply, blocking, on connected socket `fd`.

@@ -127,6 +127,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("service-ns", service_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("service-sigma", service_sigma, 0, 4));
   SECMODE_RETURN_IF_ERROR(InRange("gss-setup-ns", gss_setup_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("gss-setup-cpu-ns", gss_setup_cpu_ns, 0, gss_setup_ns));
   SECMODE_RETURN_IF_ERROR(InRange("reconnect-ns", reconnect_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("cores", cores, 0, 65536));
   SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
@@ -167,6 +168,7 @@ json Scenario::ToJson() const {
           {"cost_fixed_ns", cost_fixed_ns},
           {"cost_ns_per_byte", cost_ns_per_byte},
           {"gss_setup_ns", gss_setup_ns},
+          {"gss_setup_cpu_ns", gss_setup_cpu_ns},
           {"retransmit_timeout_ns", retransmit_timeout_ns},
           {"reconnect_ns", reconnect_ns},
           {"bandwidth_bytes_per_s", bandwidth_bytes_per_s},
@@ -273,6 +275,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "cost_fixed_ns", s.cost_fixed_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "cost_ns_per_byte", s.cost_ns_per_byte));
   SECMODE_RETURN_IF_ERROR(Read(j, "gss_setup_ns", s.gss_setup_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "gss_setup_cpu_ns", s.gss_setup_cpu_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "retransmit_timeout_ns", s.retransmit_timeout_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_ns", s.reconnect_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "bandwidth_bytes_per_s", s.bandwidth_bytes_per_s));

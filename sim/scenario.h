@@ -112,6 +112,11 @@ struct Scenario {
   double cost_fixed_ns = 1500;
   double cost_ns_per_byte = 1.0;
   int64_t gss_setup_ns = 2000000;  // creating a new context (INIT exchange CPU and KDC)
+  // Thread model: the part of gss_setup_ns that is CPU (both ends' GSS
+  // work), spent on a core by the receiver thread that re-creates the
+  // context before it waits off its core for the rest; 0: all of it is
+  // waiting.
+  int64_t gss_setup_cpu_ns = 0;
   int64_t retransmit_timeout_ns = 60000000000;  // Linux TCP timeo=600 (60 s)
   int64_t reconnect_ns = 0;                     // extra time to reconnect beyond one RTT handshake
   // Send every resend (after a reconnect, an error reply or a timeout) on the

@@ -135,11 +135,12 @@ struct Context {
 
 // Thread model (Scenario::thread_model): the work a thread does.
 enum class Work : uint8_t {
-  kReplyOpen,   // client receiver: open a reply, complete the operation
-  kCallSeal,    // client receiver: number and seal a slot's next call
-  kServerCall,  // server thread: check a call's number, open, serve, seal the reply
-  kSend,        // delay-line thread: write one held call that is due
-  kEof,         // client receiver: its connection was closed (slot = conn, attempt = epoch)
+  kReplyOpen,      // client receiver: open a reply, complete the operation
+  kCallSeal,       // client receiver: number and seal a slot's next call
+  kServerCall,     // server thread: check a call's number, open, serve, seal the reply
+  kSend,           // delay-line thread: write one held call that is due
+  kEof,            // client receiver: its connection was closed (slot = conn, attempt = epoch)
+  kCreateContext,  // client receiver: the GSS work of a new context (slot = context, attempt = gen)
 };
 struct WorkItem {
   uint32_t slot;
@@ -303,7 +304,9 @@ class Sim {
   // `t` leaves its core until a thread in `waiters` is woken.
   void Park(SimThread& t, std::vector<int>& waiters);
   void WakeParked(std::vector<int>& waiters);
-  void StartRecreate(Context& ctx);
+  // `by`: the thread model's receiver that re-creates it (spends
+  // Scenario::gss_setup_cpu_ns on its core first); nullptr: no thread.
+  void StartRecreate(Context& ctx, SimThread* by = nullptr);
   void FinishItem(SimThread& t);
   void EndBatch(SimThread& t);
   void QueueCall(Slot& slot);
@@ -642,12 +645,16 @@ void Sim::OnComplete(Slot& slot) {
 
 // "Context problem": the client creates a new context (one round trip plus
 // the GSS setup) unless it is already doing so.
-void Sim::StartRecreate(Context& ctx) {
+void Sim::StartRecreate(Context& ctx, SimThread* by) {
   if (ctx.recreating) return;
   ctx.recreating = true;
   ++r_.context_recreations;
-  events_.Push(now_ + s_.rtt_ns + s_.gss_setup_ns, kContextReady,
-               static_cast<uint32_t>(&ctx - ctxs_.data()), ctx.gen);
+  const uint32_t ci = static_cast<uint32_t>(&ctx - ctxs_.data());
+  if (by != nullptr && s_.gss_setup_cpu_ns > 0) {
+    by->batch.push_front({ci, ctx.gen, Work::kCreateContext});
+    return;
+  }
+  events_.Push(now_ + s_.rtt_ns + s_.gss_setup_ns, kContextReady, ci, ctx.gen);
 }
 
 bool Sim::CountCompletion(Slot& slot) {
@@ -1020,6 +1027,10 @@ bool Sim::BeginItem(SimThread& t) {
     Park(t, conns_[static_cast<size_t>(c)].parked);
     return false;
   }
+  if (w.kind == Work::kCreateContext) {
+    t.remaining = s_.gss_setup_cpu_ns;
+    return true;
+  }
   Slot& slot = slots_[w.slot];
   if (slot.attempt != w.attempt) return false;  // resent or lost meanwhile
   switch (w.kind) {
@@ -1057,7 +1068,7 @@ bool Sim::BeginItem(SimThread& t) {
       t.remaining = s_.skew_sender_ns;
       return true;
     case Work::kEof:  // handled above
-      return false;
+    case Work::kCreateContext: return false;
     case Work::kServerCall: {
       Context& ctx = CtxOf(slot);
       if (slot.gen != ctx.gen || ctx.server_dead) {
@@ -1112,6 +1123,15 @@ bool Sim::BeginItem(SimThread& t) {
 
 void Sim::FinishItem(SimThread& t) {
   const WorkItem w = t.item;
+  if (w.kind == Work::kCreateContext) {
+    // Its GSS work done, it waits off its core for the rest of the
+    // exchange (the round trip, the KDC, the other end).
+    Context& ctx = ctxs_[w.slot];
+    events_.Push(now_ + s_.rtt_ns + (s_.gss_setup_ns - s_.gss_setup_cpu_ns), kContextReady, w.slot,
+                 w.attempt);
+    Park(t, ctx.parked);
+    return;
+  }
   Slot& slot = slots_[w.slot];
   if (slot.attempt != w.attempt) return;
   switch (w.kind) {
@@ -1122,13 +1142,14 @@ void Sim::FinishItem(SimThread& t) {
         // It waits (the real receiver blocks on the context's lock) while
         // that context is being made.
         Context& ctx = CtxOf(slot);
-        if (slot.gen == ctx.gen) StartRecreate(ctx);
         ReleaseSeq(slot);
         ResendConn(slot);
         slot.holds_seq = false;
         slot.state = State::kEncoding;
         t.batch.push_front({w.slot, slot.attempt, Work::kCallSeal});
-        if (ctx.recreating) Park(t, ctx.parked);
+        const bool creates = slot.gen == ctx.gen && !ctx.recreating;
+        if (creates) StartRecreate(ctx, &t);  // its GSS work goes before the resend
+        if (ctx.recreating && !(creates && s_.gss_setup_cpu_ns > 0)) Park(t, ctx.parked);
         return;
       }
       if (!CountCompletion(slot)) return;
@@ -1158,7 +1179,8 @@ void Sim::FinishItem(SimThread& t) {
         QueueReply(slot, w.error);
       }
       return;
-    case Work::kEof:  // never begun as an item
+    case Work::kEof:            // never begun as an item
+    case Work::kCreateContext:  // handled above
       return;
     case Work::kSend:
       if (slot.state != State::kQueued) return;

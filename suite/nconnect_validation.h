@@ -107,6 +107,10 @@ struct Calibration {
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
   // beyond one round trip.
   int64_t gss_setup_ns = 0;
+  // Of that, the CPU this process (client and in-process server) spent
+  // meanwhile, median: the model's Scenario::gss_setup_cpu_ns.
+  int64_t gss_setup_cpu_ns = 0;
+  static constexpr int kGssSetupRounds = 20;  // contexts created for those medians
   // Per point: CPU per call of each end, measured per thread in a run of the
   // mode at the point's connections, slots, contexts and skew with a window
   // wider than the slots (so no violation can happen), and what remains of

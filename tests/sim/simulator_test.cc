@@ -477,6 +477,34 @@ TEST(ThreadModelTest, ResendsAfterADiscardedContextLeaveTheLaggingConnection) {
   EXPECT_LT(any.context_recreations * 5, same.context_recreations);
 }
 
+TEST(ThreadModelTest, ContextCreationCpuIsSpentOnTheCores) {
+  // The re-creating receiver spends gss_setup_cpu_ns on a core before it
+  // waits for the rest: the cores' busy time grows by about that much per
+  // re-creation (the runs differ a little in what else they do).
+  Scenario s = Threads(128);
+  s.nconnect = 2;
+  s.ops = 20000;
+  s.reaction = Reaction::kDiscardContext;
+  s.skew_conn = 0;
+  s.skew_ns = 10000000;
+  s.skew_where = SkewWhere::kClient;
+  s.resend_any_connection = true;
+  s.gss_setup_ns = 2000000;
+  auto busy = [&s](const ScenarioResult& r) {
+    return (1 - r.idle_fraction) * s.cores * static_cast<double>(r.elapsed_ns);
+  };
+  ScenarioResult waiting = SimOk(s);
+  s.gss_setup_cpu_ns = 1500000;
+  ScenarioResult working = SimOk(s);
+  ASSERT_GT(working.context_recreations, 10);
+  EXPECT_EQ(working.completed, s.ops);
+  EXPECT_NEAR(
+      (busy(working) - busy(waiting)) / (static_cast<double>(working.context_recreations) * 1.5e6),
+      1.0, 0.1);
+  s.gss_setup_cpu_ns = s.gss_setup_ns + 1;  // more CPU than the whole creation takes
+  EXPECT_NE(s.Validate().message().find("gss-setup-cpu-ns"), std::string::npos);
+}
+
 TEST(ThreadModelTest, CoresBoundTheGoodput) {
   // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
   Scenario s = Threads(8);

@@ -214,6 +214,10 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   // Re-creating a context costs a GSS exchange beyond its round trip; the
   // idle-core wakeup is measured whenever there are two CPUs to pin to.
   EXPECT_GT(run.calibration.gss_setup_ns, 0);
+  // Creating a context is GSS work at both ends: some CPU, never more than
+  // the time it takes.
+  EXPECT_GT(run.calibration.gss_setup_cpu_ns, 0);
+  EXPECT_LE(run.calibration.gss_setup_cpu_ns, run.calibration.gss_setup_ns);
   EXPECT_EQ(run.calibration.idle_wake_ns, harness::IdleWakeNs(run.calibration.idle_wake));
   // Core pauses come from the pause probe: its rate and quantiles, or none
   // when it saw no gap.
@@ -224,6 +228,7 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
     EXPECT_EQ(o.row.scenario.pause_ns, run.calibration.pause_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.reconnect_ns, run.calibration.reconnect_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.gss_setup_ns, run.calibration.gss_setup_ns) << o.point.name;
+    EXPECT_EQ(o.row.scenario.gss_setup_cpu_ns, run.calibration.gss_setup_cpu_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.idle_wake_ns, run.calibration.idle_wake_ns) << o.point.name;
     // A held connection's delay line is a thread whose CPU per call was
     // measured in the point's own no-violation run; without a hold, none.
