@@ -293,6 +293,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model: the part of --gss-setup-ns that is CPU, spent on a core "
                   "by the thread that re-creates the context")
       ->capture_default_str();
+  cmd->add_option("--reconnect-cpu-ns", s.reconnect_cpu_ns,
+                  "With --thread-model: the part of --reconnect-ns that is CPU, spent on a core "
+                  "by the receiver that reconnects")
+      ->capture_default_str();
   cmd->add_option("--gss-setup-ns", s.gss_setup_ns, "Cost of creating a new GSS context")
       ->capture_default_str();
   cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns, "Client retransmit timeout")

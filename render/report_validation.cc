@@ -174,7 +174,11 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "its round trip, "
        << Fmt("%.1f", I(c, "reconnect_ns") / 1e3)
        << " us (a NULL call on a fresh connection, so the server accepts and starts a "
-          "connection thread, minus the same call on an established one; medians); what "
+          "connection thread, minus the same call on an established one; medians), for "
+       << Fmt("%.1f", I(c, "reconnect_cpu_ns") / 1e3)
+       << " us of CPU of both ends (this process's CPU time over fresh calls less that over "
+          "established ones; the model's reconnecting receiver spends it on a core, at most "
+          "the reconnect's whole time); what "
           "re-creating a context costs beyond its round trip, "
        << Fmt("%.1f", I(c, "gss_setup_ns") / 1e3)
        << " us (the load generator's own path, a short connection and the INIT exchange, "
@@ -338,7 +342,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "model "
           "without threads and cores (the server's workers take calls in arrival order, "
           "numbering costs no client CPU); \"no core pauses\": no pause of a busy core that no "
-          "modelled thread causes.\n\n";
+          "modelled thread causes; \"context creation off the cores\" and \"reconnects off the "
+          "cores\": those cost waiting only, no CPU.\n\n";
     // One column per variant, in the order the rows list them.
     std::vector<std::string> variants;
     for (const json* row : rows) {

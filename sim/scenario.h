@@ -119,6 +119,10 @@ struct Scenario {
   int64_t gss_setup_cpu_ns = 0;
   int64_t retransmit_timeout_ns = 60000000000;  // Linux TCP timeo=600 (60 s)
   int64_t reconnect_ns = 0;                     // extra time to reconnect beyond one RTT handshake
+  // Thread model: the part of reconnect_ns that is CPU (connect, accept, the
+  // new server thread, the old connection's end), spent on a core by the
+  // receiver that reconnects before it waits for the rest; 0: all waiting.
+  int64_t reconnect_cpu_ns = 0;
   // Send every resend (after a reconnect, an error reply or a timeout) on the
   // next connection round-robin, as new calls go (what secmode's own load
   // generator, rpc/load.h, does), instead of on the call's own connection

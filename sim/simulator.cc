@@ -1018,12 +1018,16 @@ void Sim::Continue(SimThread& t) {
 bool Sim::BeginItem(SimThread& t) {
   WorkItem& w = t.item;
   if (w.kind == Work::kEof) {
-    // The receiver finds its connection closed: it reconnects (off its core
-    // for the connect) and then numbers the calls that were outstanding on
-    // it (OnReconnected).
+    // The receiver finds its connection closed: it reconnects (its part of
+    // the CPU on its core, the rest off it) and then numbers the calls that
+    // were outstanding on it (OnReconnected).
     const int c = static_cast<int>(w.slot);
     if (conns_[static_cast<size_t>(c)].epoch != w.attempt) return false;
     OnDisconnectNoticed(c);
+    if (s_.reconnect_cpu_ns > 0) {
+      t.remaining = s_.reconnect_cpu_ns;
+      return true;
+    }
     Park(t, conns_[static_cast<size_t>(c)].parked);
     return false;
   }
@@ -1123,6 +1127,14 @@ bool Sim::BeginItem(SimThread& t) {
 
 void Sim::FinishItem(SimThread& t) {
   const WorkItem w = t.item;
+  if (w.kind == Work::kEof) {
+    // Its part of the reconnect done: it waits for the rest unless the
+    // connection is back already (and perhaps closed again since: that
+    // close is in its socket, to be read next).
+    Conn& conn = conns_[w.slot];
+    if (!conn.up && conn.epoch == w.attempt) Park(t, conn.parked);
+    return;
+  }
   if (w.kind == Work::kCreateContext) {
     // Its GSS work done, it waits off its core for the rest of the
     // exchange (the round trip, the KDC, the other end).
@@ -1179,7 +1191,7 @@ void Sim::FinishItem(SimThread& t) {
         QueueReply(slot, w.error);
       }
       return;
-    case Work::kEof:            // never begun as an item
+    case Work::kEof:            // handled above
     case Work::kCreateContext:  // handled above
       return;
     case Work::kSend:
@@ -1221,8 +1233,11 @@ Result<ScenarioResult> Sim::Run() {
   const int64_t budget = std::min(
       kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
+  // Each core's pause process always has its next pause pending: when
+  // nothing else is, nothing can happen any more.
+  const size_t idle_events = pauses_ ? static_cast<size_t>(s_.cores) : 0;
   while (!done_) {
-    if (events_.empty()) {
+    if (events_.size() <= idle_events) {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
     }

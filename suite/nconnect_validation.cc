@@ -1,5 +1,7 @@
 #include "suite/nconnect_validation.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -193,6 +195,7 @@ nlohmann::json Calibration::ToJson() const {
           {"skew_sender_ns", skew_sender_ns},
           {"net_rtt_ns", net_rtt_ns},
           {"reconnect_ns", reconnect_ns},
+          {"reconnect_cpu_ns", reconnect_cpu_ns},
           {"gss_setup_ns", gss_setup_ns},
           {"gss_setup_cpu_ns", gss_setup_cpu_ns},
           {"gss_setup_rounds", kGssSetupRounds},
@@ -262,9 +265,15 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
 
 // What a reconnect costs beyond one round trip: a NULL call on a fresh
 // connection (connect, the server's accept and its new connection thread,
-// the call) against the same call on an established connection, `rounds`
-// of each interleaved, medians. The model's Scenario::reconnect_ns.
-Result<int64_t> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, int rounds) {
+// the call, and the old connection's end) against the same call on an
+// established connection. Wall time: `rounds` of each interleaved, medians
+// (the model's Scenario::reconnect_ns). CPU: this process's CPU time over
+// `rounds` fresh calls in a row (every connection's end included) less
+// that over `rounds` established ones, per call (reconnect_cpu_ns).
+struct ReconnectCost {
+  int64_t wall_ns = 0, cpu_ns = 0;
+};
+Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, int rounds) {
   SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 128, sim::Reaction::kDrop, 0));
   rpc::LoadOptions aim;
   server.Aim(aim);
@@ -282,18 +291,29 @@ Result<int64_t> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, in
     SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
     kept.Add(common::NowNs() - t0);
   }
+  const uint64_t c0 = common::ProcessCpuNs();
+  for (int i = 0; i < rounds; ++i) {
+    SECMODE_RETURN_IF_ERROR(rpc::BlockingRoundTrip(aim.host, aim.port, call).status());
+  }
+  usleep(2000);  // the last connection's thread ends
+  const uint64_t c1 = common::ProcessCpuNs();
+  for (int i = 0; i < rounds; ++i) {
+    SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
+  }
+  const uint64_t c2 = common::ProcessCpuNs();
   server.server->Stop();
-  return std::max<int64_t>(
+  ReconnectCost cost;
+  cost.wall_ns = std::max<int64_t>(
       0, static_cast<int64_t>(fresh.Percentile(0.5)) - static_cast<int64_t>(kept.Percentile(0.5)));
+  const int64_t cpu = (static_cast<int64_t>(c1 - c0) - static_cast<int64_t>(c2 - c1)) / rounds;
+  cost.cpu_ns = std::max<int64_t>(cpu, 0);
+  return cost;
 }
 
-// What re-creating a context costs beyond one round trip: the load
-// generator's own path (a short connection, the INIT exchange) timed
-// `rounds` times, median, less the loopback's round trip. The model's
-// Scenario::gss_setup_ns.
-// Re-creating a context: its wall time beyond the round trip, and the CPU
-// both ends spend on it (medians), for Calibration::gss_setup_ns and
-// gss_setup_cpu_ns.
+// Re-creating a context: the load generator's own path (a short
+// connection, the INIT exchange) timed `rounds` times; its wall time beyond
+// the loopback's round trip and the CPU both ends spend on it (medians):
+// the model's Scenario::gss_setup_ns and gss_setup_cpu_ns.
 Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment& env, const Gss& g,
                                                         const std::string& mode, int64_t net_rtt_ns,
                                                         int rounds) {
@@ -349,7 +369,9 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
     c.pause_ns = c.pauses.gap_quantiles_ns;
     c.pause_per_s = c.pause_ns.empty() ? 0 : c.pauses.gaps_per_s;
-    SECMODE_ASSIGN_OR_RETURN(c.reconnect_ns, MeasureReconnect(env, g, 30));
+    SECMODE_ASSIGN_OR_RETURN(ReconnectCost reconnect, MeasureReconnect(env, g, 30));
+    c.reconnect_ns = reconnect.wall_ns;
+    c.reconnect_cpu_ns = reconnect.cpu_ns;
   }
 
   // The unloaded round trip: one sys call at a time; what is not CPU at
@@ -398,6 +420,9 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.idle_wake_ns = c.idle_wake_ns;
     s.pause_per_s = c.pause_per_s;
     s.gss_setup_cpu_ns = c.gss_setup_cpu_ns;
+    // The model spends at most the whole wait as CPU (the real ends can
+    // spend more in parallel, the client's and the server's part at once).
+    s.reconnect_cpu_ns = std::min(c.reconnect_cpu_ns, c.reconnect_ns);
     s.pause_ns = c.pause_ns;
     s.skew_sender_ns = c.skew_sender_ns;
     s.rtt_ns = c.net_rtt_ns;
@@ -495,6 +520,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
+        {"reconnects off the cores", [](sim::Scenario& v) { v.reconnect_cpu_ns = 0; }},
         {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},

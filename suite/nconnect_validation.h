@@ -103,6 +103,10 @@ struct Calibration {
   // (medians): what a reconnect costs beyond its round trip (the server
   // accepts and starts a connection thread).
   int64_t reconnect_ns = 0;
+  // The CPU this process (client and in-process server) spends per
+  // reconnect beyond an established call; the model's
+  // Scenario::reconnect_cpu_ns takes it up to reconnect_ns.
+  int64_t reconnect_cpu_ns = 0;
   // Re-creating a context as the load generator does (a short connection,
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
   // beyond one round trip.

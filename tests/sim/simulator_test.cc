@@ -367,6 +367,52 @@ TEST(SimulatorTest, RandomScenariosKeepInvariants) {
   EXPECT_GT(with_reencodes, 3);
 }
 
+// The same with threads and cores and every mechanism of theirs drawn at
+// random: no deadlock (a receiver parked for a reconnect or a context that
+// nobody will bring), every operation done unless the run thrashes.
+TEST(SimulatorTest, RandomThreadScenariosNeverDeadlock) {
+  Rng rng(1202);
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + static_cast<ptrdiff_t>(rng.Next() % v.size()));
+  };
+  int with_disconnects = 0, with_recreations = 0;
+  for (int i = 0; i < 200; ++i) {
+    Scenario s = EveryMechanismScenario();
+    s.nconnect = static_cast<int>(pick({1, 2, 4, 8}));
+    s.slots = pick({1, 8, 64, 256});
+    s.window = pick({4, 32, 128});
+    s.reaction = static_cast<Reaction>(rng.Next() % 3);
+    s.per_connection_context = rng.Next() % 3 == 0;
+    s.resend_any_connection = rng.Next() % 2 == 0;
+    s.cores = static_cast<int>(pick({0, 1, 2, 3}));
+    s.per_core_queues = rng.Next() % 2 == 0;
+    s.batching = rng.Next() % 4 != 0;
+    s.read_bytes = pick({0, 4096, 65536});
+    s.preempt_victim = static_cast<PreemptVictim>(rng.Next() % 2);
+    s.skew_conn = static_cast<int>(rng.Next() % static_cast<uint64_t>(s.nconnect));
+    s.skew_ns = pick({0, 1000000, 10000000});
+    s.skew_sender_ns = pick({0, 20000});
+    s.rtt_ns = pick({10000, 200000});
+    s.reconnect_ns = pick({0, 100000, 300000});
+    s.reconnect_cpu_ns = s.reconnect_ns / pick({1, 1, 2});
+    s.gss_setup_ns = pick({100000, 2000000});
+    s.gss_setup_cpu_ns = s.gss_setup_ns / pick({1, 2, 1000000000});
+    s.pause_per_s = static_cast<double>(pick({0, 500, 5000}));
+    s.retransmit_timeout_ns = pick({5000000, 1000000000});
+    s.seed = rng.Next();
+    s.ops = 1000;
+    ASSERT_TRUE(s.Validate().ok()) << s.ToJson().dump();
+    auto r = Simulate(s);
+    const std::string where = s.ToJson().dump();
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << where;
+    EXPECT_TRUE(r->completed == s.ops || r->truncated) << where;
+    with_disconnects += r->disconnects > 0;
+    with_recreations += r->context_recreations > 0;
+  }
+  EXPECT_GT(with_disconnects, 5);
+  EXPECT_GT(with_recreations, 5);
+}
+
 }  // namespace
 }  // namespace secmode::sim
 
@@ -503,6 +549,41 @@ TEST(ThreadModelTest, ContextCreationCpuIsSpentOnTheCores) {
       1.0, 0.1);
   s.gss_setup_cpu_ns = s.gss_setup_ns + 1;  // more CPU than the whole creation takes
   EXPECT_NE(s.Validate().message().find("gss-setup-cpu-ns"), std::string::npos);
+}
+
+TEST(ThreadModelTest, AReceiverStillReconnectingWhenItsConnectionClosesAgainGoesOn) {
+  // Reconnect CPU on the receiver's core: the connection can come back and
+  // be closed again before that CPU is spent. The receiver then reads the
+  // new close next instead of waiting for a reconnect nobody will do.
+  Scenario s = EveryMechanismScenario();
+  s.nconnect = 4;
+  s.slots = 128;
+  s.window = 32;
+  s.reaction = Reaction::kDropDisconnect;
+  s.resend_any_connection = true;
+  s.retransmit_timeout_ns = 1000000000;
+  s.cost_fixed_ns = 1050;
+  s.cost_ns_per_byte = 1.45;
+  s.client_call_ns = 9000;
+  s.service_ns = 12000;
+  s.io_size = 4096;
+  s.rtt_ns = 13000;
+  s.jitter_ns = 1300;
+  s.slice_ns = 2400000;
+  s.wakeup_preempt_ns = 5400;
+  s.idle_wake_ns = 44000;
+  s.reconnect_ns = 113000;
+  s.reconnect_cpu_ns = 113000;
+  s.ops = 2000;
+  int closes = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    s.seed = seed;
+    ScenarioResult r = SimOk(s);
+    EXPECT_EQ(r.completed, s.ops) << seed;
+    EXPECT_FALSE(r.truncated) << seed;
+    closes += static_cast<int>(r.disconnects);
+  }
+  EXPECT_GT(closes, 100);
 }
 
 TEST(ThreadModelTest, CoresBoundTheGoodput) {

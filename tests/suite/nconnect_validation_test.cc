@@ -211,6 +211,8 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   // start its thread: a reconnect costs more than an established round
   // trip, and the model is fed that cost and the one-read batch bound.
   EXPECT_GT(run.calibration.reconnect_ns, 0);
+  // A fresh connection costs CPU at both ends (connect, accept, a thread).
+  EXPECT_GT(run.calibration.reconnect_cpu_ns, 0);
   // Re-creating a context costs a GSS exchange beyond its round trip; the
   // idle-core wakeup is measured whenever there are two CPUs to pin to.
   EXPECT_GT(run.calibration.gss_setup_ns, 0);
@@ -229,6 +231,9 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
     EXPECT_EQ(o.row.scenario.reconnect_ns, run.calibration.reconnect_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.gss_setup_ns, run.calibration.gss_setup_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.gss_setup_cpu_ns, run.calibration.gss_setup_cpu_ns) << o.point.name;
+    EXPECT_EQ(o.row.scenario.reconnect_cpu_ns,
+              std::min(run.calibration.reconnect_cpu_ns, run.calibration.reconnect_ns))
+        << o.point.name;
     EXPECT_EQ(o.row.scenario.idle_wake_ns, run.calibration.idle_wake_ns) << o.point.name;
     // A held connection's delay line is a thread whose CPU per call was
     // measured in the point's own no-violation run; without a hold, none.
