@@ -333,7 +333,14 @@ int64_t IdleWakeNs(const IdleWakeProbe& p) { return static_cast<int64_t>(p.p50_u
 common::Result<IdleWakeProbe> ProbeIdleWakes() { return ProbeIdleWake(500); }
 
 common::Result<WakeupProbe> ProbeWakeups() {
-  return ProbeWakeupPreemption(4 * common::LogicalCpus(), 0.4);
+  std::vector<WakeupProbe> tries;
+  for (int i = 0; i < 3; ++i) {
+    SECMODE_ASSIGN_OR_RETURN(WakeupProbe p, ProbeWakeupPreemption(4 * common::LogicalCpus(), 0.4));
+    tries.push_back(p);
+  }
+  std::sort(tries.begin(), tries.end(),
+            [](const WakeupProbe& a, const WakeupProbe& b) { return a.run_p10_us < b.run_p10_us; });
+  return tries[1];
 }
 
 }  // namespace secmode::harness

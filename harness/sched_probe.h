@@ -90,7 +90,9 @@ common::Result<SchedProbe> ProbePauses(double seconds = 2.0);
 // run of busy threads between deschedulings (at least 1 us), the wakeup
 // preemption the p10 run of a busy thread among waking ones. The standard
 // probes: `threads` busy threads for 0.3 s; 4 x the CPUs waking threads
-// for 0.4 s.
+// for 0.4 s, three times, the one whose p10 run is the median (one such
+// probe can catch the wakers' timers in step, and then its p10 run is the
+// timers' period, not the scheduler's).
 int64_t SliceNs(const SchedProbe& probe);
 int64_t WakeupPreemptNs(const WakeupProbe& probe);
 // Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).

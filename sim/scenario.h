@@ -121,7 +121,10 @@ struct Scenario {
   int64_t reconnect_ns = 0;                     // extra time to reconnect beyond one RTT handshake
   // Thread model: the part of reconnect_ns that is CPU (connect, accept, the
   // new server thread, the old connection's end), spent on a core by the
-  // receiver that reconnects before it waits for the rest; 0: all waiting.
+  // receiver that reconnects while the reconnect's time runs (the
+  // connection is back one round trip plus reconnect_ns after the close was
+  // read; the receiver numbers the resends once it has also spent this CPU);
+  // 0: all waiting.
   int64_t reconnect_cpu_ns = 0;
   // Send every resend (after a reconnect, an error reply or a timeout) on the
   // next connection round-robin, as new calls go (what secmode's own load

@@ -1018,9 +1018,10 @@ void Sim::Continue(SimThread& t) {
 bool Sim::BeginItem(SimThread& t) {
   WorkItem& w = t.item;
   if (w.kind == Work::kEof) {
-    // The receiver finds its connection closed: it reconnects (its part of
-    // the CPU on its core, the rest off it) and then numbers the calls that
-    // were outstanding on it (OnReconnected).
+    // The receiver finds its connection closed: it reconnects (spending its
+    // part of the CPU on its core while the reconnect's time runs, then off
+    // its core until the connection is back) and then numbers the calls
+    // that were outstanding on it (OnReconnected).
     const int c = static_cast<int>(w.slot);
     if (conns_[static_cast<size_t>(c)].epoch != w.attempt) return false;
     OnDisconnectNoticed(c);
