@@ -265,8 +265,10 @@ struct ScenarioResult {
                                                 // waiting on a timeout, reconnect or new context
   int64_t events = 0;                           // simulator events processed (0 when measured)
   int64_t preemptions = 0;                      // thread model: threads descheduled with work left
-  // Thread model with cores: the share of the cores' time no thread ran.
-  // Measured: the machine's idle share over the run (/proc/stat). -1: unknown.
+  // Thread model with cores: the share of the cores' time no thread ran
+  // (a core paused under a thread counts as busy, as the machine's own
+  // accounting counts interrupts and steal). Measured: the machine's idle
+  // share over the run (/proc/stat). -1: unknown.
   double idle_fraction = -1;
   // Thread model: the path of every checked call in the stages of
   // suite/nconnect_attribution.h (encode: numbered to sealed; hold: sealed to

@@ -229,6 +229,12 @@ class Sim {
     if (!(v < kMaxSampleNs)) v = kMaxSampleNs;
     return static_cast<int64_t>(v + 0.5);
   }
+  // How long until a core's next pause (Poisson at Scenario::pause_per_s;
+  // a very low rate's draw is capped as Sample caps its own).
+  int64_t NextPauseInNs() {
+    const double v = rng_.Exponential(1e9 / s_.pause_per_s);
+    return (v < kMaxSampleNs ? static_cast<int64_t>(v) : static_cast<int64_t>(kMaxSampleNs)) + 1;
+  }
   // A pause's duration: Scenario::pause_ns at a uniform probability, linear
   // between its quantiles.
   int64_t PauseNs() {
@@ -888,8 +894,7 @@ void Sim::ReleaseCore(int core) {
 // (its run segment starts again when the pause ends, its slice is longer by
 // as much); an idle or waking core loses nothing. The next pause is drawn.
 void Sim::OnPause(int core) {
-  events_.Push(now_ + static_cast<int64_t>(rng_.Exponential(1e9 / s_.pause_per_s)) + 1, kPause,
-               static_cast<uint32_t>(core), 0);
+  events_.Push(now_ + NextPauseInNs(), kPause, static_cast<uint32_t>(core), 0);
   SimThread* t = nullptr;
   if (!cores_.empty()) {
     const int r = cores_[static_cast<size_t>(core)].running;
@@ -1154,15 +1159,23 @@ void Sim::FinishItem(SimThread& t) {
         // newer one exists or is being made, then numbers the call again.
         // It waits (the real receiver blocks on the context's lock) while
         // that context is being made.
+        // The context is marked as being re-created before this call's
+        // number is released, so no call waiting at the spread cap is
+        // numbered under the dead one meanwhile.
         Context& ctx = CtxOf(slot);
+        const bool creates = slot.gen == ctx.gen && !ctx.recreating;
+        if (creates) StartRecreate(ctx, &t);
         ReleaseSeq(slot);
         ResendConn(slot);
         slot.holds_seq = false;
         slot.state = State::kEncoding;
-        t.batch.push_front({w.slot, slot.attempt, Work::kCallSeal});
-        const bool creates = slot.gen == ctx.gen && !ctx.recreating;
-        if (creates) StartRecreate(ctx, &t);  // its GSS work goes before the resend
-        if (ctx.recreating && !(creates && s_.gss_setup_cpu_ns > 0)) Park(t, ctx.parked);
+        const WorkItem resend{w.slot, slot.attempt, Work::kCallSeal};
+        if (creates && s_.gss_setup_cpu_ns > 0) {
+          t.batch.insert(t.batch.begin() + 1, resend);  // after its GSS work
+          return;
+        }
+        t.batch.push_front(resend);
+        if (ctx.recreating) Park(t, ctx.parked);
         return;
       }
       if (!CountCompletion(slot)) return;
@@ -1224,8 +1237,7 @@ Result<ScenarioResult> Sim::Run() {
   for (Slot& slot : slots_) Issue(slot);
   if (pauses_) {
     for (int c = 0; c < s_.cores; ++c) {
-      events_.Push(static_cast<int64_t>(rng_.Exponential(1e9 / s_.pause_per_s)) + 1, kPause,
-                   static_cast<uint32_t>(c), 0);
+      events_.Push(NextPauseInNs(), kPause, static_cast<uint32_t>(c), 0);
     }
   }
   // A scenario that thrashes (e.g. a discarded context whose resends are
@@ -1247,6 +1259,9 @@ Result<ScenarioResult> Sim::Run() {
       break;
     }
     const Event e = events_.Pop();
+    // The pause processes run on while every core idles (a long stall):
+    // their events do not use up the budget, which bounds the model's work.
+    if (e.kind == kPause) --events;
     if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
       r_.truncated = true;
       break;

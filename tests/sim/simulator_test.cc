@@ -384,6 +384,7 @@ TEST(SimulatorTest, RandomThreadScenariosNeverDeadlock) {
     s.reaction = static_cast<Reaction>(rng.Next() % 3);
     s.per_connection_context = rng.Next() % 3 == 0;
     s.resend_any_connection = rng.Next() % 2 == 0;
+    s.spread_cap = pick({0, 0, 16});
     s.cores = static_cast<int>(pick({0, 1, 2, 3}));
     s.per_core_queues = rng.Next() % 2 == 0;
     s.batching = rng.Next() % 4 != 0;
@@ -397,7 +398,7 @@ TEST(SimulatorTest, RandomThreadScenariosNeverDeadlock) {
     s.reconnect_cpu_ns = s.reconnect_ns / pick({1, 1, 2});
     s.gss_setup_ns = pick({100000, 2000000});
     s.gss_setup_cpu_ns = s.gss_setup_ns / pick({1, 2, 1000000000});
-    s.pause_per_s = static_cast<double>(pick({0, 500, 5000}));
+    s.pause_per_s = pick({0, 1, 2, 3}) == 0 ? 1e-9 : static_cast<double>(pick({0, 500, 5000}));
     s.retransmit_timeout_ns = pick({5000000, 1000000000});
     s.seed = rng.Next();
     s.ops = 1000;
