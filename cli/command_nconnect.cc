@@ -241,9 +241,10 @@ void RunRecommend(NconnectOptions& o) {
   if (!o.given_pauses && base.cores > 0) {
     auto probe = harness::ProbePauses();
     if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
-    base.pause_ns = probe->gap_quantiles_ns;
-    base.pause_per_s = base.pause_ns.empty() ? 0 : probe->gaps_per_s;
-    measured += "  core pauses: gaps over 5 us while one busy thread per CPU spins for " +
+    base.pause_per_s = harness::PausePerS(*probe);
+    base.pause_ns = harness::PauseNs(*probe);
+    measured += "  core pauses: gaps over " + std::to_string(harness::kPauseThresholdNs / 1000) +
+                " us while one busy thread per CPU spins for " +
                 common::Fmt("%.1f", probe->seconds) + " s\n";
   }
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";

@@ -52,12 +52,19 @@ double Us(common::LatencySamples& s, double q) {
 }  // namespace
 
 nlohmann::json SchedProbe::ToJson() const {
-  return {{"threads", threads},       {"cores", cores},
-          {"seconds", seconds},       {"gaps", gaps},
-          {"run_p50_us", run_p50_us}, {"run_p90_us", run_p90_us},
-          {"gap_p50_us", gap_p50_us}, {"gap_p90_us", gap_p90_us},
-          {"gap_p99_us", gap_p99_us}, {"running_share", running_share},
-          {"gaps_per_s", gaps_per_s}, {"gap_quantiles_ns", gap_quantiles_ns}};
+  return {{"threads", threads},
+          {"cores", cores},
+          {"seconds", seconds},
+          {"gaps", gaps},
+          {"run_p50_us", run_p50_us},
+          {"run_p90_us", run_p90_us},
+          {"gap_p50_us", gap_p50_us},
+          {"gap_p90_us", gap_p90_us},
+          {"gap_p99_us", gap_p99_us},
+          {"running_share", running_share},
+          {"gaps_per_s", gaps_per_s},
+          {"gap_quantiles_ns", gap_quantiles_ns},
+          {"gap_threshold_ns", gap_threshold_ns}};
 }
 
 common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t gap_threshold_ns) {
@@ -119,6 +126,7 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
   p.gap_p90_us = Us(gaps, 0.9);
   p.gap_p99_us = Us(gaps, 0.99);
   p.running_share = share / threads;
+  p.gap_threshold_ns = gap_threshold_ns;
   p.gaps_per_s = static_cast<double>(p.gaps) / (static_cast<double>(span) / 1e9 * threads);
   if (p.gaps > 0) {
     for (double q : sim::kPauseProbs) {
@@ -127,6 +135,10 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
   }
   return p;
 }
+
+double PausePerS(const SchedProbe& p) { return p.gap_quantiles_ns.empty() ? 0 : p.gaps_per_s; }
+
+std::vector<int64_t> PauseNs(const SchedProbe& p) { return p.gap_quantiles_ns; }
 
 common::Result<SchedProbe> ProbePauses(double seconds) {
   return ProbeScheduler(common::LogicalCpus(), seconds, kPauseThresholdNs);

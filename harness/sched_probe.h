@@ -26,7 +26,8 @@ struct SchedProbe {
   int64_t gaps = 0;                       // descheduled periods seen, all threads
   double run_p50_us = 0, run_p90_us = 0;  // on-CPU run between two gaps
   double gap_p50_us = 0, gap_p90_us = 0, gap_p99_us = 0;
-  double running_share = 0;  // of wall time a thread ran, mean over threads
+  double running_share = 0;      // of wall time a thread ran, mean over threads
+  int64_t gap_threshold_ns = 0;  // shorter gaps between two clock reads do not count
   // Gaps per second a thread spun, and their lengths at sim::kPauseProbs.
   double gaps_per_s = 0;
   std::vector<int64_t> gap_quantiles_ns;
@@ -95,6 +96,10 @@ common::Result<SchedProbe> ProbePauses(double seconds = 2.0);
 // timers' period, not the scheduler's).
 int64_t SliceNs(const SchedProbe& probe);
 int64_t WakeupPreemptNs(const WakeupProbe& probe);
+// Scenario::pause_per_s and pause_ns: the pause probe's gaps per second and
+// their quantiles (none when it saw no gap).
+double PausePerS(const SchedProbe& pauses);
+std::vector<int64_t> PauseNs(const SchedProbe& pauses);
 // Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).
 int64_t IdleWakeNs(const IdleWakeProbe& probe);
 common::Result<IdleWakeProbe> ProbeIdleWakes();

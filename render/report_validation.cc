@@ -130,6 +130,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         "call's CPU between its request and reply sizes), ";
   if (section.value("thread_model", false)) {
     const json wake = c.value("wakeup_probe", json::object());
+    const json pause = c.value("pause_probe", json::object());
     std::string slices;
     for (const auto& p : c.value("probes", json::array())) {
       slices += (slices.empty() ? "" : ", ") + Fmt("%.0f", p.value("run_p50_us", 0.0)) +
@@ -164,10 +165,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "
           "causes: interrupts, the timer tick, the hypervisor, other processes; from the pause "
           "probe, one busy thread per CPU for "
-       << Fmt("%.1f", c.value("pause_probe", json::object()).value("seconds", 0.0))
-       << " s, every gap over 5 us between its clock reads: p50 "
-       << Fmt("%.0f", c.value("pause_probe", json::object()).value("gap_p50_us", 0.0)) << " / p99 "
-       << Fmt("%.0f", c.value("pause_probe", json::object()).value("gap_p99_us", 0.0))
+       << Fmt("%.1f", pause.value("seconds", 0.0)) << " s, every gap over "
+       << Fmt("%.0f", I(pause, "gap_threshold_ns") / 1e3) << " us between its clock reads: p50 "
+       << Fmt("%.0f", pause.value("gap_p50_us", 0.0)) << " / p99 "
+       << Fmt("%.0f", pause.value("gap_p99_us", 0.0))
        << " us, the model draws from its quantiles); the loopback's own round trip "
        << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
@@ -185,10 +186,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "median"
        << (I(c, "gss_setup_rounds") > 0 ? " of " + std::to_string(I(c, "gss_setup_rounds"))
                                         : std::string())
-       << ", less the loopback's round trip), of which "
-       << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
-       << " us is CPU of both ends (this process's CPU time meanwhile, median; in the model the "
-          "re-creating receiver spends it on a core before it waits for the rest); and per row "
+       << ", less the loopback's round trip), for " << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
+       << " us of CPU of both ends (this process's CPU time meanwhile, median; in the model the "
+          "re-creating receiver spends it, at most the creation's whole time, on a core before it "
+          "waits for the rest); and per row "
           "each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
           "connections, slots, contexts and skew with a window wider than the slots (no "

@@ -60,7 +60,6 @@ enum Kind : uint32_t {
   kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
   kSendDue,            // target slot, tag attempt: a skew-held call is due (delay-line thread)
   kEofArrive,          // target conn, tag epoch: the server's close reached the client
-  kPause,              // target core: a pause of that core begins (Scenario::pause_per_s)
 };
 
 // Where a slot's current request is.
@@ -165,10 +164,14 @@ struct SimThread {
   int64_t remaining = 0;     // CPU ns left of `item`
   int64_t segment_from = 0;  // when the pending tick's run segment began
   int64_t slice_end = 0;
-  int64_t on_core_since = 0;      // when it last got a core
-  uint32_t epoch = 0;             // a tick whose tag differs is stale
-  int core = -1;                  // per-core queues: the core it last ran or waits on
-  int64_t off_ns = 0;             // when it last left a core
+  int64_t on_core_since = 0;  // when it last got a core
+  uint32_t epoch = 0;         // a tick whose tag differs is stale
+  int core = -1;              // per-core queues: the core it last ran or waits on
+  int64_t off_ns = 0;         // when it last left a core
+  // Scenario::pause_per_s: run time left until its core pauses under it
+  // (pauses come at that rate per second a core runs a thread, a Poisson
+  // process in run time, so each thread can carry its own).
+  int64_t to_pause = 0;
   std::vector<QueueItem> held;    // client: calls sealed in this batch, written at its end
   std::vector<WorkItem> replies;  // server: replies of this batch, written at its end
 };
@@ -205,6 +208,9 @@ class Sim {
       }
       free_cores_ = s.cores > 0 ? s.cores : static_cast<int>(threads_.size());
       pauses_ = s.cores > 0 && s.pause_per_s > 0;
+      if (pauses_) {
+        for (SimThread& t : threads_) t.to_pause = NextPauseInNs();
+      }
       if (s.per_core_queues && s.cores > 0) cores_.resize(static_cast<size_t>(s.cores));
     }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
@@ -229,8 +235,8 @@ class Sim {
     if (!(v < kMaxSampleNs)) v = kMaxSampleNs;
     return static_cast<int64_t>(v + 0.5);
   }
-  // How long until a core's next pause (Poisson at Scenario::pause_per_s;
-  // a very low rate's draw is capped as Sample caps its own).
+  // Run time until the next pause (Poisson at Scenario::pause_per_s; a
+  // very low rate's draw is capped as Sample caps its own).
   int64_t NextPauseInNs() {
     const double v = rng_.Exponential(1e9 / s_.pause_per_s);
     return (v < kMaxSampleNs ? static_cast<int64_t>(v) : static_cast<int64_t>(kMaxSampleNs)) + 1;
@@ -300,7 +306,12 @@ class Sim {
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
   void ReleaseCore(int core);  // -1: the one queue for all cores
-  void OnPause(int core);
+  // `t` ran `ns` of its item (and towards its next pause).
+  void Ran(SimThread& t, int64_t ns) {
+    t.remaining -= ns;
+    t.to_pause -= ns;
+  }
+  void Pause(SimThread& t);
   void Deschedule(SimThread& t);
   // The queue `t` waits on for a core: its core's, or the one for all.
   std::deque<int>& Waiting(const SimThread& t) {
@@ -343,7 +354,7 @@ class Sim {
   std::vector<SimThread> threads_;
   int free_cores_ = 0;
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
-  bool pauses_ = false;      // Scenario::pause_per_s
+  bool pauses_ = false;      // Scenario::pause_per_s, with cores
   int64_t busy_ns_ = 0;      // the threads' time on a core, for ScenarioResult::idle_fraction
   std::deque<int> runq_;     // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
@@ -832,7 +843,7 @@ void Sim::Wake(SimThread& t, int waker) {
       now_ - victim->on_core_since < s_.wakeup_preempt_ns || now_ < victim->segment_from) {
     return;
   }
-  victim->remaining -= now_ - victim->segment_from;
+  Ran(*victim, now_ - victim->segment_from);
   victim->segment_from = now_;
   ++victim->epoch;  // its pending tick is stale
   Deschedule(*victim);
@@ -890,31 +901,16 @@ void Sim::ReleaseCore(int core) {
   Run(threads_[static_cast<size_t>(next)]);
 }
 
-// A pause of `core` begins: the thread running there stops for its length
-// (its run segment starts again when the pause ends, its slice is longer by
-// as much); an idle or waking core loses nothing. The next pause is drawn.
-void Sim::OnPause(int core) {
-  events_.Push(now_ + NextPauseInNs(), kPause, static_cast<uint32_t>(core), 0);
-  SimThread* t = nullptr;
-  if (!cores_.empty()) {
-    const int r = cores_[static_cast<size_t>(core)].running;
-    if (r >= 0) t = &threads_[static_cast<size_t>(r)];
-  } else {  // one queue for all: the core-th running thread
-    int k = core;
-    for (SimThread& r : threads_) {
-      if (r.st == SimThread::St::kRunning && k-- == 0) {
-        t = &r;
-        break;
-      }
-    }
-  }
-  if (t == nullptr || t->st != SimThread::St::kRunning || now_ < t->segment_from) return;
+// `t`'s core pauses under it (Scenario::pause_per_s): it stops for a
+// length drawn from pause_ns, its run segment starts again when the pause
+// ends and its slice is longer by as much.
+void Sim::Pause(SimThread& t) {
   const int64_t d = PauseNs();
-  t->remaining -= now_ - t->segment_from;
-  t->segment_from = now_ + d;
-  t->slice_end += d;
-  ++t->epoch;
-  events_.Push(now_ + d, kThreadTick, static_cast<uint32_t>(ThreadIndex(*t)), t->epoch);
+  t.to_pause = NextPauseInNs();
+  t.segment_from = now_ + d;
+  t.slice_end += d;
+  ++t.epoch;
+  events_.Push(now_ + d, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
 }
 
 // An idle core takes the first thread waiting on another core's queue that
@@ -945,7 +941,11 @@ bool Sim::PullInto(int core) {
 }
 
 void Sim::OnTick(SimThread& t) {
-  t.remaining -= now_ - t.segment_from;
+  Ran(t, now_ - t.segment_from);
+  if (pauses_ && t.to_pause <= 0) {
+    Pause(t);
+    return;
+  }
   Continue(t);
 }
 
@@ -1009,8 +1009,8 @@ void Sim::Continue(SimThread& t) {
       if (done_ || t.st == SimThread::St::kParked) return;
       continue;
     }
-    const int64_t until =
-        s_.cores > 0 ? std::min(now_ + t.remaining, t.slice_end) : now_ + t.remaining;
+    int64_t until = s_.cores > 0 ? std::min(now_ + t.remaining, t.slice_end) : now_ + t.remaining;
+    if (pauses_) until = std::min(until, now_ + t.to_pause);
     t.segment_from = now_;
     ++t.epoch;
     events_.Push(until, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
@@ -1235,22 +1235,14 @@ void Sim::EndBatch(SimThread& t) {
 Result<ScenarioResult> Sim::Run() {
   r_.seed = s_.seed;
   for (Slot& slot : slots_) Issue(slot);
-  if (pauses_) {
-    for (int c = 0; c < s_.cores; ++c) {
-      events_.Push(NextPauseInNs(), kPause, static_cast<uint32_t>(c), 0);
-    }
-  }
   // A scenario that thrashes (e.g. a discarded context whose resends are
   // out of window again) can need far more events than operations; the
   // budget bounds its run time and the result says it was cut short.
   const int64_t budget = std::min(
       kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
-  // Each core's pause process always has its next pause pending: when
-  // nothing else is, nothing can happen any more.
-  const size_t idle_events = pauses_ ? static_cast<size_t>(s_.cores) : 0;
   while (!done_) {
-    if (events_.size() <= idle_events) {
+    if (events_.empty()) {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
     }
@@ -1259,9 +1251,6 @@ Result<ScenarioResult> Sim::Run() {
       break;
     }
     const Event e = events_.Pop();
-    // The pause processes run on while every core idles (a long stall):
-    // their events do not use up the budget, which bounds the model's work.
-    if (e.kind == kPause) --events;
     if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
       r_.truncated = true;
       break;
@@ -1397,7 +1386,6 @@ Result<ScenarioResult> Sim::Run() {
         if (c.idle_epoch == e.tag && c.running < 0) PullInto(static_cast<int>(e.target));
         break;
       }
-      case kPause: OnPause(static_cast<int>(e.target)); break;
       case kThreadTick: {
         SimThread& t = threads_[e.target];
         if (t.epoch == e.tag && t.st == SimThread::St::kRunning) OnTick(t);

@@ -266,10 +266,10 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
 // What a reconnect costs beyond one round trip: a NULL call on a fresh
 // connection (connect, the server's accept and its new connection thread,
 // the call, and the old connection's end) against the same call on an
-// established connection. Wall time: `rounds` of each interleaved, medians
-// (the model's Scenario::reconnect_ns). CPU: this process's CPU time over
-// `rounds` fresh calls in a row (every connection's end included) less
-// that over `rounds` established ones, per call (reconnect_cpu_ns).
+// established connection, `rounds` of each in a row: wall time medians
+// (the model's Scenario::reconnect_ns), and this process's CPU time over
+// the fresh calls (every connection's end included) less that over the
+// established ones, per call (reconnect_cpu_ns).
 struct ReconnectCost {
   int64_t wall_ns = 0, cpu_ns = 0;
 };
@@ -283,23 +283,18 @@ Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss&
   SECMODE_RETURN_IF_ERROR(auth->EncodeCall(1, 0, {}, &call, &seq));
   SECMODE_ASSIGN_OR_RETURN(rpc::Fd established, rpc::Connect(aim.host, aim.port));
   common::LatencySamples fresh, kept;
-  for (int i = 0; i < rounds; ++i) {
-    uint64_t t0 = common::NowNs();
-    SECMODE_RETURN_IF_ERROR(rpc::BlockingRoundTrip(aim.host, aim.port, call).status());
-    fresh.Add(common::NowNs() - t0);
-    t0 = common::NowNs();
-    SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
-    kept.Add(common::NowNs() - t0);
-  }
-  usleep(2000);  // the interleaved loop's last connection ends first
   const uint64_t c0 = common::ProcessCpuNs();
   for (int i = 0; i < rounds; ++i) {
+    const uint64_t t0 = common::NowNs();
     SECMODE_RETURN_IF_ERROR(rpc::BlockingRoundTrip(aim.host, aim.port, call).status());
+    fresh.Add(common::NowNs() - t0);
   }
   usleep(2000);  // the last connection's thread ends
   const uint64_t c1 = common::ProcessCpuNs();
   for (int i = 0; i < rounds; ++i) {
+    const uint64_t t0 = common::NowNs();
     SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
+    kept.Add(common::NowNs() - t0);
   }
   const uint64_t c2 = common::ProcessCpuNs();
   server.server->Stop();
@@ -327,7 +322,6 @@ Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment
   SECMODE_ASSIGN_OR_RETURN(rpc::ContextCreationTime t, rpc::TimeContextCreation(lo, rounds));
   server.server->Stop();
   t.wall_ns = std::max<int64_t>(0, t.wall_ns - net_rtt_ns);
-  t.cpu_ns = std::min(t.cpu_ns, t.wall_ns);
   return t;
 }
 
@@ -368,8 +362,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
-    c.pause_ns = c.pauses.gap_quantiles_ns;
-    c.pause_per_s = c.pause_ns.empty() ? 0 : c.pauses.gaps_per_s;
+    c.pause_per_s = harness::PausePerS(c.pauses);
+    c.pause_ns = harness::PauseNs(c.pauses);
     SECMODE_ASSIGN_OR_RETURN(ReconnectCost reconnect, MeasureReconnect(env, g, 30));
     c.reconnect_ns = reconnect.wall_ns;
     c.reconnect_cpu_ns = reconnect.cpu_ns;
@@ -420,11 +414,11 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
     s.pause_per_s = c.pause_per_s;
-    s.gss_setup_cpu_ns = c.gss_setup_cpu_ns;
+    s.pause_ns = c.pause_ns;
     // The model spends at most the whole wait as CPU (the real ends can
     // spend more in parallel, the client's and the server's part at once).
+    s.gss_setup_cpu_ns = std::min(c.gss_setup_cpu_ns, c.gss_setup_ns);
     s.reconnect_cpu_ns = std::min(c.reconnect_cpu_ns, c.reconnect_ns);
-    s.pause_ns = c.pause_ns;
     s.skew_sender_ns = c.skew_sender_ns;
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);

@@ -111,8 +111,9 @@ struct Calibration {
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
   // beyond one round trip.
   int64_t gss_setup_ns = 0;
-  // Of that, the CPU this process (client and in-process server) spent
-  // meanwhile, median: the model's Scenario::gss_setup_cpu_ns.
+  // The CPU this process (client and in-process server) spent meanwhile,
+  // median; the model's Scenario::gss_setup_cpu_ns takes it up to
+  // gss_setup_ns.
   int64_t gss_setup_cpu_ns = 0;
   static constexpr int kGssSetupRounds = 20;  // contexts created for those medians
   // Per point: CPU per call of each end, measured per thread in a run of the

@@ -485,6 +485,30 @@ Scenario Threads(int64_t slots) {
   return s;
 }
 
+// Threads(128) on two connections, connection 0 holding its calls 10 ms
+// (longer than the window lasts), the server discarding the context.
+Scenario HeldDiscarding() {
+  Scenario s = Threads(128);
+  s.nconnect = 2;
+  s.reaction = Reaction::kDiscardContext;
+  s.skew_conn = 0;
+  s.skew_ns = 10000000;
+  s.skew_where = SkewWhere::kClient;
+  return s;
+}
+
+// Both ends' CPU per call of `s` without violations: the four crypto legs,
+// the client's and the server's own work.
+double CallCpuNs(const Scenario& s) {
+  return 2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns +
+         s.service_ns;
+}
+
+// The cores' busy time in a run on `cores` cores.
+double BusyNs(const ScenarioResult& r, int cores) {
+  return (1 - r.idle_fraction) * cores * static_cast<double>(r.elapsed_ns);
+}
+
 TEST(ThreadModelTest, SameSeedSameResultAndEveryOperationCompletes) {
   for (int64_t slots : {8, 128}) {
     Scenario s = Threads(slots);
@@ -502,12 +526,7 @@ TEST(ThreadModelTest, ResendsAfterADiscardedContextLeaveTheLaggingConnection) {
   // (Linux keeps a task on its transport) they come back to it until every
   // slot is stuck there; resent round-robin (the load generator) most of
   // them complete on the others between two re-creations.
-  Scenario s = Threads(128);
-  s.nconnect = 2;
-  s.reaction = Reaction::kDiscardContext;
-  s.skew_conn = 0;
-  s.skew_ns = 10000000;
-  s.skew_where = SkewWhere::kClient;
+  Scenario s = HeldDiscarding();
   s.resend_any_connection = false;
   ScenarioResult same = SimOk(s);
   s.resend_any_connection = true;
@@ -528,26 +547,17 @@ TEST(ThreadModelTest, ContextCreationCpuIsSpentOnTheCores) {
   // The re-creating receiver spends gss_setup_cpu_ns on a core before it
   // waits for the rest: the cores' busy time grows by about that much per
   // re-creation (the runs differ a little in what else they do).
-  Scenario s = Threads(128);
-  s.nconnect = 2;
+  Scenario s = HeldDiscarding();
   s.ops = 20000;
-  s.reaction = Reaction::kDiscardContext;
-  s.skew_conn = 0;
-  s.skew_ns = 10000000;
-  s.skew_where = SkewWhere::kClient;
-  s.resend_any_connection = true;
   s.gss_setup_ns = 2000000;
-  auto busy = [&s](const ScenarioResult& r) {
-    return (1 - r.idle_fraction) * s.cores * static_cast<double>(r.elapsed_ns);
-  };
   ScenarioResult waiting = SimOk(s);
   s.gss_setup_cpu_ns = 1500000;
   ScenarioResult working = SimOk(s);
   ASSERT_GT(working.context_recreations, 10);
   EXPECT_EQ(working.completed, s.ops);
-  EXPECT_NEAR(
-      (busy(working) - busy(waiting)) / (static_cast<double>(working.context_recreations) * 1.5e6),
-      1.0, 0.1);
+  EXPECT_NEAR((BusyNs(working, s.cores) - BusyNs(waiting, s.cores)) /
+                  (static_cast<double>(working.context_recreations) * 1.5e6),
+              1.0, 0.1);
   s.gss_setup_cpu_ns = s.gss_setup_ns + 1;  // more CPU than the whole creation takes
   EXPECT_NE(s.Validate().message().find("gss-setup-cpu-ns"), std::string::npos);
 }
@@ -590,8 +600,7 @@ TEST(ThreadModelTest, AReceiverStillReconnectingWhenItsConnectionClosesAgainGoes
 TEST(ThreadModelTest, CoresBoundTheGoodput) {
   // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
   Scenario s = Threads(8);
-  const double cpu_ns =
-      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
+  const double cpu_ns = CallCpuNs(s);
   for (int cores : {1, 2, 4}) {
     s.cores = cores;
     ScenarioResult r = SimOk(s);
@@ -605,15 +614,14 @@ TEST(ThreadModelTest, IdleShareIsWhatTheCallsLeaveOfTheCores) {
   // time is the calls' CPU, and the rest is idle.
   Scenario s = Threads(8);
   s.service_dist = Dist::kConstant;
-  const double cpu_ns =
-      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
+  const double cpu_ns = CallCpuNs(s);
   for (int cores : {1, 2, 4}) {
     s.cores = cores;
     ScenarioResult r = SimOk(s);
     ASSERT_EQ(r.violations, 0);
     ASSERT_GE(r.idle_fraction, 0);
     ASSERT_LE(r.idle_fraction, 1);
-    const double busy = (1 - r.idle_fraction) * cores * static_cast<double>(r.elapsed_ns);
+    const double busy = BusyNs(r, cores);
     EXPECT_NEAR(busy / (static_cast<double>(r.completed) * cpu_ns), 1.0, 0.03) << cores;
   }
   s.thread_model = false;
@@ -630,8 +638,7 @@ TEST(ThreadModelTest, DelayLineThreadSpendsItsCpuOnTheCores) {
   s.skew_conn = 0;
   s.skew_ns = 1000000;
   s.skew_where = SkewWhere::kClient;
-  const double cpu_ns =
-      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
+  const double cpu_ns = CallCpuNs(s);
   ScenarioResult free_line = SimOk(s);
   s.skew_sender_ns = 20000;
   ScenarioResult threaded = SimOk(s);
@@ -640,8 +647,7 @@ TEST(ThreadModelTest, DelayLineThreadSpendsItsCpuOnTheCores) {
       << "free: " << free_line.ops_per_s << " threaded: " << threaded.ops_per_s;
   // Busy time = the calls' CPU + the delay line's, for the calls it wrote
   // (about one in nconnect; the last ones may still be held at the end).
-  const double busy =
-      (1 - threaded.idle_fraction) * s.cores * static_cast<double>(threaded.elapsed_ns);
+  const double busy = BusyNs(threaded, s.cores);
   const double calls = static_cast<double>(threaded.completed);
   EXPECT_NEAR(busy / (calls * cpu_ns + calls / s.nconnect * s.skew_sender_ns), 1.0, 0.05);
 }
@@ -652,8 +658,7 @@ TEST(ThreadModelTest, CorePausesStopTheThreadOnTheCoreForTheirLength) {
   // the cores' busy time is the calls' CPU times (1 + rate x length).
   Scenario s = Threads(8);
   s.service_dist = Dist::kConstant;
-  const double cpu_ns =
-      2 * (s.CostNs(s.RequestBytes()) + s.CostNs(s.ReplyBytes())) + s.client_call_ns + s.service_ns;
+  const double cpu_ns = CallCpuNs(s);
   ScenarioResult smooth = SimOk(s);
   s.pause_per_s = 1000;
   s.pause_ns.assign(kPauseQuantiles, 100000);  // every pause 100 us
@@ -661,7 +666,7 @@ TEST(ThreadModelTest, CorePausesStopTheThreadOnTheCoreForTheirLength) {
     s.cores = cores;
     ScenarioResult r = SimOk(s);
     ASSERT_EQ(r.violations, 0);
-    const double busy = (1 - r.idle_fraction) * cores * static_cast<double>(r.elapsed_ns);
+    const double busy = BusyNs(r, cores);
     EXPECT_NEAR(busy / (static_cast<double>(r.completed) * cpu_ns), 1.1, 0.03) << cores;
   }
   EXPECT_LT(SimOk(s).ops_per_s, smooth.ops_per_s);
