@@ -165,8 +165,9 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
     return Status::InvalidArgument("probe wakers: " + std::to_string(wakers) +
                                    ", must be in [1, 4096]");
   }
-  if (!(seconds > 0 && seconds <= 60) || sleep_us < 1 || burst_us < 0) {
-    return Status::InvalidArgument("probe: seconds in (0, 60], sleep >= 1 us, burst >= 0 us");
+  if (!(seconds > 0 && seconds <= 60) || sleep_us < 1 || sleep_us > 1000000 || burst_us < 0) {
+    return Status::InvalidArgument(
+        "probe: seconds in (0, 60], sleep in [1 us, 1 s], burst >= 0 us");
   }
   const int cores = common::LogicalCpus();
   std::atomic<bool> stop{false};
@@ -184,11 +185,18 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
     for (int i = 0; i < wakers; ++i) {
       pool.emplace_back([&, i] {
         common::LatencySamples& me = late[static_cast<size_t>(i)];
+        // Each waker draws its sleeps from [sleep/2, 3 sleep/2]: with equal
+        // sleeps the kernel's timer slack lets the wakers' timers fire in
+        // step, and the busy threads' runs then measure the wakers' period
+        // instead of how soon a wakeup takes a core.
+        std::mt19937 rng(static_cast<uint32_t>(i) + 1);
+        std::uniform_int_distribution<int> pick(std::max(1, sleep_us / 2), sleep_us * 3 / 2);
         while (!stop.load(std::memory_order_relaxed)) {
+          const int sleep = pick(rng);
           const uint64_t t0 = common::NowNs();
-          usleep(static_cast<useconds_t>(sleep_us));
+          usleep(static_cast<useconds_t>(sleep));
           const uint64_t woke = common::NowNs();
-          const uint64_t due = t0 + uint64_t(sleep_us) * 1000;
+          const uint64_t due = t0 + uint64_t(sleep) * 1000;
           me.Add(woke > due ? woke - due : 0);
           while (common::NowNs() - woke < uint64_t(burst_us) * 1000) {
           }

@@ -44,7 +44,9 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds,
 
 // Wakeup preemption: how soon a thread that wakes takes a core from one that
 // is running. One busy thread per core runs while `wakers` threads sleep
-// `sleep_us`, wake, work `burst_us` and sleep again, so wakeups keep
+// about `sleep_us` (each sleep drawn from half to one and a half times it,
+// so the wakers do not wake in step), wake, work `burst_us` and sleep
+// again, so wakeups keep
 // arriving while every core is busy. The busy threads' runs between two
 // deschedulings then end at wakeups; their lower tail (p10) bounds how long
 // a thread runs before a wakeup can take its core (the thread model's

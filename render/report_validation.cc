@@ -294,6 +294,44 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     }
     md << "\n";
   }
+  bool any_reconnects = false;
+  for (const json* row : rows) any_reconnects |= row->contains("reconnects");
+  if (any_reconnects) {
+    md << "### How the closed connections were replaced under load\n\n"
+          "Each time the server closed a connection (drop-disconnect), the traced real run "
+          "recorded the steps of its replacement: the server shut it down (close), the client's "
+          "receiver read the end of the stream (eof), its new connect returned (connected), the "
+          "server's accept returned the new connection (accepted) and its thread began to run "
+          "(started), the lost calls were numbered and written again (resent), and the server "
+          "checked the first call written on the new connection (first checked). Median / p90 "
+          "in us. The model's reconnect is one RTT plus the reconnect time the calibration "
+          "measured on an idle machine (a fresh connection's first call against an established "
+          "one's), shown beside it.\n\n"
+          "| point | reconnects | close -> eof | eof -> connected | connected -> accepted | "
+          "accepted -> started | eof -> resent | eof -> first checked | model: RTT + "
+          "reconnect |\n|---|---:|---|---|---|---|---|---|---:|\n";
+    for (const json* row : rows) {
+      if (!row->contains("reconnects")) continue;
+      const json& r = (*row)["reconnects"];
+      md << "| " << row->value("name", "") << " | " << I(r, "reconnects") << " |";
+      for (const char* name : {"close -> eof", "eof -> connected", "connected -> accepted",
+                               "accepted -> started", "eof -> resent", "eof -> first checked"}) {
+        json step = json::object();
+        for (const auto& st : r.value("steps", json::array())) {
+          if (st.value("step", "") == name) step = st;
+        }
+        if (I(step, "count") == 0) {
+          md << " - |";
+        } else {
+          md << " " << Fmt("%.0f", step.value("median_us", 0.0)) << " / "
+             << Fmt("%.0f", step.value("p90_us", 0.0)) << " |";
+        }
+      }
+      const json sc = row->value("scenario", json::object());
+      md << " " << Fmt("%.0f", (I(sc, "rtt_ns") + I(sc, "reconnect_ns")) / 1e3) << " |\n";
+    }
+    md << "\n";
+  }
   bool any_model_stages = false, any_ablation = false;
   for (const json* row : rows) {
     any_model_stages |= row->value("simulated", json::object()).contains("stages");

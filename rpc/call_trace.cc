@@ -26,7 +26,7 @@ const char* TraceThreadName(TraceThread t) {
   return "?";
 }
 
-CallTrace::CallTrace(size_t capacity) : client_(capacity), server_(capacity) {}
+CallTrace::CallTrace(size_t capacity) : client_(capacity), server_(capacity), conn_(capacity) {}
 
 void CallTrace::Record(const ClientCallEvent& e) {
   const size_t i = client_n_.fetch_add(1, std::memory_order_relaxed);
@@ -46,6 +46,15 @@ void CallTrace::Record(const ServerCallEvent& e) {
   }
 }
 
+void CallTrace::Record(const ConnEvent& e) {
+  const size_t i = conn_n_.fetch_add(1, std::memory_order_relaxed);
+  if (i < conn_.size()) {
+    conn_[i] = e;
+  } else {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 std::vector<ClientCallEvent> CallTrace::client_events() const {
   const size_t n = std::min(client_n_.load(), client_.size());
   return {client_.begin(), client_.begin() + static_cast<std::ptrdiff_t>(n)};
@@ -54,6 +63,11 @@ std::vector<ClientCallEvent> CallTrace::client_events() const {
 std::vector<ServerCallEvent> CallTrace::server_events() const {
   const size_t n = std::min(server_n_.load(), server_.size());
   return {server_.begin(), server_.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+std::vector<ConnEvent> CallTrace::conn_events() const {
+  const size_t n = std::min(conn_n_.load(), conn_.size());
+  return {conn_.begin(), conn_.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
 }  // namespace secmode::rpc

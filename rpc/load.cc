@@ -352,6 +352,10 @@ void Runner::SendLoop(Conn* c) {
 void Runner::Reconnect(Conn* c) {
   disconnects_++;
   auto fd = Connect(o_.host, o_.port);
+  if (o_.trace) {
+    o_.trace->Record(ConnEvent{ConnEventKind::kClientConnected, static_cast<uint32_t>(c->index),
+                               common::NowNs()});
+  }
   {
     std::lock_guard<std::mutex> lock(c->write_mu);
     if (c->fd >= 0) close(c->fd);
@@ -393,8 +397,16 @@ void Runner::Receive(Conn* c) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (stopping_) break;
+      if (o_.trace) {
+        o_.trace->Record(
+            ConnEvent{ConnEventKind::kClientEof, static_cast<uint32_t>(c->index), common::NowNs()});
+      }
       Reconnect(c);
       Flush(&batch);
+      if (o_.trace) {
+        o_.trace->Record(ConnEvent{ConnEventKind::kClientResent, static_cast<uint32_t>(c->index),
+                                   common::NowNs()});
+      }
       std::lock_guard<std::mutex> lock(c->write_mu);
       fd = c->fd;
       reader = RecordReader(o_.max_record);

@@ -97,6 +97,10 @@ void TcpServer::AcceptLoop() {
     auto conn = std::make_shared<Conn>();
     conn->fd = Fd(fd);
     conn->index = static_cast<uint32_t>(connections_++);
+    if (options_.trace) {
+      options_.trace->Record(
+          ConnEvent{ConnEventKind::kServerAccepted, conn->index, common::NowNs()});
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     for (auto it = threads_.begin(); it != threads_.end();) {
@@ -143,6 +147,9 @@ void TcpServer::WorkerLoop() {
       if (trace) replied_ns = common::NowNs();
     } else if (d == Disposition::kDropDisconnect) {
       shutdown(job.conn->fd.get(), SHUT_RDWR);
+      if (trace) {
+        trace->Record(ConnEvent{ConnEventKind::kServerClosed, job.conn->index, common::NowNs()});
+      }
     }
     if (trace && check.checked) {
       ServerCallEvent e = TraceEvent(check, job.conn->index, TraceThread::kServerWorker,
@@ -159,8 +166,10 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   Bytes reply, out;
   const int fd = conn->fd.get();
   CallTrace* trace = options_.trace;
+  if (trace) trace->Record(ConnEvent{ConnEventKind::kServerStarted, conn->index, common::NowNs()});
   std::vector<ServerCallEvent> traced;  // this batch's checked calls
   bool open = true;
+  bool dropped = false;  // closed by a drop-disconnect
   while (open && !stopping_) {
     auto space = reader.WriteSpace(kReadChunk);
     ssize_t n = recv(fd, space.data(), space.size(), 0);
@@ -206,6 +215,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         out.insert(out.end(), reply.begin(), reply.end());
       } else if (d == Disposition::kDropDisconnect) {
         open = false;
+        dropped = true;
         break;
       }
     }
@@ -224,6 +234,9 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   }
   for (auto& e : traced) trace->Record(e);  // replies never written
   shutdown(fd, SHUT_RDWR);
+  if (trace && dropped) {
+    trace->Record(ConnEvent{ConnEventKind::kServerClosed, conn->index, common::NowNs()});
+  }
   thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> lock(mu_);
   // The Conn (and fd) is freed when the last job referencing it is done.

@@ -24,6 +24,11 @@ double Us(uint64_t from, uint64_t to) {
 
 uint64_t Key(uint64_t context, uint32_t seq) { return context * 0x9e3779b97f4a7c15ull ^ seq; }
 
+// Signed: a step can end before it began when two threads race.
+double SignedUs(uint64_t from, uint64_t to) {
+  return (static_cast<double>(to) - static_cast<double>(from)) / 1e3;
+}
+
 }  // namespace
 
 nlohmann::json Attribution::ToJson() const {
@@ -119,6 +124,100 @@ Attribution AttributeViolations(const rpc::CallTrace& trace) {
   std::sort(a.causes.begin(), a.causes.end(),
             [](const ViolationCause& x, const ViolationCause& y) { return x.count > y.count; });
   return a;
+}
+
+nlohmann::json ReconnectTimes::ToJson() const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& st : steps) {
+    rows.push_back({{"step", st.name},
+                    {"count", st.count},
+                    {"median_us", st.median_us},
+                    {"p90_us", st.p90_us}});
+  }
+  return {{"reconnects", reconnects}, {"steps", rows}};
+}
+
+ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
+  using rpc::ConnEventKind;
+  ReconnectTimes r;
+  const std::vector<rpc::ClientCallEvent> client = trace.client_events();
+  const std::vector<rpc::ServerCallEvent> server = trace.server_events();
+  const std::vector<rpc::ConnEvent> conn = trace.conn_events();
+  // Per connection index, each kind's times in order.
+  std::map<std::pair<ConnEventKind, uint32_t>, std::vector<uint64_t>> times;
+  for (const auto& e : conn) times[{e.kind, e.conn}].push_back(e.ns);
+  for (auto& [key, v] : times) std::sort(v.begin(), v.end());
+  auto first_at_or_after = [&](ConnEventKind kind, uint32_t c, uint64_t ns) -> uint64_t {
+    auto it = times.find({kind, c});
+    if (it == times.end()) return 0;
+    auto at = std::lower_bound(it->second.begin(), it->second.end(), ns);
+    return at == it->second.end() ? 0 : *at;
+  };
+  auto only = [&](ConnEventKind kind, uint32_t c) -> uint64_t {
+    auto it = times.find({kind, c});
+    return it == times.end() || it->second.empty() ? 0 : it->second.front();
+  };
+  // The client's written calls per connection, in order, and the server's
+  // record of each call.
+  std::map<uint32_t, std::vector<const rpc::ClientCallEvent*>> written;
+  for (const auto& e : client) {
+    if (e.written_ns != 0) written[e.conn].push_back(&e);
+  }
+  for (auto& [c, v] : written) {
+    std::sort(v.begin(), v.end(), [](auto* x, auto* y) { return x->written_ns < y->written_ns; });
+  }
+  std::unordered_map<uint64_t, const rpc::ServerCallEvent*> at_server;
+  at_server.reserve(server.size());
+  for (const auto& e : server) at_server.emplace(Key(e.context, e.seq), &e);
+
+  enum { kCloseEof, kEofConnected, kConnectedAccepted, kAcceptedStarted, kEofResent, kEofChecked };
+  const char* names[] = {"close -> eof",        "eof -> connected", "connected -> accepted",
+                         "accepted -> started", "eof -> resent",    "eof -> first checked"};
+  std::vector<double> step[6];
+  for (const auto& e : conn) {
+    if (e.kind != ConnEventKind::kClientEof) continue;
+    ++r.reconnects;
+    const uint64_t eof = e.ns;
+    const uint64_t connected = first_at_or_after(ConnEventKind::kClientConnected, e.conn, eof);
+    const uint64_t resent = first_at_or_after(ConnEventKind::kClientResent, e.conn, eof);
+    if (connected) step[kEofConnected].push_back(SignedUs(eof, connected));
+    if (resent) step[kEofResent].push_back(SignedUs(eof, resent));
+    auto wit = written.find(e.conn);
+    if (wit == written.end()) continue;
+    const auto& calls = wit->second;
+    auto after = std::lower_bound(calls.begin(), calls.end(), eof,
+                                  [](auto* x, uint64_t ns) { return x->written_ns < ns; });
+    // The old connection: the last call written on it before the end.
+    if (after != calls.begin()) {
+      auto old = at_server.find(Key((*(after - 1))->context, (*(after - 1))->seq));
+      if (old != at_server.end()) {
+        const uint64_t closed = only(ConnEventKind::kServerClosed, old->second->conn);
+        if (closed && closed <= eof) step[kCloseEof].push_back(SignedUs(closed, eof));
+      }
+    }
+    // The new connection: the first call written on it after the connect.
+    if (!connected) continue;
+    auto first = std::lower_bound(calls.begin(), calls.end(), connected,
+                                  [](auto* x, uint64_t ns) { return x->written_ns < ns; });
+    if (first == calls.end()) continue;
+    auto fresh = at_server.find(Key((*first)->context, (*first)->seq));
+    if (fresh == at_server.end()) continue;
+    const rpc::ServerCallEvent& s = *fresh->second;
+    step[kEofChecked].push_back(SignedUs(eof, s.checked_ns));
+    const uint64_t accepted = only(ConnEventKind::kServerAccepted, s.conn);
+    const uint64_t started = only(ConnEventKind::kServerStarted, s.conn);
+    if (accepted) step[kConnectedAccepted].push_back(SignedUs(connected, accepted));
+    if (accepted && started) step[kAcceptedStarted].push_back(SignedUs(accepted, started));
+  }
+  for (int i = 0; i < 6; ++i) {
+    ReconnectStep st;
+    st.name = names[i];
+    st.count = static_cast<int64_t>(step[i].size());
+    st.median_us = Percentile(step[i], 0.5);
+    st.p90_us = Percentile(step[i], 0.9);
+    r.steps.push_back(st);
+  }
+  return r;
 }
 
 }  // namespace secmode::suite

@@ -50,6 +50,35 @@ struct Attribution {
 
 Attribution AttributeViolations(const rpc::CallTrace& trace);
 
+// How the connections the server closed were replaced, under the run's load:
+// the connection events (rpc/call_trace.h) of each client reconnect, joined
+// through the first call written on the new connection (and the last one
+// written on the old) with the server's events of the same calls. The steps:
+//
+//   close -> eof             the server shut the old connection; the client's
+//                            receiver read the end of its stream
+//   eof -> connected         the new connection's connect returned
+//   connected -> accepted    the server's accept returned it (negative when
+//                            the accept ran first)
+//   accepted -> started      its server thread began to run
+//   eof -> resent            the lost calls were numbered and written again
+//   eof -> first checked     the first call written on the new connection
+//                            was checked by the server: the connection's
+//                            outage as the server sees it
+struct ReconnectStep {
+  std::string name;
+  int64_t count = 0;  // reconnects where both ends of the step were recorded
+  double median_us = 0, p90_us = 0;
+};
+
+struct ReconnectTimes {
+  int64_t reconnects = 0;  // end-of-stream reads by client receivers
+  std::vector<ReconnectStep> steps;
+  nlohmann::json ToJson() const;
+};
+
+ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace);
+
 }  // namespace secmode::suite
 
 #endif  // SECMODE_SUITE_NCONNECT_ATTRIBUTION_H_

@@ -564,7 +564,10 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     SECMODE_ASSIGN_OR_RETURN(rpc::LoadReport r, rpc::RunLoad(lo));
     server.server->Stop();
     const rpc::ServerCounters after = server.server->counters();
-    if (trace) out.attribution = AttributeViolations(*trace);
+    if (trace) {
+      out.attribution = AttributeViolations(*trace);
+      out.reconnects = AttributeReconnects(*trace);
+    }
     if (r.errors > 0) {
       return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
                               " replies failed a check, first: " + r.first_error);
@@ -724,7 +727,10 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
                     {"detail", o.comparison.detail},
                     {"diagnosis", o.diagnosis},
                     {"calibration", o.calibration.ToJson()}});
-    if (options.trace) rows.back()["attribution"] = o.attribution.ToJson();
+    if (options.trace) {
+      rows.back()["attribution"] = o.attribution.ToJson();
+      if (o.reconnects.reconnects > 0) rows.back()["reconnects"] = o.reconnects.ToJson();
+    }
     if (!o.ablation.empty()) {
       nlohmann::json ablation = nlohmann::json::array();
       for (const auto& a : o.ablation) {

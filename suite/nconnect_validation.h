@@ -173,7 +173,8 @@ struct ValidationOutcome {
   sim::ValidationRow row;
   sim::Comparison comparison;
   rpc::LoadReport load;
-  Attribution attribution;  // of the first real run, with ValidationOptions::trace
+  Attribution attribution;    // of the first real run, with ValidationOptions::trace
+  ReconnectTimes reconnects;  // of the same run: how its closed connections were replaced
   std::vector<AblationRow> ablation;
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
   Calibration calibration;                         // the run's, with this point's sys-mode run

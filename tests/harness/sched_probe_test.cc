@@ -22,6 +22,8 @@ TEST(SchedProbeTest, RefusesBadArguments) {
   EXPECT_NE(ProbeScheduler(2, 0).status().message().find("seconds"), std::string::npos);
   EXPECT_NE(ProbeWakeupPreemption(0, 0.1).status().message().find("wakers"), std::string::npos);
   EXPECT_FALSE(ProbeWakeupPreemption(2, 0.1, 0).ok());
+  EXPECT_NE(ProbeWakeupPreemption(2, 0.1, 2000000).status().message().find("sleep"),
+            std::string::npos);
   EXPECT_NE(ProbeIdleWake(0).status().message().find("rounds"), std::string::npos);
 }
 

@@ -78,5 +78,97 @@ TEST(AttributionTest, AFullTraceCountsWhatItCouldNotKeep) {
   EXPECT_EQ(AttributeViolations(trace).dropped_events, 6u);
 }
 
+// A call written on client connection `conn` at `written` us and checked
+// by the server's connection `server_conn` at `checked` us.
+void Call(rpc::CallTrace& trace, uint32_t seq, uint32_t conn, uint64_t written,
+          uint32_t server_conn, uint64_t checked) {
+  ClientCallEvent c;
+  c.context = 9;
+  c.seq = seq;
+  c.conn = conn;
+  c.numbered_ns = c.queued_ns = c.written_ns = written * 1000;
+  trace.Record(c);
+  ServerCallEvent s;
+  s.context = 9;
+  s.seq = seq;
+  s.conn = server_conn;
+  s.read_ns = s.checked_ns = checked * 1000;
+  trace.Record(s);
+}
+
+void Conn(rpc::CallTrace& trace, rpc::ConnEventKind kind, uint32_t conn, uint64_t us) {
+  trace.Record(rpc::ConnEvent{kind, conn, us * 1000});
+}
+
+const ReconnectStep& Step(const ReconnectTimes& r, const std::string& name) {
+  for (const auto& s : r.steps) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "no step " << name;
+  static const ReconnectStep none;
+  return none;
+}
+
+TEST(AttributionTest, AReconnectIsCutIntoItsStepsThroughTheCallsAtBothEnds) {
+  using K = rpc::ConnEventKind;
+  rpc::CallTrace trace(64);
+  // Client connection 1 talks to server connection 1 until the server
+  // closes it; its replacement is the server's connection 5.
+  Call(trace, 1, 1, 100, 1, 110);
+  Conn(trace, K::kServerClosed, 1, 200);
+  Conn(trace, K::kClientEof, 1, 260);
+  Conn(trace, K::kClientConnected, 1, 300);
+  Conn(trace, K::kServerAccepted, 5, 350);
+  Conn(trace, K::kServerStarted, 5, 420);
+  Call(trace, 2, 1, 480, 5, 610);
+  Conn(trace, K::kClientResent, 1, 500);
+  // A connection on another client connection that never came back: it
+  // counts, but has no steps beyond its end of stream.
+  Call(trace, 3, 2, 150, 2, 160);
+  Conn(trace, K::kClientEof, 2, 900);
+  // An accept that ran before its client's connect returned.
+  Conn(trace, K::kClientEof, 3, 1000);
+  Conn(trace, K::kServerAccepted, 6, 1010);
+  Conn(trace, K::kServerStarted, 6, 1030);
+  Conn(trace, K::kClientConnected, 3, 1020);
+  Call(trace, 4, 3, 1040, 6, 1050);
+
+  const ReconnectTimes r = AttributeReconnects(trace);
+  EXPECT_EQ(r.reconnects, 3);
+  EXPECT_EQ(Step(r, "close -> eof").count, 1);
+  EXPECT_DOUBLE_EQ(Step(r, "close -> eof").median_us, 60);
+  EXPECT_EQ(Step(r, "eof -> connected").count, 2);
+  EXPECT_DOUBLE_EQ(Step(r, "eof -> connected").p90_us, 40);
+  const ReconnectStep& accepted = Step(r, "connected -> accepted");
+  EXPECT_EQ(accepted.count, 2);
+  EXPECT_DOUBLE_EQ(accepted.median_us, 50);
+  EXPECT_DOUBLE_EQ(Step(r, "accepted -> started").median_us, 70);
+  EXPECT_EQ(Step(r, "eof -> resent").count, 1);
+  EXPECT_DOUBLE_EQ(Step(r, "eof -> resent").median_us, 240);
+  EXPECT_EQ(Step(r, "eof -> first checked").count, 2);
+  EXPECT_DOUBLE_EQ(Step(r, "eof -> first checked").p90_us, 350);
+  const nlohmann::json j = r.ToJson();
+  EXPECT_EQ(j["reconnects"], 3);
+  EXPECT_EQ(j["steps"].size(), 6u);
+}
+
+TEST(AttributionTest, AnAcceptBeforeTheConnectReturnedIsANegativeStep) {
+  using K = rpc::ConnEventKind;
+  rpc::CallTrace trace(16);
+  Conn(trace, K::kClientEof, 0, 1000);
+  Conn(trace, K::kServerAccepted, 4, 1010);
+  Conn(trace, K::kClientConnected, 0, 1020);
+  Call(trace, 1, 0, 1040, 4, 1050);
+  EXPECT_DOUBLE_EQ(Step(AttributeReconnects(trace), "connected -> accepted").median_us, -10);
+}
+
+TEST(AttributionTest, ATraceWithoutReconnectsHasNone) {
+  rpc::CallTrace trace(16);
+  Call(trace, 1, 0, 10, 0, 20);
+  const ReconnectTimes r = AttributeReconnects(trace);
+  EXPECT_EQ(r.reconnects, 0);
+  for (const auto& s : r.steps) EXPECT_EQ(s.count, 0) << s.name;
+}
+
 }  // namespace
 }  // namespace secmode::suite
