@@ -28,46 +28,28 @@ const char* TraceThreadName(TraceThread t) {
 
 CallTrace::CallTrace(size_t capacity) : client_(capacity), server_(capacity), conn_(capacity) {}
 
-void CallTrace::Record(const ClientCallEvent& e) {
-  const size_t i = client_n_.fetch_add(1, std::memory_order_relaxed);
-  if (i < client_.size()) {
-    client_[i] = e;
+template <typename Event>
+void CallTrace::Put(Log<Event>& log, const Event& e) {
+  const size_t i = log.n.fetch_add(1, std::memory_order_relaxed);
+  if (i < log.events.size()) {
+    log.events[i] = e;
   } else {
     dropped_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-void CallTrace::Record(const ServerCallEvent& e) {
-  const size_t i = server_n_.fetch_add(1, std::memory_order_relaxed);
-  if (i < server_.size()) {
-    server_[i] = e;
-  } else {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
+template <typename Event>
+std::vector<Event> CallTrace::Kept(const Log<Event>& log) {
+  const size_t n = std::min(log.n.load(), log.events.size());
+  return {log.events.begin(), log.events.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
-void CallTrace::Record(const ConnEvent& e) {
-  const size_t i = conn_n_.fetch_add(1, std::memory_order_relaxed);
-  if (i < conn_.size()) {
-    conn_[i] = e;
-  } else {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
-}
+void CallTrace::Record(const ClientCallEvent& e) { Put(client_, e); }
+void CallTrace::Record(const ServerCallEvent& e) { Put(server_, e); }
+void CallTrace::Record(const ConnEvent& e) { Put(conn_, e); }
 
-std::vector<ClientCallEvent> CallTrace::client_events() const {
-  const size_t n = std::min(client_n_.load(), client_.size());
-  return {client_.begin(), client_.begin() + static_cast<std::ptrdiff_t>(n)};
-}
-
-std::vector<ServerCallEvent> CallTrace::server_events() const {
-  const size_t n = std::min(server_n_.load(), server_.size());
-  return {server_.begin(), server_.begin() + static_cast<std::ptrdiff_t>(n)};
-}
-
-std::vector<ConnEvent> CallTrace::conn_events() const {
-  const size_t n = std::min(conn_n_.load(), conn_.size());
-  return {conn_.begin(), conn_.begin() + static_cast<std::ptrdiff_t>(n)};
-}
+std::vector<ClientCallEvent> CallTrace::client_events() const { return Kept(client_); }
+std::vector<ServerCallEvent> CallTrace::server_events() const { return Kept(server_); }
+std::vector<ConnEvent> CallTrace::conn_events() const { return Kept(conn_); }
 
 }  // namespace secmode::rpc

@@ -115,10 +115,22 @@ class CallTrace {
   uint64_t dropped() const { return dropped_.load(); }
 
  private:
-  std::vector<ClientCallEvent> client_;
-  std::vector<ServerCallEvent> server_;
-  std::vector<ConnEvent> conn_;
-  std::atomic<size_t> client_n_{0}, server_n_{0}, conn_n_{0};
+  // Preallocated room for one kind of event; a record beyond it is counted
+  // in dropped_.
+  template <typename Event>
+  struct Log {
+    explicit Log(size_t capacity) : events(capacity) {}
+    std::vector<Event> events;
+    std::atomic<size_t> n{0};
+  };
+  template <typename Event>
+  void Put(Log<Event>& log, const Event& e);
+  template <typename Event>
+  static std::vector<Event> Kept(const Log<Event>& log);
+
+  Log<ClientCallEvent> client_;
+  Log<ServerCallEvent> server_;
+  Log<ConnEvent> conn_;
   std::atomic<uint64_t> dropped_{0};
 };
 
