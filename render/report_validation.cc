@@ -332,6 +332,27 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     }
     md << "\n";
   }
+  bool any_recreations = false;
+  for (const json* row : rows) any_recreations |= row->contains("recreations");
+  if (any_recreations) {
+    md << "### How contexts were re-created under load\n\n"
+          "Each time the server discarded the shared context (discard-context), a receiver of "
+          "the traced real run re-created it: from beginning the GSS exchange, holding the "
+          "context's lock (the other receivers that need the context wait for it), to the new "
+          "context. Median / p90 in us, beside the model's re-creation: one RTT plus the "
+          "creation time the calibration measured on an idle machine.\n\n"
+          "| point | re-creations | began -> done | model: RTT + creation |\n"
+          "|---|---:|---|---:|\n";
+    for (const json* row : rows) {
+      if (!row->contains("recreations")) continue;
+      const json& r = (*row)["recreations"];
+      const json sc = row->value("scenario", json::object());
+      md << "| " << row->value("name", "") << " | " << I(r, "count") << " | "
+         << Fmt("%.0f", r.value("median_us", 0.0)) << " / " << Fmt("%.0f", r.value("p90_us", 0.0))
+         << " | " << Fmt("%.0f", (I(sc, "rtt_ns") + I(sc, "gss_setup_ns")) / 1e3) << " |\n";
+    }
+    md << "\n";
+  }
   bool any_model_stages = false, any_ablation = false;
   for (const json* row : rows) {
     any_model_stages |= row->value("simulated", json::object()).contains("stages");

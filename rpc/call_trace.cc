@@ -26,7 +26,7 @@ const char* TraceThreadName(TraceThread t) {
   return "?";
 }
 
-CallTrace::CallTrace(size_t capacity) : client_(capacity), server_(capacity), conn_(capacity) {}
+CallTrace::CallTrace(size_t capacity) : client_(capacity), server_(capacity), setup_(capacity) {}
 
 template <typename Event>
 void CallTrace::Put(Log<Event>& log, const Event& e) {
@@ -46,10 +46,10 @@ std::vector<Event> CallTrace::Kept(const Log<Event>& log) {
 
 void CallTrace::Record(const ClientCallEvent& e) { Put(client_, e); }
 void CallTrace::Record(const ServerCallEvent& e) { Put(server_, e); }
-void CallTrace::Record(const ConnEvent& e) { Put(conn_, e); }
+void CallTrace::Record(const SetupEvent& e) { Put(setup_, e); }
 
 std::vector<ClientCallEvent> CallTrace::client_events() const { return Kept(client_); }
 std::vector<ServerCallEvent> CallTrace::server_events() const { return Kept(server_); }
-std::vector<ConnEvent> CallTrace::conn_events() const { return Kept(conn_); }
+std::vector<SetupEvent> CallTrace::setup_events() const { return Kept(setup_); }
 
 }  // namespace secmode::rpc

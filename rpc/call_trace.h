@@ -20,14 +20,15 @@
 // records, when its number was checked, the verdict and the highest number
 // seen before, and when the reply was written (0: none).
 //
-// Connection events, one per step of replacing a connection: the server
-// shut it down (a drop-disconnect), the client's receiver read the end of
-// the stream, its new connection's connect returned, it had numbered and
-// queued the lost calls again; the server's accept returned the new
-// connection, and that connection's thread began to run. Joined with the
-// call events (the first call written on the new connection and the same
-// call at the server), they say how long a reconnect took under load and
-// where the time went.
+// Set-up events: one per step of replacing a connection (the server shut
+// it down, a drop-disconnect; the client's receiver read the end of the
+// stream, its new connection's connect returned, it had numbered and
+// written the lost calls again; the server's accept returned the new
+// connection, and that connection's thread began to run) and of re-creating
+// a context (a receiver began the GSS exchange holding the context's lock,
+// and finished it). Joined with the call events (the first call written on
+// the new connection and the same call at the server), they say how long a
+// reconnect or a re-creation took under load and where the time went.
 //
 // Thread safety: any number of threads record at once; read the events
 // after the traced run has stopped.
@@ -82,17 +83,19 @@ struct ServerCallEvent {
   uint32_t highest = 0;  // highest number seen before this check
 };
 
-enum class ConnEventKind : uint8_t {
-  kServerClosed,     // the server shut the connection down (conn: server index)
-  kServerAccepted,   // accept returned it (conn: server index)
-  kServerStarted,    // its server thread began to run (conn: server index)
-  kClientEof,        // the client's receiver read the end of its stream (conn: client index)
-  kClientConnected,  // the connect of its new connection returned (conn: client index)
-  kClientResent,     // the lost calls were numbered and queued again (conn: client index)
+enum class SetupEventKind : uint8_t {
+  kServerClosed,         // the server shut the connection down (conn: server index)
+  kServerAccepted,       // accept returned it (conn: server index)
+  kServerStarted,        // its server thread began to run (conn: server index)
+  kClientEof,            // the client's receiver read the end of its stream (conn: client index)
+  kClientConnected,      // the connect of its new connection returned (conn: client index)
+  kClientResent,         // the lost calls were numbered and written again (conn: client index)
+  kClientRecreateBegan,  // a receiver began re-creating its context (conn: client index)
+  kClientRecreateDone,   // it had the new context (conn: client index)
 };
 
-struct ConnEvent {
-  ConnEventKind kind = ConnEventKind::kServerClosed;
+struct SetupEvent {
+  SetupEventKind kind = SetupEventKind::kServerClosed;
   uint32_t conn = 0;
   uint64_t ns = 0;
 };
@@ -106,12 +109,12 @@ class CallTrace {
 
   void Record(const ClientCallEvent& e);
   void Record(const ServerCallEvent& e);
-  void Record(const ConnEvent& e);
+  void Record(const SetupEvent& e);
 
   // The recorded events, in no particular order (after the run).
   std::vector<ClientCallEvent> client_events() const;
   std::vector<ServerCallEvent> server_events() const;
-  std::vector<ConnEvent> conn_events() const;
+  std::vector<SetupEvent> setup_events() const;
   uint64_t dropped() const { return dropped_.load(); }
 
  private:
@@ -130,7 +133,7 @@ class CallTrace {
 
   Log<ClientCallEvent> client_;
   Log<ServerCallEvent> server_;
-  Log<ConnEvent> conn_;
+  Log<SetupEvent> setup_;
   std::atomic<uint64_t> dropped_{0};
 };
 

@@ -177,7 +177,15 @@ Status Runner::MakeAuth(AuthBox* box) {
 void Runner::Recreate(AuthBox* box, uint64_t gen) {
   std::lock_guard<std::mutex> lock(box->mu);
   if (box->gen != gen) return;  // someone already did
+  const uint32_t traced_conn = tl_thread_index;
+  if (o_.trace) {
+    o_.trace->Record(
+        SetupEvent{SetupEventKind::kClientRecreateBegan, traced_conn, common::NowNs()});
+  }
   Status s = MakeAuth(box);
+  if (o_.trace) {
+    o_.trace->Record(SetupEvent{SetupEventKind::kClientRecreateDone, traced_conn, common::NowNs()});
+  }
   if (!s.ok()) {
     NoteError("re-creating the RPCSEC_GSS context: " + s.ToString());
     return;
@@ -353,8 +361,8 @@ void Runner::Reconnect(Conn* c) {
   disconnects_++;
   auto fd = Connect(o_.host, o_.port);
   if (o_.trace) {
-    o_.trace->Record(ConnEvent{ConnEventKind::kClientConnected, static_cast<uint32_t>(c->index),
-                               common::NowNs()});
+    o_.trace->Record(SetupEvent{SetupEventKind::kClientConnected, static_cast<uint32_t>(c->index),
+                                common::NowNs()});
   }
   {
     std::lock_guard<std::mutex> lock(c->write_mu);
@@ -398,14 +406,14 @@ void Runner::Receive(Conn* c) {
     if (n <= 0) {
       if (stopping_) break;
       if (o_.trace) {
-        o_.trace->Record(
-            ConnEvent{ConnEventKind::kClientEof, static_cast<uint32_t>(c->index), common::NowNs()});
+        o_.trace->Record(SetupEvent{SetupEventKind::kClientEof, static_cast<uint32_t>(c->index),
+                                    common::NowNs()});
       }
       Reconnect(c);
       Flush(&batch);
       if (o_.trace) {
-        o_.trace->Record(ConnEvent{ConnEventKind::kClientResent, static_cast<uint32_t>(c->index),
-                                   common::NowNs()});
+        o_.trace->Record(SetupEvent{SetupEventKind::kClientResent, static_cast<uint32_t>(c->index),
+                                    common::NowNs()});
       }
       std::lock_guard<std::mutex> lock(c->write_mu);
       fd = c->fd;

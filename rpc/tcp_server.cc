@@ -99,7 +99,7 @@ void TcpServer::AcceptLoop() {
     conn->index = static_cast<uint32_t>(connections_++);
     if (options_.trace) {
       options_.trace->Record(
-          ConnEvent{ConnEventKind::kServerAccepted, conn->index, common::NowNs()});
+          SetupEvent{SetupEventKind::kServerAccepted, conn->index, common::NowNs()});
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
@@ -148,7 +148,7 @@ void TcpServer::WorkerLoop() {
     } else if (d == Disposition::kDropDisconnect) {
       shutdown(job.conn->fd.get(), SHUT_RDWR);
       if (trace) {
-        trace->Record(ConnEvent{ConnEventKind::kServerClosed, job.conn->index, common::NowNs()});
+        trace->Record(SetupEvent{SetupEventKind::kServerClosed, job.conn->index, common::NowNs()});
       }
     }
     if (trace && check.checked) {
@@ -166,7 +166,8 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   Bytes reply, out;
   const int fd = conn->fd.get();
   CallTrace* trace = options_.trace;
-  if (trace) trace->Record(ConnEvent{ConnEventKind::kServerStarted, conn->index, common::NowNs()});
+  if (trace)
+    trace->Record(SetupEvent{SetupEventKind::kServerStarted, conn->index, common::NowNs()});
   std::vector<ServerCallEvent> traced;  // this batch's checked calls
   bool open = true;
   bool dropped = false;  // closed by a drop-disconnect
@@ -235,7 +236,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   for (auto& e : traced) trace->Record(e);  // replies never written
   shutdown(fd, SHUT_RDWR);
   if (trace && dropped) {
-    trace->Record(ConnEvent{ConnEventKind::kServerClosed, conn->index, common::NowNs()});
+    trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});
   }
   thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> lock(mu_);

@@ -126,34 +126,57 @@ Attribution AttributeViolations(const rpc::CallTrace& trace) {
   return a;
 }
 
+SetupStep AttributeRecreations(const rpc::CallTrace& trace) {
+  using rpc::SetupEventKind;
+  std::map<uint32_t, std::vector<uint64_t>> began, done;
+  for (const auto& e : trace.setup_events()) {
+    if (e.kind == SetupEventKind::kClientRecreateBegan) began[e.conn].push_back(e.ns);
+    if (e.kind == SetupEventKind::kClientRecreateDone) done[e.conn].push_back(e.ns);
+  }
+  std::vector<double> took;
+  for (auto& [conn, starts] : began) {
+    std::vector<uint64_t>& ends = done[conn];
+    std::sort(ends.begin(), ends.end());
+    for (uint64_t t : starts) {
+      auto end = std::lower_bound(ends.begin(), ends.end(), t);
+      if (end != ends.end()) took.push_back(SignedUs(t, *end));
+    }
+  }
+  SetupStep st;
+  st.name = "began -> done";
+  st.count = static_cast<int64_t>(took.size());
+  st.median_us = Percentile(took, 0.5);
+  st.p90_us = Percentile(took, 0.9);
+  return st;
+}
+
+nlohmann::json SetupStep::ToJson() const {
+  return {{"step", name}, {"count", count}, {"median_us", median_us}, {"p90_us", p90_us}};
+}
+
 nlohmann::json ReconnectTimes::ToJson() const {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& st : steps) {
-    rows.push_back({{"step", st.name},
-                    {"count", st.count},
-                    {"median_us", st.median_us},
-                    {"p90_us", st.p90_us}});
-  }
+  for (const auto& st : steps) rows.push_back(st.ToJson());
   return {{"reconnects", reconnects}, {"steps", rows}};
 }
 
 ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
-  using rpc::ConnEventKind;
+  using rpc::SetupEventKind;
   ReconnectTimes r;
   const std::vector<rpc::ClientCallEvent> client = trace.client_events();
   const std::vector<rpc::ServerCallEvent> server = trace.server_events();
-  const std::vector<rpc::ConnEvent> conn = trace.conn_events();
+  const std::vector<rpc::SetupEvent> conn = trace.setup_events();
   // Per connection index, each kind's times in order.
-  std::map<std::pair<ConnEventKind, uint32_t>, std::vector<uint64_t>> times;
+  std::map<std::pair<SetupEventKind, uint32_t>, std::vector<uint64_t>> times;
   for (const auto& e : conn) times[{e.kind, e.conn}].push_back(e.ns);
   for (auto& [key, v] : times) std::sort(v.begin(), v.end());
-  auto first_at_or_after = [&](ConnEventKind kind, uint32_t c, uint64_t ns) -> uint64_t {
+  auto first_at_or_after = [&](SetupEventKind kind, uint32_t c, uint64_t ns) -> uint64_t {
     auto it = times.find({kind, c});
     if (it == times.end()) return 0;
     auto at = std::lower_bound(it->second.begin(), it->second.end(), ns);
     return at == it->second.end() ? 0 : *at;
   };
-  auto only = [&](ConnEventKind kind, uint32_t c) -> uint64_t {
+  auto only = [&](SetupEventKind kind, uint32_t c) -> uint64_t {
     auto it = times.find({kind, c});
     return it == times.end() || it->second.empty() ? 0 : it->second.front();
   };
@@ -175,11 +198,11 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
                          "accepted -> started", "eof -> resent",    "eof -> first checked"};
   std::vector<double> step[6];
   for (const auto& e : conn) {
-    if (e.kind != ConnEventKind::kClientEof) continue;
+    if (e.kind != SetupEventKind::kClientEof) continue;
     ++r.reconnects;
     const uint64_t eof = e.ns;
-    const uint64_t connected = first_at_or_after(ConnEventKind::kClientConnected, e.conn, eof);
-    const uint64_t resent = first_at_or_after(ConnEventKind::kClientResent, e.conn, eof);
+    const uint64_t connected = first_at_or_after(SetupEventKind::kClientConnected, e.conn, eof);
+    const uint64_t resent = first_at_or_after(SetupEventKind::kClientResent, e.conn, eof);
     if (connected) step[kEofConnected].push_back(SignedUs(eof, connected));
     if (resent) step[kEofResent].push_back(SignedUs(eof, resent));
     auto wit = written.find(e.conn);
@@ -191,7 +214,7 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
     if (after != calls.begin()) {
       auto old = at_server.find(Key((*(after - 1))->context, (*(after - 1))->seq));
       if (old != at_server.end()) {
-        const uint64_t closed = only(ConnEventKind::kServerClosed, old->second->conn);
+        const uint64_t closed = only(SetupEventKind::kServerClosed, old->second->conn);
         if (closed && closed <= eof) step[kCloseEof].push_back(SignedUs(closed, eof));
       }
     }
@@ -204,13 +227,13 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
     if (fresh == at_server.end()) continue;
     const rpc::ServerCallEvent& s = *fresh->second;
     step[kEofChecked].push_back(SignedUs(eof, s.checked_ns));
-    const uint64_t accepted = only(ConnEventKind::kServerAccepted, s.conn);
-    const uint64_t started = only(ConnEventKind::kServerStarted, s.conn);
+    const uint64_t accepted = only(SetupEventKind::kServerAccepted, s.conn);
+    const uint64_t started = only(SetupEventKind::kServerStarted, s.conn);
     if (accepted) step[kConnectedAccepted].push_back(SignedUs(connected, accepted));
     if (accepted && started) step[kAcceptedStarted].push_back(SignedUs(accepted, started));
   }
   for (int i = 0; i < 6; ++i) {
-    ReconnectStep st;
+    SetupStep st;
     st.name = names[i];
     st.count = static_cast<int64_t>(step[i].size());
     st.median_us = Percentile(step[i], 0.5);

@@ -65,19 +65,26 @@ Attribution AttributeViolations(const rpc::CallTrace& trace);
 //   eof -> first checked     the first call written on the new connection
 //                            was checked by the server: the connection's
 //                            outage as the server sees it
-struct ReconnectStep {
+struct SetupStep {
   std::string name;
   int64_t count = 0;  // reconnects where both ends of the step were recorded
   double median_us = 0, p90_us = 0;
+  nlohmann::json ToJson() const;
 };
 
 struct ReconnectTimes {
   int64_t reconnects = 0;  // end-of-stream reads by client receivers
-  std::vector<ReconnectStep> steps;
+  std::vector<SetupStep> steps;
   nlohmann::json ToJson() const;
 };
 
 ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace);
+
+// How long the context re-creations of a traced run took under its load:
+// from a receiver beginning the GSS exchange (holding the context's lock,
+// so the other receivers that need the context wait) to the new context.
+// The step is named "began -> done".
+SetupStep AttributeRecreations(const rpc::CallTrace& trace);
 
 }  // namespace secmode::suite
 

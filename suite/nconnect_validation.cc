@@ -567,6 +567,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     if (trace) {
       out.attribution = AttributeViolations(*trace);
       out.reconnects = AttributeReconnects(*trace);
+      out.recreations = AttributeRecreations(*trace);
     }
     if (r.errors > 0) {
       return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
@@ -730,6 +731,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
     if (options.trace) {
       rows.back()["attribution"] = o.attribution.ToJson();
       if (o.reconnects.reconnects > 0) rows.back()["reconnects"] = o.reconnects.ToJson();
+      if (o.recreations.count > 0) rows.back()["recreations"] = o.recreations.ToJson();
     }
     if (!o.ablation.empty()) {
       nlohmann::json ablation = nlohmann::json::array();

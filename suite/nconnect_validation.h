@@ -175,6 +175,7 @@ struct ValidationOutcome {
   rpc::LoadReport load;
   Attribution attribution;    // of the first real run, with ValidationOptions::trace
   ReconnectTimes reconnects;  // of the same run: how its closed connections were replaced
+  SetupStep recreations;      // of the same run: how long its context re-creations took
   std::vector<AblationRow> ablation;
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
   Calibration calibration;                         // the run's, with this point's sys-mode run

@@ -96,21 +96,21 @@ void Call(rpc::CallTrace& trace, uint32_t seq, uint32_t conn, uint64_t written,
   trace.Record(s);
 }
 
-void Conn(rpc::CallTrace& trace, rpc::ConnEventKind kind, uint32_t conn, uint64_t us) {
-  trace.Record(rpc::ConnEvent{kind, conn, us * 1000});
+void Conn(rpc::CallTrace& trace, rpc::SetupEventKind kind, uint32_t conn, uint64_t us) {
+  trace.Record(rpc::SetupEvent{kind, conn, us * 1000});
 }
 
-const ReconnectStep& Step(const ReconnectTimes& r, const std::string& name) {
+const SetupStep& Step(const ReconnectTimes& r, const std::string& name) {
   for (const auto& s : r.steps) {
     if (s.name == name) return s;
   }
   ADD_FAILURE() << "no step " << name;
-  static const ReconnectStep none;
+  static const SetupStep none;
   return none;
 }
 
 TEST(AttributionTest, AReconnectIsCutIntoItsStepsThroughTheCallsAtBothEnds) {
-  using K = rpc::ConnEventKind;
+  using K = rpc::SetupEventKind;
   rpc::CallTrace trace(64);
   // Client connection 1 talks to server connection 1 until the server
   // closes it; its replacement is the server's connection 5.
@@ -139,7 +139,7 @@ TEST(AttributionTest, AReconnectIsCutIntoItsStepsThroughTheCallsAtBothEnds) {
   EXPECT_DOUBLE_EQ(Step(r, "close -> eof").median_us, 60);
   EXPECT_EQ(Step(r, "eof -> connected").count, 2);
   EXPECT_DOUBLE_EQ(Step(r, "eof -> connected").p90_us, 40);
-  const ReconnectStep& accepted = Step(r, "connected -> accepted");
+  const SetupStep& accepted = Step(r, "connected -> accepted");
   EXPECT_EQ(accepted.count, 2);
   EXPECT_DOUBLE_EQ(accepted.median_us, 50);
   EXPECT_DOUBLE_EQ(Step(r, "accepted -> started").median_us, 70);
@@ -153,13 +153,29 @@ TEST(AttributionTest, AReconnectIsCutIntoItsStepsThroughTheCallsAtBothEnds) {
 }
 
 TEST(AttributionTest, AnAcceptBeforeTheConnectReturnedIsANegativeStep) {
-  using K = rpc::ConnEventKind;
+  using K = rpc::SetupEventKind;
   rpc::CallTrace trace(16);
   Conn(trace, K::kClientEof, 0, 1000);
   Conn(trace, K::kServerAccepted, 4, 1010);
   Conn(trace, K::kClientConnected, 0, 1020);
   Call(trace, 1, 0, 1040, 4, 1050);
   EXPECT_DOUBLE_EQ(Step(AttributeReconnects(trace), "connected -> accepted").median_us, -10);
+}
+
+TEST(AttributionTest, AReCreationTakesFromItsBeginningToItsNewContext) {
+  using K = rpc::SetupEventKind;
+  rpc::CallTrace trace(16);
+  Conn(trace, K::kClientRecreateBegan, 0, 100);
+  Conn(trace, K::kClientRecreateDone, 0, 2100);
+  Conn(trace, K::kClientRecreateBegan, 1, 3000);
+  Conn(trace, K::kClientRecreateDone, 1, 6000);
+  Conn(trace, K::kClientRecreateBegan, 0, 7000);  // the run stopped before it was done
+  const SetupStep r = AttributeRecreations(trace);
+  EXPECT_EQ(r.name, "began -> done");
+  EXPECT_EQ(r.count, 2);
+  EXPECT_DOUBLE_EQ(r.median_us, 3000);
+  EXPECT_EQ(r.ToJson()["count"], 2);
+  EXPECT_EQ(AttributeRecreations(rpc::CallTrace(4)).count, 0);
 }
 
 TEST(AttributionTest, ATraceWithoutReconnectsHasNone) {

@@ -82,6 +82,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   const std::set<std::string> new_headings = {
       "### Where the violations come from",
       "### How the closed connections were replaced under load",
+      "### How contexts were re-created under load",
       "### The model's paths beside the real ones",
       "### What each mechanism changes (ablation)",
       "### Points that disagree, and what their evidence shows",
