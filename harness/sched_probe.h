@@ -12,6 +12,7 @@
 #define SECMODE_HARNESS_SCHED_PROBE_H_
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -105,6 +106,56 @@ std::vector<int64_t> PauseNs(const SchedProbe& pauses);
 // Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).
 int64_t IdleWakeNs(const IdleWakeProbe& probe);
 common::Result<IdleWakeProbe> ProbeIdleWakes();
+
+// Where a thread woken by another's write runs: two threads, free to run
+// on any CPU, play ping-pong over a loopback TCP connection, each working a
+// random 5..25 us (a call's CPU) between reading and writing, so one
+// thread's write wakes the other while the writer is still on its core and
+// about to wait for the answer. For each wakeup: whether the woken thread
+// ran on the CPU its waker wrote from (Linux's affine "sync" wakeup: it
+// runs there once the waker sleeps, and that core never went idle) or on
+// another one, and how late it ran after the write, per kind. The thread
+// model's Scenario::sync_wake_share is the share on the waker's CPU.
+struct SyncWakeProbe {
+  int rounds = 0;                             // wakeups timed (both directions)
+  double same_cpu_share = 0;                  // of them, on the waker's CPU
+  double same_p50_us = 0, same_p90_us = 0;    // write to run, on the waker's CPU
+  double other_p50_us = 0, other_p90_us = 0;  // on another CPU
+  nlohmann::json ToJson() const;
+};
+common::Result<SyncWakeProbe> ProbeSyncWake(int rounds);
+// The standard probe (1000 wakeups) and Scenario::sync_wake_share from it.
+common::Result<SyncWakeProbe> ProbeSyncWakes();
+double SyncWakeShare(const SyncWakeProbe& probe);
+
+// Keeps every CPU out of its sleeping idle states while it lives: a PM QoS
+// CPU latency request of 0 us (/dev/cpu_dma_latency held open with 0, as
+// cyclictest does), so an idle CPU polls instead of halting and a thread
+// woken onto it starts without the wakeup of a halted vCPU or a C-state exit
+// that IdleWakeProbe measures. What runs meanwhile is timed as on a machine
+// whose cores are awake and free. The thread model adds that wakeup itself
+// where its cores are idle (Scenario::idle_wake_ns), so the waits it is given
+// (the loopback's round trip, a reconnect, a context creation) are measured
+// under a CoresAwake. It costs no CPU time of this process and does not
+// compete with other processes (the KDC) for the cores. Needs write access
+// to /dev/cpu_dma_latency (root).
+// Thread safety: create and destroy on one thread.
+class CoresAwake {
+ public:
+  // Fails, naming the device and errno, when the request cannot be made.
+  static common::Result<std::unique_ptr<CoresAwake>> Start();
+  ~CoresAwake();
+  CoresAwake(const CoresAwake&) = delete;
+  CoresAwake& operator=(const CoresAwake&) = delete;
+
+ private:
+  explicit CoresAwake(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+// The system's current CPU latency limit in us (reading
+// /dev/cpu_dma_latency): 0 while a CoresAwake lives.
+common::Result<int32_t> CpuLatencyLimitUs();
+
 common::Result<SchedProbe> ProbeSchedulerFor(int threads);
 common::Result<WakeupProbe> ProbeWakeups();
 

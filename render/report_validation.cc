@@ -107,6 +107,17 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
   return RunGnuplot(script.str(), {{"collapse.dat", data.str()}}, "out.svg");
 }
 
+// " p50 / p90 |" of a simulated step (ScenarioResult::Step) in us, " - |"
+// when the simulated run had none.
+std::string ModelStep(const json& steps, const char* name) {
+  const json step = steps.value(name, json::object());
+  if (I(step, "count") == 0) return " - |";
+  std::ostringstream o;
+  o << " " << Fmt("%.0f", I(step, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(step, "p90_ns") / 1e3)
+    << " |";
+  return o.str();
+}
+
 }  // namespace
 
 void RenderValidationSection(const harness::RunResults& r, const json& section, Rendered& out) {
@@ -160,8 +171,17 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << c.value("idle_wake_probe", json::object()).value("rounds", 0)
        << " wakeups of a thread sleeping on an idle CPU, p90 "
        << Fmt("%.1f", c.value("idle_wake_probe", json::object()).value("p90_us", 0.0))
-       << " us; the core counts as idle meanwhile); a busy core is paused "
-       << Fmt("%.0f", c.value("pause_per_s", 0.0))
+       << " us; the core counts as idle meanwhile); a thread woken by the write of a thread "
+          "alone on its core waits on that core instead of taking an idle one in "
+       << Fmt("%.0f", 100 * c.value("sync_wake_share", 0.0))
+       << "% of wakeups (an affine sync wakeup, from the sync-wakeup probe: "
+       << c.value("sync_wake_probe", json::object()).value("rounds", 0)
+       << " wakeups of two threads playing ping-pong over loopback TCP, on the writer's CPU "
+          "p50 "
+       << Fmt("%.1f", c.value("sync_wake_probe", json::object()).value("same_p50_us", 0.0))
+       << " us after the write, elsewhere p50 "
+       << Fmt("%.1f", c.value("sync_wake_probe", json::object()).value("other_p50_us", 0.0))
+       << " us); a busy core is paused " << Fmt("%.0f", c.value("pause_per_s", 0.0))
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "
           "causes: interrupts, the timer tick, the hypervisor, other processes; from the pause "
           "probe, one busy thread per CPU for "
@@ -169,13 +189,25 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", I(pause, "gap_threshold_ns") / 1e3) << " us between its clock reads: p50 "
        << Fmt("%.0f", pause.value("gap_p50_us", 0.0)) << " / p99 "
        << Fmt("%.0f", pause.value("gap_p99_us", 0.0))
-       << " us, the model draws from its quantiles); the loopback's own round trip "
-       << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
-       << " us (one sys call at a time: p50 minus both ends' CPU); what a reconnect costs beyond "
-          "its round trip, "
+       << " us, the model draws from its quantiles); "
+       << (c.value("cores_awake", false)
+               ? std::string(
+                     "the waits below are timed with every core kept awake (a CPU latency "
+                     "request of 0 us through /dev/cpu_dma_latency, so an idle CPU polls instead "
+                     "of halting), because the model adds the wakeup of an idle core itself "
+                     "wherever its cores are idle (timed on idle cores they would count it "
+                     "twice): ")
+               : "the waits below are timed on idle cores, so they include idle-core wakeups "
+                 "the model adds again (the cores could not be kept awake: " +
+                     c.value("cores_awake_error", std::string("unknown")) + "): ")
+       << "the loopback's own round trip " << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
+       << " us (one sys call at a time: p50 minus both ends' CPU; "
+       << Fmt("%.1f", I(c, "net_rtt_idle_ns") / 1e3)
+       << " us on idle cores); what a reconnect costs beyond its round trip, "
        << Fmt("%.1f", I(c, "reconnect_ns") / 1e3)
        << " us (a NULL call on a fresh connection, so the server accepts and starts a "
-          "connection thread, minus the same call on an established one; medians), for "
+          "connection thread, minus the same call on an established one; medians; "
+       << Fmt("%.1f", I(c, "reconnect_idle_ns") / 1e3) << " us on idle cores), for "
        << Fmt("%.1f", I(c, "reconnect_cpu_ns") / 1e3)
        << " us of CPU of both ends (this process's CPU time over fresh calls less that over "
           "established ones; the model's reconnecting receiver spends it on a core, at most "
@@ -186,7 +218,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "median"
        << (I(c, "gss_setup_rounds") > 0 ? " of " + std::to_string(I(c, "gss_setup_rounds"))
                                         : std::string())
-       << ", less the loopback's round trip), for " << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
+       << ", less the loopback's round trip; " << Fmt("%.1f", I(c, "gss_setup_idle_ns") / 1e3)
+       << " us on idle cores), for " << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
        << " us of CPU of both ends (this process's CPU time meanwhile, median; in the model the "
           "re-creating receiver spends it, at most the creation's whole time, on a core before it "
           "waits for the rest); and per row "
@@ -200,6 +233,18 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "timeout) on the next connection round-robin over "
           "all connections, as the load generator does (Linux keeps them on their transport)."
           "\n\n";
+    if (I(c, "one_call_model_p50_ns") > 0) {
+      md << "The model against its own calibration: one sys call at a time (1 connection, 1 "
+            "slot, 4 KiB READ) took p50 "
+         << Fmt("%.1f", I(c, "one_call_p50_ns") / 1e3) << " us on idle cores and "
+         << Fmt("%.1f", I(c, "one_call_awake_p50_ns") / 1e3)
+         << " us with the cores awake; the thread model, given that run's CPU per call ("
+         << Fmt("%.1f", I(c, "one_call_client_ns") / 1e3) << " us client, "
+         << Fmt("%.1f", I(c, "one_call_server_ns") / 1e3)
+         << " us server) and the round trip above, gives "
+         << Fmt("%.1f", I(c, "one_call_model_p50_ns") / 1e3)
+         << " us (its service time is exponential, so its median lies below its mean).\n\n";
+    }
   } else {
     md << "loopback round trip " << Fmt("%.1f", I(c, "rtt_ns") / 1e3)
        << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
@@ -304,12 +349,14 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "server's accept returned the new connection (accepted) and its thread began to run "
           "(started), the lost calls were numbered and written again (resent), and the server "
           "checked the first call written on the new connection (first checked). Median / p90 "
-          "in us. The model's reconnect is one RTT plus the reconnect time the calibration "
-          "measured on an idle machine (a fresh connection's first call against an established "
-          "one's), shown beside it.\n\n"
+          "in us. Beside them, the same two steps of the simulated run (its receiver waits for a "
+          "core to read the end of the stream, reconnects in one RTT plus the reconnect time "
+          "the calibration measured, then waits for a core again to number and write the "
+          "resends).\n\n"
           "| point | reconnects | close -> eof | eof -> connected | connected -> accepted | "
-          "accepted -> started | eof -> resent | eof -> first checked | model: RTT + "
-          "reconnect |\n|---|---:|---|---|---|---|---|---|---:|\n";
+          "accepted -> started | eof -> resent | eof -> first checked | model: reconnects | "
+          "model: close -> eof | model: eof -> resent |\n"
+          "|---|---:|---|---|---|---|---|---|---:|---|---|\n";
     for (const json* row : rows) {
       if (!row->contains("reconnects")) continue;
       const json& r = (*row)["reconnects"];
@@ -327,8 +374,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
              << Fmt("%.0f", step.value("p90_us", 0.0)) << " |";
         }
       }
-      const json sc = row->value("scenario", json::object());
-      md << " " << Fmt("%.0f", (I(sc, "rtt_ns") + I(sc, "reconnect_ns")) / 1e3) << " |\n";
+      const json steps = row->value("simulated", json::object()).value("steps", json::object());
+      md << " " << I(row->value("simulated", json::object()), "disconnects") << " |"
+         << ModelStep(steps, "close -> eof") << ModelStep(steps, "eof -> resent") << "\n";
     }
     md << "\n";
   }
@@ -339,17 +387,19 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "Each time the server discarded the shared context (discard-context), a receiver of "
           "the traced real run re-created it: from beginning the GSS exchange, holding the "
           "context's lock (the other receivers that need the context wait for it), to the new "
-          "context. Median / p90 in us, beside the model's re-creation: one RTT plus the "
-          "creation time the calibration measured on an idle machine.\n\n"
-          "| point | re-creations | began -> done | model: RTT + creation |\n"
-          "|---|---:|---|---:|\n";
+          "context. Median / p90 in us, beside the simulated run's re-creations (its receiver "
+          "spends the creation's CPU on a core, then waits one RTT plus the rest of the "
+          "creation time the calibration measured with the cores awake).\n\n"
+          "| point | re-creations | began -> done | model: re-creations | model: began -> done |\n"
+          "|---|---:|---|---:|---|\n";
     for (const json* row : rows) {
       if (!row->contains("recreations")) continue;
       const json& r = (*row)["recreations"];
-      const json sc = row->value("scenario", json::object());
+      const json sim = row->value("simulated", json::object());
       md << "| " << row->value("name", "") << " | " << I(r, "count") << " | "
          << Fmt("%.0f", r.value("median_us", 0.0)) << " / " << Fmt("%.0f", r.value("p90_us", 0.0))
-         << " | " << Fmt("%.0f", (I(sc, "rtt_ns") + I(sc, "gss_setup_ns")) / 1e3) << " |\n";
+         << " | " << I(sim, "context_recreations") << " |"
+         << ModelStep(sim.value("steps", json::object()), "began -> done") << "\n";
     }
     md << "\n";
   }

@@ -137,6 +137,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("sync-wake-share", sync_wake_share, 0, 1));
   SECMODE_RETURN_IF_ERROR(InRange("skew-sender-ns", skew_sender_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
   if (!pause_ns.empty() && pause_ns.size() != kPauseQuantiles) {
@@ -193,6 +194,7 @@ json Scenario::ToJson() const {
           {"slice_ns", slice_ns},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_ns", idle_wake_ns},
+          {"sync_wake_share", sync_wake_share},
           {"skew_sender_ns", skew_sender_ns},
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
@@ -302,6 +304,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "slice_ns", s.slice_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_wake_ns", s.idle_wake_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "sync_wake_share", s.sync_wake_share));
   SECMODE_RETURN_IF_ERROR(Read(j, "skew_sender_ns", s.skew_sender_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
@@ -350,6 +353,16 @@ json ScenarioResult::ToJson() const {
     }
     j["stages"] = stages;
   }
+  json steps = json::object();
+  for (const auto& [name, step] :
+       {std::pair<const char*, const Step&>{"close -> eof", close_to_eof},
+        {"eof -> resent", eof_to_resent},
+        {"began -> done", recreation}}) {
+    if (step.count > 0) {
+      steps[name] = {{"count", step.count}, {"p50_ns", step.p50_ns}, {"p90_ns", step.p90_ns}};
+    }
+  }
+  if (!steps.empty()) j["steps"] = steps;
   return j;
 }
 
@@ -378,6 +391,18 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_fraction", r.idle_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));
+  if (j.contains("steps") && j["steps"].is_object()) {
+    for (const auto& [name, step] :
+         {std::pair<const char*, ScenarioResult::Step*>{"close -> eof", &r.close_to_eof},
+          {"eof -> resent", &r.eof_to_resent},
+          {"began -> done", &r.recreation}}) {
+      if (!j["steps"].contains(name)) continue;
+      const json& k = j["steps"][name];
+      SECMODE_RETURN_IF_ERROR(Read(k, "count", step->count));
+      SECMODE_RETURN_IF_ERROR(Read(k, "p50_ns", step->p50_ns));
+      SECMODE_RETURN_IF_ERROR(Read(k, "p90_ns", step->p90_ns));
+    }
+  }
   return r;
 }
 

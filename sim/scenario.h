@@ -206,7 +206,15 @@ struct Scenario {
   // while threads wait elsewhere.
   bool per_core_queues = false;
   int64_t migrate_ns = 500000;  // Linux's sched_migration_cost default
-  bool batching = true;         // false: each item handled and written on its own
+  // With per_core_queues: a thread woken by a running thread's write while
+  // that writer is alone on its core (nothing waits there) joins the
+  // writer's core instead of taking an idle one, with this probability (an
+  // affine "sync" wakeup: it runs there once the writer leaves the core, or
+  // earlier by wakeup preemption, and that core never went idle, so no
+  // idle_wake_ns). harness::ProbeSyncWake measures it on the machine. 0: a
+  // woken thread takes an idle core whenever there is one.
+  double sync_wake_share = 0;
+  bool batching = true;  // false: each item handled and written on its own
   // Bytes a thread reads from its socket per wakeup: a batch is the messages
   // that fit (at least one); 0: everything the socket holds. Resends a
   // receiver numbers after a reconnect are not read and always join.
@@ -279,6 +287,17 @@ struct ScenarioResult {
   int64_t stage_p50_ns[4] = {0, 0, 0, 0};
   int64_t stage_p99_ns[4] = {0, 0, 0, 0};
   int64_t violation_stage[4] = {0, 0, 0, 0};
+  // Thread model: how long the simulated run's reconnects and context
+  // re-creations took, in the steps the traced real runs are cut into
+  // (suite/nconnect_attribution.h): the server's close to the receiver's
+  // reading the end of the stream ("close -> eof"), that to the lost calls
+  // numbered and written again ("eof -> resent"), and a re-creation from the
+  // receiver beginning it to the new context ("began -> done"). Median and
+  // p90 in ns; count 0 when the run had none.
+  struct Step {
+    int64_t count = 0, p50_ns = 0, p90_ns = 0;
+  };
+  Step close_to_eof, eof_to_resent, recreation;
   bool truncated = false;  // the simulator's event budget ran out before
                            // `ops` completed (a thrashing scenario); the
                            // figures cover the simulated time until then

@@ -111,6 +111,11 @@ struct Conn {
   std::deque<QueueItem> replyq;
   std::deque<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
   std::vector<int> parked;        // thread model: its receiver, reconnecting
+  // Thread model, for ScenarioResult's steps: when the server closed it,
+  // when its receiver read the end of the stream, and whether the resends
+  // of that reconnect are still to be written.
+  int64_t closed_ns = -1, eof_ns = -1;
+  bool resend_due = false;
 };
 
 struct Context {
@@ -126,6 +131,7 @@ struct Context {
   // Thread model: client receivers waiting for the new context (the real
   // client's receiver blocks on the context's lock while it is re-created).
   std::vector<int> parked;
+  int64_t recreate_began_ns = -1;  // for ScenarioResult::recreation
   // Numbers issued and not yet released, for the spread cap: held[i] is
   // whether held_base + i is still outstanding.
   std::deque<uint8_t> held;
@@ -360,6 +366,7 @@ class Sim {
   // Scenario::per_core_queues: each core runs one thread and queues its own.
   struct Core {
     int running = -1;
+    int last = -1;  // the thread that ran here last (running, or the one that left)
     std::deque<int> q;
     uint32_t idle_epoch = 0;
   };
@@ -369,6 +376,12 @@ class Sim {
   // the calls that were below the window.
   std::array<std::vector<int64_t>, 4> stages_;  // one vector per stage, same index = same call
   std::vector<std::array<int64_t, 4>> violation_stages_;
+  // Durations of the reconnect and re-creation steps (ScenarioResult::Step),
+  // at most kMaxStageSamples each.
+  std::vector<int64_t> close_to_eof_, eof_to_resent_, recreation_;
+  void AddStep(std::vector<int64_t>& v, int64_t d) {
+    if (v.size() < kMaxStageSamples) v.push_back(d);
+  }
   ScenarioResult r_;
   bool done_ = false;
 };
@@ -559,6 +572,7 @@ void Sim::ServerDisconnect(int c) {
     // TCP keeps order: the client's receiver reads every reply the server
     // sent before it closed, then the end of the stream, and reconnects.
     DropServerWork(c);
+    conn.closed_ns = now_;
     const int64_t eof_at = std::max(conn.last_reply_arrival, now_ + s_.rtt_ns / 2);
     conn.last_reply_arrival = 0;
     events_.Push(eof_at, kEofArrive, static_cast<uint32_t>(c), conn.epoch);
@@ -671,6 +685,7 @@ void Sim::StartRecreate(Context& ctx, SimThread* by) {
     by->batch.push_front({ci, ctx.gen, Work::kCreateContext});
     return;
   }
+  ctx.recreate_began_ns = now_;
   events_.Push(now_ + s_.rtt_ns + s_.gss_setup_ns, kContextReady, ci, ctx.gen);
 }
 
@@ -697,6 +712,7 @@ void Sim::OnDisconnectNoticed(int c) {
 
 void Sim::OnReconnected(int c) {
   conns_[c].up = true;
+  if (s_.thread_model && conns_[c].eof_ns >= 0) conns_[c].resend_due = true;
   for (Slot& slot : slots_) {
     if (slot.conn != c || slot.state != State::kWaitConn) continue;
     if (s_.thread_model) {
@@ -717,6 +733,10 @@ void Sim::OnReconnected(int c) {
 
 void Sim::OnContextReady(int ci) {
   Context& ctx = ctxs_[ci];
+  if (s_.thread_model && ctx.recreate_began_ns >= 0) {
+    AddStep(recreation_, now_ - ctx.recreate_began_ns);
+  }
+  ctx.recreate_began_ns = -1;
   ++ctx.gen;
   ctx.next_seq = 0;
   ctx.recreating = false;
@@ -802,6 +822,27 @@ void Sim::Wake(SimThread& t, int waker) {
     for (size_t i = 0; c < 0 && i < cores_.size(); ++i) {
       if (cores_[i].running < 0) c = static_cast<int>(i);
     }
+    // An affine sync wakeup (Scenario::sync_wake_share): the write put it on
+    // the writer's core. It waits there while the writer runs (nothing else
+    // waiting there), or starts at once if that core has been idle since
+    // the writer left it (it was queued there during the write, so the
+    // core never slept).
+    if (c >= 0 && waker >= 0 && s_.sync_wake_share > 0) {
+      const int wc = threads_[static_cast<size_t>(waker)].core;
+      Core* const core = wc >= 0 ? &cores_[static_cast<size_t>(wc)] : nullptr;
+      const bool writer_alone = core && core->running == waker && core->q.empty();
+      const bool left_idle = core && core->running < 0 && core->last == waker;
+      if ((writer_alone || left_idle) &&
+          (s_.sync_wake_share >= 1 || rng_.Uniform() < s_.sync_wake_share)) {
+        t.core = wc;
+        if (left_idle) {
+          ++core->idle_epoch;
+          Run(t);
+          return;
+        }
+        c = -1;
+      }
+    }
     if (c >= 0) {
       ++cores_[static_cast<size_t>(c)].idle_epoch;
       t.core = c;
@@ -860,7 +901,10 @@ void Sim::Deschedule(SimThread& t) {
 // `t` got a core: a fresh time slice.
 void Sim::Run(SimThread& t) {
   t.st = SimThread::St::kRunning;
-  if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
+  if (!cores_.empty()) {
+    cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
+    cores_[static_cast<size_t>(t.core)].last = ThreadIndex(t);
+  }
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;
   Continue(t);
@@ -1028,7 +1072,10 @@ bool Sim::BeginItem(SimThread& t) {
     // its core until the connection is back) and then numbers the calls
     // that were outstanding on it (OnReconnected).
     const int c = static_cast<int>(w.slot);
-    if (conns_[static_cast<size_t>(c)].epoch != w.attempt) return false;
+    Conn& conn = conns_[static_cast<size_t>(c)];
+    if (conn.epoch != w.attempt) return false;
+    if (conn.closed_ns >= 0) AddStep(close_to_eof_, now_ - conn.closed_ns);
+    conn.eof_ns = now_;
     OnDisconnectNoticed(c);
     if (s_.reconnect_cpu_ns > 0) {
       t.remaining = s_.reconnect_cpu_ns;
@@ -1038,6 +1085,7 @@ bool Sim::BeginItem(SimThread& t) {
     return false;
   }
   if (w.kind == Work::kCreateContext) {
+    ctxs_[w.slot].recreate_began_ns = now_;
     t.remaining = s_.gss_setup_cpu_ns;
     return true;
   }
@@ -1225,6 +1273,14 @@ void Sim::EndBatch(SimThread& t) {
     if (slot.attempt == q.attempt && slot.state == State::kQueued) QueueCall(slot);
   }
   t.held.clear();
+  const int index = ThreadIndex(t);
+  if (index < s_.nconnect) {  // a client receiver: the resends of its reconnect written
+    Conn& conn = conns_[static_cast<size_t>(index)];
+    if (conn.resend_due && conn.up) {
+      AddStep(eof_to_resent_, now_ - conn.eof_ns);
+      conn.resend_due = false;
+    }
+  }
   for (const WorkItem& w : t.replies) {
     Slot& slot = slots_[w.slot];
     if (slot.attempt == w.attempt) QueueReply(slot, w.error);
@@ -1433,6 +1489,16 @@ Result<ScenarioResult> Sim::Run() {
       }
       ++r_.violation_stage[worst];
     }
+  }
+  for (auto [v, step] : {std::pair{&close_to_eof_, &r_.close_to_eof},
+                         {&eof_to_resent_, &r_.eof_to_resent},
+                         {&recreation_, &r_.recreation}}) {
+    if (v->empty()) continue;
+    std::sort(v->begin(), v->end());
+    const auto at = [v](double q) {
+      return (*v)[std::min(v->size() - 1, static_cast<size_t>(q * static_cast<double>(v->size())))];
+    };
+    *step = {static_cast<int64_t>(v->size()), at(0.5), at(0.9)};
   }
   // Nearest-rank percentiles (as common::LatencySamples), by selection
   // instead of a full sort: increasing ranks, each on the part above the last.

@@ -189,14 +189,26 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_probe", idle_wake.ToJson()},
           {"idle_wake_ns", idle_wake_ns},
+          {"sync_wake_probe", sync_wake.ToJson()},
+          {"sync_wake_share", sync_wake_share},
           {"pause_probe", pauses.ToJson()},
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
           {"skew_sender_ns", skew_sender_ns},
           {"net_rtt_ns", net_rtt_ns},
+          {"net_rtt_idle_ns", net_rtt_idle_ns},
+          {"cores_awake", cores_awake},
+          {"cores_awake_error", cores_awake_error},
+          {"one_call_p50_ns", one_call_p50_ns},
+          {"one_call_awake_p50_ns", one_call_awake_p50_ns},
+          {"one_call_client_ns", one_call_client_ns},
+          {"one_call_server_ns", one_call_server_ns},
+          {"one_call_model_p50_ns", one_call_model_p50_ns},
           {"reconnect_ns", reconnect_ns},
+          {"reconnect_idle_ns", reconnect_idle_ns},
           {"reconnect_cpu_ns", reconnect_cpu_ns},
           {"gss_setup_ns", gss_setup_ns},
+          {"gss_setup_idle_ns", gss_setup_idle_ns},
           {"gss_setup_cpu_ns", gss_setup_cpu_ns},
           {"gss_setup_rounds", kGssSetupRounds},
           {"client_cpu_ns", client_cpu_ns},
@@ -361,25 +373,62 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
     SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
+    SECMODE_ASSIGN_OR_RETURN(c.sync_wake, harness::ProbeSyncWakes());
+    c.sync_wake_share = harness::SyncWakeShare(c.sync_wake);
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
     c.pause_per_s = harness::PausePerS(c.pauses);
     c.pause_ns = harness::PauseNs(c.pauses);
-    SECMODE_ASSIGN_OR_RETURN(ReconnectCost reconnect, MeasureReconnect(env, g, 30));
-    c.reconnect_ns = reconnect.wall_ns;
-    c.reconnect_cpu_ns = reconnect.cpu_ns;
   }
 
-  // The unloaded round trip: one sys call at a time; what is not CPU at
-  // either end is the loopback's own delay (wakeups, the stack).
-  SECMODE_ASSIGN_OR_RETURN(
-      PerCall one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
-  c.net_rtt_ns =
-      std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - one.client_ns - one.server_ns));
-  SECMODE_ASSIGN_OR_RETURN(
-      rpc::ContextCreationTime setup,
-      MeasureContextCreation(env, g, g.family, c.net_rtt_ns, Calibration::kGssSetupRounds));
-  c.gss_setup_ns = setup.wall_ns;
-  c.gss_setup_cpu_ns = setup.cpu_ns;
+  // The waits the model is given, timed on idle cores and then, for the
+  // thread model, again with every core awake (harness::CoresAwake): the
+  // thread model adds the wakeup of an idle core itself wherever its cores
+  // are idle, so it takes the awake figures; the model without threads has
+  // no idle cores and takes the idle machine's. The unloaded round trip is
+  // one sys call at a time: what is not CPU at either end is the loopback's
+  // own delay (the stack, wakeups). CPU figures come from the idle pass.
+  struct Waits {
+    ReconnectCost reconnect;
+    PerCall one;
+    int64_t net_rtt_ns = 0;
+    rpc::ContextCreationTime setup;
+  };
+  auto time_waits = [&]() -> Result<Waits> {
+    Waits w;
+    if (options.thread_model) {
+      SECMODE_ASSIGN_OR_RETURN(w.reconnect, MeasureReconnect(env, g, 30));
+    }
+    SECMODE_ASSIGN_OR_RETURN(
+        w.one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
+    w.net_rtt_ns = std::max<int64_t>(
+        1000, static_cast<int64_t>(w.one.p50_ns - w.one.client_ns - w.one.server_ns));
+    SECMODE_ASSIGN_OR_RETURN(w.setup, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
+                                                             Calibration::kGssSetupRounds));
+    return w;
+  };
+  SECMODE_ASSIGN_OR_RETURN(Waits idle, time_waits());
+  const PerCall& one = idle.one;
+  c.one_call_p50_ns = static_cast<int64_t>(one.p50_ns);
+  c.one_call_client_ns = static_cast<int64_t>(one.client_ns);
+  c.one_call_server_ns = static_cast<int64_t>(one.server_ns);
+  c.reconnect_ns = c.reconnect_idle_ns = idle.reconnect.wall_ns;
+  c.reconnect_cpu_ns = idle.reconnect.cpu_ns;
+  c.net_rtt_ns = c.net_rtt_idle_ns = idle.net_rtt_ns;
+  c.gss_setup_ns = c.gss_setup_idle_ns = idle.setup.wall_ns;
+  c.gss_setup_cpu_ns = idle.setup.cpu_ns;
+  if (options.thread_model) {
+    auto awake = harness::CoresAwake::Start();
+    if (awake.ok()) {
+      SECMODE_ASSIGN_OR_RETURN(Waits w, time_waits());
+      c.cores_awake = true;
+      c.one_call_awake_p50_ns = static_cast<int64_t>(w.one.p50_ns);
+      c.reconnect_ns = w.reconnect.wall_ns;
+      c.net_rtt_ns = w.net_rtt_ns;
+      c.gss_setup_ns = w.setup.wall_ns;
+    } else {
+      c.cores_awake_error = awake.status().message();
+    }
+  }
   // The model without threads: non-crypto time per call from sys-mode
   // throughput, folded into the server's service time (see CalibratedScenario).
   SECMODE_ASSIGN_OR_RETURN(
@@ -389,7 +438,31 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.service_ns = static_cast<int64_t>(sys_ns) + c.client_crypto_ns;
   c.sys_ns = static_cast<int64_t>(sys_ns);
   c.rtt_ns = std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - sys_ns));
+  if (options.thread_model) {
+    SECMODE_ASSIGN_OR_RETURN(c.one_call_model_p50_ns, ModelOneCall(c, options));
+  }
   return c;
+}
+
+Result<int64_t> ModelOneCall(const Calibration& c, const ValidationOptions& options) {
+  sim::Scenario one;
+  one.nconnect = 1;
+  one.slots = 1;
+  one.window = 128;
+  one.reaction = sim::Reaction::kDrop;
+  one.op = sim::Op::kRead;
+  one.io_size = 4096;
+  one.ops = 2000;
+  Calibration sys = c;
+  sys.cost_fixed_ns = 0;
+  sys.cost_ns_per_byte = 0;
+  sys.client_call_ns = c.one_call_client_ns;
+  sys.server_call_ns = c.one_call_server_ns;
+  sys.skew_sender_ns = 0;
+  if (sys.slice_ns <= 0) sys.slice_ns = one.slice_ns;  // two threads, two cores: never used up
+  SECMODE_ASSIGN_OR_RETURN(sim::ScenarioResult r,
+                           sim::Simulate(CalibratedScenario(one, sys, options)));
+  return r.p50_ns;
 }
 
 sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& c,
@@ -413,6 +486,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
+    s.sync_wake_share = c.sync_wake_share;
     s.pause_per_s = c.pause_per_s;
     s.pause_ns = c.pause_ns;
     // The model spends at most the whole wait as CPU (the real ends can
@@ -513,6 +587,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
         {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
+        {"no sync wakeups (woken threads take an idle core)",
+         [](sim::Scenario& v) { v.sync_wake_share = 0; }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
         {"reconnects off the cores", [](sim::Scenario& v) { v.reconnect_cpu_ns = 0; }},

@@ -92,17 +92,42 @@ struct Calibration {
   // the model's Scenario::idle_wake_ns.
   harness::IdleWakeProbe idle_wake;
   int64_t idle_wake_ns = 0;
+  // Where a thread woken by a write runs: the sync-wakeup probe and the
+  // share of its wakeups on the writer's CPU, the model's
+  // Scenario::sync_wake_share.
+  harness::SyncWakeProbe sync_wake;
+  double sync_wake_share = 0;
   // Pauses of a busy core no modelled thread causes: the probe
   // (harness::ProbePauses) and what the model takes from it
   // (Scenario::pause_per_s, pause_ns).
   harness::SchedProbe pauses;
   double pause_per_s = 0;
   std::vector<int64_t> pause_ns;
-  int64_t net_rtt_ns = 0;  // sys READ, 1 connection, 1 slot: p50 minus both ends' CPU per call
+  // Waits the thread model is given are timed with every core kept awake
+  // (harness::CoresAwake): the model adds the wakeup of an idle core
+  // (idle_wake_ns) itself wherever its cores are idle, so a wait timed on
+  // idle cores would count those wakeups twice. The same waits timed on
+  // idle cores are kept beside them (`*_idle_ns`); the model without
+  // threads has no idle cores and takes those.
+  // The loopback's round trip: sys READ, 1 connection, 1 slot, p50 minus
+  // both ends' CPU per call, cores awake (thread model; else idle).
+  int64_t net_rtt_ns = 0;
+  int64_t net_rtt_idle_ns = 0;
+  // Whether the awake figures were measured (CoresAwake needs root); if
+  // not, why, and the model takes the idle ones.
+  bool cores_awake = false;
+  std::string cores_awake_error;
+  // That run: its p50 on idle and on awake cores, both ends' CPU per call
+  // (idle pass), and the thread model's p50 of the same run
+  // (ModelOneCall), a check of the model against its own calibration.
+  int64_t one_call_p50_ns = 0, one_call_awake_p50_ns = 0;
+  int64_t one_call_client_ns = 0, one_call_server_ns = 0;
+  int64_t one_call_model_p50_ns = 0;
   // A NULL call on a fresh connection minus the same on an established one
   // (medians): what a reconnect costs beyond its round trip (the server
-  // accepts and starts a connection thread).
+  // accepts and starts a connection thread); cores awake, and idle.
   int64_t reconnect_ns = 0;
+  int64_t reconnect_idle_ns = 0;
   // The CPU this process (client and in-process server) spends per
   // reconnect beyond an established call; the model's
   // Scenario::reconnect_cpu_ns takes it up to reconnect_ns.
@@ -111,6 +136,7 @@ struct Calibration {
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
   // beyond one round trip.
   int64_t gss_setup_ns = 0;
+  int64_t gss_setup_idle_ns = 0;  // the same on idle cores
   // The CPU this process (client and in-process server) spent meanwhile,
   // median; the model's Scenario::gss_setup_cpu_ns takes it up to
   // gss_setup_ns.
@@ -207,6 +233,14 @@ int ServerThreads(const ValidationOptions& options, int nconnect);
 
 common::Result<Calibration> Calibrate(harness::ModeEnvironment& env,
                                       const ValidationOptions& options);
+
+// The thread model's p50 of the calibration's one-call-at-a-time sys run
+// (1 connection, 1 slot, 4 KiB READ, no crypto, each end's CPU per call as
+// that run measured it): the model held against its own input. The
+// measured p50s of that run on idle and on awake cores are beside it in
+// the Calibration.
+common::Result<int64_t> ModelOneCall(const Calibration& calibration,
+                                     const ValidationOptions& options);
 
 // The simulated scenario of a grid point: `point` with the calibration's
 // costs, RTT, service time and the server's worker count.

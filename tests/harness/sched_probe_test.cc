@@ -109,6 +109,23 @@ TEST(SchedProbeTest, IdleWakeProbeTimesEveryRoundOnTwoCpus) {
   EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
+TEST(SchedProbeTest, CoresAwakeHoldsACpuLatencyLimitOfZeroWhileItLives) {
+  if (geteuid() != 0) GTEST_SKIP() << "/dev/cpu_dma_latency needs root";
+  auto before = CpuLatencyLimitUs();
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_GT(*before, 0) << "another process holds the CPUs awake";
+  {
+    auto awake = CoresAwake::Start();
+    ASSERT_TRUE(awake.ok()) << awake.status().ToString();
+    auto during = CpuLatencyLimitUs();
+    ASSERT_TRUE(during.ok());
+    EXPECT_EQ(*during, 0);
+  }
+  auto after = CpuLatencyLimitUs();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, *before);
+}
+
 TEST(SchedProbeTest, TheModelsPausesComeFromTheProbesByOneRule) {
   SchedProbe busy;
   busy.run_p50_us = 3000;

@@ -597,6 +597,38 @@ TEST(ThreadModelTest, AReceiverStillReconnectingWhenItsConnectionClosesAgainGoes
   EXPECT_GT(closes, 100);
 }
 
+TEST(ThreadModelTest, ReconnectAndRecreationStepsAreTimedFromTheSimulatedRun) {
+  // Drop-disconnect: every close is read by its receiver (one RTT/2 at the
+  // least), and its resends go out after the reconnect's RTT and time.
+  Scenario s = Threads(128);
+  s.reconnect_ns = 100000;
+  s.idle_wake_ns = 40000;
+  ScenarioResult d = SimOk(s);
+  ASSERT_GT(d.disconnects, 10) << d.ToJson().dump();
+  EXPECT_GT(d.close_to_eof.count, 0);
+  EXPECT_LE(d.close_to_eof.count, d.disconnects);
+  EXPECT_GE(d.close_to_eof.p50_ns, s.rtt_ns / 2);
+  EXPECT_GE(d.close_to_eof.p90_ns, d.close_to_eof.p50_ns);
+  EXPECT_GT(d.eof_to_resent.count, 0);
+  EXPECT_LE(d.eof_to_resent.count, d.close_to_eof.count);
+  EXPECT_GE(d.eof_to_resent.p50_ns, s.rtt_ns + s.reconnect_ns);
+  EXPECT_EQ(d.recreation.count, 0);
+  // Discard-context: each re-creation takes its CPU, one RTT and the rest.
+  Scenario k = HeldDiscarding();
+  k.gss_setup_ns = 2000000;
+  k.gss_setup_cpu_ns = 500000;
+  ScenarioResult r = SimOk(k);
+  ASSERT_GT(r.context_recreations, 0);
+  EXPECT_EQ(r.recreation.count, r.context_recreations);
+  EXPECT_GE(r.recreation.p50_ns, k.rtt_ns + k.gss_setup_ns);
+  EXPECT_EQ(r.close_to_eof.count, 0);
+  // The steps survive results.json.
+  auto back = ScenarioResultFromJson(d.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->eof_to_resent.p90_ns, d.eof_to_resent.p90_ns);
+  EXPECT_EQ(back->close_to_eof.count, d.close_to_eof.count);
+}
+
 TEST(ThreadModelTest, CoresBoundTheGoodput) {
   // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
   Scenario s = Threads(8);
@@ -797,11 +829,49 @@ TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   s.migrate_ns = 123456;
   s.pause_per_s = 321.5;
   s.pause_ns = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  s.sync_wake_share = 0.75;
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
   s.slice_ns = 5;
   EXPECT_NE(s.Validate().message().find("slice-ns"), std::string::npos);
+  s.slice_ns = 3000000;
+  s.sync_wake_share = 1.5;
+  EXPECT_NE(s.Validate().message().find("sync-wake-share"), std::string::npos);
+}
+
+TEST(ThreadModelTest, SyncWakeupsRunOnTheWritersCoreWithoutWakingAnIdleOne) {
+  // One call at a time: each write wakes the other end. Woken onto the idle
+  // core, each of the two wakeups per call costs idle_wake_ns; queued on the
+  // writer's core (which never slept) neither does.
+  Scenario s = EveryMechanismScenario();
+  s.nconnect = 1;
+  s.slots = 1;
+  s.pause_per_s = 0;
+  s.pause_ns.clear();
+  s.io_size = 4096;
+  s.cost_fixed_ns = 0;
+  s.cost_ns_per_byte = 0;
+  s.service_dist = Dist::kConstant;
+  s.service_ns = 10000;
+  s.client_call_ns = 10000;
+  s.rtt_ns = 1000;
+  s.jitter_ns = 0;
+  s.idle_wake_ns = 45000;
+  s.ops = 2000;
+  s.sync_wake_share = 0;
+  ScenarioResult idle = SimOk(s);
+  s.sync_wake_share = 1;
+  ScenarioResult sync = SimOk(s);
+  s.sync_wake_share = 0.5;
+  ScenarioResult half = SimOk(s);
+  const int64_t cpu = s.service_ns + s.client_call_ns;
+  EXPECT_GE(idle.p50_ns, cpu + s.rtt_ns + 2 * s.idle_wake_ns);
+  EXPECT_LT(sync.p50_ns, cpu + s.rtt_ns + s.idle_wake_ns / 10);
+  EXPECT_GT(half.ops_per_s, idle.ops_per_s);
+  EXPECT_LT(half.ops_per_s, sync.ops_per_s);
+  // Both ends on one core: the other stays idle.
+  EXPECT_GT(sync.idle_fraction, 0.45);
 }
 
 }  // namespace
