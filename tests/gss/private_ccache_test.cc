@@ -126,12 +126,12 @@ TEST_F(PrivateCcacheTest, AMissingCcacheIsNamed) {
 
 TEST_F(PrivateCcacheTest, AnExpiredTicketNamesThePrincipalAndTheCcache) {
   const std::string cc = "FILE:" + realm_->dir() + "/alice-expired.ccache";
-  ASSERT_TRUE(KinitUser(*realm_, cc, {"-l", "2s"}).ok());
+  ASSERT_TRUE(KinitUser(*realm_, cc, {"-l", "4s"}).ok());
   {
     PrivateCcache fresh;
     ASSERT_TRUE(fresh.Make(cc).ok()) << "the ticket should still be valid right after kinit";
   }
-  sleep(3);
+  sleep(5);
   PrivateCcache p;
   auto made = p.Make(cc);
   ASSERT_FALSE(made.ok());

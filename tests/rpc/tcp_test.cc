@@ -272,30 +272,34 @@ TEST(TcpLoadTest, BadOptionsAreRefused) {
 TEST(TcpLoadTest, AKinitTicketOfTheUserAuthenticatesTheRun) {
   gss::Realm* realm = testing::SharedRealm();
   ASSERT_NE(realm, nullptr);
+  // The environment is changed only while no server thread runs.
   testing::ScopedEnv no_client_keytab("KRB5_CLIENT_KTNAME",
                                       "FILE:/nonexistent/secmode-client.keytab");
   const std::string cc = "FILE:" + realm->dir() + "/alice-load.ccache";
   ASSERT_TRUE(testing::KinitUser(*realm, cc).ok());
+  {
+    Server s(GssServer());
+    LoadOptions o = Load(s, "krb5i");
+    o.ccache = cc;
+    auto r = RunLoad(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->ops, 0u);
+    EXPECT_EQ(r->errors, 0u) << r->first_error;
+    // No ticket there: the error names the ccache.
+    o.ccache = "FILE:" + realm->dir() + "/nobody.ccache";
+    r = RunLoad(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(o.ccache), std::string::npos) << r.status().ToString();
+    EXPECT_EQ(s.core->context_count(), 0u);
+  }
+  testing::ScopedEnv ccname("KRB5CCNAME", cc.c_str());
   Server s(GssServer());
-  LoadOptions o = Load(s, "krb5i");
-  o.ccache = cc;
+  LoadOptions o = Load(s, "krb5p");
+  o.ccache.clear();
   auto r = RunLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->ops, 0u);
   EXPECT_EQ(r->errors, 0u) << r->first_error;
-  {
-    testing::ScopedEnv ccname("KRB5CCNAME", cc.c_str());
-    o.ccache.clear();
-    r = RunLoad(o);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_GT(r->ops, 0u);
-  }
-  // No ticket there: the error names the ccache.
-  o.ccache = "FILE:" + realm->dir() + "/nobody.ccache";
-  r = RunLoad(o);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find(o.ccache), std::string::npos) << r.status().ToString();
-  EXPECT_EQ(s.core->context_count(), 0u);
 }
 
 // A scripted misbehaving peer on a real loopback socket: it accepts every
