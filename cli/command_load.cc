@@ -1,10 +1,13 @@
 // `secmode load`: the nconnect load generator on real TCP (rpc/load.h)
 // against a server, or with --local against a throwaway realm and an
 // in-process server (harness/local_rpc.h). Prints the run as JSON on stdout
-// and one summary line on stderr.
+// and one summary line on stderr. A run that fails part way (the server
+// died, a deadline passed) still prints what it measured, with "failure"
+// set, and exits 1.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/cli.h"
 #include "gss/enctype.h"
@@ -40,7 +43,9 @@ CLI::App* AddLoadCommand(CLI::App& app) {
   cmd->add_option("--mode", a->o.mode, "sys, krb5, krb5i or krb5p");
   cmd->add_option("--engine", a->engine, "GSS engine (mit, native)");
   cmd->add_option("--enctype", a->enctype, "Kerberos enctype (default: the KDC's choice)");
-  cmd->add_option("--ccache", a->o.ccache, "Credential cache (default: KRB5CCNAME / default)");
+  cmd->add_option("--ccache", a->o.ccache,
+                  "Credential cache holding your tickets, e.g. FILE:/tmp/krb5cc_1000 after kinit "
+                  "(default: KRB5CCNAME, else the Kerberos configuration's default ccache)");
   cmd->add_option("--target", a->o.target, "GSS host-based service name (default nfs@localhost)");
   cmd->add_option("--nconnect", a->o.connections, "TCP connections (default 4)");
   cmd->add_flag("--context-per-connection", a->o.context_per_connection,
@@ -52,6 +57,24 @@ CLI::App* AddLoadCommand(CLI::App& app) {
   cmd->add_flag("--reencode", a->o.reencode,
                 "Re-encode a call whose sequence number fell out of the window before sending");
   cmd->add_option("--timeout-ms", a->o.timeout_ms, "Retransmit timeout (default 1000)");
+  cmd->add_option("--connect-timeout-ms", a->o.connect_timeout_ms,
+                  "Give up on a TCP connect (each connection, reconnect and the short "
+                  "connections of context set-up and DESTROY) after this long; 0 = no limit "
+                  "(default 5000)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--init-timeout-ms", a->o.init_timeout_ms,
+                  "Give up on one RPCSEC_GSS_INIT / CONTINUE_INIT round trip after this long; "
+                  "0 = no limit (default 10000)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--deadline", a->o.deadline_seconds,
+                  "End the whole run with an error after this many seconds, whatever it is "
+                  "waiting for (at least --seconds and the 0.2 s warm-up; default 0 = those "
+                  "plus 30 s, plus 0.1 s per context to create)")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--destroy-timeout-ms", a->o.destroy_timeout_ms,
+                  "At the end, time allowed for ending the run's RPCSEC_GSS contexts on the "
+                  "server with RPCSEC_GSS_DESTROY (best effort); 0 = leave them (default 5000)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--skew-connection", a->o.skew_connection, "Connection whose sends are delayed");
   cmd->add_option("--skew-delay-us", a->o.skew_delay_us, "Delay of that connection's sends");
   cmd->add_flag("--local", a->local,
@@ -89,10 +112,17 @@ CLI::App* AddLoadCommand(CLI::App& app) {
       local.Aim(o);
     }
     rpc::LocalServer* server = local.server.get();
-    auto r = rpc::RunLoad(o);
+    std::optional<rpc::LoadReport> measured;
+    auto result = rpc::RunLoad(o, &measured);
     if (server) server->Stop();
-    if (!r.ok()) Fail("load", r.status());
+    // A failure before any call was sent has nothing to report.
+    if (!result.ok() && !measured) Fail("load", result.status());
+    const rpc::LoadReport* r = result.ok() ? &*result : &*measured;
     nlohmann::json j = harness::LoadReportJson(*r);
+    j["contexts_destroyed"] = r->contexts_destroyed;
+    j["contexts_left"] = r->contexts_left;
+    if (!r->destroy_error.empty()) j["destroy_error"] = r->destroy_error;
+    if (!result.ok()) j["failure"] = result.status().ToString();
     if (server) {
       auto c = server->counters();
       j["server"] = {{"thread_cpu_ns", server->stats().thread_cpu_ns},
@@ -101,7 +131,9 @@ CLI::App* AddLoadCommand(CLI::App& app) {
                      {"below_window", c.below_window},
                      {"disconnects", c.disconnects},
                      {"contexts_created", c.contexts_created},
-                     {"contexts_discarded", c.contexts_discarded}};
+                     {"contexts_destroyed", c.contexts_destroyed},
+                     {"contexts_discarded", c.contexts_discarded},
+                     {"contexts_held", server->core().context_count()}};
     }
     std::cout << j.dump(2) << "\n";
     std::cerr << r->mode << " " << r->op << (r->size ? " " + std::to_string(r->size) + " B" : "")
@@ -110,6 +142,11 @@ CLI::App* AddLoadCommand(CLI::App& app) {
               << "/" << r->p999_us << " us, retransmits " << r->retransmits << ", timeouts "
               << r->timeouts << ", disconnects " << r->disconnects << ", context re-creations "
               << r->context_recreations << ", errors " << r->errors << "\n";
+    if (!r->destroy_error.empty()) {
+      std::cerr << "contexts left on the server: " << r->contexts_left << " (" << r->destroy_error
+                << ")\n";
+    }
+    if (!result.ok()) Fail("load", result.status());
   });
   return cmd;
 }

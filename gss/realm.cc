@@ -334,4 +334,13 @@ Status Realm::Stop() {
   return removed;
 }
 
+Status Realm::AddPasswordPrincipal(const std::string& name, const std::string& password) {
+  if (name.empty() || password.empty() || name.find_first_of(" \t\n\"'@") != std::string::npos ||
+      password.find_first_of(" \t\n\"'") != std::string::npos) {
+    return Status::InvalidArgument("principal names and passwords here are single words");
+  }
+  return RunTool({"kadmin.local", "-r", name_, "-q", "addprinc -pw " + password + " " + name},
+                 dir_ + "/kadmin.log");
+}
+
 }  // namespace secmode::gss

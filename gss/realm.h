@@ -61,6 +61,12 @@ class Realm {
   std::string service_keytab() const { return dir_ + "/nfs.keytab"; }
   std::string kdc_log() const { return dir_ + "/kdc.log"; }
 
+  // Adds principal `name`@realm with a password and no keytab, for tests of
+  // a user's own `kinit` (the realm's `user` has a keytab, with which MIT
+  // may fetch tickets on its own). Its tickets live at most the KDC's
+  // max_life.
+  common::Status AddPasswordPrincipal(const std::string& name, const std::string& password);
+
   // Environment for child programs (kinit, gssrpc peers) that should use this
   // realm: KRB5_CONFIG, KRB5_KDC_PROFILE, KRB5CCNAME, KRB5_KTNAME ...
   std::map<std::string, std::string> Environment() const;

@@ -68,6 +68,10 @@ class GssAuth : public ClientAuth {
     return ctx_->DecodeReply(record, service_, seq, scratch, h, results);
   }
   uint32_t window() const override { return ctx_->window(); }
+  bool has_context() const override { return true; }
+  Status Destroy(uint32_t xid, const RoundTrip& round_trip) override {
+    return ctx_->Destroy(xid, service_, round_trip);
+  }
   uint64_t context_id() const override { return context_id_; }
   const char* crypto_threads() const override {
     return ctx_->parallel_crypto() ? "parallel" : "serialised";

@@ -32,6 +32,15 @@ class ClientAuth {
   // TraceContextId of the RPCSEC_GSS context handle (rpc/call_trace.h); 0
   // for AUTH_SYS.
   virtual uint64_t context_id() const { return 0; }
+  // Whether there is a server-side context to end (RPCSEC_GSS).
+  virtual bool has_context() const { return false; }
+  // RFC 2203 5.4: ends the RPCSEC_GSS context on the server (one DESTROY
+  // call through `round_trip`); nothing to do for AUTH_SYS.
+  virtual common::Status Destroy(uint32_t xid, const RoundTrip& round_trip) {
+    (void)xid;
+    (void)round_trip;
+    return common::Status::Ok();
+  }
   // How the context's crypto runs on many threads: "parallel" (each thread
   // its own Protector), "serialised" (one at a time), "none" (AUTH_SYS).
   virtual const char* crypto_threads() const { return "none"; }

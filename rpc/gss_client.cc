@@ -21,6 +21,7 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
                                                                       const RoundTrip& round_trip) {
   gss::PrivateCcache ccache;
   SECMODE_RETURN_IF_ERROR(ccache.Make(config.ccache));
+  const std::string whose = "ccache " + ccache.source() + ", principal " + ccache.principal();
   OM_uint32 major, minor = 0;
   gss::NamePtr target;
   gss_buffer_desc tbuf{config.target.size(), const_cast<char*>(config.target.data())};
@@ -33,7 +34,9 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   gss::CredPtr cred;
   major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE,
                                 &store, gss::Out(cred), nullptr, nullptr);
-  if (GSS_ERROR(major)) return gss::GssError("gss_acquire_cred_from(initiator)", major, minor);
+  if (GSS_ERROR(major)) {
+    return gss::GssError("gss_acquire_cred_from(initiator, " + whose + ")", major, minor);
+  }
   if (config.enctype != 0) {
     krb5_enctype allowed = config.enctype;
     major = gss_krb5_set_allowable_enctypes(&minor, cred.get(), 1, &allowed);
@@ -59,7 +62,8 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
           flags, 0, GSS_C_NO_CHANNEL_BINDINGS, round == 0 ? GSS_C_NO_BUFFER : &input, nullptr,
           &output.h, nullptr, nullptr);
       if (GSS_ERROR(init_major)) {
-        return gss::GssError("gss_init_sec_context(" + config.target + ")", init_major, minor);
+        return gss::GssError("gss_init_sec_context(" + config.target + ", " + whose + ")",
+                             init_major, minor);
       }
     }
     if (output.h.length == 0 && server_major == GSS_S_COMPLETE) break;
@@ -81,7 +85,13 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
     e.PutU32(kAuthNone);
     e.PutOpaque({});
     e.PutOpaque(token);
-    SECMODE_ASSIGN_OR_RETURN(Bytes reply, round_trip(call));
+    auto sent = round_trip(call);
+    if (!sent.ok()) {
+      return sent.status().Annotate(round == 0 ? std::string("RPCSEC_GSS_INIT")
+                                               : "RPCSEC_GSS_CONTINUE_INIT (round " +
+                                                     std::to_string(round + 1) + ")");
+    }
+    Bytes reply = std::move(sent).value();
     ReplyHeader h;
     SECMODE_RETURN_IF_ERROR(DecodeReplyHeader(reply, &h).Annotate("RPCSEC_GSS_INIT reply"));
     if (h.xid != xid) {
@@ -137,6 +147,23 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   out->prog_ = config.prog;
   out->vers_ = config.vers;
   return out;
+}
+
+Status GssClientContext::Destroy(uint32_t xid, uint32_t service, const RoundTrip& round_trip) {
+  const uint32_t seq = NextSeq();
+  Bytes call;
+  SECMODE_RETURN_IF_ERROR(EncodeCall(xid, 0, service, seq, {}, &call, kGssDestroy));
+  SECMODE_ASSIGN_OR_RETURN(Bytes reply, round_trip(call));
+  ReplyHeader h;
+  Bytes scratch;
+  ByteView results;
+  SECMODE_RETURN_IF_ERROR(DecodeReply(reply, service, seq, &scratch, &h, &results)
+                              .Annotate("RPCSEC_GSS_DESTROY reply"));
+  if (h.xid != xid) {
+    return Status::Corrupt("RPCSEC_GSS_DESTROY reply xid " + std::to_string(h.xid) +
+                           " != " + std::to_string(xid));
+  }
+  return Status::Ok();
 }
 
 Status GssClientContext::EncodeCall(uint32_t xid, uint32_t proc, uint32_t service, uint32_t seq,

@@ -1,10 +1,13 @@
 // GssClientContext: the client side of one RPCSEC_GSS context (RFC 2203).
 //
 // Establish() runs context creation (section 5.2): gss_init_sec_context with
-// a credential from the given ccache against the target service, each token
-// carried in an RPCSEC_GSS_INIT / CONTINUE_INIT call through `round_trip`,
-// until both sides are complete; it then checks the reply verifier (a MIC
-// over the seq_window, section 5.2.3.1) and builds the engine's Protector.
+// a credential from a private copy of the given ccache (gss/private_ccache.h:
+// the user's own tickets, from kinit or the realm) against the target
+// service, each token carried in an RPCSEC_GSS_INIT / CONTINUE_INIT call
+// through `round_trip` (which owns any deadline; its error is returned
+// annotated with the step), until both sides are complete; it then checks
+// the reply verifier (a MIC over the seq_window, section 5.2.3.1) and builds
+// the engine's Protector. Destroy() ends the context (section 5.4).
 //
 // Afterwards EncodeCall/DecodeReply build DATA calls (section 5.3.1: the
 // verifier is a MIC over the header up to and including the credential) and
@@ -57,6 +60,12 @@ class GssClientContext {
   const common::Bytes& handle() const { return handle_; }
   // Whether calls of this context are protected in parallel (see above).
   bool parallel_crypto() const { return protectors_->parallel(); }
+
+  // RFC 2203 5.4: ends the context on the server: a DESTROY call (NULLPROC,
+  // `service`, the next sequence number) through `round_trip`, whose reply
+  // must be accepted with a verifier over that number. The context is not
+  // usable for DATA calls afterwards (the server has forgotten it).
+  common::Status Destroy(uint32_t xid, uint32_t service, const RoundTrip& round_trip);
 
   // A DATA (or DESTROY) call: header, RPCSEC_GSS credential, verifier, and
   // the body protected per `service`. Replaces *record.

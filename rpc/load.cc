@@ -1,11 +1,16 @@
 #include "rpc/load.h"
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -26,33 +31,61 @@ using common::ByteView;
 using common::Result;
 using common::Status;
 
-Result<Bytes> BlockingRoundTrip(const std::string& host, uint16_t port, ByteView call) {
-  SECMODE_ASSIGN_OR_RETURN(Fd fd, Connect(host, port));
-  return BlockingCall(fd.get(), call);
+Result<Bytes> BlockingRoundTrip(const std::string& host, uint16_t port, ByteView call,
+                                Deadline connect, Deadline reply) {
+  SECMODE_ASSIGN_OR_RETURN(Fd fd, Connect(host, port, Deadline::Earlier(connect, reply)));
+  return BlockingCall(fd.get(), call, reply, "reply from " + host + ":" + std::to_string(port));
 }
 
-Result<Bytes> BlockingCall(int fd, ByteView call) {
+Result<Bytes> BlockingCall(int fd, ByteView call, Deadline deadline, const std::string& what) {
+  const uint64_t t0 = common::NowNs();
+  if (!deadline.none()) {
+    // A send that blocks (the peer reads nothing) gives up at the deadline.
+    const int ms = std::max(1, deadline.PollMs());
+    timeval tv{ms / 1000, (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  }
   Bytes mark;
   AppendRecordMark(static_cast<uint32_t>(call.size()), &mark);
-  SECMODE_RETURN_IF_ERROR(WriteAll2(fd, mark, call));
+  Status sent = WriteAll2(fd, mark, call);
+  if (!sent.ok()) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return Status::Unavailable("sending the call (" + std::to_string(call.size()) +
+                                 " bytes): the peer took nothing for " +
+                                 std::to_string((common::NowNs() - t0) / 1000000) +
+                                 " ms, waiting for a " + what);
+    }
+    return sent;
+  }
   RecordReader reader;
   while (true) {
     ByteView rec;
     SECMODE_ASSIGN_OR_RETURN(bool got, reader.Next(&rec));
     if (got) return Bytes(rec.begin(), rec.end());
+    if (!deadline.none()) SECMODE_RETURN_IF_ERROR(WaitFor(fd, false, deadline, what));
     auto space = reader.WriteSpace(4096);
     ssize_t n = recv(fd, space.data(), space.size(), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IoError("connection closed before the reply to a blocking call");
+    if (n < 0) return Status::IoError("waiting for a " + what + ": recv: " + std::strerror(errno));
+    if (n == 0) return Status::IoError("the connection was closed before the " + what);
     reader.Commit(static_cast<size_t>(n));
   }
 }
 
 namespace {
 
+// "2.5" (seconds in messages).
+std::string Seconds(double s) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 // The client's security for `service` (0: AUTH_SYS); RPCSEC_GSS contexts are
-// created over a short connection of their own (RFC 2203 5.2).
-Result<std::shared_ptr<ClientAuth>> NewLoadAuth(const LoadOptions& o, uint32_t service) {
+// created over a short connection of their own (RFC 2203 5.2), each round
+// trip within o.init_timeout_ms and `run` (the run's deadline).
+Result<std::shared_ptr<ClientAuth>> NewLoadAuth(const LoadOptions& o, uint32_t service,
+                                                Deadline run = {}) {
   if (service == 0) return std::shared_ptr<ClientAuth>(NewSysAuth(kNfsProgram, kNfsVersion));
   GssClientConfig cfg;
   cfg.ccache = o.ccache;
@@ -63,9 +96,53 @@ Result<std::shared_ptr<ClientAuth>> NewLoadAuth(const LoadOptions& o, uint32_t s
   cfg.vers = kNfsVersion;
   cfg.service = service;
   SECMODE_ASSIGN_OR_RETURN(auto ctx, GssClientContext::Establish(cfg, [&](ByteView call) {
-                             return BlockingRoundTrip(o.host, o.port, call);
+                             return BlockingRoundTrip(
+                                 o.host, o.port, call,
+                                 Deadline::Earlier(Deadline::AfterMs(o.connect_timeout_ms), run),
+                                 Deadline::Earlier(Deadline::AfterMs(o.init_timeout_ms), run));
                            }));
   return std::shared_ptr<ClientAuth>(NewGssAuth(kNfsProgram, kNfsVersion, std::move(ctx), service));
+}
+
+// RFC 2203 5.4: ends the contexts of `auths` on the server, one DESTROY
+// after the other on one short connection, best effort within `deadline`.
+// Returns how many were destroyed; *first_error says why the first one
+// left was.
+uint64_t DestroyContexts(const LoadOptions& o,
+                         const std::vector<std::shared_ptr<ClientAuth>>& auths, Deadline deadline,
+                         std::string* first_error) {
+  std::vector<ClientAuth*> todo;
+  for (const auto& a : auths) {
+    if (a && a->has_context()) todo.push_back(a.get());
+  }
+  if (todo.empty()) return 0;
+  const std::string where = o.host + ":" + std::to_string(o.port);
+  auto note = [&](const Status& s) {
+    if (first_error->empty()) *first_error = s.ToString();
+  };
+  auto fd =
+      Connect(o.host, o.port, Deadline::Earlier(Deadline::AfterMs(o.connect_timeout_ms), deadline));
+  if (!fd.ok()) {
+    note(fd.status().Annotate("RPCSEC_GSS_DESTROY"));
+    return 0;
+  }
+  uint64_t destroyed = 0;
+  uint32_t xid = 0x5d000000u;
+  for (ClientAuth* a : todo) {
+    bool transport_failed = false;
+    Status s = a->Destroy(++xid, [&](ByteView call) -> Result<Bytes> {
+      auto r = BlockingCall(fd->get(), call, deadline, "RPCSEC_GSS_DESTROY reply from " + where);
+      transport_failed = !r.ok();
+      return r;
+    });
+    if (s.ok()) {
+      ++destroyed;
+      continue;
+    }
+    note(s.Annotate("RPCSEC_GSS_DESTROY"));
+    if (transport_failed) break;  // the connection or the time is gone
+  }
+  return destroyed;
 }
 
 // The security state a group of connections shares: one context (and one
@@ -74,6 +151,7 @@ struct AuthBox {
   std::mutex mu;
   std::shared_ptr<ClientAuth> auth;
   uint64_t gen = 0;
+  bool dropped = false;  // the server dropped `auth` and no new one was made
   std::atomic<uint32_t> max_sent_seq{0};
 };
 
@@ -98,8 +176,14 @@ struct SendItem {
 
 struct Conn {
   int index = 0;
-  std::mutex write_mu;
-  int fd = -1;  // guarded by write_mu for writers
+  // Writers hold write_mu while they send; the fd changes (a reconnect)
+  // only under write_mu and fd_mu both, so the end of the run can shut it
+  // down under fd_mu alone, even while a writer is blocked in send.
+  std::mutex write_mu, fd_mu;
+  int fd = -1;
+  // Replies this connection's receiver read, published by it when it
+  // reconnects and when it ends (read after it was joined).
+  uint64_t replies = 0;
   AuthBox* box = nullptr;
   bool skewed = false;
   std::mutex q_mu;
@@ -131,18 +215,32 @@ class Runner {
       if (c->fd >= 0) close(c->fd);
     }
   }
-  Result<LoadReport> Run();
+  Result<LoadReport> Run(std::optional<LoadReport>* measured);
 
  private:
   Status MakeAuth(AuthBox* box);
-  void Recreate(AuthBox* box, uint64_t gen);
+  void Recreate(AuthBox* box, uint64_t gen, uint32_t auth_stat);
   void Issue(uint32_t index, bool fresh);  // slot lock held
   // Slot lock held; `traced` is the call's trace event (when tracing).
   void Transmit(Slot& s, Bytes& record, ClientCallEvent* traced);
   void Receive(Conn* c);
   void SendLoop(Conn* c);
   void Monitor();
-  void Reconnect(Conn* c);
+  void Reconnect(Conn* c, const std::string& why);
+  // Ends the run with `s` (the first failure wins).
+  void Fail(const Status& s) {
+    {
+      std::lock_guard<std::mutex> l(err_mu_);
+      if (failure_.ok()) failure_ = s;
+    }
+    failed_ = true;
+  }
+  std::string ConnName(const Conn* c) const {
+    return "connection " + std::to_string(c->index + 1) + " of " + std::to_string(conns_.size()) +
+           " to " + o_.host + ":" + std::to_string(o_.port);
+  }
+  // Destroys the contexts the run holds (RFC 2203 5.4) into r's counters.
+  void DestroyAll(LoadReport* r);
   void Flush(SendBatch* batch);
   void NoteError(const std::string& e) {
     errors_++;
@@ -156,7 +254,10 @@ class Runner {
   std::vector<std::unique_ptr<Conn>> conns_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<uint64_t> rr_{0}, xid_counter_{1}, offset_counter_{0};
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> stopping_{false}, failed_{false};
+  Deadline run_deadline_;
+  double deadline_seconds_ = 0;
+  Status failure_;  // guarded by err_mu_
   std::atomic<uint64_t> measure_start_{~0ull}, measure_end_{~0ull};
   std::atomic<uint64_t> receiver_cpu_ns_{0}, sender_cpu_ns_{0}, sender_calls_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
@@ -169,14 +270,15 @@ class Runner {
 };
 
 Status Runner::MakeAuth(AuthBox* box) {
-  SECMODE_ASSIGN_OR_RETURN(box->auth, NewLoadAuth(o_, service_));
+  SECMODE_ASSIGN_OR_RETURN(box->auth, NewLoadAuth(o_, service_, run_deadline_));
   box->max_sent_seq = 0;
   return Status::Ok();
 }
 
-void Runner::Recreate(AuthBox* box, uint64_t gen) {
+void Runner::Recreate(AuthBox* box, uint64_t gen, uint32_t auth_stat) {
   std::lock_guard<std::mutex> lock(box->mu);
-  if (box->gen != gen) return;  // someone already did
+  if (box->gen != gen || box->dropped) return;  // someone already did, or tried and failed
+  if (failed_ || stopping_) return;
   const uint32_t traced_conn = tl_thread_index;
   if (o_.trace) {
     o_.trace->Record(
@@ -187,7 +289,14 @@ void Runner::Recreate(AuthBox* box, uint64_t gen) {
     o_.trace->Record(SetupEvent{SetupEventKind::kClientRecreateDone, traced_conn, common::NowNs()});
   }
   if (!s.ok()) {
+    // The server has dropped the context and no new one can be made: no
+    // call of this context can complete any more.
     NoteError("re-creating the RPCSEC_GSS context: " + s.ToString());
+    box->dropped = true;
+    const std::string conn =
+        traced_conn < conns_.size() ? ConnName(conns_[traced_conn].get()) + ": " : "";
+    Fail(s.Annotate(conn + "re-creating the RPCSEC_GSS context the server dropped (" +
+                    AuthStatName(auth_stat) + ")"));
     return;
   }
   box->gen++;
@@ -357,20 +466,27 @@ void Runner::SendLoop(Conn* c) {
   }
 }
 
-void Runner::Reconnect(Conn* c) {
+void Runner::Reconnect(Conn* c, const std::string& why) {
   disconnects_++;
-  auto fd = Connect(o_.host, o_.port);
+  auto fd = Connect(o_.host, o_.port,
+                    Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_));
   if (o_.trace) {
     o_.trace->Record(SetupEvent{SetupEventKind::kClientConnected, static_cast<uint32_t>(c->index),
                                 common::NowNs()});
   }
   {
     std::lock_guard<std::mutex> lock(c->write_mu);
+    std::lock_guard<std::mutex> fd_lock(c->fd_mu);
     if (c->fd >= 0) close(c->fd);
     c->fd = fd.ok() ? fd->Release() : -1;
   }
   if (!fd.ok()) {
     NoteError("reconnecting: " + fd.status().ToString());
+    if (!stopping_) {
+      Fail(fd.status().Annotate(ConnName(c) + ": the server closed it (" + why + ") after " +
+                                std::to_string(c->replies) +
+                                " replies on it, and reconnecting failed"));
+    }
     return;
   }
   // Resend what was outstanding on the lost connection.
@@ -394,6 +510,7 @@ void Runner::Receive(Conn* c) {
   SendBatch batch;
   batch.per_conn.resize(conns_.size());
   tl_batch = &batch;
+  uint64_t replies = 0;
   int fd;
   {
     std::lock_guard<std::mutex> lock(c->write_mu);
@@ -405,11 +522,14 @@ void Runner::Receive(Conn* c) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (stopping_) break;
+      const std::string why =
+          n == 0 ? std::string("end of stream") : std::string("recv: ") + std::strerror(errno);
       if (o_.trace) {
         o_.trace->Record(SetupEvent{SetupEventKind::kClientEof, static_cast<uint32_t>(c->index),
                                     common::NowNs()});
       }
-      Reconnect(c);
+      c->replies = replies;
+      Reconnect(c, why);
       Flush(&batch);
       if (o_.trace) {
         o_.trace->Record(SetupEvent{SetupEventKind::kClientResent, static_cast<uint32_t>(c->index),
@@ -431,6 +551,7 @@ void Runner::Receive(Conn* c) {
         break;
       }
       if (!*next) break;
+      ++replies;
       if (rec.size() < 4) {
         NoteError("reply record of " + std::to_string(rec.size()) + " bytes");
         continue;
@@ -455,7 +576,7 @@ void Runner::Receive(Conn* c) {
         if (h.reply_stat == kMsgDenied && h.reject_stat == kAuthError &&
             (h.auth_stat == kRpcsecGssCredProblem || h.auth_stat == kRpcsecGssCtxProblem)) {
           // RFC 2203 5.3.3.3: the context is gone; make a new one and resend.
-          Recreate(s.box, s.gen);
+          Recreate(s.box, s.gen, h.auth_stat);
           retransmits_++;
           if (!stopping_)
             Issue(index, false);
@@ -487,6 +608,7 @@ void Runner::Receive(Conn* c) {
     Flush(&batch);
   }
   tl_batch = nullptr;
+  c->replies = replies;
   receiver_cpu_ns_ += common::ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> lock(samples_mu_);
   samples_.Merge(local);
@@ -511,7 +633,25 @@ void Runner::Monitor() {
   }
 }
 
-Result<LoadReport> Runner::Run() {
+void Runner::DestroyAll(LoadReport* r) {
+  std::vector<std::shared_ptr<ClientAuth>> auths;
+  for (auto& b : boxes_) {
+    std::lock_guard<std::mutex> lock(b->mu);
+    if (b->auth && b->auth->has_context() && !b->dropped) auths.push_back(b->auth);
+  }
+  if (auths.empty()) return;
+  if (o_.destroy_timeout_ms <= 0) {
+    r->contexts_left = auths.size();
+    r->destroy_error = "not destroyed (destroy timeout 0)";
+    return;
+  }
+  r->contexts_destroyed = DestroyContexts(
+      o_, auths, Deadline::Earlier(Deadline::AfterMs(o_.destroy_timeout_ms), run_deadline_),
+      &r->destroy_error);
+  r->contexts_left = auths.size() - r->contexts_destroyed;
+}
+
+Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   SECMODE_ASSIGN_OR_RETURN(service_, ServiceForMode(o_.mode));
   if (o_.connections < 1 || o_.connections > 1024) {
     return Status::InvalidArgument("connections must be 1..1024, got " +
@@ -524,19 +664,62 @@ Result<LoadReport> Runner::Run() {
     return Status::InvalidArgument("I/O size must be 1.." + std::to_string(kNfsMaxIo));
   }
   if (o_.port == 0) return Status::InvalidArgument("no server port given");
-  int nbox = o_.context_per_connection ? o_.connections : 1;
+  if (o_.connect_timeout_ms < 0 || o_.init_timeout_ms < 0 || o_.destroy_timeout_ms < 0) {
+    return Status::InvalidArgument("the connect, INIT and DESTROY timeouts must be >= 0 ms");
+  }
+  if (!(o_.seconds >= 0) || !(o_.warmup_seconds >= 0) || !(o_.max_seconds >= 0)) {
+    return Status::InvalidArgument("the measured time and the warm-up must be >= 0 s");
+  }
+  const int nbox = o_.context_per_connection ? o_.connections : 1;
+  const double run_seconds = o_.warmup_seconds + std::max(o_.seconds, o_.max_seconds);
+  if (o_.deadline_seconds != 0) {
+    if (!(o_.deadline_seconds >= o_.warmup_seconds + o_.seconds) ||
+        !std::isfinite(o_.deadline_seconds)) {
+      return Status::InvalidArgument("the run's deadline (" + Seconds(o_.deadline_seconds) +
+                                     " s) is shorter than its warm-up and measured time (" +
+                                     Seconds(o_.warmup_seconds + o_.seconds) + " s)");
+    }
+    deadline_seconds_ = o_.deadline_seconds;
+  } else {
+    deadline_seconds_ = run_seconds + kLoadDeadlineMarginSeconds +
+                        (service_ != 0 ? nbox * kLoadDeadlinePerContextSeconds : 0);
+  }
+  run_deadline_ = Deadline::AfterMs(static_cast<int64_t>(std::ceil(deadline_seconds_ * 1e3)));
+  // A step that failed because the run's deadline passed says so.
+  auto step_failed = [&](const Status& s, const std::string& step) {
+    Status out = s.Annotate(step);
+    if (run_deadline_.Passed()) {
+      out = out.Annotate("the run's deadline (" + Seconds(deadline_seconds_) + " s) passed");
+    }
+    return out;
+  };
+  const std::string where = o_.host + ":" + std::to_string(o_.port);
   for (int i = 0; i < nbox; ++i) {
     boxes_.push_back(std::make_unique<AuthBox>());
-    SECMODE_RETURN_IF_ERROR(
-        MakeAuth(boxes_.back().get()).Annotate("creating the security context"));
+    Status made = MakeAuth(boxes_.back().get());
+    if (!made.ok()) {
+      boxes_.back()->auth.reset();
+      LoadReport unused;
+      DestroyAll(&unused);
+      return step_failed(made, nbox == 1 ? "creating the security context with " + where
+                                         : "creating security context " + std::to_string(i + 1) +
+                                               " of " + std::to_string(nbox) + " with " + where);
+    }
   }
   for (int i = 0; i < o_.connections; ++i) {
     auto c = std::make_unique<Conn>();
     c->index = i;
     c->box = boxes_[o_.context_per_connection ? i : 0].get();
     c->skewed = i == o_.skew_connection && o_.skew_delay_us > 0;
-    SECMODE_ASSIGN_OR_RETURN(Fd fd, Connect(o_.host, o_.port));
-    c->fd = fd.Release();
+    auto fd = Connect(o_.host, o_.port,
+                      Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_));
+    if (!fd.ok()) {
+      LoadReport unused;
+      DestroyAll(&unused);
+      return step_failed(fd.status(), "opening connection " + std::to_string(i + 1) + " of " +
+                                          std::to_string(o_.connections));
+    }
+    c->fd = fd->Release();
     conns_.push_back(std::move(c));
   }
   for (int i = 0; i < o_.slots; ++i) slots_.push_back(std::make_unique<Slot>());
@@ -564,6 +747,15 @@ Result<LoadReport> Runner::Run() {
     }
     if (now >= end && (ops_ >= o_.min_ops || now >= hard_end)) break;
     if (o_.max_ops > 0 && ops_ >= o_.max_ops) break;
+    if (failed_) break;
+    if (run_deadline_.Passed()) {
+      Fail(Status::Unavailable("the run's deadline (" + Seconds(deadline_seconds_) +
+                               " s) passed while measuring: " + std::to_string(ops_.load()) +
+                               " calls completed of " + std::to_string(o_.min_ops) + " wanted, " +
+                               std::to_string(timeouts_.load()) +
+                               " timed out waiting for replies from " + where));
+      break;
+    }
     usleep(1000);
   }
   uint64_t stop = common::NowNs();
@@ -572,7 +764,9 @@ Result<LoadReport> Runner::Run() {
   stopping_ = true;
   for (auto& c : conns_) {
     {
-      std::lock_guard<std::mutex> lock(c->write_mu);
+      // Not write_mu: a writer may be blocked in send to a server that
+      // reads nothing; the shutdown wakes it.
+      std::lock_guard<std::mutex> lock(c->fd_mu);
       if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR);
     }
     c->q_cv.notify_all();
@@ -611,19 +805,44 @@ Result<LoadReport> Runner::Run() {
   r.stale_replies = stale_;
   r.errors = errors_;
   r.first_error = first_error_;
-  r.crypto_threads = boxes_.front()->auth->crypto_threads();
+  {
+    std::lock_guard<std::mutex> lock(boxes_.front()->mu);
+    if (boxes_.front()->auth) r.crypto_threads = boxes_.front()->auth->crypto_threads();
+  }
   r.receiver_cpu_ns = receiver_cpu_ns_;
   r.idle_fraction = idle_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;
   r.sender_calls = sender_calls_;
+
+  uint64_t replies = 0;
+  for (auto& c : conns_) replies += c->replies;
+  Status failure;
+  {
+    std::lock_guard<std::mutex> lock(err_mu_);
+    failure = failure_;
+  }
+  if (failure.ok() && replies == 0) {
+    // Connected, but not one call was answered: a wedged server.
+    failure = Status::Unavailable(
+        "no reply from " + where + " on any of the " + std::to_string(conns_.size()) +
+        " connections in " + std::to_string((stop - t0) / 1000000) + " ms: the server accepted " +
+        "them but answered none of the " + std::to_string(slots_.size()) + " calls sent (" +
+        std::to_string(timeouts_.load()) + " sent again after --timeout-ms)");
+  }
+  DestroyAll(&r);
+  if (!failure.ok()) {
+    if (measured != nullptr) *measured = r;
+    return failure;
+  }
   return r;
 }
 
 }  // namespace
 
-Result<LoadReport> RunLoad(const LoadOptions& options) {
+Result<LoadReport> RunLoad(const LoadOptions& options, std::optional<LoadReport>* measured) {
+  if (measured != nullptr) measured->reset();
   Runner runner(options);
-  return runner.Run();
+  return runner.Run(measured);
 }
 
 Result<ContextCreationTime> TimeContextCreation(const LoadOptions& options, int rounds) {
@@ -634,9 +853,14 @@ Result<ContextCreationTime> TimeContextCreation(const LoadOptions& options, int 
   for (int i = 0; i < rounds; ++i) {
     const uint64_t c0 = common::ProcessCpuNs();
     const uint64_t t0 = common::NowNs();
-    SECMODE_RETURN_IF_ERROR(NewLoadAuth(options, service).status());
+    SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<ClientAuth> auth, NewLoadAuth(options, service));
     wall.Add(common::NowNs() - t0);
     cpu.Add(common::ProcessCpuNs() - c0);
+    // Untimed: the server forgets the context again (best effort).
+    if (options.destroy_timeout_ms > 0) {
+      std::string ignored;
+      DestroyContexts(options, {auth}, Deadline::AfterMs(options.destroy_timeout_ms), &ignored);
+    }
   }
   return ContextCreationTime{static_cast<int64_t>(wall.Percentile(0.5)),
                              static_cast<int64_t>(cpu.Percentile(0.5))};

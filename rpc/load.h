@@ -22,11 +22,25 @@
 // skew_connection / skew_delay_us delay every send on one connection (the
 // nconnect simulator's validation uses this to push numbers out of window).
 //
+// Nothing waits without a limit: each TCP connect, each RPCSEC_GSS_INIT /
+// CONTINUE_INIT round trip and the whole run have deadlines, and an error
+// names what was being waited for. A run fails (an error, with what was
+// measured until then in *measured) when a connection the server closed
+// cannot be re-established (the server died), when a context the server
+// dropped cannot be re-created, when the run's deadline passes, or when the
+// server answered no call at all (a wedged server). At the end every
+// RPCSEC_GSS context the run holds (shared or per connection, re-created
+// ones included; the ones the server already discarded are gone) is ended
+// with RPCSEC_GSS_DESTROY (RFC 2203 5.4), best effort within
+// destroy_timeout_ms, so runs do not fill the server's context table.
+// None of this adds a system call or a lock to the per-call path.
+//
 // Thread safety: RunLoad is reentrant; it blocks for the run's duration.
 #ifndef SECMODE_RPC_LOAD_H_
 #define SECMODE_RPC_LOAD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -34,8 +48,12 @@
 #include "rpc/call_trace.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
+#include "rpc/socket.h"
 
 namespace secmode::rpc {
+
+inline constexpr double kLoadDeadlineMarginSeconds = 30;
+inline constexpr double kLoadDeadlinePerContextSeconds = 0.1;
 
 struct LoadOptions {
   std::string host = "127.0.0.1";
@@ -62,6 +80,19 @@ struct LoadOptions {
   int skew_connection = -1;  // connection index whose sends are delayed
   uint32_t skew_delay_us = 0;
   size_t max_record = kDefaultMaxRecord;
+  // Deadlines in ms (0 = none): each TCP connect (the run's connections,
+  // reconnects, the short connections of context creation and DESTROY) and
+  // each RPCSEC_GSS_INIT / CONTINUE_INIT round trip.
+  int connect_timeout_ms = 5000;
+  int init_timeout_ms = 10000;
+  // The whole run, from RunLoad's start, in seconds; 0 = the warm-up and
+  // max(seconds, max_seconds) plus kLoadDeadlineMarginSeconds plus
+  // kLoadDeadlinePerContextSeconds for each context to create. Must not be
+  // shorter than the warm-up and `seconds`.
+  double deadline_seconds = 0;
+  // Time for the RPCSEC_GSS_DESTROY calls at the end (best effort; 0 =
+  // leave the contexts on the server).
+  int destroy_timeout_ms = 5000;
   // Records every transmission (rpc/call_trace.h); must outlive the run.
   CallTrace* trace = nullptr;
 };
@@ -96,16 +127,26 @@ struct LoadReport {
   // The skewed connection's delay-line thread over the whole run: its CPU
   // time and the calls it wrote (each on its own, when due).
   uint64_t sender_cpu_ns = 0, sender_calls = 0;
+  // RPCSEC_GSS contexts ended with DESTROY at the end, those left on the
+  // server (not answered in time, refused, or destroy_timeout_ms 0), and why
+  // the first one was left.
+  uint64_t contexts_destroyed = 0, contexts_left = 0;
+  std::string destroy_error;
 };
 
-common::Result<LoadReport> RunLoad(const LoadOptions& options);
+// On a failure after calls were sent, `*measured` (when given) receives
+// the report of what completed before it; the error says what failed
+// (which connection, what the server did, what was waited for).
+common::Result<LoadReport> RunLoad(const LoadOptions& options,
+                                   std::optional<LoadReport>* measured = nullptr);
 
 // Creating one RPCSEC_GSS context as RunLoad does when the server answers
 // "context problem" (a short connection and the INIT exchange, on the
 // caller's thread): the median wall time of `rounds`, and the median CPU
 // time this process spent meanwhile (the client's GSS work, and the
 // server's when it runs in this process, as LocalServer does), in ns.
-// options.mode must be krb5, krb5i or krb5p.
+// Each context is destroyed again after it was timed. options.mode must be
+// krb5, krb5i or krb5p.
 struct ContextCreationTime {
   int64_t wall_ns = 0;
   int64_t cpu_ns = 0;
@@ -113,13 +154,18 @@ struct ContextCreationTime {
 common::Result<ContextCreationTime> TimeContextCreation(const LoadOptions& options, int rounds);
 
 // One call (a whole RPC message, without its record mark) and the record of
-// its reply, blocking, on connected socket `fd`.
-common::Result<common::Bytes> BlockingCall(int fd, common::ByteView call);
+// its reply, blocking, on connected socket `fd`. With a deadline, a reply
+// (or room to send) that does not come in time is an error "no <what>
+// within N ms".
+common::Result<common::Bytes> BlockingCall(int fd, common::ByteView call, Deadline deadline = {},
+                                           const std::string& what = "reply");
 
 // The same on a fresh connection to host:port, closed afterwards (context
-// creation; the cost of a reconnect).
+// creation; the cost of a reconnect). `connect` bounds the TCP handshake,
+// `reply` the rest.
 common::Result<common::Bytes> BlockingRoundTrip(const std::string& host, uint16_t port,
-                                                common::ByteView call);
+                                                common::ByteView call, Deadline connect = {},
+                                                Deadline reply = {});
 
 }  // namespace secmode::rpc
 

@@ -1,9 +1,11 @@
 #include "rpc/socket.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -11,10 +13,33 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/clock.h"
+
 namespace secmode::rpc {
 
 using common::Result;
 using common::Status;
+
+Deadline Deadline::AfterMs(int64_t ms) {
+  if (ms <= 0) return {};
+  return {common::NowNs() + static_cast<uint64_t>(ms) * 1000000ull};
+}
+
+Deadline Deadline::Earlier(Deadline a, Deadline b) {
+  if (a.none()) return b;
+  if (b.none()) return a;
+  return a.at_ns < b.at_ns ? a : b;
+}
+
+bool Deadline::Passed() const { return !none() && common::NowNs() >= at_ns; }
+
+int Deadline::PollMs() const {
+  if (none()) return -1;
+  const uint64_t now = common::NowNs();
+  if (now >= at_ns) return 0;
+  const uint64_t ms = (at_ns - now + 999999) / 1000000;
+  return ms > 1u << 30 ? 1 << 30 : static_cast<int>(ms);
+}
 
 void Fd::Reset() {
   if (fd_ >= 0) close(fd_);
@@ -83,17 +108,55 @@ uint16_t LocalPort(int fd) {
   return 0;
 }
 
-Result<Fd> Connect(const std::string& host, uint16_t port) {
+Status WaitFor(int fd, bool write, Deadline deadline, const std::string& what) {
+  const uint64_t t0 = common::NowNs();
+  while (true) {
+    pollfd p{fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
+    int rc = poll(&p, 1, deadline.PollMs());
+    if (rc > 0) return Status::Ok();
+    if (rc < 0 && errno != EINTR) return Errno("poll (waiting for " + what + ")");
+    if (rc == 0 || deadline.Passed()) {
+      return Status::Unavailable("no " + what + " within " +
+                                 std::to_string((common::NowNs() - t0) / 1000000) + " ms");
+    }
+  }
+}
+
+Result<Fd> Connect(const std::string& host, uint16_t port, Deadline deadline) {
   SECMODE_ASSIGN_OR_RETURN(addrinfo * res, Resolve(host, port, false));
+  const std::string where = host + ":" + std::to_string(port);
   Status last = Status::Unavailable("no address for " + host);
   for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-    Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    // Non-blocking while the handshake runs, so the deadline holds; the
+    // socket is handed over blocking.
+    Fd fd(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
     if (fd.get() < 0) {
       last = Errno("socket");
       continue;
     }
     if (connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
-      last = Errno("connect " + host + ":" + std::to_string(port));
+      if (errno != EINPROGRESS && errno != EINTR) {
+        last = Errno("connect " + where);
+        continue;
+      }
+      Status ready =
+          WaitFor(fd.get(), true, deadline, "answer from " + where + " to connect (TCP handshake)");
+      if (!ready.ok()) {
+        last = ready;
+        if (deadline.Passed()) break;  // no time left for another address
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      if (err != 0) {
+        last = Status::IoError("connect " + where + ": " + std::strerror(err));
+        continue;
+      }
+    }
+    int flags = fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      last = Errno("fcntl(" + where + ")");
       continue;
     }
     SetNoDelay(fd.get());

@@ -45,6 +45,13 @@ expect_run(2 "unknown engine" ${SECMODE} serve --engine heimdal --seconds 1)
 expect_run(2 "unknown window policy 'sometimes'" ${SECMODE} serve --window-policy sometimes --seconds 1)
 expect_run(2 "--window" ${SECMODE} serve --window 0 --seconds 1)
 expect_run(2 "unknown NFS operation" ${SECMODE} load --op mkdir)
+# load's deadlines: in --help, and refused when negative or shorter than the run.
+foreach(flag --connect-timeout-ms --init-timeout-ms --deadline --destroy-timeout-ms)
+  expect_run(0 "${flag}" ${SECMODE} load --help)
+  expect_run(2 "${flag}" ${SECMODE} load --port 1 ${flag} -1)
+endforeach()
+expect_run(2 "shorter than its warm-up and measured time" ${SECMODE} load --port 1 --seconds 5
+           --deadline 1)
 
 # Failure at run time: 1.
 file(MAKE_DIRECTORY ${WORK})
@@ -54,6 +61,9 @@ file(MAKE_DIRECTORY ${WORK}/corrupt)
 file(WRITE ${WORK}/corrupt/results.json "{\"schema\":")
 expect_run(1 "not valid JSON" ${SECMODE} report ${WORK}/corrupt)
 expect_run(1 "secmode load:" ${SECMODE} load --port 1 --seconds 0.2)
+expect_run(1 "opening connection 1 of 4: connect 127.0.0.1:1" ${SECMODE} load --port 1 --seconds 0.2)
+expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMODE} load --port 1
+           --mode krb5 --ccache FILE:${WORK}/no.ccache --seconds 0.2)
 
 # A run, and its report drawn again from results.json alone.
 expect_run(0 "results:" ${SECMODE} run --quick --modes sys --sizes 64 --out ${WORK}/ok)
