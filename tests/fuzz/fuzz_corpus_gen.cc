@@ -103,8 +103,9 @@ Bytes SysCall(uint32_t xid, uint32_t proc, ByteView args) {
 }
 
 Bytes Prefixed(uint8_t first, ByteView rest) {
-  Bytes out{first};
-  out.insert(out.end(), rest.begin(), rest.end());
+  Bytes out(1 + rest.size());
+  out[0] = first;
+  if (!rest.empty()) std::memcpy(out.data() + 1, rest.data(), rest.size());
   return out;
 }
 

@@ -307,8 +307,9 @@ TEST(ProtectorTest, FailedUnwrapWipesThePlaintextItDecrypted) {
       Bytes token;
       ASSERT_TRUE((*init)->Wrap(secret, true, &token).ok()) << what;
       ASSERT_FALSE(Contains(token, ByteView(secret).first(32))) << what << ": not sealed";
-      Bytes bad = token;
-      bad.back() ^= 0x01;  // the checksum: decryption itself succeeds
+      ASSERT_GT(token.size(), 32u) << what;
+      Bytes bad(token.begin(), token.end());
+      bad[token.size() - 1] ^= 0x01;  // the checksum: decryption itself succeeds
       Bytes out;
       out.reserve(token.size() + 64);  // no reallocation: the same buffer throughout
       auto s = (*acc)->Unwrap(bad, &out, nullptr);
