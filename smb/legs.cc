@@ -153,8 +153,9 @@ class TransformOpener : public common::Opener {
     auto span = ParsePrefix(shape_, ByteView(prefix, std::min(total, prefix_size)), total);
     if (!span.ok()) return span.status().Annotate("decrypted message");
     // The SMB2 header inside must belong to the session the transform was
-    // addressed to (the Decryptor checked the TRANSFORM_HEADER's SessionId):
-    // MS-SMB2 3.3.5.2.1.1 / 3.2.5.1.1.1.
+    // addressed to (the Decryptor checked the TRANSFORM_HEADER's SessionId),
+    // as MS-SMB2 3.3.5.2.1.1 has a server check; the client legs check the
+    // same.
     const uint64_t inner = Le64(prefix + 40);
     if (inner != decryptor_->session_id()) {
       char buf[160];
