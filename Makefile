@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make run    install what is missing, build (release), run the default suite
 #   make test   install what is missing, build release and asan+ubsan, run every test
-# Other targets: deps, build, build-asan, quick, format, clean.
+# Other targets: deps, build, build-asan, quick, format, clean, and fuzzing
+# (tests/fuzz/README.md): fuzz, fuzz-corpus, fuzz-coverage.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
@@ -14,7 +15,7 @@ PACKAGES := cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config \
 
 JOBS ?= $(shell nproc)
 
-.PHONY: run test deps build build-asan quick format clean
+.PHONY: run test deps build build-asan quick format clean fuzz fuzz-corpus fuzz-coverage
 
 deps:
 	@bash tools/install-deps.sh $(PACKAGES)
@@ -36,6 +37,32 @@ quick: build
 test: build build-asan
 	@ctest --preset release -j $(JOBS)
 	@ctest --preset asan -j $(JOBS)
+
+# `make test` fuzzes each target for 30 s (ctest, asan preset); `make fuzz`
+# runs them longer, FUZZ_SECONDS each, one after another, keeping the
+# corpus they grow in build/asan/fuzz-corpus/<target> between runs. Same
+# limits as the ctests (tests/fuzz/run_fuzzer.cmake).
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer native_token_fuzz smb_parsers_fuzz
+
+fuzz: build-asan
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t: $(FUZZ_SECONDS) s"; \
+	  cmake -DFUZZER=$(CURDIR)/build/asan/tests/fuzz/$$t -DNAME=$$t \
+	    -DSEEDS=$(CURDIR)/tests/fuzz/corpus/$$t -DWORK=$(CURDIR)/build/asan/fuzz-corpus/$$t \
+	    -DARTIFACTS=$(CURDIR)/build/asan/fuzz-artifacts -DSECONDS=$(FUZZ_SECONDS) -DKEEP=1 -DSEED=0 \
+	    -P tests/fuzz/run_fuzzer.cmake || exit 1; \
+	done
+
+# Writes the committed seed corpora again from the project's encoders.
+fuzz-corpus: build
+	@./build/release/tests/fuzz/fuzz_corpus_gen tests/fuzz/corpus
+
+# Clang source-based coverage of the fuzz targets over their seeds and
+# whatever corpus `make test` / `make fuzz` grew; prints the GSS functions.
+fuzz-coverage: deps
+	@bash tools/install-deps.sh llvm-14
+	@bash tests/fuzz/coverage.sh
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -4,9 +4,12 @@
 //   Wrap:   HEADER | DATA | PADDING | TRAILER laid out in the output token,
 //           the data copied in once and sealed in place.
 //   Unwrap: the token copied into the output buffer as a STREAM, opened in
-//           place, the payload moved to the front.
+//           place, the payload moved to the front (a token accepted out of
+//           sequence is opened again with gss_unwrap: MIT's STREAM unwrap
+//           does not return its data, see UnwrapInPlace).
 //   MIC:    DATA + MIC_TOKEN, the MIC written straight into the output.
 #include <gssapi/gssapi_ext.h>
+#include <openssl/crypto.h>
 
 #include <cstring>
 #include <utility>
@@ -60,7 +63,18 @@ class MitIovProtector : public Protector {
     return Status::Ok();
   }
 
+  // The token is opened in place in *message, so MIT may have decrypted
+  // into it before a check failed: every failure wipes it.
   Status Unwrap(ByteView token, Bytes* message, bool* conf) override {
+    Status s = UnwrapInPlace(token, message, conf);
+    if (!s.ok()) {
+      OPENSSL_cleanse(message->data(), message->size());
+      message->clear();
+    }
+    return s;
+  }
+
+  Status UnwrapInPlace(ByteView token, Bytes* message, bool* conf) {
     message->assign(token.begin(), token.end());
     gss_iov_buffer_desc iov[2] = {};
     iov[0].type = GSS_IOV_BUFFER_TYPE_STREAM;
@@ -69,23 +83,42 @@ class MitIovProtector : public Protector {
     OM_uint32 minor = 0;
     int conf_state = 0;
     OM_uint32 major = gss_unwrap_iov(&minor, context_.get(), &conf_state, nullptr, iov, 2);
-    if (GSS_ERROR(major)) {
-      message->clear();
-      return GssError("gss_unwrap_iov", major, minor);
-    }
-    Status seq = CheckMitSequence("gss_unwrap_iov", major, minor, &counts_);
-    if (!seq.ok()) {
-      message->clear();
-      return seq;
+    if (GSS_ERROR(major)) return GssError("gss_unwrap_iov", major, minor);
+    SECMODE_RETURN_IF_ERROR(CheckMitSequence("gss_unwrap_iov", major, minor, &counts_));
+    if (iov[1].buffer.value == nullptr && (major & (GSS_S_GAP_TOKEN | GSS_S_UNSEQ_TOKEN))) {
+      // MIT's STREAM unwrap (kg_unseal_stream_iov) fills in the DATA buffer
+      // only when the status is exactly GSS_S_COMPLETE: a token it accepted
+      // with a supplementary sequence status (a gap, or late) is verified but
+      // its data not handed out. gss_unwrap hands it out; its verdict on this
+      // second look (a repeat) is not counted again.
+      return UnwrapCopy(token, message, conf);
     }
     const auto* data = static_cast<const uint8_t*>(iov[1].buffer.value);
     const size_t len = iov[1].buffer.length;
     if (len > 0 && (data < message->data() || data + len > message->data() + message->size())) {
-      message->clear();
       return Status::Internal("gss_unwrap_iov returned data outside the stream buffer");
     }
     if (len > 0) std::memmove(message->data(), data, len);
     message->resize(len);
+    if (conf) *conf = conf_state != 0;
+    return Status::Ok();
+  }
+
+  // gss_unwrap of a token this context already accepted, data copied out.
+  Status UnwrapCopy(ByteView token, Bytes* message, bool* conf) {
+    gss_buffer_desc in = View(token);
+    BufferHandle out;
+    OM_uint32 minor = 0;
+    int conf_state = 0;
+    OM_uint32 major = gss_unwrap(&minor, context_.get(), &in, &out.h, &conf_state, nullptr);
+    if (GSS_ERROR(major)) {
+      if (out.h.value != nullptr) OPENSSL_cleanse(out.h.value, out.h.length);
+      return GssError("gss_unwrap (after gss_unwrap_iov)", major, minor);
+    }
+    OPENSSL_cleanse(message->data(), message->size());  // the in-place attempt
+    const ByteView v = out.view();
+    message->assign(v.begin(), v.end());
+    if (out.h.value != nullptr) OPENSSL_cleanse(out.h.value, out.h.length);
     if (conf) *conf = conf_state != 0;
     return Status::Ok();
   }

@@ -1,4 +1,6 @@
 // The `mit` engine: Protector over MIT's GSS-API calls.
+#include <openssl/crypto.h>
+
 #include <utility>
 
 #include "gss/gss_error.h"
@@ -43,11 +45,14 @@ class MitProtector : public Protector {
     int conf_state = 0;
     OM_uint32 major = gss_unwrap(&minor, context_.get(), &in, &out.h, &conf_state, nullptr);
     if (GSS_ERROR(major)) {
+      if (out.h.value != nullptr) OPENSSL_cleanse(out.h.value, out.h.length);
       message->clear();
       return GssError("gss_unwrap", major, minor);
     }
     Status seq = CheckMitSequence("gss_unwrap", major, minor, &counts_);
     if (!seq.ok()) {
+      // Refused for its sequence number: MIT's buffer holds the plaintext.
+      if (out.h.value != nullptr) OPENSSL_cleanse(out.h.value, out.h.length);
       message->clear();
       return seq;
     }

@@ -166,7 +166,14 @@ class NativeProtector : public Protector {
 
   Status Unwrap(ByteView token, Bytes* message, bool* conf) override {
     Status s = UnwrapImpl(token, message, conf);
-    if (!s.ok()) message->clear();
+    if (!s.ok()) {
+      // A sealed token is decrypted before its checksum and header copy are
+      // compared (RFC 3962 MACs the plaintext): what failed must not stay
+      // readable in the caller's buffer.
+      OPENSSL_cleanse(message->data(), message->size());
+      message->clear();
+      if (!scratch_.empty()) OPENSSL_cleanse(scratch_.data(), scratch_.size());
+    }
     return s;
   }
 

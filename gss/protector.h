@@ -8,11 +8,35 @@
 // RPCSEC_GSS (rpc/) and the token-level modes (gss/token_legs.h) are written
 // against this interface only, so both engines plug in underneath.
 //
-// Sequence: a duplicate or too-old token fails with Code::kReplay (the
-// message says "duplicate" or "old"); tokens out of order or after a gap are
-// accepted and counted (sequence_counts()), because RPCSEC_GSS does its own
-// windowing (RFC 2203 section 5.3.3.1) and nconnect reorders. The checks
-// follow MIT's g_seqstate for both engines (gss/seq_window.h).
+// What is checked where. Every engine checks, for every received token: its
+// structure (RFC 4121 4.2.6), its direction (SentByAcceptor) and key
+// (AcceptorSubkey) flags, its checksum (the HMAC of RFC 3962 / RFC 8009), and
+// for a sealed token the encrypted copy of its header. Nothing is handed out before all of
+// these passed; a failed Unwrap wipes what it decrypted (see below).
+//
+// Then the token's sequence number, as MIT's g_seqstate does it (both engines
+// give the same verdicts, gss/seq_window.h), and only if the context asked for
+// it (GSS_C_REPLAY_FLAG / GSS_C_SEQUENCE_FLAG at establishment):
+//   - in order, ahead (a gap) or late but inside the last 64: accepted and
+//     counted (sequence_counts(): in_order, gap, unseq);
+//   - a repeat of one of the last 64 numbers, with replay detection:
+//     Code::kReplay, message "duplicate ...";
+//   - more than 64 behind the highest number received: the 64-bit history
+//     cannot tell whether it is a replay. With sequence detection on it is
+//     ACCEPTED and counted as unseq, replay or not (MIT returns
+//     GSS_S_UNSEQ_TOKEN, a supplementary status, not an error); with replay
+//     detection alone it is Code::kReplay, message "old ..." (MIT's
+//     GSS_S_OLD_TOKEN).
+// So the GSS layer is not the replay defence of anything measured here; the
+// layer above owns replay:
+//   - RPCSEC_GSS (rpc/): contexts are made without GSS replay or sequence
+//     detection (RFC 2203 5.2.2, rpc/gss_client.cc), so no token is refused
+//     for its number here; the server's RFC 2203 window over the seq_num of
+//     the MIC-verified call header drops replays (rpc/sequence_window.h,
+//     RFC 2203 5.3.3.1);
+//   - the token-level legs (gss/token_legs.h) use contexts with both flags
+//     (gss/context_pair.h) and inherit exactly the rules above: a replay of
+//     one of the last 64 tokens is refused, an older one is accepted.
 //
 // Thread safety: one thread at a time per Protector (it holds the receive
 // sequence state of its side and its cipher state); Fork() gives another
@@ -43,7 +67,8 @@ struct SequenceCounts {
 
 // Output buffers are replaced (their capacity reused across calls); an input
 // view must not point into the output buffer of the same call. A failed call
-// leaves no partial plaintext in its output.
+// leaves no plaintext in its output: it is emptied, and whatever an engine
+// decrypted into it before a check failed is overwritten with zeros first.
 class Protector {
  public:
   virtual ~Protector() = default;

@@ -1,5 +1,7 @@
 #include "gss/token_legs.h"
 
+#include <openssl/crypto.h>
+
 #include <cstring>
 #include <string>
 
@@ -35,6 +37,8 @@ class WrapOpener : public common::Opener {
     bool sealed = false;
     SECMODE_RETURN_IF_ERROR(p_->Unwrap(wire, payload, &sealed));
     if (conf_ && !sealed) {
+      OPENSSL_cleanse(payload->data(), payload->size());
+      payload->clear();
       return Status::AuthFailed("wrap token was not sealed but the mode requires privacy");
     }
     return Status::Ok();
@@ -68,6 +72,7 @@ class MicDataOpener : public common::Opener {
  public:
   explicit MicDataOpener(std::shared_ptr<Protector> p) : p_(std::move(p)) {}
   Status Open(ByteView wire, Bytes* payload) override {
+    payload->clear();
     if (wire.size() < 4) {
       return Status::Corrupt("truncated krb5i message: " + std::to_string(wire.size()) +
                              " bytes, need at least 4");
@@ -110,6 +115,7 @@ class HeaderMicOpener : public common::Opener {
  public:
   explicit HeaderMicOpener(std::shared_ptr<Protector> p) : p_(std::move(p)) {}
   Status Open(ByteView wire, Bytes* payload) override {
+    payload->clear();
     if (wire.size() < 4) {
       return Status::Corrupt("truncated krb5 message: " + std::to_string(wire.size()) +
                              " bytes, need at least 4");

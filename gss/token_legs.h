@@ -12,6 +12,17 @@
 //   kWrapInteg  integrity-only wrap token; wire = token (not an RFC 2203
 //               service; measured for completeness)
 // u32 = 4-byte big-endian length, like XDR opaque counts.
+//
+// What an Opener checks: the framing (a length larger than the message is
+// kCorrupt), then the Protector's checks of the MIC or wrap token
+// (gss/protector.h), then for kWrapConf that the token was sealed. The legs
+// keep no sequence state of their own, so replay is exactly what the
+// Protector's context gives: with the replay and sequence flags that
+// gss/context_pair.h requests, a replay of one of the last 64 tokens of a
+// direction is refused (kReplay) and an older one is accepted (counted as
+// unseq). The krb5 leg (kHeaderMic) protects only the header stand-in: its
+// payload can be altered in transit. A failed Open empties the payload and
+// wipes whatever plaintext it held.
 #ifndef SECMODE_GSS_TOKEN_LEGS_H_
 #define SECMODE_GSS_TOKEN_LEGS_H_
 

@@ -2,6 +2,7 @@
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <time.h>
 
 #include <algorithm>
@@ -22,6 +23,14 @@ using common::Status;
 namespace {
 
 Status EvpFailed(const char* what) { return Status::Internal(std::string(what) + " failed"); }
+
+// A random key per op: ops built again (every round, every run) then never
+// repeat a (key, nonce) pair, although each numbers its nonces from 1.
+Result<Bytes> FreshKey(size_t size) {
+  Bytes key(size);
+  if (RAND_bytes(key.data(), static_cast<int>(size)) != 1) return EvpFailed("RAND_bytes (key)");
+  return key;
+}
 
 bool IsCcm(smb::CipherId c) {
   return c == smb::CipherId::kAes128Ccm || c == smb::CipherId::kAes256Ccm;
@@ -62,7 +71,7 @@ class RawAead : public Op {
                                                         : "AES-256-GCM";
     cipher_.reset(EVP_CIPHER_fetch(nullptr, name, nullptr));
     if (!cipher_) return EvpFailed("EVP_CIPHER_fetch");
-    Bytes key = common::PatternBytes(smb::CipherKeyBytes(c), 9);
+    SECMODE_ASSIGN_OR_RETURN(Bytes key, FreshKey(smb::CipherKeyBytes(c)));
     for (int enc = 0; enc < 2; ++enc) {
       common::OsslPtr<EVP_CIPHER_CTX>& owner = enc ? enc_ : dec_;
       owner.reset(EVP_CIPHER_CTX_new());
@@ -146,7 +155,7 @@ class RawMac : public Op {
   Status Init(smb::SigningAlgorithm alg, size_t payload) {
     message_ = SigningMessage(payload);
     payload_ = payload;
-    Bytes key = common::PatternBytes(16, 9);
+    SECMODE_ASSIGN_OR_RETURN(Bytes key, FreshKey(16));
     if (alg == smb::SigningAlgorithm::kAesGmac) {
       cipher_.reset(EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr));
       gcm_.reset(EVP_CIPHER_CTX_new());
@@ -242,7 +251,8 @@ Result<std::unique_ptr<Op>> MakeRawAeadOp(smb::CipherId cipher, size_t payload) 
 }
 
 Result<std::unique_ptr<Op>> MakeSmbSignOp(smb::SigningAlgorithm alg, size_t payload) {
-  SECMODE_ASSIGN_OR_RETURN(auto signer, smb::Signer::Create(alg, common::PatternBytes(16, 9)));
+  SECMODE_ASSIGN_OR_RETURN(Bytes key, FreshKey(16));  // GMAC's nonce is the MessageId, from 1
+  SECMODE_ASSIGN_OR_RETURN(auto signer, smb::Signer::Create(alg, key));
   return std::unique_ptr<Op>(new SmbSign(std::move(signer), payload));
 }
 

@@ -1,5 +1,8 @@
 #include "smb/legs.h"
 
+#include <openssl/crypto.h>
+
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -131,22 +134,41 @@ class TransformOpener : public common::Opener {
 
   Status Open(ByteView wire, Bytes* payload) override {
     uint8_t prefix[kWriteDataOffset];
+    Status s = OpenInto(wire, prefix, payload);
+    // Whatever was decrypted of a refused message is wiped (the Decryptor
+    // does so for its own failures; these are the checks after it).
+    OPENSSL_cleanse(prefix, sizeof prefix);
+    if (!s.ok()) {
+      OPENSSL_cleanse(payload->data(), payload->size());
+      payload->clear();
+    }
+    return s;
+  }
+
+ private:
+  Status OpenInto(ByteView wire, uint8_t* prefix, Bytes* payload) {
     const size_t prefix_size = PrefixSize(shape_);
     SECMODE_ASSIGN_OR_RETURN(size_t total,
                              decryptor_->Open(wire, MutableByteView(prefix, prefix_size), payload));
     auto span = ParsePrefix(shape_, ByteView(prefix, std::min(total, prefix_size)), total);
-    if (!span.ok()) {
-      payload->clear();
-      return span.status().Annotate("decrypted message");
+    if (!span.ok()) return span.status().Annotate("decrypted message");
+    // The SMB2 header inside must belong to the session the transform was
+    // addressed to (the Decryptor checked the TRANSFORM_HEADER's SessionId),
+    // as MS-SMB2 3.3.5.2.1.1 has a server check; the client legs check the
+    // same.
+    const uint64_t inner = Le64(prefix + 40);
+    if (inner != decryptor_->session_id()) {
+      char buf[160];
+      snprintf(buf, sizeof buf,
+               "decrypted SMB2 header has SessionId 0x%llx, the TRANSFORM_HEADER 0x%llx",
+               static_cast<unsigned long long>(inner),
+               static_cast<unsigned long long>(decryptor_->session_id()));
+      return Status::AuthFailed(buf);
     }
     // A replayed transform decrypts fine; its MessageId must be new (the
     // same window the signed openers use, checked only after the AEAD tag
     // verified so a forgery cannot consume a slot).
-    Status fresh = window_.Accept(Le64(prefix + 24));
-    if (!fresh.ok()) {
-      payload->clear();
-      return fresh;
-    }
+    SECMODE_RETURN_IF_ERROR(window_.Accept(Le64(prefix + 24)));
     // The data normally starts right after the fixed part, so *payload
     // already holds exactly it; otherwise move it into place.
     if (span->length == 0) {
@@ -159,7 +181,6 @@ class TransformOpener : public common::Opener {
     return Status::Ok();
   }
 
- private:
   Shape shape_;
   std::unique_ptr<Decryptor> decryptor_;
   MessageIdWindow window_;
@@ -220,14 +241,14 @@ Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& k
       return a;
     }
     case Protection::kEncrypt: {
-      SECMODE_ASSIGN_OR_RETURN(NonceSequence client_nonces, NonceSequence::Create(mode.cipher, 0));
-      SECMODE_ASSIGN_OR_RETURN(NonceSequence server_nonces, NonceSequence::Create(mode.cipher, 0));
-      SECMODE_ASSIGN_OR_RETURN(auto ce, Encryptor::Create(mode.cipher, keys.client_to_server,
-                                                          session_id, client_nonces));
+      // Each Encryptor draws its own counters from the nonce ledger
+      // (transform.h), so even equal direction keys never share a nonce.
+      SECMODE_ASSIGN_OR_RETURN(
+          auto ce, Encryptor::Create(mode.cipher, keys.client_to_server, session_id, 0));
       SECMODE_ASSIGN_OR_RETURN(auto sd,
                                Decryptor::Create(mode.cipher, keys.client_to_server, session_id));
-      SECMODE_ASSIGN_OR_RETURN(auto se, Encryptor::Create(mode.cipher, keys.server_to_client,
-                                                          session_id, server_nonces));
+      SECMODE_ASSIGN_OR_RETURN(
+          auto se, Encryptor::Create(mode.cipher, keys.server_to_client, session_id, 0));
       SECMODE_ASSIGN_OR_RETURN(auto cd,
                                Decryptor::Create(mode.cipher, keys.server_to_client, session_id));
       a.client_seal =

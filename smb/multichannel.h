@@ -1,10 +1,12 @@
 // SMB3 multichannel: several connections (channels) bound to one session
 // share its encryption keys (MS-SMB2 3.2.5.3.2: a bound channel copies the
 // session's EncryptionKey/DecryptionKey). Each channel has its own sender
-// state, so each must draw nonces from its own space: here the channel id
-// sits in the nonce bytes above the 64-bit counter (transform.h,
-// NonceSequence), which makes nonces unique across channels without any
-// shared counter or lock.
+// state, so each must draw nonces from its own space: each channel's
+// Encryptor draws its own block of counters from the nonce ledger
+// (transform.h), so no two channels ever start at the same counter, and its
+// channel id sits in the nonce bytes above the 64-bit counter as well. No
+// counter or lock is shared while sealing; calling this again with the same
+// key (a repeated benchmark run) draws new blocks, never reusing a nonce.
 //
 // Thread safety: each returned Encryptor belongs to one channel (thread).
 #ifndef SECMODE_SMB_MULTICHANNEL_H_

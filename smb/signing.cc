@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -32,6 +33,12 @@ Status CheckMessage(ByteView message) {
   if (message.size() < kHeaderSize) {
     return Status::Corrupt("truncated signed message: " + N(message.size()) +
                            " bytes, need at least the 64-byte header");
+  }
+  // OpenSSL's cipher calls (GMAC's AAD) take int lengths: a longer message
+  // would be signed over a truncated length, leaving its tail unsigned.
+  if (message.size() > static_cast<size_t>(INT_MAX)) {
+    return Status::InvalidArgument("message of " + N(message.size()) +
+                                   " bytes is larger than a signature here can cover (2^31-1)");
   }
   return Status::Ok();
 }

@@ -51,7 +51,10 @@ class Signer {
   SigningAlgorithm algorithm() const { return algorithm_; }
 
   // The 16-byte signature of one message (header first), its Signature field
-  // taken as zero. Fails on a message shorter than the 64-byte header.
+  // taken as zero. Fails on a message shorter than the 64-byte header
+  // (kCorrupt) or longer than INT_MAX bytes (kInvalidArgument: OpenSSL's
+  // lengths are int, and a truncated length would leave the tail unsigned).
+  // Sign, SignChain, Verify and VerifyChain refuse the same.
   virtual common::Status Compute(common::ByteView message, uint8_t signature[16]) = 0;
 
   // Sets SMB2_FLAGS_SIGNED and writes the signature into `message`.

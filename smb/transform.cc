@@ -1,11 +1,18 @@
 #include "smb/transform.h"
 
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include "common/hmac.h"
 #include "common/openssl_error.h"
 #include "common/openssl_handles.h"
 #include "smb/message.h"
@@ -73,6 +80,107 @@ Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, common::OsslPtr
   return Status::Ok();
 }
 
+// The process-wide nonce ledger (transform.h): reserved counter ranges per
+// key, the key known only by HMAC-SHA256(per-process random salt, key).
+class NonceLedger {
+ public:
+  struct Range {
+    uint64_t first = 0, last = 0;
+  };
+
+  static NonceLedger& Get() {
+    static NonceLedger* ledger =
+        new NonceLedger();  // never destroyed: Encryptors may outlive statics
+    return *ledger;
+  }
+
+  Result<std::string> KeyId(ByteView key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!salted_) {
+      if (RAND_bytes(salt_, sizeof salt_) != 1) return OpenSslError("RAND_bytes (nonce ledger)");
+      salted_ = true;
+    }
+    common::Hmac h;
+    SECMODE_RETURN_IF_ERROR(h.Init(common::HashKind::kSha256, ByteView(salt_, sizeof salt_)));
+    h.Start();
+    h.Update(key.data(), key.size());
+    uint8_t id[32];
+    h.Finish(id);
+    return std::string(reinterpret_cast<const char*>(id), sizeof id);
+  }
+
+  Status Reserve(const std::string& key_id, uint64_t first, uint64_t last) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Range>& taken = ranges_[key_id];
+    for (const Range& r : taken) {
+      if (first <= r.last && r.first <= last) {
+        return Status::InvalidArgument(
+            "nonce counters " + N(first) + ".." + N(last) + " overlap counters " + N(r.first) +
+            ".." + N(r.last) +
+            " already given to another Encryptor with this key in this process; a (key, nonce) "
+            "pair would repeat");
+      }
+    }
+    taken.push_back({first, last});
+    return Status::Ok();
+  }
+
+  // The lowest block of `size` counters (or what is left at the top of the
+  // space) that no reservation of this key covers.
+  Result<Range> Draw(const std::string& key_id, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Range>& taken = ranges_[key_id];
+    std::sort(taken.begin(), taken.end(),
+              [](const Range& a, const Range& b) { return a.first < b.first; });
+    uint64_t candidate = 0;
+    bool room = true;  // false once the space above `candidate` is gone
+    for (const Range& r : taken) {
+      if (r.first > candidate && r.first - candidate >= size) break;
+      if (r.last == UINT64_MAX) {
+        room = false;
+        break;
+      }
+      candidate = std::max(candidate, r.last + 1);
+    }
+    if (!room) {
+      if (taken.empty()) ranges_.erase(key_id);
+      return Status::Exhausted(
+          "no unused nonce counters left for this key in this process; the key must be "
+          "replaced");
+    }
+    Range got{candidate, candidate + std::min(size - 1, UINT64_MAX - candidate)};
+    taken.push_back(got);
+    return got;
+  }
+
+  // Keeps only the counters below `next` (those were used); with
+  // `exhausted` the whole range was used.
+  void Release(const std::string& key_id, Range range, uint64_t next, bool exhausted) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ranges_.find(key_id);
+    if (it == ranges_.end()) return;
+    std::vector<Range>& taken = it->second;
+    for (size_t i = 0; i < taken.size(); ++i) {
+      if (taken[i].first != range.first || taken[i].last != range.last) continue;
+      if (exhausted) return;
+      if (next <= range.first) {
+        taken.erase(taken.begin() + static_cast<ptrdiff_t>(i));
+      } else {
+        taken[i].last = next - 1;
+      }
+      break;
+    }
+    if (taken.empty()) ranges_.erase(it);
+  }
+
+ private:
+  NonceLedger() = default;
+  std::mutex mu_;
+  bool salted_ = false;
+  uint8_t salt_[32] = {};
+  std::unordered_map<std::string, std::vector<Range>> ranges_;
+};
+
 }  // namespace
 
 Result<TransformHeader> ParseTransformHeader(ByteView w) {
@@ -138,9 +246,33 @@ Result<NonceSequence> NonceSequence::Create(CipherId cipher, uint32_t channel_id
   NonceSequence n;
   n.cipher_ = cipher;
   n.channel_ = channel_id;
+  n.first_ = first;
   n.next_ = first;
   n.last_ = last;
   return n;
+}
+
+NonceSequence::NonceSequence(NonceSequence&& o) noexcept
+    : cipher_(o.cipher_),
+      channel_(o.channel_),
+      first_(o.first_),
+      next_(o.next_),
+      last_(o.last_),
+      exhausted_(o.exhausted_) {
+  o.exhausted_ = true;  // the source must never hand out these nonces again
+}
+
+NonceSequence& NonceSequence::operator=(NonceSequence&& o) noexcept {
+  if (this != &o) {
+    cipher_ = o.cipher_;
+    channel_ = o.channel_;
+    first_ = o.first_;
+    next_ = o.next_;
+    last_ = o.last_;
+    exhausted_ = o.exhausted_;
+    o.exhausted_ = true;
+  }
+  return *this;
 }
 
 Status NonceSequence::Next(uint8_t nonce[16]) {
@@ -163,10 +295,52 @@ Status NonceSequence::Next(uint8_t nonce[16]) {
 }
 
 Result<std::unique_ptr<Encryptor>> Encryptor::Create(CipherId cipher, ByteView key,
+                                                     uint64_t session_id, uint32_t channel_id) {
+  SECMODE_ASSIGN_OR_RETURN(NonceSequence n, NonceSequence::Create(cipher, channel_id));
+  return Make(cipher, key, session_id, std::move(n), true);
+}
+
+Result<std::unique_ptr<Encryptor>> Encryptor::Create(CipherId cipher, ByteView key,
                                                      uint64_t session_id, NonceSequence nonces) {
-  std::unique_ptr<Encryptor> e(new Encryptor(cipher, session_id, nonces));
+  return Make(cipher, key, session_id, std::move(nonces), false);
+}
+
+Result<std::unique_ptr<Encryptor>> Encryptor::Make(CipherId cipher, ByteView key,
+                                                   uint64_t session_id, NonceSequence nonces,
+                                                   bool draw) {
+  SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
+  if (NonceBytes(nonces.cipher()) != NonceBytes(cipher)) {
+    return Status::InvalidArgument(
+        std::string("nonce sequence made for ") + CipherName(nonces.cipher()) + " (" +
+        N(NonceBytes(nonces.cipher())) + "-byte nonces) given to a " + CipherName(cipher) +
+        " Encryptor (" + N(NonceBytes(cipher)) + "-byte nonces)");
+  }
+  if (nonces.exhausted()) {
+    return Status::Exhausted("nonce sequence given to the Encryptor is already used up");
+  }
+  const uint32_t channel = nonces.channel();
+  std::unique_ptr<Encryptor> e(new Encryptor(cipher, session_id, std::move(nonces)));
   SECMODE_RETURN_IF_ERROR(SetUpContext(cipher, key, true, &e->evp_cipher_, &e->ctx_));
+  NonceLedger& ledger = NonceLedger::Get();
+  SECMODE_ASSIGN_OR_RETURN(std::string key_id, ledger.KeyId(key));
+  if (draw) {
+    SECMODE_ASSIGN_OR_RETURN(NonceLedger::Range r, ledger.Draw(key_id, kNonceBlock));
+    SECMODE_ASSIGN_OR_RETURN(e->nonces_, NonceSequence::Create(cipher, channel, r.first, r.last));
+    e->reserved_first_ = r.first;
+    e->reserved_last_ = r.last;
+  } else {
+    e->reserved_first_ = e->nonces_.next_counter();
+    e->reserved_last_ = e->nonces_.last_counter();
+    SECMODE_RETURN_IF_ERROR(ledger.Reserve(key_id, e->reserved_first_, e->reserved_last_));
+  }
+  e->key_id_ = std::move(key_id);
   return e;
+}
+
+Encryptor::~Encryptor() {
+  if (key_id_.empty()) return;
+  NonceLedger::Get().Release(key_id_, {reserved_first_, reserved_last_}, nonces_.next_counter(),
+                             nonces_.exhausted());
 }
 
 Status Encryptor::Seal(std::initializer_list<ByteView> parts, Bytes* wire) {
@@ -247,6 +421,9 @@ Result<size_t> Decryptor::Open(ByteView wire, MutableByteView head, Bytes* tail)
   // a whole payload per message. Every failure clears it.
   Result<size_t> r = OpenInto(wire, head, tail);
   if (!r.ok()) {
+    // GCM decrypts before the tag is checked at the end: what it wrote is
+    // unauthenticated and must not linger in the caller's buffers.
+    OPENSSL_cleanse(tail->data(), tail->size());
     tail->clear();
     if (!head.empty()) OPENSSL_cleanse(head.data(), head.size());
   }

@@ -12,8 +12,8 @@
 // fetch, one key schedule); each message only sets a new IV.
 //
 // Thread safety: an Encryptor or Decryptor is used by one thread at a time.
-// Several may share one key (multichannel) as long as each Encryptor's
-// NonceSequence has its own channel id.
+// Several may share one key (multichannel): the nonce ledger (below) keeps
+// their counters apart; creating and destroying Encryptors is thread-safe.
 #ifndef SECMODE_SMB_TRANSFORM_H_
 #define SECMODE_SMB_TRANSFORM_H_
 
@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "common/bytes.h"
 #include "common/openssl_handles.h"
@@ -61,17 +62,31 @@ void WriteTransformHeader(const TransformHeader& h, uint8_t out[kTransformHeader
 // certain, not probable, and costs nothing.
 //
 // Layout: bytes 0..7 = counter (little-endian), then the channel id in the
-// remaining nonce bytes (4 for GCM, 3 for CCM), so channels that share a
-// key (multichannel) draw from disjoint nonce spaces. Once `last` has been
-// used, Next() refuses with kExhausted: the key must be replaced (a new
-// session) before anything else is encrypted with it.
+// remaining nonce bytes (4 for GCM, 3 for CCM). Once `last` has been used,
+// Next() refuses with kExhausted: the key must be replaced (a new session)
+// before anything else is encrypted with it.
+//
+// A counter is unique only inside its own sequence, so a sequence cannot be
+// copied: moving one leaves the source exhausted (it refuses every Next()).
+// Uniqueness across sequences that share a key is the Encryptor's job (its
+// nonce ledger, below).
 class NonceSequence {
  public:
   // Checks that channel_id fits the cipher's channel bytes and first <= last.
   static common::Result<NonceSequence> Create(CipherId cipher, uint32_t channel_id,
                                               uint64_t first = 0, uint64_t last = UINT64_MAX);
+  NonceSequence(const NonceSequence&) = delete;
+  NonceSequence& operator=(const NonceSequence&) = delete;
+  NonceSequence(NonceSequence&& other) noexcept;
+  NonceSequence& operator=(NonceSequence&& other) noexcept;
+  ~NonceSequence() = default;
+
   // Writes the next nonce into nonce[0..15] (unused bytes zero).
   common::Status Next(uint8_t nonce[16]);
+  CipherId cipher() const { return cipher_; }
+  uint32_t channel() const { return channel_; }
+  uint64_t first_counter() const { return first_; }
+  uint64_t last_counter() const { return last_; }
   uint64_t next_counter() const { return next_; }
   bool exhausted() const { return exhausted_; }
 
@@ -79,15 +94,41 @@ class NonceSequence {
   NonceSequence() = default;
   CipherId cipher_ = CipherId::kAes128Gcm;
   uint32_t channel_ = 0;
-  uint64_t next_ = 0, last_ = 0;
+  uint64_t first_ = 0, next_ = 0, last_ = 0;
   bool exhausted_ = false;
 };
 
+// Counters one Encryptor draws when it is not given a NonceSequence: 2^40
+// messages (a million a second for twelve days) before kExhausted.
+inline constexpr uint64_t kNonceBlock = uint64_t{1} << 40;
+
+// The nonce ledger: every Encryptor reserves the counters of its sequence
+// for its key, process-wide, when it is created, so no two Encryptors of one
+// key can ever produce the same (key, nonce) pair, whatever their channel ids:
+//   - Create(cipher, key, session, channel_id) draws a block of kNonceBlock
+//     counters no other Encryptor of that key has had in this process. So the
+//     channels of one session never start at the same counter, and repeated
+//     runs with one fixed key (benchmarks) never reuse a nonce;
+//   - Create(cipher, key, session, NonceSequence) reserves the sequence's
+//     range [first, last] and refuses (kInvalidArgument) a range that
+//     overlaps counters reserved for that key before, on any channel.
+// When an Encryptor is destroyed the counters it did not use are released;
+// the used ones stay reserved until the process ends (one small entry per
+// key that sealed anything). The ledger knows a key only by a salted
+// SHA-256 HMAC (random salt per process), never the key. It cannot see other
+// processes: two processes must not encrypt with one key (real sessions have
+// their own keys; the fixed benchmark keys protect nothing secret).
 class Encryptor {
  public:
+  // Draws a fresh counter block for `key` (see above).
+  static common::Result<std::unique_ptr<Encryptor>> Create(CipherId cipher, common::ByteView key,
+                                                           uint64_t session_id,
+                                                           uint32_t channel_id = 0);
+  // Uses `nonces` (its cipher's nonce size must match), reserving its range.
   static common::Result<std::unique_ptr<Encryptor>> Create(CipherId cipher, common::ByteView key,
                                                            uint64_t session_id,
                                                            NonceSequence nonces);
+  ~Encryptor();
   Encryptor(const Encryptor&) = delete;
   Encryptor& operator=(const Encryptor&) = delete;
 
@@ -97,17 +138,24 @@ class Encryptor {
   common::Status Seal(std::initializer_list<common::ByteView> parts, common::Bytes* wire);
   // Seal with a caller-chosen 16-byte Nonce field (the cipher uses its first
   // 11 or 12 bytes; the rest is sent and authenticated as given). Only for
-  // known-answer tests: the caller must guarantee the nonce is never reused.
+  // known-answer tests: the nonce bypasses the sequence and the ledger, so
+  // the caller must guarantee it is never reused.
   common::Status SealWithNonce(const uint8_t nonce_field[16],
                                std::initializer_list<common::ByteView> parts, common::Bytes* wire);
   CipherId cipher() const { return cipher_; }
   const NonceSequence& nonces() const { return nonces_; }
 
  private:
-  Encryptor(CipherId c, uint64_t s, NonceSequence n) : cipher_(c), session_id_(s), nonces_(n) {}
+  Encryptor(CipherId c, uint64_t s, NonceSequence n)
+      : cipher_(c), session_id_(s), nonces_(std::move(n)) {}
+  static common::Result<std::unique_ptr<Encryptor>> Make(CipherId cipher, common::ByteView key,
+                                                         uint64_t session_id, NonceSequence nonces,
+                                                         bool draw);
   CipherId cipher_;
   uint64_t session_id_;
   NonceSequence nonces_;
+  std::string key_id_;  // the key's ledger fingerprint; "" = nothing reserved
+  uint64_t reserved_first_ = 0, reserved_last_ = 0;
   common::OsslPtr<EVP_CIPHER> evp_cipher_;
   common::OsslPtr<EVP_CIPHER_CTX> ctx_;
 };
@@ -123,11 +171,13 @@ class Decryptor {
   // tag and decrypts. The first min(head.size(), size) plaintext bytes go to
   // `head`, the rest to *tail (resized), so a caller can take a message's
   // fixed part and its data apart without another copy. Returns the message
-  // size. On any failure *tail is cleared: nothing unverified is released.
+  // size. On any failure *tail is wiped and cleared and `head` wiped: nothing
+  // unverified is released, nor left behind in the caller's buffers.
   common::Result<size_t> Open(common::ByteView wire, common::MutableByteView head,
                               common::Bytes* tail);
   // The whole message into *message.
   common::Status Open(common::ByteView wire, common::Bytes* message);
+  uint64_t session_id() const { return session_id_; }
 
  private:
   Decryptor(CipherId c, uint64_t s) : cipher_(c), session_id_(s) {}

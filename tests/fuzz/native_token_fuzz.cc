@@ -10,12 +10,12 @@
 #include <memory>
 
 #include "gss/native_protector.h"
+#include "tests/fuzz/native_keys.h"
 
 namespace {
 
 using secmode::common::Bytes;
 using secmode::common::ByteView;
-using secmode::gss::NativeKeys;
 using secmode::gss::Protector;
 
 struct Pair {
@@ -23,17 +23,9 @@ struct Pair {
 };
 
 Pair Make(int32_t enctype) {
-  NativeKeys k;
-  k.enctype = enctype;
-  k.key = secmode::common::PatternBytes(enctype == 17 || enctype == 19 ? 16 : 32, 99);
-  k.have_acceptor_subkey = true;
-  k.send_seq = 1000;
-  k.recv_seq = 2000;
-  k.initiate = true;
-  auto sender = secmode::gss::NewNativeProtectorFromKeys(k);
-  k.initiate = false;
-  std::swap(k.send_seq, k.recv_seq);
-  auto receiver = secmode::gss::NewNativeProtectorFromKeys(k);
+  auto sender = secmode::gss::NewNativeProtectorFromKeys(secmode::fuzz::NativeSenderKeys(enctype));
+  auto receiver =
+      secmode::gss::NewNativeProtectorFromKeys(secmode::fuzz::NativeReceiverKeys(enctype));
   if (!sender.ok() || !receiver.ok()) std::abort();
   return {std::move(sender).value(), std::move(receiver).value()};
 }

@@ -5,6 +5,8 @@
 //   byte 0 % 3 == 1: the rest is COMPOUND arguments behind a valid AUTH_SYS
 //                    header (reaches the NFS decoder every time)
 //   byte 0 % 3 == 2: the rest is a reply record for the client decoders
+// Every reply the server core gives stays within MaxReplyBytes of its call
+// (tests/fuzz/fuzz_io.h).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "rpc/nfs.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/server_core.h"
+#include "tests/fuzz/fuzz_io.h"
 
 namespace {
 
@@ -37,12 +40,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   common::ByteView in(data + 1, size - 1);
   common::Bytes record, reply;
   switch (data[0] % 3) {
-    case 0: (void)world->core->HandleCall(in, &reply); break;
+    case 0:
+      (void)world->core->HandleCall(in, &reply);
+      if (reply.size() > fuzz::MaxReplyBytes(in.size())) __builtin_trap();
+      break;
     case 1: {
       uint32_t seq;
       if (!world->sys->EncodeCall(1, rpc::kNfsProcCompound, in, &record, &seq).ok())
         __builtin_trap();
       if (world->core->HandleCall(record, &reply) != rpc::Disposition::kReply) __builtin_trap();
+      if (reply.size() > fuzz::MaxReplyBytes(record.size())) __builtin_trap();
       rpc::ReplyHeader h;
       if (!rpc::DecodeReplyHeader(reply, &h).ok()) __builtin_trap();  // we must answer well-formed
       break;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "gss/context_pair.h"
@@ -124,6 +125,59 @@ INSTANTIATE_TEST_SUITE_P(AllModes, SmbLegsTest, ::testing::ValuesIn(kModes), [](
   for (auto& ch : n) ch = ch == '-' ? '_' : ch;
   return n;
 });
+
+ByteView Released(const Bytes& b) { return ByteView(b.data(), b.capacity()); }
+bool Contains(ByteView hay, ByteView needle) {
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
+}
+
+// The encrypted legs' opener: the SMB2 header inside a transform must carry
+// the transform's SessionId, and whatever an open decrypted before refusing
+// the message (wrong inner session, replay) is wiped from the caller's buffer.
+TEST(SmbEncryptLegs, InnerSessionIdMustMatchAndRefusalsWipeThePlaintext) {
+  constexpr uint64_t kSid = 0x0000100000000041ull;
+  for (CipherId c :
+       {CipherId::kAes128Ccm, CipherId::kAes128Gcm, CipherId::kAes256Ccm, CipherId::kAes256Gcm}) {
+    const std::string what = CipherName(c);
+    SessionKeys keys;
+    keys.client_to_server = common::PatternBytes(CipherKeyBytes(c), 41);
+    keys.server_to_client = common::PatternBytes(CipherKeyBytes(c), 42);
+    SmbMode mode;
+    mode.protection = Protection::kEncrypt;
+    mode.cipher = c;
+    auto a = MakeSmbAssociation(mode, keys, kSid);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    // A client of this session's key that puts another session in the header.
+    auto enc = Encryptor::Create(c, keys.client_to_server, kSid);
+    ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+    const Bytes secret = common::PatternBytes(4096, 43);
+    HeaderFields h;
+    h.session_id = kSid + 1;
+    h.message_id = 5;
+    Bytes msg, wire, out;
+    BuildWriteRequest(h, secret, &msg);
+    ASSERT_TRUE((*enc)->Seal({msg}, &wire).ok());
+    out.reserve(wire.size());
+    auto s = a->server_open->Open(wire, &out);
+    EXPECT_EQ(s.code(), Code::kAuthFailed) << what << ": " << s.ToString();
+    EXPECT_NE(s.message().find("SessionId 0x100000000042, the TRANSFORM_HEADER 0x100000000041"),
+              std::string::npos)
+        << s.message();
+    EXPECT_TRUE(out.empty()) << what;
+    EXPECT_FALSE(Contains(Released(out), ByteView(secret).first(32))) << what << ": not wiped";
+    // The same message with the right SessionId opens; its replay is refused
+    // and wiped too.
+    h.session_id = kSid;
+    BuildWriteRequest(h, secret, &msg);
+    ASSERT_TRUE((*enc)->Seal({msg}, &wire).ok());
+    ASSERT_TRUE(a->server_open->Open(wire, &out).ok()) << what;
+    EXPECT_EQ(out, secret) << what;
+    auto again = a->server_open->Open(wire, &out);
+    EXPECT_EQ(again.code(), Code::kReplay) << what << ": " << again.ToString();
+    EXPECT_TRUE(out.empty()) << what;
+    EXPECT_FALSE(Contains(Released(out), ByteView(secret).first(32))) << what << ": not wiped";
+  }
+}
 
 TEST(SmbModes, UnknownModeNameIsRejected) {
   auto m = ParseSmbModeName("smb-enc-aes-512-gcm");

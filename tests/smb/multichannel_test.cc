@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "smb/legs.h"
 #include "smb/message.h"
 
 namespace secmode::smb {
@@ -37,6 +38,51 @@ TEST(Multichannel, ChannelsSharingAKeyNeverShareANonce) {
       }
     }
     EXPECT_EQ(nonces.size(), 150u);
+  }
+}
+
+// Repeated runs with one fixed key (the smb section and smb_bench use fixed
+// keys and run many times per process) never reuse a (key, nonce) pair, and
+// the channels of one session never start at the same counter. Holds for the
+// session legs too, even when both directions have the same key.
+TEST(Multichannel, RepeatedRunsWithTheSameKeyNeverReuseANonce) {
+  for (CipherId c : {CipherId::kAes128Ccm, CipherId::kAes128Gcm, CipherId::kAes256Gcm}) {
+    const Bytes key = common::PatternBytes(CipherKeyBytes(c), 9);
+    std::set<std::string> nonces;
+    Bytes msg, wire;
+    HeaderFields h;
+    h.session_id = 0x79;
+    BuildWriteRequest(h, common::PatternBytes(100, 1), &msg);
+    for (int run = 0; run < 4; ++run) {
+      auto channels = MakeChannelEncryptors(c, key, 0x79, 3);
+      ASSERT_TRUE(channels.ok()) << channels.status().ToString();
+      std::set<uint64_t> starts;
+      for (auto& e : *channels) {
+        EXPECT_TRUE(starts.insert(e->nonces().first_counter()).second)
+            << "two channels start at counter " << e->nonces().first_counter();
+        for (int i = 0; i < 10; ++i) {
+          ASSERT_TRUE(e->Seal({msg}, &wire).ok());
+          EXPECT_TRUE(nonces.insert(std::string(wire.begin() + 20, wire.begin() + 36)).second)
+              << CipherName(c) << ": nonce reused in run " << run;
+        }
+      }
+      SessionKeys keys;
+      keys.client_to_server = key;
+      keys.server_to_client = key;
+      SmbMode mode;
+      mode.protection = Protection::kEncrypt;
+      mode.cipher = c;
+      auto a = MakeSmbAssociation(mode, keys, 0x79);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      for (int i = 0; i < 10; ++i) {
+        for (auto* leg : {a->client_seal.get(), a->server_seal.get()}) {
+          ASSERT_TRUE(leg->Seal(common::PatternBytes(64, 2), &wire).ok());
+          EXPECT_TRUE(nonces.insert(std::string(wire.begin() + 20, wire.begin() + 36)).second)
+              << CipherName(c) << ": session leg reused a nonce in run " << run;
+        }
+      }
+    }
+    EXPECT_EQ(nonces.size(), 4u * (30u + 20u));
   }
 }
 

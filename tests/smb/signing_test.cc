@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <sys/mman.h>
 
+#include <climits>
 #include <string>
 
 #include "common/openssl_handles.h"
@@ -224,6 +226,66 @@ TEST(Signing, GmacMessageIdReuseIsDetectedByTheReceiver) {
   // The next fresh id is fine.
   ASSERT_TRUE(a->client_seal->Seal(common::PatternBytes(64, 3), &wire).ok());
   EXPECT_TRUE(a->server_open->Open(wire, &out).ok());
+}
+
+// `size` bytes of zeros that cost no memory until written (an anonymous
+// MAP_NORESERVE mapping: untouched pages read as the shared zero page).
+class LazyZeros {
+ public:
+  explicit LazyZeros(size_t size) : size_(size) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) data_ = static_cast<uint8_t*>(p);
+  }
+  ~LazyZeros() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  LazyZeros(const LazyZeros&) = delete;
+  LazyZeros& operator=(const LazyZeros&) = delete;
+  common::MutableByteView view() { return common::MutableByteView(data_, size_); }
+  bool ok() const { return data_ != nullptr; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_;
+};
+
+// OpenSSL takes int lengths. A message whose body length does not fit one
+// must be refused, not signed over the truncated length (2^32 + 36 bytes of
+// body would have been signed as 36, its tail left unprotected).
+TEST(Signing, MessagesLongerThanIntMaxAreRefusedNotTruncated) {
+  LazyZeros big((size_t{1} << 32) + kHeaderSize + 36);
+  ASSERT_TRUE(big.ok()) << "mmap of 4 GiB (MAP_NORESERVE) failed";
+  common::MutableByteView m = big.view();
+  PutLe32(m.data() + 16, kFlagSigned);
+  m[48] = 1;  // a non-zero signature, so Verify gets to the length check
+  for (SigningAlgorithm a :
+       {SigningAlgorithm::kHmacSha256, SigningAlgorithm::kAesCmac, SigningAlgorithm::kAesGmac}) {
+    auto signer = Make(a);
+    ASSERT_NE(signer, nullptr);
+    uint8_t sig[16];
+    auto s = signer->Compute(m, sig);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << SigningAlgorithmName(a) << ": " << s.ToString();
+    EXPECT_NE(s.message().find("larger than a signature here can cover"), std::string::npos)
+        << s.message();
+    EXPECT_EQ(signer->Verify(m).code(), Code::kInvalidArgument) << SigningAlgorithmName(a);
+    EXPECT_EQ(signer->Sign(m).code(), Code::kInvalidArgument) << SigningAlgorithmName(a);
+    // One byte over INT_MAX is the first length refused.
+    EXPECT_EQ(signer->Compute(m.first(size_t{INT_MAX} + 1), sig).code(), Code::kInvalidArgument);
+  }
+}
+
+// At INT_MAX bytes GMAC signs the whole message: its last byte counts.
+TEST(Signing, GmacCoversAMessageOfIntMaxBytesToItsLastByte) {
+  LazyZeros big(size_t{INT_MAX});
+  ASSERT_TRUE(big.ok());
+  common::MutableByteView m = big.view();
+  auto signer = Make(SigningAlgorithm::kAesGmac);
+  ASSERT_NE(signer, nullptr);
+  ASSERT_TRUE(signer->Sign(m).ok());
+  EXPECT_TRUE(signer->Verify(m).ok());
+  m[m.size() - 1] ^= 1;
+  EXPECT_EQ(signer->Verify(m).code(), Code::kAuthFailed);
 }
 
 TEST(MessageIdWindow, AcceptsOutOfOrderWithinTheWindowOnly) {

@@ -94,13 +94,8 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   auto keys = DeriveSmb311Keys(session_key, preauth, CipherId::kAes128Gcm);
   ASSERT_TRUE(keys.ok());
 
-  auto c_nonces = NonceSequence::Create(CipherId::kAes128Gcm, 0);
-  auto s_nonces = NonceSequence::Create(CipherId::kAes128Gcm, 0);
-  ASSERT_TRUE(c_nonces.ok() && s_nonces.ok());
-  auto client =
-      Encryptor::Create(CipherId::kAes128Gcm, keys->client_to_server, kSessionId, *c_nonces);
-  auto server =
-      Encryptor::Create(CipherId::kAes128Gcm, keys->server_to_client, kSessionId, *s_nonces);
+  auto client = Encryptor::Create(CipherId::kAes128Gcm, keys->client_to_server, kSessionId);
+  auto server = Encryptor::Create(CipherId::kAes128Gcm, keys->server_to_client, kSessionId);
   ASSERT_TRUE(client.ok() && server.ok());
 
   std::string text;

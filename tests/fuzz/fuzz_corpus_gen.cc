@@ -1,0 +1,436 @@
+// fuzz_corpus_gen DIR: writes the seed corpora of the fuzz targets into
+// DIR/<target>/<seed> (`make fuzz-corpus` writes tests/fuzz/corpus), every
+// seed built by the project's own encoders in the input format its target
+// reads:
+//   rpc_gss_fuzzer    GssCase programs (gss_fuzz_case.h): DATA calls of every
+//                     service and NFS operation with in-order, duplicate,
+//                     below-window and MAXSEQ sequence numbers, altered calls,
+//                     genuine and altered INIT tokens, CONTINUE_INIT, bodies,
+//                     DESTROY, raw records;
+//   rpc_call_fuzzer   AUTH_NONE / AUTH_SYS / RPCSEC_GSS call records, COMPOUND
+//                     arguments, and the replies a server core gives;
+//   rpc_record_fuzzer record-marked streams of calls (one and several
+//                     fragments, several records);
+//   native_token_fuzz wrap and MIC tokens under the target's fixed keys;
+//   smb_parsers_fuzz  SMB2 messages, signed messages and chains (under the
+//                     target's signing key), template edits.
+// Sealed wrap tokens carry random confounders, so those seeds differ from
+// run to run; every other seed is the same bytes each time.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "gss/native_protector.h"
+#include "rpc/nfs.h"
+#include "rpc/record.h"
+#include "rpc/rpc_msg.h"
+#include "rpc/sequence_window.h"
+#include "rpc/server_core.h"
+#include "rpc/xdr.h"
+#include "smb/message.h"
+#include "smb/signing.h"
+#include "tests/fuzz/fuzz_io.h"
+#include "tests/fuzz/gss_fuzz_case.h"
+#include "tests/fuzz/native_keys.h"
+
+namespace {
+
+using secmode::common::Bytes;
+using secmode::common::ByteView;
+namespace fuzz = secmode::fuzz;
+namespace rpc = secmode::rpc;
+namespace smb = secmode::smb;
+
+class Writer {
+ public:
+  explicit Writer(std::string dir) : dir_(std::move(dir)) {}
+  bool ok() const { return ok_; }
+  int written() const { return written_; }
+
+  void Target(const std::string& name) {
+    target_ = dir_ + "/" + name;
+    mkdir(dir_.c_str(), 0755);
+    mkdir(target_.c_str(), 0755);
+  }
+  void Seed(const std::string& name, ByteView bytes) {
+    const std::string path = target_ + "/" + name;
+    FILE* f = fopen(path.c_str(), "wb");
+    if (f == nullptr || fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+      fprintf(stderr, "fuzz_corpus_gen: cannot write %s: %s\n", path.c_str(), strerror(errno));
+      ok_ = false;
+    } else {
+      ++written_;
+    }
+    if (f != nullptr) fclose(f);
+  }
+
+ private:
+  std::string dir_, target_;
+  bool ok_ = true;
+  int written_ = 0;
+};
+
+Bytes Compound(rpc::NfsOp op, uint32_t count) {
+  rpc::NfsRequest r;
+  r.op = op;
+  r.count = count;
+  Bytes args;
+  rpc::EncodeCompoundArgs(r, &args);
+  return args;
+}
+
+// An AUTH_SYS call as rpc::NewSysAuth builds it, with a fixed machine name
+// (NewSysAuth puts in the host's) so the seeds do not depend on the host.
+Bytes SysCall(uint32_t xid, uint32_t proc, ByteView args) {
+  rpc::AuthSysParms p;
+  p.stamp = 0x5ec0de;
+  p.machine = "secmode-fuzz";
+  p.gids = {0};
+  Bytes cred, record;
+  rpc::EncodeAuthSys(p, &cred);
+  rpc::EncodeCallPrefix(xid, rpc::kNfsProgram, rpc::kNfsVersion, proc, rpc::kAuthSys, cred,
+                        &record);
+  rpc::XdrEncoder e(&record);
+  e.PutU32(rpc::kAuthNone);
+  e.PutU32(0);
+  e.PutRaw(args);
+  return record;
+}
+
+Bytes Prefixed(uint8_t first, ByteView rest) {
+  Bytes out(1 + rest.size());
+  out[0] = first;
+  if (!rest.empty()) std::memcpy(out.data() + 1, rest.data(), rest.size());
+  return out;
+}
+
+// ------------------------------------------------------------ rpc_gss_fuzzer
+
+void GssSeeds(Writer& w) {
+  w.Target("rpc_gss_fuzzer");
+  using fuzz::DataCall;
+  using fuzz::GssCase;
+  using fuzz::GssOp;
+  struct Args {
+    const char* name;
+    uint8_t proc;
+    Bytes bytes;
+  };
+  const std::vector<Args> args = {{"null", 0, {}},
+                                  {"getattr", 1, Compound(rpc::NfsOp::kGetattr, 0)},
+                                  {"read4k", 1, Compound(rpc::NfsOp::kRead, 4096)},
+                                  {"write4k", 1, Compound(rpc::NfsOp::kWrite, 4096)}};
+  const char* services[] = {"", "none", "integ", "priv"};
+  auto calls = [](std::vector<int16_t> deltas) {
+    std::vector<DataCall> out;
+    for (int16_t d : deltas) out.push_back(DataCall{d, false, {}});
+    return out;
+  };
+  for (int mit = 0; mit < 2; ++mit) {
+    const std::string fam = mit ? "mit-" : "native-";
+    for (uint8_t svc = 1; svc <= 3; ++svc) {
+      for (const Args& a : args) {
+        GssCase c;
+        c.op = GssOp::kData;
+        c.mit = mit != 0;
+        c.service = svc;
+        c.proc = a.proc;
+        c.base_seq = 1;
+        c.calls = calls({0, 1, 2});
+        c.payload = a.bytes;
+        w.Seed(fam + "data-" + services[svc] + "-" + a.name, fuzz::EncodeGssCase(c));
+      }
+      const Bytes getattr = Compound(rpc::NfsOp::kGetattr, 0);
+      // The window: a duplicate, one below the window (32), a late one
+      // inside it, and the edge of MAXSEQ.
+      struct Pattern {
+        const char* name;
+        uint32_t base;
+        std::vector<int16_t> deltas;
+      };
+      const Pattern patterns[] = {
+          {"duplicate", 100, {0, 0}},           {"below-window", 100, {40, 8, 9}},
+          {"late-inside", 100, {31, 0, 30, 0}}, {"maxseq", rpc::kMaxGssSeq - 2, {0, 1, 2, 3}},
+          {"wrap", 0xFFFFFFF0u, {0, 16, 32}},
+      };
+      for (const Pattern& p : patterns) {
+        GssCase c;
+        c.op = GssOp::kData;
+        c.mit = mit != 0;
+        c.service = svc;
+        c.proc = 1;
+        c.base_seq = p.base;
+        c.calls = calls(p.deltas);
+        c.payload = getattr;
+        w.Seed(fam + "window-" + p.name + "-" + services[svc], fuzz::EncodeGssCase(c));
+      }
+      // Altered calls: a body byte, a header byte (breaks the MIC).
+      GssCase c;
+      c.op = GssOp::kData;
+      c.mit = mit != 0;
+      c.service = svc;
+      c.proc = 1;
+      c.base_seq = 5;
+      c.calls = {DataCall{0, false, {{3, 0x40}}}, DataCall{1, true, {{10, 0x01}}}};
+      c.payload = getattr;
+      w.Seed(fam + "data-altered-" + services[svc], fuzz::EncodeGssCase(c));
+      // Bodies: open and seal directly, genuine and altered.
+      GssCase b;
+      b.op = GssOp::kBody;
+      b.mit = mit != 0;
+      b.service = svc;
+      b.proc = 1;
+      b.base_seq = 7;
+      b.payload = Compound(rpc::NfsOp::kWrite, 512);
+      w.Seed(fam + "body-" + services[svc], fuzz::EncodeGssCase(b));
+      b.mutations = {{20, 0x80}};
+      b.cut = 3;
+      w.Seed(fam + "body-altered-" + services[svc], fuzz::EncodeGssCase(b));
+    }
+    GssCase bad;
+    bad.op = GssOp::kData;
+    bad.mit = mit != 0;
+    bad.service = 4;  // not an RFC 2203 service
+    bad.calls = calls({0});
+    w.Seed(fam + "data-bad-service", fuzz::EncodeGssCase(bad));
+    // INIT: a genuine token, an altered one, a cut one, garbage, empty.
+    GssCase init;
+    init.op = GssOp::kInitToken;
+    init.mit = mit != 0;
+    init.service = 1;
+    w.Seed(fam + "init-genuine", fuzz::EncodeGssCase(init));
+    init.mutations = {{40, 0x04}};
+    w.Seed(fam + "init-altered", fuzz::EncodeGssCase(init));
+    init.mutations = {};
+    init.cut = 17;
+    w.Seed(fam + "init-cut", fuzz::EncodeGssCase(init));
+    GssCase raw;
+    raw.op = GssOp::kInitRaw;
+    raw.mit = mit != 0;
+    raw.service = 3;
+    raw.payload = secmode::common::PatternBytes(300, 5);
+    w.Seed(fam + "init-garbage", fuzz::EncodeGssCase(raw));
+    raw.payload = {0x60, 0x82, 0x01, 0x00, 0x06, 0x09, 0x2a, 0x86, 0x48,
+                   0x86, 0xf7, 0x12, 0x01, 0x02, 0x02, 0x01, 0x00};  // GSS krb5 token framing,
+                                                                     // AP-REQ type, no body
+    w.Seed(fam + "init-framing-only", fuzz::EncodeGssCase(raw));
+    raw.payload = {};
+    w.Seed(fam + "init-empty", fuzz::EncodeGssCase(raw));
+    GssCase cont;
+    cont.op = GssOp::kContinueInit;
+    cont.mit = mit != 0;
+    cont.service = 2;  // even: the established handle
+    cont.payload = secmode::common::PatternBytes(64, 6);
+    w.Seed(fam + "continue-established", fuzz::EncodeGssCase(cont));
+    cont.service = 1;  // odd: the handle from the payload
+    w.Seed(fam + "continue-unknown", fuzz::EncodeGssCase(cont));
+    GssCase destroy;
+    destroy.op = GssOp::kDestroy;
+    destroy.mit = mit != 0;
+    destroy.service = 1;
+    destroy.base_seq = 3;
+    w.Seed(fam + "destroy", fuzz::EncodeGssCase(destroy));
+    // Raw records to the server: AUTH_SYS, an unknown RPCSEC_GSS handle.
+    {
+      GssCase r;
+      r.op = GssOp::kRawRecord;
+      r.mit = mit != 0;
+      r.payload = SysCall(1, rpc::kNfsProcCompound, Compound(rpc::NfsOp::kGetattr, 0));
+      w.Seed(fam + "raw-sys-getattr", fuzz::EncodeGssCase(r));
+    }
+    Bytes record;
+    rpc::GssCred cred;
+    cred.proc = rpc::kGssData;
+    cred.seq = 1;
+    cred.service = rpc::kGssSvcIntegrity;
+    const uint8_t handle[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    cred.handle = ByteView(handle, 8);
+    Bytes body;
+    rpc::EncodeGssCred(cred, &body);
+    record.clear();
+    rpc::EncodeCallPrefix(2, rpc::kNfsProgram, rpc::kNfsVersion, 1, rpc::kRpcsecGss, body, &record);
+    rpc::XdrEncoder e(&record);
+    e.PutU32(rpc::kRpcsecGss);
+    e.PutOpaque(secmode::common::PatternBytes(28, 8));
+    GssCase r;
+    r.op = GssOp::kRawRecord;
+    r.mit = mit != 0;
+    r.payload = record;
+    w.Seed(fam + "raw-gss-unknown-handle", fuzz::EncodeGssCase(r));
+  }
+}
+
+// ----------------------------------------------------------- rpc_call_fuzzer
+
+void CallSeeds(Writer& w) {
+  w.Target("rpc_call_fuzzer");
+  rpc::MemoryNfsServer nfs;
+  auto core = rpc::RpcServerCore::Create({}, {nfs.Program()});
+  struct Op {
+    const char* name;
+    uint32_t proc;
+    Bytes args;
+  };
+  const std::vector<Op> ops = {
+      {"null", rpc::kNfsProcNull, {}},
+      {"getattr", rpc::kNfsProcCompound, Compound(rpc::NfsOp::kGetattr, 0)},
+      {"read", rpc::kNfsProcCompound, Compound(rpc::NfsOp::kRead, 4096)},
+      {"write", rpc::kNfsProcCompound, Compound(rpc::NfsOp::kWrite, 4096)}};
+  Bytes record, reply;
+  for (const Op& op : ops) {
+    record = SysCall(7, op.proc, op.args);
+    w.Seed(std::string("call-sys-") + op.name, Prefixed(0, record));
+    if (op.proc == rpc::kNfsProcCompound) {
+      w.Seed(std::string("compound-") + op.name, Prefixed(1, op.args));
+    }
+    if (core.ok() && (*core)->HandleCall(record, &reply) == rpc::Disposition::kReply) {
+      w.Seed(std::string("reply-") + op.name, Prefixed(2, reply));
+    }
+  }
+  record.clear();
+  rpc::EncodeCallPrefix(8, rpc::kNfsProgram, rpc::kNfsVersion, 0, rpc::kAuthNone, {}, &record);
+  rpc::XdrEncoder(&record).PutU32(rpc::kAuthNone);
+  rpc::XdrEncoder(&record).PutU32(0);
+  w.Seed("call-none-null", Prefixed(0, record));
+  rpc::GssCred cred;
+  cred.proc = rpc::kGssInit;
+  cred.service = rpc::kGssSvcPrivacy;
+  Bytes body;
+  rpc::EncodeGssCred(cred, &body);
+  record.clear();
+  rpc::EncodeCallPrefix(9, rpc::kNfsProgram, rpc::kNfsVersion, 0, rpc::kRpcsecGss, body, &record);
+  rpc::XdrEncoder e(&record);
+  e.PutU32(rpc::kAuthNone);
+  e.PutU32(0);
+  e.PutOpaque(secmode::common::PatternBytes(40, 3));
+  w.Seed("call-gss-init", Prefixed(0, record));
+}
+
+// --------------------------------------------------------- rpc_record_fuzzer
+
+void RecordSeeds(Writer& w) {
+  w.Target("rpc_record_fuzzer");
+  const Bytes a = SysCall(1, rpc::kNfsProcCompound, Compound(rpc::NfsOp::kGetattr, 0));
+  const Bytes b = SysCall(2, rpc::kNfsProcCompound, Compound(rpc::NfsOp::kWrite, 600));
+  for (uint8_t chunk : {uint8_t{0}, uint8_t{6}, uint8_t{255}}) {
+    // Two one-fragment records.
+    Bytes stream{chunk};
+    rpc::AppendRecordMark(static_cast<uint32_t>(a.size()), &stream);
+    stream.insert(stream.end(), a.begin(), a.end());
+    rpc::AppendRecordMark(static_cast<uint32_t>(b.size()), &stream);
+    stream.insert(stream.end(), b.begin(), b.end());
+    w.Seed("two-records-chunk" + std::to_string(chunk + 1), stream);
+    // One record in three fragments.
+    fuzz::FuzzWriter f;
+    f.U8(chunk);
+    const size_t cut1 = b.size() / 3, cut2 = 2 * b.size() / 3;
+    f.U32(static_cast<uint32_t>(cut1)).Raw(ByteView(b).subspan(0, cut1));
+    f.U32(static_cast<uint32_t>(cut2 - cut1)).Raw(ByteView(b).subspan(cut1, cut2 - cut1));
+    f.U32(static_cast<uint32_t>(b.size() - cut2) | rpc::kLastFragment)
+        .Raw(ByteView(b).subspan(cut2));
+    w.Seed("fragments-chunk" + std::to_string(chunk + 1), f.bytes());
+  }
+  // An empty fragment, then a mark over the limit.
+  fuzz::FuzzWriter f;
+  f.U8(3).U32(0).U32(static_cast<uint32_t>(a.size()) | rpc::kLastFragment).Raw(a);
+  f.U32(5000 | rpc::kLastFragment);
+  w.Seed("empty-fragment-then-oversize", f.bytes());
+}
+
+// --------------------------------------------------------- native_token_fuzz
+
+void NativeSeeds(Writer& w) {
+  w.Target("native_token_fuzz");
+  for (int e = 0; e < 4; ++e) {
+    const int32_t enctype = fuzz::kNativeEnctypes[e];
+    auto sender = secmode::gss::NewNativeProtectorFromKeys(fuzz::NativeSeedSenderKeys(enctype));
+    if (!sender.ok()) continue;
+    const std::string et = std::to_string(enctype);
+    for (size_t size : {size_t{0}, size_t{1}, size_t{100}, size_t{4096}}) {
+      const Bytes msg = secmode::common::PatternBytes(size, 17);
+      Bytes token;
+      // op 0: the token is opened as is (byte 0 = enctype index + 4 * op).
+      if ((*sender)->Wrap(msg, true, &token).ok())
+        w.Seed("wrap-sealed-" + et + "-" + std::to_string(size), Prefixed(uint8_t(e), token));
+      if ((*sender)->Wrap(msg, false, &token).ok())
+        w.Seed("wrap-integ-" + et + "-" + std::to_string(size), Prefixed(uint8_t(e), token));
+    }
+    // op 1: message || MIC, split in halves: a message as long as the MIC.
+    Bytes mic;
+    const Bytes probe = secmode::common::PatternBytes(8, 1);
+    if ((*sender)->GetMic(probe, &mic).ok()) {
+      const Bytes msg = secmode::common::PatternBytes(mic.size(), 18);
+      if ((*sender)->GetMic(msg, &mic).ok()) {
+        Bytes both = msg;
+        both.insert(both.end(), mic.begin(), mic.end());
+        w.Seed("mic-" + et, Prefixed(uint8_t(e + 4), both));
+      }
+    }
+    // op 2: bytes xored over a genuine token (zeros leave it genuine).
+    w.Seed("xor-none-" + et, Prefixed(uint8_t(e + 8), Bytes(32, 0)));
+  }
+}
+
+// ---------------------------------------------------------- smb_parsers_fuzz
+
+void SmbSeeds(Writer& w) {
+  w.Target("smb_parsers_fuzz");
+  constexpr uint64_t kSession = 0x0000100000000025ull;  // the target's session
+  const Bytes signing_key = secmode::common::PatternBytes(16, 2);
+  smb::HeaderFields h;
+  h.session_id = kSession;
+  h.message_id = 7;
+  Bytes msg;
+  smb::BuildWriteRequest(h, secmode::common::PatternBytes(40, 4), &msg);
+  w.Seed("write-request", msg);
+  smb::HeaderFields r = h;
+  r.command = smb::Command::kRead;
+  r.flags = smb::kFlagServerToRedir;
+  Bytes read;
+  smb::BuildReadResponse(r, secmode::common::PatternBytes(40, 5), &read);
+  w.Seed("read-response", read);
+  for (smb::SigningAlgorithm a :
+       {smb::SigningAlgorithm::kHmacSha256, smb::SigningAlgorithm::kAesCmac,
+        smb::SigningAlgorithm::kAesGmac}) {
+    auto signer = smb::Signer::Create(a, signing_key);
+    if (!signer.ok()) continue;
+    Bytes signed_msg = msg;
+    if ((*signer)->Sign(signed_msg).ok())
+      w.Seed(std::string("signed-") + smb::SigningAlgorithmName(a), signed_msg);
+    // A compound chain of two signed messages (NextCommand 8-byte aligned).
+    Bytes first = msg;
+    first.resize((first.size() + 7) / 8 * 8, 0);
+    smb::PutLe32(first.data() + 20, static_cast<uint32_t>(first.size()));
+    Bytes chain = first;
+    chain.insert(chain.end(), read.begin(), read.end());
+    if ((*signer)->SignChain(chain).ok())
+      w.Seed(std::string("chain-") + smb::SigningAlgorithmName(a), chain);
+  }
+  // Template edits (odd first byte): each template, uncut, with one xor.
+  for (uint8_t t = 0; t < 7; ++t) {
+    w.Seed("template-" + std::to_string(t), Bytes{uint8_t(2 * t + 1), 0, 60, 0x01});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: fuzz_corpus_gen DIR   (writes DIR/<target>/<seed>)\n");
+    return 2;
+  }
+  Writer w(argv[1]);
+  GssSeeds(w);
+  CallSeeds(w);
+  RecordSeeds(w);
+  NativeSeeds(w);
+  SmbSeeds(w);
+  if (!w.ok()) return 1;
+  printf("fuzz_corpus_gen: %d seeds written under %s\n", w.written(), argv[1]);
+  return 0;
+}
