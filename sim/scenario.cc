@@ -262,6 +262,7 @@ Scenario EveryMechanismScenario() {
   s.client_call_ns = 5000;
   s.read_bytes = 65536;
   s.per_core_queues = true;
+  s.sync_wake_share = 0.9;
   return s;
 }
 

@@ -1490,15 +1490,16 @@ Result<ScenarioResult> Sim::Run() {
       ++r_.violation_stage[worst];
     }
   }
-  for (auto [v, step] : {std::pair{&close_to_eof_, &r_.close_to_eof},
-                         {&eof_to_resent_, &r_.eof_to_resent},
-                         {&recreation_, &r_.recreation}}) {
-    if (v->empty()) continue;
-    std::sort(v->begin(), v->end());
-    const auto at = [v](double q) {
-      return (*v)[std::min(v->size() - 1, static_cast<size_t>(q * static_cast<double>(v->size())))];
+  for (const auto& pair : {std::pair{&close_to_eof_, &r_.close_to_eof},
+                            {&eof_to_resent_, &r_.eof_to_resent},
+                            {&recreation_, &r_.recreation}}) {
+    std::vector<int64_t>& v = *pair.first;
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const auto at = [&v](double q) {
+      return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
     };
-    *step = {static_cast<int64_t>(v->size()), at(0.5), at(0.9)};
+    *pair.second = {static_cast<int64_t>(v.size()), at(0.5), at(0.9)};
   }
   // Nearest-rank percentiles (as common::LatencySamples), by selection
   // instead of a full sort: increasing ranks, each on the part above the last.
