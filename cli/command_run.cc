@@ -35,14 +35,20 @@ struct RunArgs {
 // the first sets interrupt() for the suite, which stops after the step it
 // is in, so what was measured is written; the second ends the process at
 // once, by that signal (the realm's reaper still removes the KDC and its
-// directory; nothing is written). Helper programs are started with an
-// empty mask (common/subprocess.h).
+// directory; nothing is written). A signal the process was started ignoring
+// stays ignored. Helper programs are started with an empty mask
+// (common/subprocess.h).
 class InterruptWatcher {
  public:
   InterruptWatcher() {
     sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
+    for (int sig : {SIGINT, SIGTERM}) {
+      // A signal this process was started ignoring (a background job of a
+      // script) stays ignored: blocked, it would be taken instead.
+      struct sigaction now {};
+      if (sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
+      sigaddset(&signals_, sig);
+    }
     pthread_sigmask(SIG_BLOCK, &signals_, &saved_);
     thread_ = std::thread([this] { Watch(); });
   }

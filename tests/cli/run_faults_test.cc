@@ -60,7 +60,10 @@ std::string Read(const std::string& path) {
 // stdout and stderr to files in `work`.
 class Secmode {
  public:
-  Secmode(const std::vector<std::string>& args, const std::string& work, const std::string& tmpdir)
+  // `ignore_sigint`: started as a shell starts a background job of a script
+  // (SIGINT ignored).
+  Secmode(const std::vector<std::string>& args, const std::string& work, const std::string& tmpdir,
+          bool ignore_sigint = false)
       : out_(work + "/stdout"), err_(work + "/stderr") {
     pid_ = fork();
     if (pid_ == 0) {
@@ -68,7 +71,7 @@ class Secmode {
       sigset_t none;
       sigemptyset(&none);
       sigprocmask(SIG_SETMASK, &none, nullptr);
-      signal(SIGINT, SIG_DFL);
+      signal(SIGINT, ignore_sigint ? SIG_IGN : SIG_DFL);
       signal(SIGTERM, SIG_DFL);
       setenv("TMPDIR", tmpdir.c_str(), 1);
       int out = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -228,6 +231,33 @@ TEST(RunFaultsTest, SecondSigintEndsItAtOnceAndLeavesNothingBehind) {
   ASSERT_TRUE(WIFSIGNALED(run.status())) << "wait status " << run.status() << "\n" << run.err();
   EXPECT_EQ(WTERMSIG(run.status()), SIGINT);
   EXPECT_NE(run.err().find("quitting now"), std::string::npos) << run.err();
+  s.ExpectNothingLeft();
+}
+
+// Started ignoring SIGINT (a background job of a script), `secmode run`
+// keeps ignoring it, and so does its KDC (a process group of its own): the
+// run ends normally with every krb5 step measured.
+TEST(RunFaultsTest, IgnoredSigintStaysIgnoredByTheRunAndItsKdc) {
+  Scratch s;
+  ASSERT_FALSE(s.work.empty());
+  const std::string out = s.work + "/out";
+  std::vector<std::string> args = kShortRun;
+  args.insert(args.end(), {"--out", out});
+  Secmode run(args, s.work, s.tmpdir, /*ignore_sigint=*/true);
+  ASSERT_GT(run.pid(), 0);
+  ASSERT_TRUE(WaitUntil([&] { return run.out().find("section gss") != std::string::npos; }, 120000))
+      << run.out() << run.err();
+  run.SignalGroup(SIGINT);
+  ASSERT_TRUE(run.Wait(300000)) << run.out();
+  const std::string said = run.out() + run.err();
+  ASSERT_TRUE(WIFEXITED(run.status())) << "wait status " << run.status() << "\n" << said;
+  EXPECT_EQ(WEXITSTATUS(run.status()), 0) << said;
+  EXPECT_EQ(said.find("Cannot contact any KDC"), std::string::npos) << said;
+  auto text = common::ReadFile(out + "/results.json");
+  ASSERT_TRUE(text.ok()) << said;
+  json doc = json::parse(*text);
+  EXPECT_FALSE(doc.contains("errors")) << doc["errors"].dump();
+  EXPECT_FALSE(doc["e2e"].empty());
   s.ExpectNothingLeft();
 }
 

@@ -55,6 +55,9 @@ TEST(RealmFaultsTest, KdcKilledMidRunFailsNamingTheKdc) {
     auto pair = ContextPair::Establish(realm, kDefaultEnctype);
     ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   }
+  // A failure with another cause is left as it is while the KDC is well.
+  const common::Status other = common::Status::Internal("some other cause");
+  EXPECT_EQ(realm.ExplainKdcFailure(other).message(), "some other cause");
   const pid_t kdc = realm.kdc_pid();
   // krb5kdc leads its own process group: a terminal's Ctrl-C to this
   // process's group does not reach it (the owner stops it).
