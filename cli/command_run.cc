@@ -157,6 +157,8 @@ CLI::App* AddRunCommand(CLI::App& app) {
     if (!results.ok()) Fail("run", results.status());
     auto files = render::WriteRunDirectory(dir, *results);
     if (!files.ok()) {
+      // At least the terminal keeps the micro table.
+      std::cout << "\n" << render::SummaryTable(*results) << "\n";
       Fail("run", files.status().Annotate("the results of this run are not saved"));
     }
     for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
