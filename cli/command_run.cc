@@ -1,6 +1,13 @@
 // `secmode run` and `secmode modes`.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/cli.h"
 #include "common/files.h"
@@ -13,9 +20,90 @@ namespace secmode::cli {
 
 namespace {
 
+// Interrupted by a signal: 128 + the signal (130 for SIGINT), as a shell
+// reports a command killed by it.
+constexpr int kExitInterruptedBase = 128;
+
 struct RunArgs {
   suite::SuiteOptions suite;
   std::string out_dir;
+};
+
+// SIGINT and SIGTERM during `secmode run`. While it lives the two signals
+// are blocked in every thread (threads started later inherit the mask, so
+// no measurement sees EINTR) and one thread takes them with sigtimedwait:
+// the first sets interrupt() for the suite, which stops after the step it
+// is in, so what was measured is written; the second ends the process at
+// once, by that signal (the realm's reaper still removes the KDC and its
+// directory; nothing is written). A signal the process was started ignoring
+// stays ignored. Helper programs are started with an empty mask
+// (common/subprocess.h).
+class InterruptWatcher {
+ public:
+  InterruptWatcher() {
+    sigemptyset(&signals_);
+    for (int sig : {SIGINT, SIGTERM}) {
+      // A signal this process was started ignoring (a background job of a
+      // script) stays ignored: blocked, it would be taken instead.
+      struct sigaction now {};
+      if (sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
+      sigaddset(&signals_, sig);
+    }
+    pthread_sigmask(SIG_BLOCK, &signals_, &saved_);
+    thread_ = std::thread([this] { Watch(); });
+  }
+  ~InterruptWatcher() {
+    done_ = true;
+    thread_.join();
+    // A signal that came after the last wait is taken here, not delivered.
+    const timespec none{0, 0};
+    for (int sig; (sig = sigtimedwait(&signals_, nullptr, &none)) > 0;) Note(sig);
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  InterruptWatcher(const InterruptWatcher&) = delete;
+  InterruptWatcher& operator=(const InterruptWatcher&) = delete;
+
+  const std::atomic<int>* interrupt() const { return &signal_; }
+  int signal() const { return signal_.load(); }
+
+ private:
+  void Watch() {
+    const timespec tick{0, 100 * 1000 * 1000};
+    while (!done_) {
+      const int sig = sigtimedwait(&signals_, nullptr, &tick);
+      if (sig <= 0) continue;
+      if (signal_.load() == 0) {
+        Note(sig);
+        const std::string say = "\nsecmode run: " + suite::SignalName(sig) +
+                                ": stopping after the current step and writing what was "
+                                "measured; " +
+                                suite::SignalName(sig) + " again quits at once, writing nothing\n";
+        (void)!write(STDERR_FILENO, say.data(), say.size());
+        continue;
+      }
+      const std::string say =
+          "\nsecmode run: " + suite::SignalName(sig) + " again: quitting now, nothing written\n";
+      (void)!write(STDERR_FILENO, say.data(), say.size());
+      // Die by the signal itself, as an uncaught one would.
+      ::signal(sig, SIG_DFL);
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      raise(sig);
+      _exit(128 + sig);
+    }
+  }
+  void Note(int sig) {
+    int expected = 0;
+    signal_.compare_exchange_strong(expected, sig);
+  }
+
+  sigset_t signals_{};
+  sigset_t saved_{};
+  std::atomic<int> signal_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
 };
 
 }  // namespace
@@ -43,6 +131,13 @@ CLI::App* AddRunCommand(CLI::App& app) {
                   "Payload sizes in bytes (default: 128,4096,65536,1048576)")
       ->delimiter(',')
       ->check(CLI::Range(size_t{0}, size_t{64} << 20));
+  run->footer(
+      "Interrupted (SIGINT, e.g. Ctrl-C, or SIGTERM), `secmode run` stops after the step it is "
+      "in (a mode of the micro table, an end-to-end row, or any other section: the nconnect "
+      "validation finishes its grid first), writes what was measured (results.json `errors` "
+      "lists what was not, each with \"interrupted\"; report.md says so), removes its realm and "
+      "servers, and exits with status 130 (SIGINT) or 143 (SIGTERM). A second signal ends it at "
+      "once, by that signal, writing nothing.");
   run->callback([args] {
     suite::SuiteOptions& o = args->suite;
     o.command = CommandLine();
@@ -51,18 +146,31 @@ CLI::App* AddRunCommand(CLI::App& app) {
     common::Status valid = suite::ValidateOptions(o);
     if (!valid.ok()) Fail("run", valid);
     const std::string dir = args->out_dir.empty() ? render::DefaultOutDir() : args->out_dir;
-    // An unusable output directory is refused before minutes of measuring.
+    // An unusable output directory is refused before minutes of measuring
+    // (a full disk shows only when the results are written).
     common::Status made = common::MakeDirectories(dir);
+    if (made.ok()) made = common::CheckWritableDirectory(dir);
     if (!made.ok()) Fail("run", made);
+    InterruptWatcher watcher;
+    o.interrupt = watcher.interrupt();
     auto results = suite::RunSuite(o, std::cout);
     if (!results.ok()) Fail("run", results.status());
     auto files = render::WriteRunDirectory(dir, *results);
-    if (!files.ok()) Fail("run", files.status());
+    if (!files.ok()) {
+      // At least the terminal keeps the micro table.
+      std::cout << "\n" << render::SummaryTable(*results) << "\n";
+      Fail("run", files.status().Annotate("the results of this run are not saved"));
+    }
     for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
     std::cout << "\n" << render::SummaryTable(*results) << "\n";
     std::cout << "results:";
     for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
     std::cout << "\n";
+    if (const int sig = watcher.signal()) {
+      throw CLI::RuntimeError("secmode run: interrupted by " + suite::SignalName(sig) +
+                                  "; what was measured before is in " + dir + "/results.json",
+                              kExitInterruptedBase + sig);
+    }
     if (!results->errors.empty()) {
       Fail("run", common::Status::Internal(std::to_string(results->errors.size()) +
                                            " mode(s) or section(s) failed; what was measured is "

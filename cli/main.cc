@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> names;
   for (CLI::App* sub : {AddRunCommand(app), AddModesCommand(app), AddReportCommand(app),
                         AddNconnectCommand(app), AddServeCommand(app), AddLoadCommand(app)}) {
-    sub->footer(kExitStatusHelp);
+    // The convention first, then what the subcommand adds to it.
+    const std::string own = sub->get_footer();
+    sub->footer(std::string(kExitStatusHelp) + (own.empty() ? "" : "\n\n" + own));
     known += (known.empty() ? "" : ", ") + sub->get_name();
     names.push_back(sub->get_name());
   }

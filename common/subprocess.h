@@ -22,7 +22,12 @@ struct Command {
   std::map<std::string, std::string> env;  // overrides
   std::string log_path;                    // stdout+stderr appended here
   std::string stdin_path;                  // "" means /dev/null
-  std::string ToString() const;            // the command line, for errors
+  // The child leads a process group of its own, so a terminal's Ctrl-C
+  // (SIGINT to the foreground group) reaches only this process, which then
+  // stops the child itself (a server such as krb5kdc that must outlive the
+  // first SIGINT).
+  bool own_process_group = false;
+  std::string ToString() const;  // the command line, for errors
 };
 
 // Finds `program` as the shell would, also looking in /usr/sbin and /sbin

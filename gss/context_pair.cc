@@ -53,6 +53,13 @@ Result<SessionKey> InquireSessionKey(gss_ctx_id_t context) {
 }
 
 Result<std::unique_ptr<ContextPair>> ContextPair::Establish(const Realm& realm, Enctype enctype) {
+  auto pair = EstablishOnce(realm, enctype);
+  if (!pair.ok()) return realm.ExplainKdcFailure(pair.status());
+  return pair;
+}
+
+Result<std::unique_ptr<ContextPair>> ContextPair::EstablishOnce(const Realm& realm,
+                                                                Enctype enctype) {
   std::unique_ptr<ContextPair> pair(new ContextPair());
   pair->enctype_ = enctype;
   // A private copy of the TGT, so a service ticket cached for one enctype is

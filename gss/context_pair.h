@@ -37,6 +37,7 @@ common::Result<SessionKey> InquireSessionKey(gss_ctx_id_t context);
 
 class ContextPair {
  public:
+  // A failure caused by the realm's KDC names it (Realm::ExplainKdcFailure).
   static common::Result<std::unique_ptr<ContextPair>> Establish(const Realm& realm,
                                                                 Enctype enctype);
   ContextPair(const ContextPair&) = delete;
@@ -54,6 +55,8 @@ class ContextPair {
 
  private:
   ContextPair() = default;
+  static common::Result<std::unique_ptr<ContextPair>> EstablishOnce(const Realm& realm,
+                                                                    Enctype enctype);
   ContextPtr initiator_;
   ContextPtr acceptor_;
   Enctype enctype_ = kDefaultEnctype;

@@ -60,6 +60,29 @@ int PickFreePort() {
   return 0;
 }
 
+// How `pid` (a child not yet reaped) ended, without reaping it: "exited
+// with status 1", "was killed by signal 9 (SIGKILL)"; "" while it runs.
+std::string ExitOf(pid_t pid) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid != pid) {
+    return "";
+  }
+  if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
+  const char* abbrev = sigabbrev_np(info.si_status);
+  return "was killed by signal " + std::to_string(info.si_status) +
+         (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string());
+}
+
+// The state letter of /proc/PID/stat (R, S, T, Z ...); '?' if unreadable.
+char ProcessState(pid_t pid) {
+  auto stat = common::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return '?';
+  const size_t paren = stat->rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat->size()) return '?';
+  return (*stat)[paren + 2];
+}
+
 bool TcpAnswers(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -96,7 +119,7 @@ Status Realm::Create(const RealmOptions& options) {
   SECMODE_ASSIGN_OR_RETURN(dir_, common::MakeTempDirectory("secmode-realm-"));
   SECMODE_RETURN_IF_ERROR(StartReaper());
   for (int attempt = 0;; ++attempt) {
-    port_ = PickFreePort();
+    port_ = attempt == 0 && options.kdc_port > 0 ? options.kdc_port : PickFreePort();
     if (port_ == 0) return Status::Unavailable("no free loopback port for the KDC");
     SECMODE_RETURN_IF_ERROR(WriteConfig());
     if (attempt == 0) {
@@ -118,12 +141,25 @@ Status Realm::Create(const RealmOptions& options) {
     }
     Status started = StartKdc(options.start_timeout_ms);
     if (started.ok()) break;
-    // Another process may have taken the port between PickFreePort and bind.
-    bool lost_port = common::TailOfFile(kdc_log(), 40).find("in use") != std::string::npos;
-    if (!lost_port || attempt >= 3) return started;
+    // The port was taken (by another process between PickFreePort and the
+    // bind, or it was RealmOptions::kdc_port): krb5kdc logs EADDRINUSE and
+    // exits. Its logs move aside, so the next attempt's are its own.
+    const std::string said =
+        common::TailOfFile(kdc_log(), 40) + common::TailOfFile(dir_ + "/krb5kdc.out", 40);
+    const bool lost_port = said.find("in use") != std::string::npos;
+    if (!lost_port || attempt + 1 >= kPortAttempts) {
+      if (lost_port) {
+        return started.Annotate("the KDC could not bind any of " + std::to_string(kPortAttempts) +
+                                " loopback ports");
+      }
+      return started;
+    }
+    refused_ports_.push_back(port_);
+    const std::string aside = dir_ + "/port-" + std::to_string(port_) + "-";
+    rename(kdc_log().c_str(), (aside + "kdc.log").c_str());
+    rename((dir_ + "/krb5kdc.out").c_str(), (aside + "krb5kdc.out").c_str());
   }
-  SECMODE_RETURN_IF_ERROR(RunTool(
-      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()}, dir_ + "/kinit.log"));
+  SECMODE_RETURN_IF_ERROR(Kinit());
   // The in-process GSS library must see this realm only.
   for (const char* var : {"KRB5_CONFIG", "KRB5RCACHEDIR", "KRB5RCACHETYPE"}) {
     const char* old = getenv(var);
@@ -276,11 +312,62 @@ Status Realm::RunTool(const std::vector<std::string>& argv, const std::string& l
   return Status::Ok();
 }
 
+Status Realm::Kinit() {
+  return ExplainKdcFailure(RunTool(
+      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()}, dir_ + "/kinit.log"));
+}
+
+bool Realm::KdcWell(std::string* description) const {
+  std::string who = "the realm's KDC (krb5kdc";
+  if (kdc_pid_ > 0) who += " pid " + std::to_string(kdc_pid_);
+  who += ", 127.0.0.1:" + std::to_string(port_) + ")";
+  if (kdc_pid_ <= 0) {
+    *description = who + " is not running";
+    return false;
+  }
+  const std::string exit = ExitOf(kdc_pid_);
+  if (!exit.empty()) {
+    *description = who + " " + exit;
+    return false;
+  }
+  const char state = ProcessState(kdc_pid_);
+  if (state == 'T' || state == 't') {
+    *description = who + " is stopped (process state " + state + "), so it answers nothing";
+    return false;
+  }
+  if (!TcpAnswers(port_)) {
+    *description = who + " runs but refuses TCP connections";
+    return false;
+  }
+  *description = who + " runs and accepts connections";
+  return true;
+}
+
+std::string Realm::DescribeKdc() const {
+  std::string description;
+  KdcWell(&description);
+  return description;
+}
+
+Status Realm::CheckKdc() const {
+  std::string description;
+  if (KdcWell(&description)) return Status::Ok();
+  return Status::Unavailable(description);
+}
+
+Status Realm::ExplainKdcFailure(const Status& failure) const {
+  if (failure.ok()) return failure;
+  std::string description;
+  if (KdcWell(&description)) return failure;
+  return failure.Annotate(description);
+}
+
 Status Realm::StartKdc(int timeout_ms) {
   common::Command cmd{{"krb5kdc", "-n", "-r", name_, "-P", dir_ + "/krb5kdc.pid"},
                       Environment(),
                       dir_ + "/krb5kdc.out",
                       ""};
+  cmd.own_process_group = true;
   SECMODE_ASSIGN_OR_RETURN(kdc_pid_, common::Spawn(cmd));
   common::WriteFileAtomically(dir_ + "/kdc.pid", std::to_string(kdc_pid_) + "\n");
   uint64_t deadline = common::NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
@@ -288,12 +375,20 @@ Status Realm::StartKdc(int timeout_ms) {
     int status = 0;
     if (waitpid(kdc_pid_, &status, WNOHANG) == kdc_pid_) {
       kdc_pid_ = -1;
-      return Status::Unavailable("krb5kdc exited during start-up (status " +
-                                 std::to_string(status) + ")\ncommand: " + cmd.ToString() +
+      const std::string how = WIFEXITED(status)
+                                  ? "with status " + std::to_string(WEXITSTATUS(status))
+                                  : "on signal " + std::to_string(WTERMSIG(status));
+      return Status::Unavailable("krb5kdc exited during start-up " + how + " (port " +
+                                 std::to_string(port_) + ")\ncommand: " + cmd.ToString() +
                                  "\nlog " + kdc_log() + ":\n" + common::TailOfFile(kdc_log()) +
                                  common::TailOfFile(dir_ + "/krb5kdc.out"));
     }
-    if (TcpAnswers(port_)) return Status::Ok();
+    // Up when krb5kdc itself says so: a listener on the port alone could be
+    // another process's (the one that took the port), answering nothing.
+    if (common::TailOfFile(kdc_log(), 40).find("commencing operation") != std::string::npos &&
+        TcpAnswers(port_)) {
+      return Status::Ok();
+    }
     if (common::NowNs() > deadline) {
       common::Terminate(kdc_pid_);
       kdc_pid_ = -1;

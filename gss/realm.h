@@ -8,6 +8,18 @@
 // and gets the user's TGT into a private ccache. It never reads or writes the
 // machine's /etc/krb5.conf or default ccache, and needs no root.
 //
+// The KDC listens on 127.0.0.1 (TCP and UDP) on a port that was free; if
+// krb5kdc cannot bind it (another process took it between the choice and the
+// bind, or RealmOptions::kdc_port is taken), Start picks another free port
+// and starts it again (up to kPortAttempts ports). krb5kdc leads a process
+// group of its own, so a terminal's Ctrl-C reaches the owner, which stops it.
+//
+// When the KDC fails while the realm is in use (killed, stopped), whatever
+// asks it fails: a refused connection at once; an unanswered one when MIT's
+// library gives up (its own fixed retry schedule: MIT 1.20 has no krb5.conf
+// setting for it). ExplainKdcFailure() prefixes such an error with the KDC's
+// address and what became of its process.
+//
 // Nothing is left behind: the destructor (and Stop) kills the KDC and removes
 // the directory. A reaper process started first does the same if this
 // process dies any other way (exception, SIGINT, SIGTERM, even SIGKILL): it
@@ -34,7 +46,13 @@ namespace secmode::gss {
 struct RealmOptions {
   std::string name = "SECMODE.TEST";
   int start_timeout_ms = 20000;
+  // The loopback port to try first; 0 picks a free one. A port krb5kdc
+  // cannot bind is replaced by a free one, as in the race above.
+  int kdc_port = 0;
 };
+
+// How many ports Start tries before it gives up on a KDC that cannot bind.
+inline constexpr int kPortAttempts = 4;
 
 class Realm {
  public:
@@ -67,6 +85,25 @@ class Realm {
   // max_life.
   common::Status AddPasswordPrincipal(const std::string& name, const std::string& password);
 
+  // What the realm knows of its KDC, for error messages: its address, pid
+  // and whether its process runs, was stopped, or exited (how), e.g. "the
+  // realm's KDC (krb5kdc pid 123, 127.0.0.1:40123) was killed by signal 9
+  // (Killed)". The process is inspected without being reaped.
+  std::string DescribeKdc() const;
+  // Ok while the KDC process runs (not stopped) and accepts TCP connections;
+  // otherwise Unavailable with DescribeKdc().
+  common::Status CheckKdc() const;
+  // `failure` (of something that asked the KDC: a context establishment, a
+  // kinit) prefixed with DescribeKdc() when CheckKdc() fails; unchanged when
+  // the KDC is well (the failure had another cause).
+  common::Status ExplainKdcFailure(const common::Status& failure) const;
+  // Gets the user's TGT again from the KDC (kinit with the user keytab)
+  // into ccache(); an error names the KDC when it is the cause.
+  common::Status Kinit();
+  // The ports Start tried before the one the KDC listens on (they could not
+  // be bound), in order; empty when the first one worked.
+  const std::vector<int>& refused_ports() const { return refused_ports_; }
+
   // Environment for child programs (kinit, gssrpc peers) that should use this
   // realm: KRB5_CONFIG, KRB5_KDC_PROFILE, KRB5CCNAME, KRB5_KTNAME ...
   std::map<std::string, std::string> Environment() const;
@@ -78,10 +115,14 @@ class Realm {
   common::Status WriteConfig();
   common::Status RunTool(const std::vector<std::string>& argv, const std::string& log);
   common::Status StartKdc(int timeout_ms);
+  // Whether the KDC runs and accepts connections; `description` says what
+  // DescribeKdc() says.
+  bool KdcWell(std::string* description) const;
 
   std::string name_;
   std::string dir_;
   int port_ = 0;
+  std::vector<int> refused_ports_;
   pid_t kdc_pid_ = -1;
   pid_t reaper_pid_ = -1;
   int reaper_fd_ = -1;

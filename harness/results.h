@@ -10,9 +10,10 @@
 // Beyond ../shared/DESIGN.md's list, version 1 files carry (all optional to
 // a reader): "sections" (per section its settings and the tables that are
 // not rows, e.g. sections.gss.comparison, sections.nconnect.grid),
-// "errors", "method.cycle_source", e2e rows' "crypto_threads",
-// "stale_replies" and "first_error", and validation rows' "assert_goodput"
-// and "attribution". Files written before "sections" existed still read;
+// "errors" (an entry of a run interrupted by a signal has "interrupted":
+// "SIGINT"; sections.e2e.interrupted too), "method.cycle_source", e2e rows'
+// "crypto_threads", "stale_replies" and "first_error", and validation rows'
+// "assert_goodput" and "attribution". Files written before "sections" existed still read;
 // their e2e and nconnect parts cannot be drawn again (render/report.h).
 #ifndef SECMODE_HARNESS_RESULTS_H_
 #define SECMODE_HARNESS_RESULTS_H_

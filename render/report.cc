@@ -77,6 +77,16 @@ std::string MicroCsv(const RunResults& r) {
 
 namespace {
 
+// The signal that interrupted the run ("SIGINT"), "" if it ran to its end.
+std::string InterruptedBy(const RunResults& r) {
+  for (const auto& e : r.errors) {
+    if (e.is_object() && e.contains("interrupted") && e["interrupted"].is_string()) {
+      return e["interrupted"].get<std::string>();
+    }
+  }
+  return "";
+}
+
 std::string MicroMarkdown(const RunResults& r) {
   std::ostringstream out;
   const auto& m = r.machine;
@@ -84,6 +94,10 @@ std::string MicroMarkdown(const RunResults& r) {
   out << "| | |\n|---|---|\n";
   out << "| command | `" << r.command << "` |\n";
   out << "| started / finished | " << r.started_at << " / " << r.finished_at << " |\n";
+  if (const std::string signal = InterruptedBy(r); !signal.empty()) {
+    out << "| interrupted | by " << signal
+        << ": the run stopped early; what it did not measure is listed under Errors |\n";
+  }
   out << "| CPU | " << m.cpu_model << " (" << m.logical_cpus << " logical CPUs) |\n";
   std::string flags;
   for (const auto& f : m.cpu_flags) flags += (flags.empty() ? "" : " ") + f;

@@ -9,7 +9,8 @@
 //   *.svg       plots (the nconnect sweep), when gnuplot is installed
 //
 // A plot that cannot be drawn is said so in the report and in `warnings`;
-// the numbers are in the tables either way.
+// the numbers are in the tables either way. A run that was interrupted
+// (entries of `errors` with "interrupted") says so at the top of report.md.
 #ifndef SECMODE_RENDER_REPORT_H_
 #define SECMODE_RENDER_REPORT_H_
 

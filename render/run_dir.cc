@@ -13,20 +13,27 @@ using common::Status;
 
 namespace {
 
-common::Result<RunFiles> WriteRendered(const std::string& dir, const nlohmann::json& doc,
-                                       RunFiles files) {
+// Draws everything but results.json from the document as it will be read
+// back (not from the RunResults it came from): name -> contents.
+common::Result<Rendered> Draw(const nlohmann::json& doc) {
   SECMODE_ASSIGN_OR_RETURN(harness::RunResults read_back, harness::FromJson(doc));
-  SECMODE_ASSIGN_OR_RETURN(Rendered r, RenderRun(read_back));
-  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/micro.csv", r.micro_csv));
-  files.written.push_back("micro.csv");
-  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/report.md", r.report_md));
-  files.written.push_back("report.md");
-  for (const auto& [name, contents] : r.files) {
-    SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/" + name, contents));
-    files.written.push_back(name);
-  }
-  files.warnings = std::move(r.warnings);
-  return files;
+  return RenderRun(read_back);
+}
+
+// results.json (when given) first, then micro.csv, report.md and the plots,
+// all or none (common::WriteFilesAtomically).
+common::Result<RunFiles> WriteAll(const std::string& dir, const std::string* results_json,
+                                  Rendered r) {
+  std::vector<std::pair<std::string, std::string>> files;
+  if (results_json) files.emplace_back("results.json", *results_json);
+  files.emplace_back("micro.csv", std::move(r.micro_csv));
+  files.emplace_back("report.md", std::move(r.report_md));
+  for (auto& f : r.files) files.push_back(std::move(f));
+  SECMODE_RETURN_IF_ERROR(common::WriteFilesAtomically(dir, files));
+  RunFiles out;
+  for (const auto& f : files) out.written.push_back(f.first);
+  out.warnings = std::move(r.warnings);
+  return out;
 }
 
 }  // namespace
@@ -41,10 +48,14 @@ common::Result<RunFiles> WriteRunDirectory(const std::string& dir,
   SECMODE_RETURN_IF_ERROR(
       harness::ValidateResultsJson(doc).Annotate("internal: results do not validate"));
   SECMODE_RETURN_IF_ERROR(common::MakeDirectories(dir));
-  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/results.json", doc.dump(2) + "\n"));
-  RunFiles files;
-  files.written.push_back("results.json");
-  return WriteRendered(dir, doc, std::move(files));
+  const std::string results_json = doc.dump(2) + "\n";
+  auto drawn = Draw(doc);
+  if (!drawn.ok()) {
+    // What was measured is kept even when it cannot be drawn.
+    SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/results.json", results_json));
+    return drawn.status();
+  }
+  return WriteAll(dir, &results_json, std::move(drawn).value());
 }
 
 common::Result<RunFiles> RenderSavedRun(const std::string& dir, const std::string& out_dir) {
@@ -69,7 +80,8 @@ common::Result<RunFiles> RenderSavedRun(const std::string& dir, const std::strin
   }
   const std::string out = out_dir.empty() ? dir : out_dir;
   SECMODE_RETURN_IF_ERROR(common::MakeDirectories(out));
-  return WriteRendered(out, doc, RunFiles{});
+  SECMODE_ASSIGN_OR_RETURN(Rendered drawn, Draw(doc));
+  return WriteAll(out, nullptr, std::move(drawn));
 }
 
 }  // namespace secmode::render

@@ -1,8 +1,12 @@
 // The one writer of a run's directory: results.json, then everything drawn
-// from it (report.md, micro.csv, plots). Every file is written atomically
-// (temporary name, fsync, rename), so a reader sees the old file or the
-// whole new one; results.json is written first, so what was measured is
-// kept even when drawing fails.
+// from it (report.md, micro.csv, plots). Everything is drawn in memory
+// first; then every file is written to a temporary (fsynced) and only when
+// all are written are they renamed over their names, results.json first
+// (common::WriteFilesAtomically). So a full disk or a read-only directory
+// fails with an error naming the file and the errno and leaves a previous
+// run's files there as they were, and a reader never sees a truncated file.
+// When drawing fails, results.json alone is still written, so what was
+// measured is kept.
 #ifndef SECMODE_RENDER_RUN_DIR_H_
 #define SECMODE_RENDER_RUN_DIR_H_
 

@@ -3,7 +3,9 @@
 // (harness/local_rpc.h) with the run's realm: NFSv4.1-shaped GETATTR and
 // 4 KiB / 1 MiB READ and WRITE, connections sharing one GSS context. Rows go
 // to RunResults::e2e; the load shape and the servers' totals to
-// RunResults::sections["e2e"].
+// RunResults::sections["e2e"]. Interrupted (suite/suite.h), it runs no
+// further row and says so there ("interrupted") and in "errors".
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,8 +82,13 @@ Status RunE2eSection(SectionContext& ctx) {
   const double warmup = ctx.options.quick ? 0.1 : 0.3;
   const double max_seconds = ctx.options.quick ? 2.5 : 10;
   Status first_failure;
+  size_t rows_not_run = 0;
   for (const Case& c : kCases) {
     for (const harness::ModeName& name : modes) {
+      if (InterruptSignal(ctx.options)) {
+        ++rows_not_run;
+        continue;
+      }
       const bool sys = name.family == "sys";
       SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(name.engine));
       rpc::LoadOptions o;
@@ -150,6 +157,14 @@ Status RunE2eSection(SectionContext& ctx) {
       {"window", rpc::ServerOptions{}.window},
       {"timeout_ms", rpc::LoadOptions{}.timeout_ms},
       {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}}};
+  if (rows_not_run > 0) {
+    const int sig = InterruptSignal(ctx.options);
+    ctx.results.sections["e2e"]["interrupted"] = SignalName(sig);
+    ctx.results.errors.push_back(
+        InterruptedError("section", "e2e", sig,
+                         std::to_string(rows_not_run) + " of " +
+                             std::to_string(std::size(kCases) * modes.size()) + " rows not run"));
+  }
   return first_failure;
 }
 

@@ -1,7 +1,8 @@
 // Section "micro": every mode of the run, its four legs (client-seal,
 // server-open, server-seal, client-open) at every size, into
 // RunResults::micro. A mode that fails is recorded in "errors" with the leg
-// and size where it failed, and the next mode runs.
+// and size where it failed, and the next mode runs. Interrupted
+// (suite/suite.h), it measures no further mode.
 #include "harness/measure.h"
 #include "suite/section.h"
 
@@ -14,6 +15,11 @@ common::Status RunMicroSection(SectionContext& ctx) {
     mopts.min_ops = 10;
   }
   for (const auto& name : ctx.modes) {
+    // Interrupted: the modes not yet measured are listed, each as an error.
+    if (const int sig = InterruptSignal(ctx.options)) {
+      ctx.results.errors.push_back(InterruptedError("mode", name.ToString(), sig, "not measured"));
+      continue;
+    }
     ctx.log << "measuring " << name.ToString() << " ..." << std::flush;
     auto made = harness::MakeAssociation(name, ctx.env);
     if (!made.ok()) {

@@ -1,5 +1,7 @@
 #include "suite/suite.h"
 
+#include <string.h>
+
 #include "common/clock.h"
 #include "common/machine.h"
 #include "suite/section.h"
@@ -18,6 +20,22 @@ const Section kSections[] = {
 };
 
 }  // namespace
+
+int InterruptSignal(const SuiteOptions& options) {
+  return options.interrupt ? options.interrupt->load(std::memory_order_relaxed) : 0;
+}
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+nlohmann::json InterruptedError(const std::string& key, const std::string& name, int signal,
+                                const std::string& what) {
+  return {{key, name},
+          {"interrupted", SignalName(signal)},
+          {"error", what + ": the run was interrupted by " + SignalName(signal)}};
+}
 
 bool SectionApplies(const Section& section, const SuiteOptions& options) {
   if (options.modes.empty()) return true;
@@ -55,8 +73,14 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
   results.started_at = common::UtcTimestamp();
   harness::ModeEnvironment env;
   SectionContext context{options, modes, sizes, !options.modes.empty(), env, results, log};
+  std::string skipped;
   for (const Section& section : kSections) {
     if (!SectionApplies(section, options)) continue;
+    if (const int sig = InterruptSignal(options)) {
+      results.errors.push_back(InterruptedError("section", section.name, sig, "not run"));
+      skipped += std::string(skipped.empty() ? "" : ", ") + section.name;
+      continue;
+    }
     const bool micro = section.run == RunMicroSection;  // logs per mode itself
     if (!micro) log << "section " << section.name << " ..." << std::flush;
     Status s = section.run(context);
@@ -66,6 +90,10 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
     } else if (!micro) {
       log << " done\n";
     }
+  }
+  if (const int sig = InterruptSignal(options)) {
+    log << "interrupted by " << SignalName(sig)
+        << (skipped.empty() ? std::string() : "; sections not run: " + skipped) << "\n";
   }
   results.finished_at = common::UtcTimestamp();
   return results;

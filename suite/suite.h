@@ -6,9 +6,19 @@
 // A mode or section that fails is recorded in RunResults::errors (and on the
 // log) and the others still run, so nothing measured is lost. RunSuite itself
 // fails only when the options are invalid, before anything is measured.
+//
+// Interruption: when *SuiteOptions::interrupt holds a signal number (the
+// CLI's SIGINT/SIGTERM watcher sets it from another thread), the run stops
+// early and returns what it measured. The micro section stops before its
+// next mode and the e2e section before its next row; any other section in
+// progress finishes first (the nconnect validation's grid takes minutes);
+// sections not yet started are skipped. Each mode, row set or section not
+// measured is an entry of RunResults::errors with "interrupted": "SIGINT".
 #ifndef SECMODE_SUITE_SUITE_H_
 #define SECMODE_SUITE_SUITE_H_
 
+#include <atomic>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,7 +36,20 @@ struct SuiteOptions {
   std::vector<std::string> modes;  // mode names; empty means harness::DefaultModes()
   std::vector<size_t> sizes;       // empty means kDefaultSizes
   std::string command;             // the command line, recorded in the results
+  // A signal number once the run should stop early (0: go on); null: the
+  // run is never interrupted. Read between steps; owned by the caller.
+  const std::atomic<int>* interrupt = nullptr;
 };
+
+// The signal that interrupted the run, 0 if none.
+int InterruptSignal(const SuiteOptions& options);
+// "SIGINT", "SIGTERM" ...
+std::string SignalName(int signal);
+// An entry of RunResults::errors for what an interruption left unmeasured:
+// {key: name, "interrupted": "SIGINT", "error": "<what>: the run was
+// interrupted by SIGINT"}; key is "section" or "mode".
+nlohmann::json InterruptedError(const std::string& key, const std::string& name, int signal,
+                                const std::string& what);
 
 // Checks what RunSuite would refuse (unknown modes, enctypes, engines), so a
 // caller can refuse bad options before it creates anything.

@@ -1,6 +1,7 @@
 #include "common/subprocess.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "common/files.h"
 
@@ -30,6 +31,18 @@ TEST(SubprocessTest, TimeoutKills) {
   auto rc = RunAndWait(Command{{"sleep", "10"}, {}, "", ""}, 100);
   ASSERT_FALSE(rc.ok());
   EXPECT_NE(rc.status().message().find("timed out"), std::string::npos);
+}
+
+TEST(SubprocessTest, OwnProcessGroupLeavesOursAlone) {
+  Command cmd{{"sleep", "30"}, {}, "", ""};
+  cmd.own_process_group = true;
+  auto pid = Spawn(cmd);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  // Spawn returns after the child is set up, so its group is already its own.
+  EXPECT_EQ(getpgid(*pid), *pid);
+  EXPECT_NE(getpgid(*pid), getpgrp());
+  Terminate(*pid, 1000);
+  EXPECT_TRUE(WaitForExit(*pid, 1000));
 }
 
 }  // namespace

@@ -3,14 +3,18 @@
 // the rows of the run; the validation table counts verdicts; bad run
 // directories are refused with the reason.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "common/files.h"
 #include "common/format.h"
 #include "harness/results.h"
 #include "render/report.h"
 #include "render/run_dir.h"
+#include "tests/support/private_tmpfs.h"
 
 namespace secmode::render {
 
@@ -271,6 +275,92 @@ TEST(RenderTest, AValueOfTheWrongTypeIsAnErrorNamingIt) {
   ASSERT_FALSE(rendered.ok());
   EXPECT_EQ(rendered.status().code(), common::Code::kCorrupt);
   EXPECT_NE(rendered.status().message().find("results.json"), std::string::npos);
+}
+
+// Every file of a directory and its contents.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    auto text = common::ReadFile(e.path().string());
+    files[e.path().filename().string()] = text.ok() ? *text : "unreadable";
+  }
+  return files;
+}
+
+// A previous run in DIR/run on a private tmpfs (tests/support/private_tmpfs.h),
+// then `spoil` (fills the disk or makes it read-only), then a second run
+// written over it must fail naming a file of DIR/run and `errno_name`, and
+// leave the previous run's files exactly as they were.
+void SecondRunFailsAndKeepsTheFirst(
+    const std::string& errno_name,
+    const std::function<common::Status(const std::string& mount, const std::string& run,
+                                       const harness::RunResults& second)>& spoil) {
+  constexpr size_t kSize = 4 << 20;
+  auto mp = common::MakeTempDirectory("secmode-render-tmpfs-");
+  ASSERT_TRUE(mp.ok());
+  const std::string mount = *mp;
+  auto outcome = secmode::testing::InPrivateTmpfs(mount, kSize, [&]() -> std::string {
+    const std::string run = mount + "/run";
+    auto first = WriteRunDirectory(run, Sample());
+    if (!first.ok()) return "the first run: " + first.status().ToString();
+    const auto before = Snapshot(run);
+    if (before.count("results.json") == 0 || before.count("report.md") == 0) {
+      return "the first run lacks results.json or report.md";
+    }
+    // A second run much larger than the first, so the first's files cannot
+    // make room for the second's when they are replaced one by one.
+    harness::RunResults second = Sample();
+    second.command = "render_test, the second run";
+    for (size_t size = 8192; size < 8192 + 64; ++size) {
+      for (const char* leg : {"client-seal", "server-open", "server-seal", "client-open"}) {
+        second.micro.push_back(Row("sys", leg, size, 250));
+        second.micro.push_back(Row("krb5p", leg, size, 750));
+      }
+    }
+    common::Status spoiled = spoil(mount, run, second);
+    if (!spoiled.ok()) return "spoiling the tmpfs: " + spoiled.ToString();
+    auto again = WriteRunDirectory(run, second);
+    if (again.ok()) return "the second run was written";
+    const std::string m = again.status().message();
+    if (m.find("cannot write " + run + "/") != 0) return "no file named: " + m;
+    if (m.find("(" + errno_name + ")") == std::string::npos) return "no " + errno_name + ": " + m;
+    if (Snapshot(run) != before) return "the first run's files changed: " + m;
+    return "";
+  });
+  common::RemoveTree(mount);
+  if (outcome.skipped) GTEST_SKIP() << "no private tmpfs: " << outcome.failure;
+  EXPECT_EQ(outcome.failure, "");
+}
+
+TEST(RunDirTest, DiskFullKeepsThePreviousRun) {
+  SecondRunFailsAndKeepsTheFirst(
+      "ENOSPC", [](const std::string& mount, const std::string&, const harness::RunResults&) {
+        return secmode::testing::FillUp(mount);
+      });
+}
+
+// Room for the new results.json (and a page more), not for the rest: the
+// new results.json must not replace the old one beside an old report.md.
+TEST(RunDirTest, DiskFullAfterResultsJsonKeepsThePreviousRun) {
+  SecondRunFailsAndKeepsTheFirst("ENOSPC", [](const std::string& mount, const std::string&,
+                                              const harness::RunResults& second) {
+    SECMODE_RETURN_IF_ERROR(secmode::testing::FillUp(mount));
+    const size_t json = harness::ToJson(second).dump(2).size() + 1;
+    const size_t room = (json + 4095) / 4096 * 4096 + 4096;
+    const std::string filler = mount + "/filler";
+    const auto size = std::filesystem::file_size(filler);
+    if (size < room || truncate(filler.c_str(), static_cast<off_t>(size - room)) != 0) {
+      return common::Status::IoError("cannot make room in " + filler);
+    }
+    return common::Status::Ok();
+  });
+}
+
+TEST(RunDirTest, ReadOnlyDirectoryKeepsThePreviousRun) {
+  SecondRunFailsAndKeepsTheFirst(
+      "EROFS", [](const std::string& mount, const std::string&, const harness::RunResults&) {
+        return secmode::testing::RemountReadOnly(mount, 4 << 20);
+      });
 }
 
 }  // namespace

@@ -1,0 +1,126 @@
+// An interrupted suite (SuiteOptions::interrupt, which `secmode run` sets on
+// SIGINT) keeps what it measured and lists what it did not: the modes and
+// sections after the interruption are errors with "interrupted", and the
+// report says the run was interrupted. The interruption is raised by the log
+// itself when the run reaches a given line, so each case is deterministic.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <ostream>
+#include <sstream>
+#include <streambuf>
+#include <string>
+
+#include "harness/results.h"
+#include "render/report.h"
+#include "suite/suite.h"
+
+namespace secmode::suite {
+namespace {
+
+// A log that sets `flag` to SIGINT once its text contains `trigger`.
+class TriggerLog : public std::streambuf {
+ public:
+  TriggerLog(std::string trigger, std::atomic<int>& flag)
+      : trigger_(std::move(trigger)), flag_(flag) {}
+  const std::string& text() const { return text_; }
+
+ protected:
+  int overflow(int c) override {
+    if (c == EOF) return 0;
+    text_.push_back(static_cast<char>(c));
+    if (text_.find(trigger_) != std::string::npos) flag_ = SIGINT;
+    return c;
+  }
+
+ private:
+  std::string trigger_;
+  std::atomic<int>& flag_;
+  std::string text_;
+};
+
+// The "errors" entries marked interrupted, by their mode or section.
+std::vector<std::string> InterruptedNames(const nlohmann::json& errors) {
+  std::vector<std::string> names;
+  for (const auto& e : errors) {
+    if (!e.contains("interrupted")) continue;
+    EXPECT_EQ(e["interrupted"], "SIGINT") << e.dump();
+    EXPECT_NE(e["error"].get<std::string>().find("interrupted by SIGINT"), std::string::npos);
+    names.push_back(e.contains("mode") ? "mode " + e["mode"].get<std::string>()
+                                       : "section " + e["section"].get<std::string>());
+  }
+  return names;
+}
+
+TEST(SuiteInterruptTest, AfterTheFirstModeTheRestIsListedNotMeasured) {
+  std::atomic<int> flag{0};
+  SuiteOptions o;
+  o.quick = true;
+  o.modes = {"sys", "krb5p::native"};
+  o.sizes = {64};
+  o.command = "suite_interrupt_test";
+  o.interrupt = &flag;
+  TriggerLog buf("measuring sys ... done\n", flag);
+  std::ostream log(&buf);
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  // sys was measured, all four legs; krb5p was not.
+  ASSERT_EQ(run->micro.size(), 4u) << buf.text();
+  for (const auto& row : run->micro) EXPECT_EQ(row.mode, "sys");
+  EXPECT_EQ(InterruptedNames(run->errors),
+            (std::vector<std::string>{"mode krb5p:aes256-cts-hmac-sha1-96:native", "section gss",
+                                      "section e2e"}))
+      << run->errors.dump();
+  EXPECT_FALSE(run->sections.contains("gss"));
+  EXPECT_FALSE(run->sections.contains("e2e"));
+  EXPECT_NE(buf.text().find("interrupted by SIGINT; sections not run: gss, e2e"), std::string::npos)
+      << buf.text();
+  // The results still validate and read back, and the report says so.
+  nlohmann::json doc = harness::ToJson(*run);
+  ASSERT_TRUE(harness::ValidateResultsJson(doc).ok());
+  auto back = harness::FromJson(doc);
+  ASSERT_TRUE(back.ok());
+  auto drawn = render::RenderRun(*back);
+  ASSERT_TRUE(drawn.ok());
+  EXPECT_NE(drawn->report_md.find("| interrupted | by SIGINT"), std::string::npos);
+  EXPECT_NE(drawn->report_md.find("not measured: the run was interrupted by SIGINT"),
+            std::string::npos);
+}
+
+TEST(SuiteInterruptTest, TheE2eSectionStopsBeforeItsNextRow) {
+  std::atomic<int> flag{0};
+  SuiteOptions o;
+  o.quick = true;
+  o.modes = {"sys"};
+  o.sizes = {64};
+  o.interrupt = &flag;
+  TriggerLog buf("section e2e ...", flag);
+  std::ostream log(&buf);
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->micro.size(), 4u);
+  EXPECT_TRUE(run->e2e.empty());
+  ASSERT_TRUE(run->sections.contains("e2e"));
+  EXPECT_EQ(run->sections["e2e"]["interrupted"], "SIGINT");
+  EXPECT_EQ(InterruptedNames(run->errors), std::vector<std::string>{"section e2e"});
+  EXPECT_NE(run->errors.dump().find("5 of 5 rows not run"), std::string::npos)
+      << run->errors.dump();
+}
+
+TEST(SuiteInterruptTest, NoInterruptionNoMark) {
+  std::atomic<int> flag{0};
+  SuiteOptions o;
+  o.quick = true;
+  o.modes = {"smb-plain"};
+  o.sizes = {64};
+  o.interrupt = &flag;
+  std::ostringstream log;
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(InterruptedNames(run->errors).empty()) << run->errors.dump();
+  EXPECT_EQ(log.str().find("interrupted"), std::string::npos) << log.str();
+}
+
+}  // namespace
+}  // namespace secmode::suite
