@@ -39,7 +39,7 @@ struct NconnectOptions {
   int64_t max_slots = 1024;
   int seeds = 3;
   bool given_cores = false, given_slice = false, given_preempt = false, given_idle_wake = false,
-       given_sync_wake = false, given_pauses = false;
+       given_pauses = false;
 };
 
 [[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
@@ -238,13 +238,6 @@ void RunRecommend(NconnectOptions& o) {
     measured += "  idle-core wakeup: median of " + std::to_string(probe->rounds) +
                 " wakeups of a thread on an idle core\n";
   }
-  if (!o.given_sync_wake && base.cores > 0) {
-    auto probe = harness::ProbeSyncWakes();
-    if (!probe.ok()) Fail(probe.status().Annotate("sync wake probe"));
-    base.sync_wake_share = harness::SyncWakeShare(*probe);
-    measured += "  sync wakeups: where " + std::to_string(probe->rounds) +
-                " threads woken by a loopback write ran\n";
-  }
   if (!o.given_pauses && base.cores > 0) {
     auto probe = harness::ProbePauses();
     if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
@@ -354,11 +347,6 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model and cores: a thread woken onto an idle core starts this "
                   "long after its wakeup (0: at once)")
       ->capture_default_str();
-  cmd->add_option("--sync-wake-share", s.sync_wake_share,
-                  "With --per-core-queues: the share of threads woken by a running thread's "
-                  "write, that thread alone on its core, that wait on its core instead of taking "
-                  "an idle one (an affine sync wakeup; 0: an idle core whenever there is one)")
-      ->capture_default_str();
   cmd->add_option("--pause-per-s", s.pause_per_s,
                   "With --thread-model and cores: pauses per second of a busy core that no "
                   "modelled thread causes (interrupts, the hypervisor); 0: none")
@@ -424,7 +412,6 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_slice = cmd->count("--slice-ns") > 0;
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
     o->given_idle_wake = cmd->count("--idle-wake-ns") > 0;
-    o->given_sync_wake = cmd->count("--sync-wake-share") > 0;
     o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));

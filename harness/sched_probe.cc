@@ -4,14 +4,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -20,7 +18,6 @@
 #include "common/clock.h"
 #include "common/latency.h"
 #include "common/machine.h"
-#include "rpc/socket.h"
 #include "sim/scenario.h"
 
 namespace secmode::harness {
@@ -366,102 +363,6 @@ common::Result<WakeupProbe> ProbeWakeups() {
             [](const WakeupProbe& a, const WakeupProbe& b) { return a.run_p10_us < b.run_p10_us; });
   return tries[1];
 }
-
-nlohmann::json SyncWakeProbe::ToJson() const {
-  return {{"rounds", rounds},
-          {"same_cpu_share", same_cpu_share},
-          {"same_p50_us", same_p50_us},
-          {"same_p90_us", same_p90_us},
-          {"other_p50_us", other_p50_us},
-          {"other_p90_us", other_p90_us}};
-}
-
-common::Result<SyncWakeProbe> ProbeSyncWake(int rounds) {
-  if (rounds < 2 || rounds > 1000000) {
-    return Status::InvalidArgument("sync wake probe rounds: " + std::to_string(rounds) +
-                                   ", must be in [2, 1000000]");
-  }
-  SECMODE_ASSIGN_OR_RETURN(rpc::Fd listener, rpc::Listen("127.0.0.1", 0));
-  SECMODE_ASSIGN_OR_RETURN(rpc::Fd a, rpc::Connect("127.0.0.1", rpc::LocalPort(listener.get())));
-  const int accepted = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
-  if (accepted < 0) return Status::IoError(std::string("accept: ") + std::strerror(errno));
-  rpc::Fd b(accepted);
-  rpc::SetNoDelay(b.get());
-  // What the writer of a round noted before its write: time and CPU.
-  std::atomic<uint64_t> sent_ns{0};
-  std::atomic<int> sent_cpu{-1};
-  std::atomic<bool> failed{false};
-  common::LatencySamples same, other;
-  std::mutex mu;  // same, other
-  // One side: `first` writes the first round; each takes `turns` reads.
-  auto side = [&](int fd, bool first, int turns, uint64_t seed) {
-    std::mt19937 rng(static_cast<uint32_t>(seed));
-    char byte = 0;
-    auto write_one = [&] {
-      const uint64_t busy = 5000 + rng() % 20000;
-      const uint64_t t0 = common::NowNs();
-      while (common::NowNs() - t0 < busy) {
-      }
-      sent_cpu.store(sched_getcpu(), std::memory_order_relaxed);
-      sent_ns.store(common::NowNs(), std::memory_order_release);
-      return send(fd, &byte, 1, MSG_NOSIGNAL) == 1;
-    };
-    if (first && !write_one()) {
-      failed = true;
-      return;
-    }
-    for (int i = 0; i < turns && !failed; ++i) {
-      ssize_t n;
-      do {
-        n = recv(fd, &byte, 1, 0);
-      } while (n < 0 && errno == EINTR);
-      if (n != 1) {
-        failed = true;
-        return;
-      }
-      const uint64_t late = common::NowNs() - sent_ns.load(std::memory_order_acquire);
-      const bool on_waker_cpu = sched_getcpu() == sent_cpu.load(std::memory_order_relaxed);
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        (on_waker_cpu ? same : other).Add(late);
-      }
-      if ((first ? i + 1 < turns : true) && !write_one()) {
-        failed = true;
-        return;
-      }
-    }
-  };
-  const int half = rounds / 2;
-  std::thread peer;
-  try {
-    peer = std::thread(side, b.get(), false, half, 2);
-  } catch (const std::system_error& e) {
-    return Status::Unavailable(std::string("probe thread: ") + e.what());
-  }
-  side(a.get(), true, half, 1);
-  if (failed) {  // the peer may still wait in recv
-    shutdown(a.get(), SHUT_RDWR);
-    shutdown(b.get(), SHUT_RDWR);
-  }
-  peer.join();
-  if (failed) return Status::IoError("sync wake probe: a loopback read or write failed");
-  SyncWakeProbe p;
-  p.rounds = static_cast<int>(same.count() + other.count());
-  p.same_cpu_share = p.rounds > 0 ? static_cast<double>(same.count()) / p.rounds : 0;
-  if (same.count() > 0) {
-    p.same_p50_us = Us(same, 0.5);
-    p.same_p90_us = Us(same, 0.9);
-  }
-  if (other.count() > 0) {
-    p.other_p50_us = Us(other, 0.5);
-    p.other_p90_us = Us(other, 0.9);
-  }
-  return p;
-}
-
-common::Result<SyncWakeProbe> ProbeSyncWakes() { return ProbeSyncWake(1000); }
-
-double SyncWakeShare(const SyncWakeProbe& p) { return p.same_cpu_share; }
 
 namespace {
 constexpr const char* kCpuLatencyDevice = "/dev/cpu_dma_latency";

@@ -107,27 +107,6 @@ std::vector<int64_t> PauseNs(const SchedProbe& pauses);
 int64_t IdleWakeNs(const IdleWakeProbe& probe);
 common::Result<IdleWakeProbe> ProbeIdleWakes();
 
-// Where a thread woken by another's write runs: two threads, free to run
-// on any CPU, play ping-pong over a loopback TCP connection, each working a
-// random 5..25 us (a call's CPU) between reading and writing, so one
-// thread's write wakes the other while the writer is still on its core and
-// about to wait for the answer. For each wakeup: whether the woken thread
-// ran on the CPU its waker wrote from (Linux's affine "sync" wakeup: it
-// runs there once the waker sleeps, and that core never went idle) or on
-// another one, and how late it ran after the write, per kind. The thread
-// model's Scenario::sync_wake_share is the share on the waker's CPU.
-struct SyncWakeProbe {
-  int rounds = 0;                             // wakeups timed (both directions)
-  double same_cpu_share = 0;                  // of them, on the waker's CPU
-  double same_p50_us = 0, same_p90_us = 0;    // write to run, on the waker's CPU
-  double other_p50_us = 0, other_p90_us = 0;  // on another CPU
-  nlohmann::json ToJson() const;
-};
-common::Result<SyncWakeProbe> ProbeSyncWake(int rounds);
-// The standard probe (1000 wakeups) and Scenario::sync_wake_share from it.
-common::Result<SyncWakeProbe> ProbeSyncWakes();
-double SyncWakeShare(const SyncWakeProbe& probe);
-
 // Keeps every CPU out of its sleeping idle states while it lives: a PM QoS
 // CPU latency request of 0 us (/dev/cpu_dma_latency held open with 0, as
 // cyclictest does), so an idle CPU polls instead of halting and a thread

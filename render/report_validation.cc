@@ -171,17 +171,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << c.value("idle_wake_probe", json::object()).value("rounds", 0)
        << " wakeups of a thread sleeping on an idle CPU, p90 "
        << Fmt("%.1f", c.value("idle_wake_probe", json::object()).value("p90_us", 0.0))
-       << " us; the core counts as idle meanwhile); a thread woken by the write of a thread "
-          "alone on its core waits on that core instead of taking an idle one in "
-       << Fmt("%.0f", 100 * c.value("sync_wake_share", 0.0))
-       << "% of wakeups (an affine sync wakeup, from the sync-wakeup probe: "
-       << c.value("sync_wake_probe", json::object()).value("rounds", 0)
-       << " wakeups of two threads playing ping-pong over loopback TCP, on the writer's CPU "
-          "p50 "
-       << Fmt("%.1f", c.value("sync_wake_probe", json::object()).value("same_p50_us", 0.0))
-       << " us after the write, elsewhere p50 "
-       << Fmt("%.1f", c.value("sync_wake_probe", json::object()).value("other_p50_us", 0.0))
-       << " us); a busy core is paused " << Fmt("%.0f", c.value("pause_per_s", 0.0))
+       << " us; the core counts as idle meanwhile); a busy core is paused "
+       << Fmt("%.0f", c.value("pause_per_s", 0.0))
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "
           "causes: interrupts, the timer tick, the hypervisor, other processes; from the pause "
           "probe, one busy thread per CPU for "

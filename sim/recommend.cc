@@ -125,10 +125,6 @@ std::string AssumptionsText(const Scenario& b) {
           (b.idle_wake_ns > 0 ? "; a thread woken onto an idle core starts " +
                                     Fmt("%.1f", b.idle_wake_ns / 1e3) + " us later"
                               : std::string()) +
-          (b.per_core_queues && b.sync_wake_share > 0
-               ? "; " + Fmt("%.0f", 100 * b.sync_wake_share) +
-                     "% of threads woken by a write wait on the writer's core"
-               : std::string()) +
           (b.pause_per_s > 0 && !b.pause_ns.empty()
                ? "; a busy core pauses " + Fmt("%.0f", b.pause_per_s) + " times a second (median " +
                      Fmt("%.1f", b.pause_ns[kPauseMedian] / 1e3) + " us, longest " +

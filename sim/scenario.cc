@@ -137,7 +137,6 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("sync-wake-share", sync_wake_share, 0, 1));
   SECMODE_RETURN_IF_ERROR(InRange("skew-sender-ns", skew_sender_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
   if (!pause_ns.empty() && pause_ns.size() != kPauseQuantiles) {
@@ -194,7 +193,6 @@ json Scenario::ToJson() const {
           {"slice_ns", slice_ns},
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_ns", idle_wake_ns},
-          {"sync_wake_share", sync_wake_share},
           {"skew_sender_ns", skew_sender_ns},
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
@@ -262,7 +260,6 @@ Scenario EveryMechanismScenario() {
   s.client_call_ns = 5000;
   s.read_bytes = 65536;
   s.per_core_queues = true;
-  s.sync_wake_share = 0.9;
   return s;
 }
 
@@ -305,7 +302,6 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "slice_ns", s.slice_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_wake_ns", s.idle_wake_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "sync_wake_share", s.sync_wake_share));
   SECMODE_RETURN_IF_ERROR(Read(j, "skew_sender_ns", s.skew_sender_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));

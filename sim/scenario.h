@@ -206,15 +206,7 @@ struct Scenario {
   // while threads wait elsewhere.
   bool per_core_queues = false;
   int64_t migrate_ns = 500000;  // Linux's sched_migration_cost default
-  // With per_core_queues: a thread woken by a running thread's write while
-  // that writer is alone on its core (nothing waits there) joins the
-  // writer's core instead of taking an idle one, with this probability (an
-  // affine "sync" wakeup: it runs there once the writer leaves the core, or
-  // earlier by wakeup preemption, and that core never went idle, so no
-  // idle_wake_ns). harness::ProbeSyncWake measures it on the machine. 0: a
-  // woken thread takes an idle core whenever there is one.
-  double sync_wake_share = 0;
-  bool batching = true;  // false: each item handled and written on its own
+  bool batching = true;         // false: each item handled and written on its own
   // Bytes a thread reads from its socket per wakeup: a batch is the messages
   // that fit (at least one); 0: everything the socket holds. Resends a
   // receiver numbers after a reconnect are not read and always join.
@@ -238,8 +230,8 @@ struct Scenario {
 
 // The default scenario with every mechanism of the thread model on (receiver
 // and server threads, per-wakeup batches of one 64 KiB read, two cores with a
-// run queue each, a time slice, wakeup preemption, idle-core wakeups, sync
-// wakeups and core pauses, client CPU per call): with the default Scenario, the two the
+// run queue each, a time slice, wakeup preemption, idle-core wakeups and
+// core pauses, client CPU per call): with the default Scenario, the two the
 // simulator's speed is stated for (sim_bench, `secmode run`).
 Scenario EveryMechanismScenario();
 

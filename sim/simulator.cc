@@ -366,7 +366,6 @@ class Sim {
   // Scenario::per_core_queues: each core runs one thread and queues its own.
   struct Core {
     int running = -1;
-    int last = -1;  // the thread that ran here last (running, or the one that left)
     std::deque<int> q;
     uint32_t idle_epoch = 0;
   };
@@ -822,27 +821,6 @@ void Sim::Wake(SimThread& t, int waker) {
     for (size_t i = 0; c < 0 && i < cores_.size(); ++i) {
       if (cores_[i].running < 0) c = static_cast<int>(i);
     }
-    // An affine sync wakeup (Scenario::sync_wake_share): the write put it on
-    // the writer's core. It waits there while the writer runs (nothing else
-    // waiting there), or starts at once if that core has been idle since
-    // the writer left it (it was queued there during the write, so the
-    // core never slept).
-    if (c >= 0 && waker >= 0 && s_.sync_wake_share > 0) {
-      const int wc = threads_[static_cast<size_t>(waker)].core;
-      Core* const core = wc >= 0 ? &cores_[static_cast<size_t>(wc)] : nullptr;
-      const bool writer_alone = core && core->running == waker && core->q.empty();
-      const bool left_idle = core && core->running < 0 && core->last == waker;
-      if ((writer_alone || left_idle) &&
-          (s_.sync_wake_share >= 1 || rng_.Uniform() < s_.sync_wake_share)) {
-        t.core = wc;
-        if (left_idle) {
-          ++core->idle_epoch;
-          Run(t);
-          return;
-        }
-        c = -1;
-      }
-    }
     if (c >= 0) {
       ++cores_[static_cast<size_t>(c)].idle_epoch;
       t.core = c;
@@ -901,10 +879,7 @@ void Sim::Deschedule(SimThread& t) {
 // `t` got a core: a fresh time slice.
 void Sim::Run(SimThread& t) {
   t.st = SimThread::St::kRunning;
-  if (!cores_.empty()) {
-    cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
-    cores_[static_cast<size_t>(t.core)].last = ThreadIndex(t);
-  }
+  if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;
   Continue(t);
@@ -1491,8 +1466,8 @@ Result<ScenarioResult> Sim::Run() {
     }
   }
   for (const auto& pair : {std::pair{&close_to_eof_, &r_.close_to_eof},
-                            {&eof_to_resent_, &r_.eof_to_resent},
-                            {&recreation_, &r_.recreation}}) {
+                           {&eof_to_resent_, &r_.eof_to_resent},
+                           {&recreation_, &r_.recreation}}) {
     std::vector<int64_t>& v = *pair.first;
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());

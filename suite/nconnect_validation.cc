@@ -189,8 +189,6 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_probe", idle_wake.ToJson()},
           {"idle_wake_ns", idle_wake_ns},
-          {"sync_wake_probe", sync_wake.ToJson()},
-          {"sync_wake_share", sync_wake_share},
           {"pause_probe", pauses.ToJson()},
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
@@ -373,8 +371,6 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
     SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
-    SECMODE_ASSIGN_OR_RETURN(c.sync_wake, harness::ProbeSyncWakes());
-    c.sync_wake_share = harness::SyncWakeShare(c.sync_wake);
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
     c.pause_per_s = harness::PausePerS(c.pauses);
     c.pause_ns = harness::PauseNs(c.pauses);
@@ -486,7 +482,6 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
-    s.sync_wake_share = c.sync_wake_share;
     s.pause_per_s = c.pause_per_s;
     s.pause_ns = c.pause_ns;
     // The model spends at most the whole wait as CPU (the real ends can
@@ -587,8 +582,6 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
         {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
-        {"no sync wakeups (woken threads take an idle core)",
-         [](sim::Scenario& v) { v.sync_wake_share = 0; }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
         {"reconnects off the cores", [](sim::Scenario& v) { v.reconnect_cpu_ns = 0; }},

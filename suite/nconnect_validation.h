@@ -92,11 +92,6 @@ struct Calibration {
   // the model's Scenario::idle_wake_ns.
   harness::IdleWakeProbe idle_wake;
   int64_t idle_wake_ns = 0;
-  // Where a thread woken by a write runs: the sync-wakeup probe and the
-  // share of its wakeups on the writer's CPU, the model's
-  // Scenario::sync_wake_share.
-  harness::SyncWakeProbe sync_wake;
-  double sync_wake_share = 0;
   // Pauses of a busy core no modelled thread causes: the probe
   // (harness::ProbePauses) and what the model takes from it
   // (Scenario::pause_per_s, pause_ns).

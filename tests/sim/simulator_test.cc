@@ -829,49 +829,11 @@ TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   s.migrate_ns = 123456;
   s.pause_per_s = 321.5;
   s.pause_ns = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  s.sync_wake_share = 0.75;
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
   s.slice_ns = 5;
   EXPECT_NE(s.Validate().message().find("slice-ns"), std::string::npos);
-  s.slice_ns = 3000000;
-  s.sync_wake_share = 1.5;
-  EXPECT_NE(s.Validate().message().find("sync-wake-share"), std::string::npos);
-}
-
-TEST(ThreadModelTest, SyncWakeupsRunOnTheWritersCoreWithoutWakingAnIdleOne) {
-  // One call at a time: each write wakes the other end. Woken onto the idle
-  // core, each of the two wakeups per call costs idle_wake_ns; queued on the
-  // writer's core (which never slept) neither does.
-  Scenario s = EveryMechanismScenario();
-  s.nconnect = 1;
-  s.slots = 1;
-  s.pause_per_s = 0;
-  s.pause_ns.clear();
-  s.io_size = 4096;
-  s.cost_fixed_ns = 0;
-  s.cost_ns_per_byte = 0;
-  s.service_dist = Dist::kConstant;
-  s.service_ns = 10000;
-  s.client_call_ns = 10000;
-  s.rtt_ns = 1000;
-  s.jitter_ns = 0;
-  s.idle_wake_ns = 45000;
-  s.ops = 2000;
-  s.sync_wake_share = 0;
-  ScenarioResult idle = SimOk(s);
-  s.sync_wake_share = 1;
-  ScenarioResult sync = SimOk(s);
-  s.sync_wake_share = 0.5;
-  ScenarioResult half = SimOk(s);
-  const int64_t cpu = s.service_ns + s.client_call_ns;
-  EXPECT_GE(idle.p50_ns, cpu + s.rtt_ns + 2 * s.idle_wake_ns);
-  EXPECT_LT(sync.p50_ns, cpu + s.rtt_ns + s.idle_wake_ns / 10);
-  EXPECT_GT(half.ops_per_s, idle.ops_per_s);
-  EXPECT_LT(half.ops_per_s, sync.ops_per_s);
-  // Both ends on one core: the other stays idle.
-  EXPECT_GT(sync.idle_fraction, 0.45);
 }
 
 }  // namespace
