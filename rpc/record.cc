@@ -1,5 +1,6 @@
 #include "rpc/record.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace secmode::rpc {
@@ -36,11 +37,27 @@ common::MutableByteView RecordReader::WriteSpace(size_t min) {
   // Move unread bytes to the front only when the tail is short; a record
   // view handed out earlier is dead by contract now.
   if (buf_.size() - end_ < min) Compact();
-  if (buf_.size() - end_ < min) buf_.resize(end_ + min);
+  if (buf_.size() - end_ < min) {
+    // Grow with the bytes that arrived (doubling), not to what a record
+    // mark announced: a mark with nothing behind it costs nothing.
+    buf_.resize(std::max(buf_.size() * 2, end_ + min));
+  }
   return common::MutableByteView(buf_.data() + end_, buf_.size() - end_);
 }
 
 void RecordReader::Commit(size_t n) { end_ += n; }
+
+void RecordReader::Shrink(size_t keep) {
+  Bytes().swap(assembled_out_);
+  if (!in_multi_) Bytes().swap(assembled_);
+  const size_t n = end_ - start_;
+  if (buf_.capacity() <= keep || n > keep) return;
+  Bytes smaller(keep);
+  if (n > 0) std::memcpy(smaller.data(), buf_.data() + start_, n);
+  buf_.swap(smaller);
+  start_ = 0;
+  end_ = n;
+}
 
 void RecordReader::Feed(ByteView data) {
   auto space = WriteSpace(data.size());
@@ -71,14 +88,7 @@ common::Result<bool> RecordReader::Next(ByteView* record) {
                           ") exceeds the maximum record size of " + std::to_string(max_record_));
       return failure_;
     }
-    if (end_ - start_ - 4 < len) {
-      // Make sure the whole fragment fits once it arrives.
-      if (buf_.size() - start_ < len + 4) {
-        Compact();
-        if (buf_.size() < len + 4) buf_.resize(len + 4);
-      }
-      return false;
-    }
+    if (end_ - start_ - 4 < len) return false;  // WriteSpace grows as it arrives
     ByteView frag(buf_.data() + start_ + 4, len);
     start_ += 4 + len;
     if (!in_multi_ && last) {
