@@ -83,8 +83,8 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "operation that would go beyond ends the COMPOUND with NFS4ERR_REP_TOO_BIG")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
   cmd->add_option("--max-connections", a->tcp.max_connections,
-                  "Connections open at once (default 1024); one more is accepted and closed at "
-                  "once, with a log line")
+                  "Connections open at once (default 1024, or the descriptor limit less 64 if "
+                  "that is lower); one more is accepted and closed at once, with a log line")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-gather", a->tcp.max_gather,
                   "Reply bytes gathered from one read before they are sent (default 2 MiB)")
@@ -109,8 +109,9 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "many seconds (default 30; 0 = never)")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--send-timeout", a->tcp.send_timeout_s,
-                  "Close a connection that takes none of its replies for this many seconds "
-                  "(default 30; 0 = never)")
+                  "Close a connection that does not take a batch of its replies (--max-gather "
+                  "bytes, --max-backlog with --workers) within this many seconds (default 30; 0 = "
+                  "never)")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--max-contexts", a->max_contexts,
                   "RPCSEC_GSS contexts held at once (default 16384); a new one beyond evicts the "
@@ -154,7 +155,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
     rpc::MemoryNfsServer nfs(a->max_reply);
     auto core = rpc::RpcServerCore::Create(so, {nfs.Program()});
     if (!core.ok()) Fail("serve", core.status());
-    RaiseDescriptorLimit(a->tcp.max_connections);
+    RaiseDescriptorLimit(a->tcp.max_connections > 0 ? a->tcp.max_connections : 1024);
     rpc::TcpServerOptions to = a->tcp;
     to.address = a->address;
     to.port = a->port;

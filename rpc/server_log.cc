@@ -6,6 +6,15 @@
 
 namespace secmode::rpc {
 
+void RateLimitedLog::Note(const std::string& line) {
+  const std::string text = "rpc server: " + line;
+  if (sink_) {
+    sink_(text);
+  } else {
+    std::cerr << text << std::endl;
+  }
+}
+
 void RateLimitedLog::Say(LogKind kind, const std::function<std::string()>& line) {
   const int k = static_cast<int>(kind);
   asked_[k]++;
@@ -21,13 +30,9 @@ void RateLimitedLog::Say(LogKind kind, const std::function<std::string()>& line)
     held = held_[k];
     held_[k] = 0;
   }
-  std::string text = "rpc server: " + line();
+  std::string text = line();
   if (held > 0) text += " (" + std::to_string(held) + " similar lines held back)";
-  if (sink_) {
-    sink_(text);
-  } else {
-    std::cerr << text << std::endl;
-  }
+  Note(text);
 }
 
 }  // namespace secmode::rpc

@@ -38,6 +38,8 @@ class RateLimitedLog {
   // line of this kind went out less than the interval ago. `line` is built
   // only when it will be written.
   void Say(LogKind kind, const std::function<std::string()>& line);
+  // Writes one line now, outside any limit (start-up notes).
+  void Note(const std::string& line);
   // Lines of `kind` asked for so far (written or held back).
   uint64_t count(LogKind kind) const { return asked_[static_cast<int>(kind)].load(); }
 

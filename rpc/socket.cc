@@ -171,6 +171,11 @@ Result<size_t> SendNow2(int fd, common::ByteView a, common::ByteView b) {
   }
 }
 
+void ResetOnClose(int fd) {
+  linger l{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
 std::string PeerName(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

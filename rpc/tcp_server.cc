@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,7 +35,8 @@ struct TcpServer::Conn {
   std::atomic<size_t> backlog_bytes{0};  // = backlog.size() - backlog_sent
   Bytes backlog;                         // replies the socket did not take yet
   size_t backlog_sent = 0;
-  uint64_t progress_ns = 0;  // when the backlog last moved (send deadline)
+  uint64_t progress_ns = 0;  // send deadline: when the backlog began or last
+  size_t drained = 0;        // drained max_backlog bytes, and what it sent since
   bool flushing = false;     // in flushing_
   std::deque<Job> parked;    // calls set aside while the backlog is full
   bool reader_waiting = false;
@@ -51,6 +53,8 @@ struct TcpServer::Job {
 namespace {
 
 constexpr size_t kKeepBuffer = kReadChunk;  // what an idle connection keeps
+constexpr int kDefaultMaxConnections = 1024;
+constexpr rlim_t kSpareDescriptors = 64;
 
 // A traced call whose reply is still to be written.
 ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread thread,
@@ -84,8 +88,8 @@ void ReleaseIfLarge(Bytes& b) {
 
 Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& options,
                                                     RpcServerCore* core) {
-  if (options.max_connections < 1) {
-    return Status::InvalidArgument("max_connections must be at least 1");
+  if (options.max_connections < 0) {
+    return Status::InvalidArgument("max_connections must be at least 1 (0 = the default)");
   }
   if (options.max_queue < 1) return Status::InvalidArgument("max_queue must be at least 1");
   if (options.max_gather == 0 || options.max_backlog == 0 || options.max_queue_bytes == 0) {
@@ -98,6 +102,20 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
   s->options_ = options;
   s->core_ = core;
   s->log_ = std::make_unique<RateLimitedLog>(options.log);
+  s->max_connections_ = options.max_connections;
+  if (s->max_connections_ == 0) {
+    s->max_connections_ = kDefaultMaxConnections;
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < static_cast<rlim_t>(kDefaultMaxConnections + kSpareDescriptors)) {
+      s->max_connections_ =
+          std::max(1, static_cast<int>(rl.rlim_cur) - static_cast<int>(kSpareDescriptors));
+      s->log_->Note("descriptor limit " + std::to_string(rl.rlim_cur) + ": at most " +
+                    std::to_string(s->max_connections_) + " connections (" +
+                    std::to_string(kSpareDescriptors) +
+                    " descriptors kept for the server's own files)");
+    }
+  }
   s->idle_ns_ = SecondsToNs(options.idle_timeout_s);
   s->record_ns_ = SecondsToNs(options.record_timeout_s);
   s->send_ns_ = SecondsToNs(options.send_timeout_s);
@@ -108,11 +126,12 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
     if (d > 0) tick = std::min(tick, d / 4);
   }
   s->tick_ns_ = std::max<uint64_t>(tick, 10000000ull);
-  SECMODE_ASSIGN_OR_RETURN(s->listen_fd_, Listen(options.address, options.port));
+  // A backlog for bursts of connections (the kernel caps it at somaxconn).
+  SECMODE_ASSIGN_OR_RETURN(s->listen_fd_, Listen(options.address, options.port, 1024));
   s->port_ = LocalPort(s->listen_fd_.get());
-  // Accepted sockets inherit both timeouts from the listening one: no
-  // system call per connection or per call for the deadlines.
-  SetTimeouts(s->listen_fd_.get(), s->tick_ns_, s->send_ns_);
+  // Accepted sockets inherit both timeouts (a tick) from the listening
+  // one: no system call per connection or per call for the deadlines.
+  SetTimeouts(s->listen_fd_.get(), s->tick_ns_, s->tick_ns_);
   s->reserve_fd_ = Fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (options.workers > 0) {
     s->wake_fd_ = Fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -243,10 +262,10 @@ void TcpServer::RefuseWaitingClient() {
 }
 
 void TcpServer::Admit(Fd fd) {
-  if (open_.load() >= static_cast<uint64_t>(options_.max_connections)) {
+  if (open_.load() >= static_cast<uint64_t>(max_connections_)) {
     refused_++;
     log_->Say(LogKind::kConnectionCap, [&] {
-      return "connection limit of " + std::to_string(options_.max_connections) +
+      return "connection limit of " + std::to_string(max_connections_) +
              " reached: closing the new connection from " + PeerName(fd.get()) + " (" +
              std::to_string(refused_.load()) + " refused so far; --max-connections raises it)";
     });
@@ -369,6 +388,7 @@ void TcpServer::SendOrQueue(const std::shared_ptr<Conn>& conn, ByteView mark, By
     sent = *w;
     if (sent == mark.size() + reply.size()) return;
     c.progress_ns = common::NowNs();
+    c.drained = 0;
   }
   // The rest waits in the backlog (after what is there), for the flusher.
   if (sent < mark.size()) c.backlog.insert(c.backlog.end(), mark.begin() + sent, mark.end());
@@ -503,17 +523,24 @@ void TcpServer::FlushLoop() {
           }
           if (*w == 0) break;
           c.backlog_sent += *w;
-          c.progress_ns = now;
+          c.drained += *w;
         }
         c.backlog_bytes = c.backlog.size() - c.backlog_sent;
+        // The send deadline: the client takes max_backlog bytes (or all
+        // of it) per send_timeout, however it trickles.
+        if (c.drained >= options_.max_backlog || c.backlog_bytes.load() == 0) {
+          c.progress_ns = now;
+          c.drained = 0;
+        }
       }
       if (!c.closed && c.backlog_bytes.load() > 0 && send_ns_ > 0 &&
           now - c.progress_ns > send_ns_) {
         send_timeouts_++;
         log_->Say(LogKind::kDeadline, [&] {
           return "connection " + std::to_string(c.index) + " from " + PeerName(c.fd.get()) +
-                 " took none of its replies for " + Seconds(send_ns_) + ": closed";
+                 " took too few of its replies for " + Seconds(send_ns_) + ": closed";
         });
+        ResetOnClose(c.fd.get());  // what is queued would never go: drop it
         shutdown(c.fd.get(), SHUT_RDWR);
         DropPending(c);
       }
@@ -564,28 +591,42 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   uint64_t stuck_since = 0;  // when part of a record sat without a record completing
   bool shrunk = true;
   // Sends what is gathered; the traced calls in it are replied now.
+  // Sends what is gathered; the traced calls in it are replied now. The
+  // send deadline: the client must take the whole of it within send_ns_
+  // (a trickle of progress does not reset it); the socket's SO_SNDTIMEO
+  // (a tick) makes a blocked send return so the deadline can be checked,
+  // and the clock is read only once a send has not taken everything.
   auto flush = [&]() -> bool {
     if (out.empty()) return true;
     int err = 0;
     {
       std::lock_guard<std::mutex> lock(conn->write_mu);
+      uint64_t deadline = 0;
       for (size_t done = 0; done < out.size();) {
         ssize_t w = send(fd, out.data() + done, out.size() - done, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
           err = errno;
           break;
         }
-        done += static_cast<size_t>(w);
+        if (w > 0) done += static_cast<size_t>(w);
+        if (done == out.size() || send_ns_ == 0) continue;
+        const uint64_t now = common::NowNs();
+        if (deadline == 0) deadline = now + send_ns_ - std::min(send_ns_, tick_ns_);
+        if (now >= deadline) {
+          err = EAGAIN;
+          break;
+        }
       }
     }
     out.clear();
     if (err != 0) {
-      if (err == EAGAIN || err == EWOULDBLOCK) {  // SO_SNDTIMEO ran out
+      if (err == EAGAIN) {
+        ResetOnClose(fd);  // what is queued would never go: drop it
         send_timeouts_++;
         log_->Say(LogKind::kDeadline, [&] {
           return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
-                 " took none of its replies for " + Seconds(send_ns_) + ": closed";
+                 " took too few of its replies for " + Seconds(send_ns_) + ": closed";
         });
       }
       return false;

@@ -13,8 +13,9 @@
 //
 // Limits (TcpServerOptions; `secmode serve` has a flag for each), so that a
 // hostile or careless client can only stall itself:
-//  - max_connections open at once; one more is accepted and closed at once
-//    with a log line. Out of file descriptors (EMFILE), the waiting client
+//  - max_connections open at once (by default as many as the descriptor
+//    limit allows with 64 to spare, at most 1024); one more is accepted and
+//    closed at once with a log line. Out of descriptors (EMFILE), the waiting client
 //    is accepted on a reserve descriptor and closed the same way; a
 //    connection's descriptor is closed as soon as its thread ends, and a
 //    housekeeping thread joins ended threads at once. Every accept error
@@ -70,7 +71,9 @@ struct TcpServerOptions {
   CallTrace* trace = nullptr;
 
   // Connections open at once; the next one is closed at once (logged).
-  int max_connections = 1024;
+  // 0 = 1024, or fewer where RLIMIT_NOFILE would not leave 64 descriptors
+  // for the server's own files (the acceptor's keytab and replay cache).
+  int max_connections = 0;
   // Reply bytes gathered from one read before they are sent.
   size_t max_gather = 2u << 20;
   // Workers only: calls of one connection handed to the workers and not yet
@@ -81,7 +84,8 @@ struct TcpServerOptions {
   // beyond, its calls are set aside until it reads.
   size_t max_backlog = 2u << 20;
   // Deadlines in seconds (0 = none): no bytes from the client; part of a
-  // record and no complete record; no reply bytes taken by the client.
+  // record and no complete record; a batch of replies (max_gather bytes,
+  // or max_backlog with workers) not taken by the client.
   double idle_timeout_s = 360;
   double record_timeout_s = 30;
   double send_timeout_s = 30;
@@ -111,6 +115,8 @@ class TcpServer {
   ~TcpServer();
   void Stop();
   uint16_t port() const { return port_; }
+  // The connection cap in force (TcpServerOptions::max_connections resolved).
+  int max_connections() const { return max_connections_; }
   TcpServerStats stats() const;
 
  private:
@@ -142,6 +148,7 @@ class TcpServer {
   Fd listen_fd_;
   Fd reserve_fd_;  // given back to accept one client when out of descriptors
   uint16_t port_ = 0;
+  int max_connections_ = 0;
   uint64_t tick_ns_ = 1000000000ull;  // SO_RCVTIMEO: how often an idle thread looks up
   uint64_t idle_ns_ = 0, record_ns_ = 0, send_ns_ = 0;
   std::unique_ptr<RateLimitedLog> log_;
