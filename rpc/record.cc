@@ -37,11 +37,7 @@ common::MutableByteView RecordReader::WriteSpace(size_t min) {
   // Move unread bytes to the front only when the tail is short; a record
   // view handed out earlier is dead by contract now.
   if (buf_.size() - end_ < min) Compact();
-  if (buf_.size() - end_ < min) {
-    // Grow with the bytes that arrived (doubling), not to what a record
-    // mark announced: a mark with nothing behind it costs nothing.
-    buf_.resize(std::max(buf_.size() * 2, end_ + min));
-  }
+  if (buf_.size() - end_ < min) buf_.resize(end_ + min);
   return common::MutableByteView(buf_.data() + end_, buf_.size() - end_);
 }
 
@@ -88,7 +84,20 @@ common::Result<bool> RecordReader::Next(ByteView* record) {
                           ") exceeds the maximum record size of " + std::to_string(max_record_));
       return failure_;
     }
-    if (end_ - start_ - 4 < len) return false;  // WriteSpace grows as it arrives
+    if (end_ - start_ - 4 < len) {
+      // Not all here yet. Make room for the whole fragment as its bytes
+      // arrive: move what is here to the front (while it is short), then
+      // grow toward len + 4 by at most twice what has arrived, so a mark
+      // with nothing behind it costs nothing, and once the buffer holds a
+      // whole fragment the reads end where it ends (no large move later).
+      const size_t want = len + 4;
+      if (buf_.size() - start_ < want) {
+        Compact();
+        const size_t target = std::min(want, std::max(buf_.size(), 2 * end_));
+        if (target > buf_.size()) buf_.resize(target);
+      }
+      return false;
+    }
     ByteView frag(buf_.data() + start_ + 4, len);
     start_ += 4 + len;
     if (!in_multi_ && last) {

@@ -133,8 +133,24 @@ size_t RpcServerCore::ExpireLocked(uint64_t now) {
 }
 
 size_t RpcServerCore::ExpireIdleContexts() {
+  if (idle_ns_ == 0) return 0;
+  const uint64_t now = CoarseNowNs();
+  {
+    // Look under the shared lock first: calls go on while the table is
+    // scanned, and the exclusive lock is taken only when there is work.
+    std::shared_lock<std::shared_mutex> lock(table_mu_);
+    bool any = false;
+    for (const auto& [key, ctx] : contexts_) {
+      const uint64_t last = ctx->last_used_ns.load(std::memory_order_relaxed);
+      if (now > last && now - last > idle_ns_) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) return 0;
+  }
   std::unique_lock<std::shared_mutex> lock(table_mu_);
-  return ExpireLocked(CoarseNowNs());
+  return ExpireLocked(now);
 }
 
 void RpcServerCore::MakeRoomLocked(uint64_t now) {

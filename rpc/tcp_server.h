@@ -15,8 +15,8 @@
 // hostile or careless client can only stall itself:
 //  - max_connections open at once (by default as many as the descriptor
 //    limit allows with 64 to spare, at most 1024); one more is accepted and
-//    closed at once with a log line. Out of descriptors (EMFILE), the waiting client
-//    is accepted on a reserve descriptor and closed the same way; a
+//    closed at once with a log line. Out of descriptors (EMFILE), the
+//    waiting client is accepted on a reserve descriptor and closed; a
 //    connection's descriptor is closed as soon as its thread ends, and a
 //    housekeeping thread joins ended threads at once. Every accept error
 //    and a thread that cannot start are logged and survived.
@@ -26,7 +26,11 @@
 //  - idle_timeout: a connection that sends nothing that long (with no call
 //    of it pending) is closed; record_timeout: one that has sent part of a
 //    record and completes no record that long is closed; send_timeout: one
-//    that takes none of its replies that long is closed.
+//    that does not take a batch of its replies (max_gather bytes, or
+//    max_backlog with workers) within that long is reset, however it
+//    trickles. An idle thread looks at its deadlines every tick (SO_RCVTIMEO
+//    and SO_SNDTIMEO of a quarter of the shortest deadline, 10 ms .. 1 s,
+//    inherited from the listening socket: no system call per call).
 //  - the read buffer grows as bytes arrive (RecordReader); a connection's
 //    buffers, and its thread's scratch, shrink back after an idle tick.
 //  - with workers: each connection may have max_queue calls (of at most
@@ -37,8 +41,9 @@
 //    the client reads; while the backlog holds max_backlog bytes or more,
 //    the workers set that connection's calls aside instead of running them.
 // Memory per connection is therefore bounded by about 2 x max_record (the
-// read buffer) + max_gather + 2 x max_reply (thread-per-connection) or
-// max_queue_bytes + max_backlog + workers x max_reply (workers).
+// read buffer) + max_gather + 3 x max_reply (thread per connection: the
+// gathered replies, the reply, the thread's results) or max_queue_bytes +
+// max_backlog + workers x max_reply (workers); an idle one keeps 64 KiB.
 //
 // Thread safety: Start/Stop from one thread; stats() from any.
 #ifndef SECMODE_RPC_TCP_SERVER_H_
