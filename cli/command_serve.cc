@@ -1,6 +1,11 @@
 // `secmode serve`: the NFSv4.1-shaped RPC server on real TCP
-// (rpc/tcp_server.h) until SIGINT/SIGTERM or --seconds.
+// (rpc/tcp_server.h) until SIGINT/SIGTERM or --seconds, with every limit of
+// the server (connections, reply and queue sizes, deadlines, contexts) a
+// flag.
+#include <sys/resource.h>
+
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -26,7 +31,25 @@ struct ServeArgs {
   int workers = 0;
   double seconds = 0;
   size_t max_record = rpc::kDefaultMaxRecord;
+  size_t max_reply = rpc::kDefaultMaxReply;
+  rpc::TcpServerOptions tcp;  // the limits' defaults
+  size_t max_contexts = rpc::ServerOptions().max_contexts;
+  double context_idle = rpc::ServerOptions().context_idle_seconds;
+  bool no_replay_cache = false;
 };
+
+// Room for max_connections descriptors (plus the realm's, the log's ...):
+// the soft limit is raised toward the hard one if it is lower.
+void RaiseDescriptorLimit(int max_connections) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  rlim_t want = static_cast<rlim_t>(max_connections) + 64;
+  if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
 
 }  // namespace
 
@@ -53,22 +76,87 @@ CLI::App* AddServeCommand(CLI::App& app) {
   cmd->add_option("--seconds", a->seconds, "Stop after this long (default: until SIGINT/SIGTERM)");
   cmd->add_option("--max-record", a->max_record,
                   "Largest RPC record accepted, bytes (default 1 MiB + 64 KiB); a connection "
-                  "announcing a bigger one is closed");
+                  "announcing a bigger one is closed")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+  cmd->add_option("--max-reply", a->max_reply,
+                  "Most bytes of COMPOUND results one call may return (default 1 MiB + 4 KiB); an "
+                  "operation that would go beyond ends the COMPOUND with NFS4ERR_REP_TOO_BIG")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+  cmd->add_option("--max-connections", a->tcp.max_connections,
+                  "Connections open at once (default 1024, or the descriptor limit less 64 if "
+                  "that is lower); one more is accepted and closed at once, with a log line")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-gather", a->tcp.max_gather,
+                  "Reply bytes gathered from one read before they are sent (default 2 MiB)")
+      ->check(CLI::Range(size_t{4096}, size_t{1} << 30));
+  cmd->add_option("--max-queue", a->tcp.max_queue,
+                  "With --workers: calls of one connection handed to the workers and not yet "
+                  "answered (default 1024); beyond, that connection is not read")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-queue-bytes", a->tcp.max_queue_bytes,
+                  "With --workers: bytes of those calls (default 8 MiB)")
+      ->check(CLI::Range(size_t{4096}, size_t{1} << 32));
+  cmd->add_option("--max-backlog", a->tcp.max_backlog,
+                  "With --workers: reply bytes waiting for a client that does not read (default "
+                  "2 MiB); beyond, its calls are set aside until it reads")
+      ->check(CLI::Range(size_t{4096}, size_t{1} << 32));
+  cmd->add_option("--idle-timeout", a->tcp.idle_timeout_s,
+                  "Close a connection that sends nothing for this many seconds (default 360, as "
+                  "Linux nfsd; 0 = never)")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--record-timeout", a->tcp.record_timeout_s,
+                  "Close a connection that has sent part of a record and completes none for this "
+                  "many seconds (default 30; 0 = never)")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--send-timeout", a->tcp.send_timeout_s,
+                  "Close a connection that does not take a batch of its replies (--max-gather "
+                  "bytes, --max-backlog with --workers) within this many seconds (default 30; 0 = "
+                  "never)")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--max-contexts", a->max_contexts,
+                  "RPCSEC_GSS contexts held at once (default 16384); a new one beyond evicts the "
+                  "least recently used, with a log line")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 24));
+  cmd->add_option("--context-idle", a->context_idle,
+                  "Forget an RPCSEC_GSS context unused for this many seconds (default 600; 0 = "
+                  "never); its client gets RPCSEC_GSS_CREDPROBLEM and makes a new one")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_flag("--no-replay-cache", a->no_replay_cache,
+                "For tests only: run the GSS acceptor without MIT's replay cache, so a captured "
+                "RPCSEC_GSS INIT can be replayed (without it, KRB5RCACHETYPE=none in the "
+                "environment is ignored)");
   cmd->callback([a] {
     auto engine = gss::ParseEngine(a->engine);
     if (!engine.ok()) Fail("serve", engine.status());
     auto policy = rpc::ParseWindowPolicy(a->policy);
     if (!policy.ok()) Fail("serve", policy.status());
+    // The acceptor's replay cache (MIT's, in KRB5RCACHEDIR) refuses a
+    // replayed INIT; it is off only when asked for.
+    const char* rctype = std::getenv("KRB5RCACHETYPE");
+    if (a->no_replay_cache) {
+      setenv("KRB5RCACHETYPE", "none", 1);
+      std::cerr << "serve: the replay cache is off (--no-replay-cache): captured RPCSEC_GSS INIT "
+                   "calls can be replayed"
+                << std::endl;
+    } else if (rctype != nullptr && std::string(rctype) == "none") {
+      unsetenv("KRB5RCACHETYPE");
+      std::cerr << "serve: ignoring KRB5RCACHETYPE=none: the GSS acceptor keeps its replay cache "
+                   "(--no-replay-cache turns it off, for tests)"
+                << std::endl;
+    }
     rpc::ServerOptions so;
     so.keytab = a->keytab;
     so.principal = a->principal;
     so.engine = *engine;
     so.window = a->window;
     so.policy = *policy;
-    rpc::MemoryNfsServer nfs;
+    so.max_contexts = a->max_contexts;
+    so.context_idle_seconds = a->context_idle;
+    rpc::MemoryNfsServer nfs(a->max_reply);
     auto core = rpc::RpcServerCore::Create(so, {nfs.Program()});
     if (!core.ok()) Fail("serve", core.status());
-    rpc::TcpServerOptions to;
+    RaiseDescriptorLimit(a->tcp.max_connections > 0 ? a->tcp.max_connections : 1024);
+    rpc::TcpServerOptions to = a->tcp;
     to.address = a->address;
     to.port = a->port;
     to.workers = a->workers;
@@ -93,8 +181,14 @@ CLI::App* AddServeCommand(CLI::App& app) {
     std::cout << "calls " << c.calls << ", replies " << c.replies << ", duplicates " << c.duplicates
               << ", below window " << c.below_window << ", disconnects " << c.disconnects
               << ", contexts created " << c.contexts_created << ", discarded "
-              << c.contexts_discarded << ", auth errors " << c.auth_errors << ", garbage args "
+              << c.contexts_discarded << ", evicted " << c.contexts_evicted << ", expired "
+              << c.contexts_expired << ", auth errors " << c.auth_errors << ", garbage args "
               << c.garbage_args << "\n";
+    auto t = (*server)->stats();
+    std::cout << "connections " << t.connections << ", refused " << t.refused << ", broken streams "
+              << t.bad_streams << ", closed idle " << t.idle_closed << ", record deadline "
+              << t.record_timeouts << ", send deadline " << t.send_timeouts << ", accept errors "
+              << t.accept_errors << ", thread failures " << t.thread_failures << "\n";
   });
   return cmd;
 }

@@ -11,6 +11,10 @@ using common::Status;
 
 namespace {
 
+// One token buffer per thread, reused: a fresh one per message would
+// allocate (and, at 1 MiB, page-fault) on every krb5p call and reply.
+thread_local Bytes tl_token;
+
 Status CheckInnerSeq(ByteView data, uint32_t seq, const char* what) {
   XdrDecoder d(data);
   uint32_t inner;
@@ -51,9 +55,7 @@ Status SealGssBody(gss::Protector& p, uint32_t service, uint32_t seq, ByteView b
       XdrEncoder pe(&plain);
       pe.PutU32(seq);
       pe.PutRaw(body);
-      // One token buffer per thread, reused: a fresh one per message would
-      // allocate (and, at 1 MiB, page-fault) on every krb5p call and reply.
-      thread_local Bytes token;
+      Bytes& token = tl_token;
       Status s = p.Wrap(plain, true, &token);
       plain.swap(*scratch);
       SECMODE_RETURN_IF_ERROR(s);
@@ -62,6 +64,12 @@ Status SealGssBody(gss::Protector& p, uint32_t service, uint32_t seq, ByteView b
     }
   }
   return Status::InvalidArgument("unknown RPCSEC_GSS service " + std::to_string(service));
+}
+
+bool ReleaseGssBodyBuffers() {
+  if (tl_token.capacity() <= (64u << 10)) return false;
+  Bytes().swap(tl_token);
+  return true;
 }
 
 Status OpenGssBody(gss::Protector& p, uint32_t service, uint32_t seq, ByteView in, Bytes* scratch,

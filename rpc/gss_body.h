@@ -27,6 +27,10 @@ common::Status SealGssBody(gss::Protector& protector, uint32_t service, uint32_t
 common::Status OpenGssBody(gss::Protector& protector, uint32_t service, uint32_t seq,
                            common::ByteView in, common::Bytes* scratch, common::ByteView* body);
 
+// Gives back the calling thread's privacy token buffer if a large message
+// left it large (a server thread calls it when idle); true if it did.
+bool ReleaseGssBodyBuffers();
+
 }  // namespace secmode::rpc
 
 #endif  // SECMODE_RPC_GSS_BODY_H_

@@ -229,7 +229,8 @@ Status CheckCompoundResults(const NfsRequest& r, ByteView results) {
   return d.ExpectEnd("COMPOUND4res");
 }
 
-MemoryNfsServer::MemoryNfsServer() : write_file_(2 * kNfsFileSize, 0) {}
+MemoryNfsServer::MemoryNfsServer(size_t max_reply)
+    : max_reply_(max_reply), write_file_(2 * kNfsFileSize, 0) {}
 
 ProgramSpec MemoryNfsServer::Program() {
   ProgramSpec p;
@@ -262,6 +263,7 @@ uint32_t MemoryNfsServer::Execute(uint32_t proc, ByteView args, Bytes* results) 
   for (uint32_t i = 0; i < n && status == kNfs4Ok; ++i) {
     uint32_t op;
     if (!d.GetU32(&op, "argop").ok()) return kGarbageArgs;
+    const size_t op_start = results->size();
     e.PutU32(op);
     ++done;
     switch (op) {
@@ -325,6 +327,12 @@ uint32_t MemoryNfsServer::Execute(uint32_t proc, ByteView args, Bytes* results) 
           e.PutU32(status);
           break;
         }
+        // status, eof, the data's length and its bytes (padded).
+        if (results->size() + 12 + ReadPattern(offset, count).size() + 3 > max_reply_) {
+          status = kNfs4ErrRepTooBig;
+          e.PutU32(status);
+          break;
+        }
         e.PutU32(kNfs4Ok);
         e.PutBool(false);
         e.PutOpaque(ReadPattern(offset, count));
@@ -363,6 +371,14 @@ uint32_t MemoryNfsServer::Execute(uint32_t proc, ByteView args, Bytes* results) 
         status = kNfs4ErrOpIllegal;
         e.PutU32(status);
         break;
+    }
+    if (results->size() > max_reply_) {
+      // Any other operation's results crossing the limit: its result
+      // becomes the error alone (RFC 8881 section 15.1.3).
+      results->resize(op_start);
+      e.PutU32(op);
+      status = kNfs4ErrRepTooBig;
+      e.PutU32(status);
     }
   }
   if (status == kNfs4Ok && !d.ExpectEnd("COMPOUND4args").ok()) return kGarbageArgs;

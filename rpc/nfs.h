@@ -8,7 +8,11 @@
 // deterministic pattern file (the client checks them), WRITE stores into a
 // second file and answers with a 64-bit FNV-1a of the data it received in
 // the write verifier, which the client compares with its own: an end-to-end
-// integrity check of every WRITE.
+// integrity check of every WRITE. A COMPOUND whose results would grow
+// beyond `max_reply` bytes stops at the operation that would cross it with
+// NFS4ERR_REP_TOO_BIG (RFC 8881 section 15.1.3, what a session's
+// ca_maxresponsesize gives), so one small call (64 READs of 1 MiB) can never
+// make the server build a reply of 64 MiB.
 //
 // Thread safety: MemoryNfsServer::Execute may run on many threads; writes
 // into the file are serialised by a mutex (the digest is taken outside it).
@@ -32,6 +36,11 @@ inline constexpr uint32_t kNfsProcNull = 0;
 inline constexpr uint32_t kNfsProcCompound = 1;
 inline constexpr size_t kNfsFileSize = 1u << 20;  // each in-memory file
 inline constexpr size_t kNfsMaxIo = 1u << 20;
+// COMPOUND results of one call at most: one 1 MiB READ and its headers.
+inline constexpr size_t kDefaultMaxReply = kNfsMaxIo + (4u << 10);
+// RFC 8881 section 15.1: the status of an operation that would make the
+// reply larger than the server allows.
+inline constexpr uint32_t kNfs4ErrRepTooBig = 10066;
 
 enum class NfsOp { kGetattr, kRead, kWrite };
 const char* NfsOpName(NfsOp op);
@@ -61,13 +70,16 @@ common::Status CheckCompoundResults(const NfsRequest& r, common::ByteView result
 
 class MemoryNfsServer {
  public:
-  MemoryNfsServer();
+  // `max_reply`: the most bytes of COMPOUND results one call may return.
+  explicit MemoryNfsServer(size_t max_reply = kDefaultMaxReply);
   // The NFS program for RpcServerCore: NULL and COMPOUND.
   ProgramSpec Program();
   uint32_t Execute(uint32_t proc, common::ByteView args, common::Bytes* results);
   uint64_t writes_checked() const { return writes_; }
+  size_t max_reply() const { return max_reply_; }
 
  private:
+  const size_t max_reply_;
   std::mutex write_mu_;
   common::Bytes write_file_;
   std::atomic<uint64_t> writes_{0};

@@ -1,5 +1,6 @@
 #include "rpc/record.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace secmode::rpc {
@@ -42,6 +43,18 @@ common::MutableByteView RecordReader::WriteSpace(size_t min) {
 
 void RecordReader::Commit(size_t n) { end_ += n; }
 
+void RecordReader::Shrink(size_t keep) {
+  Bytes().swap(assembled_out_);
+  if (!in_multi_) Bytes().swap(assembled_);
+  const size_t n = end_ - start_;
+  if (buf_.capacity() <= keep || n > keep) return;
+  Bytes smaller(keep);
+  if (n > 0) std::memcpy(smaller.data(), buf_.data() + start_, n);
+  buf_.swap(smaller);
+  start_ = 0;
+  end_ = n;
+}
+
 void RecordReader::Feed(ByteView data) {
   auto space = WriteSpace(data.size());
   if (!data.empty()) std::memcpy(space.data(), data.data(), data.size());
@@ -72,10 +85,16 @@ common::Result<bool> RecordReader::Next(ByteView* record) {
       return failure_;
     }
     if (end_ - start_ - 4 < len) {
-      // Make sure the whole fragment fits once it arrives.
-      if (buf_.size() - start_ < len + 4) {
+      // Not all here yet. Make room for the whole fragment as its bytes
+      // arrive: move what is here to the front (while it is short), then
+      // grow toward len + 4 by at most twice what has arrived, so a mark
+      // with nothing behind it costs nothing, and once the buffer holds a
+      // whole fragment the reads end where it ends (no large move later).
+      const size_t want = len + 4;
+      if (buf_.size() - start_ < want) {
         Compact();
-        if (buf_.size() < len + 4) buf_.resize(len + 4);
+        const size_t target = std::min(want, std::max(buf_.size(), 2 * end_));
+        if (target > buf_.size()) buf_.resize(target);
       }
       return false;
     }

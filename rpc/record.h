@@ -5,9 +5,11 @@
 // AppendRecordMark/FrameRecord write one-fragment records (what every sender
 // in this project emits). RecordReader reassembles records of any number of
 // fragments from a byte stream and refuses, with a clear error, any record
-// larger than its configured maximum as soon as a mark announces it (so a
-// hostile mark never makes it allocate). After an error the stream is
-// unusable (the caller closes the connection).
+// larger than its configured maximum as soon as a mark announces it. Its
+// buffer grows only as bytes arrive (doubling), never to the size a mark
+// announces, so a mark without the data behind it costs nothing, and
+// Shrink() gives a large buffer back once its message is done. After an
+// error the stream is unusable (the caller closes the connection).
 // Thread safety: one thread at a time per reader.
 #ifndef SECMODE_RPC_RECORD_H_
 #define SECMODE_RPC_RECORD_H_
@@ -46,9 +48,19 @@ class RecordReader {
   // fragments beyond max_record).
   common::Result<bool> Next(common::ByteView* record);
 
-  // Bytes received but not yet returned as part of a record.
-  size_t buffered() const { return end_ - start_; }
+  // Bytes received but not yet returned as part of a record (a record
+  // being reassembled counts).
+  size_t buffered() const { return end_ - start_ + assembled_.size(); }
   size_t max_record() const { return max_record_; }
+  // Whether a record has begun and not yet ended.
+  bool in_record() const { return end_ > start_ || in_multi_; }
+  // Bytes of memory the reader holds (its buffers' capacities).
+  size_t capacity() const {
+    return buf_.capacity() + assembled_.capacity() + assembled_out_.capacity();
+  }
+  // Gives back buffer memory beyond `keep` bytes (what is buffered stays).
+  // Invalidates a record view handed out before, like Next.
+  void Shrink(size_t keep = kReadChunk);
 
  private:
   void Compact();

@@ -2,7 +2,9 @@
 
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
+#include <time.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/clock.h"
@@ -32,6 +34,26 @@ std::string Key(ByteView handle) {
   return std::string(reinterpret_cast<const char*>(handle.data()), handle.size());
 }
 
+// The clock of context use: CLOCK_MONOTONIC_COARSE (a few ms of
+// resolution, read from the vDSO without a system call), cheap enough to
+// read on every call.
+uint64_t CoarseNowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The per-thread scratch of HandleCall and SealReply (reused from call to
+// call: no allocation per call; ReleaseThreadBuffers gives large ones back).
+thread_local Bytes tl_call_scratch, tl_call_results, tl_seal_mic, tl_seal_scratch;
+constexpr size_t kKeepScratch = 64u << 10;
+
+bool ReleaseIfLarge(Bytes& b) {
+  if (b.capacity() <= kKeepScratch) return false;
+  Bytes().swap(b);
+  return true;
+}
+
 void SeqXdr(uint32_t seq, uint8_t out[4]) {
   out[0] = static_cast<uint8_t>(seq >> 24);
   out[1] = static_cast<uint8_t>(seq >> 16);
@@ -47,6 +69,12 @@ Result<std::unique_ptr<RpcServerCore>> RpcServerCore::Create(const ServerOptions
   core->options_ = options;
   core->programs_ = std::move(programs);
   if (options.window == 0) return Status::InvalidArgument("sequence window must be at least 1");
+  if (options.max_contexts == 0) return Status::InvalidArgument("max_contexts must be at least 1");
+  if (options.context_idle_seconds < 0) {
+    return Status::InvalidArgument("context_idle_seconds must not be negative");
+  }
+  core->idle_ns_ = static_cast<uint64_t>(options.context_idle_seconds * 1e9);
+  core->log_ = std::make_unique<RateLimitedLog>(options.log);
   std::random_device rd;
   core->handle_salt_ = (uint64_t{rd()} << 32) | rd();
   if (!options.keytab.empty()) {
@@ -88,6 +116,82 @@ size_t RpcServerCore::context_count() {
   return contexts_.size();
 }
 
+size_t RpcServerCore::ExpireLocked(uint64_t now) {
+  if (idle_ns_ == 0) return 0;
+  size_t n = 0;
+  for (auto it = contexts_.begin(); it != contexts_.end();) {
+    uint64_t last = it->second->last_used_ns.load(std::memory_order_relaxed);
+    if (now > last && now - last > idle_ns_) {
+      it = contexts_.erase(it);
+      ++n;
+    } else {
+      ++it;
+    }
+  }
+  c_.contexts_expired += n;
+  return n;
+}
+
+size_t RpcServerCore::ExpireIdleContexts() {
+  if (idle_ns_ == 0) return 0;
+  const uint64_t now = CoarseNowNs();
+  {
+    // Look under the shared lock first: calls go on while the table is
+    // scanned, and the exclusive lock is taken only when there is work.
+    std::shared_lock<std::shared_mutex> lock(table_mu_);
+    bool any = false;
+    for (const auto& [key, ctx] : contexts_) {
+      const uint64_t last = ctx->last_used_ns.load(std::memory_order_relaxed);
+      if (now > last && now - last > idle_ns_) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) return 0;
+  }
+  std::unique_lock<std::shared_mutex> lock(table_mu_);
+  return ExpireLocked(now);
+}
+
+void RpcServerCore::MakeRoomLocked(uint64_t now) {
+  if (contexts_.size() < options_.max_contexts) return;
+  const size_t expired = ExpireLocked(now);
+  if (contexts_.size() < options_.max_contexts) return;
+  // Evict the least recently used 1/16 of the table (at least one), so the
+  // next INITs find room without scanning again.
+  const size_t evict = std::min(contexts_.size(), std::max<size_t>(1, options_.max_contexts / 16) +
+                                                      (contexts_.size() - options_.max_contexts));
+  std::vector<std::pair<uint64_t, const std::string*>> by_use;
+  by_use.reserve(contexts_.size());
+  for (const auto& [key, ctx] : contexts_) {
+    by_use.emplace_back(ctx->last_used_ns.load(std::memory_order_relaxed), &key);
+  }
+  std::nth_element(by_use.begin(), by_use.begin() + static_cast<std::ptrdiff_t>(evict - 1),
+                   by_use.end());
+  const uint64_t newest_evicted = by_use[evict - 1].first;
+  std::vector<std::string> victims;
+  victims.reserve(evict);
+  for (size_t i = 0; i < evict; ++i) victims.push_back(*by_use[i].second);
+  for (const auto& k : victims) contexts_.erase(k);
+  c_.contexts_evicted += evict;
+  const size_t max = options_.max_contexts;
+  log_->Say(LogKind::kContextTable, [=] {
+    return "RPCSEC_GSS context table full (" + std::to_string(max) + " contexts" +
+           (expired ? ", " + std::to_string(expired) + " expired" : std::string()) +
+           "): evicted the " + std::to_string(evict) + " least recently used, idle for at least " +
+           std::to_string((now > newest_evicted ? now - newest_evicted : 0) / 1000000) +
+           " ms; their clients get RPCSEC_GSS_CREDPROBLEM and must create new contexts";
+  });
+}
+
+bool RpcServerCore::ReleaseThreadBuffers() {
+  bool released = ReleaseIfLarge(tl_call_scratch);
+  released = ReleaseIfLarge(tl_call_results) || released;
+  released = ReleaseIfLarge(tl_seal_mic) || released;
+  released = ReleaseIfLarge(tl_seal_scratch) || released;
+  return ReleaseGssBodyBuffers() || released;
+}
+
 ServerCounters RpcServerCore::counters() const {
   ServerCounters s;
   s.calls = c_.calls;
@@ -99,6 +203,8 @@ ServerCounters RpcServerCore::counters() const {
   s.contexts_created = c_.contexts_created;
   s.contexts_destroyed = c_.contexts_destroyed;
   s.contexts_discarded = c_.contexts_discarded;
+  s.contexts_evicted = c_.contexts_evicted;
+  s.contexts_expired = c_.contexts_expired;
   s.auth_errors = c_.auth_errors;
   s.garbage_args = c_.garbage_args;
   s.prog_unavail = c_.prog_unavail;
@@ -113,7 +219,8 @@ void RpcServerCore::Deny(uint32_t xid, uint32_t auth_stat, Bytes* reply) {
 }
 
 Disposition RpcServerCore::HandleCall(ByteView record, Bytes* reply, CallCheck* check) {
-  thread_local Bytes scratch, results;
+  Bytes& scratch = tl_call_scratch;
+  Bytes& results = tl_call_results;
   OpenedCall call;
   bool ready = false;
   Disposition d = OpenCall(record, &call, reply, &scratch, &ready, check);
@@ -152,7 +259,8 @@ Status RpcServerCore::SealReply(const ReplyTarget& t, uint32_t accept_stat, Byte
     return Status::Ok();
   }
   if (!t.context) return Status::InvalidArgument("RPCSEC_GSS reply without a context");
-  thread_local Bytes mic, scratch;
+  Bytes& mic = tl_seal_mic;
+  Bytes& scratch = tl_seal_scratch;
   uint8_t seq_xdr[4];
   SeqXdr(t.seq, seq_xdr);
   gss::ProtectorPool* pool = t.context->pool();
@@ -242,6 +350,15 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
         Deny(h.xid, kRpcsecGssCredProblem, reply);
         return Disposition::kReply;
       }
+      const uint64_t now = CoarseNowNs();
+      const uint64_t last_used = ctx->last_used_ns.load(std::memory_order_relaxed);
+      if (idle_ns_ != 0 && now > last_used && now - last_used > idle_ns_) {
+        // Unused for too long: gone, as if the sweep had already run.
+        RemoveContext(ctx->handle);
+        c_.contexts_expired++;
+        Deny(h.xid, kRpcsecGssCredProblem, reply);
+        return Disposition::kReply;
+      }
       if (h.verf.flavor != kRpcsecGss) {
         Deny(h.xid, kAuthBadVerf, reply);
         return Disposition::kReply;
@@ -293,6 +410,9 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
           (v == SeqVerdict::kDuplicate ? c_.duplicates : c_.below_window)++;
           next = Next::kWindow;
         } else {
+          // Only a call that verified and passed the window keeps a
+          // context alive (a forged one cannot).
+          if (last_used != now) ctx->last_used_ns.store(now, std::memory_order_relaxed);
           t.flavor = kRpcsecGss;
           t.context = ctx;
           t.service = cred.service;
@@ -353,23 +473,12 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
 Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& cred,
                                             ByteView record, Bytes* reply) {
   std::shared_ptr<ServerGssContext> ctx;
-  if (cred.proc == kGssInit && context_count() >= options_.max_contexts) {
-    c_.replies++;
-    reply->clear();
-    EncodeAcceptedReply(h.xid, kAuthNone, {}, kSuccess, reply);
-    XdrEncoder e(reply);
-    e.PutOpaque({});
-    e.PutU32(GSS_S_FAILURE);
-    e.PutU32(0);
-    e.PutU32(0);
-    e.PutOpaque({});
-    return Disposition::kReply;
-  }
   if (cred.proc == kGssInit) {
     Bytes handle(8);
     uint64_t v = next_handle_.fetch_add(1) ^ handle_salt_;
     for (int i = 0; i < 8; ++i) handle[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
     ctx = std::make_shared<ServerGssContext>(std::move(handle), options_.window);
+    ctx->last_used_ns.store(CoarseNowNs(), std::memory_order_relaxed);
   } else {
     ctx = FindContext(cred.handle);
     if (!ctx) {
@@ -417,8 +526,14 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
   }
   if (major == GSS_S_COMPLETE || major == GSS_S_CONTINUE_NEEDED) {
     handle_out = ctx->handle;
+    const uint64_t now = CoarseNowNs();
+    ctx->last_used_ns.store(now, std::memory_order_relaxed);
     std::unique_lock<std::shared_mutex> tl(table_mu_);
-    contexts_[Key(ctx->handle)] = ctx;
+    // Only an accepted token takes a place (a refused one, e.g. a replay
+    // the acceptor's replay cache caught, never evicts anyone).
+    std::string key = Key(ctx->handle);
+    if (contexts_.find(key) == contexts_.end()) MakeRoomLocked(now);
+    contexts_[key] = ctx;
   } else {
     RemoveContext(ctx->handle);
   }

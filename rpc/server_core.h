@@ -14,6 +14,16 @@
 // PROG_MISMATCH; procedure -> PROC_UNAVAIL; args that do not decode or
 // verify -> GARBAGE_ARGS; duplicate or below-window seq -> dropped per policy.
 //
+// Contexts are bounded: a context unused for context_idle_seconds is
+// forgotten (its client gets RPCSEC_GSS_CREDPROBLEM and makes a new one, as
+// RFC 2203 5.3.3.3 lets a server do), and when a new context would make the
+// table hold more than max_contexts, the least recently used ones are
+// evicted to make room (a batch of 1/16 of the table, so an INIT does not
+// scan the table each time), with a rate-limited log line. An INIT the GSS
+// acceptor refuses (a replayed token, garbage) never takes a place or
+// evicts anyone. The acceptor's replay cache is MIT's (KRB5RCACHETYPE and
+// KRB5RCACHEDIR; gss/realm.h keeps it in the realm's directory).
+//
 // Thread safety: HandleCall may be called from many threads at once; each
 // GSS context serialises its own Protector and window.
 #ifndef SECMODE_RPC_SERVER_CORE_H_
@@ -38,6 +48,7 @@
 #include "rpc/call_trace.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
+#include "rpc/server_log.h"
 
 namespace secmode::rpc {
 
@@ -59,9 +70,13 @@ struct ServerOptions {
   gss::Engine engine = gss::Engine::kMit;
   uint32_t window = 128;  // RFC 2203 seq_window announced and enforced
   WindowPolicy policy = WindowPolicy::kDrop;
-  // Contexts held at once (established or being created); an INIT beyond
-  // it is answered with GSS_S_FAILURE, so clients cannot exhaust memory.
+  // Contexts held at once (established or being created); a new one beyond
+  // it evicts the least recently used (never refuses the newcomer).
   size_t max_contexts = 16384;
+  // A context unused this long is forgotten; 0 = never.
+  double context_idle_seconds = 600;
+  // Where eviction is reported (empty: standard error).
+  LogSink log;
 };
 
 struct ServerCounters {
@@ -71,6 +86,8 @@ struct ServerCounters {
   uint64_t below_window = 0;  // window: too old
   uint64_t disconnects = 0;   // connections closed by policy
   uint64_t contexts_created = 0, contexts_destroyed = 0, contexts_discarded = 0;
+  uint64_t contexts_evicted = 0;  // least recently used, to make room
+  uint64_t contexts_expired = 0;  // unused for context_idle_seconds
   uint64_t auth_errors = 0, garbage_args = 0, prog_unavail = 0, proc_unavail = 0;
 };
 
@@ -87,6 +104,9 @@ struct ServerGssContext {
   // Set once, when established; never reset while the context lives.
   std::unique_ptr<gss::ProtectorPool> protectors;
   SequenceWindow seq_window;
+  // When a call last passed the window (coarse monotonic ns): idle expiry
+  // and least-recently-used eviction.
+  std::atomic<uint64_t> last_used_ns{0};
 
   // The pool, or null while the context is still being created.
   gss::ProtectorPool* pool() {
@@ -133,6 +153,14 @@ class RpcServerCore {
 
   std::shared_ptr<ServerGssContext> FindContext(common::ByteView handle);
   size_t context_count();
+  // Forgets contexts unused for context_idle_seconds; returns how many.
+  // HandleCall does it too when the table is full; a server calls it now
+  // and then so idle contexts do not hold memory until then.
+  size_t ExpireIdleContexts();
+  // Gives back the calling thread's scratch buffers beyond a small size
+  // (after a large message; a server thread calls it when idle); true if
+  // any was large.
+  static bool ReleaseThreadBuffers();
   ServerCounters counters() const;
   const ServerOptions& options() const { return options_; }
 
@@ -142,6 +170,9 @@ class RpcServerCore {
                                common::Bytes* reply);
   void Deny(uint32_t xid, uint32_t auth_stat, common::Bytes* reply);
   void RemoveContext(common::ByteView handle);
+  // Makes room for one more context; table_mu_ held exclusively.
+  void MakeRoomLocked(uint64_t now_ns);
+  size_t ExpireLocked(uint64_t now_ns);
   Disposition WindowReaction(const std::shared_ptr<ServerGssContext>& ctx);
 
   ServerOptions options_;
@@ -150,11 +181,14 @@ class RpcServerCore {
   std::shared_mutex table_mu_;
   std::unordered_map<std::string, std::shared_ptr<ServerGssContext>> contexts_;
   std::atomic<uint64_t> next_handle_{1};
+  uint64_t idle_ns_ = 0;  // 0 = no expiry
+  std::unique_ptr<RateLimitedLog> log_;
   uint64_t handle_salt_ = 0;
   struct AtomicCounters {
     std::atomic<uint64_t> calls{0}, replies{0}, undecodable{0}, duplicates{0}, below_window{0},
         disconnects{0}, contexts_created{0}, contexts_destroyed{0}, contexts_discarded{0},
-        auth_errors{0}, garbage_args{0}, prog_unavail{0}, proc_unavail{0};
+        contexts_evicted{0}, contexts_expired{0}, auth_errors{0}, garbage_args{0}, prog_unavail{0},
+        proc_unavail{0};
   } c_;
 };
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "common/clock.h"
@@ -202,6 +203,61 @@ Status WriteAll2(int fd, common::ByteView a, common::ByteView b) {
     done += static_cast<size_t>(w);
   }
   return Status::Ok();
+}
+
+void SetTimeouts(int fd, uint64_t recv_ns, uint64_t send_ns) {
+  auto set = [fd](int opt, uint64_t ns) {
+    timeval tv{static_cast<time_t>(ns / 1000000000ull),
+               static_cast<suseconds_t>((ns % 1000000000ull) / 1000)};
+    if (ns > 0 && tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
+    setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof tv);
+  };
+  set(SO_RCVTIMEO, recv_ns);
+  set(SO_SNDTIMEO, send_ns);
+}
+
+Result<size_t> SendNow2(int fd, common::ByteView a, common::ByteView b) {
+  iovec iov[2];
+  int n = 0;
+  if (!a.empty()) iov[n++] = {const_cast<uint8_t*>(a.data()), a.size()};
+  if (!b.empty()) iov[n++] = {const_cast<uint8_t*>(b.data()), b.size()};
+  if (n == 0) return size_t{0};
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = static_cast<size_t>(n);
+  while (true) {
+    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w >= 0) return static_cast<size_t>(w);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+    return Errno("sendmsg");
+  }
+}
+
+void ResetOnClose(int fd) {
+  linger l{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+std::string PeerName(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  char out[INET6_ADDRSTRLEN + 16];
+  if (ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    snprintf(out, sizeof out, "%s:%u", host, unsigned{ntohs(in->sin_port)});
+    return out;
+  }
+  if (ss.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    snprintf(out, sizeof out, "[%s]:%u", host, unsigned{ntohs(in6->sin6_port)});
+    return out;
+  }
+  return "?";
 }
 
 }  // namespace secmode::rpc

@@ -72,6 +72,19 @@ common::Status WriteAll(int fd, common::ByteView data);
 // Writes a then b with as few system calls as possible (mark + record).
 common::Status WriteAll2(int fd, common::ByteView a, common::ByteView b);
 
+// Sets SO_RCVTIMEO and SO_SNDTIMEO (0 = none): a blocking recv or send that
+// waits that long fails with EAGAIN.
+void SetTimeouts(int fd, uint64_t recv_ns, uint64_t send_ns);
+// Writes as much of a then b as the socket takes now, without blocking
+// (one sendmsg with MSG_DONTWAIT); returns the bytes written (0 when the
+// socket's buffer is full), or an error naming errno (the peer is gone).
+common::Result<size_t> SendNow2(int fd, common::ByteView a, common::ByteView b);
+// Makes close() reset the connection (SO_LINGER 0): unsent data is dropped
+// at once instead of waiting, perhaps for ever, for a peer that does not read.
+void ResetOnClose(int fd);
+// "address:port" of the peer ("?" when unknown), for log lines.
+std::string PeerName(int fd);
+
 }  // namespace secmode::rpc
 
 #endif  // SECMODE_RPC_SOCKET_H_

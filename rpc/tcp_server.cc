@@ -1,9 +1,17 @@
 #include "rpc/tcp_server.h"
 
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <system_error>
 
 #include "common/clock.h"
 
@@ -17,8 +25,22 @@ using common::Status;
 struct TcpServer::Conn {
   Fd fd;
   uint32_t index = 0;  // order of accept (tracing)
+  // Guards sending on fd and closing it, and (workers) everything below.
   std::mutex write_mu;
-  std::atomic<bool> done{false};
+  bool closed = false;               // fd closed: the connection's thread ended
+  std::atomic<bool> closing{false};  // set with closed; read without the lock
+  // Workers only.
+  std::atomic<uint32_t> outstanding{0};  // calls queued, set aside or running
+  std::atomic<size_t> outstanding_bytes{0};
+  std::atomic<size_t> backlog_bytes{0};  // = backlog.size() - backlog_sent
+  Bytes backlog;                         // replies the socket did not take yet
+  size_t backlog_sent = 0;
+  uint64_t progress_ns = 0;  // send deadline: when the backlog began or last
+  size_t drained = 0;        // drained max_backlog bytes, and what it sent since
+  bool flushing = false;     // in flushing_
+  std::deque<Job> parked;    // calls set aside while the backlog is full
+  bool reader_waiting = false;
+  std::condition_variable space_cv;
 };
 
 struct TcpServer::Job {
@@ -29,6 +51,10 @@ struct TcpServer::Job {
 };
 
 namespace {
+
+constexpr size_t kKeepBuffer = kReadChunk;  // what an idle connection keeps
+constexpr int kDefaultMaxConnections = 1024;
+constexpr rlim_t kSpareDescriptors = 64;
 
 // A traced call whose reply is still to be written.
 ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread thread,
@@ -46,37 +72,141 @@ ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread th
   return e;
 }
 
+uint64_t SecondsToNs(double s) { return s > 0 ? static_cast<uint64_t>(s * 1e9) : 0; }
+
+std::string Seconds(uint64_t ns) {
+  char b[32];
+  snprintf(b, sizeof b, "%.3g s", static_cast<double>(ns) / 1e9);
+  return b;
+}
+
+void ReleaseIfLarge(Bytes& b) {
+  if (b.capacity() > kKeepBuffer) Bytes().swap(b);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& options,
                                                     RpcServerCore* core) {
+  if (options.max_connections < 0) {
+    return Status::InvalidArgument("max_connections must be at least 1 (0 = the default)");
+  }
+  if (options.max_queue < 1) return Status::InvalidArgument("max_queue must be at least 1");
+  if (options.max_gather == 0 || options.max_backlog == 0 || options.max_queue_bytes == 0) {
+    return Status::InvalidArgument("max_gather, max_backlog and max_queue_bytes must be positive");
+  }
+  if (options.idle_timeout_s < 0 || options.record_timeout_s < 0 || options.send_timeout_s < 0) {
+    return Status::InvalidArgument("deadlines must not be negative (0 = none)");
+  }
   std::unique_ptr<TcpServer> s(new TcpServer());
   s->options_ = options;
   s->core_ = core;
-  SECMODE_ASSIGN_OR_RETURN(s->listen_fd_, Listen(options.address, options.port));
-  s->port_ = LocalPort(s->listen_fd_.get());
-  for (int i = 0; i < options.workers; ++i) {
-    s->workers_.emplace_back([p = s.get()] { p->WorkerLoop(); });
+  s->log_ = std::make_unique<RateLimitedLog>(options.log);
+  s->max_connections_ = options.max_connections;
+  if (s->max_connections_ == 0) {
+    s->max_connections_ = kDefaultMaxConnections;
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < static_cast<rlim_t>(kDefaultMaxConnections + kSpareDescriptors)) {
+      s->max_connections_ =
+          std::max(1, static_cast<int>(rl.rlim_cur) - static_cast<int>(kSpareDescriptors));
+      s->log_->Note("descriptor limit " + std::to_string(rl.rlim_cur) + ": at most " +
+                    std::to_string(s->max_connections_) + " connections (" +
+                    std::to_string(kSpareDescriptors) +
+                    " descriptors kept for the server's own files)");
+    }
   }
+  s->idle_ns_ = SecondsToNs(options.idle_timeout_s);
+  s->record_ns_ = SecondsToNs(options.record_timeout_s);
+  s->send_ns_ = SecondsToNs(options.send_timeout_s);
+  // An idle thread looks at its deadlines (and shrinks its buffers) every
+  // tick: a quarter of the shortest deadline, between 10 ms and 1 s.
+  uint64_t tick = 1000000000ull;
+  for (uint64_t d : {s->idle_ns_, s->record_ns_, s->send_ns_}) {
+    if (d > 0) tick = std::min(tick, d / 4);
+  }
+  s->tick_ns_ = std::max<uint64_t>(tick, 10000000ull);
+  // A backlog for bursts of connections (the kernel caps it at somaxconn).
+  SECMODE_ASSIGN_OR_RETURN(s->listen_fd_, Listen(options.address, options.port, 1024));
+  s->port_ = LocalPort(s->listen_fd_.get());
+  // Accepted sockets inherit both timeouts (a tick) from the listening
+  // one: no system call per connection or per call for the deadlines.
+  SetTimeouts(s->listen_fd_.get(), s->tick_ns_, s->tick_ns_);
+  s->reserve_fd_ = Fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (options.workers > 0) {
+    s->wake_fd_ = Fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (s->wake_fd_.get() < 0) {
+      return Status::IoError(std::string("eventfd: ") + std::strerror(errno));
+    }
+    for (int i = 0; i < options.workers; ++i) {
+      s->workers_.emplace_back([p = s.get()] { p->WorkerLoop(); });
+    }
+    s->flusher_ = std::thread([p = s.get()] { p->FlushLoop(); });
+  }
+  s->housekeeping_thread_ = std::thread([p = s.get()] { p->Housekeeping(); });
   s->accept_thread_ = std::thread([p = s.get()] { p->AcceptLoop(); });
   return s;
 }
 
 TcpServer::~TcpServer() { Stop(); }
 
+TcpServerStats TcpServer::stats() const {
+  TcpServerStats s;
+  s.connections = connections_;
+  s.bad_streams = bad_streams_;
+  s.thread_cpu_ns = thread_cpu_ns_;
+  s.open_connections = open_;
+  s.refused = refused_;
+  s.accept_errors = accept_errors_;
+  s.thread_failures = thread_failures_;
+  s.idle_closed = idle_closed_;
+  s.record_timeouts = record_timeouts_;
+  s.send_timeouts = send_timeouts_;
+  return s;
+}
+
 void TcpServer::Stop() {
   if (stopping_.exchange(true)) return;
   shutdown(listen_fd_.get(), SHUT_RDWR);
   if (accept_thread_.joinable()) accept_thread_.join();
+  std::vector<std::shared_ptr<Conn>> open;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& c : conns_) shutdown(c->fd.get(), SHUT_RDWR);
+    for (auto& [index, c] : conns_) {
+      shutdown(c->fd.get(), SHUT_RDWR);
+      open.push_back(c);
+    }
   }
-  for (auto& t : threads_) t.second.join();
-  threads_.clear();
+  for (auto& c : open) {
+    std::lock_guard<std::mutex> lock(c->write_mu);
+    c->space_cv.notify_all();  // a reader waiting for queue space
+  }
+  open.clear();
+  { std::lock_guard<std::mutex> lock(mu_); }  // the housekeeper is waiting or sees stopping_
+  reap_cv_.notify_all();
+  if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
+  std::unordered_map<uint32_t, std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    threads.swap(threads_);
+    finished_.clear();
+  }
+  for (auto& [index, t] : threads) t.join();
+  { std::lock_guard<std::mutex> lock(jobs_mu_); }
   jobs_cv_.notify_all();
   for (auto& t : workers_) t.join();
   workers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(flush_mu_);
+    flush_cv_.notify_all();
+  }
+  if (wake_fd_.get() >= 0) {
+    uint64_t one = 1;
+    (void)!write(wake_fd_.get(), &one, sizeof one);
+  }
+  if (flusher_.joinable()) flusher_.join();
+  flushing_.clear();
+  jobs_.clear();
   conns_.clear();
   listen_fd_.Reset();
 }
@@ -85,34 +215,195 @@ void TcpServer::AcceptLoop() {
   while (!stopping_) {
     int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
+      const int err = errno;
       if (stopping_) return;
-      if (errno == EMFILE || errno == ENFILE) {
-        usleep(10000);
+      // EAGAIN: the listening socket's SO_RCVTIMEO (there for the accepted
+      // sockets to inherit) ran out with nobody waiting.
+      if (err == EINTR || err == ECONNABORTED || err == EAGAIN || err == EWOULDBLOCK) continue;
+      accept_errors_++;
+      if (err == EMFILE || err == ENFILE) {
+        log_->Say(LogKind::kAcceptError, [&] {
+          return std::string("accept: ") + std::strerror(err) + " with " +
+                 std::to_string(open_.load()) +
+                 " connections open; closing new connections at once until some end";
+        });
+        RefuseWaitingClient();
         continue;
       }
+      // Anything else (ENOBUFS, ENOMEM, EPERM from a firewall, a network
+      // error the new connection brought, even EBADF or EINVAL): say so,
+      // wait a moment and keep accepting.
+      log_->Say(LogKind::kAcceptError,
+                [&] { return std::string("accept: ") + std::strerror(err) + "; still accepting"; });
+      usleep(10000);
+      continue;
+    }
+    Admit(Fd(fd));
+  }
+}
+
+// Out of descriptors: the reserve one is given back so the client waiting
+// in the backlog can be accepted and closed (it sees its connection end
+// instead of hanging), then taken again.
+void TcpServer::RefuseWaitingClient() {
+  bool refused = false;
+  if (reserve_fd_.get() >= 0) {
+    reserve_fd_.Reset();
+    int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      close(fd);
+      refused_++;
+      refused = true;
+    }
+    reserve_fd_ = Fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  }
+  // Without a reserve (or nobody waiting), wait for a descriptor to free.
+  if (!refused) usleep(10000);
+}
+
+void TcpServer::Admit(Fd fd) {
+  if (open_.load() >= static_cast<uint64_t>(max_connections_)) {
+    refused_++;
+    log_->Say(LogKind::kConnectionCap, [&] {
+      return "connection limit of " + std::to_string(max_connections_) +
+             " reached: closing the new connection from " + PeerName(fd.get()) + " (" +
+             std::to_string(refused_.load()) + " refused so far; --max-connections raises it)";
+    });
+    return;  // closed by Fd
+  }
+  SetNoDelay(fd.get());
+  auto conn = std::make_shared<Conn>();
+  conn->fd = std::move(fd);
+  conn->index = static_cast<uint32_t>(connections_++);
+  if (options_.trace) {
+    options_.trace->Record(
+        SetupEvent{SetupEventKind::kServerAccepted, conn->index, common::NowNs()});
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return;
+  open_++;
+  conns_[conn->index] = conn;
+  try {
+    threads_.emplace(conn->index, std::thread([this, conn] { Serve(conn); }));
+  } catch (const std::system_error& e) {
+    // No thread (EAGAIN: out of threads or memory): close this connection,
+    // keep serving the others.
+    conns_.erase(conn->index);
+    open_--;
+    thread_failures_++;
+    const std::string why = e.what();
+    log_->Say(LogKind::kAcceptError, [&] {
+      return "cannot start a thread for the connection from " + PeerName(conn->fd.get()) + " (" +
+             why + ") with " + std::to_string(open_.load()) + " connections open; closed it";
+    });
+  }
+}
+
+void TcpServer::Housekeeping() {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t next_sweep = common::NowNs() + 1000000000ull;
+  while (true) {
+    reap_cv_.wait_for(lock, std::chrono::seconds(1),
+                      [&] { return stopping_ || !finished_.empty(); });
+    if (stopping_) return;  // Stop joins the rest
+    while (!finished_.empty()) {
+      uint32_t index = finished_.back();
+      finished_.pop_back();
+      auto it = threads_.find(index);
+      if (it == threads_.end()) continue;
+      std::thread t = std::move(it->second);
+      threads_.erase(it);
+      lock.unlock();
+      t.join();  // it has said it is done: this returns at once
+      lock.lock();
+    }
+    const uint64_t now = common::NowNs();
+    if (now >= next_sweep) {
+      next_sweep = now + 1000000000ull;
+      lock.unlock();
+      core_->ExpireIdleContexts();
+      // Buffers given back by idle connections return to the system (the
+      // allocator keeps freed chunks of its arenas otherwise); at most once
+      // a second, and only after some were.
+      if (trim_wanted_.exchange(false)) malloc_trim(0);
+      lock.lock();
+    }
+  }
+}
+
+bool TcpServer::Enqueue(const std::shared_ptr<Conn>& conn, ByteView record, uint64_t read_ns,
+                        uint32_t position) {
+  Conn& c = *conn;
+  const size_t size = record.size();
+  auto full = [&] {
+    const uint32_t n = c.outstanding.load();
+    return n > 0 && (n >= static_cast<uint32_t>(options_.max_queue) ||
+                     c.outstanding_bytes.load() + size > options_.max_queue_bytes);
+  };
+  if (full()) {
+    // This connection has enough in the workers' hands: stop reading it
+    // (TCP pushes back on its client) until some of it is answered.
+    std::unique_lock<std::mutex> lock(c.write_mu);
+    c.reader_waiting = true;
+    c.space_cv.wait(lock, [&] { return stopping_ || !full(); });
+    c.reader_waiting = false;
+    if (stopping_) return false;
+  }
+  c.outstanding++;
+  c.outstanding_bytes += size;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    jobs_.push_back(Job{conn, Bytes(record.begin(), record.end()), read_ns, position});
+  }
+  jobs_cv_.notify_one();
+  return true;
+}
+
+void TcpServer::Answered(Conn& c, size_t record_bytes) {
+  c.outstanding--;
+  c.outstanding_bytes -= record_bytes;
+  if (c.reader_waiting) c.space_cv.notify_one();
+}
+
+void TcpServer::DropPending(Conn& c) {
+  for (auto& job : c.parked) Answered(c, job.record.size());
+  c.parked.clear();
+  Bytes().swap(c.backlog);
+  c.backlog_sent = 0;
+  c.backlog_bytes = 0;
+}
+
+void TcpServer::SendOrQueue(const std::shared_ptr<Conn>& conn, ByteView mark, ByteView reply) {
+  Conn& c = *conn;
+  if (c.closed) return;
+  size_t sent = 0;
+  if (c.backlog_bytes.load() == 0) {
+    // The common case: the socket takes the whole reply now (one sendmsg,
+    // as before), never waiting for a client that does not read.
+    auto w = SendNow2(c.fd.get(), mark, reply);
+    if (!w.ok()) {
+      shutdown(c.fd.get(), SHUT_RDWR);  // the client is gone; its thread ends
       return;
     }
-    SetNoDelay(fd);
-    auto conn = std::make_shared<Conn>();
-    conn->fd = Fd(fd);
-    conn->index = static_cast<uint32_t>(connections_++);
-    if (options_.trace) {
-      options_.trace->Record(
-          SetupEvent{SetupEventKind::kServerAccepted, conn->index, common::NowNs()});
+    sent = *w;
+    if (sent == mark.size() + reply.size()) return;
+    c.progress_ns = common::NowNs();
+    c.drained = 0;
+  }
+  // The rest waits in the backlog (after what is there), for the flusher.
+  if (sent < mark.size()) c.backlog.insert(c.backlog.end(), mark.begin() + sent, mark.end());
+  const size_t from = sent > mark.size() ? sent - mark.size() : 0;
+  c.backlog.insert(c.backlog.end(), reply.begin() + static_cast<std::ptrdiff_t>(from), reply.end());
+  c.backlog_bytes = c.backlog.size() - c.backlog_sent;
+  if (!c.flushing) {
+    c.flushing = true;
+    {
+      std::lock_guard<std::mutex> lock(flush_mu_);
+      flushing_.push_back(conn);
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    for (auto it = threads_.begin(); it != threads_.end();) {
-      if (it->first->done) {
-        it->second.join();
-        it = threads_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    conns_.push_back(conn);
-    threads_.emplace_back(conn, std::thread([this, conn] { Serve(conn); }));
+    flush_cv_.notify_one();
+    uint64_t one = 1;
+    (void)!write(wake_fd_.get(), &one, sizeof one);
   }
 }
 
@@ -124,14 +415,42 @@ void TcpServer::WorkerLoop() {
     ~AddCpu() { total += common::ThreadCpuNs() - from; }
   } add_cpu{thread_cpu_ns_, cpu0};
   Bytes reply, out;
+  const auto tick = std::chrono::nanoseconds(tick_ns_);
   while (true) {
     Job job;
     {
       std::unique_lock<std::mutex> lock(jobs_mu_);
-      jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (!jobs_cv_.wait_for(lock, tick, [&] { return stopping_ || !jobs_.empty(); })) {
+        // Idle for a tick: give large buffers back.
+        lock.unlock();
+        bool released = reply.capacity() > kKeepBuffer || out.capacity() > kKeepBuffer;
+        ReleaseIfLarge(reply);
+        ReleaseIfLarge(out);
+        if (RpcServerCore::ReleaseThreadBuffers() || released) trim_wanted_ = true;
+        continue;
+      }
       if (jobs_.empty()) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+    }
+    Conn& c = *job.conn;
+    if (c.closing.load(std::memory_order_relaxed)) {
+      std::lock_guard<std::mutex> lock(c.write_mu);
+      Answered(c, job.record.size());
+      continue;
+    }
+    if (c.backlog_bytes.load(std::memory_order_relaxed) >= options_.max_backlog) {
+      // Its client is not reading: set the call aside (the flusher puts it
+      // back when the backlog drains) instead of building more replies.
+      std::lock_guard<std::mutex> lock(c.write_mu);
+      if (c.closed) {
+        Answered(c, job.record.size());
+        continue;
+      }
+      if (c.backlog_bytes.load() >= options_.max_backlog) {
+        c.parked.push_back(std::move(job));
+        continue;
+      }
     }
     CallCheck check;
     CallTrace* trace = options_.trace;
@@ -142,20 +461,117 @@ void TcpServer::WorkerLoop() {
       // reply that may be 1 MiB.
       out.clear();
       AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
-      std::lock_guard<std::mutex> lock(job.conn->write_mu);
-      (void)WriteAll2(job.conn->fd.get(), out, reply);
+      std::lock_guard<std::mutex> lock(c.write_mu);
+      SendOrQueue(job.conn, out, reply);
       if (trace) replied_ns = common::NowNs();
-    } else if (d == Disposition::kDropDisconnect) {
-      shutdown(job.conn->fd.get(), SHUT_RDWR);
-      if (trace) {
-        trace->Record(SetupEvent{SetupEventKind::kServerClosed, job.conn->index, common::NowNs()});
+      Answered(c, job.record.size());
+    } else {
+      std::lock_guard<std::mutex> lock(c.write_mu);
+      if (d == Disposition::kDropDisconnect) {
+        if (!c.closed) shutdown(c.fd.get(), SHUT_RDWR);
+        if (trace) {
+          trace->Record(SetupEvent{SetupEventKind::kServerClosed, c.index, common::NowNs()});
+        }
       }
+      Answered(c, job.record.size());
     }
     if (trace && check.checked) {
-      ServerCallEvent e = TraceEvent(check, job.conn->index, TraceThread::kServerWorker,
-                                     job.read_ns, job.batch_position);
+      ServerCallEvent e =
+          TraceEvent(check, c.index, TraceThread::kServerWorker, job.read_ns, job.batch_position);
       e.replied_ns = replied_ns;
       trace->Record(e);
+    }
+  }
+}
+
+void TcpServer::FlushLoop() {
+  std::vector<std::shared_ptr<Conn>> conns;
+  std::vector<pollfd> pfds;
+  const int tick_ms = static_cast<int>(std::max<uint64_t>(1, tick_ns_ / 1000000));
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(flush_mu_);
+      flush_cv_.wait(lock, [&] { return stopping_ || !flushing_.empty(); });
+      if (stopping_) return;
+      conns = flushing_;
+    }
+    pfds.assign(1, pollfd{wake_fd_.get(), POLLIN, 0});
+    for (auto& c : conns) {
+      // The number is only a hint (the descriptor may close meanwhile):
+      // sending happens under the connection's lock, after checking.
+      std::lock_guard<std::mutex> lock(c->write_mu);
+      pfds.push_back(pollfd{c->closed ? -1 : c->fd.get(), POLLOUT, 0});
+    }
+    int n = poll(pfds.data(), pfds.size(), tick_ms);
+    if (n < 0 && errno != EINTR) usleep(1000);
+    if (pfds[0].revents & POLLIN) {
+      uint64_t v;
+      (void)!read(wake_fd_.get(), &v, sizeof v);
+    }
+    const uint64_t now = common::NowNs();
+    std::vector<std::shared_ptr<Conn>> done;
+    for (size_t i = 0; i < conns.size(); ++i) {
+      Conn& c = *conns[i];
+      std::lock_guard<std::mutex> lock(c.write_mu);
+      if (!c.closed && (pfds[i + 1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+        while (c.backlog_sent < c.backlog.size()) {
+          auto w = SendNow2(c.fd.get(), ByteView(c.backlog).subspan(c.backlog_sent), {});
+          if (!w.ok()) {
+            shutdown(c.fd.get(), SHUT_RDWR);
+            DropPending(c);
+            break;
+          }
+          if (*w == 0) break;
+          c.backlog_sent += *w;
+          c.drained += *w;
+        }
+        c.backlog_bytes = c.backlog.size() - c.backlog_sent;
+        // The send deadline: the client takes max_backlog bytes (or all
+        // of it) per send_timeout, however it trickles.
+        if (c.drained >= options_.max_backlog || c.backlog_bytes.load() == 0) {
+          c.progress_ns = now;
+          c.drained = 0;
+        }
+      }
+      if (!c.closed && c.backlog_bytes.load() > 0 && send_ns_ > 0 &&
+          now - c.progress_ns > send_ns_) {
+        send_timeouts_++;
+        log_->Say(LogKind::kDeadline, [&] {
+          return "connection " + std::to_string(c.index) + " from " + PeerName(c.fd.get()) +
+                 " took too few of its replies for " + Seconds(send_ns_) + ": closed";
+        });
+        ResetOnClose(c.fd.get());  // what is queued would never go: drop it
+        shutdown(c.fd.get(), SHUT_RDWR);
+        DropPending(c);
+      }
+      if (c.closed || c.backlog_bytes.load() == 0) {
+        if (!c.closed) {
+          // Drained: the backlog's memory goes back, set-aside calls run.
+          c.backlog.clear();
+          c.backlog_sent = 0;
+          ReleaseIfLarge(c.backlog);
+          if (!c.parked.empty()) {
+            {
+              std::lock_guard<std::mutex> jl(jobs_mu_);
+              jobs_.insert(jobs_.begin(), std::make_move_iterator(c.parked.begin()),
+                           std::make_move_iterator(c.parked.end()));
+            }
+            c.parked.clear();
+            jobs_cv_.notify_all();
+          }
+        } else {
+          DropPending(c);
+        }
+        c.flushing = false;
+        done.push_back(conns[i]);
+      }
+    }
+    conns.clear();
+    if (!done.empty()) {
+      std::lock_guard<std::mutex> lock(flush_mu_);
+      for (auto& d : done) {
+        flushing_.erase(std::remove(flushing_.begin(), flushing_.end(), d), flushing_.end());
+      }
     }
   }
 }
@@ -168,18 +584,112 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   CallTrace* trace = options_.trace;
   if (trace)
     trace->Record(SetupEvent{SetupEventKind::kServerStarted, conn->index, common::NowNs()});
-  std::vector<ServerCallEvent> traced;  // this batch's checked calls
+  std::vector<ServerCallEvent> traced;  // this batch's checked calls not yet written
   bool open = true;
-  bool dropped = false;  // closed by a drop-disconnect
+  bool dropped = false;      // closed by a drop-disconnect
+  uint64_t idle_since = 0;   // first idle tick of this quiet spell (0: data came)
+  uint64_t stuck_since = 0;  // when part of a record sat without a record completing
+  bool shrunk = true;
+  // Sends what is gathered; the traced calls in it are replied now.
+  // Sends what is gathered; the traced calls in it are replied now. The
+  // send deadline: the client must take the whole of it within send_ns_
+  // (a trickle of progress does not reset it); the socket's SO_SNDTIMEO
+  // (a tick) makes a blocked send return so the deadline can be checked,
+  // and the clock is read only once a send has not taken everything.
+  auto flush = [&]() -> bool {
+    if (out.empty()) return true;
+    int err = 0;
+    {
+      std::lock_guard<std::mutex> lock(conn->write_mu);
+      uint64_t deadline = 0;
+      for (size_t done = 0; done < out.size();) {
+        ssize_t w = send(fd, out.data() + done, out.size() - done, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+          err = errno;
+          break;
+        }
+        if (w > 0) done += static_cast<size_t>(w);
+        if (done == out.size() || send_ns_ == 0) continue;
+        const uint64_t now = common::NowNs();
+        if (deadline == 0) deadline = now + send_ns_ - std::min(send_ns_, tick_ns_);
+        if (now >= deadline) {
+          err = EAGAIN;
+          break;
+        }
+      }
+    }
+    out.clear();
+    if (err != 0) {
+      if (err == EAGAIN) {
+        ResetOnClose(fd);  // what is queued would never go: drop it
+        send_timeouts_++;
+        log_->Say(LogKind::kDeadline, [&] {
+          return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
+                 " took too few of its replies for " + Seconds(send_ns_) + ": closed";
+        });
+      }
+      return false;
+    }
+    if (!traced.empty()) {
+      const uint64_t replied_ns = common::NowNs();
+      for (auto& e : traced) {
+        e.replied_ns = replied_ns;
+        trace->Record(e);
+      }
+      traced.clear();
+    }
+    return true;
+  };
+  auto stuck_too_long = [&](uint64_t now) {
+    if (stuck_since == 0) stuck_since = now;
+    if (record_ns_ == 0 || now - stuck_since < record_ns_) return false;
+    record_timeouts_++;
+    log_->Say(LogKind::kDeadline, [&] {
+      return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
+             " sent part of a record (" + std::to_string(reader.buffered()) +
+             " bytes) and completed none for " + Seconds(record_ns_) + ": closed";
+    });
+    return true;
+  };
   while (open && !stopping_) {
     auto space = reader.WriteSpace(kReadChunk);
     ssize_t n = recv(fd, space.data(), space.size(), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // A tick without bytes (SO_RCVTIMEO): deadlines, then buffers back.
+      const uint64_t now = common::NowNs();
+      if (reader.in_record()) {
+        if (stuck_too_long(now)) break;
+      } else if (options_.workers == 0 || conn->outstanding.load() == 0) {
+        if (idle_since == 0) idle_since = now - std::min(now, tick_ns_);
+        if (idle_ns_ > 0 && now - idle_since >= idle_ns_) {
+          idle_closed_++;
+          log_->Say(LogKind::kDeadline, [&] {
+            return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
+                   " sent nothing for " + Seconds(idle_ns_) + ": closed";
+          });
+          break;
+        }
+      }
+      if (!shrunk) {
+        bool released = reader.capacity() > kKeepBuffer || reply.capacity() > kKeepBuffer ||
+                        out.capacity() > kKeepBuffer;
+        reader.Shrink(kKeepBuffer);
+        ReleaseIfLarge(reply);
+        ReleaseIfLarge(out);
+        if (options_.workers == 0 && RpcServerCore::ReleaseThreadBuffers()) released = true;
+        if (released) trim_wanted_ = true;
+        shrunk = true;
+      }
+      continue;
+    }
+    if (n <= 0) break;  // end of stream, reset, or the server stopping
+    idle_since = 0;
+    shrunk = false;
     const uint64_t read_ns = trace ? common::NowNs() : 0;
     uint32_t position = 0;
     reader.Commit(static_cast<size_t>(n));
-    out.clear();
     while (true) {
       ByteView record;
       auto next = reader.Next(&record);
@@ -191,11 +701,10 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       }
       if (!*next) break;
       if (options_.workers > 0) {
-        {
-          std::lock_guard<std::mutex> lock(jobs_mu_);
-          jobs_.push_back(Job{conn, Bytes(record.begin(), record.end()), read_ns, position++});
+        if (!Enqueue(conn, record, read_ns, position++)) {
+          open = false;
+          break;
         }
-        jobs_cv_.notify_one();
         continue;
       }
       CallCheck check;
@@ -214,23 +723,25 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       if (d == Disposition::kReply) {
         AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
         out.insert(out.end(), reply.begin(), reply.end());
+        // Flush as we go: a read's replies are gathered up to max_gather.
+        if (out.size() >= options_.max_gather && !flush()) {
+          open = false;
+          break;
+        }
       } else if (d == Disposition::kDropDisconnect) {
         open = false;
         dropped = true;
         break;
       }
     }
-    if (!out.empty()) {
-      std::lock_guard<std::mutex> lock(conn->write_mu);
-      if (!WriteAll(fd, out).ok()) break;
-    }
-    if (!traced.empty()) {
-      const uint64_t replied_ns = common::NowNs();
-      for (auto& e : traced) {
-        e.replied_ns = replied_ns;
-        trace->Record(e);
-      }
-      traced.clear();
+    if (!flush()) break;
+    // Part of a record and nothing completed in this read: the record
+    // deadline runs (a client trickling a record byte by byte never
+    // leaves the receive idle long enough for a tick).
+    if (position == 0 && reader.in_record()) {
+      if (stuck_too_long(common::NowNs())) break;
+    } else {
+      stuck_since = 0;
     }
   }
   for (auto& e : traced) trace->Record(e);  // replies never written
@@ -239,10 +750,23 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});
   }
   thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    conns_.erase(conn->index);  // Stop no longer shuts it down
+  }
+  {
+    // The descriptor goes now, not when the thread is joined; workers and
+    // the flusher check `closed` before they use it.
+    std::lock_guard<std::mutex> lock(conn->write_mu);
+    conn->closed = true;
+    conn->closing = true;
+    conn->fd.Reset();
+    DropPending(*conn);
+  }
+  open_--;
   std::lock_guard<std::mutex> lock(mu_);
-  // The Conn (and fd) is freed when the last job referencing it is done.
-  conns_.remove(conn);
-  conn->done = true;
+  finished_.push_back(conn->index);
+  reap_cv_.notify_one();
 }
 
 }  // namespace secmode::rpc

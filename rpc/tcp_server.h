@@ -3,30 +3,66 @@
 // whatever arrived, handles every complete record in it and writes all the
 // replies with one send (replies to pipelined calls are batched, as a
 // kernel server's socket would coalesce them). With `workers` > 0 the
-// records are handed to that many worker threads instead, and replies are
-// written by the workers under the connection's write lock.
+// records are handed to that many worker threads instead (one FIFO), and
+// replies are written by the workers under the connection's write lock.
 //
 // A connection whose byte stream is broken (oversize or malformed record
 // mark) is closed and counted; a record that does not decode is dropped;
 // the window policy `drop-disconnect` closes the connection. Every other
 // connection keeps being served.
 //
-// Thread safety: Start/Stop from one thread; counters() from any.
+// Limits (TcpServerOptions; `secmode serve` has a flag for each), so that a
+// hostile or careless client can only stall itself:
+//  - max_connections open at once (by default as many as the descriptor
+//    limit allows with 64 to spare, at most 1024); one more is accepted and
+//    closed at once with a log line. Out of descriptors (EMFILE), the
+//    waiting client is accepted on a reserve descriptor and closed; a
+//    connection's descriptor is closed as soon as its thread ends, and a
+//    housekeeping thread joins ended threads at once. Every accept error
+//    and a thread that cannot start are logged and survived.
+//  - replies of one read are gathered up to max_gather bytes, then sent
+//    (flush as you go); the NFS program caps one call's reply
+//    (MemoryNfsServer's max_reply).
+//  - idle_timeout: a connection that sends nothing that long (with no call
+//    of it pending) is closed; record_timeout: one that has sent part of a
+//    record and completes no record that long is closed; send_timeout: one
+//    that does not take a batch of its replies (max_gather bytes, or
+//    max_backlog with workers) within that long is reset, however it
+//    trickles. An idle thread looks at its deadlines every tick (SO_RCVTIMEO
+//    and SO_SNDTIMEO of a quarter of the shortest deadline, 10 ms .. 1 s,
+//    inherited from the listening socket: no system call per call).
+//  - the read buffer grows as bytes arrive (RecordReader); a connection's
+//    buffers, and its thread's scratch, shrink back after an idle tick.
+//  - with workers: each connection may have max_queue calls (of at most
+//    max_queue_bytes) handed to the workers and not yet answered; beyond
+//    that its reader stops reading (TCP pushes back on that client only).
+//    Workers never block in send: a reply the socket does not take at once
+//    waits in the connection's backlog, which a flusher thread writes as
+//    the client reads; while the backlog holds max_backlog bytes or more,
+//    the workers set that connection's calls aside instead of running them.
+// Memory per connection is therefore bounded by about 2 x max_record (the
+// read buffer) + max_gather + 3 x max_reply (thread per connection: the
+// gathered replies, the reply, the thread's results) or max_queue_bytes +
+// max_backlog + workers x max_reply (workers); an idle one keeps 64 KiB.
+//
+// Thread safety: Start/Stop from one thread; stats() from any.
 #ifndef SECMODE_RPC_TCP_SERVER_H_
 #define SECMODE_RPC_TCP_SERVER_H_
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "rpc/call_trace.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
+#include "rpc/server_log.h"
 #include "rpc/socket.h"
 
 namespace secmode::rpc {
@@ -38,6 +74,29 @@ struct TcpServerOptions {
   int workers = 0;  // 0 = handle calls on the connection's thread
   // Records every checked call (rpc/call_trace.h); must outlive the server.
   CallTrace* trace = nullptr;
+
+  // Connections open at once; the next one is closed at once (logged).
+  // 0 = 1024, or fewer where RLIMIT_NOFILE would not leave 64 descriptors
+  // for the server's own files (the acceptor's keytab and replay cache).
+  int max_connections = 0;
+  // Reply bytes gathered from one read before they are sent.
+  size_t max_gather = 2u << 20;
+  // Workers only: calls of one connection handed to the workers and not yet
+  // answered, and their bytes; beyond either, the connection is not read.
+  int max_queue = 1024;
+  size_t max_queue_bytes = 8u << 20;
+  // Workers only: reply bytes waiting for a client that does not read;
+  // beyond, its calls are set aside until it reads.
+  size_t max_backlog = 2u << 20;
+  // Deadlines in seconds (0 = none): no bytes from the client; part of a
+  // record and no complete record; a batch of replies (max_gather bytes,
+  // or max_backlog with workers) not taken by the client.
+  double idle_timeout_s = 360;
+  double record_timeout_s = 30;
+  double send_timeout_s = 30;
+  // Where refusals, deadlines and accept errors are reported (empty:
+  // standard error); each kind at most once a second.
+  LogSink log;
 };
 
 struct TcpServerStats {
@@ -46,6 +105,11 @@ struct TcpServerStats {
   // CPU time of connection and worker threads that have finished (all of
   // them once Stop() returned).
   uint64_t thread_cpu_ns = 0;
+  uint64_t open_connections = 0;  // now
+  uint64_t refused = 0;           // closed at accept: connection cap or out of descriptors
+  uint64_t accept_errors = 0;     // accept() failures other than EINTR / ECONNABORTED
+  uint64_t thread_failures = 0;   // connections closed because no thread could start
+  uint64_t idle_closed = 0, record_timeouts = 0, send_timeouts = 0;  // deadlines
 };
 
 class TcpServer {
@@ -56,35 +120,67 @@ class TcpServer {
   ~TcpServer();
   void Stop();
   uint16_t port() const { return port_; }
-  TcpServerStats stats() const {
-    return {connections_.load(), bad_streams_.load(), thread_cpu_ns_.load()};
-  }
+  // The connection cap in force (TcpServerOptions::max_connections resolved).
+  int max_connections() const { return max_connections_; }
+  TcpServerStats stats() const;
 
  private:
   struct Conn;
   struct Job;
   TcpServer() = default;
   void AcceptLoop();
+  void Admit(Fd fd);
+  void RefuseWaitingClient();
   void Serve(std::shared_ptr<Conn> conn);
   void WorkerLoop();
+  void FlushLoop();
+  void Housekeeping();
+  // Workers: hands a record to the FIFO, waiting while the connection has
+  // too much queued; false when the connection or server is ending.
+  bool Enqueue(const std::shared_ptr<Conn>& conn, common::ByteView record, uint64_t read_ns,
+               uint32_t position);
+  // Workers: a call of `conn` is answered (or dropped); write_mu held.
+  void Answered(Conn& conn, size_t record_bytes);
+  // Workers: writes or queues one reply; write_mu held.
+  void SendOrQueue(const std::shared_ptr<Conn>& conn, common::ByteView mark,
+                   common::ByteView reply);
+  // Workers: drops the backlog and set-aside calls of a closed connection;
+  // write_mu held.
+  void DropPending(Conn& conn);
 
   TcpServerOptions options_;
   RpcServerCore* core_ = nullptr;
   Fd listen_fd_;
+  Fd reserve_fd_;  // given back to accept one client when out of descriptors
   uint16_t port_ = 0;
+  int max_connections_ = 0;
+  uint64_t tick_ns_ = 1000000000ull;  // SO_RCVTIMEO: how often an idle thread looks up
+  uint64_t idle_ns_ = 0, record_ns_ = 0, send_ns_ = 0;
+  std::unique_ptr<RateLimitedLog> log_;
   std::atomic<bool> stopping_{false};
-  std::thread accept_thread_;
-  std::mutex mu_;
-  std::list<std::shared_ptr<Conn>> conns_;
-  // Connection threads; finished ones are joined on the next accept, so a
-  // long-running server with many reconnects does not accumulate them.
-  std::list<std::pair<std::shared_ptr<Conn>, std::thread>> threads_;
-  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0};
+  std::atomic<bool> trim_wanted_{false};  // buffers were given back: malloc_trim
+  std::thread accept_thread_, housekeeping_thread_;
+  std::mutex mu_;  // guards conns_, threads_, finished_
+  std::condition_variable reap_cv_;
+  std::unordered_map<uint32_t, std::shared_ptr<Conn>> conns_;
+  // Connection threads by connection index; ended ones are joined by the
+  // housekeeping thread as soon as they say so in finished_.
+  std::unordered_map<uint32_t, std::thread> threads_;
+  std::vector<uint32_t> finished_;
+  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, open_{0}, refused_{0},
+      accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
+      send_timeouts_{0};
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;
   std::deque<Job> jobs_;
-  std::list<std::thread> workers_;
+  std::vector<std::thread> workers_;
+  // Flusher (workers > 0): connections with a backlog.
+  std::mutex flush_mu_;
+  std::condition_variable flush_cv_;
+  std::vector<std::shared_ptr<Conn>> flushing_;
+  Fd wake_fd_;  // eventfd: a connection was added to flushing_
+  std::thread flusher_;
 };
 
 }  // namespace secmode::rpc

@@ -45,6 +45,13 @@ expect_run(2 "choose one" ${SECMODE} run --quick --full --out ${WORK}/x)
 expect_run(2 "unknown engine" ${SECMODE} serve --engine heimdal --seconds 1)
 expect_run(2 "unknown window policy 'sometimes'" ${SECMODE} serve --window-policy sometimes --seconds 1)
 expect_run(2 "--window" ${SECMODE} serve --window 0 --seconds 1)
+# Every limit of the server is a flag its help explains.
+foreach(flag max-connections max-reply max-gather max-queue max-backlog idle-timeout record-timeout
+        send-timeout max-contexts context-idle no-replay-cache)
+  expect_run(0 "--${flag}" ${SECMODE} serve --help)
+endforeach()
+expect_run(2 "--max-connections" ${SECMODE} serve --max-connections 0 --seconds 1)
+expect_run(2 "--idle-timeout" ${SECMODE} serve --idle-timeout -1 --seconds 1)
 expect_run(2 "unknown NFS operation" ${SECMODE} load --op mkdir)
 # load's deadlines: in --help, and refused when negative or shorter than the run.
 foreach(flag --connect-timeout-ms --init-timeout-ms --deadline --destroy-timeout-ms)

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <optional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "rpc/socket.h"
 #include "rpc/tcp_server.h"
 #include "tests/gss/kinit_user.h"
+#include "rpc/xdr.h"
+#include "tests/rpc/hostile.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc {
@@ -31,7 +34,9 @@ using common::ByteView;
 using common::Result;
 
 struct Server {
-  explicit Server(ServerOptions so = {}, TcpServerOptions to = {}) {
+  explicit Server(ServerOptions so = {}, TcpServerOptions to = {},
+                  size_t max_reply = kDefaultMaxReply)
+      : nfs(max_reply) {
     auto c = RpcServerCore::Create(so, {nfs.Program()});
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     core = std::move(c).value();
@@ -449,6 +454,370 @@ TEST(TcpLoadTest, AServerThatGoesAwayFailsTheRunAndKeepsWhatWasMeasured) {
   EXPECT_GT(measured->ops, 0u);
   EXPECT_GT(measured->seconds, 0);
   EXPECT_LT(measured->seconds, 25);
+}
+
+// Log lines a server wrote, for tests to look at.
+struct Lines {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  LogSink Sink() {
+    return [this](const std::string& l) {
+      std::lock_guard<std::mutex> lock(mu);
+      lines.push_back(l);
+    };
+  }
+  bool Has(const std::string& part) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& l : lines) {
+      if (l.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
+  std::string All() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::string a;
+    for (const auto& l : lines) a += l + "\n";
+    return a;
+  }
+};
+
+// Waits up to `ms` for `pred`.
+template <typename P>
+bool Eventually(P pred, int ms = 5000) {
+  for (int i = 0; i < ms / 10; ++i) {
+    if (pred()) return true;
+    usleep(10000);
+  }
+  return pred();
+}
+
+// The NFS status of a COMPOUND reply and its number of results.
+void CompoundStatus(ByteView reply, uint32_t* status, uint32_t* count) {
+  ReplyHeader h;
+  ASSERT_TRUE(DecodeReplyHeader(reply, &h).ok());
+  ASSERT_EQ(h.accept_stat, static_cast<uint32_t>(kSuccess));
+  XdrDecoder d(reply.subspan(h.body_offset));
+  ByteView tag;
+  ASSERT_TRUE(d.GetU32(status, "status").ok());
+  ASSERT_TRUE(d.GetOpaque(&tag, 64, "tag").ok());
+  ASSERT_TRUE(d.GetU32(count, "count").ok());
+}
+
+// One small call of 62 READs of 1 MiB asked for 62 MiB; the COMPOUND stops
+// with NFS4ERR_REP_TOO_BIG at the READ that would cross max_reply.
+TEST(TcpServerLimitsTest, ManyReadsInOneCompoundEndWithRepTooBig) {
+  Server s;
+  auto fd = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(fd.ok());
+  Bytes call = hostile::ManyReadsCall(7, 62, 1u << 20);
+  EXPECT_LT(call.size(), 2200u);
+  ASSERT_TRUE(WriteAll(fd->get(), call).ok());
+  Bytes reply = ReadRecord(fd->get());
+  ASSERT_FALSE(reply.empty());
+  EXPECT_LE(reply.size(), kDefaultMaxReply + 200);
+  EXPECT_GT(reply.size(), 1u << 20);  // the first READ fits
+  uint32_t status = 0, count = 0;
+  CompoundStatus(reply, &status, &count);
+  EXPECT_EQ(status, kNfs4ErrRepTooBig);
+  EXPECT_EQ(count, 4u);  // SEQUENCE, PUTFH, one READ, the READ refused
+  // A well-behaved READ of 1 MiB still works.
+  Bytes one = hostile::SysCall(8, NfsOp::kRead, 1u << 20);
+  ASSERT_TRUE(WriteAll(fd->get(), one).ok());
+  reply = ReadRecord(fd->get());
+  CompoundStatus(reply, &status, &count);
+  EXPECT_EQ(status, 0u);
+}
+
+// A smaller max_reply refuses even a single READ beyond it; GETATTR goes on.
+TEST(TcpServerLimitsTest, MaxReplyIsTheServersChoice) {
+  Server s({}, {}, 8192);
+  auto fd = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE(WriteAll(fd->get(), hostile::SysCall(1, NfsOp::kRead, 16384)).ok());
+  uint32_t status = 0, count = 0;
+  Bytes reply = ReadRecord(fd->get());
+  CompoundStatus(reply, &status, &count);
+  EXPECT_EQ(status, kNfs4ErrRepTooBig);
+  EXPECT_LT(reply.size(), 8192u);
+  ASSERT_TRUE(WriteAll(fd->get(), hostile::SysCall(2)).ok());
+  CompoundStatus(ReadRecord(fd->get()), &status, &count);
+  EXPECT_EQ(status, 0u);
+}
+
+// Many amplified calls in one read: the replies are sent as they are made
+// (at most max_gather gathered), all of them arrive, in order.
+TEST(TcpServerLimitsTest, RepliesOfOneReadAreFlushedAsTheyGrow) {
+  TcpServerOptions to;
+  to.max_gather = 64 << 10;
+  Server s({}, to);
+  auto fd = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(fd.ok());
+  Bytes batch;
+  for (uint32_t i = 0; i < 16; ++i) {
+    Bytes c = hostile::ManyReadsCall(100 + i, 62, 1u << 20);
+    batch.insert(batch.end(), c.begin(), c.end());
+  }
+  ASSERT_TRUE(WriteAll(fd->get(), batch).ok());
+  hostile::RecordStream replies(fd->get());
+  for (uint32_t i = 0; i < 16; ++i) {
+    Bytes reply = replies.Next();
+    ASSERT_GE(reply.size(), 4u);
+    ReplyHeader h;
+    ASSERT_TRUE(DecodeReplyHeader(reply, &h).ok());
+    EXPECT_EQ(h.xid, 100 + i);
+  }
+}
+
+TEST(TcpServerLimitsTest, ConnectionCapClosesTheNextOneWithALogLine) {
+  Lines log;
+  TcpServerOptions to;
+  to.max_connections = 2;
+  to.log = log.Sink();
+  Server s({}, to);
+  auto a = Connect("127.0.0.1", s.tcp->port());
+  auto b = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 2; }));
+  auto c = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(hostile::WaitForClose(c->get(), 5000));
+  EXPECT_EQ(s.tcp->stats().refused, 1u);
+  EXPECT_TRUE(log.Has("connection limit of 2 reached: closing the new connection from 127.0.0.1:"))
+      << log.All();
+  // The two admitted ones are served; after one leaves, a new one is too.
+  ASSERT_TRUE(WriteAll(a->get(), hostile::SysCall(1)).ok());
+  EXPECT_FALSE(ReadRecord(a->get()).empty());
+  b->Reset();
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 1; }));
+  auto d = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(WriteAll(d->get(), hostile::SysCall(2)).ok());
+  EXPECT_FALSE(ReadRecord(d->get()).empty());
+}
+
+TEST(TcpServerLimitsTest, IdleConnectionIsClosedAfterTheIdleDeadline) {
+  Lines log;
+  TcpServerOptions to;
+  to.idle_timeout_s = 0.3;
+  to.log = log.Sink();
+  Server s({}, to);
+  auto fd = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE(WriteAll(fd->get(), hostile::SysCall(1)).ok());
+  EXPECT_FALSE(ReadRecord(fd->get()).empty());
+  const uint64_t t0 = common::NowNs();
+  EXPECT_TRUE(hostile::WaitForClose(fd->get(), 5000));
+  const double waited = static_cast<double>(common::NowNs() - t0) / 1e9;
+  EXPECT_GE(waited, 0.25);
+  EXPECT_EQ(s.tcp->stats().idle_closed, 1u);
+  EXPECT_TRUE(log.Has("sent nothing for 0.3 s: closed")) << log.All();
+}
+
+// Slowloris: a mark announcing 1 MiB, then a byte now and then. The record
+// deadline closes it although bytes keep coming.
+TEST(TcpServerLimitsTest, TrickledRecordIsClosedAfterTheRecordDeadline) {
+  Lines log;
+  TcpServerOptions to;
+  to.record_timeout_s = 0.4;
+  to.log = log.Sink();
+  Server s({}, to);
+  auto fd = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(fd.ok());
+  Bytes mark;
+  AppendRecordMark(1u << 20, &mark);
+  ASSERT_TRUE(WriteAll(fd->get(), mark).ok());
+  bool closed = false;
+  for (int i = 0; i < 100 && !closed; ++i) {
+    uint8_t b = 0;
+    if (send(fd->get(), &b, 1, MSG_NOSIGNAL) != 1) {
+      closed = true;
+      break;
+    }
+    closed = hostile::WaitForClose(fd->get(), 50);
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(s.tcp->stats().record_timeouts, 1u);
+  EXPECT_TRUE(log.Has("completed none for 0.4 s: closed")) << log.All();
+  // A connection that keeps completing records is never cut by it.
+  auto good = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(good.ok());
+  for (uint32_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(WriteAll(good->get(), hostile::SysCall(i)).ok());
+    EXPECT_FALSE(ReadRecord(good->get()).empty());
+    usleep(100000);
+  }
+}
+
+// A client that sends calls and never reads: thread per connection, the
+// connection's own thread waits in send (only this client stalls), then the
+// send deadline closes it; another client is served meanwhile.
+TEST(TcpServerLimitsTest, ClientThatDoesNotReadIsClosedAfterTheSendDeadline) {
+  Lines log;
+  TcpServerOptions to;
+  to.send_timeout_s = 0.5;
+  to.log = log.Sink();
+  Server s({}, to);
+  int fd = hostile::ConnectSmall(s.tcp->port());
+  ASSERT_GE(fd, 0);
+  Bytes call = hostile::SysCall(1, NfsOp::kRead, 1u << 20);
+  for (int i = 0; i < 64; ++i) {
+    if (!hostile::SendSome(fd, call)) break;
+  }
+  LoadOptions o;
+  o.port = s.tcp->port();
+  o.seconds = 0.3;
+  o.warmup_seconds = 0;
+  o.connections = 2;
+  o.slots = 4;
+  auto r = RunLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->ops, 0u);
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_TRUE(Eventually([&] { return s.tcp->stats().send_timeouts == 1; }, 10000)) << log.All();
+  EXPECT_TRUE(log.Has("took too few of its replies for 0.5 s: closed")) << log.All();
+  EXPECT_TRUE(hostile::WaitForClose(fd, 5000));
+  close(fd);
+}
+
+// The same with workers: a worker never waits for that client (its replies
+// wait in its backlog, its further calls are set aside), so the other
+// clients keep the whole pool.
+TEST(TcpServerLimitsTest, WorkersNeverWaitForAClientThatDoesNotRead) {
+  Lines log;
+  TcpServerOptions to;
+  to.workers = 2;
+  to.max_backlog = 256 << 10;
+  to.send_timeout_s = 1.0;
+  to.log = log.Sink();
+  Server s({}, to);
+  std::vector<int> stuck;
+  Bytes call = hostile::SysCall(1, NfsOp::kRead, 1u << 20);
+  for (int c = 0; c < 3; ++c) {
+    int fd = hostile::ConnectSmall(s.tcp->port());
+    ASSERT_GE(fd, 0);
+    for (int i = 0; i < 64; ++i) {
+      if (!hostile::SendSome(fd, call)) break;
+    }
+    stuck.push_back(fd);
+  }
+  usleep(100000);
+  LoadOptions o;
+  o.port = s.tcp->port();
+  o.seconds = 0.3;
+  o.warmup_seconds = 0;
+  o.connections = 2;
+  o.slots = 8;
+  auto r = RunLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->ops, 100u);
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_TRUE(Eventually([&] { return s.tcp->stats().send_timeouts == 3; }, 10000)) << log.All();
+  for (int fd : stuck) {
+    EXPECT_TRUE(hostile::WaitForClose(fd, 5000));
+    close(fd);
+  }
+  EXPECT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 0; }));
+}
+
+// A client whose calls pile up with workers: its reader stops at max_queue
+// calls, the calls are all answered once it reads.
+TEST(TcpServerLimitsTest, WorkerQueuePerConnectionIsBoundedAndDrains) {
+  TcpServerOptions to;
+  to.workers = 2;
+  to.max_queue = 4;
+  Server s({}, to);
+  auto fd = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(fd.ok());
+  Bytes batch;
+  for (uint32_t i = 0; i < 200; ++i) {
+    Bytes c = hostile::SysCall(i + 1);
+    batch.insert(batch.end(), c.begin(), c.end());
+  }
+  ASSERT_TRUE(WriteAll(fd->get(), batch).ok());
+  std::vector<bool> seen(201, false);
+  hostile::RecordStream replies(fd->get());
+  for (int i = 0; i < 200; ++i) {
+    Bytes reply = replies.Next();
+    ReplyHeader h;
+    ASSERT_TRUE(DecodeReplyHeader(reply, &h).ok());
+    ASSERT_LE(h.xid, 200u);
+    EXPECT_FALSE(seen[h.xid]);
+    seen[h.xid] = true;
+  }
+}
+
+// The fault case: clients that reset their connection in the middle of a
+// record (with and without workers). The server frees each connection (its
+// thread and descriptor) and keeps serving.
+TEST(TcpServerLimitsTest, ResetMidRecordFreesTheConnection) {
+  for (int workers : {0, 2}) {
+    TcpServerOptions to;
+    to.workers = workers;
+    Server s({}, to);
+    const int fds0 = hostile::OpenFds();
+    const long threads0 = hostile::Threads("self");
+    Bytes call = hostile::SysCall(1, NfsOp::kWrite, 65536);
+    for (int i = 0; i < 50; ++i) {
+      int fd = hostile::ConnectSmall(s.tcp->port(), 0);
+      ASSERT_GE(fd, 0);
+      // Accepted (its thread runs) before the reset.
+      ASSERT_TRUE(Eventually([&] { return s.tcp->stats().connections == uint64_t(i) + 1; }));
+      // A whole call (a reply may be on its way), then half of the next.
+      ASSERT_TRUE(WriteAll(fd, call).ok());
+      ASSERT_TRUE(WriteAll(fd, ByteView(call).subspan(0, call.size() / 2)).ok());
+      hostile::ResetAndClose(fd);
+    }
+    EXPECT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 0; }))
+        << s.tcp->stats().open_connections;
+    EXPECT_TRUE(Eventually([&] { return hostile::OpenFds() == fds0; })) << hostile::OpenFds();
+    EXPECT_TRUE(Eventually([&] { return hostile::Threads("self") == threads0; }))
+        << hostile::Threads("self") << " threads, " << threads0 << " before";
+    EXPECT_EQ(s.tcp->stats().connections, 50u);
+    EXPECT_EQ(s.tcp->stats().bad_streams, 0u);
+    LoadOptions o;
+    o.port = s.tcp->port();
+    o.seconds = 0.2;
+    o.warmup_seconds = 0;
+    auto r = RunLoad(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->ops, 0u);
+    EXPECT_EQ(r->errors, 0u) << r->first_error;
+  }
+}
+
+// Descriptors and threads of ended connections go as they end (not at the
+// next accept, which never comes here).
+TEST(TcpServerLimitsTest, EndedConnectionsGiveBackDescriptorsAndThreadsAtOnce) {
+  Server s;
+  const int fds0 = hostile::OpenFds();
+  const long threads0 = hostile::Threads("self");
+  std::vector<Fd> conns;
+  for (int i = 0; i < 20; ++i) {
+    auto fd = Connect("127.0.0.1", s.tcp->port());
+    ASSERT_TRUE(fd.ok());
+    conns.push_back(std::move(fd).value());
+  }
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 20; }));
+  EXPECT_EQ(hostile::OpenFds(), fds0 + 40);
+  conns.clear();
+  EXPECT_TRUE(Eventually([&] { return hostile::OpenFds() == fds0; })) << hostile::OpenFds();
+  EXPECT_TRUE(Eventually([&] { return hostile::Threads("self") == threads0; }))
+      << hostile::Threads("self") << " threads, " << threads0 << " before";
+}
+
+TEST(TcpServerLimitsTest, BadLimitsAreRefused) {
+  MemoryNfsServer nfs;
+  auto core = RpcServerCore::Create({}, {nfs.Program()});
+  ASSERT_TRUE(core.ok());
+  TcpServerOptions to;
+  to.max_connections = -1;
+  EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
+  to = {};
+  to.idle_timeout_s = -1;
+  EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
+  to = {};
+  to.max_queue = 0;
+  EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
 }
 
 }  // namespace
