@@ -60,20 +60,24 @@ class FuzzWriter {
 
 // The reply-size bound of the RPC targets: a reply is never larger than
 //   kReplySlack + call bytes + 64 * kNfsOpResultMax
-//   + min(64, call bytes / 32) * (kNfsMaxIo + 16).
+//   + min(min(64, call bytes / 32) * (kNfsMaxIo + 16), kDefaultMaxReply).
 // RPC and RPCSEC_GSS add at most kReplySlack to what the program returns
 // (header, verifier MIC, the integrity checksum or the wrap token's header,
 // confounder, checksum and padding); the in-memory NFS program returns at
 // most its tag (from the call) plus kNfsOpResultMax per operation (at most 64
 // operations), and a READ, whose arguments take 32 bytes of the call, up to
-// kNfsMaxIo of data. So the only amplification is the data READs ask for;
+// kNfsMaxIo of data, and never more than the server's cap on one COMPOUND's
+// results (rpc::kDefaultMaxReply: past it the COMPOUND ends with
+// NFS4ERR_REP_TOO_BIG). So the only amplification is the data READs ask for,
+// up to that cap;
 // anything more (an echo of an unchecked length, a buffer sealed twice) fails
 // the target.
 inline constexpr size_t kReplySlack = 1024;
 inline constexpr size_t kNfsOpResultMax = 256;
 inline constexpr size_t MaxReplyBytes(size_t call_bytes) {
   const size_t reads = std::min<size_t>(64, call_bytes / 32);
-  return kReplySlack + call_bytes + 64 * kNfsOpResultMax + reads * (rpc::kNfsMaxIo + 16);
+  return kReplySlack + call_bytes + 64 * kNfsOpResultMax +
+         std::min<size_t>(reads * (rpc::kNfsMaxIo + 16), rpc::kDefaultMaxReply);
 }
 
 // The same for the RPC and GSS layers alone: a sealed reply is at most
