@@ -23,10 +23,12 @@ using LogSink = std::function<void(const std::string& line)>;
 
 // Kinds of server log line, each limited on its own.
 enum class LogKind {
-  kConnectionCap,  // a connection refused at --max-connections
-  kAcceptError,    // accept() failed (EMFILE, ENOBUFS ...) or no thread could start
-  kDeadline,       // a connection closed by the idle, record or send deadline
-  kContextTable,   // the context table was full: contexts evicted
+  kConnectionCap,   // a connection refused at --max-connections
+  kAcceptError,     // accept() failed (EMFILE, ENOBUFS ...) or no thread could start
+  kIdleDeadline,    // a connection closed by the idle deadline
+  kRecordDeadline,  // a connection closed by the partial-record deadline
+  kSendDeadline,    // a connection reset by the send deadline
+  kContextTable,    // the context table was full: contexts evicted
   kCount,
 };
 

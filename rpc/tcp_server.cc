@@ -536,7 +536,7 @@ void TcpServer::FlushLoop() {
       if (!c.closed && c.backlog_bytes.load() > 0 && send_ns_ > 0 &&
           now - c.progress_ns > send_ns_) {
         send_timeouts_++;
-        log_->Say(LogKind::kDeadline, [&] {
+        log_->Say(LogKind::kSendDeadline, [&] {
           return "connection " + std::to_string(c.index) + " from " + PeerName(c.fd.get()) +
                  " took too few of its replies for " + Seconds(send_ns_) + ": closed";
         });
@@ -624,7 +624,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       if (err == EAGAIN) {
         ResetOnClose(fd);  // what is queued would never go: drop it
         send_timeouts_++;
-        log_->Say(LogKind::kDeadline, [&] {
+        log_->Say(LogKind::kSendDeadline, [&] {
           return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
                  " took too few of its replies for " + Seconds(send_ns_) + ": closed";
         });
@@ -645,7 +645,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     if (stuck_since == 0) stuck_since = now;
     if (record_ns_ == 0 || now - stuck_since < record_ns_) return false;
     record_timeouts_++;
-    log_->Say(LogKind::kDeadline, [&] {
+    log_->Say(LogKind::kRecordDeadline, [&] {
       return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
              " sent part of a record (" + std::to_string(reader.buffered()) +
              " bytes) and completed none for " + Seconds(record_ns_) + ": closed";
@@ -665,7 +665,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         if (idle_since == 0) idle_since = now - std::min(now, tick_ns_);
         if (idle_ns_ > 0 && now - idle_since >= idle_ns_) {
           idle_closed_++;
-          log_->Say(LogKind::kDeadline, [&] {
+          log_->Say(LogKind::kIdleDeadline, [&] {
             return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
                    " sent nothing for " + Seconds(idle_ns_) + ": closed";
           });

@@ -26,6 +26,13 @@
 
 namespace secmode::rpc::hostile {
 
+// A loopback connection that gives up after `ms` (the server's backlog may
+// be full): its descriptor, owned by the caller, or -1.
+inline int ConnectWithin(uint16_t port, int ms) {
+  auto fd = Connect("127.0.0.1", port, Deadline::AfterMs(ms));
+  return fd.ok() ? fd->Release() : -1;
+}
+
 // An AUTH_SYS COMPOUND {SEQUENCE, PUTFH, READ x `reads`} of `count` bytes
 // each, framed (record mark + call): about 2 KiB that ask for reads x count.
 inline common::Bytes ManyReadsCall(uint32_t xid, int reads, uint32_t count) {

@@ -34,33 +34,9 @@ bool Eventually(P pred, int ms = 10000) {
   return pred();
 }
 
-// A loopback connection attempt that gives up after `ms` (the server's
-// backlog may be full); -1 if it did not connect.
-int ConnectWithin(uint16_t port, int ms) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) {
-    close(fd);
-    return -1;
-  }
-  pollfd p{fd, POLLOUT, 0};
-  int err = 0;
-  socklen_t len = sizeof err;
-  if (poll(&p, 1, ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-    close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
-}
-
 // One AUTH_SYS GETATTR answered on a fresh connection.
 bool Served(uint16_t port) {
-  int fd = ConnectWithin(port, 2000);
+  int fd = hostile::ConnectWithin(port, 2000);
   if (fd < 0) return false;
   bool ok = WriteAll(fd, hostile::SysCall(1)).ok() && !hostile::RecordStream(fd).Next().empty();
   close(fd);
@@ -93,7 +69,7 @@ TEST(ServeLimitsTest, DescriptorExhaustionDoesNotWedgeTheServer) {
   std::vector<int> held;
   int refused = 0;
   for (int i = 0; i < 120; ++i) {
-    int fd = ConnectWithin(serve.port(), 500);
+    int fd = hostile::ConnectWithin(serve.port(), 500);
     if (fd < 0) continue;
     held.push_back(fd);
   }
@@ -124,7 +100,7 @@ TEST(ServeLimitsTest, IdleConnectionsGiveBackTheirBuffers) {
     return WriteAll(fd, read).ok() && hostile::RecordStream(fd).Next().size() > (1u << 20);
   };
   {
-    int fd = ConnectWithin(serve.port(), 2000);
+    int fd = hostile::ConnectWithin(serve.port(), 2000);
     ASSERT_TRUE(one_read(fd));  // the file's pages are in from here on
     close(fd);
   }
@@ -133,7 +109,7 @@ TEST(ServeLimitsTest, IdleConnectionsGiveBackTheirBuffers) {
   constexpr int kConns = 40;
   std::vector<int> conns;
   for (int i = 0; i < kConns; ++i) {
-    int fd = ConnectWithin(serve.port(), 2000);
+    int fd = hostile::ConnectWithin(serve.port(), 2000);
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(one_read(fd));
     conns.push_back(fd);
@@ -171,7 +147,7 @@ TEST(ServeLimitsTest, AnnouncedRecordsCostNothingUntilTheyArrive) {
   head.resize(head.size() + 100, 0x41);
   std::vector<int> conns;
   for (int i = 0; i < kConns; ++i) {
-    int fd = ConnectWithin(serve.port(), 2000);
+    int fd = hostile::ConnectWithin(serve.port(), 2000);
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(WriteAll(fd, head).ok());
     conns.push_back(fd);
@@ -208,7 +184,7 @@ TEST(ServeLimitsTest, ThreadCreationFailureIsSurvived) {
   std::vector<int> conns;
   int closed = 0;
   for (int i = 0; i < 8; ++i) {
-    int fd = ConnectWithin(serve.port(), 2000);
+    int fd = hostile::ConnectWithin(serve.port(), 2000);
     ASSERT_GE(fd, 0);
     conns.push_back(fd);
   }
@@ -246,7 +222,7 @@ TEST(ServeLimitsTest, ReplayedInitIsRefusedUnlessTheReplayCacheIsOff) {
     std::vector<std::string> args = {"--keytab", realm->service_keytab()};
     if (off) args.push_back("--no-replay-cache");
     ASSERT_NO_FATAL_FAILURE(serve.Start(SECMODE_BIN, args, "", {{"KRB5RCACHETYPE", "none"}}));
-    int fd = ConnectWithin(serve.port(), 2000);
+    int fd = hostile::ConnectWithin(serve.port(), 2000);
     ASSERT_GE(fd, 0);
     Bytes init;
     auto ctx = hostile::EstablishOver(fd, realm->ccache(), &init);
