@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,21 +27,47 @@ using common::Status;
 
 namespace {
 
+// How many times the calling thread has been switched off its core.
+long ContextSwitches() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+// Which gaps between two clock reads a spinning thread records.
+enum class Gaps {
+  kAll,       // every gap: a deschedule, an interrupt, the hypervisor
+  kSwitches,  // only those in which the kernel switched the thread out
+};
+
 // Spins reading the clock until done(now); a gap between two reads longer
 // than `threshold_ns` is time off the core: the run before it goes to
-// `runs`, the gap to `gaps`. Returns the total time off the core.
+// `runs`, the gap to `gaps`. With Gaps::kSwitches a gap in which the thread
+// was not switched out (the thread's context switch count did not move: an
+// interrupt, or the hypervisor holding the vCPU) is neither a gap nor the
+// end of a run. Returns the total time off the core, every gap counted.
 template <typename Done>
-uint64_t SpinRecordingGaps(uint64_t threshold_ns, common::LatencySamples& runs,
+uint64_t SpinRecordingGaps(uint64_t threshold_ns, Gaps which, common::LatencySamples& runs,
                            common::LatencySamples& gaps, Done done) {
   uint64_t last = common::NowNs(), run_start = last, off = 0;
+  long switches = which == Gaps::kSwitches ? ContextSwitches() : 0;
   while (true) {
-    const uint64_t now = common::NowNs();
+    uint64_t now = common::NowNs();
     if (done(now)) return off;
     if (now - last > threshold_ns) {
-      runs.Add(last - run_start);
-      gaps.Add(now - last);
       off += now - last;
-      run_start = now;
+      bool counts = true;
+      if (which == Gaps::kSwitches) {
+        const long seen = ContextSwitches();
+        counts = seen != switches;
+        switches = seen;
+        now = common::NowNs();  // the count's own cost is not a run's
+      }
+      if (counts) {
+        runs.Add(last - run_start);
+        gaps.Add(now - last);
+        run_start = now;
+      }
     }
     last = now;
   }
@@ -65,10 +92,12 @@ nlohmann::json SchedProbe::ToJson() const {
           {"running_share", running_share},
           {"gaps_per_s", gaps_per_s},
           {"gap_quantiles_ns", gap_quantiles_ns},
-          {"gap_threshold_ns", gap_threshold_ns}};
+          {"gap_threshold_ns", gap_threshold_ns},
+          {"switches_only", switches_only}};
 }
 
-common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t gap_threshold_ns) {
+common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t gap_threshold_ns,
+                                          bool switches_only) {
   if (threads < 1 || threads > 4096) {
     return Status::InvalidArgument("probe threads: " + std::to_string(threads) +
                                    ", must be in [1, 4096]");
@@ -96,8 +125,9 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
         while (!go.load(std::memory_order_acquire)) {
         }
         const uint64_t start = common::NowNs();
-        me.gap_total = SpinRecordingGaps(threshold, me.runs, me.gaps,
-                                         [&](uint64_t now) { return now - start >= span; });
+        me.gap_total =
+            SpinRecordingGaps(threshold, switches_only ? Gaps::kSwitches : Gaps::kAll, me.runs,
+                              me.gaps, [&](uint64_t now) { return now - start >= span; });
       });
     }
   } catch (const std::system_error& e) {
@@ -128,6 +158,7 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
   p.gap_p99_us = Us(gaps, 0.99);
   p.running_share = share / threads;
   p.gap_threshold_ns = gap_threshold_ns;
+  p.switches_only = switches_only;
   p.gaps_per_s = static_cast<double>(p.gaps) / (static_cast<double>(span) / 1e9 * threads);
   if (p.gaps > 0) {
     for (double q : sim::kPauseProbs) {
@@ -142,7 +173,7 @@ double PausePerS(const SchedProbe& p) { return p.gap_quantiles_ns.empty() ? 0 : 
 std::vector<int64_t> PauseNs(const SchedProbe& p) { return p.gap_quantiles_ns; }
 
 common::Result<SchedProbe> ProbePauses(double seconds) {
-  return ProbeScheduler(common::LogicalCpus(), seconds, kPauseThresholdNs);
+  return ProbeScheduler(common::LogicalCpus(), seconds, kPauseThresholdNs, /*switches_only=*/false);
 }
 
 nlohmann::json WakeupProbe::ToJson() const {
@@ -178,7 +209,7 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   try {
     for (int i = 0; i < cores; ++i) {
       pool.emplace_back([&, i] {
-        SpinRecordingGaps(kGapThresholdNs, runs[static_cast<size_t>(i)],
+        SpinRecordingGaps(kGapThresholdNs, Gaps::kSwitches, runs[static_cast<size_t>(i)],
                           gaps[static_cast<size_t>(i)],
                           [&](uint64_t) { return stop.load(std::memory_order_relaxed); });
       });

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "sim/scenario.h"
@@ -29,8 +30,17 @@ TEST(SchedProbeTest, RefusesBadArguments) {
 
 TEST(SchedProbeTest, MoreBusyThreadsThanCoresAreDescheduled) {
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
   auto p = ProbeScheduler(2 * cores, 0.3);
+  getrusage(RUSAGE_SELF, &after);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // Only gaps in which a thread was switched out count (an interrupt or the
+  // hypervisor pausing the vCPU is no end of a time slice): no more of them
+  // than the process's context switches meanwhile.
+  EXPECT_TRUE(p->switches_only);
+  EXPECT_EQ(p->ToJson().at("switches_only"), true);
+  EXPECT_LE(p->gaps, (after.ru_nivcsw + after.ru_nvcsw) - (before.ru_nivcsw + before.ru_nvcsw));
   EXPECT_EQ(p->threads, 2 * cores);
   EXPECT_EQ(p->cores, cores);
   EXPECT_GT(p->gaps, 0);
@@ -50,6 +60,7 @@ TEST(SchedProbeTest, PauseProbeGivesOrderedQuantilesAboveItsThreshold) {
   auto p = ProbePauses(0.3);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->threads, p->cores);  // one busy thread per CPU
+  EXPECT_FALSE(p->switches_only);   // every gap is a pause
   EXPECT_GE(p->gaps_per_s, 0);
   if (p->gaps == 0) {
     EXPECT_TRUE(p->gap_quantiles_ns.empty());
