@@ -161,6 +161,11 @@ struct Slot {
   uint32_t xid = 0, seq = 0;
   int conn = 0;
   uint64_t first_ns = 0, sent_ns = 0;
+  // Issued to a connection whose receiver has seen it end: not numbered or
+  // written until the reconnect (as a Linux client's task waits for its
+  // transport to connect and is marshalled at transmit).
+  bool waits_for_conn = false;
+  uint32_t conn_epoch = 0;  // the connection's epoch it was issued for
   NfsRequest req;
   std::shared_ptr<ClientAuth> auth;
   AuthBox* box = nullptr;
@@ -186,6 +191,12 @@ struct Conn {
   uint64_t replies = 0;
   AuthBox* box = nullptr;
   bool skewed = false;
+  // Set by the receiver from the end of the stream until the new
+  // connection is in place: calls issued to it meanwhile wait.
+  std::atomic<bool> reconnecting{false};
+  // Counts the connection's replacements (set with the new fd): a call
+  // issued for an older one is outstanding on a connection that is gone.
+  std::atomic<uint32_t> epoch{0};
   std::mutex q_mu;
   std::condition_variable q_cv;
   std::deque<SendItem> q;
@@ -318,6 +329,16 @@ void Runner::Issue(uint32_t index, bool fresh) {
   s.busy = true;
   int ci = static_cast<int>(rr_.fetch_add(1) % conns_.size());
   s.conn = ci;
+  const bool waited = s.waits_for_conn;
+  s.waits_for_conn = false;
+  if (conns_[ci]->reconnecting.load()) {
+    // Its receiver is reconnecting: the call waits for the new connection
+    // (Reconnect numbers and writes it) instead of going to the dead one.
+    s.waits_for_conn = true;
+    s.sent_ns = common::NowNs();  // for the timeout monitor: it waits from now
+    return;
+  }
+  s.conn_epoch = conns_[ci]->epoch.load();
   s.box = conns_[ci]->box;
   {
     std::lock_guard<std::mutex> lock(s.box->mu);
@@ -335,7 +356,7 @@ void Runner::Issue(uint32_t index, bool fresh) {
     traced.conn = static_cast<uint32_t>(ci);
     traced.numbered_by = tl_thread;
     traced.numbered_by_index = tl_thread_index;
-    traced.retransmission = !fresh;
+    traced.retransmission = !fresh && !waited;
     traced.numbered_ns = common::NowNs();
   }
   Status e = s.auth->EncodeCall(s.xid, kNfsProcCompound, args, &record, &s.seq);
@@ -468,6 +489,9 @@ void Runner::SendLoop(Conn* c) {
 
 void Runner::Reconnect(Conn* c, const std::string& why) {
   disconnects_++;
+  // Calls issued to this connection from now on wait for the new one; those
+  // written to the old one before are resent below.
+  c->reconnecting = true;
   auto fd = Connect(o_.host, o_.port,
                     Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_));
   if (o_.trace) {
@@ -479,7 +503,9 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
     std::lock_guard<std::mutex> fd_lock(c->fd_mu);
     if (c->fd >= 0) close(c->fd);
     c->fd = fd.ok() ? fd->Release() : -1;
+    c->epoch++;
   }
+  c->reconnecting = false;
   if (!fd.ok()) {
     NoteError("reconnecting: " + fd.status().ToString());
     if (!stopping_) {
@@ -489,12 +515,14 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
     }
     return;
   }
-  // Resend what was outstanding on the lost connection.
+  // Resend what was outstanding on the lost connection, and send what
+  // waited for the new one (calls sent on the new one meanwhile stay).
   for (uint32_t i = 0; i < slots_.size(); ++i) {
     Slot& s = *slots_[i];
     std::lock_guard<std::mutex> lock(s.mu);
-    if (s.busy && s.conn == c->index && !stopping_) {
-      retransmits_++;
+    if (s.busy && s.conn == c->index && (s.waits_for_conn || s.conn_epoch != c->epoch.load()) &&
+        !stopping_) {
+      if (!s.waits_for_conn) retransmits_++;
       Issue(i, false);
     }
   }
