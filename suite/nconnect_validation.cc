@@ -121,10 +121,13 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
       "model zero (16 in flight < window 32) is not structural: while one thread is held, the "
       "slots cycling through the others can issue more than 32 newer numbers");
   add("shared-s128-skew0", 128, 0, false, false, false,
-      "the collapse: 128 numbers in flight against a window of 32, and every violation's "
-      "disconnect resends the connection's calls, which cascades. The test asserts that both "
-      "the model and the real run collapse (many violations, goodput below half of the same "
-      "load's without violations); the counts are reported, not asserted");
+      "four times the window in flight (128 numbers against 32): every violation's disconnect "
+      "resends the connection's calls, which cascades; how deep it goes is reported, not "
+      "asserted");
+  add("shared-s256-skew0", 256, 0, false, false, false,
+      "the collapse: eight times the window in flight (256 numbers against 32). The test "
+      "asserts that both the model and the real run collapse (many violations, goodput below "
+      "half of the same load's without violations); the counts are reported, not asserted");
   add("shared-s16-skew10ms", 16, kSkewNs, false, true, true,
       "10 ms hold on one connection: clearly many violations");
   add("shared-s32-skew10ms", 32, kSkewNs, false, false, false,
