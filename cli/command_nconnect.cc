@@ -298,6 +298,11 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model: the part of --reconnect-ns that is CPU, spent on a core "
                   "by the receiver that reconnects")
       ->capture_default_str();
+  cmd->add_option("--reconnect-server-cpu-ns", s.reconnect_server_cpu_ns,
+                  "With --thread-model: the server's CPU per reconnect (accept, the new "
+                  "connection's thread, the old one's end), spent by that connection's server "
+                  "thread before it reads a call")
+      ->capture_default_str();
   cmd->add_option("--gss-setup-ns", s.gss_setup_ns, "Cost of creating a new GSS context")
       ->capture_default_str();
   cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns, "Client retransmit timeout")

@@ -201,8 +201,13 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.1f", I(c, "reconnect_idle_ns") / 1e3) << " us on idle cores), for "
        << Fmt("%.1f", I(c, "reconnect_cpu_ns") / 1e3)
        << " us of CPU of both ends (this process's CPU time over fresh calls less that over "
-          "established ones; the model's reconnecting receiver spends it on a core, at most "
-          "the reconnect's whole time); what "
+          "established ones), "
+       << Fmt("%.1f", I(c, "reconnect_client_cpu_ns") / 1e3)
+       << " us of it the client's (the calling thread's own CPU time: the model's "
+          "reconnecting receiver spends it on a core, at most the reconnect's whole time) and "
+          "the rest the server's (accepting, starting the new connection's thread, ending the "
+          "old one's: the model's server thread of that connection spends it on a core before "
+          "it reads a call of the new connection); what "
           "re-creating a context costs beyond its round trip, "
        << Fmt("%.1f", I(c, "gss_setup_ns") / 1e3)
        << " us (the load generator's own path, a short connection and the INIT exchange, "

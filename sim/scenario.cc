@@ -130,6 +130,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("gss-setup-cpu-ns", gss_setup_cpu_ns, 0, gss_setup_ns));
   SECMODE_RETURN_IF_ERROR(InRange("reconnect-ns", reconnect_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("reconnect-cpu-ns", reconnect_cpu_ns, 0, reconnect_ns));
+  SECMODE_RETURN_IF_ERROR(InRange("reconnect-server-cpu-ns", reconnect_server_cpu_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("cores", cores, 0, 65536));
   SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("client-call-ns", client_call_ns, 0, kHour));
@@ -173,6 +174,7 @@ json Scenario::ToJson() const {
           {"retransmit_timeout_ns", retransmit_timeout_ns},
           {"reconnect_ns", reconnect_ns},
           {"reconnect_cpu_ns", reconnect_cpu_ns},
+          {"reconnect_server_cpu_ns", reconnect_server_cpu_ns},
           {"bandwidth_bytes_per_s", bandwidth_bytes_per_s},
           {"rtt_ns", rtt_ns},
           {"jitter_dist", DistName(jitter_dist)},
@@ -281,6 +283,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "retransmit_timeout_ns", s.retransmit_timeout_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_ns", s.reconnect_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_cpu_ns", s.reconnect_cpu_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_server_cpu_ns", s.reconnect_server_cpu_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "bandwidth_bytes_per_s", s.bandwidth_bytes_per_s));
   SECMODE_RETURN_IF_ERROR(Read(j, "rtt_ns", s.rtt_ns));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "jitter_dist", s.jitter_dist, ParseDist));

@@ -124,8 +124,13 @@ struct Scenario {
   // receiver that reconnects while the reconnect's time runs (the
   // connection is back one round trip plus reconnect_ns after the close was
   // read; the receiver numbers the resends once it has also spent this CPU);
-  // 0: all waiting.
+  // 0: all waiting. This is the client's part (its receiver's own CPU).
   int64_t reconnect_cpu_ns = 0;
+  // Thread model: the server's part of a reconnect's CPU (accepting the new
+  // connection, starting its thread, ending the old one's), spent on a core
+  // by that connection's server thread from the moment the client starts
+  // to reconnect, before it reads a call of the new connection; 0: none.
+  int64_t reconnect_server_cpu_ns = 0;
   // Send every resend (after a reconnect, an error reply or a timeout) on the
   // next connection round-robin, as new calls go (what secmode's own load
   // generator, rpc/load.h, does), instead of on the call's own connection

@@ -146,6 +146,7 @@ enum class Work : uint8_t {
   kSend,           // delay-line thread: write one held call that is due
   kEof,            // client receiver: its connection was closed (slot = conn, attempt = epoch)
   kCreateContext,  // client receiver: the GSS work of a new context (slot = context, attempt = gen)
+  kAccept,         // server thread: its part of a reconnect (slot = conn, attempt = epoch)
 };
 struct WorkItem {
   uint32_t slot;
@@ -989,11 +990,12 @@ void Sim::Continue(SimThread& t) {
           int64_t bytes = 0;
           while (!t.inbox.empty()) {
             const WorkItem& w = t.inbox.front();
-            const int64_t b =
-                w.kind == Work::kServerCall ? req_bytes_
-                : w.kind == Work::kCallSeal || w.kind == Work::kSend || w.kind == Work::kEof ? 0
-                : slots_[w.slot].error_reply ? kReplyOverhead
-                                             : reply_bytes_;
+            const int64_t b = w.kind == Work::kServerCall ? req_bytes_
+                              : w.kind == Work::kCallSeal || w.kind == Work::kSend ||
+                                      w.kind == Work::kEof || w.kind == Work::kAccept
+                                  ? 0
+                              : slots_[w.slot].error_reply ? kReplyOverhead
+                                                           : reply_bytes_;
             if (!t.batch.empty() && bytes + b > s_.read_bytes) break;
             bytes += b;
             t.batch.push_back(w);
@@ -1052,6 +1054,10 @@ bool Sim::BeginItem(SimThread& t) {
     if (conn.closed_ns >= 0) AddStep(close_to_eof_, now_ - conn.closed_ns);
     conn.eof_ns = now_;
     OnDisconnectNoticed(c);
+    if (s_.reconnect_server_cpu_ns > 0) {
+      // The server accepts the new connection and starts its thread.
+      Deliver(ServerThread(c), {static_cast<uint32_t>(c), conn.epoch, Work::kAccept});
+    }
     if (s_.reconnect_cpu_ns > 0) {
       t.remaining = s_.reconnect_cpu_ns;
       return true;
@@ -1062,6 +1068,10 @@ bool Sim::BeginItem(SimThread& t) {
   if (w.kind == Work::kCreateContext) {
     ctxs_[w.slot].recreate_began_ns = now_;
     t.remaining = s_.gss_setup_cpu_ns;
+    return true;
+  }
+  if (w.kind == Work::kAccept) {
+    t.remaining = s_.reconnect_server_cpu_ns;
     return true;
   }
   Slot& slot = slots_[w.slot];
@@ -1101,7 +1111,8 @@ bool Sim::BeginItem(SimThread& t) {
       t.remaining = s_.skew_sender_ns;
       return true;
     case Work::kEof:  // handled above
-    case Work::kCreateContext: return false;
+    case Work::kCreateContext:
+    case Work::kAccept: return false;
     case Work::kServerCall: {
       Context& ctx = CtxOf(slot);
       if (slot.gen != ctx.gen || ctx.server_dead) {
@@ -1164,6 +1175,7 @@ void Sim::FinishItem(SimThread& t) {
     if (!conn.up && conn.epoch == w.attempt) Park(t, conn.parked);
     return;
   }
+  if (w.kind == Work::kAccept) return;  // the new connection's calls come next
   if (w.kind == Work::kCreateContext) {
     // Its GSS work done, it waits off its core for the rest of the
     // exchange (the round trip, the KDC, the other end).
@@ -1230,6 +1242,7 @@ void Sim::FinishItem(SimThread& t) {
       return;
     case Work::kEof:            // handled above
     case Work::kCreateContext:  // handled above
+    case Work::kAccept:         // handled above
       return;
     case Work::kSend:
       if (slot.state != State::kQueued) return;

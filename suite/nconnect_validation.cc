@@ -208,6 +208,7 @@ nlohmann::json Calibration::ToJson() const {
           {"reconnect_ns", reconnect_ns},
           {"reconnect_idle_ns", reconnect_idle_ns},
           {"reconnect_cpu_ns", reconnect_cpu_ns},
+          {"reconnect_client_cpu_ns", reconnect_client_cpu_ns},
           {"gss_setup_ns", gss_setup_ns},
           {"gss_setup_idle_ns", gss_setup_idle_ns},
           {"gss_setup_cpu_ns", gss_setup_cpu_ns},
@@ -282,9 +283,10 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
 // established connection, `rounds` of each in a row: wall time medians
 // (the model's Scenario::reconnect_ns), and this process's CPU time over
 // the fresh calls (every connection's end included) less that over the
-// established ones, per call (reconnect_cpu_ns).
+// established ones, per call (reconnect_cpu_ns), and of it the calling
+// thread's own, the client's part (the rest is the in-process server's).
 struct ReconnectCost {
-  int64_t wall_ns = 0, cpu_ns = 0;
+  int64_t wall_ns = 0, cpu_ns = 0, client_cpu_ns = 0;
 };
 Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, int rounds) {
   SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 128, sim::Reaction::kDrop, 0));
@@ -296,26 +298,30 @@ Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss&
   SECMODE_RETURN_IF_ERROR(auth->EncodeCall(1, 0, {}, &call, &seq));
   SECMODE_ASSIGN_OR_RETURN(rpc::Fd established, rpc::Connect(aim.host, aim.port));
   common::LatencySamples fresh, kept;
-  const uint64_t c0 = common::ProcessCpuNs();
+  const uint64_t c0 = common::ProcessCpuNs(), t0_cpu = common::ThreadCpuNs();
   for (int i = 0; i < rounds; ++i) {
     const uint64_t t0 = common::NowNs();
     SECMODE_RETURN_IF_ERROR(rpc::BlockingRoundTrip(aim.host, aim.port, call).status());
     fresh.Add(common::NowNs() - t0);
   }
+  const uint64_t t1_cpu = common::ThreadCpuNs();
   usleep(2000);  // the last connection's thread ends
-  const uint64_t c1 = common::ProcessCpuNs();
+  const uint64_t c1 = common::ProcessCpuNs(), t1b_cpu = common::ThreadCpuNs();
   for (int i = 0; i < rounds; ++i) {
     const uint64_t t0 = common::NowNs();
     SECMODE_RETURN_IF_ERROR(rpc::BlockingCall(established.get(), call).status());
     kept.Add(common::NowNs() - t0);
   }
-  const uint64_t c2 = common::ProcessCpuNs();
+  const uint64_t c2 = common::ProcessCpuNs(), t2_cpu = common::ThreadCpuNs();
   server.server->Stop();
   ReconnectCost cost;
   cost.wall_ns = std::max<int64_t>(
       0, static_cast<int64_t>(fresh.Percentile(0.5)) - static_cast<int64_t>(kept.Percentile(0.5)));
   const int64_t cpu = (static_cast<int64_t>(c1 - c0) - static_cast<int64_t>(c2 - c1)) / rounds;
   cost.cpu_ns = std::max<int64_t>(cpu, 0);
+  const int64_t client =
+      (static_cast<int64_t>(t1_cpu - t0_cpu) - static_cast<int64_t>(t2_cpu - t1b_cpu)) / rounds;
+  cost.client_cpu_ns = std::clamp<int64_t>(client, 0, cost.cpu_ns);
   return cost;
 }
 
@@ -412,6 +418,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.one_call_server_ns = static_cast<int64_t>(one.server_ns);
   c.reconnect_ns = c.reconnect_idle_ns = idle.reconnect.wall_ns;
   c.reconnect_cpu_ns = idle.reconnect.cpu_ns;
+  c.reconnect_client_cpu_ns = idle.reconnect.client_cpu_ns;
   c.net_rtt_ns = c.net_rtt_idle_ns = idle.net_rtt_ns;
   c.gss_setup_ns = c.gss_setup_idle_ns = idle.setup.wall_ns;
   c.gss_setup_cpu_ns = idle.setup.cpu_ns;
@@ -490,7 +497,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     // The model spends at most the whole wait as CPU (the real ends can
     // spend more in parallel, the client's and the server's part at once).
     s.gss_setup_cpu_ns = std::min(c.gss_setup_cpu_ns, c.gss_setup_ns);
-    s.reconnect_cpu_ns = std::min(c.reconnect_cpu_ns, c.reconnect_ns);
+    s.reconnect_cpu_ns = std::min(c.reconnect_client_cpu_ns, c.reconnect_ns);
+    s.reconnect_server_cpu_ns = c.reconnect_cpu_ns - c.reconnect_client_cpu_ns;
     s.skew_sender_ns = c.skew_sender_ns;
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
@@ -587,7 +595,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
-        {"reconnects off the cores", [](sim::Scenario& v) { v.reconnect_cpu_ns = 0; }},
+        {"reconnects off the cores",
+         [](sim::Scenario& v) { v.reconnect_cpu_ns = v.reconnect_server_cpu_ns = 0; }},
         {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},

@@ -124,9 +124,12 @@ struct Calibration {
   int64_t reconnect_ns = 0;
   int64_t reconnect_idle_ns = 0;
   // The CPU this process (client and in-process server) spends per
-  // reconnect beyond an established call; the model's
-  // Scenario::reconnect_cpu_ns takes it up to reconnect_ns.
+  // reconnect beyond an established call, and of it the client's part (the
+  // reconnecting thread's own CPU). The model's Scenario::reconnect_cpu_ns
+  // takes the client's part up to reconnect_ns, and
+  // Scenario::reconnect_server_cpu_ns the rest, the server's.
   int64_t reconnect_cpu_ns = 0;
+  int64_t reconnect_client_cpu_ns = 0;
   // Re-creating a context as the load generator does (a short connection,
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
   // beyond one round trip.

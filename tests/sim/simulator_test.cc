@@ -597,6 +597,35 @@ TEST(ThreadModelTest, AReceiverStillReconnectingWhenItsConnectionClosesAgainGoes
   EXPECT_GT(closes, 100);
 }
 
+TEST(ThreadModelTest, TheServersPartOfAReconnectIsSpentOnACore) {
+  // Each reconnect puts the server's accept and thread start on the new
+  // connection's server thread: with every core busy, the run holds that
+  // much more CPU time for as many operations. A few slots above the window,
+  // so that reconnects are few and do not cascade.
+  Scenario s = Threads(40);
+  s.reconnect_ns = 100000;
+  const int64_t cpu = 2000000;
+  int64_t busy_without = 0, busy_with = 0, disconnects = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    s.seed = seed;
+    s.reconnect_server_cpu_ns = 0;
+    ScenarioResult a = SimOk(s);
+    s.reconnect_server_cpu_ns = cpu;
+    ScenarioResult b = SimOk(s);
+    EXPECT_EQ(a.completed, s.ops);
+    EXPECT_EQ(b.completed, s.ops);
+    disconnects += b.disconnects;
+    busy_without += static_cast<int64_t>((1 - a.idle_fraction) * s.cores * a.elapsed_ns);
+    busy_with += static_cast<int64_t>((1 - b.idle_fraction) * s.cores * b.elapsed_ns);
+  }
+  ASSERT_GT(disconnects, 10);
+  // Half of it at least: the runs differ in their other reconnect work.
+  EXPECT_GT(busy_with, busy_without + disconnects * cpu / 2);
+  Scenario bad = s;
+  bad.reconnect_server_cpu_ns = -1;
+  EXPECT_FALSE(bad.Validate().ok());
+}
+
 TEST(ThreadModelTest, ReconnectAndRecreationStepsAreTimedFromTheSimulatedRun) {
   // Drop-disconnect: every close is read by its receiver (one RTT/2 at the
   // least), and its resends go out after the reconnect's RTT and time.

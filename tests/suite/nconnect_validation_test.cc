@@ -249,6 +249,8 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   EXPECT_GT(run.calibration.reconnect_ns, 0);
   // A fresh connection costs CPU at both ends (connect, accept, a thread).
   EXPECT_GT(run.calibration.reconnect_cpu_ns, 0);
+  EXPECT_GE(run.calibration.reconnect_client_cpu_ns, 0);
+  EXPECT_LE(run.calibration.reconnect_client_cpu_ns, run.calibration.reconnect_cpu_ns);
   // Re-creating a context costs a GSS exchange beyond its round trip; the
   // idle-core wakeup is measured whenever there are two CPUs to pin to.
   EXPECT_GT(run.calibration.gss_setup_ns, 0);
@@ -267,8 +269,13 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
     EXPECT_EQ(o.row.scenario.gss_setup_cpu_ns,
               std::min(run.calibration.gss_setup_cpu_ns, run.calibration.gss_setup_ns))
         << o.point.name;
+    // A reconnect's CPU: the client's part on the reconnecting receiver, the
+    // rest on the new connection's server thread.
     EXPECT_EQ(o.row.scenario.reconnect_cpu_ns,
-              std::min(run.calibration.reconnect_cpu_ns, run.calibration.reconnect_ns))
+              std::min(run.calibration.reconnect_client_cpu_ns, run.calibration.reconnect_ns))
+        << o.point.name;
+    EXPECT_EQ(o.row.scenario.reconnect_server_cpu_ns,
+              run.calibration.reconnect_cpu_ns - run.calibration.reconnect_client_cpu_ns)
         << o.point.name;
     EXPECT_EQ(o.row.scenario.idle_wake_ns, run.calibration.idle_wake_ns) << o.point.name;
     // A held connection's delay line is a thread whose CPU per call was
