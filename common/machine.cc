@@ -69,6 +69,7 @@ CpuTimes ReadCpuTimes() {
     if (!(stat >> v[i])) return t;
   }
   t.idle = v[3] + v[4];
+  t.steal = v[7];
   for (uint64_t x : v) t.total += x;
   t.known = true;
   return t;
@@ -79,6 +80,14 @@ double IdleFraction(const CpuTimes& before, const CpuTimes& after) {
     return -1;
   }
   return static_cast<double>(after.idle - before.idle) /
+         static_cast<double>(after.total - before.total);
+}
+
+double StealFraction(const CpuTimes& before, const CpuTimes& after) {
+  if (!before.known || !after.known || after.total <= before.total || after.steal < before.steal) {
+    return -1;
+  }
+  return static_cast<double>(after.steal - before.steal) /
          static_cast<double>(after.total - before.total);
 }
 

@@ -30,6 +30,7 @@ int LogicalCpus();
 // ticks: idle (idle + iowait) and the sum of every state (steal included).
 struct CpuTimes {
   uint64_t idle = 0, total = 0;
+  uint64_t steal = 0;  // time the hypervisor ran something else on our vCPUs
   bool known = false;  // false: /proc/stat could not be read
 };
 CpuTimes ReadCpuTimes();
@@ -37,6 +38,8 @@ CpuTimes ReadCpuTimes();
 // The share of the machine's CPU time spent idle between two readings; -1
 // when either is unknown or no tick passed.
 double IdleFraction(const CpuTimes& before, const CpuTimes& after);
+// The share of it the hypervisor took (steal); -1 likewise.
+double StealFraction(const CpuTimes& before, const CpuTimes& after);
 
 // This machine's host name, or "unknown".
 std::string Hostname();

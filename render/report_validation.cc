@@ -276,6 +276,19 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
   }
   md << "\n" << agree << " of " << rows.size() << " scenarios agree.\n\n";
+  std::vector<double> steal;
+  for (const json* row : rows) {
+    const double f = row->value("measured", json::object()).value("steal_fraction", -1.0);
+    if (f >= 0) steal.push_back(f);
+  }
+  if (!steal.empty()) {
+    std::sort(steal.begin(), steal.end());
+    md << "The hypervisor took " << Fmt("%.1f", 100 * steal[steal.size() / 2]) << "% (median; "
+       << Fmt("%.1f", 100 * steal.back())
+       << "% at most) of the machine's CPU time during the real runs shown (steal time, "
+          "/proc/stat): time in which their threads could not run at all, which the model's "
+          "cores do not have.\n\n";
+  }
   md << "| point | asserted | disconnects sim / real | p50 us sim / real | p99 us sim / real | "
         "detail |\n|---|---|---|---|---|---|\n";
   for (const json* row : rows) {

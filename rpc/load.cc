@@ -788,7 +788,9 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   }
   uint64_t stop = common::NowNs();
   measure_end_ = stop;
-  const double idle_fraction = common::IdleFraction(cpu_at_start, common::ReadCpuTimes());
+  const common::CpuTimes cpu_at_stop = common::ReadCpuTimes();
+  const double idle_fraction = common::IdleFraction(cpu_at_start, cpu_at_stop);
+  const double steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
   stopping_ = true;
   for (auto& c : conns_) {
     {
@@ -839,6 +841,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   }
   r.receiver_cpu_ns = receiver_cpu_ns_;
   r.idle_fraction = idle_fraction;
+  r.steal_fraction = steal_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;
   r.sender_calls = sender_calls_;
 

@@ -124,6 +124,9 @@ struct LoadReport {
   // /proc/stat (clock ticks, usually 10 ms each: coarse for short runs);
   // -1 when unknown.
   double idle_fraction = -1;
+  // Of that CPU time, the share the hypervisor took (steal): time the
+  // machine's vCPUs did not run at all. -1 when unknown.
+  double steal_fraction = -1;
   // The skewed connection's delay-line thread over the whole run: its CPU
   // time and the calls it wrote (each on its own, when due).
   uint64_t sender_cpu_ns = 0, sender_calls = 0;

@@ -342,6 +342,7 @@ json ScenarioResult::ToJson() const {
             {"events", events},
             {"preemptions", preemptions},
             {"idle_fraction", idle_fraction},
+            {"steal_fraction", steal_fraction},
             {"truncated", truncated}};
   if (stage_p50_ns[0] || stage_p50_ns[1] || stage_p50_ns[2] || stage_p50_ns[3]) {
     static const char* const kStages[4] = {"encode", "hold", "socket", "check"};
@@ -390,6 +391,7 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "events", r.events));
   SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_fraction", r.idle_fraction));
+  SECMODE_RETURN_IF_ERROR(Read(j, "steal_fraction", r.steal_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));
   if (j.contains("steps") && j["steps"].is_object()) {
     for (const auto& [name, step] :

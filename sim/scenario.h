@@ -275,6 +275,10 @@ struct ScenarioResult {
   // accounting counts interrupts and steal). Measured: the machine's idle
   // share over the run (/proc/stat). -1: unknown.
   double idle_fraction = -1;
+  // Measured only: the share of the machine's CPU time the hypervisor took
+  // during the run (steal, /proc/stat); the model has no such thing. -1:
+  // unknown or simulated.
+  double steal_fraction = -1;
   // Thread model: the path of every checked call in the stages of
   // suite/nconnect_attribution.h (encode: numbered to sealed; hold: sealed to
   // written, the receiver's batch or the skew delay line; socket: written to

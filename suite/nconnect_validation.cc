@@ -670,6 +670,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
     m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
     m.idle_fraction = r.idle_fraction;
+    m.steal_fraction = r.steal_fraction;
     runs.emplace_back(r, m);
   }
   std::vector<sim::ScenarioResult> measured;
@@ -733,6 +734,12 @@ std::string Diagnose(const ValidationOutcome& o) {
     if (sim.idle_fraction >= 0 && real.idle_fraction >= 0) {
       out += ", cores idle " + common::Fmt("%.0f", 100 * sim.idle_fraction) + "% vs " +
              common::Fmt("%.0f", 100 * real.idle_fraction) + "%";
+    }
+    if (real.steal_fraction >= 0) {
+      // Time the real run's vCPUs did not run at all: the model's cores
+      // always do.
+      out += ", the hypervisor took " + common::Fmt("%.0f", 100 * real.steal_fraction) +
+             "% of the real run's CPU time";
     }
     out += ")";
   }
