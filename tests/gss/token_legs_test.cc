@@ -310,8 +310,11 @@ TEST(ProtectorTest, FailedUnwrapWipesThePlaintextItDecrypted) {
       ASSERT_GT(token.size(), 32u) << what;
       Bytes bad(token.begin(), token.end());
       bad[token.size() - 1] ^= 0x01;  // the checksum: decryption itself succeeds
-      Bytes out;
-      out.reserve(token.size() + 64);  // no reallocation: the same buffer throughout
+      // No reallocation: the same buffer throughout. Its bytes are set first:
+      // fresh heap memory can hold this plaintext from earlier work (the
+      // same secret goes through every engine), which no Unwrap wrote.
+      Bytes out(token.size() + 64, 0xA5);
+      out.clear();
       auto s = (*acc)->Unwrap(bad, &out, nullptr);
       ASSERT_FALSE(s.ok()) << what << ": altered checksum accepted";
       EXPECT_FALSE(s.message().empty()) << what;
