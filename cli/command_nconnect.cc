@@ -392,10 +392,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_flag("--validate", o->validate,
                 "Run the validation grid on real sockets (krb5p, throwaway realm, loopback) and "
                 "compare with the simulator; writes results.json and report.md into --out");
-  cmd->add_flag("--full", o->full,
-                "With --validate: the wide grid (648 points, 3 real runs each: tens of minutes on "
-                "2 cores) instead of "
-                "the default 9 points");
+  cmd->add_flag("--full", o->full, "With --validate: the " + suite::ValidationGridChoice());
   cmd->add_option("--points", o->points,
                   "With --validate: only the points whose names match this extended regular "
                   "expression (names such as shared-n4-s128-w32-skew0-drop-disconnect)");

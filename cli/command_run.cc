@@ -14,6 +14,7 @@
 #include "harness/modes.h"
 #include "render/report.h"
 #include "render/run_dir.h"
+#include "suite/nconnect_validation.h"
 #include "suite/suite.h"
 
 namespace secmode::cli {
@@ -91,7 +92,7 @@ class InterruptWatcher {
       sigaddset(&one, sig);
       pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
       raise(sig);
-      _exit(128 + sig);
+      _exit(kExitInterruptedBase + sig);
     }
   }
   void Note(int sig) {
@@ -121,9 +122,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
                 "Short measurements: every mode and size, noisier numbers, a small nconnect grid, "
                 "no extra-enctype krb5p rows");
   run->add_flag("--full", args->suite.full,
-                "The wide nconnect validation grid (648 points, 3 real runs each: tens of minutes "
-                "on 2 cores) instead "
-                "of the default 9 points");
+                "The nconnect validation's " + suite::ValidationGridChoice());
   run->add_option("--modes", args->suite.modes,
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")
@@ -156,14 +155,12 @@ CLI::App* AddRunCommand(CLI::App& app) {
     o.interrupt = watcher.interrupt();
     auto results = suite::RunSuite(o, std::cout);
     if (!results.ok()) Fail("run", results.status());
-    auto files = render::WriteRunDirectory(dir, *results);
-    if (!files.ok()) {
-      // At least the terminal keeps the micro table.
-      std::cout << "\n" << render::SummaryTable(*results) << "\n";
-      Fail("run", files.status().Annotate("the results of this run are not saved"));
-    }
-    for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
+    // The micro table first: a run whose results cannot be written keeps it
+    // on the terminal.
     std::cout << "\n" << render::SummaryTable(*results) << "\n";
+    auto files = render::WriteRunDirectory(dir, *results);
+    if (!files.ok()) Fail("run", files.status().Annotate("the results of this run are not saved"));
+    for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
     std::cout << "results:";
     for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
     std::cout << "\n";

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cmath>
 #include <condition_variable>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/format.h"
 #include "common/latency.h"
 #include "common/machine.h"
 #include "rpc/client_auth.h"
@@ -75,11 +75,7 @@ Result<Bytes> BlockingCall(int fd, ByteView call, Deadline deadline, const std::
 namespace {
 
 // "2.5" (seconds in messages).
-std::string Seconds(double s) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
+std::string Seconds(double s) { return common::Fmt("%g", s); }
 
 // The client's security for `service` (0: AUTH_SYS); RPCSEC_GSS contexts are
 // created over a short connection of their own (RFC 2203 5.2), each round
@@ -230,6 +226,10 @@ class Runner {
 
  private:
   Status MakeAuth(AuthBox* box);
+  // A connect gives up at its own timeout or the run's deadline.
+  Deadline ConnectDeadline() const {
+    return Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_);
+  }
   void Recreate(AuthBox* box, uint64_t gen, uint32_t auth_stat);
   void Issue(uint32_t index, bool fresh);  // slot lock held
   // Slot lock held; `traced` is the call's trace event (when tracing).
@@ -492,8 +492,7 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
   // Calls issued to this connection from now on wait for the new one; those
   // written to the old one before are resent below.
   c->reconnecting = true;
-  auto fd = Connect(o_.host, o_.port,
-                    Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_));
+  auto fd = Connect(o_.host, o_.port, ConnectDeadline());
   if (o_.trace) {
     o_.trace->Record(SetupEvent{SetupEventKind::kClientConnected, static_cast<uint32_t>(c->index),
                                 common::NowNs()});
@@ -739,8 +738,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     c->index = i;
     c->box = boxes_[o_.context_per_connection ? i : 0].get();
     c->skewed = i == o_.skew_connection && o_.skew_delay_us > 0;
-    auto fd = Connect(o_.host, o_.port,
-                      Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_));
+    auto fd = Connect(o_.host, o_.port, ConnectDeadline());
     if (!fd.ok()) {
       LoadReport unused;
       DestroyAll(&unused);

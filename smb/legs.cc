@@ -136,9 +136,10 @@ class TransformOpener : public common::Opener {
     uint8_t prefix[kWriteDataOffset];
     Status s = OpenInto(wire, prefix, payload);
     // Whatever was decrypted of a refused message is wiped (the Decryptor
-    // does so for its own failures; these are the checks after it).
-    OPENSSL_cleanse(prefix, sizeof prefix);
+    // does so for its own failures; these are the checks after it). An
+    // accepted one's prefix is its header, given to the caller anyway.
     if (!s.ok()) {
+      OPENSSL_cleanse(prefix, sizeof prefix);
       OPENSSL_cleanse(payload->data(), payload->size());
       payload->clear();
     }

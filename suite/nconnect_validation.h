@@ -70,6 +70,9 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops = 2000);
 // connection the real client can reorder a connection's calls, so every
 // reaction can matter, and the skew changes the goodput everywhere).
 std::vector<ValidationPoint> WideValidationGrid(int64_t ops = 2000);
+// "wide grid (N points, R real runs each) instead of the default M points",
+// from the grids themselves (for --help).
+std::string ValidationGridChoice();
 
 // What the simulator is fed, measured on this machine (none of it fitted to
 // the validation points).

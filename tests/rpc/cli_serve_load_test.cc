@@ -11,11 +11,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/subprocess.h"
 #include "tests/gss/kinit_user.h"
+#include "tests/rpc/serve_process.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode {
@@ -36,34 +38,17 @@ struct TempDir {
   std::string path;
 };
 
-// A `secmode serve` process on a free port, terminated with the object.
-struct ServeProcess {
-  ServeProcess(const std::string& dir, const std::vector<std::string>& extra) {
-    common::Command serve;
-    serve.argv = {SECMODE_BIN, "serve", "--port", "0", "--seconds", "60"};
-    serve.argv.insert(serve.argv.end(), extra.begin(), extra.end());
-    serve.env = testing::SharedRealm()->Environment();
-    serve.log_path = dir + "/serve.log";
-    auto p = common::Spawn(serve);
-    EXPECT_TRUE(p.ok()) << p.status().ToString();
-    if (!p.ok()) return;
-    pid = *p;
-    std::smatch m;
-    std::string log;
-    std::regex re("serving on 127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 500; ++i) {
-      log = Slurp(serve.log_path);
-      if (std::regex_search(log, m, re)) break;
-      usleep(20000);
-    }
-    EXPECT_TRUE(std::regex_search(log, m, re)) << log;
-    if (m.size() > 1) port = m[1];
+// A `secmode serve` process on a free port (it ends itself after 60 s at
+// the latest), terminated with the object.
+struct Served {
+  explicit Served(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"--seconds", "60"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    proc.Start(SECMODE_BIN, args);
+    if (proc.port() != 0) port = std::to_string(proc.port());
   }
-  ~ServeProcess() {
-    if (pid > 0) common::Terminate(pid, 2000);
-  }
-  pid_t pid = -1;
-  std::string port;
+  rpc::proc::ServeProcess proc;
+  std::string port;  // empty: it did not start (the failure is reported)
 };
 
 // The JSON report is the part between the first '{' and the last '}'.
@@ -84,7 +69,6 @@ std::pair<int, std::string> RunLoadCommand(const std::string& dir, const std::st
   load.argv.insert(load.argv.end(), extra.begin(), extra.end());
   load.env = env;
   load.log_path = dir + "/load.log";
-  (void)common::RemoveTree(load.log_path);
   auto rc = common::RunAndWait(load, 60000);
   EXPECT_TRUE(rc.ok());
   return {rc.ok() ? *rc : -1, Slurp(load.log_path)};
@@ -94,7 +78,7 @@ void ServeAndLoad(const std::vector<std::string>& serve_extra,
                   const std::vector<std::string>& load_extra,
                   std::map<std::string, std::string> load_env = {}) {
   TempDir dir;
-  ServeProcess serve(dir.path, serve_extra);
+  Served serve(serve_extra);
   ASSERT_FALSE(serve.port.empty());
   if (load_env.empty()) load_env = testing::SharedRealm()->Environment();
   auto [rc, out] = RunLoadCommand(dir.path, serve.port, load_extra, load_env);
@@ -151,7 +135,7 @@ TEST(CliServeLoadTest, AMissingTicketIsAClearRunTimeError) {
   gss::Realm* realm = testing::SharedRealm();
   ASSERT_NE(realm, nullptr);
   TempDir dir;
-  ServeProcess serve(dir.path, {"--keytab", realm->service_keytab()});
+  Served serve({"--keytab", realm->service_keytab()});
   ASSERT_FALSE(serve.port.empty());
   const std::string cc = "FILE:" + dir.path + "/nobody.ccache";
   auto [rc, out] = RunLoadCommand(dir.path, serve.port, {"--mode", "krb5", "--ccache", cc},
@@ -166,34 +150,22 @@ TEST(CliServeLoadTest, AMissingTicketIsAClearRunTimeError) {
 // happened, exits 1, and still prints what it measured before.
 TEST(CliServeLoadTest, TheServerKilledWhileLoadRunsIsReportedWithTheResultsSoFar) {
   TempDir dir;
-  ServeProcess serve(dir.path, {});
+  Served serve({});
   ASSERT_FALSE(serve.port.empty());
   common::Command load;
   load.argv = {SECMODE_BIN,  "load", "--port",  serve.port, "--seconds",  "30",
                "--nconnect", "3",    "--slots", "12",       "--deadline", "60"};
   load.log_path = dir.path + "/load.log";
-  auto pid = common::Spawn(load);
-  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
-  struct Killer {
-    pid_t pid;
-    ~Killer() {
-      if (pid > 0) common::Terminate(pid, 1000);
-    }
-  } killer{*pid};
-  sleep(2);  // warm-up (0.2 s) and some measured calls
-  ASSERT_EQ(kill(serve.pid, SIGKILL), 0);
-  const uint64_t killed = common::NowNs();
-  int status = 0;
-  pid_t got = 0;
-  while ((got = waitpid(*pid, &status, WNOHANG)) == 0 &&
-         common::NowNs() - killed < 20'000'000'000ull) {
-    usleep(20000);
-  }
-  ASSERT_EQ(got, *pid) << "secmode load did not end within 20 s of the server's death";
-  killer.pid = -1;
+  std::thread killer([&] {
+    sleep(2);  // warm-up (0.2 s) and some measured calls
+    kill(std::stoi(serve.proc.pid()), SIGKILL);
+  });
+  // 2 s before the kill, then at most 20 s to notice it and end.
+  auto rc = common::RunAndWait(load, 22000);
+  killer.join();
+  ASSERT_TRUE(rc.ok()) << "secmode load did not end within 20 s of the server's death";
   const std::string out = Slurp(load.log_path);
-  ASSERT_TRUE(WIFEXITED(status)) << out;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_EQ(*rc, 1) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex("secmode load: .*connection [1-3] of 3 to "
                                                 "127\\.0\\.0\\.1:[0-9]+: the server closed it")))
       << out;

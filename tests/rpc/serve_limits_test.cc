@@ -3,10 +3,8 @@
 // /proc: descriptor exhaustion, buffers after large messages, record marks
 // announcing data that never comes, threads that cannot start, and the
 // replay cache of the GSS acceptor.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <string>

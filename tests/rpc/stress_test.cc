@@ -19,7 +19,6 @@
 // contexts) works after the INIT flood; each attack met the limit meant for
 // it (replies REP_TOO_BIG, the deadlines closed what they should, the
 // connection cap refused, no replayed INIT accepted). It prints the figures.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -417,7 +416,9 @@ void Scenario(const std::vector<std::string>& extra, const char* name) {
     control_runs.push_back(Rate(control.port(), 1.0, &error));
     after_runs.push_back(Rate(port, 1.0, &error));
   }
+  ASSERT_TRUE(error.empty()) << error;  // a failed run would count as a rate of 0
   const double control_rate = Median(control_runs);
+  ASSERT_GT(control_rate, 0);
   // Recovered: the attacked server reaches 90% of the control's median in
   // some run (other work on the machine only lowers a run's rate; a server
   // that did not recover is slow in every one).

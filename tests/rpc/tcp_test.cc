@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -21,8 +21,8 @@
 #include "rpc/server_core.h"
 #include "rpc/socket.h"
 #include "rpc/tcp_server.h"
-#include "tests/gss/kinit_user.h"
 #include "rpc/xdr.h"
+#include "tests/gss/kinit_user.h"
 #include "tests/rpc/hostile.h"
 #include "tests/support/shared_realm.h"
 
