@@ -41,6 +41,7 @@ CLI::App* AddReportCommand(CLI::App& app);    // command_report.cc
 CLI::App* AddNconnectCommand(CLI::App& app);  // command_nconnect.cc
 CLI::App* AddServeCommand(CLI::App& app);     // command_serve.cc
 CLI::App* AddLoadCommand(CLI::App& app);      // command_load.cc
+CLI::App* AddProbeCommand(CLI::App& app);     // command_probe.cc
 
 }  // namespace secmode::cli
 

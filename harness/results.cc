@@ -219,6 +219,49 @@ common::Result<RunResults> FromJson(const json& doc) {
   return r;
 }
 
+json ProbeReportJson(const rpc::ProbeReport& r) {
+  json tests = json::array();
+  for (const rpc::ProbeTest& t : r.tests) {
+    json calls = json::array();
+    for (const rpc::ProbeCall& c : t.calls) {
+      calls.push_back({{"seq", c.seq},
+                       {"outcome", rpc::ProbeOutcomeName(c.outcome)},
+                       {"reply", c.reply},
+                       {"ms", c.ms}});
+    }
+    tests.push_back({{"name", t.name},
+                     {"lag", t.lag},
+                     {"verdict", t.verdict},
+                     {"connection_kept", t.connection_kept},
+                     {"context_kept", t.context_kept},
+                     {"calls", calls}});
+  }
+  json model = nullptr;
+  const std::string reaction = rpc::ModelReaction(r);
+  if (r.window > 0 && !reaction.empty()) model = {{"window", r.window}, {"reaction", reaction}};
+  return {{"host", r.host},
+          {"port", r.port},
+          {"mode", r.mode},
+          {"engine", r.engine},
+          {"program", r.program},
+          {"version", r.version},
+          {"advertised_window", r.advertised_window},
+          {"window", r.window},
+          {"window_above", r.window_above},
+          {"window_confirmed", r.window_confirmed},
+          {"below_window", r.below_window},
+          {"below_window_edge", r.below_window_edge},
+          {"below_window_reply", r.below_window_reply},
+          {"duplicate", r.duplicate},
+          {"at_maxseq_minus_1", r.at_maxseq_minus_1},
+          {"at_maxseq", r.at_maxseq},
+          {"model", model},
+          {"contexts_created", r.contexts_created},
+          {"contexts_destroyed", r.contexts_destroyed},
+          {"seconds", r.seconds},
+          {"tests", tests}};
+}
+
 json LoadReportJson(const rpc::LoadReport& r) {
   return {{"mode", r.mode},
           {"op", r.op},

@@ -26,6 +26,7 @@
 #include "common/status.h"
 #include "harness/measure.h"
 #include "rpc/load.h"
+#include "rpc/window_probe.h"
 
 namespace secmode::harness {
 
@@ -82,6 +83,11 @@ common::Result<RunResults> FromJson(const nlohmann::json& doc);
 // One `secmode load` run (rpc::RunLoad) as a JSON object: the e2e rows and
 // `secmode load` print the same fields.
 nlohmann::json LoadReportJson(const rpc::LoadReport& report);
+
+// One `secmode probe` (rpc::ProbeWindow) as a JSON object: the verdicts,
+// `model` (the `secmode nconnect` flags they map to, where they do) and
+// every test's calls as evidence.
+nlohmann::json ProbeReportJson(const rpc::ProbeReport& report);
 
 }  // namespace secmode::harness
 

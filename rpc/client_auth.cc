@@ -70,7 +70,7 @@ class GssAuth : public ClientAuth {
   uint32_t window() const override { return ctx_->window(); }
   bool has_context() const override { return true; }
   Status Destroy(uint32_t xid, const RoundTrip& round_trip) override {
-    return ctx_->Destroy(xid, service_, round_trip);
+    return ctx_->Destroy(xid, service_, ctx_->NextSeq(), round_trip);
   }
   uint64_t context_id() const override { return context_id_; }
   const char* crypto_threads() const override {

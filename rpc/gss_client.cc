@@ -149,8 +149,8 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
   return out;
 }
 
-Status GssClientContext::Destroy(uint32_t xid, uint32_t service, const RoundTrip& round_trip) {
-  const uint32_t seq = NextSeq();
+Status GssClientContext::Destroy(uint32_t xid, uint32_t service, uint32_t seq,
+                                 const RoundTrip& round_trip) {
   Bytes call;
   SECMODE_RETURN_IF_ERROR(EncodeCall(xid, 0, service, seq, {}, &call, kGssDestroy));
   SECMODE_ASSIGN_OR_RETURN(Bytes reply, round_trip(call));

@@ -62,10 +62,11 @@ class GssClientContext {
   bool parallel_crypto() const { return protectors_->parallel(); }
 
   // RFC 2203 5.4: ends the context on the server: a DESTROY call (NULLPROC,
-  // `service`, the next sequence number) through `round_trip`, whose reply
-  // must be accepted with a verifier over that number. The context is not
-  // usable for DATA calls afterwards (the server has forgotten it).
-  common::Status Destroy(uint32_t xid, uint32_t service, const RoundTrip& round_trip);
+  // `service`, sequence number `seq`: NextSeq() for a client that numbers
+  // its calls from the counter) through `round_trip`, whose reply must be
+  // accepted with a verifier over that number. The context is not usable
+  // for DATA calls afterwards (the server has forgotten it).
+  common::Status Destroy(uint32_t xid, uint32_t service, uint32_t seq, const RoundTrip& round_trip);
 
   // A DATA (or DESTROY) call: header, RPCSEC_GSS credential, verifier, and
   // the body protected per `service`. Replaces *record.

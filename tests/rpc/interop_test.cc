@@ -16,6 +16,7 @@
 #include "rpc/server_core.h"
 #include "rpc/socket.h"
 #include "rpc/tcp_server.h"
+#include "rpc/window_probe.h"
 #include "rpc/xdr.h"
 #include "tests/support/shared_realm.h"
 
@@ -110,34 +111,47 @@ TEST(GssrpcInteropTest, GssrpcClientCallsSecmodeServer) {
   }
 }
 
+// MIT gssrpc's ECHO server (the peer program), on a free port, killed and
+// its directory removed when this goes out of scope.
+class GssrpcServer {
+ public:
+  ~GssrpcServer() {
+    if (pid_ > 0) common::Terminate(pid_, 500);
+    if (!dir_.empty()) (void)common::RemoveTree(dir_);
+  }
+  Status Start(gss::Realm* realm) {
+    SECMODE_ASSIGN_OR_RETURN(dir_, common::MakeTempDirectory("secmode-interop"));
+    const std::string port_file = dir_ + "/port";
+    common::Command cmd;
+    cmd.argv = {GSSRPC_PEER, "server", port_file};
+    cmd.env = realm->Environment();
+    cmd.log_path = dir_ + "/server.log";
+    SECMODE_ASSIGN_OR_RETURN(pid_, common::Spawn(cmd));
+    for (int i = 0; i < 200 && port_ == 0; ++i) {
+      std::ifstream f(port_file);
+      int port = 0;
+      if (f >> port) {
+        port_ = static_cast<uint16_t>(port);
+      } else {
+        usleep(20000);
+      }
+    }
+    if (port_ == 0) return Status::Unavailable("the gssrpc server did not start");
+    return Status::Ok();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  uint16_t port_ = 0;
+};
+
 TEST(GssrpcInteropTest, SecmodeClientCallsGssrpcServer) {
   gss::Realm* realm = testing::SharedRealm();
-  auto dir = common::MakeTempDirectory("secmode-interop");
-  ASSERT_TRUE(dir.ok());
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() { (void)common::RemoveTree(path); }
-  } cleanup{*dir};
-  std::string port_file = *dir + "/port";
-  common::Command cmd;
-  cmd.argv = {GSSRPC_PEER, "server", port_file};
-  cmd.env = realm->Environment();
-  cmd.log_path = *dir + "/server.log";
-  auto pid = common::Spawn(cmd);
-  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
-  struct Killer {
-    pid_t pid;
-    ~Killer() { common::Terminate(pid, 500); }
-  } killer{*pid};
-  int port = 0;
-  for (int i = 0; i < 200 && port == 0; ++i) {
-    std::ifstream f(port_file);
-    if (!(f >> port)) {
-      port = 0;
-      usleep(20000);
-    }
-  }
-  ASSERT_GT(port, 0) << "gssrpc server did not start";
+  GssrpcServer server;
+  ASSERT_TRUE(server.Start(realm).ok());
+  const int port = server.port();
 
   for (uint32_t service : {kGssSvcNone, kGssSvcIntegrity, kGssSvcPrivacy}) {
     // MIT's svcauth_gss keeps a context with the connection it was made on.
@@ -178,6 +192,33 @@ TEST(GssrpcInteropTest, SecmodeClientCallsGssrpcServer) {
     ASSERT_TRUE(DecodeReplyHeader(*reply, &h).ok());
     EXPECT_EQ(h.reply_stat, static_cast<uint32_t>(kMsgAccepted)) << DescribeReply(h);
   }
+}
+
+// The known answer, from MIT's svc_auth_gss.c: a 32-bit mask as the window
+// (seq_window 32), and a number below it or seen before answered with
+// AUTH_ERROR RPCSEC_GSS_CTXPROBLEM, the context and the connection kept.
+TEST(GssrpcInteropTest, ProbeFindsGssrpcsWindowAndReaction) {
+  gss::Realm* realm = testing::SharedRealm();
+  GssrpcServer server;
+  ASSERT_TRUE(server.Start(realm).ok());
+  ProbeOptions o;
+  o.port = server.port();
+  o.ccache = realm->ccache();
+  o.program = kEchoProg;
+  o.version = kEchoVers;
+  o.silence_ms = 300;
+  o.max_window = 4096;
+  auto r = ProbeWindow(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->advertised_window, 32u);
+  EXPECT_EQ(r->window, 32u);
+  EXPECT_TRUE(r->window_confirmed);
+  EXPECT_EQ(r->below_window, "error-reply");
+  EXPECT_EQ(r->below_window_edge, "error-reply");
+  EXPECT_EQ(r->below_window_reply, "denied (denied AUTH_ERROR RPCSEC_GSS_CTXPROBLEM)");
+  EXPECT_EQ(r->duplicate, "error-reply");
+  EXPECT_EQ(ModelReaction(*r), "");
+  EXPECT_EQ(r->contexts_destroyed, r->contexts_created);
 }
 
 }  // namespace

@@ -1,0 +1,146 @@
+// `secmode probe`: an RPCSEC_GSS server's sequence window and its reaction
+// to a call below it, measured with NULL calls (rpc/window_probe.h), against
+// any server or, with --local, against a throwaway realm and secmode's own
+// server with a chosen window and policy. Prints a short table on stderr and
+// the report (every call as evidence) as JSON on stdout with --json.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "common/format.h"
+#include "gss/enctype.h"
+#include "harness/local_rpc.h"
+#include "harness/modes.h"
+#include "harness/results.h"
+#include "rpc/client_auth.h"
+#include "rpc/server_core.h"
+#include "rpc/window_probe.h"
+
+namespace secmode::cli {
+
+namespace {
+
+struct ProbeArgs {
+  rpc::ProbeOptions o;
+  std::string engine = "mit", enctype, policy = "drop";
+  bool local = false, json = false;
+  uint32_t window = 128;
+};
+
+void PrintTable(const rpc::ProbeReport& r) {
+  std::cerr << "RPCSEC_GSS window of " << r.host << ":" << r.port << " (program " << r.program
+            << " version " << r.version << ", " << r.mode << ", " << r.contexts_created
+            << " contexts, " << common::Fmt("%.2f", r.seconds) << " s)\n";
+  auto row = [](const std::string& k, const std::string& v) {
+    std::cerr << "  " << k << std::string(k.size() < 26 ? 26 - k.size() : 1, ' ') << v << "\n";
+  };
+  row("advertised window", std::to_string(r.advertised_window));
+  if (r.window > 0) {
+    row("measured window",
+        std::to_string(r.window) + (r.window_confirmed ? " (confirmed)" : " (NOT confirmed)"));
+  } else {
+    row("measured window", "above " + std::to_string(r.window_above));
+  }
+  row("far below the window", r.below_window);
+  if (!r.below_window_reply.empty()) row("  what came back", r.below_window_reply);
+  if (!r.below_window_edge.empty()) row("just below the window", r.below_window_edge);
+  row("duplicate number", r.duplicate);
+  row("0x7fffffff", r.at_maxseq_minus_1);
+  row("0x80000000 (MAXSEQ)", r.at_maxseq);
+  const std::string reaction = rpc::ModelReaction(r);
+  if (r.window > 0 && !reaction.empty()) {
+    std::cerr << "model it: secmode nconnect --window " << r.window << " --reaction " << reaction
+              << "\n";
+  } else if (r.window > 0) {
+    std::cerr << "secmode nconnect has no reaction for '" << r.below_window << "'; its window is "
+              << r.window << "\n";
+  }
+}
+
+}  // namespace
+
+CLI::App* AddProbeCommand(CLI::App& app) {
+  auto a = std::make_shared<ProbeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "probe",
+      "Measure an RPCSEC_GSS server's sequence window exactly and what it does with a call "
+      "below it (silent drop, error reply, connection closed, context discarded), with NULL "
+      "calls on contexts of their own; the result feeds secmode nconnect --window --reaction");
+  cmd->add_option("--host", a->o.host, "Server host (default 127.0.0.1)");
+  cmd->add_option("--port", a->o.port, "Server port (default 2049)")->default_val(2049);
+  cmd->add_option("--mode", a->o.mode, "krb5, krb5i or krb5p (default krb5i)");
+  cmd->add_option("--engine", a->engine, "GSS engine (mit, native)");
+  cmd->add_option("--enctype", a->enctype, "Kerberos enctype (default: the KDC's choice)");
+  cmd->add_option("--ccache", a->o.ccache,
+                  "Credential cache holding your tickets, e.g. FILE:/tmp/krb5cc_1000 after kinit "
+                  "(default: KRB5CCNAME, else the Kerberos configuration's default ccache)");
+  cmd->add_option("--target", a->o.target, "GSS host-based service name (default nfs@localhost)");
+  cmd->add_option("--program", a->o.program, "RPC program (default 100003, NFS)");
+  cmd->add_option("--version", a->o.version, "RPC program version (default 4)");
+  cmd->add_option("--silence-ms", a->o.silence_ms,
+                  "How long no reply counts as a silent drop; keep it well above the server's "
+                  "round trip (default 1000)")
+      ->check(CLI::Range(1, 600000));
+  cmd->add_option("--max-window", a->o.max_window,
+                  "Largest window looked for: a server accepting a call this far below its "
+                  "highest number is reported as having a larger one (default 65536)")
+      ->check(CLI::Range(2, 1 << 30));
+  cmd->add_option("--connect-timeout-ms", a->o.connect_timeout_ms,
+                  "Give up on a TCP connect after this long (default 5000)")
+      ->check(CLI::Range(1, 600000));
+  cmd->add_option("--init-timeout-ms", a->o.init_timeout_ms,
+                  "Give up on an RPCSEC_GSS_INIT round trip, or on a call that must be answered, "
+                  "after this long (default 10000)")
+      ->check(CLI::Range(1, 600000));
+  cmd->add_flag("--json", a->json, "Print the report, every call included, as JSON on stdout");
+  cmd->add_flag("--local", a->local,
+                "Probe secmode's own server, started in-process on loopback with a throwaway "
+                "realm, with --window and --window-policy");
+  cmd->add_option("--window", a->window, "With --local: the server's sequence window (default 128)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--window-policy", a->policy,
+                  "With --local: drop, drop-disconnect or discard-context (default drop)");
+  cmd->callback([a] {
+    rpc::ProbeOptions o = a->o;
+    auto engine = gss::ParseEngine(a->engine);
+    if (!engine.ok()) Fail("probe", engine.status());
+    o.engine = *engine;
+    if (!a->enctype.empty()) {
+      auto e = gss::ParseEnctype(a->enctype);
+      if (!e.ok()) Fail("probe", e.status());
+      o.enctype = static_cast<int32_t>(*e);
+    }
+    auto service = rpc::ServiceForMode(o.mode);
+    if (!service.ok()) Fail("probe", service.status());
+    if (*service == 0)
+      FailUsage("probe", "mode sys has no sequence window: use krb5, krb5i or krb5p");
+    harness::ModeEnvironment env;
+    harness::LocalRpcServer local;
+    if (a->local) {
+      auto policy = rpc::ParseWindowPolicy(a->policy);
+      if (!policy.ok()) Fail("probe", policy.status());
+      rpc::ServerOptions so;
+      so.engine = o.engine;
+      so.window = a->window;
+      so.policy = *policy;
+      auto s = harness::StartLocalRpcServer(env, true, so);
+      if (!s.ok()) Fail("probe", s.status());
+      local = std::move(s).value();
+      rpc::LoadOptions aim;
+      local.Aim(aim);
+      o.host = aim.host;
+      o.port = aim.port;
+      o.ccache = aim.ccache;
+      if (o.silence_ms == rpc::ProbeOptions().silence_ms) o.silence_ms = 200;  // loopback
+    }
+    auto r = rpc::ProbeWindow(o);
+    if (local.server) local.server->Stop();
+    if (!r.ok()) Fail("probe", r.status());
+    if (a->json) std::cout << harness::ProbeReportJson(*r).dump(2) << "\n";
+    PrintTable(*r);
+  });
+  return cmd;
+}
+
+}  // namespace secmode::cli
