@@ -1,10 +1,8 @@
 #include "gss/realm.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +15,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/subprocess.h"
-
-extern char** environ;
+#include "common/throwaway.h"
 
 namespace secmode::gss {
 
@@ -34,31 +31,6 @@ constexpr const char* kEnctypes =
 constexpr const char* kPermitted =
     "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96 "
     "aes256-cts-hmac-sha384-192 aes128-cts-hmac-sha256-128";
-
-// A port that is free for both TCP and UDP on 127.0.0.1 right now. The KDC
-// binds it a moment later; StartKdc retries with another port if it lost the
-// race.
-int PickFreePort() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (tcp < 0 || bind(tcp, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      if (tcp >= 0) close(tcp);
-      continue;
-    }
-    socklen_t len = sizeof addr;
-    getsockname(tcp, reinterpret_cast<sockaddr*>(&addr), &len);
-    int udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    bool ok = udp >= 0 && bind(udp, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    if (udp >= 0) close(udp);
-    close(tcp);
-    if (ok) return ntohs(addr.sin_port);
-  }
-  return 0;
-}
 
 // How `pid` (a child not yet reaped) ended, without reaping it: "exited
 // with status 1", "was killed by signal 9 (SIGKILL)"; "" while it runs.
@@ -119,7 +91,8 @@ Status Realm::Create(const RealmOptions& options) {
   SECMODE_ASSIGN_OR_RETURN(dir_, common::MakeTempDirectory("secmode-realm-"));
   SECMODE_RETURN_IF_ERROR(StartReaper());
   for (int attempt = 0;; ++attempt) {
-    port_ = attempt == 0 && options.kdc_port > 0 ? options.kdc_port : PickFreePort();
+    port_ = attempt == 0 && options.kdc_port > 0 ? options.kdc_port
+                                                 : common::FreeLoopbackPort(/*udp=*/true);
     if (port_ == 0) return Status::Unavailable("no free loopback port for the KDC");
     SECMODE_RETURN_IF_ERROR(WriteConfig());
     if (attempt == 0) {
@@ -141,7 +114,7 @@ Status Realm::Create(const RealmOptions& options) {
     }
     Status started = StartKdc(options.start_timeout_ms);
     if (started.ok()) break;
-    // The port was taken (by another process between PickFreePort and the
+    // The port was taken (by another process between choosing it and the
     // bind, or it was RealmOptions::kdc_port): krb5kdc logs EADDRINUSE and
     // exits. Its logs move aside, so the next attempt's are its own.
     const std::string said =
@@ -174,40 +147,10 @@ Status Realm::Create(const RealmOptions& options) {
   return Status::Ok();
 }
 
-// The reaper: `sh` in its own session, ignoring INT/TERM/HUP, blocked reading
-// a pipe whose only write end is ours (close-on-exec, so no other child holds
-// it). When this process exits for any reason the read returns EOF and the
-// reaper kills the KDC and removes the directory.
+// The reaper (common/throwaway.h) kills the KDC named in kdc.pid and
+// removes the directory if this process dies without Stop().
 Status Realm::StartReaper() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe2: ") + strerror(errno));
-  const std::string script =
-      "trap '' INT TERM HUP; cat >/dev/null; "
-      "if [ -f \"$1/kdc.pid\" ]; then kill -9 \"$(cat \"$1/kdc.pid\")\" 2>/dev/null; fi; "
-      "rm -rf \"$1\"";
-  std::vector<std::string> args = {"sh", "-c", script, "secmode-realm-reaper", dir_};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(fds[0]);
-  if (rc != 0) {
-    close(fds[1]);
-    return Status::IoError(std::string("cannot start the realm reaper /bin/sh: ") + strerror(rc));
-  }
-  reaper_pid_ = pid;
-  reaper_fd_ = fds[1];
+  SECMODE_ASSIGN_OR_RETURN(reaper_, common::Reaper::Start(dir_, "kdc.pid", "secmode-realm-reaper"));
   return Status::Ok();
 }
 
@@ -409,14 +352,7 @@ Status Realm::Stop() {
     kdc_pid_ = -1;
   }
   Status removed = dir_.empty() ? Status::Ok() : common::RemoveTree(dir_);
-  if (reaper_fd_ >= 0) {
-    close(reaper_fd_);  // EOF: the reaper finds nothing left to do and exits
-    reaper_fd_ = -1;
-  }
-  if (reaper_pid_ > 0) {
-    if (!common::WaitForExit(reaper_pid_, 5000)) common::Terminate(reaper_pid_);
-    reaper_pid_ = -1;
-  }
+  reaper_.Release();  // the reaper finds nothing left to do and exits
   for (const auto& [var, value] : saved_env_) {
     if (value == "\x01unset") {
       unsetenv(var.c_str());

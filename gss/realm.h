@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/throwaway.h"
 
 namespace secmode::gss {
 
@@ -68,7 +69,7 @@ class Realm {
   const std::string& dir() const { return dir_; }
   int kdc_port() const { return port_; }
   pid_t kdc_pid() const { return kdc_pid_; }
-  pid_t reaper_pid() const { return reaper_pid_; }
+  pid_t reaper_pid() const { return reaper_.pid(); }
   std::string user_principal() const { return "user@" + name_; }
   std::string service_principal() const { return "nfs/localhost@" + name_; }
   // As gss_import_name(GSS_C_NT_HOSTBASED_SERVICE) wants it.
@@ -124,8 +125,7 @@ class Realm {
   int port_ = 0;
   std::vector<int> refused_ports_;
   pid_t kdc_pid_ = -1;
-  pid_t reaper_pid_ = -1;
-  int reaper_fd_ = -1;
+  common::Reaper reaper_;
   bool stopped_ = false;
   std::map<std::string, std::string> saved_env_;
 };
