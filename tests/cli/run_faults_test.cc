@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "tests/support/private_tmpfs.h"
+#include "tests/support/processes.h"
 
 #ifndef SECMODE_BIN
 #error "SECMODE_BIN must name the secmode binary"
@@ -41,14 +42,7 @@ using nlohmann::json;
 const std::vector<std::string> kShortRun = {"run",       "--quick", "--modes",
                                             "sys,krb5p", "--sizes", "4096"};
 
-bool WaitUntil(const std::function<bool()>& cond, int timeout_ms) {
-  const uint64_t deadline = common::NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
-  while (common::NowNs() < deadline) {
-    if (cond()) return true;
-    usleep(20000);
-  }
-  return cond();
-}
+using testing::WaitUntil;
 
 std::string Read(const std::string& path) {
   auto text = common::ReadFile(path);

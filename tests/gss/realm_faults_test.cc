@@ -18,6 +18,7 @@
 #include "common/files.h"
 #include "gss/context_pair.h"
 #include "gss/realm.h"
+#include "tests/support/processes.h"
 
 namespace secmode::gss {
 namespace {
@@ -28,14 +29,7 @@ namespace fs = std::filesystem;
 // shared and MIT's library may retry. Minutes would be a hang.
 constexpr double kBoundSeconds = 20;
 
-bool WaitUntil(const std::function<bool()>& cond, int timeout_ms) {
-  const uint64_t deadline = common::NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
-  while (common::NowNs() < deadline) {
-    if (cond()) return true;
-    usleep(10000);
-  }
-  return cond();
-}
+using testing::WaitUntil;
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -14,34 +14,14 @@
 
 #include "common/clock.h"
 #include "common/subprocess.h"
+#include "tests/support/processes.h"
 
 namespace secmode::gss {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Alive and not a zombie (a reparented, killed KDC may linger as a zombie
-// until init reaps it; that is not a running KDC).
-bool ProcessRunning(pid_t pid) {
-  if (pid <= 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return false;
-  std::string line;
-  std::getline(stat, line);
-  size_t close_paren = line.rfind(')');
-  if (close_paren == std::string::npos || close_paren + 2 >= line.size()) return false;
-  char state = line[close_paren + 2];
-  return state != 'Z' && state != 'X';
-}
-
-bool WaitUntil(const std::function<bool()>& cond, int timeout_ms) {
-  uint64_t deadline = common::NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
-  while (common::NowNs() < deadline) {
-    if (cond()) return true;
-    usleep(10000);
-  }
-  return cond();
-}
+using testing::ProcessRunning;
+using testing::WaitUntil;
 
 TEST(RealmTest, StartsAnswersAndStopsCleanly) {
   const char* before = getenv("KRB5_CONFIG");
@@ -85,43 +65,18 @@ TEST(RealmTest, StartsAnswersAndStopsCleanly) {
   EXPECT_EQ(after ? std::string(after) : std::string(), before_value);
 }
 
-// Starts a realm in a child process, reports its directory and KDC pid, then
-// kills the child with `sig` and checks that the reaper cleaned up.
+// Starts a realm in a child process, kills the child with `sig` and checks
+// that the reaper cleaned up.
 void KillOwnerAndCheckCleanup(int sig) {
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(fds[0]);
-    auto realm = Realm::Start();
-    std::string msg = realm.ok() ? (*realm)->dir() + " " + std::to_string((*realm)->kdc_pid())
-                                 : "error " + realm.status().ToString();
-    msg += "\n";
-    if (write(fds[1], msg.data(), msg.size()) < 0) _exit(2);
-    close(fds[1]);
-    while (true) pause();
-  }
-  close(fds[1]);
-  std::string msg;
-  char buf[512];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) {
-    msg.append(buf, static_cast<size_t>(n));
-    if (msg.find('\n') != std::string::npos) break;
-  }
-  close(fds[0]);
-  ASSERT_EQ(msg.rfind("error", 0), std::string::npos) << msg;
-  std::string dir = msg.substr(0, msg.find(' '));
-  pid_t kdc = static_cast<pid_t>(std::stol(msg.substr(msg.find(' ') + 1)));
-  ASSERT_TRUE(fs::exists(dir));
-  ASSERT_TRUE(ProcessRunning(kdc));
-  kill(child, sig);
-  int status;
-  waitpid(child, &status, 0);
-  EXPECT_TRUE(WaitUntil([&] { return !ProcessRunning(kdc) && !fs::exists(dir); }, 10000))
-      << "after signal " << sig << ": kdc running=" << ProcessRunning(kdc)
-      << " dir exists=" << fs::exists(dir);
+  testing::ExpectOwnerDeathCleansUp(
+      [] {
+        auto realm = Realm::Start();
+        if (!realm.ok()) return "error " + realm.status().ToString();
+        const std::string msg = (*realm)->dir() + " " + std::to_string((*realm)->kdc_pid());
+        realm->release();  // the owner dies holding it
+        return msg;
+      },
+      sig);
 }
 
 TEST(RealmTest, SigtermOfOwnerLeavesNothingBehind) { KillOwnerAndCheckCleanup(SIGTERM); }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "rpc/window_probe.h"
+#include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc {
@@ -49,6 +50,24 @@ TEST_F(GaneshaTest, StartsServesAndLeavesNothingBehind) {
   EXPECT_FALSE(Exists(dir));
   EXPECT_NE(kill(pid, 0), 0);  // gone (and reaped)
 }
+
+// Its owner killed any way: the reaper ends ganesha.nfsd and removes the
+// directory.
+class GaneshaOwnerDeathTest : public GaneshaTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(GaneshaOwnerDeathTest, LeavesNothingBehind) {
+  testing::ExpectOwnerDeathCleansUp(
+      [] {
+        auto g = Ganesha::Start({});  // sec=sys: no realm in the child
+        if (!g.ok()) return "error " + g.status().ToString();
+        const std::string msg = (*g)->dir() + " " + std::to_string((*g)->pid());
+        g->release();  // the owner dies holding it
+        return msg;
+      },
+      GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, GaneshaOwnerDeathTest, ::testing::Values(SIGINT, SIGKILL));
 
 // What Ganesha does with sequence numbers: reported from the probe's
 // evidence; the assertions are what any RFC 2203 server must do (answer
