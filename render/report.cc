@@ -152,11 +152,9 @@ struct SectionRenderer {
   void (*render)(const RunResults&, const nlohmann::json&, Rendered&);
 };
 const SectionRenderer kRenderers[] = {
-    {"gss", RenderGssSection},
-    {"smb", RenderSmbSection},
-    {"e2e", RenderE2eSection},
-    {"nconnect", RenderNconnectSection},
-    {"nconnect-validation", RenderValidationSection},
+    {"gss", RenderGssSection},           {"smb", RenderSmbSection},
+    {"e2e", RenderE2eSection},           {"windows", RenderWindowsSection},
+    {"nconnect", RenderNconnectSection}, {"nconnect-validation", RenderValidationSection},
 };
 
 }  // namespace

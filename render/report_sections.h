@@ -18,6 +18,8 @@ inline int64_t I(const nlohmann::json& j, const char* key) { return j.value(key,
 void RenderGssSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
+void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& section,
+                          Rendered& out);
 void RenderNconnectSection(const harness::RunResults& r, const nlohmann::json& section,
                            Rendered& out);
 void RenderValidationSection(const harness::RunResults& r, const nlohmann::json& section,

@@ -48,6 +48,7 @@ common::Status RunMicroSection(SectionContext& context);     // section_micro.cc
 common::Status RunGssSection(SectionContext& context);       // section_gss.cc
 common::Status RunSmbSection(SectionContext& context);       // section_smb.cc
 common::Status RunE2eSection(SectionContext& context);       // section_e2e.cc
+common::Status RunWindowsSection(SectionContext& context);   // section_windows.cc
 common::Status RunNconnectSection(SectionContext& context);  // section_nconnect.cc
 common::Status RunNconnectValidationSection(
     SectionContext& context);  // section_nconnect_validation.cc

@@ -14,9 +14,13 @@ namespace {
 
 // Every section in report order. A module adds its section here, one line.
 const Section kSections[] = {
-    {"micro", RunMicroSection, {""}},     {"gss", RunGssSection, {"krb5"}},
-    {"smb", RunSmbSection, {"smb-"}},     {"e2e", RunE2eSection, {"sys", "krb5"}},
-    {"nconnect", RunNconnectSection, {}}, {"nconnect-validation", RunNconnectValidationSection, {}},
+    {"micro", RunMicroSection, {""}},
+    {"gss", RunGssSection, {"krb5"}},
+    {"smb", RunSmbSection, {"smb-"}},
+    {"e2e", RunE2eSection, {"sys", "krb5"}},
+    {"windows", RunWindowsSection, {"krb5"}},
+    {"nconnect", RunNconnectSection, {}},
+    {"nconnect-validation", RunNconnectValidationSection, {}},
 };
 
 }  // namespace

@@ -8,7 +8,7 @@ expect_run(0 "run" ${SECMODE} --help)
 expect_run(0 "2 bad usage" ${SECMODE} --help)
 expect_run(0 "--quick" ${SECMODE} run --help)
 expect_run(0 "exits with status 130 (SIGINT)" ${SECMODE} run --help)
-foreach(cmd run modes report nconnect serve load)
+foreach(cmd run modes report nconnect serve load probe)
   expect_run(0 "1 failure at run time" ${SECMODE} ${cmd} --help)
 endforeach()
 expect_run(0 "secmode 0." ${SECMODE} --version)
@@ -60,6 +60,10 @@ foreach(flag --connect-timeout-ms --init-timeout-ms --deadline --destroy-timeout
 endforeach()
 expect_run(2 "shorter than its warm-up and measured time" ${SECMODE} load --port 1 --seconds 5
            --deadline 1)
+expect_run(2 "mode sys has no sequence window" ${SECMODE} probe --port 1 --mode sys)
+expect_run(2 "unknown RPC mode 'krb5q'" ${SECMODE} probe --port 1 --mode krb5q)
+expect_run(2 "--silence-ms" ${SECMODE} probe --port 1 --silence-ms 0)
+expect_run(2 "unknown window policy" ${SECMODE} probe --local --window-policy sometimes)
 
 # Failure at run time: 1.
 file(MAKE_DIRECTORY ${WORK})
@@ -69,6 +73,10 @@ file(MAKE_DIRECTORY ${WORK}/corrupt)
 file(WRITE ${WORK}/corrupt/results.json "{\"schema\":")
 expect_run(1 "not valid JSON" ${SECMODE} report ${WORK}/corrupt)
 expect_run(1 "secmode load:" ${SECMODE} load --port 1 --seconds 0.2)
+expect_run(1 "the probe's connection: connect 127.0.0.1:1" ${SECMODE} probe --port 1)
+# The probe against secmode's own server finds the window and policy it was given.
+expect_run(0 "model it: secmode nconnect --window 48 --reaction discard-context" ${SECMODE} probe
+           --local --window 48 --window-policy discard-context)
 expect_run(1 "opening connection 1 of 4: connect 127.0.0.1:1" ${SECMODE} load --port 1 --seconds 0.2)
 expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMODE} load --port 1
            --mode krb5 --ccache FILE:${WORK}/no.ccache --seconds 0.2)
