@@ -26,6 +26,7 @@ namespace {
 struct LoadArgs {
   rpc::LoadOptions o;
   std::string engine = "mit", enctype, op = "getattr", policy = "drop";
+  std::string server_kind = "secmode", read_path = "export/read", write_path = "export/write";
   bool local = false;
   uint32_t window = 128;
 };
@@ -77,6 +78,15 @@ CLI::App* AddLoadCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--skew-connection", a->o.skew_connection, "Connection whose sends are delayed");
   cmd->add_option("--skew-delay-us", a->o.skew_delay_us, "Delay of that connection's sends");
+  cmd->add_option("--server-kind", a->server_kind,
+                  "secmode (secmode serve: no set-up) or nfs41 (any NFSv4.1 server: a session "
+                  "is created first and destroyed at the end; --slots must not exceed the slots "
+                  "it grants) (default secmode)");
+  cmd->add_option("--read-path", a->read_path,
+                  "With --server-kind nfs41: the file READ and GETATTR use, from the server's "
+                  "root (default export/read)");
+  cmd->add_option("--write-path", a->write_path,
+                  "With --server-kind nfs41: the file WRITE uses (default export/write)");
   cmd->add_flag("--local", a->local,
                 "Start a throwaway realm and an in-process server on loopback and load that");
   cmd->add_option("--window", a->window, "With --local: the server's sequence window");
@@ -94,6 +104,19 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     auto op = rpc::ParseNfsOp(a->op);
     if (!op.ok()) Fail("load", op.status());
     o.op = *op;
+    if (a->server_kind == "nfs41") {
+      if (a->local)
+        FailUsage("load", "--local starts secmode's own server: no --server-kind nfs41");
+      o.nfs41 = true;
+      auto rp = rpc::SplitNfsPath(a->read_path);
+      if (!rp.ok()) Fail("load", rp.status().Annotate("--read-path"));
+      auto wp = rpc::SplitNfsPath(a->write_path);
+      if (!wp.ok()) Fail("load", wp.status().Annotate("--write-path"));
+      o.nfs41_options.read_path = *rp;
+      o.nfs41_options.write_path = *wp;
+    } else if (a->server_kind != "secmode") {
+      FailUsage("load", "unknown --server-kind '" + a->server_kind + "' (known: secmode, nfs41)");
+    }
     // Refuse an unknown mode before a realm or server is started for it.
     auto service = rpc::ServiceForMode(o.mode);
     if (!service.ok()) Fail("load", service.status());
@@ -122,6 +145,11 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     j["contexts_destroyed"] = r->contexts_destroyed;
     j["contexts_left"] = r->contexts_left;
     if (!r->destroy_error.empty()) j["destroy_error"] = r->destroy_error;
+    if (o.nfs41) {
+      j["nfs41"] = {{"server", r->nfs41_server},
+                    {"session_slots", r->session_slots},
+                    {"session_close_error", r->session_close_error}};
+    }
     if (!result.ok()) j["failure"] = result.status().ToString();
     if (server) {
       auto c = server->counters();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/files.h"
@@ -39,6 +40,9 @@ std::string Config(const std::string& dir, uint16_t port, const std::string& key
       "  RecoveryRoot = " +
       dir +
       "/recovery;\n"
+      "  IdmapConf = " +
+      dir +
+      "/idmapd.conf;\n"
       "}\n";
   if (!keytab.empty()) {
     c += "NFS_KRB5 {\n  PrincipalName = nfs;\n  KeytabPath = " + keytab +
@@ -62,6 +66,21 @@ std::string Config(const std::string& dir, uint16_t port, const std::string& key
        "  FSAL { Name = VFS; }\n"
        "}\n"
        "LOG { Default_Log_Level = EVENT; }\n";
+  return c;
+}
+
+// libnfsidmap's configuration, private to this server: the Kerberos
+// principals it is told about map to `nobody` (static method), so a
+// principal without a local account is a known, unprivileged user instead
+// of one Ganesha refuses (NFS4ERR_ACCESS).
+std::string IdmapConfig(const std::vector<std::string>& principals) {
+  std::string c =
+      "[General]\n"
+      "Domain = secmode.test\n"
+      "[Translation]\n"
+      "Method = static,nsswitch\n"
+      "[Static]\n";
+  for (const std::string& p : principals) c += p + " = nobody\n";
   return c;
 }
 
@@ -90,8 +109,12 @@ Result<std::unique_ptr<Ganesha>> Ganesha::Start(const GaneshaOptions& options) {
   SECMODE_ASSIGN_OR_RETURN(g->dir_, common::MakeTempDirectory("secmode-ganesha-"));
   SECMODE_ASSIGN_OR_RETURN(g->reaper_,
                            common::Reaper::Start(g->dir_, "server.pid", "secmode-ganesha-reaper"));
+  // The export is open to the user principals map to (its parent, the
+  // private directory, is not): Ganesha caches its attributes from the
+  // start, so they are right before it starts.
   for (const char* sub : {"/export", "/recovery", "/ccache"}) {
-    if (mkdir((g->dir_ + sub).c_str(), 0700) != 0) {
+    const mode_t mode = std::string(sub) == "/export" ? 0755 : 0700;
+    if (mkdir((g->dir_ + sub).c_str(), mode) != 0 || chmod((g->dir_ + sub).c_str(), mode) != 0) {
       return Status::IoError("mkdir " + g->dir_ + sub + ": " + std::strerror(errno));
     }
   }
@@ -105,6 +128,8 @@ Status Ganesha::Launch(const GaneshaOptions& options) {
     if (port_ == 0) return Status::Unavailable("no free loopback port for nfs-ganesha");
     const std::string conf = dir_ + "/ganesha.conf";
     SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(conf, Config(dir_, port_, options.keytab)));
+    SECMODE_RETURN_IF_ERROR(
+        common::WriteFileAtomically(dir_ + "/idmapd.conf", IdmapConfig(options.principals)));
     common::Command cmd;
     cmd.argv = {"ganesha.nfsd", "-F", "-f", conf, "-L", log_path(), "-p", dir_ + "/ganesha.pid"};
     cmd.env = options.env;

@@ -6,11 +6,14 @@
 // the recovery root, the callback ccache directory and the exported
 // directory, chooses a free loopback port and starts ganesha.nfsd in the
 // foreground in a process group of its own: NFSv4 only (minor versions 0-2)
-// on TCP on 127.0.0.1 (Enable_UDP = false, so nothing is registered with a
-// portmapper), no grace period, one VFS export of the directory at pseudo
-// path /export with SecType sys and, when a keytab is given, krb5, krb5i and
-// krb5p, the GSS acceptor in-process with that keytab (principal nfs, as
-// the realm's nfs/localhost). It waits until the log says the server is
+// on TCP on 127.0.0.1 (Enable_UDP = false: no UDP listeners), no grace
+// period, one VFS export of the directory at pseudo path /export with
+// SecType sys and, when a keytab is given, krb5, krb5i and krb5p, the GSS
+// acceptor in-process with that keytab (principal nfs, as the realm's
+// nfs/localhost), its own idmapd.conf (the given principals are `nobody`).
+// Ganesha also registers NFS v4 on TCP with a portmapper if one runs
+// (rpcbind; on a clean exit it unregisters); without one it logs "Cannot
+// register" and serves. It waits until the log says the server is
 // initialised and the port accepts connections; a port taken meanwhile is
 // replaced (up to kPortAttempts). Ganesha logs CRIT lines about a missing
 // D-Bus and the callback channel's machine credentials and serves anyway.
@@ -30,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "common/throwaway.h"
@@ -41,6 +45,9 @@ struct GaneshaOptions {
   std::string keytab;
   // For ganesha.nfsd: the realm's environment (KRB5_CONFIG ...).
   std::map<std::string, std::string> env;
+  // Kerberos principals ("user@REALM") that map to the local user nobody
+  // (a private idmapd.conf): Ganesha refuses a principal it cannot map.
+  std::vector<std::string> principals;
   int start_timeout_ms = 20000;
 };
 

@@ -231,6 +231,11 @@ class Runner {
     return Deadline::Earlier(Deadline::AfterMs(o_.connect_timeout_ms), run_deadline_);
   }
   void Recreate(AuthBox* box, uint64_t gen, uint32_t auth_stat);
+  // LoadOptions::nfs41: the session's set-up and end (rpc/nfs41.h), each
+  // COMPOUND through SessionCall on session_fd_.
+  Status OpenSession();
+  Status CloseSession();
+  Result<Bytes> SessionCall(ByteView args);
   void Issue(uint32_t index, bool fresh);  // slot lock held
   // Slot lock held; `traced` is the call's trace event (when tracing).
   void Transmit(Slot& s, Bytes& record, ClientCallEvent* traced);
@@ -264,6 +269,8 @@ class Runner {
   std::vector<std::unique_ptr<AuthBox>> boxes_;
   std::vector<std::unique_ptr<Conn>> conns_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<Nfs41Session> session_;  // LoadOptions::nfs41
+  Fd session_fd_;
   std::atomic<uint64_t> rr_{0}, xid_counter_{1}, offset_counter_{0};
   std::atomic<bool> stopping_{false}, failed_{false};
   Deadline run_deadline_;
@@ -749,6 +756,14 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     conns_.push_back(std::move(c));
   }
   for (int i = 0; i < o_.slots; ++i) slots_.push_back(std::make_unique<Slot>());
+  if (o_.nfs41) {
+    Status opened = OpenSession();
+    if (!opened.ok()) {
+      LoadReport unused;
+      DestroyAll(&unused);
+      return step_failed(opened, "creating an NFSv4.1 session with " + where);
+    }
+  }
   for (auto& c : conns_) {
     c->receiver = std::thread([this, p = c.get()] { Receive(p); });
     if (c->skewed) c->sender = std::thread([this, p = c.get()] { SendLoop(p); });
@@ -858,12 +873,76 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
         "them but answered none of the " + std::to_string(slots_.size()) + " calls sent (" +
         std::to_string(timeouts_.load()) + " sent again after --timeout-ms)");
   }
+  if (session_) {
+    r.nfs41_server = session_->server;
+    r.session_slots = session_->slots;
+    Status closed = CloseSession();
+    if (!closed.ok()) r.session_close_error = closed.ToString();
+  }
   DestroyAll(&r);
   if (!failure.ok()) {
     if (measured != nullptr) *measured = r;
     return failure;
   }
   return r;
+}
+
+// One COMPOUND on the session's own connection with the first context's
+// security, within the INIT timeout and the run's deadline.
+Result<Bytes> Runner::SessionCall(ByteView args) {
+  std::shared_ptr<ClientAuth> auth;
+  {
+    std::lock_guard<std::mutex> lock(boxes_.front()->mu);
+    auth = boxes_.front()->auth;
+  }
+  if (!auth) return Status::Unavailable("the run's security context is gone");
+  if (session_fd_.get() < 0) {
+    SECMODE_ASSIGN_OR_RETURN(session_fd_, Connect(o_.host, o_.port, ConnectDeadline()));
+  }
+  const uint32_t xid = static_cast<uint32_t>(xid_counter_.fetch_add(1) << 16) | 0xffffu;
+  Bytes record, scratch;
+  uint32_t seq = 0;
+  SECMODE_RETURN_IF_ERROR(auth->EncodeCall(xid, kNfsProcCompound, args, &record, &seq));
+  auto reply = BlockingCall(session_fd_.get(), record,
+                            Deadline::Earlier(Deadline::AfterMs(o_.init_timeout_ms), run_deadline_),
+                            "reply to the session's COMPOUND");
+  if (!reply.ok()) {
+    session_fd_ = Fd();  // the next call reconnects
+    return reply.status();
+  }
+  ReplyHeader h;
+  ByteView results;
+  SECMODE_RETURN_IF_ERROR(auth->DecodeReply(*reply, seq, &scratch, &h, &results));
+  return Bytes(results.begin(), results.end());
+}
+
+Status Runner::OpenSession() {
+  Nfs41Options so = o_.nfs41_options;
+  so.slots = static_cast<uint32_t>(o_.slots);
+  SECMODE_ASSIGN_OR_RETURN(Nfs41Session s,
+                           Nfs41Open(so, [this](ByteView a) { return SessionCall(a); }));
+  session_ = std::make_unique<Nfs41Session>(std::move(s));
+  if (session_->slots < static_cast<uint32_t>(o_.slots)) {
+    const std::string granted = std::to_string(session_->slots);
+    Status closed = CloseSession();
+    return Status::InvalidArgument("the server granted " + granted + " session slots, fewer than " +
+                                   "--slots " + std::to_string(o_.slots) +
+                                   (closed.ok() ? "" : " (" + closed.ToString() + ")"));
+  }
+  // RFC 8881 2.10.6.1: a slot's first request has sequence id 1 (Issue
+  // counts up before it sends); slot 0 goes on from the set-up's calls.
+  for (auto& slot : slots_) {
+    slot->req.target = &session_->target;
+    slot->req.sequence = 0;
+  }
+  slots_.front()->req.sequence = session_->slot0_sequence;
+  return Status::Ok();
+}
+
+Status Runner::CloseSession() {
+  Status s = Nfs41Close(*session_, [this](ByteView a) { return SessionCall(a); });
+  session_fd_ = Fd();
+  return s;
 }
 
 }  // namespace

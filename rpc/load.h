@@ -47,6 +47,7 @@
 #include "gss/protector.h"
 #include "rpc/call_trace.h"
 #include "rpc/nfs.h"
+#include "rpc/nfs41.h"
 #include "rpc/record.h"
 #include "rpc/socket.h"
 
@@ -95,6 +96,13 @@ struct LoadOptions {
   int destroy_timeout_ms = 5000;
   // Records every transmission (rpc/call_trace.h); must outlive the run.
   CallTrace* trace = nullptr;
+  // Any NFSv4.1 server instead of secmode's own (whose COMPOUNDs need no
+  // set-up): first a session is created and the files looked up
+  // (rpc/nfs41.h) over a connection of its own with the run's security
+  // (the first context); `slots` must not exceed the slots it grants. At
+  // the end the session and the client ID are destroyed.
+  bool nfs41 = false;
+  Nfs41Options nfs41_options;
 };
 
 struct LoadReport {
@@ -135,6 +143,11 @@ struct LoadReport {
   // the first one was left.
   uint64_t contexts_destroyed = 0, contexts_left = 0;
   std::string destroy_error;
+  // With nfs41: the server's implementation id, the session's slots, and
+  // why the session could not be ended ("" = it was).
+  std::string nfs41_server;
+  uint32_t session_slots = 0;
+  std::string session_close_error;
 };
 
 // On a failure after calls were sent, `*measured` (when given) receives

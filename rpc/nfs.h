@@ -46,7 +46,28 @@ enum class NfsOp { kGetattr, kRead, kWrite };
 const char* NfsOpName(NfsOp op);
 common::Result<NfsOp> ParseNfsOp(const std::string& name);
 
+// Where the COMPOUNDs go: the session, file handles and stateid they name
+// and how a WRITE is checked. OwnServerTarget() is secmode's own server
+// (MemoryNfsServer), which needs no set-up; a real NFSv4.1 server's comes
+// from rpc/nfs41.h (a session created, the files looked up).
+struct NfsTarget {
+  common::Bytes session_id;         // NFS4_SESSIONID_SIZE (16) bytes
+  common::Bytes fh_read, fh_write;  // the files READ and WRITE (GETATTR: fh_read)
+  common::Bytes stateid;            // 16 bytes: seqid and other
+  uint32_t highest_slot = 63;       // SEQUENCE's sa_highest_slotid
+  // The WRITE verifier is the digest of the data (secmode's server only; a
+  // real server's is its boot verifier, and only the count is checked).
+  bool write_digest = true;
+  // READ data is nfs.h's ReadPattern and is compared byte for byte
+  // (otherwise only its length is).
+  bool read_pattern = true;
+};
+const NfsTarget& OwnServerTarget();
+// "NFS4ERR_BADSESSION (10052)"; the number alone for one not in the table.
+std::string Nfs4StatusName(uint32_t status);
+
 struct NfsRequest {
+  const NfsTarget* target = nullptr;  // nullptr: OwnServerTarget()
   NfsOp op = NfsOp::kGetattr;
   uint64_t offset = 0;
   uint32_t count = 0;     // READ/WRITE bytes

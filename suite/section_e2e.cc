@@ -5,13 +5,20 @@
 // to RunResults::e2e; the load shape and the servers' totals to
 // RunResults::sections["e2e"]. Interrupted (suite/suite.h), it runs no
 // further row and says so there ("interrupted") and in "errors".
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/files.h"
 #include "gss/enctype.h"
 #include "harness/local_rpc.h"
+#include "rpc/ganesha.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
 #include "suite/section.h"
@@ -43,6 +50,21 @@ constexpr uint64_t kMinOps = 20;
 // RFC 4121 in OpenSSL: what the Linux kernel's data path does).
 const char* const kDefaultRows[] = {"sys",          "krb5",          "krb5i",        "krb5p",
                                     "krb5::native", "krb5i::native", "krb5p::native"};
+
+// The files the rows read and write in Ganesha's export: "read" holds
+// nfs.h's pattern (READ data is checked byte for byte), "write" is empty;
+// both open to the user the realm's principal maps to (nobody).
+Status PutGaneshaFiles(const rpc::Ganesha& g) {
+  const std::string read = g.export_dir() + "/read", write = g.export_dir() + "/write";
+  common::ByteView pattern = rpc::ReadPattern(0, rpc::kNfsFileSize);
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(
+      read, std::string_view(reinterpret_cast<const char*>(pattern.data()), pattern.size())));
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(write, ""));
+  if (chmod(read.c_str(), 0644) != 0 || chmod(write.c_str(), 0666) != 0) {
+    return Status::IoError("chmod in " + g.export_dir() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -83,59 +105,89 @@ Status RunE2eSection(SectionContext& ctx) {
   const double max_seconds = ctx.options.quick ? 2.5 : 10;
   Status first_failure;
   size_t rows_not_run = 0;
+  // nfs-ganesha as the peer too, when it can run here: the same rows over
+  // an NFSv4.1 session (rpc/nfs41.h) against its VFS export.
+  std::unique_ptr<rpc::Ganesha> ganesha;
+  std::string ganesha_skipped;
+  if (Status why = rpc::Ganesha::Available(); !why.ok()) {
+    ganesha_skipped = why.message();
+  } else if (InterruptSignal(ctx.options)) {
+    ganesha_skipped = "interrupted before it started";
+  } else {
+    SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx.env.GetRealm());
+    rpc::GaneshaOptions go;
+    go.keytab = realm->service_keytab();
+    go.env = realm->Environment();
+    go.principals = {realm->user_principal()};
+    SECMODE_ASSIGN_OR_RETURN(ganesha, rpc::Ganesha::Start(go));
+    SECMODE_RETURN_IF_ERROR(PutGaneshaFiles(*ganesha));
+  }
   for (const Case& c : kCases) {
     for (const harness::ModeName& name : modes) {
-      if (InterruptSignal(ctx.options)) {
-        ++rows_not_run;
-        continue;
-      }
-      const bool sys = name.family == "sys";
-      SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(name.engine));
-      rpc::LoadOptions o;
-      server->Aim(o);
-      o.mode = name.family;
-      if (!sys) {
-        SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
-        SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
-        o.enctype = static_cast<int32_t>(enctype);
-      }
-      o.op = c.op;
-      o.size = c.size ? c.size : 4096;
-      o.connections = kConnections;
-      o.slots = c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
-      o.seconds = seconds;
-      o.warmup_seconds = warmup;
-      o.min_ops = kMinOps;
-      o.max_seconds = max_seconds;
-      // Linux clients since about v5.0 re-encode a call whose sequence
-      // number fell out of the window before it was sent.
-      o.reencode = true;
-      auto before = server->server->counters();
-      auto r = rpc::RunLoad(o);
-      auto after = server->server->counters();
-      uint64_t window_drops =
-          (after.duplicates + after.below_window) - (before.duplicates + before.below_window);
-      std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size);
-      if (!r.ok()) {
-        ctx.log << "\n  e2e " << name.family << " " << key << " failed: " << r.status().ToString();
-        if (first_failure.ok()) {
-          first_failure = r.status().Annotate("e2e " + name.family + " " + key);
+      for (int peer = 0; peer < (ganesha ? 2 : 1); ++peer) {
+        if (InterruptSignal(ctx.options)) {
+          ++rows_not_run;
+          continue;
         }
-        continue;
-      }
-      nlohmann::json row = harness::LoadReportJson(*r);
-      row["engine"] = name.engine;
-      row["enctype"] = name.enctype;
-      row["transport"] = "tcp-loopback";
-      row["server_window_drops"] = window_drops;
-      ctx.results.e2e.push_back(std::move(row));
-      if (r->errors > 0 && first_failure.ok()) {
-        first_failure =
-            Status::Internal("e2e " + name.family + " " + key + ": " + std::to_string(r->errors) +
-                             " failed replies, first: " + r->first_error);
+        const bool sys = name.family == "sys";
+        SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(name.engine));
+        rpc::LoadOptions o;
+        server->Aim(o);
+        if (peer == 1) {
+          o.port = ganesha->port();
+          o.nfs41 = true;
+          o.nfs41_options.read_file_has_pattern = true;
+        }
+        o.mode = name.family;
+        if (!sys) {
+          SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+          SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
+          o.enctype = static_cast<int32_t>(enctype);
+        }
+        o.op = c.op;
+        o.size = c.size ? c.size : 4096;
+        o.connections = kConnections;
+        o.slots = c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
+        o.seconds = seconds;
+        o.warmup_seconds = warmup;
+        o.min_ops = kMinOps;
+        o.max_seconds = max_seconds;
+        // Linux clients since about v5.0 re-encode a call whose sequence
+        // number fell out of the window before it was sent.
+        o.reencode = true;
+        auto before = server->server->counters();
+        auto r = rpc::RunLoad(o);
+        auto after = server->server->counters();
+        uint64_t window_drops =
+            (after.duplicates + after.below_window) - (before.duplicates + before.below_window);
+        const std::string peer_name = peer == 1 ? "nfs-ganesha " + ganesha->version() : "secmode";
+        std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size) +
+                          (peer == 1 ? " (" + peer_name + ")" : "");
+        if (!r.ok()) {
+          ctx.log << "\n  e2e " << name.family << " " << key
+                  << " failed: " << r.status().ToString();
+          if (first_failure.ok()) {
+            first_failure = r.status().Annotate("e2e " + name.family + " " + key);
+          }
+          continue;
+        }
+        nlohmann::json row = harness::LoadReportJson(*r);
+        row["engine"] = name.engine;
+        row["enctype"] = name.enctype;
+        row["transport"] = "tcp-loopback";
+        row["server"] = peer_name;
+        // Ganesha's window drops are not counted (its counters are not read).
+        if (peer == 0) row["server_window_drops"] = window_drops;
+        ctx.results.e2e.push_back(std::move(row));
+        if (r->errors > 0 && first_failure.ok()) {
+          first_failure =
+              Status::Internal("e2e " + name.family + " " + key + ": " + std::to_string(r->errors) +
+                               " failed replies, first: " + r->first_error);
+        }
       }
     }
   }
+  if (ganesha) SECMODE_RETURN_IF_ERROR(ganesha->Stop());
   uint64_t calls = 0, contexts = 0, drops = 0;
   for (auto& [engine, s] : servers) {
     s.server->Stop();
@@ -156,14 +208,17 @@ Status RunE2eSection(SectionContext& ctx) {
       {"shared_context", true},
       {"window", rpc::ServerOptions{}.window},
       {"timeout_ms", rpc::LoadOptions{}.timeout_ms},
-      {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}}};
+      {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}},
+      {"ganesha", ganesha_skipped.empty() ? nlohmann::json("ran")
+                                          : nlohmann::json("not run: " + ganesha_skipped)}};
   if (rows_not_run > 0) {
     const int sig = InterruptSignal(ctx.options);
     ctx.results.sections["e2e"]["interrupted"] = SignalName(sig);
     ctx.results.errors.push_back(
         InterruptedError("section", "e2e", sig,
                          std::to_string(rows_not_run) + " of " +
-                             std::to_string(std::size(kCases) * modes.size()) + " rows not run"));
+                             std::to_string(std::size(kCases) * modes.size() * (ganesha ? 2 : 1)) +
+                             " rows not run"));
   }
   return first_failure;
 }

@@ -66,6 +66,7 @@ Status RunWindowsSection(SectionContext& ctx) {
     rpc::GaneshaOptions go;
     go.keytab = realm->service_keytab();
     go.env = realm->Environment();
+    go.principals = {realm->user_principal()};
     SECMODE_ASSIGN_OR_RETURN(auto ganesha, rpc::Ganesha::Start(go));
     o.port = ganesha->port();
     auto r = rpc::ProbeWindow(o);

@@ -61,6 +61,8 @@ endforeach()
 expect_run(2 "shorter than its warm-up and measured time" ${SECMODE} load --port 1 --seconds 5
            --deadline 1)
 expect_run(2 "mode sys has no sequence window" ${SECMODE} probe --port 1 --mode sys)
+expect_run(2 "unknown --server-kind 'nfs9'" ${SECMODE} load --port 1 --server-kind nfs9)
+expect_run(2 "names no file" ${SECMODE} load --port 1 --server-kind nfs41 --read-path /)
 expect_run(2 "unknown RPC mode 'krb5q'" ${SECMODE} probe --port 1 --mode krb5q)
 expect_run(2 "--silence-ms" ${SECMODE} probe --port 1 --silence-ms 0)
 expect_run(2 "unknown window policy" ${SECMODE} probe --local --window-policy sometimes)

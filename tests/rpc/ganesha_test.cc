@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
+#include "rpc/load.h"
+#include "rpc/nfs.h"
 #include "rpc/window_probe.h"
 #include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
@@ -31,6 +34,7 @@ class GaneshaTest : public ::testing::Test {
     GaneshaOptions o;
     o.keytab = realm->service_keytab();
     o.env = realm->Environment();
+    o.principals = {realm->user_principal()};
     auto g = Ganesha::Start(o);
     EXPECT_TRUE(g.ok()) << g.status().ToString();
     return g.ok() ? std::move(g).value() : nullptr;
@@ -90,6 +94,71 @@ TEST_F(GaneshaTest, ProbeStatesItsWindowAndReaction) {
             << ", far below: " << r->below_window << " [" << r->below_window_reply
             << "], just below: " << r->below_window_edge << ", duplicate: " << r->duplicate
             << ", 0x7fffffff: " << r->at_maxseq_minus_1 << ", MAXSEQ: " << r->at_maxseq << "\n";
+}
+
+// The export holds the files the load reads and writes: "read" with nfs.h's
+// pattern (so READ data is checked byte for byte), "write" empty; both open
+// to the user the server maps a Kerberos principal to.
+void PutFiles(const Ganesha& g) {
+  ASSERT_TRUE(common::WriteFileAtomically(g.export_dir() + "/read",
+                                          std::string_view(reinterpret_cast<const char*>(
+                                                               ReadPattern(0, kNfsFileSize).data()),
+                                                           kNfsFileSize))
+                  .ok());
+  ASSERT_TRUE(common::WriteFileAtomically(g.export_dir() + "/write", "").ok());
+  ASSERT_EQ(chmod((g.export_dir() + "/read").c_str(), 0644), 0);
+  ASSERT_EQ(chmod((g.export_dir() + "/write").c_str(), 0666), 0);
+}
+
+LoadOptions GaneshaLoad(const Ganesha& g, const std::string& mode, NfsOp op) {
+  LoadOptions o;
+  o.port = g.port();
+  o.mode = mode;
+  o.ccache = testing::SharedRealm()->ccache();
+  o.nfs41 = true;
+  o.nfs41_options.read_file_has_pattern = true;
+  o.op = op;
+  o.size = 4096;
+  o.connections = 2;
+  o.slots = 8;
+  o.seconds = 0.3;
+  o.warmup_seconds = 0.1;
+  return o;
+}
+
+// secmode's client drives a real NFSv4.1 server: a session over each mode,
+// READ data checked against the file, WRITE counts checked, and the session
+// and client ID destroyed at the end.
+TEST_F(GaneshaTest, LoadDrivesARealSessionInEveryMode) {
+  auto g = StartWithRealm();
+  ASSERT_TRUE(g);
+  PutFiles(*g);
+  for (const char* mode : {"sys", "krb5", "krb5i", "krb5p", "krb5p:native"}) {
+    for (NfsOp op : {NfsOp::kGetattr, NfsOp::kRead, NfsOp::kWrite}) {
+      const std::string m = mode;
+      LoadOptions o = GaneshaLoad(*g, m.substr(0, m.find(':')), op);
+      if (m.find(":native") != std::string::npos) o.engine = gss::Engine::kNative;
+      auto r = RunLoad(o);
+      ASSERT_TRUE(r.ok()) << mode << " " << NfsOpName(op) << ": " << r.status().ToString() << "\n"
+                          << g->Describe();
+      EXPECT_GT(r->ops, 0u) << mode;
+      EXPECT_EQ(r->errors, 0u) << mode << ": " << r->first_error;
+      EXPECT_EQ(r->session_close_error, "") << mode;
+      EXPECT_GE(r->session_slots, 8u);
+    }
+  }
+}
+
+TEST_F(GaneshaTest, AMissingFileIsNamedWithTheServersError) {
+  auto g = StartWithRealm();
+  ASSERT_TRUE(g);
+  LoadOptions o = GaneshaLoad(*g, "sys", NfsOp::kRead);
+  o.nfs41_options.read_path = {"export", "no-such-file"};
+  auto r = RunLoad(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("LOOKUP of 'no-such-file' failed: NFS4ERR_NOENT"),
+            std::string::npos)
+      << r.status().ToString();
 }
 
 }  // namespace

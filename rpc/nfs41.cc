@@ -1,0 +1,317 @@
+#include "rpc/nfs41.h"
+
+#include <unistd.h>
+
+#include <sstream>
+
+#include "common/clock.h"
+#include "rpc/xdr.h"
+
+namespace secmode::rpc {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+// RFC 8881 section 18 operation numbers.
+constexpr uint32_t kOpGetfh = 10, kOpLookup = 15, kOpPutrootfh = 24, kOpExchangeId = 42,
+                   kOpCreateSession = 43, kOpDestroySession = 44, kOpSequence = 53,
+                   kOpDestroyClientid = 57, kOpReclaimComplete = 58;
+constexpr uint32_t kSp4None = 0;
+constexpr uint32_t kCbProgram = 0x40000000;
+constexpr size_t kSessionIdSize = 16;
+constexpr size_t kMaxFh = 128;  // NFS4_FHSIZE
+constexpr size_t kOpaqueLimit = 1024;
+
+const char* OpName(uint32_t op) {
+  switch (op) {
+    case kOpGetfh: return "GETFH";
+    case kOpLookup: return "LOOKUP";
+    case kOpPutrootfh: return "PUTROOTFH";
+    case kOpExchangeId: return "EXCHANGE_ID";
+    case kOpCreateSession: return "CREATE_SESSION";
+    case kOpDestroySession: return "DESTROY_SESSION";
+    case kOpSequence: return "SEQUENCE";
+    case kOpDestroyClientid: return "DESTROY_CLIENTID";
+    case kOpReclaimComplete: return "RECLAIM_COMPLETE";
+  }
+  return "operation";
+}
+
+void PutChannelAttrs(XdrEncoder& e, uint32_t max_request, uint32_t max_response, uint32_t ops,
+                     uint32_t requests) {
+  e.PutU32(0);             // ca_headerpadsize
+  e.PutU32(max_request);   // ca_maxrequestsize
+  e.PutU32(max_response);  // ca_maxresponsesize
+  e.PutU32(8192);          // ca_maxresponsesize_cached
+  e.PutU32(ops);           // ca_maxoperations
+  e.PutU32(requests);      // ca_maxrequests
+  e.PutU32(0);             // ca_rdma_ird<1>: none
+}
+
+Status GetChannelAttrs(XdrDecoder& d, uint32_t* requests) {
+  uint32_t v[6], ird;
+  for (auto& x : v) SECMODE_RETURN_IF_ERROR(d.GetU32(&x, "channel_attrs4"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&ird, "ca_rdma_ird count"));
+  if (ird > 1) return Status::Corrupt("ca_rdma_ird has " + std::to_string(ird) + " entries");
+  for (uint32_t i = 0; i < ird; ++i) SECMODE_RETURN_IF_ERROR(d.GetU32(&v[0], "ca_rdma_ird"));
+  *requests = v[5];
+  return Status::Ok();
+}
+
+// A COMPOUND's arguments: tag "", minor version 1, `ops` operations to
+// follow (the caller appends them).
+XdrEncoder Begin(Bytes* args, uint32_t ops) {
+  args->clear();
+  XdrEncoder e(args);
+  e.PutString("");
+  e.PutU32(1);
+  e.PutU32(ops);
+  return e;
+}
+
+// Sends the COMPOUND and checks its header: NFS4_OK (else an error naming
+// `what` and the status) and `ops` results; leaves `d` at the first result.
+Result<Bytes> Run(const Nfs41Call& call, const Bytes& args, const std::string& what) {
+  SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
+  XdrDecoder d(res);
+  uint32_t status;
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status").Annotate(what));
+  if (status != 0) {
+    return Status::Unavailable(what + ": the server answered " + Nfs4StatusName(status));
+  }
+  return res;
+}
+
+// The decoder past the COMPOUND4res header.
+Status Header(XdrDecoder& d, uint32_t want_ops) {
+  uint32_t status, n;
+  ByteView tag;
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status"));
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kOpaqueLimit, "COMPOUND4res tag"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&n, "COMPOUND4res resarray length"));
+  if (n != want_ops) {
+    return Status::Corrupt("COMPOUND4res has " + std::to_string(n) + " results, expected " +
+                           std::to_string(want_ops));
+  }
+  return Status::Ok();
+}
+
+// One result's op and status: must be `op` and NFS4_OK.
+Status Result4(XdrDecoder& d, uint32_t op) {
+  uint32_t got, st;
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&got, "resop"));
+  if (got != op) {
+    return Status::Corrupt(std::string("expected the result of ") + OpName(op) + ", got op " +
+                           std::to_string(got));
+  }
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&st, OpName(op)));
+  if (st != 0) return Status::Unavailable(std::string(OpName(op)) + ": " + Nfs4StatusName(st));
+  return Status::Ok();
+}
+
+void PutSequence(XdrEncoder& e, const Nfs41Session& s, uint32_t sequence) {
+  e.PutU32(kOpSequence);
+  e.PutFixedOpaque(s.target.session_id);
+  e.PutU32(sequence);
+  e.PutU32(0);  // slot 0
+  e.PutU32(s.target.highest_slot);
+  e.PutBool(false);
+}
+
+Status SkipSequence(XdrDecoder& d) {
+  SECMODE_RETURN_IF_ERROR(Result4(d, kOpSequence));
+  ByteView sid;
+  uint32_t v[5];
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "SEQUENCE sessionid"));
+  for (auto& x : v) SECMODE_RETURN_IF_ERROR(d.GetU32(&x, "SEQUENCE4resok"));
+  return Status::Ok();
+}
+
+Result<Bytes> LookUp(const Nfs41Call& call, Nfs41Session& s,
+                     const std::vector<std::string>& path) {
+  std::string what = "looking up /";
+  for (size_t i = 0; i < path.size(); ++i) what += (i ? "/" : "") + path[i];
+  Bytes args;
+  XdrEncoder e = Begin(&args, static_cast<uint32_t>(3 + path.size()));
+  PutSequence(e, s, ++s.slot0_sequence);
+  e.PutU32(kOpPutrootfh);
+  for (const std::string& c : path) {
+    e.PutU32(kOpLookup);
+    e.PutString(c);
+  }
+  e.PutU32(kOpGetfh);
+  SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
+  XdrDecoder d(res);
+  uint32_t status, n;
+  ByteView tag;
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status"));
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kOpaqueLimit, "COMPOUND4res tag"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&n, "COMPOUND4res resarray length"));
+  if (status != 0) {
+    // The last result is the one that failed: SEQUENCE, PUTROOTFH, or the
+    // LOOKUP of component n-3.
+    std::string at = n <= 1 ? "SEQUENCE" : n == 2 ? "PUTROOTFH" : "";
+    if (n >= 3 && n - 3 < path.size()) at = "LOOKUP of '" + path[n - 3] + "'";
+    if (n == 3 + path.size()) at = "GETFH";
+    return Status::Unavailable(what + ": " + at + " failed: " + Nfs4StatusName(status));
+  }
+  if (n != 3 + path.size()) return Status::Corrupt(what + ": wrong number of results");
+  SECMODE_RETURN_IF_ERROR(SkipSequence(d).Annotate(what));
+  SECMODE_RETURN_IF_ERROR(Result4(d, kOpPutrootfh).Annotate(what));
+  for (size_t i = 0; i < path.size(); ++i) {
+    SECMODE_RETURN_IF_ERROR(Result4(d, kOpLookup).Annotate(what));
+  }
+  SECMODE_RETURN_IF_ERROR(Result4(d, kOpGetfh).Annotate(what));
+  ByteView fh;
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&fh, kMaxFh, "GETFH object"));
+  return Bytes(fh.begin(), fh.end());
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SplitNfsPath(const std::string& path) {
+  std::vector<std::string> out;
+  std::string c;
+  std::istringstream in(path);
+  while (std::getline(in, c, '/')) {
+    if (c.empty()) continue;
+    if (c == "." || c == "..") return Status::InvalidArgument("path '" + path + "': no . or ..");
+    out.push_back(c);
+  }
+  if (out.empty()) return Status::InvalidArgument("path '" + path + "' names no file");
+  return out;
+}
+
+Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
+  if (o.slots < 1) return Status::InvalidArgument("at least one session slot is needed");
+  Nfs41Session s;
+  // EXCHANGE_ID (RFC 8881 18.35).
+  std::string owner = o.owner;
+  if (owner.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    owner = "secmode " + std::string(host) + " " + std::to_string(getpid()) + " " +
+            std::to_string(common::NowNs());
+  }
+  Bytes args;
+  {
+    XdrEncoder e = Begin(&args, 1);
+    e.PutU32(kOpExchangeId);
+    uint8_t verifier[8];
+    const uint64_t now = common::NowNs();
+    for (int i = 0; i < 8; ++i) verifier[i] = static_cast<uint8_t>(now >> (8 * i));
+    e.PutFixedOpaque(ByteView(verifier, 8));  // co_verifier
+    e.PutString(owner);                       // co_ownerid
+    e.PutU32(0);                              // eia_flags
+    e.PutU32(kSp4None);                       // eia_state_protect
+    e.PutU32(0);                              // eia_client_impl_id<1>: none
+  }
+  SECMODE_ASSIGN_OR_RETURN(Bytes res, Run(call, args, "EXCHANGE_ID"));
+  uint32_t sequenceid;
+  {
+    XdrDecoder d(res);
+    SECMODE_RETURN_IF_ERROR(Header(d, 1));
+    SECMODE_RETURN_IF_ERROR(Result4(d, kOpExchangeId));
+    uint32_t flags, how, impls;
+    uint64_t minor;
+    ByteView major, scope;
+    SECMODE_RETURN_IF_ERROR(d.GetU64(&s.clientid, "eir_clientid"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&sequenceid, "eir_sequenceid"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&flags, "eir_flags"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&how, "eir_state_protect"));
+    if (how != kSp4None) {
+      return Status::Corrupt("EXCHANGE_ID: the server chose state protection " +
+                             std::to_string(how) + ", the client asked for none");
+    }
+    SECMODE_RETURN_IF_ERROR(d.GetU64(&minor, "so_minor_id"));
+    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&major, kOpaqueLimit, "so_major_id"));
+    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&scope, kOpaqueLimit, "eir_server_scope"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&impls, "eir_server_impl_id count"));
+    if (impls > 1) return Status::Corrupt("eir_server_impl_id has more than one entry");
+    if (impls == 1) {
+      std::string domain, name;
+      uint64_t seconds;
+      uint32_t nseconds;
+      SECMODE_RETURN_IF_ERROR(d.GetString(&domain, kOpaqueLimit, "nii_domain"));
+      SECMODE_RETURN_IF_ERROR(d.GetString(&name, kOpaqueLimit, "nii_name"));
+      SECMODE_RETURN_IF_ERROR(d.GetU64(&seconds, "nii_date seconds"));
+      SECMODE_RETURN_IF_ERROR(d.GetU32(&nseconds, "nii_date nseconds"));
+      s.server = name + (domain.empty() ? "" : " (" + domain + ")");
+    }
+  }
+  // CREATE_SESSION (RFC 8881 18.36): no back channel.
+  {
+    XdrEncoder e = Begin(&args, 1);
+    e.PutU32(kOpCreateSession);
+    e.PutU64(s.clientid);
+    e.PutU32(sequenceid);
+    e.PutU32(0);  // csa_flags
+    PutChannelAttrs(e, o.max_request, o.max_response, 8, o.slots);
+    PutChannelAttrs(e, 4096, 4096, 2, 1);
+    e.PutU32(kCbProgram);
+    e.PutU32(1);  // csa_sec_parms<>: one, AUTH_NONE
+    e.PutU32(0);
+  }
+  SECMODE_ASSIGN_OR_RETURN(res, Run(call, args, "CREATE_SESSION"));
+  {
+    XdrDecoder d(res);
+    SECMODE_RETURN_IF_ERROR(Header(d, 1));
+    SECMODE_RETURN_IF_ERROR(Result4(d, kOpCreateSession));
+    ByteView sid;
+    uint32_t seq, flags, back;
+    SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "csr_sessionid"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&seq, "csr_sequence"));
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&flags, "csr_flags"));
+    SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &s.slots));
+    SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &back));
+    if (s.slots < 1) return Status::Corrupt("CREATE_SESSION granted no fore-channel slot");
+    s.target.session_id.assign(sid.begin(), sid.end());
+  }
+  s.target.highest_slot = s.slots - 1;
+  s.target.stateid.assign(16, 0);  // the anonymous stateid
+  s.target.write_digest = false;
+  s.target.read_pattern = o.read_file_has_pattern;
+  // RECLAIM_COMPLETE (RFC 8881 18.51): nothing to reclaim.
+  {
+    XdrEncoder e = Begin(&args, 2);
+    PutSequence(e, s, ++s.slot0_sequence);
+    e.PutU32(kOpReclaimComplete);
+    e.PutBool(false);  // rca_one_fs
+  }
+  auto reclaimed = call(args);
+  if (!reclaimed.ok()) return reclaimed.status().Annotate("RECLAIM_COMPLETE");
+  {
+    XdrDecoder d(*reclaimed);
+    uint32_t status;
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status"));
+    // A server may already consider reclaims complete; that is not an error.
+    if (status != 0 && status != 10054 /* NFS4ERR_COMPLETE_ALREADY */) {
+      return Status::Unavailable("RECLAIM_COMPLETE: " + Nfs4StatusName(status));
+    }
+  }
+  SECMODE_ASSIGN_OR_RETURN(s.target.fh_read, LookUp(call, s, o.read_path));
+  SECMODE_ASSIGN_OR_RETURN(s.target.fh_write, LookUp(call, s, o.write_path));
+  return s;
+}
+
+Status Nfs41Close(const Nfs41Session& s, const Nfs41Call& call) {
+  Bytes args;
+  {
+    XdrEncoder e = Begin(&args, 1);
+    e.PutU32(kOpDestroySession);
+    e.PutFixedOpaque(s.target.session_id);
+  }
+  SECMODE_RETURN_IF_ERROR(Run(call, args, "DESTROY_SESSION").status());
+  {
+    XdrEncoder e = Begin(&args, 1);
+    e.PutU32(kOpDestroyClientid);
+    e.PutU64(s.clientid);
+  }
+  return Run(call, args, "DESTROY_CLIENTID").status();
+}
+
+}  // namespace secmode::rpc

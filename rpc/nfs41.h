@@ -1,0 +1,68 @@
+// Nfs41Open / Nfs41Close: what a real NFSv4.1 server (RFC 8881) needs
+// before and after the COMPOUNDs of nfs.h. Open gets a client ID
+// (EXCHANGE_ID, 18.35, no state protection), creates a session with as many
+// fore-channel slots as asked (CREATE_SESSION, 18.36; the server may grant
+// fewer, and the load must then use no more) and no back channel, says
+// RECLAIM_COMPLETE (18.51), and looks up the read and write files from the
+// server's root (PUTROOTFH, LOOKUP per path component, GETFH) under slot 0.
+// The NfsTarget it returns names that session, those handles and the
+// anonymous stateid (all zeros: READ and WRITE without OPEN, RFC 8881
+// 8.2.3); the load numbers slot 0 from `slot0_sequence` on. Close ends the
+// session (DESTROY_SESSION, 18.37) and the client ID (DESTROY_CLIENTID,
+// 18.50). Each step's error names the operation and the server's NFS4ERR.
+//
+// Both go through `call`: one COMPOUND (program 100003 version 4 procedure
+// 1) with the caller's security on the caller's connection, returning the
+// results once the reply is checked and unprotected. Connections used later
+// for the session's calls are bound to it by their first SEQUENCE (SP4_NONE,
+// RFC 8881 2.10.5.1).
+//
+// Thread safety: none needed; one caller, one connection.
+#ifndef SECMODE_RPC_NFS41_H_
+#define SECMODE_RPC_NFS41_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/status.h"
+#include "rpc/nfs.h"
+
+namespace secmode::rpc {
+
+struct Nfs41Options {
+  // Path components from the server's root (the pseudo-fs root for
+  // NFSv4.1 servers such as Ganesha).
+  std::vector<std::string> read_path = {"export", "read"};
+  std::vector<std::string> write_path = {"export", "write"};
+  uint32_t slots = 64;  // fore-channel slots asked for
+  uint32_t max_request = (1u << 20) + (64u << 10);
+  uint32_t max_response = (1u << 20) + (64u << 10);
+  // The read file holds nfs.h's ReadPattern (secmode wrote it): READ data is
+  // compared byte for byte; otherwise only its length is.
+  bool read_file_has_pattern = false;
+  std::string owner;  // client owner; "" = secmode, this host, pid and time
+};
+
+struct Nfs41Session {
+  NfsTarget target;
+  uint64_t clientid = 0;
+  uint32_t slots = 0;           // fore-channel slots granted
+  uint32_t slot0_sequence = 0;  // the last sequence id used on slot 0
+  std::string server;           // the server's implementation id, if it gave one
+};
+
+// One COMPOUND: its arguments in, its results (COMPOUND4res) out.
+using Nfs41Call = std::function<common::Result<common::Bytes>(common::ByteView args)>;
+
+common::Result<Nfs41Session> Nfs41Open(const Nfs41Options& options, const Nfs41Call& call);
+common::Status Nfs41Close(const Nfs41Session& session, const Nfs41Call& call);
+
+// "a/b/c" -> {"a", "b", "c"}; empty components are refused.
+common::Result<std::vector<std::string>> SplitNfsPath(const std::string& path);
+
+}  // namespace secmode::rpc
+
+#endif  // SECMODE_RPC_NFS41_H_
