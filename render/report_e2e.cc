@@ -77,6 +77,54 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
   md << "\nServers: " << servers.value("calls", uint64_t{0}) << " calls, "
      << servers.value("contexts_created", uint64_t{0}) << " contexts created, "
      << servers.value("window_drops", uint64_t{0}) << " window drops.\n";
+  // Beside the published figures: each krb5 family's change versus sys on
+  // each server, from this run's first row of that family (4 KiB READ and
+  // GETATTR), and the published Azure NetApp Files NFSv4.1 changes
+  // (AES-256; ../DESIGN.md "Published numbers"), which give IOPS and
+  // latency only, for an unnamed workload.
+  struct Published {
+    const char* family;
+    int iops_pct;
+    double ms;
+  };
+  static constexpr Published kAnf[] = {
+      {"krb5", -53, 0.2}, {"krb5i", -55, 0.6}, {"krb5p", -77, 1.6}};
+  std::map<std::string, const nlohmann::json*> first;  // server/op/size/family -> row
+  for (const auto& row : r.e2e) {
+    const std::string k = row.value("server", std::string("secmode")) + "/" + row.value("op", "") +
+                          "/" + std::to_string(row.value("size", 0u)) + "/" + row.value("mode", "");
+    first.emplace(k, &row);
+  }
+  std::ostringstream cmp;
+  for (const std::string& op : {std::string("getattr/0"), std::string("read/4096")}) {
+    for (const Published& p : kAnf) {
+      for (const auto& [k, row] : first) {
+        const std::string server = k.substr(0, k.find('/'));
+        if (k != server + "/" + op + "/" + p.family) continue;
+        auto sys = first.find(server + "/" + op + "/sys");
+        if (sys == first.end()) continue;
+        const double base = sys->second->value("ops_per_second", 0.0);
+        if (base <= 0) continue;
+        const double pct = 100.0 * (row->value("ops_per_second", 0.0) / base - 1.0);
+        const double ms = (row->value("p50_us", 0.0) - sys->second->value("p50_us", 0.0)) / 1e3;
+        cmp << "| " << p.family << " | " << op.substr(0, op.find('/'))
+            << (op == "read/4096" ? " 4 KiB" : "") << " | " << server << " | " << Fmt("%+.0f", pct)
+            << "% | " << Fmt("%+.2f", ms) << " | " << p.iops_pct << "% | +" << Fmt("%.1f", p.ms)
+            << " |\n";
+      }
+    }
+  }
+  if (!cmp.str().empty()) {
+    md << "\n### Beside the published Azure NetApp Files figures\n\n"
+       << "Change versus sys on the same server in this run (ops/s, and p50 latency in ms) beside "
+          "Azure NetApp Files' published NFSv4.1 changes (AES-256, IOPS and latency; the workload "
+          "is not stated). Here client and server share two cores over loopback, so a mode's "
+          "crypto at both ends competes with the server's own work; ANF's server is not on the "
+          "client's cores.\n\n"
+       << "| mode | op | server | ops/s change | p50 change ms | ANF IOPS change | ANF latency "
+          "change ms |\n|---|---|---|---|---|---|---|\n"
+       << cmp.str();
+  }
   out.report_md.append("\n").append(md.str());
 }
 
