@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/cli.h"
+#include "cli/client_flags.h"
 #include "gss/enctype.h"
 #include "harness/local_rpc.h"
 #include "harness/modes.h"
@@ -25,10 +26,9 @@ namespace {
 
 struct LoadArgs {
   rpc::LoadOptions o;
-  std::string engine = "mit", enctype, op = "getattr", policy = "drop";
+  ClientFlags client;
+  std::string op = "getattr";
   std::string server_kind = "secmode", read_path = "export/read", write_path = "export/write";
-  bool local = false;
-  uint32_t window = 128;
 };
 
 }  // namespace
@@ -39,15 +39,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
       "load",
       "Drive an RPC server with NFSv4.1-shaped calls over N connections (nconnect) and "
       "report ops/s, MB/s, latency percentiles, retransmits, window drops");
-  cmd->add_option("--host", a->o.host, "Server host (default 127.0.0.1)");
-  cmd->add_option("--port", a->o.port, "Server port (default 20049)")->default_val(20049);
-  cmd->add_option("--mode", a->o.mode, "sys, krb5, krb5i or krb5p");
-  cmd->add_option("--engine", a->engine, "GSS engine (mit, native)");
-  cmd->add_option("--enctype", a->enctype, "Kerberos enctype (default: the KDC's choice)");
-  cmd->add_option("--ccache", a->o.ccache,
-                  "Credential cache holding your tickets, e.g. FILE:/tmp/krb5cc_1000 after kinit "
-                  "(default: KRB5CCNAME, else the Kerberos configuration's default ccache)");
-  cmd->add_option("--target", a->o.target, "GSS host-based service name (default nfs@localhost)");
+  AddClientFlags(cmd, &a->client, 20049, "sys", "sys, krb5, krb5i or krb5p");
   cmd->add_option("--nconnect", a->o.connections, "TCP connections (default 4)");
   cmd->add_flag("--context-per-connection", a->o.context_per_connection,
                 "One GSS context per connection instead of one shared by all");
@@ -87,26 +79,22 @@ CLI::App* AddLoadCommand(CLI::App& app) {
                   "root (default export/read)");
   cmd->add_option("--write-path", a->write_path,
                   "With --server-kind nfs41: the file WRITE uses (default export/write)");
-  cmd->add_flag("--local", a->local,
-                "Start a throwaway realm and an in-process server on loopback and load that");
-  cmd->add_option("--window", a->window, "With --local: the server's sequence window");
-  cmd->add_option("--window-policy", a->policy, "With --local: the server's window policy");
   cmd->callback([a] {
     rpc::LoadOptions o = a->o;
-    auto engine = gss::ParseEngine(a->engine);
-    if (!engine.ok()) Fail("load", engine.status());
-    o.engine = *engine;
-    if (!a->enctype.empty()) {
-      auto e = gss::ParseEnctype(a->enctype);
-      if (!e.ok()) Fail("load", e.status());
-      o.enctype = static_cast<int32_t>(*e);
-    }
+    const ClientFlags& f = a->client;
+    o.host = f.host;
+    o.port = f.port;
+    o.mode = f.mode;
+    o.ccache = f.ccache;
+    o.target = f.target;
+    const ClientSecurity sec = ParseClientSecurity("load", f);
+    o.engine = sec.engine;
+    o.enctype = sec.enctype;
     auto op = rpc::ParseNfsOp(a->op);
     if (!op.ok()) Fail("load", op.status());
     o.op = *op;
     if (a->server_kind == "nfs41") {
-      if (a->local)
-        FailUsage("load", "--local starts secmode's own server: no --server-kind nfs41");
+      if (f.local) FailUsage("load", "--local starts secmode's own server: no --server-kind nfs41");
       o.nfs41 = true;
       auto rp = rpc::SplitNfsPath(a->read_path);
       if (!rp.ok()) Fail("load", rp.status().Annotate("--read-path"));
@@ -121,19 +109,8 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     auto service = rpc::ServiceForMode(o.mode);
     if (!service.ok()) Fail("load", service.status());
     harness::ModeEnvironment env;
-    harness::LocalRpcServer local;
-    if (a->local) {
-      auto policy = rpc::ParseWindowPolicy(a->policy);
-      if (!policy.ok()) Fail("load", policy.status());
-      rpc::ServerOptions so;
-      so.engine = o.engine;
-      so.window = a->window;
-      so.policy = *policy;
-      auto s = harness::StartLocalRpcServer(env, o.mode != "sys", so);
-      if (!s.ok()) Fail("load", s.status());
-      local = std::move(s).value();
-      local.Aim(o);
-    }
+    harness::LocalRpcServer local = StartLocalIfAsked("load", f, o.engine, o.mode != "sys", env);
+    if (local.server) local.Aim(o);
     rpc::LocalServer* server = local.server.get();
     std::optional<rpc::LoadReport> measured;
     auto result = rpc::RunLoad(o, &measured);

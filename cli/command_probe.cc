@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/client_flags.h"
 #include "common/format.h"
 #include "gss/enctype.h"
 #include "harness/local_rpc.h"
@@ -23,9 +24,8 @@ namespace {
 
 struct ProbeArgs {
   rpc::ProbeOptions o;
-  std::string engine = "mit", enctype, policy = "drop";
-  bool local = false, json = false;
-  uint32_t window = 128;
+  ClientFlags client;
+  bool json = false;
 };
 
 void PrintTable(const rpc::ProbeReport& r) {
@@ -67,15 +67,7 @@ CLI::App* AddProbeCommand(CLI::App& app) {
       "Measure an RPCSEC_GSS server's sequence window exactly and what it does with a call "
       "below it (silent drop, error reply, connection closed, context discarded), with NULL "
       "calls on contexts of their own; the result feeds secmode nconnect --window --reaction");
-  cmd->add_option("--host", a->o.host, "Server host (default 127.0.0.1)");
-  cmd->add_option("--port", a->o.port, "Server port (default 2049)")->default_val(2049);
-  cmd->add_option("--mode", a->o.mode, "krb5, krb5i or krb5p (default krb5i)");
-  cmd->add_option("--engine", a->engine, "GSS engine (mit, native)");
-  cmd->add_option("--enctype", a->enctype, "Kerberos enctype (default: the KDC's choice)");
-  cmd->add_option("--ccache", a->o.ccache,
-                  "Credential cache holding your tickets, e.g. FILE:/tmp/krb5cc_1000 after kinit "
-                  "(default: KRB5CCNAME, else the Kerberos configuration's default ccache)");
-  cmd->add_option("--target", a->o.target, "GSS host-based service name (default nfs@localhost)");
+  AddClientFlags(cmd, &a->client, 2049, "krb5i", "krb5, krb5i or krb5p");
   cmd->add_option("--program", a->o.program, "RPC program (default 100003, NFS)");
   cmd->add_option("--version", a->o.version, "RPC program version (default 4)");
   cmd->add_option("--silence-ms", a->o.silence_ms,
@@ -94,39 +86,24 @@ CLI::App* AddProbeCommand(CLI::App& app) {
                   "after this long (default 10000)")
       ->check(CLI::Range(1, 600000));
   cmd->add_flag("--json", a->json, "Print the report, every call included, as JSON on stdout");
-  cmd->add_flag("--local", a->local,
-                "Probe secmode's own server, started in-process on loopback with a throwaway "
-                "realm, with --window and --window-policy");
-  cmd->add_option("--window", a->window, "With --local: the server's sequence window (default 128)")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--window-policy", a->policy,
-                  "With --local: drop, drop-disconnect or discard-context (default drop)");
   cmd->callback([a] {
     rpc::ProbeOptions o = a->o;
-    auto engine = gss::ParseEngine(a->engine);
-    if (!engine.ok()) Fail("probe", engine.status());
-    o.engine = *engine;
-    if (!a->enctype.empty()) {
-      auto e = gss::ParseEnctype(a->enctype);
-      if (!e.ok()) Fail("probe", e.status());
-      o.enctype = static_cast<int32_t>(*e);
-    }
+    const ClientFlags& f = a->client;
+    o.host = f.host;
+    o.port = f.port;
+    o.mode = f.mode;
+    o.ccache = f.ccache;
+    o.target = f.target;
+    const ClientSecurity sec = ParseClientSecurity("probe", f);
+    o.engine = sec.engine;
+    o.enctype = sec.enctype;
     auto service = rpc::ServiceForMode(o.mode);
     if (!service.ok()) Fail("probe", service.status());
     if (*service == 0)
       FailUsage("probe", "mode sys has no sequence window: use krb5, krb5i or krb5p");
     harness::ModeEnvironment env;
-    harness::LocalRpcServer local;
-    if (a->local) {
-      auto policy = rpc::ParseWindowPolicy(a->policy);
-      if (!policy.ok()) Fail("probe", policy.status());
-      rpc::ServerOptions so;
-      so.engine = o.engine;
-      so.window = a->window;
-      so.policy = *policy;
-      auto s = harness::StartLocalRpcServer(env, true, so);
-      if (!s.ok()) Fail("probe", s.status());
-      local = std::move(s).value();
+    harness::LocalRpcServer local = StartLocalIfAsked("probe", f, o.engine, true, env);
+    if (local.server) {
       rpc::LoadOptions aim;
       local.Aim(aim);
       o.host = aim.host;

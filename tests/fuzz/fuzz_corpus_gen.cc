@@ -37,6 +37,7 @@
 #include "tests/fuzz/fuzz_io.h"
 #include "tests/fuzz/gss_fuzz_case.h"
 #include "tests/fuzz/native_keys.h"
+#include "tests/support/nfs41_replies.h"
 
 namespace {
 
@@ -309,6 +310,18 @@ void CallSeeds(Writer& w) {
   e.PutU32(0);
   e.PutOpaque(secmode::common::PatternBytes(40, 3));
   w.Seed("call-gss-init", Prefixed(0, record));
+  // What a server answers the NFSv4.1 set-up (case 3): the whole good
+  // script, and it cut after each reply.
+  const std::vector<Bytes> script = secmode::testing::nfs41::GoodScript(16);
+  for (size_t upto = 1; upto <= script.size(); ++upto) {
+    Bytes replies{3};
+    for (size_t i = 0; i < upto; ++i) {
+      replies.push_back(static_cast<uint8_t>(script[i].size() >> 8));
+      replies.push_back(static_cast<uint8_t>(script[i].size()));
+      replies.insert(replies.end(), script[i].begin(), script[i].end());
+    }
+    w.Seed("nfs41-setup-" + std::to_string(upto), replies);
+  }
 }
 
 // --------------------------------------------------------- rpc_record_fuzzer

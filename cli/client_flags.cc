@@ -1,0 +1,59 @@
+#include "cli/client_flags.h"
+
+#include "cli/cli.h"
+#include "gss/enctype.h"
+#include "rpc/server_core.h"
+
+namespace secmode::cli {
+
+void AddClientFlags(CLI::App* cmd, ClientFlags* f, uint16_t port, const std::string& mode,
+                    const std::string& mode_help) {
+  f->mode = mode;
+  cmd->add_option("--host", f->host, "Server host (default 127.0.0.1)");
+  cmd->add_option("--port", f->port, "Server port (default " + std::to_string(port) + ")")
+      ->default_val(port);
+  cmd->add_option("--mode", f->mode, mode_help + " (default " + mode + ")");
+  cmd->add_option("--engine", f->engine, "GSS engine (mit, native)");
+  cmd->add_option("--enctype", f->enctype, "Kerberos enctype (default: the KDC's choice)");
+  cmd->add_option("--ccache", f->ccache,
+                  "Credential cache holding your tickets, e.g. FILE:/tmp/krb5cc_1000 after kinit "
+                  "(default: KRB5CCNAME, else the Kerberos configuration's default ccache)");
+  cmd->add_option("--target", f->target, "GSS host-based service name (default nfs@localhost)");
+  cmd->add_flag("--local", f->local,
+                "Start a throwaway realm and secmode's own server in-process on loopback "
+                "(with --window and --window-policy) and use that");
+  cmd->add_option("--window", f->window, "With --local: the server's sequence window (default 128)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--window-policy", f->policy,
+                  "With --local: drop, drop-disconnect or discard-context (default drop)");
+}
+
+ClientSecurity ParseClientSecurity(const std::string& command, const ClientFlags& f) {
+  ClientSecurity s;
+  auto engine = gss::ParseEngine(f.engine);
+  if (!engine.ok()) Fail(command, engine.status());
+  s.engine = *engine;
+  if (!f.enctype.empty()) {
+    auto e = gss::ParseEnctype(f.enctype);
+    if (!e.ok()) Fail(command, e.status());
+    s.enctype = static_cast<int32_t>(*e);
+  }
+  return s;
+}
+
+harness::LocalRpcServer StartLocalIfAsked(const std::string& command, const ClientFlags& f,
+                                          gss::Engine engine, bool kerberos,
+                                          harness::ModeEnvironment& env) {
+  if (!f.local) return {};
+  auto policy = rpc::ParseWindowPolicy(f.policy);
+  if (!policy.ok()) Fail(command, policy.status());
+  rpc::ServerOptions so;
+  so.engine = engine;
+  so.window = f.window;
+  so.policy = *policy;
+  auto s = harness::StartLocalRpcServer(env, kerberos, so);
+  if (!s.ok()) Fail(command, s.status());
+  return std::move(s).value();
+}
+
+}  // namespace secmode::cli
