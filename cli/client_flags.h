@@ -38,6 +38,21 @@ struct ClientSecurity {
 // The engine and enctype the flags name; Fail(command, ...) on bad ones.
 ClientSecurity ParseClientSecurity(const std::string& command, const ClientFlags& f);
 
+// Copies the flags into a client's options (rpc::LoadOptions,
+// rpc::ProbeOptions: the same field names); Fail(command, ...) on a bad
+// engine or enctype.
+template <class Options>
+void ApplyClientFlags(const std::string& command, const ClientFlags& f, Options* o) {
+  o->host = f.host;
+  o->port = f.port;
+  o->mode = f.mode;
+  o->ccache = f.ccache;
+  o->target = f.target;
+  const ClientSecurity sec = ParseClientSecurity(command, f);
+  o->engine = sec.engine;
+  o->enctype = sec.enctype;
+}
+
 // With --local: starts the realm (in `env`) and secmode's server with the
 // flags' window and policy, keyed for RPCSEC_GSS when `kerberos`; Fail on
 // errors. Without --local: an empty LocalRpcServer.

@@ -82,14 +82,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
   cmd->callback([a] {
     rpc::LoadOptions o = a->o;
     const ClientFlags& f = a->client;
-    o.host = f.host;
-    o.port = f.port;
-    o.mode = f.mode;
-    o.ccache = f.ccache;
-    o.target = f.target;
-    const ClientSecurity sec = ParseClientSecurity("load", f);
-    o.engine = sec.engine;
-    o.enctype = sec.enctype;
+    ApplyClientFlags("load", f, &o);
     auto op = rpc::ParseNfsOp(a->op);
     if (!op.ok()) Fail("load", op.status());
     o.op = *op;

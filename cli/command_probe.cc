@@ -89,14 +89,7 @@ CLI::App* AddProbeCommand(CLI::App& app) {
   cmd->callback([a] {
     rpc::ProbeOptions o = a->o;
     const ClientFlags& f = a->client;
-    o.host = f.host;
-    o.port = f.port;
-    o.mode = f.mode;
-    o.ccache = f.ccache;
-    o.target = f.target;
-    const ClientSecurity sec = ParseClientSecurity("probe", f);
-    o.engine = sec.engine;
-    o.enctype = sec.enctype;
+    ApplyClientFlags("probe", f, &o);
     auto service = rpc::ServiceForMode(o.mode);
     if (!service.ok()) Fail("probe", service.status());
     if (*service == 0)
