@@ -8,15 +8,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
 #include "common/files.h"
+#include "common/pcap.h"
+#include "common/subprocess.h"
+#include "rpc/gss_client.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
+#include "rpc/record.h"
+#include "rpc/socket.h"
 #include "rpc/window_probe.h"
 #include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc {
 namespace {
+
+using common::Bytes;
+using common::ByteView;
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -159,6 +171,103 @@ TEST_F(GaneshaTest, AMissingFileIsNamedWithTheServersError) {
   EXPECT_NE(r.status().message().find("LOOKUP of 'no-such-file' failed: NFS4ERR_NOENT"),
             std::string::npos)
       << r.status().ToString();
+}
+
+// tshark as an independent judge of the client: a krb5p session with
+// Ganesha (the INIT exchange, the NFSv4.1 set-up, a READ, the session's
+// end), written to a pcap as it went over the wire, decrypted by tshark
+// with the realm's service keytab, shows the COMPOUND operations inside the
+// privacy bodies.
+TEST_F(GaneshaTest, TsharkDecryptsAKrb5pSession) {
+  ASSERT_FALSE(common::FindProgram("tshark").empty()) << "tshark is not installed (make deps)";
+  auto g = StartWithRealm();
+  ASSERT_TRUE(g);
+  PutFiles(*g);
+  gss::Realm* realm = testing::SharedRealm();
+  auto fd = Connect("127.0.0.1", g->port(), Deadline::AfterMs(5000));
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  common::PcapTcpWriter pcap(876, 2049);  // 2049: tshark dissects it as ONC RPC
+  pcap.Begin();
+  auto exchange = [&](ByteView call) -> common::Result<Bytes> {
+    Bytes framed;
+    FrameRecord(call, &framed);
+    pcap.Add(true, framed);
+    SECMODE_ASSIGN_OR_RETURN(Bytes reply, BlockingCall(fd->get(), call, Deadline::AfterMs(10000)));
+    FrameRecord(reply, &framed);
+    pcap.Add(false, framed);
+    return reply;
+  };
+  GssClientConfig cfg;
+  cfg.ccache = realm->ccache();
+  cfg.prog = kNfsProgram;
+  cfg.vers = kNfsVersion;
+  cfg.service = kGssSvcPrivacy;
+  auto ctx = GssClientContext::Establish(cfg, exchange);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  uint32_t xid = 500;
+  Nfs41Call call = [&](ByteView args) -> common::Result<Bytes> {
+    const uint32_t seq = (*ctx)->NextSeq();
+    Bytes rec, scratch;
+    SECMODE_RETURN_IF_ERROR(
+        (*ctx)->EncodeCall(++xid, kNfsProcCompound, kGssSvcPrivacy, seq, args, &rec));
+    SECMODE_ASSIGN_OR_RETURN(Bytes reply, exchange(rec));
+    ReplyHeader h;
+    ByteView results;
+    SECMODE_RETURN_IF_ERROR(
+        (*ctx)->DecodeReply(reply, kGssSvcPrivacy, seq, &scratch, &h, &results));
+    return Bytes(results.begin(), results.end());
+  };
+  Nfs41Options so;
+  so.slots = 4;
+  so.read_file_has_pattern = true;
+  auto session = Nfs41Open(so, call);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  NfsRequest read;
+  read.target = &session->target;
+  read.op = NfsOp::kRead;
+  read.count = 4096;
+  read.slot = 0;
+  read.sequence = session->slot0_sequence + 1;
+  Bytes args;
+  EncodeCompoundArgs(read, &args);
+  auto results = call(args);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_TRUE(CheckCompoundResults(read, *results).ok());
+  ASSERT_TRUE(Nfs41Close(*session, call).ok());
+
+  const std::string file = g->dir() + "/krb5p.pcap", out = g->dir() + "/tshark.txt";
+  ASSERT_TRUE(pcap.Save(file).ok());
+  common::Command cmd;
+  cmd.argv = {"tshark", "-n",
+              "-r",     file,
+              "-o",     "kerberos.decrypt:TRUE",
+              "-o",     "kerberos.file:" + realm->service_keytab(),
+              "-Y",     "rpc.msgtyp == 0",
+              "-T",     "fields",
+              "-e",     "rpc.authgss.service",
+              "-e",     "nfs.opcode"};
+  cmd.log_path = out;
+  auto rc = common::RunAndWait(cmd, 60000);
+  ASSERT_TRUE(rc.ok() && *rc == 0) << cmd.ToString() << "\n" << common::TailOfFile(out);
+  std::ifstream in(out);
+  std::set<std::string> ops;
+  int private_calls = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream row(line);
+    std::string service, opcodes;
+    std::getline(row, service, '\t');
+    std::getline(row, opcodes, '\t');
+    if (service == "3") ++private_calls;
+    std::stringstream each(opcodes);
+    for (std::string op; std::getline(each, op, ',');) ops.insert(op);
+  }
+  EXPECT_GE(private_calls, 6) << common::TailOfFile(out, 40);
+  // EXCHANGE_ID, CREATE_SESSION, SEQUENCE, LOOKUP, GETFH, READ, DESTROY_SESSION.
+  for (const char* op : {"42", "43", "53", "15", "10", "25", "44"}) {
+    EXPECT_TRUE(ops.count(op)) << "tshark did not see operation " << op << " inside the privacy "
+                               << "bodies:\n"
+                               << common::TailOfFile(out, 40);
+  }
 }
 
 }  // namespace
