@@ -33,12 +33,14 @@ namespace {
 struct Case {
   rpc::NfsOp op;
   uint32_t size;
+  bool one_at_a_time = false;  // one connection, one call outstanding: latency alone
 };
 constexpr Case kCases[] = {{rpc::NfsOp::kGetattr, 0},
                            {rpc::NfsOp::kRead, 4096},
                            {rpc::NfsOp::kWrite, 4096},
                            {rpc::NfsOp::kRead, 1u << 20},
-                           {rpc::NfsOp::kWrite, 1u << 20}};
+                           {rpc::NfsOp::kWrite, 1u << 20},
+                           {rpc::NfsOp::kRead, 4096, true}};
 const char* const kRpcFamilies[] = {"sys", "krb5", "krb5i", "krb5p"};
 // Load shape of every row (recorded in the section, so the report states
 // what ran).
@@ -155,8 +157,8 @@ Status RunE2eSection(SectionContext& ctx) {
         }
         o.op = c.op;
         o.size = c.size ? c.size : 4096;
-        o.connections = kConnections;
-        o.slots = c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
+        o.connections = c.one_at_a_time ? 1 : kConnections;
+        o.slots = c.one_at_a_time ? 1 : c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
         // Ganesha's rows are shorter, so the default suite keeps its time.
         o.seconds = peer == 1 ? std::min(seconds, kGaneshaSeconds) : seconds;
         o.warmup_seconds = warmup;
@@ -172,6 +174,7 @@ Status RunE2eSection(SectionContext& ctx) {
             (after.duplicates + after.below_window) - (before.duplicates + before.below_window);
         const std::string peer_name = peer == 1 ? "nfs-ganesha " + ganesha->version() : "secmode";
         std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size) +
+                        (c.one_at_a_time ? " one at a time" : "") +
                           (peer == 1 ? " (" + peer_name + ")" : "");
         if (!r.ok()) {
           ctx.log << "\n  e2e " << name.family << " " << key

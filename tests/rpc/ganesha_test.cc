@@ -145,7 +145,8 @@ TEST_F(GaneshaTest, LoadDrivesARealSessionInEveryMode) {
   auto g = StartWithRealm();
   ASSERT_TRUE(g);
   PutFiles(*g);
-  for (const char* mode : {"sys", "krb5", "krb5i", "krb5p", "krb5p:native"}) {
+  for (const char* mode :
+       {"sys", "krb5", "krb5i", "krb5p", "krb5:native", "krb5i:native", "krb5p:native"}) {
     for (NfsOp op : {NfsOp::kGetattr, NfsOp::kRead, NfsOp::kWrite}) {
       const std::string m = mode;
       LoadOptions o = GaneshaLoad(*g, m.substr(0, m.find(':')), op);
