@@ -930,12 +930,11 @@ Status Runner::OpenSession() {
                                    (closed.ok() ? "" : " (" + closed.ToString() + ")"));
   }
   // RFC 8881 2.10.6.1: a slot's first request has sequence id 1 (Issue
-  // counts up before it sends); slot 0 goes on from the set-up's calls.
+  // counts up before it sends). The set-up has a slot of its own.
   for (auto& slot : slots_) {
     slot->req.target = &session_->target;
     slot->req.sequence = 0;
   }
-  slots_.front()->req.sequence = session_->slot0_sequence;
   return Status::Ok();
 }
 

@@ -123,8 +123,9 @@ const NfsTarget& OwnServerTarget() {
     o.session_id.assign(kSessionId, kSessionId + kSessionIdSize);
     o.fh_read.assign(kFhRead, kFhRead + 28);
     o.fh_write.assign(kFhWrite, kFhWrite + 28);
-    o.stateid.assign(4, 0);  // seqid 0, then 12 bytes of "other"
-    o.stateid.insert(o.stateid.end(), kSessionId, kSessionId + 12);
+    o.stateid_read.assign(4, 0);  // seqid 0, then 12 bytes of "other"
+    o.stateid_read.insert(o.stateid_read.end(), kSessionId, kSessionId + 12);
+    o.stateid_write = o.stateid_read;
     return o;
   }();
   return t;
@@ -201,13 +202,13 @@ void EncodeCompoundArgs(const NfsRequest& r, Bytes* out) {
       break;
     case NfsOp::kRead:
       e.PutU32(kOpRead);
-      e.PutFixedOpaque(t.stateid);
+      e.PutFixedOpaque(t.stateid_read);
       e.PutU64(r.offset);
       e.PutU32(r.count);
       break;
     case NfsOp::kWrite:
       e.PutU32(kOpWrite);
-      e.PutFixedOpaque(t.stateid);
+      e.PutFixedOpaque(t.stateid_write);
       e.PutU64(r.offset);
       e.PutU32(kFileSync4);
       e.PutOpaque(WritePattern(r.offset, r.count));

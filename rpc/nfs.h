@@ -53,7 +53,7 @@ common::Result<NfsOp> ParseNfsOp(const std::string& name);
 struct NfsTarget {
   common::Bytes session_id;         // NFS4_SESSIONID_SIZE (16) bytes
   common::Bytes fh_read, fh_write;  // the files READ and WRITE (GETATTR: fh_read)
-  common::Bytes stateid;            // 16 bytes: seqid and other
+  common::Bytes stateid_read, stateid_write;  // 16 bytes each: seqid and other
   uint32_t highest_slot = 63;       // SEQUENCE's sa_highest_slotid
   // The WRITE verifier is the digest of the data (secmode's server only; a
   // real server's is its boot verifier, and only the count is checked).

@@ -17,10 +17,12 @@ using common::Status;
 namespace {
 
 // RFC 8881 section 18 operation numbers.
-constexpr uint32_t kOpGetfh = 10, kOpLookup = 15, kOpPutrootfh = 24, kOpExchangeId = 42,
-                   kOpCreateSession = 43, kOpDestroySession = 44, kOpSequence = 53,
-                   kOpDestroyClientid = 57, kOpReclaimComplete = 58;
+constexpr uint32_t kOpClose = 4, kOpGetfh = 10, kOpLookup = 15, kOpOpen = 18, kOpPutfh = 22,
+                   kOpPutrootfh = 24, kOpExchangeId = 42, kOpCreateSession = 43,
+                   kOpDestroySession = 44, kOpSequence = 53, kOpDestroyClientid = 57,
+                   kOpReclaimComplete = 58;
 constexpr uint32_t kSp4None = 0;
+constexpr uint32_t kWantNoDelegation = 0x0400;  // OPEN4_SHARE_ACCESS_WANT_NO_DELEG
 constexpr uint32_t kCbProgram = 0x40000000;
 constexpr size_t kSessionIdSize = 16;
 constexpr size_t kMaxFh = 128;  // NFS4_FHSIZE
@@ -28,7 +30,10 @@ constexpr size_t kOpaqueLimit = 1024;
 
 const char* OpName(uint32_t op) {
   switch (op) {
+    case kOpClose: return "CLOSE";
     case kOpGetfh: return "GETFH";
+    case kOpOpen: return "OPEN";
+    case kOpPutfh: return "PUTFH";
     case kOpLookup: return "LOOKUP";
     case kOpPutrootfh: return "PUTROOTFH";
     case kOpExchangeId: return "EXCHANGE_ID";
@@ -113,11 +118,13 @@ Status Result4(XdrDecoder& d, uint32_t op) {
   return Status::Ok();
 }
 
-void PutSequence(XdrEncoder& e, const Nfs41Session& s, uint32_t sequence) {
+// SEQUENCE on the set-up's own slot (the highest granted; the load uses
+// the ones below it), with its next sequence id.
+void PutSequence(XdrEncoder& e, Nfs41Session& s) {
   e.PutU32(kOpSequence);
   e.PutFixedOpaque(s.target.session_id);
-  e.PutU32(sequence);
-  e.PutU32(0);  // slot 0
+  e.PutU32(++s.setup_sequence);
+  e.PutU32(s.setup_slot);
   e.PutU32(s.target.highest_slot);
   e.PutBool(false);
 }
@@ -131,18 +138,39 @@ Status SkipSequence(XdrDecoder& d) {
   return Status::Ok();
 }
 
-Result<Bytes> LookUp(const Nfs41Call& call, Nfs41Session& s,
-                     const std::vector<std::string>& path) {
-  std::string what = "looking up /";
+// OPEN (RFC 8881 18.16) of the file at `path` from the root: its handle
+// and open stateid. The read file must exist; the write file is created if
+// it does not (UNCHECKED4, no attributes). No delegation is wanted (there
+// is no back channel to recall one).
+Status Open(const Nfs41Call& call, Nfs41Session& s, const std::vector<std::string>& path,
+            bool write, const std::string& owner, Bytes* fh, Bytes* stateid) {
+  std::string what = "opening /";
   for (size_t i = 0; i < path.size(); ++i) what += (i ? "/" : "") + path[i];
+  const size_t dirs = path.size() - 1;
   Bytes args;
-  XdrEncoder e = Begin(&args, static_cast<uint32_t>(3 + path.size()));
-  PutSequence(e, s, ++s.slot0_sequence);
+  XdrEncoder e = Begin(&args, static_cast<uint32_t>(4 + dirs));
+  PutSequence(e, s);
   e.PutU32(kOpPutrootfh);
-  for (const std::string& c : path) {
+  for (size_t i = 0; i < dirs; ++i) {
     e.PutU32(kOpLookup);
-    e.PutString(c);
+    e.PutString(path[i]);
   }
+  e.PutU32(kOpOpen);
+  e.PutU32(0);                                      // seqid (unused in 4.1)
+  e.PutU32((write ? 3u : 1u) | kWantNoDelegation);  // share_access BOTH / READ
+  e.PutU32(0);                                      // share_deny NONE
+  e.PutU64(s.clientid);                             // open_owner4
+  e.PutString(owner);
+  if (write) {
+    e.PutU32(1);  // OPEN4_CREATE
+    e.PutU32(0);  // UNCHECKED4
+    e.PutU32(0);  // createattrs: empty bitmap
+    e.PutU32(0);  // and no values
+  } else {
+    e.PutU32(0);  // OPEN4_NOCREATE
+  }
+  e.PutU32(0);  // CLAIM_NULL
+  e.PutString(path.back());
   e.PutU32(kOpGetfh);
   SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
   XdrDecoder d(res);
@@ -152,23 +180,65 @@ Result<Bytes> LookUp(const Nfs41Call& call, Nfs41Session& s,
   SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kOpaqueLimit, "COMPOUND4res tag"));
   SECMODE_RETURN_IF_ERROR(d.GetU32(&n, "COMPOUND4res resarray length"));
   if (status != 0) {
-    // The last result is the one that failed: SEQUENCE, PUTROOTFH, or the
-    // LOOKUP of component n-3.
-    std::string at = n <= 1 ? "SEQUENCE" : n == 2 ? "PUTROOTFH" : "";
-    if (n >= 3 && n - 3 < path.size()) at = "LOOKUP of '" + path[n - 3] + "'";
-    if (n == 3 + path.size()) at = "GETFH";
+    // The last result is the one that failed.
+    std::string at = n <= 1 ? "SEQUENCE" : n == 2 ? "PUTROOTFH" : "GETFH";
+    if (n >= 3 && n - 3 < dirs) at = "LOOKUP of '" + path[n - 3] + "'";
+    if (n == 3 + dirs) at = "OPEN of '" + path.back() + "'";
     return Status::Unavailable(what + ": " + at + " failed: " + Nfs4StatusName(status));
   }
-  if (n != 3 + path.size()) return Status::Corrupt(what + ": wrong number of results");
+  if (n != 4 + dirs) return Status::Corrupt(what + ": wrong number of results");
   SECMODE_RETURN_IF_ERROR(SkipSequence(d).Annotate(what));
   SECMODE_RETURN_IF_ERROR(Result4(d, kOpPutrootfh).Annotate(what));
-  for (size_t i = 0; i < path.size(); ++i) {
-    SECMODE_RETURN_IF_ERROR(Result4(d, kOpLookup).Annotate(what));
+  for (size_t i = 0; i < dirs; ++i) SECMODE_RETURN_IF_ERROR(Result4(d, kOpLookup).Annotate(what));
+  SECMODE_RETURN_IF_ERROR(Result4(d, kOpOpen).Annotate(what));
+  ByteView sid, words;
+  bool atomic;
+  uint64_t before, after;
+  uint32_t rflags, nwords, delegation;
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(16, &sid, "OPEN stateid"));
+  SECMODE_RETURN_IF_ERROR(d.GetBool(&atomic, "OPEN cinfo.atomic"));
+  SECMODE_RETURN_IF_ERROR(d.GetU64(&before, "OPEN cinfo.before"));
+  SECMODE_RETURN_IF_ERROR(d.GetU64(&after, "OPEN cinfo.after"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&rflags, "OPEN rflags"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&nwords, "OPEN attrset length"));
+  if (nwords > 8) return Status::Corrupt(what + ": OPEN attrset of " + std::to_string(nwords));
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(4 * nwords, &words, "OPEN attrset"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&delegation, "OPEN delegation_type"));
+  if (delegation == 3) {  // OPEN_DELEGATE_NONE_EXT: why none
+    uint32_t why;
+    bool flag;
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&why, "ond_why"));
+    if (why == 4 || why == 5) SECMODE_RETURN_IF_ERROR(d.GetBool(&flag, "ond_server_will_push"));
+  } else if (delegation != 0) {
+    return Status::Unavailable(what + ": the server granted a delegation (type " +
+                               std::to_string(delegation) + ") that was not wanted");
   }
   SECMODE_RETURN_IF_ERROR(Result4(d, kOpGetfh).Annotate(what));
-  ByteView fh;
-  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&fh, kMaxFh, "GETFH object"));
-  return Bytes(fh.begin(), fh.end());
+  ByteView object;
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&object, kMaxFh, "GETFH object"));
+  fh->assign(object.begin(), object.end());
+  stateid->assign(sid.begin(), sid.end());
+  return Status::Ok();
+}
+
+// CLOSE (RFC 8881 18.2) of one open file.
+Status Close(const Nfs41Call& call, Nfs41Session& s, const Bytes& fh, const Bytes& stateid,
+             const char* which) {
+  Bytes args;
+  XdrEncoder e = Begin(&args, 3);
+  PutSequence(e, s);
+  e.PutU32(kOpPutfh);
+  e.PutOpaque(fh);
+  e.PutU32(kOpClose);
+  e.PutU32(0);  // seqid (unused in 4.1)
+  e.PutFixedOpaque(stateid);
+  const std::string what = std::string("closing the ") + which + " file";
+  SECMODE_ASSIGN_OR_RETURN(Bytes res, Run(call, args, what));
+  XdrDecoder d(res);
+  SECMODE_RETURN_IF_ERROR(Header(d, 3).Annotate(what));
+  SECMODE_RETURN_IF_ERROR(SkipSequence(d).Annotate(what));
+  SECMODE_RETURN_IF_ERROR(Result4(d, kOpPutfh).Annotate(what));
+  return Result4(d, kOpClose).Annotate(what);
 }
 
 }  // namespace
@@ -249,8 +319,8 @@ Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
     e.PutU32(kOpCreateSession);
     e.PutU64(s.clientid);
     e.PutU32(sequenceid);
-    e.PutU32(0);  // csa_flags
-    PutChannelAttrs(e, o.max_request, o.max_response, 8, o.slots);
+    e.PutU32(0);                                                        // csa_flags
+    PutChannelAttrs(e, o.max_request, o.max_response, 8, o.slots + 1);  // and the set-up's
     PutChannelAttrs(e, 4096, 4096, 2, 1);
     e.PutU32(kCbProgram);
     e.PutU32(1);  // csa_sec_parms<>: one, AUTH_NONE
@@ -266,19 +336,24 @@ Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
     SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "csr_sessionid"));
     SECMODE_RETURN_IF_ERROR(d.GetU32(&seq, "csr_sequence"));
     SECMODE_RETURN_IF_ERROR(d.GetU32(&flags, "csr_flags"));
-    SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &s.slots));
+    uint32_t granted;
+    SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &granted));
     SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &back));
-    if (s.slots < 1) return Status::Corrupt("CREATE_SESSION granted no fore-channel slot");
+    if (granted < 2) {
+      return Status::Unavailable("CREATE_SESSION granted " + std::to_string(granted) +
+                                 " fore-channel slots; the load needs one and the set-up one more");
+    }
     s.target.session_id.assign(sid.begin(), sid.end());
+    s.target.highest_slot = granted - 1;
+    s.setup_slot = granted - 1;
+    s.slots = granted - 1;
   }
-  s.target.highest_slot = s.slots - 1;
-  s.target.stateid.assign(16, 0);  // the anonymous stateid
   s.target.write_digest = false;
   s.target.read_pattern = o.read_file_has_pattern;
   // RECLAIM_COMPLETE (RFC 8881 18.51): nothing to reclaim.
   {
     XdrEncoder e = Begin(&args, 2);
-    PutSequence(e, s, ++s.slot0_sequence);
+    PutSequence(e, s);
     e.PutU32(kOpReclaimComplete);
     e.PutBool(false);  // rca_one_fs
   }
@@ -293,12 +368,20 @@ Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
       return Status::Unavailable("RECLAIM_COMPLETE: " + Nfs4StatusName(status));
     }
   }
-  SECMODE_ASSIGN_OR_RETURN(s.target.fh_read, LookUp(call, s, o.read_path));
-  SECMODE_ASSIGN_OR_RETURN(s.target.fh_write, LookUp(call, s, o.write_path));
+  if (o.read_path.empty() || o.write_path.empty()) {
+    return Status::InvalidArgument("the read and write paths must name files");
+  }
+  s.owner = owner;
+  SECMODE_RETURN_IF_ERROR(
+      Open(call, s, o.read_path, false, owner, &s.target.fh_read, &s.target.stateid_read));
+  SECMODE_RETURN_IF_ERROR(
+      Open(call, s, o.write_path, true, owner, &s.target.fh_write, &s.target.stateid_write));
   return s;
 }
 
-Status Nfs41Close(const Nfs41Session& s, const Nfs41Call& call) {
+Status Nfs41Close(Nfs41Session& s, const Nfs41Call& call) {
+  SECMODE_RETURN_IF_ERROR(Close(call, s, s.target.fh_read, s.target.stateid_read, "read"));
+  SECMODE_RETURN_IF_ERROR(Close(call, s, s.target.fh_write, s.target.stateid_write, "write"));
   Bytes args;
   {
     XdrEncoder e = Begin(&args, 1);

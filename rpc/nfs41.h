@@ -1,15 +1,17 @@
 // Nfs41Open / Nfs41Close: what a real NFSv4.1 server (RFC 8881) needs
 // before and after the COMPOUNDs of nfs.h. Open gets a client ID
-// (EXCHANGE_ID, 18.35, no state protection), creates a session with as many
-// fore-channel slots as asked (CREATE_SESSION, 18.36; the server may grant
-// fewer, and the load must then use no more) and no back channel, says
-// RECLAIM_COMPLETE (18.51), and looks up the read and write files from the
-// server's root (PUTROOTFH, LOOKUP per path component, GETFH) under slot 0.
-// The NfsTarget it returns names that session, those handles and the
-// anonymous stateid (all zeros: READ and WRITE without OPEN, RFC 8881
-// 8.2.3); the load numbers slot 0 from `slot0_sequence` on. Close ends the
-// session (DESTROY_SESSION, 18.37) and the client ID (DESTROY_CLIENTID,
-// 18.50). Each step's error names the operation and the server's NFS4ERR.
+// (EXCHANGE_ID, 18.35, no state protection), creates a session with the
+// fore-channel slots asked and one more for itself (CREATE_SESSION, 18.36;
+// the server may grant fewer, and the load must then use no more) and no
+// back channel, says RECLAIM_COMPLETE (18.51), and opens the read file
+// (it must exist) and the write file (created if it does not): PUTROOTFH,
+// LOOKUP per directory, OPEN (18.16, no delegation wanted), GETFH. The
+// NfsTarget it returns names that session, those handles and the open
+// stateids. Its own calls use the highest slot granted, the load's the
+// ones below, so neither disturbs the other's sequence ids. Close closes
+// both files (CLOSE, 18.2) and ends the session (DESTROY_SESSION, 18.37)
+// and the client ID (DESTROY_CLIENTID, 18.50). Each step's error names the
+// operation and the server's NFS4ERR.
 //
 // Both go through `call`: one COMPOUND (program 100003 version 4 procedure
 // 1) with the caller's security on the caller's connection, returning the
@@ -37,7 +39,7 @@ struct Nfs41Options {
   // NFSv4.1 servers such as Ganesha).
   std::vector<std::string> read_path = {"export", "read"};
   std::vector<std::string> write_path = {"export", "write"};
-  uint32_t slots = 64;  // fore-channel slots asked for
+  uint32_t slots = 64;  // fore-channel slots asked for the load (and one for the set-up)
   uint32_t max_request = (1u << 20) + (64u << 10);
   uint32_t max_response = (1u << 20) + (64u << 10);
   // The read file holds nfs.h's ReadPattern (secmode wrote it): READ data is
@@ -49,16 +51,17 @@ struct Nfs41Options {
 struct Nfs41Session {
   NfsTarget target;
   uint64_t clientid = 0;
-  uint32_t slots = 0;           // fore-channel slots granted
-  uint32_t slot0_sequence = 0;  // the last sequence id used on slot 0
-  std::string server;           // the server's implementation id, if it gave one
+  uint32_t slots = 0;                           // fore-channel slots the load may use: 0 .. slots-1
+  uint32_t setup_slot = 0, setup_sequence = 0;  // the set-up's own slot and its last id
+  std::string owner;                            // the client owner, also the open owner
+  std::string server;                           // the server's implementation id, if it gave one
 };
 
 // One COMPOUND: its arguments in, its results (COMPOUND4res) out.
 using Nfs41Call = std::function<common::Result<common::Bytes>(common::ByteView args)>;
 
 common::Result<Nfs41Session> Nfs41Open(const Nfs41Options& options, const Nfs41Call& call);
-common::Status Nfs41Close(const Nfs41Session& session, const Nfs41Call& call);
+common::Status Nfs41Close(Nfs41Session& session, const Nfs41Call& call);
 
 // "a/b/c" -> {"a", "b", "c"}; empty components are refused.
 common::Result<std::vector<std::string>> SplitNfsPath(const std::string& path);

@@ -47,29 +47,42 @@ uint32_t FirstOp(const Bytes& args) {
 
 TEST(Nfs41Test, OpensAndClosesASessionFromGoodReplies) {
   Scripted s;
-  s.replies = script::GoodScript(16);
+  s.replies = script::GoodScript(17);
   Nfs41Options o;
   o.slots = 16;
   o.read_file_has_pattern = true;
   auto session = Nfs41Open(o, s.Call());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   EXPECT_EQ(session->clientid, 0x1234u);
-  EXPECT_EQ(session->slots, 16u);
-  EXPECT_EQ(session->target.highest_slot, 15u);
+  EXPECT_EQ(session->slots, 16u);  // the 17th is the set-up's own
+  EXPECT_EQ(session->setup_slot, 16u);
+  EXPECT_EQ(session->target.highest_slot, 16u);
   EXPECT_EQ(session->target.session_id, script::SessionId());
   EXPECT_EQ(session->target.fh_read, script::ReadHandle());
   EXPECT_EQ(session->target.fh_write, script::WriteHandle());
-  EXPECT_EQ(session->target.stateid, Bytes(16, 0));  // anonymous
+  EXPECT_EQ(session->target.stateid_read, script::Stateid(1));
+  EXPECT_EQ(session->target.stateid_write, script::Stateid(2));
   EXPECT_FALSE(session->target.write_digest);
   EXPECT_TRUE(session->target.read_pattern);
-  EXPECT_EQ(session->slot0_sequence, 3u);  // RECLAIM_COMPLETE and two look-ups
+  EXPECT_EQ(session->setup_sequence, 3u);  // RECLAIM_COMPLETE and two OPENs
   EXPECT_EQ(session->server, "scripted 1.0 (example.org)");
   ASSERT_TRUE(Nfs41Close(*session, s.Call()).ok());
-  ASSERT_EQ(s.sent.size(), 7u);
-  const uint32_t want[] = {script::kExchangeId, script::kCreateSession, script::kSequence,
-                           script::kSequence,   script::kSequence,      script::kDestroySession,
-                           script::kDestroyClientid};
-  for (size_t i = 0; i < 7; ++i) EXPECT_EQ(FirstOp(s.sent[i]), want[i]) << i;
+  ASSERT_EQ(s.sent.size(), 9u);
+  const uint32_t want[] = {script::kExchangeId, script::kCreateSession,  script::kSequence,
+                           script::kSequence,   script::kSequence,       script::kSequence,
+                           script::kSequence,   script::kDestroySession, script::kDestroyClientid};
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(FirstOp(s.sent[i]), want[i]) << i;
+  // CREATE_SESSION asked for the load's 16 slots and the set-up's.
+  XdrDecoder d(s.sent[1]);
+  uint32_t v;
+  uint64_t clientid;
+  ByteView tag;
+  ASSERT_TRUE(d.GetOpaque(&tag, 64, "tag").ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(d.GetU32(&v, "header").ok());  // minor, n, op
+  ASSERT_TRUE(d.GetU64(&clientid, "clientid").ok());
+  EXPECT_EQ(clientid, 0x1234u);
+  for (int i = 0; i < 2 + 6; ++i) ASSERT_TRUE(d.GetU32(&v, "attrs").ok());
+  EXPECT_EQ(v, 17u);  // ca_maxrequests
 }
 
 TEST(Nfs41Test, FewerSlotsThanAskedAreTaken) {
@@ -79,7 +92,8 @@ TEST(Nfs41Test, FewerSlotsThanAskedAreTaken) {
   o.slots = 64;
   auto session = Nfs41Open(o, s.Call());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
-  EXPECT_EQ(session->slots, 4u);
+  EXPECT_EQ(session->slots, 3u);
+  EXPECT_EQ(session->setup_slot, 3u);
   EXPECT_EQ(session->target.highest_slot, 3u);
 }
 
@@ -125,19 +139,23 @@ INSTANTIATE_TEST_SUITE_P(
             "truncated 'eir_sequenceid'"},
         Bad{"Delay", 1, script::StatusOnly(script::kCreateSession, 10008),
             "CREATE_SESSION: the server answered NFS4ERR_DELAY (10008)"},
-        Bad{"NoSlots", 1, script::CreateSessionOk(0), "granted no fore-channel slot"},
+        Bad{"OneSlot", 1, script::CreateSessionOk(1), "granted 1 fore-channel slots"},
         Bad{"WrongOp", 1, script::ExchangeIdOk(1, 1), "expected the result of CREATE_SESSION"},
         Bad{"BadSession", 2, script::Failed(10052, {script::kSequence}, 1),
             "RECLAIM_COMPLETE: NFS4ERR_BADSESSION (10052)"},
         Bad{"SeqMisordered", 3, script::Failed(10063, {script::kSequence}, 1),
             "SEQUENCE failed: NFS4ERR_SEQ_MISORDERED (10063)"},
         Bad{"NoSuchFile", 3,
-            script::Failed(2,
-                           {script::kSequence, script::kPutrootfh, script::kLookup,
-                            script::kLookup},
-                           4),
-            "LOOKUP of 'read' failed: NFS4ERR_NOENT (2)"},
-        Bad{"HugeHandle", 4, script::LookupOk(3, 2, Bytes(200, 1)), "GETFH object"},
+            script::Failed(
+                2, {script::kSequence, script::kPutrootfh, script::kLookup, script::kOpen}, 4),
+            "OPEN of 'read' failed: NFS4ERR_NOENT (2)"},
+        Bad{"NoSuchDirectory", 3,
+            script::Failed(2, {script::kSequence, script::kPutrootfh, script::kLookup}, 3),
+            "LOOKUP of 'export' failed: NFS4ERR_NOENT (2)"},
+        Bad{"Delegation", 4, script::OpenOk(3, 1, script::WriteHandle(), script::Stateid(2), 2),
+            "granted a delegation (type 2)"},
+        Bad{"HugeHandle", 4, script::OpenOk(3, 1, Bytes(200, 1), script::Stateid(2)),
+            "GETFH object"},
         Bad{"Empty", 2, Bytes{}, "COMPOUND4res status"}),
     [](const ::testing::TestParamInfo<Bad>& i) { return std::string(i.param.name); });
 

@@ -15,9 +15,10 @@
 namespace secmode::testing::nfs41 {
 
 // RFC 8881 operation numbers used here.
-inline constexpr uint32_t kGetfh = 10, kLookup = 15, kPutrootfh = 24, kExchangeId = 42,
-                          kCreateSession = 43, kDestroySession = 44, kSequence = 53,
-                          kDestroyClientid = 57, kReclaimComplete = 58;
+inline constexpr uint32_t kClose = 4, kGetfh = 10, kLookup = 15, kOpen = 18, kPutfh = 22,
+                          kPutrootfh = 24, kExchangeId = 42, kCreateSession = 43,
+                          kDestroySession = 44, kSequence = 53, kDestroyClientid = 57,
+                          kReclaimComplete = 58;
 
 // COMPOUND4res header: status, tag "", `n` results to follow.
 inline rpc::XdrEncoder Header(common::Bytes* out, uint32_t status, uint32_t n) {
@@ -86,20 +87,46 @@ inline common::Bytes ReclaimCompleteOk(uint32_t sequence) {
   return b;
 }
 
-// SEQUENCE, PUTROOTFH, `components` LOOKUPs, GETFH with `fh`.
-inline common::Bytes LookupOk(uint32_t sequence, size_t components, const common::Bytes& fh) {
+inline common::Bytes Stateid(uint8_t which) { return common::PatternBytes(16, which); }
+
+// SEQUENCE, PUTROOTFH, `dirs` LOOKUPs, OPEN with `stateid` and delegation
+// type `delegation` (0: none), GETFH with `fh`.
+inline common::Bytes OpenOk(uint32_t sequence, size_t dirs, const common::Bytes& fh,
+                            const common::Bytes& stateid, uint32_t delegation = 0) {
   common::Bytes b;
-  rpc::XdrEncoder e = Header(&b, 0, static_cast<uint32_t>(3 + components));
+  rpc::XdrEncoder e = Header(&b, 0, static_cast<uint32_t>(4 + dirs));
   PutSequenceOk(e, sequence);
   e.PutU32(kPutrootfh);
   e.PutU32(0);
-  for (size_t i = 0; i < components; ++i) {
+  for (size_t i = 0; i < dirs; ++i) {
     e.PutU32(kLookup);
     e.PutU32(0);
   }
+  e.PutU32(kOpen);
+  e.PutU32(0);
+  e.PutFixedOpaque(stateid);
+  e.PutBool(true);  // cinfo
+  e.PutU64(1);
+  e.PutU64(2);
+  e.PutU32(0);  // rflags
+  e.PutU32(0);  // attrset
+  e.PutU32(delegation);
+  if (delegation == 3) e.PutU32(0);  // WND4_NOT_WANTED
   e.PutU32(kGetfh);
   e.PutU32(0);
   e.PutOpaque(fh);
+  return b;
+}
+
+inline common::Bytes CloseOk(uint32_t sequence) {
+  common::Bytes b;
+  rpc::XdrEncoder e = Header(&b, 0, 3);
+  PutSequenceOk(e, sequence);
+  e.PutU32(kPutfh);
+  e.PutU32(0);
+  e.PutU32(kClose);
+  e.PutU32(0);
+  e.PutFixedOpaque(common::Bytes(16, 0));
   return b;
 }
 
@@ -128,13 +155,15 @@ inline common::Bytes ReadHandle() { return common::PatternBytes(28, 0x11); }
 inline common::Bytes WriteHandle() { return common::PatternBytes(28, 0x22); }
 
 // The replies of a whole good set-up and end, in order, for the default
-// Nfs41Options (two path components each) and `slots` granted.
-inline std::vector<common::Bytes> GoodScript(uint32_t slots) {
+// Nfs41Options (one directory and a file each) and `granted` slots.
+inline std::vector<common::Bytes> GoodScript(uint32_t granted) {
   return {ExchangeIdOk(0x1234, 1),
-          CreateSessionOk(slots),
+          CreateSessionOk(granted),
           ReclaimCompleteOk(1),
-          LookupOk(2, 2, ReadHandle()),
-          LookupOk(3, 2, WriteHandle()),
+          OpenOk(2, 1, ReadHandle(), Stateid(1)),
+          OpenOk(3, 1, WriteHandle(), Stateid(2)),
+          CloseOk(4),
+          CloseOk(5),
           StatusOnly(kDestroySession, 0),
           StatusOnly(kDestroyClientid, 0)};
 }
