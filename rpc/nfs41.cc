@@ -122,11 +122,52 @@ Status Result4(XdrDecoder& d, uint32_t op) {
 // the ones below it), with its next sequence id.
 void PutSequence(XdrEncoder& e, Nfs41Session& s) {
   e.PutU32(kOpSequence);
-  e.PutFixedOpaque(s.target.session_id);
+  e.PutFixedOpaque(s.setup_session_id);
   e.PutU32(++s.setup_sequence);
-  e.PutU32(s.setup_slot);
-  e.PutU32(s.target.highest_slot);
+  e.PutU32(0);  // its one slot
+  e.PutU32(0);
   e.PutBool(false);
+}
+
+// CREATE_SESSION (RFC 8881 18.36) with `requests` fore-channel slots and
+// no back channel: its id and the slots granted (at least one).
+Status CreateSession(const Nfs41Call& call, const Nfs41Options& o, uint64_t clientid,
+                     uint32_t sequence, uint32_t requests, Bytes* session_id, uint32_t* granted) {
+  Bytes args;
+  {
+    XdrEncoder e = Begin(&args, 1);
+    e.PutU32(kOpCreateSession);
+    e.PutU64(clientid);
+    e.PutU32(sequence);
+    e.PutU32(0);  // csa_flags
+    PutChannelAttrs(e, o.max_request, o.max_response, 8, requests);
+    PutChannelAttrs(e, 4096, 4096, 2, 1);
+    e.PutU32(kCbProgram);
+    e.PutU32(1);  // csa_sec_parms<>: one, AUTH_NONE
+    e.PutU32(0);
+  }
+  SECMODE_ASSIGN_OR_RETURN(Bytes res, Run(call, args, "CREATE_SESSION"));
+  XdrDecoder d(res);
+  SECMODE_RETURN_IF_ERROR(Header(d, 1));
+  SECMODE_RETURN_IF_ERROR(Result4(d, kOpCreateSession));
+  ByteView sid;
+  uint32_t seq, flags, back;
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "csr_sessionid"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&seq, "csr_sequence"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&flags, "csr_flags"));
+  SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, granted));
+  SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &back));
+  if (*granted < 1) return Status::Unavailable("CREATE_SESSION granted no fore-channel slot");
+  session_id->assign(sid.begin(), sid.end());
+  return Status::Ok();
+}
+
+Status DestroySession(const Nfs41Call& call, const Bytes& session_id) {
+  Bytes args;
+  XdrEncoder e = Begin(&args, 1);
+  e.PutU32(kOpDestroySession);
+  e.PutFixedOpaque(session_id);
+  return Run(call, args, "DESTROY_SESSION").status();
 }
 
 Status SkipSequence(XdrDecoder& d) {
@@ -313,41 +354,11 @@ Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
       s.server = name + (domain.empty() ? "" : " (" + domain + ")");
     }
   }
-  // CREATE_SESSION (RFC 8881 18.36): no back channel.
-  {
-    XdrEncoder e = Begin(&args, 1);
-    e.PutU32(kOpCreateSession);
-    e.PutU64(s.clientid);
-    e.PutU32(sequenceid);
-    e.PutU32(0);                                                        // csa_flags
-    PutChannelAttrs(e, o.max_request, o.max_response, 8, o.slots + 1);  // and the set-up's
-    PutChannelAttrs(e, 4096, 4096, 2, 1);
-    e.PutU32(kCbProgram);
-    e.PutU32(1);  // csa_sec_parms<>: one, AUTH_NONE
-    e.PutU32(0);
-  }
-  SECMODE_ASSIGN_OR_RETURN(res, Run(call, args, "CREATE_SESSION"));
-  {
-    XdrDecoder d(res);
-    SECMODE_RETURN_IF_ERROR(Header(d, 1));
-    SECMODE_RETURN_IF_ERROR(Result4(d, kOpCreateSession));
-    ByteView sid;
-    uint32_t seq, flags, back;
-    SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "csr_sessionid"));
-    SECMODE_RETURN_IF_ERROR(d.GetU32(&seq, "csr_sequence"));
-    SECMODE_RETURN_IF_ERROR(d.GetU32(&flags, "csr_flags"));
-    uint32_t granted;
-    SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &granted));
-    SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, &back));
-    if (granted < 2) {
-      return Status::Unavailable("CREATE_SESSION granted " + std::to_string(granted) +
-                                 " fore-channel slots; the load needs one and the set-up one more");
-    }
-    s.target.session_id.assign(sid.begin(), sid.end());
-    s.target.highest_slot = granted - 1;
-    s.setup_slot = granted - 1;
-    s.slots = granted - 1;
-  }
+  // The set-up's own session (one slot), so its calls never touch the
+  // load's slots' sequence ids.
+  uint32_t one;
+  SECMODE_RETURN_IF_ERROR(
+      CreateSession(call, o, s.clientid, sequenceid, 1, &s.setup_session_id, &one));
   s.target.write_digest = false;
   s.target.read_pattern = o.read_file_has_pattern;
   // RECLAIM_COMPLETE (RFC 8881 18.51): nothing to reclaim.
@@ -376,19 +387,19 @@ Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
       Open(call, s, o.read_path, false, owner, &s.target.fh_read, &s.target.stateid_read));
   SECMODE_RETURN_IF_ERROR(
       Open(call, s, o.write_path, true, owner, &s.target.fh_write, &s.target.stateid_write));
+  // The load's session: the slots asked, or fewer if the server grants fewer.
+  SECMODE_RETURN_IF_ERROR(
+      CreateSession(call, o, s.clientid, sequenceid + 1, o.slots, &s.target.session_id, &s.slots));
+  s.target.highest_slot = s.slots - 1;
   return s;
 }
 
 Status Nfs41Close(Nfs41Session& s, const Nfs41Call& call) {
   SECMODE_RETURN_IF_ERROR(Close(call, s, s.target.fh_read, s.target.stateid_read, "read"));
   SECMODE_RETURN_IF_ERROR(Close(call, s, s.target.fh_write, s.target.stateid_write, "write"));
+  SECMODE_RETURN_IF_ERROR(DestroySession(call, s.target.session_id));
+  SECMODE_RETURN_IF_ERROR(DestroySession(call, s.setup_session_id));
   Bytes args;
-  {
-    XdrEncoder e = Begin(&args, 1);
-    e.PutU32(kOpDestroySession);
-    e.PutFixedOpaque(s.target.session_id);
-  }
-  SECMODE_RETURN_IF_ERROR(Run(call, args, "DESTROY_SESSION").status());
   {
     XdrEncoder e = Begin(&args, 1);
     e.PutU32(kOpDestroyClientid);

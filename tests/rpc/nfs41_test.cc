@@ -47,17 +47,17 @@ uint32_t FirstOp(const Bytes& args) {
 
 TEST(Nfs41Test, OpensAndClosesASessionFromGoodReplies) {
   Scripted s;
-  s.replies = script::GoodScript(17);
+  s.replies = script::GoodScript(16);
   Nfs41Options o;
   o.slots = 16;
   o.read_file_has_pattern = true;
   auto session = Nfs41Open(o, s.Call());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   EXPECT_EQ(session->clientid, 0x1234u);
-  EXPECT_EQ(session->slots, 16u);  // the 17th is the set-up's own
-  EXPECT_EQ(session->setup_slot, 16u);
-  EXPECT_EQ(session->target.highest_slot, 16u);
-  EXPECT_EQ(session->target.session_id, script::SessionId());
+  EXPECT_EQ(session->slots, 16u);
+  EXPECT_EQ(session->target.highest_slot, 15u);
+  EXPECT_EQ(session->target.session_id, script::SessionId(1));  // the load's
+  EXPECT_EQ(session->setup_session_id, script::SessionId(0));
   EXPECT_EQ(session->target.fh_read, script::ReadHandle());
   EXPECT_EQ(session->target.fh_write, script::WriteHandle());
   EXPECT_EQ(session->target.stateid_read, script::Stateid(1));
@@ -67,13 +67,15 @@ TEST(Nfs41Test, OpensAndClosesASessionFromGoodReplies) {
   EXPECT_EQ(session->setup_sequence, 3u);  // RECLAIM_COMPLETE and two OPENs
   EXPECT_EQ(session->server, "scripted 1.0 (example.org)");
   ASSERT_TRUE(Nfs41Close(*session, s.Call()).ok());
-  ASSERT_EQ(s.sent.size(), 9u);
-  const uint32_t want[] = {script::kExchangeId, script::kCreateSession,  script::kSequence,
-                           script::kSequence,   script::kSequence,       script::kSequence,
-                           script::kSequence,   script::kDestroySession, script::kDestroyClientid};
-  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(FirstOp(s.sent[i]), want[i]) << i;
-  // CREATE_SESSION asked for the load's 16 slots and the set-up's.
-  XdrDecoder d(s.sent[1]);
+  ASSERT_EQ(s.sent.size(), 11u);
+  const uint32_t want[] = {
+      script::kExchangeId,     script::kCreateSession,  script::kSequence,       script::kSequence,
+      script::kSequence,       script::kCreateSession,  script::kSequence,       script::kSequence,
+      script::kDestroySession, script::kDestroySession, script::kDestroyClientid};
+  for (size_t i = 0; i < 11; ++i) EXPECT_EQ(FirstOp(s.sent[i]), want[i]) << i;
+  // The load's CREATE_SESSION asked for its 16 slots, with the client ID's
+  // next sequence id.
+  XdrDecoder d(s.sent[5]);
   uint32_t v;
   uint64_t clientid;
   ByteView tag;
@@ -81,8 +83,10 @@ TEST(Nfs41Test, OpensAndClosesASessionFromGoodReplies) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(d.GetU32(&v, "header").ok());  // minor, n, op
   ASSERT_TRUE(d.GetU64(&clientid, "clientid").ok());
   EXPECT_EQ(clientid, 0x1234u);
-  for (int i = 0; i < 2 + 6; ++i) ASSERT_TRUE(d.GetU32(&v, "attrs").ok());
-  EXPECT_EQ(v, 17u);  // ca_maxrequests
+  ASSERT_TRUE(d.GetU32(&v, "csa_sequence").ok());
+  EXPECT_EQ(v, 2u);
+  for (int i = 0; i < 1 + 6; ++i) ASSERT_TRUE(d.GetU32(&v, "attrs").ok());
+  EXPECT_EQ(v, 16u);  // ca_maxrequests
 }
 
 TEST(Nfs41Test, FewerSlotsThanAskedAreTaken) {
@@ -92,8 +96,7 @@ TEST(Nfs41Test, FewerSlotsThanAskedAreTaken) {
   o.slots = 64;
   auto session = Nfs41Open(o, s.Call());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
-  EXPECT_EQ(session->slots, 3u);
-  EXPECT_EQ(session->setup_slot, 3u);
+  EXPECT_EQ(session->slots, 4u);
   EXPECT_EQ(session->target.highest_slot, 3u);
 }
 
@@ -139,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(
             "truncated 'eir_sequenceid'"},
         Bad{"Delay", 1, script::StatusOnly(script::kCreateSession, 10008),
             "CREATE_SESSION: the server answered NFS4ERR_DELAY (10008)"},
-        Bad{"OneSlot", 1, script::CreateSessionOk(1), "granted 1 fore-channel slots"},
+        Bad{"NoSlots", 5, script::CreateSessionOk(0, 1), "granted no fore-channel slot"},
         Bad{"WrongOp", 1, script::ExchangeIdOk(1, 1), "expected the result of CREATE_SESSION"},
         Bad{"BadSession", 2, script::Failed(10052, {script::kSequence}, 1),
             "RECLAIM_COMPLETE: NFS4ERR_BADSESSION (10052)"},

@@ -30,7 +30,9 @@ inline rpc::XdrEncoder Header(common::Bytes* out, uint32_t status, uint32_t n) {
   return e;
 }
 
-inline common::Bytes SessionId() { return common::PatternBytes(16, 0x5e); }
+inline common::Bytes SessionId(uint32_t which = 0) {
+  return common::PatternBytes(16, 0x5e + which);
+}
 
 inline common::Bytes ExchangeIdOk(uint64_t clientid, uint32_t sequenceid, uint32_t protect = 0) {
   common::Bytes b;
@@ -58,12 +60,13 @@ inline void PutChannel(rpc::XdrEncoder& e, uint32_t requests) {
   e.PutU32(0);
 }
 
-inline common::Bytes CreateSessionOk(uint32_t slots) {
+// `which`: 0 the set-up's session, 1 the load's.
+inline common::Bytes CreateSessionOk(uint32_t slots, uint32_t which = 0) {
   common::Bytes b;
   rpc::XdrEncoder e = Header(&b, 0, 1);
   e.PutU32(kCreateSession);
   e.PutU32(0);
-  e.PutFixedOpaque(SessionId());
+  e.PutFixedOpaque(SessionId(which));
   e.PutU32(1);
   e.PutU32(0);
   PutChannel(e, slots);
@@ -155,15 +158,18 @@ inline common::Bytes ReadHandle() { return common::PatternBytes(28, 0x11); }
 inline common::Bytes WriteHandle() { return common::PatternBytes(28, 0x22); }
 
 // The replies of a whole good set-up and end, in order, for the default
-// Nfs41Options (one directory and a file each) and `granted` slots.
+// Nfs41Options (one directory and a file each) and `granted` slots in the
+// load's session.
 inline std::vector<common::Bytes> GoodScript(uint32_t granted) {
   return {ExchangeIdOk(0x1234, 1),
-          CreateSessionOk(granted),
+          CreateSessionOk(1, 0),
           ReclaimCompleteOk(1),
           OpenOk(2, 1, ReadHandle(), Stateid(1)),
           OpenOk(3, 1, WriteHandle(), Stateid(2)),
+          CreateSessionOk(granted, 1),
           CloseOk(4),
           CloseOk(5),
+          StatusOnly(kDestroySession, 0),
           StatusOnly(kDestroySession, 0),
           StatusOnly(kDestroyClientid, 0)};
 }
