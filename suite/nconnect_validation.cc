@@ -591,8 +591,21 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   }
   pc.slice_ns = harness::SliceNs(probe->second);
   out.row.scenario = CalibratedScenario(s, pc, options);
-  SECMODE_ASSIGN_OR_RETURN(out.row.simulated, sim::Simulate(out.row.scenario));
-  if (options.ablation && out.row.scenario.thread_model) {
+  // A simulator failure is the model's, and this point's evidence: it is
+  // kept in the row (the scenario is there to rerun it) and the other
+  // points still run.
+  auto note_failure = [&](const std::string& what, const Status& st) {
+    out.simulation_error +=
+        (out.simulation_error.empty() ? "" : "; ") + what + ": " + st.ToString();
+  };
+  bool simulated = true;
+  if (auto sim_result = sim::Simulate(out.row.scenario); sim_result.ok()) {
+    out.row.simulated = *sim_result;
+  } else {
+    note_failure("the scenario", sim_result.status());
+    simulated = false;
+  }
+  if (simulated && options.ablation && out.row.scenario.thread_model) {
     struct Variant {
       const char* name;
       void (*change)(sim::Scenario&);
@@ -614,14 +627,21 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     for (const Variant& v : variants) {
       sim::Scenario changed = out.row.scenario;
       v.change(changed);
-      SECMODE_ASSIGN_OR_RETURN(sim::ScenarioResult r, sim::Simulate(changed));
-      out.ablation.push_back({v.name, r});
+      auto r = sim::Simulate(changed);
+      if (r.ok()) {
+        out.ablation.push_back({v.name, *r});
+      } else {
+        note_failure(std::string("ablation '") + v.name + "'", r.status());
+      }
     }
     ValidationOptions without = options;
     without.thread_model = false;
-    SECMODE_ASSIGN_OR_RETURN(sim::ScenarioResult r,
-                             sim::Simulate(CalibratedScenario(s, pc, without)));
-    out.ablation.push_back({"no thread model", r});
+    auto r = sim::Simulate(CalibratedScenario(s, pc, without));
+    if (r.ok()) {
+      out.ablation.push_back({"no thread model", *r});
+    } else {
+      note_failure("ablation 'no thread model'", r.status());
+    }
   }
 
   lo.mode = g.family;
@@ -694,7 +714,14 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   out.load = runs[order[order.size() / 2]].first;
   out.row.measured = runs[order[order.size() / 2]].second;
   out.measured_runs = measured;
-  out.diagnosis = Diagnose(out);
+  if (!simulated) {
+    out.comparison.violations_agree = out.comparison.goodput_agree = false;
+    out.comparison.detail = "the simulator failed: DISAGREE";
+    out.diagnosis = "the simulator failed on this scenario (" + out.simulation_error +
+                    "): a model bug; the scenario is in this row to rerun";
+  } else {
+    out.diagnosis = Diagnose(out);
+  }
   return out;
 }
 
@@ -824,6 +851,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
                     {"goodput_ratio", o.comparison.goodput_ratio},
                     {"detail", o.comparison.detail},
                     {"diagnosis", o.diagnosis},
+                    {"simulation_error", o.simulation_error},
                     {"calibration", o.calibration.ToJson()}});
     if (options.trace) {
       rows.back()["attribution"] = o.attribution.ToJson();

@@ -207,6 +207,11 @@ struct ValidationOutcome {
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
   Calibration calibration;                         // the run's, with this point's sys-mode run
   std::string diagnosis;                           // empty when the point agrees; else Diagnose()
+  // The simulator failed on this point's scenario (e.g. "no events left":
+  // a model deadlock) or on one of its ablation variants: the point is kept,
+  // with the error, instead of failing the whole section; with the main
+  // scenario failed the point disagrees and its diagnosis says so.
+  std::string simulation_error;
 };
 
 // Why a point disagrees, in words, from the evidence the point carries: how
