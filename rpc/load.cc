@@ -755,7 +755,12 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     c->fd = fd->Release();
     conns_.push_back(std::move(c));
   }
-  for (int i = 0; i < o_.slots; ++i) slots_.push_back(std::make_unique<Slot>());
+  // RFC 8881 2.10.6.1: a slot's first request has sequence id 1 (Issue
+  // counts up before it sends), on either kind of server.
+  for (int i = 0; i < o_.slots; ++i) {
+    slots_.push_back(std::make_unique<Slot>());
+    slots_.back()->req.sequence = 0;
+  }
   if (o_.nfs41) {
     Status opened = OpenSession();
     if (!opened.ok()) {
@@ -929,12 +934,8 @@ Status Runner::OpenSession() {
                                    "--slots " + std::to_string(o_.slots) +
                                    (closed.ok() ? "" : " (" + closed.ToString() + ")"));
   }
-  // RFC 8881 2.10.6.1: a slot's first request has sequence id 1 (Issue
-  // counts up before it sends). The set-up has a slot of its own.
-  for (auto& slot : slots_) {
-    slot->req.target = &session_->target;
-    slot->req.sequence = 0;
-  }
+  // The set-up used a session of its own: the load's slots are all fresh.
+  for (auto& slot : slots_) slot->req.target = &session_->target;
   return Status::Ok();
 }
 

@@ -155,26 +155,9 @@ class Prober {
   }
 
   // Seq k+1 (the top of a new window), then seq 1.
-  Result<ProbeTest> Lag(uint32_t k) {
-    ProbeTest t;
-    t.name = "lag " + std::to_string(k);
-    t.lag = k;
-    SECMODE_ASSIGN_OR_RETURN(auto s, NewSession());
-    SECMODE_RETURN_IF_ERROR(MustReply(*s, k + 1, &t));
-    Judge(*s, 1, &t);
-    End(*s);
-    return t;
-  }
-
-  Result<ProbeTest> Duplicate() {
-    ProbeTest t;
-    t.name = "duplicate";
-    SECMODE_ASSIGN_OR_RETURN(auto s, NewSession());
-    SECMODE_RETURN_IF_ERROR(MustReply(*s, 5, &t));
-    Judge(*s, 5, &t);
-    End(*s);
-    return t;
-  }
+  Result<ProbeTest> Lag(uint32_t k) { return TopThen("lag " + std::to_string(k), k + 1, 1, k); }
+  // The top sent twice.
+  Result<ProbeTest> Duplicate() { return TopThen("duplicate", 5, 5, 0); }
 
   // 0x7fffffff, then MAXSEQ; neither must be answered.
   Result<ProbeTest> MaxSeq() {
@@ -183,12 +166,23 @@ class Prober {
     SECMODE_ASSIGN_OR_RETURN(auto s, NewSession());
     t.calls.push_back(Call(*s, kMaxGssSeq - 1, o_.silence_ms));
     if (s->conn.open()) t.calls.push_back(Call(*s, kMaxGssSeq, o_.silence_ms));
-    t.verdict = "";
     End(*s);
     return t;
   }
 
  private:
+  // On a new context: `top` (it must be answered), then `probed`, judged.
+  Result<ProbeTest> TopThen(std::string name, uint32_t top, uint32_t probed, uint32_t lag) {
+    ProbeTest t;
+    t.name = std::move(name);
+    t.lag = lag;
+    SECMODE_ASSIGN_OR_RETURN(auto s, NewSession());
+    SECMODE_RETURN_IF_ERROR(MustReply(*s, top, &t));
+    Judge(*s, probed, &t);
+    End(*s);
+    return t;
+  }
+
   Result<std::unique_ptr<Session>> NewSession() {
     GssClientConfig cfg;
     cfg.ccache = o_.ccache;
