@@ -128,8 +128,9 @@ struct Scenario {
   int64_t reconnect_cpu_ns = 0;
   // Thread model: the server's part of a reconnect's CPU (accepting the new
   // connection, starting its thread, ending the old one's), spent on a core
-  // by that connection's server thread from the moment the client starts
-  // to reconnect, before it reads a call of the new connection; 0: none.
+  // by that connection's server thread from the moment the reconnect
+  // reaches the server (half a round trip after the client's receiver read
+  // the close), before it reads a call of the new connection; 0: none.
   int64_t reconnect_server_cpu_ns = 0;
   // Send every resend (after a reconnect, an error reply or a timeout) on the
   // next connection round-robin, as new calls go (what secmode's own load

@@ -60,6 +60,7 @@ enum Kind : uint32_t {
   kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
   kSendDue,            // target slot, tag attempt: a skew-held call is due (delay-line thread)
   kEofArrive,          // target conn, tag epoch: the server's close reached the client
+  kAcceptArrive,       // target conn, tag epoch: the client's reconnect reached the server
 };
 
 // Where a slot's current request is.
@@ -274,6 +275,7 @@ class Sim {
   }
   // `t` leaves its core in state `st`: its time there counts as busy.
   void LeaveCore(SimThread& t, SimThread::St st) {
+    if (t.st != SimThread::St::kRunning) broken_ = true;  // left a core it did not hold
     busy_ns_ += now_ - t.on_core_since;
     t.st = st;
     t.off_ns = now_;
@@ -359,6 +361,9 @@ class Sim {
   std::vector<int64_t> latencies_;
   // Thread model: client receivers [0, nconnect), server threads after.
   std::vector<SimThread> threads_;
+  // A thread left a core it did not hold: the scheduler's state is
+  // inconsistent, a bug of the model that Run() reports instead of a result.
+  bool broken_ = false;
   int free_cores_ = 0;
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
   bool pauses_ = false;      // Scenario::pause_per_s, with cores
@@ -1055,8 +1060,11 @@ bool Sim::BeginItem(SimThread& t) {
     conn.eof_ns = now_;
     OnDisconnectNoticed(c);
     if (s_.reconnect_server_cpu_ns > 0) {
-      // The server accepts the new connection and starts its thread.
-      Deliver(ServerThread(c), {static_cast<uint32_t>(c), conn.epoch, Work::kAccept});
+      // The server accepts the new connection and starts its thread once
+      // the connection request reaches it. An event, not a wakeup from
+      // here: a wakeup from inside this thread's run could preempt this
+      // very thread in the middle of its item.
+      events_.Push(now_ + s_.rtt_ns / 2, kAcceptArrive, static_cast<uint32_t>(c), conn.epoch);
     }
     if (s_.reconnect_cpu_ns > 0) {
       t.remaining = s_.reconnect_cpu_ns;
@@ -1294,6 +1302,11 @@ Result<ScenarioResult> Sim::Run() {
       r_.truncated = true;
       break;
     }
+    if (broken_) {
+      return Status::Internal("simulator: a thread left a core it did not hold after " +
+                              std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
+                              " operations (model bug)");
+    }
     const Event e = events_.Pop();
     if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
       r_.truncated = true;
@@ -1408,6 +1421,11 @@ Result<ScenarioResult> Sim::Run() {
                 ThreadIndex(ServerThread(slot.conn)));
         break;
       }
+      case kAcceptArrive:
+        if (conns_[e.target].epoch == e.tag) {
+          Deliver(ServerThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kAccept});
+        }
+        break;
       case kEofArrive:
         if (conns_[e.target].epoch == e.tag) {
           Deliver(ClientThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kEof});
@@ -1438,6 +1456,7 @@ Result<ScenarioResult> Sim::Run() {
     }
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
+  if (broken_) return Status::Internal("simulator: a thread left a core it did not hold (model bug)");
   r_.events = events;
   r_.elapsed_ns = now_;
   if (s_.thread_model && s_.cores > 0 && now_ > 0) {
