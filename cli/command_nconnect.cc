@@ -108,6 +108,10 @@ void PrintResult(const sim::ScenarioResult& r) {
          static_cast<long long>(r.retransmitted_bytes));
   printf("re-encodes          %lld\n", static_cast<long long>(r.reencodes));
   printf("preemptions         %lld\n", static_cast<long long>(r.preemptions));
+  if (r.client_reads > 0 || r.server_reads > 0) {
+    printf("socket reads        client %lld, server %lld\n",
+           static_cast<long long>(r.client_reads), static_cast<long long>(r.server_reads));
+  }
   printf("latency             p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.p50_ns / 1e6,
          r.p99_ns / 1e6, r.p999_ns / 1e6);
   printf("stalled             %.4f of the time\n", r.stalled_fraction);
@@ -378,6 +382,13 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--client-call-ns", s.client_call_ns,
                   "With --thread-model: client CPU per call besides crypto")
+      ->capture_default_str();
+  cmd->add_option("--client-read-ns", s.client_read_ns,
+                  "With --thread-model: a client receiver's CPU per read of its socket (per "
+                  "batch, whatever it holds)")
+      ->capture_default_str();
+  cmd->add_option("--server-read-ns", s.server_read_ns,
+                  "With --thread-model: a server thread's CPU per read of its socket (per batch)")
       ->capture_default_str();
   cmd->add_option("--seed", s.seed, "Random seed (same seed, same result)")->capture_default_str();
   cmd->add_option("--ops", s.ops, "Stop after this many completed operations")

@@ -277,7 +277,7 @@ class Runner {
   double deadline_seconds_ = 0;
   Status failure_;  // guarded by err_mu_
   std::atomic<uint64_t> measure_start_{~0ull}, measure_end_{~0ull};
-  std::atomic<uint64_t> receiver_cpu_ns_{0}, sender_cpu_ns_{0}, sender_calls_{0};
+  std::atomic<uint64_t> receiver_cpu_ns_{0}, receiver_reads_{0}, sender_cpu_ns_{0}, sender_calls_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
       reencodes_{0}, stale_{0}, errors_{0};
   std::mutex err_mu_;
@@ -544,7 +544,7 @@ void Runner::Receive(Conn* c) {
   SendBatch batch;
   batch.per_conn.resize(conns_.size());
   tl_batch = &batch;
-  uint64_t replies = 0;
+  uint64_t replies = 0, reads = 0;
   int fd;
   {
     std::lock_guard<std::mutex> lock(c->write_mu);
@@ -576,6 +576,7 @@ void Runner::Receive(Conn* c) {
       continue;
     }
     reader.Commit(static_cast<size_t>(n));
+    ++reads;
     while (true) {
       ByteView rec;
       auto next = reader.Next(&rec);
@@ -644,6 +645,7 @@ void Runner::Receive(Conn* c) {
   tl_batch = nullptr;
   c->replies = replies;
   receiver_cpu_ns_ += common::ThreadCpuNs() - cpu0;
+  receiver_reads_ += reads;
   std::lock_guard<std::mutex> lock(samples_mu_);
   samples_.Merge(local);
 }
@@ -858,6 +860,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     if (boxes_.front()->auth) r.crypto_threads = boxes_.front()->auth->crypto_threads();
   }
   r.receiver_cpu_ns = receiver_cpu_ns_;
+  r.receiver_reads = receiver_reads_;
   r.idle_fraction = idle_fraction;
   r.steal_fraction = steal_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;

@@ -128,6 +128,10 @@ struct LoadReport {
   // CPU time of the receiver threads over the whole run (warm-up included):
   // opening replies and numbering, sealing and sending the next calls.
   uint64_t receiver_cpu_ns = 0;
+  // The receivers' recv() calls that returned bytes, over the same time: the
+  // wakeups the CPU above was spent in (a read's replies are handled and
+  // the next calls sent as one batch).
+  uint64_t receiver_reads = 0;
   // The machine's share of CPU time idle during the measured time, from
   // /proc/stat (clock ticks, usually 10 ms each: coarse for short runs);
   // -1 when unknown.

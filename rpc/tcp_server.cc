@@ -155,6 +155,7 @@ TcpServerStats TcpServer::stats() const {
   s.connections = connections_;
   s.bad_streams = bad_streams_;
   s.thread_cpu_ns = thread_cpu_ns_;
+  s.reads = reads_;
   s.open_connections = open_;
   s.refused = refused_;
   s.accept_errors = accept_errors_;
@@ -652,6 +653,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     });
     return true;
   };
+  uint64_t reads = 0;
   while (open && !stopping_) {
     auto space = reader.WriteSpace(kReadChunk);
     ssize_t n = recv(fd, space.data(), space.size(), 0);
@@ -685,6 +687,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       continue;
     }
     if (n <= 0) break;  // end of stream, reset, or the server stopping
+    ++reads;
     idle_since = 0;
     shrunk = false;
     const uint64_t read_ns = trace ? common::NowNs() : 0;
@@ -750,6 +753,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});
   }
   thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
+  reads_ += reads;
   {
     std::lock_guard<std::mutex> lock(mu_);
     conns_.erase(conn->index);  // Stop no longer shuts it down

@@ -105,6 +105,9 @@ struct TcpServerStats {
   // CPU time of connection and worker threads that have finished (all of
   // them once Stop() returned).
   uint64_t thread_cpu_ns = 0;
+  // Of the connection threads (workers 0): their recv() calls that returned
+  // bytes, each read's calls handled and answered as one batch.
+  uint64_t reads = 0;
   uint64_t open_connections = 0;  // now
   uint64_t refused = 0;           // closed at accept: connection cap or out of descriptors
   uint64_t accept_errors = 0;     // accept() failures other than EINTR / ECONNABORTED
@@ -167,7 +170,7 @@ class TcpServer {
   // housekeeping thread as soon as they say so in finished_.
   std::unordered_map<uint32_t, std::thread> threads_;
   std::vector<uint32_t> finished_;
-  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, open_{0}, refused_{0},
+  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, reads_{0}, open_{0}, refused_{0},
       accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
       send_timeouts_{0};
   // Worker pool (workers > 0).

@@ -134,6 +134,8 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("cores", cores, 0, 65536));
   SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("client-call-ns", client_call_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("client-read-ns", client_read_ns, 0, kHour));
+  SECMODE_RETURN_IF_ERROR(InRange("server-read-ns", server_read_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("read-bytes", read_bytes, 0, kMaxBufferBytes));
   SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
@@ -203,6 +205,8 @@ json Scenario::ToJson() const {
           {"migrate_ns", migrate_ns},
           {"batching", batching},
           {"client_call_ns", client_call_ns},
+          {"client_read_ns", client_read_ns},
+          {"server_read_ns", server_read_ns},
           {"read_bytes", read_bytes},
           {"seed", seed},
           {"ops", ops},
@@ -310,6 +314,8 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "client_read_ns", s.client_read_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "server_read_ns", s.server_read_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));
   SECMODE_RETURN_IF_ERROR(Read(j, "per_core_queues", s.per_core_queues));
   SECMODE_RETURN_IF_ERROR(Read(j, "migrate_ns", s.migrate_ns));
@@ -341,6 +347,8 @@ json ScenarioResult::ToJson() const {
             {"stalled_fraction", stalled_fraction},
             {"events", events},
             {"preemptions", preemptions},
+            {"client_reads", client_reads},
+            {"server_reads", server_reads},
             {"idle_fraction", idle_fraction},
             {"steal_fraction", steal_fraction},
             {"truncated", truncated}};
@@ -390,6 +398,8 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "stalled_fraction", r.stalled_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "events", r.events));
   SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
+  SECMODE_RETURN_IF_ERROR(Read(j, "client_reads", r.client_reads));
+  SECMODE_RETURN_IF_ERROR(Read(j, "server_reads", r.server_reads));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_fraction", r.idle_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "steal_fraction", r.steal_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));

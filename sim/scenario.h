@@ -218,6 +218,14 @@ struct Scenario {
   // receiver numbers after a reconnect are not read and always join.
   int64_t read_bytes = 0;
   int64_t client_call_ns = 0;  // client CPU per call besides crypto
+  // CPU a thread spends per read of its socket, whatever the read holds
+  // (the recv() and the send() of the batch's answers, the wakeup, the
+  // switch to and from the thread): a client receiver's and a server
+  // thread's. With batching this is paid once per batch, so a call costs
+  // more when fewer calls are outstanding (each read then holds fewer); 0:
+  // none, every cost is per call.
+  int64_t client_read_ns = 0;
+  int64_t server_read_ns = 0;
 
   // Run.
   uint64_t seed = 1;
@@ -271,6 +279,10 @@ struct ScenarioResult {
                                                 // waiting on a timeout, reconnect or new context
   int64_t events = 0;                           // simulator events processed (0 when measured)
   int64_t preemptions = 0;                      // thread model: threads descheduled with work left
+  // Thread model: socket reads (batches) by the client's receivers and the
+  // server's threads. Measured: the recv() calls that returned bytes. 0:
+  // unknown or no thread model.
+  int64_t client_reads = 0, server_reads = 0;
   // Thread model with cores: the share of the cores' time no thread ran
   // (a core paused under a thread counts as busy, as the machine's own
   // accounting counts interrupts and steal). Measured: the machine's idle

@@ -148,6 +148,7 @@ enum class Work : uint8_t {
   kEof,            // client receiver: its connection was closed (slot = conn, attempt = epoch)
   kCreateContext,  // client receiver: the GSS work of a new context (slot = context, attempt = gen)
   kAccept,         // server thread: its part of a reconnect (slot = conn, attempt = epoch)
+  kRead,           // client receiver or server thread: the CPU of one read of its socket
 };
 struct WorkItem {
   uint32_t slot;
@@ -1013,6 +1014,14 @@ void Sim::Continue(SimThread& t) {
         if (t.server) {
           for (WorkItem& w : t.batch) w.read_ns = now_;
         }
+        // A read of the socket (not the delay line's queue) costs its CPU
+        // once, whatever it holds (Scenario::client_read_ns, server_read_ns).
+        if (t.server || ThreadIndex(t) < s_.nconnect) {
+          ++(t.server ? r_.server_reads : r_.client_reads);
+          if ((t.server ? s_.server_read_ns : s_.client_read_ns) > 0) {
+            t.batch.push_front({0, 0, Work::kRead});
+          }
+        }
       }
       t.item = t.batch.front();
       t.batch.pop_front();
@@ -1082,6 +1091,10 @@ bool Sim::BeginItem(SimThread& t) {
     t.remaining = s_.reconnect_server_cpu_ns;
     return true;
   }
+  if (w.kind == Work::kRead) {
+    t.remaining = t.server ? s_.server_read_ns : s_.client_read_ns;
+    return true;
+  }
   Slot& slot = slots_[w.slot];
   if (slot.attempt != w.attempt) return false;  // resent or lost meanwhile
   switch (w.kind) {
@@ -1120,7 +1133,8 @@ bool Sim::BeginItem(SimThread& t) {
       return true;
     case Work::kEof:  // handled above
     case Work::kCreateContext:
-    case Work::kAccept: return false;
+    case Work::kAccept:
+    case Work::kRead: return false;
     case Work::kServerCall: {
       Context& ctx = CtxOf(slot);
       if (slot.gen != ctx.gen || ctx.server_dead) {
@@ -1184,6 +1198,7 @@ void Sim::FinishItem(SimThread& t) {
     return;
   }
   if (w.kind == Work::kAccept) return;  // the new connection's calls come next
+  if (w.kind == Work::kRead) return;    // the batch's items come next
   if (w.kind == Work::kCreateContext) {
     // Its GSS work done, it waits off its core for the rest of the
     // exchange (the round trip, the KDC, the other end).
@@ -1251,6 +1266,7 @@ void Sim::FinishItem(SimThread& t) {
     case Work::kEof:            // handled above
     case Work::kCreateContext:  // handled above
     case Work::kAccept:         // handled above
+    case Work::kRead:           // handled above
       return;
     case Work::kSend:
       if (slot.state != State::kQueued) return;

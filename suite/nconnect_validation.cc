@@ -224,6 +224,19 @@ nlohmann::json Calibration::ToJson() const {
           {"no_violation_ops_per_s", no_violation_ops_per_s},
           {"client_call_ns", client_call_ns},
           {"server_call_ns", server_call_ns},
+          {"client_reads_per_call", client_reads_per_call},
+          {"server_reads_per_call", server_reads_per_call},
+          {"client_read_ns", client_read_ns},
+          {"server_read_ns", server_read_ns},
+          {"read_probe",
+           {{"connections", 2},
+            {"slots", {2, 64}},
+            {"client_reads_per_call",
+             {read_probe_reads_per_call[0][0], read_probe_reads_per_call[1][0]}},
+            {"server_reads_per_call",
+             {read_probe_reads_per_call[0][1], read_probe_reads_per_call[1][1]}},
+            {"client_cpu_ns", {read_probe_cpu_ns[0][0], read_probe_cpu_ns[1][0]}},
+            {"server_cpu_ns", {read_probe_cpu_ns[0][1], read_probe_cpu_ns[1][1]}}}},
           {"slice_ns", slice_ns},
           {"rtt_ns", rtt_ns},
           {"sys_ops_per_s", sys_ops_per_s},
@@ -236,6 +249,7 @@ namespace {
 // CPU per call of each end of a run, from the threads' own CPU time.
 struct PerCall {
   double client_ns = 0, server_ns = 0, ops_per_s = 0, p50_ns = 0;
+  double client_reads = 0, server_reads = 0;  // socket reads per call, each end
   double sender_ns = 0;  // the delay-line thread's CPU per call it wrote (with a skew)
 };
 
@@ -275,6 +289,8 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
   const double calls = static_cast<double>(counters.calls);
   p.client_ns = static_cast<double>(r.receiver_cpu_ns) / calls;
   p.server_ns = static_cast<double>(server.server->stats().thread_cpu_ns) / calls;
+  p.client_reads = static_cast<double>(r.receiver_reads) / calls;
+  p.server_reads = static_cast<double>(server.server->stats().reads) / calls;
   p.ops_per_s = r.ops_per_second;
   p.p50_ns = r.p50_us * 1e3;
   if (r.sender_calls > 0) {
@@ -452,6 +468,25 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.rtt_ns = std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - sys_ns));
   if (options.thread_model) {
     SECMODE_ASSIGN_OR_RETURN(c.one_call_model_p50_ns, ModelOneCall(c, options));
+    // The CPU of one socket read, at each end: the mode with 1 and with 32
+    // calls outstanding per connection, no violation possible.
+    const int kSlots[2] = {2, 64};
+    for (int i = 0; i < 2; ++i) {
+      SECMODE_ASSIGN_OR_RETURN(PerCall p, MeasurePerCall(env, g, g.family, 2, kSlots[i], false,
+                                                         rpc::NfsOp::kRead, 4096, 0.3));
+      c.read_probe_reads_per_call[i][0] = p.client_reads;
+      c.read_probe_reads_per_call[i][1] = p.server_reads;
+      c.read_probe_cpu_ns[i][0] = p.client_ns;
+      c.read_probe_cpu_ns[i][1] = p.server_ns;
+    }
+    auto per_read = [&](int end) -> int64_t {
+      const double dr = c.read_probe_reads_per_call[0][end] - c.read_probe_reads_per_call[1][end];
+      const double dc = c.read_probe_cpu_ns[0][end] - c.read_probe_cpu_ns[1][end];
+      if (dr < 0.2 || dc <= 0) return 0;  // the two runs cannot tell
+      return static_cast<int64_t>(dc / dr);
+    };
+    c.client_read_ns = per_read(0);
+    c.server_read_ns = per_read(1);
   }
   return c;
 }
@@ -468,6 +503,9 @@ Result<int64_t> ModelOneCall(const Calibration& c, const ValidationOptions& opti
   Calibration sys = c;
   sys.cost_fixed_ns = 0;
   sys.cost_ns_per_byte = 0;
+  // one_call_*_ns hold every cost of the call, the reads' included.
+  sys.client_read_ns = 0;
+  sys.server_read_ns = 0;
   sys.client_call_ns = c.one_call_client_ns;
   sys.server_call_ns = c.one_call_server_ns;
   sys.skew_sender_ns = 0;
@@ -512,6 +550,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.rtt_ns = c.net_rtt_ns;
     s.jitter_ns = std::max<int64_t>(1000, c.net_rtt_ns / 10);
     s.client_call_ns = c.client_call_ns;
+    s.client_read_ns = c.client_read_ns;
+    s.server_read_ns = c.server_read_ns;
     s.read_bytes = static_cast<int64_t>(rpc::kReadChunk);  // what one recv() asks for
     s.per_core_queues = true;  // a run queue per CPU, as Linux has (migrate_ns: its default)
     s.service_dist = sim::Dist::kExponential;
@@ -582,8 +622,16 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   costs.cost_ns_per_byte = c.cost_ns_per_byte;
   const double crypto =
       static_cast<double>(costs.CostNs(costs.RequestBytes()) + costs.CostNs(costs.ReplyBytes()));
-  pc.client_call_ns = static_cast<int64_t>(std::max(0.0, krb.client_ns - crypto));
-  pc.server_call_ns = static_cast<int64_t>(std::max(0.0, krb.server_ns - crypto));
+  // Of the rest, the reads' CPU is the model's per read (client_read_ns,
+  // server_read_ns), spent as often as the model's threads read.
+  pc.client_reads_per_call = krb.client_reads;
+  pc.server_reads_per_call = krb.server_reads;
+  const double client_reads_cpu = static_cast<double>(c.client_read_ns) * krb.client_reads;
+  const double server_reads_cpu = static_cast<double>(c.server_read_ns) * krb.server_reads;
+  pc.client_call_ns =
+      static_cast<int64_t>(std::max(0.0, krb.client_ns - crypto - client_reads_cpu));
+  pc.server_call_ns =
+      static_cast<int64_t>(std::max(0.0, krb.server_ns - crypto - server_reads_cpu));
   auto probe = c.probes.find(2 * s.nconnect);
   if (probe == c.probes.end()) {
     SECMODE_ASSIGN_OR_RETURN(harness::SchedProbe p, harness::ProbeSchedulerFor(2 * s.nconnect));
@@ -623,10 +671,21 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
         {"no descheduling", [](sim::Scenario& v) { v.cores = 0; }},
+        {"every cost per call", nullptr},
     };
     for (const Variant& v : variants) {
       sim::Scenario changed = out.row.scenario;
-      v.change(changed);
+      if (v.change != nullptr) {
+        v.change(changed);
+      } else {
+        // The reads' CPU folded into each call as the no-violation run
+        // spent it: what the model did before it had a cost per read.
+        changed.client_call_ns += static_cast<int64_t>(
+            static_cast<double>(changed.client_read_ns) * pc.client_reads_per_call);
+        changed.service_ns += static_cast<int64_t>(
+            static_cast<double>(changed.server_read_ns) * pc.server_reads_per_call);
+        changed.client_read_ns = changed.server_read_ns = 0;
+      }
       auto r = sim::Simulate(changed);
       if (r.ok()) {
         out.ablation.push_back({v.name, *r});
@@ -699,6 +758,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
     m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
     m.idle_fraction = r.idle_fraction;
+    m.client_reads = static_cast<int64_t>(r.receiver_reads);
+    m.server_reads = static_cast<int64_t>(server.server->stats().reads);
     m.steal_fraction = r.steal_fraction;
     runs.emplace_back(r, m);
   }
@@ -770,6 +831,18 @@ std::string Diagnose(const ValidationOutcome& o) {
     if (sim.idle_fraction >= 0 && real.idle_fraction >= 0) {
       out += ", cores idle " + common::Fmt("%.0f", 100 * sim.idle_fraction) + "% vs " +
              common::Fmt("%.0f", 100 * real.idle_fraction) + "%";
+    }
+    if (sim.client_reads > 0 && real.client_reads > 0 && sim.completed > 0 && real.completed > 0) {
+      // How many calls one socket read held (each read costs its CPU once).
+      auto per_read = [](int64_t reads, int64_t calls) {
+        return common::Fmt("%.1f", static_cast<double>(calls) / static_cast<double>(reads));
+      };
+      out += ", calls per client read " + per_read(sim.client_reads, sim.completed) + " vs " +
+             per_read(real.client_reads, real.completed);
+      if (sim.server_reads > 0 && real.server_reads > 0) {
+        out += ", per server read " + per_read(sim.server_reads, sim.completed) + " vs " +
+               per_read(real.server_reads, real.completed);
+      }
     }
     if (real.steal_fraction >= 0) {
       // Time the real run's vCPUs did not run at all: the model's cores

@@ -675,6 +675,49 @@ TEST(ThreadModelTest, CoresBoundTheGoodput) {
   }
 }
 
+TEST(ThreadModelTest, ACostPerReadIsPaidOncePerBatch) {
+  // Each read of a socket costs its CPU once, whatever it holds: the cores'
+  // busy time is the calls' CPU plus the reads' (counted in the result), so
+  // with a call or two per read a call costs far more than with dozens.
+  for (int64_t slots : {4, 128}) {
+    Scenario s = Threads(slots);
+    s.window = 4096;  // no violation
+    s.service_dist = Dist::kConstant;
+    const ScenarioResult without = SimOk(s);
+    s.client_read_ns = 20000;
+    s.server_read_ns = 30000;
+    const ScenarioResult with = SimOk(s);
+    ASSERT_EQ(with.violations, 0);
+    ASSERT_GT(with.client_reads, 0);
+    ASSERT_GT(with.server_reads, 0);
+    // At most one read per reply or call handled, at least one per batch.
+    EXPECT_LE(with.client_reads, with.completed + s.slots) << slots;
+    EXPECT_LE(with.server_reads, with.completed + s.slots) << slots;
+    const double busy = BusyNs(with, s.cores);
+    const double expected = static_cast<double>(with.completed) * CallCpuNs(s) +
+                            static_cast<double>(with.client_reads) * 20000 +
+                            static_cast<double>(with.server_reads) * 30000;
+    EXPECT_NEAR(busy / expected, 1.0, 0.05) << slots;
+    const double calls_per_read =
+        static_cast<double>(with.completed) / static_cast<double>(with.client_reads);
+    const double slowdown = with.ops_per_s / without.ops_per_s;
+    if (slots == 4) {
+      EXPECT_LT(calls_per_read, 2.5);
+      EXPECT_LT(slowdown, 0.8);  // 50 us of reads per read on top of ~90 us per call
+    } else {
+      EXPECT_GT(calls_per_read, 4);
+      EXPECT_GT(slowdown, 0.85);
+    }
+  }
+  // Without batching every item is a read of its own.
+  Scenario s = Threads(16);
+  s.window = 4096;
+  s.batching = false;
+  const ScenarioResult r = SimOk(s);
+  EXPECT_GE(r.client_reads, r.completed);
+  EXPECT_GE(r.server_reads, r.completed);
+}
+
 TEST(ThreadModelTest, IdleShareIsWhatTheCallsLeaveOfTheCores) {
   // Without violations every call costs its fixed CPU once: the cores' busy
   // time is the calls' CPU, and the rest is idle.
