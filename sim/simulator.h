@@ -44,7 +44,9 @@
 // each call's number when it gets to it in its batch, opens, serves, seals,
 // and writes the batch's replies when it ends). A thread takes what its
 // socket holds when it gets a core, up to Scenario::read_bytes (per-wakeup
-// batching, one read). Threads share
+// batching, one read), and spends a read's CPU once for the whole batch
+// (client_read_ns, server_read_ns: the recv, the batch's send, the wakeup),
+// so a call costs more CPU when fewer are outstanding. Threads share
 // Scenario::cores under a round-robin scheduler: a thread that has used its
 // slice while others wait is descheduled, and a thread that wakes with no
 // core free takes one from the thread that has run longest since it got
@@ -60,7 +62,8 @@
 // and has not written, the calls in its socket. Those are the mechanisms
 // behind the violations the real client and server show
 // (suite/nconnect_attribution.h); each can be switched off (batching,
-// wakeup_preempt_ns = 0, idle_wake_ns = 0, pause_per_s = 0, cores = 0).
+// wakeup_preempt_ns = 0, idle_wake_ns = 0, pause_per_s = 0, cores = 0,
+// client_read_ns = server_read_ns = 0).
 //
 // Thread-safe in the sense that concurrent calls share nothing.
 #ifndef SECMODE_SIM_SIMULATOR_H_
@@ -72,7 +75,8 @@
 namespace secmode::sim {
 
 // Validates the scenario, then runs it. Fails only on invalid parameters, or
-// when the model runs out of events (a bug). A run that exceeds its event
+// when the model runs out of events or its scheduler's state breaks (a thread
+// leaving a core it does not hold): bugs, reported as kInternal. A run that exceeds its event
 // budget (a thrashing scenario) returns what it did, marked `truncated`.
 common::Result<ScenarioResult> Simulate(const Scenario& scenario);
 
