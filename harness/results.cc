@@ -287,6 +287,7 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"first_error", r.first_error},
           {"crypto_threads", r.crypto_threads},
           {"receiver_cpu_ns", r.receiver_cpu_ns},
+          {"receiver_reads", r.receiver_reads},
           {"idle_fraction", r.idle_fraction},
           {"sender_cpu_ns", r.sender_cpu_ns},
           {"sender_calls", r.sender_calls}};

@@ -224,7 +224,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.1f", I(c, "server_read_ns") / 1e3)
        << " us on the server (the read probe: the mode on 2 connections with 1 and with 32 "
           "calls outstanding on each, no violation possible; each end's CPU per call differed "
-          "by this much per read it took more per call); and per row each end's CPU per "
+          "by this much per read it took more per call; 0 where the two runs' reads per call "
+          "were too close to tell, or the run with more reads per call spent no more CPU; the "
+          "model spends it when a batch begins); and per row each end's CPU per "
           "call, measured from the threads' own CPU time in a run of the mode at the row's "
           "connections, slots, contexts and skew with a window wider than the slots (no "
           "violation can happen there), less the crypto the model adds and that run's reads "
@@ -466,7 +468,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "threads another core takes only once their cache is cold; \"no thread model\" is the "
           "model "
           "without threads and cores (the server's workers take calls in arrival order, "
-          "numbering costs no client CPU); \"no core pauses\": no pause of a busy core that no "
+          "numbering costs no client CPU); \"every cost per call\": no CPU per socket read, "
+          "the row's no-violation run's reads' CPU added to each call instead (the model before "
+          "it had a cost per read); \"no core pauses\": no pause of a busy core that no "
           "modelled thread causes; \"context creation off the cores\" and \"reconnects off the "
           "cores\": those cost waiting only, no CPU.\n\n";
     // One column per variant, in the order the rows list them.

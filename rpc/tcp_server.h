@@ -105,8 +105,8 @@ struct TcpServerStats {
   // CPU time of connection and worker threads that have finished (all of
   // them once Stop() returned).
   uint64_t thread_cpu_ns = 0;
-  // Of the connection threads (workers 0): their recv() calls that returned
-  // bytes, each read's calls handled and answered as one batch.
+  // The connection threads' recv() calls that returned bytes (with workers 0
+  // each read's calls are handled and answered as one batch).
   uint64_t reads = 0;
   uint64_t open_connections = 0;  // now
   uint64_t refused = 0;           // closed at accept: connection cap or out of descriptors

@@ -110,6 +110,10 @@ std::string AssumptionsText(const Scenario& b) {
             : b.read_bytes > 0
                 ? "per-wakeup batches of one " + std::to_string(b.read_bytes) + "-byte read"
                 : std::string("per-wakeup batches of all the socket holds")) +
+           (b.client_read_ns > 0 || b.server_read_ns > 0
+                ? ", each read costing " + Fmt("%.1f", b.client_read_ns / 1e3) + " us (client) / " +
+                      Fmt("%.1f", b.server_read_ns / 1e3) + " us (server) of CPU"
+                : std::string()) +
            "\n";
     if (b.cores > 0) {
       out +=

@@ -264,6 +264,8 @@ Scenario EveryMechanismScenario() {
   s.pause_per_s = 500;
   s.pause_ns = {5000, 10000, 20000, 40000, 50000, 60000, 80000, 200000, 2000000, 8000000};
   s.client_call_ns = 5000;
+  s.client_read_ns = 20000;  // a read's CPU once per batch, both ends
+  s.server_read_ns = 20000;
   s.read_bytes = 65536;
   s.per_core_queues = true;
   return s;

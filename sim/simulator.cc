@@ -360,7 +360,8 @@ class Sim {
   int64_t stall_since_ = -1;
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
-  // Thread model: client receivers [0, nconnect), server threads after.
+  // Thread model: client receivers [0, nconnect), server threads
+  // [nconnect, 2 nconnect), and the delay-line thread last if there is one.
   std::vector<SimThread> threads_;
   // A thread left a core it did not hold: the scheduler's state is
   // inconsistent, a bug of the model that Run() reports instead of a result.
@@ -1014,9 +1015,15 @@ void Sim::Continue(SimThread& t) {
         if (t.server) {
           for (WorkItem& w : t.batch) w.read_ns = now_;
         }
-        // A read of the socket (not the delay line's queue) costs its CPU
-        // once, whatever it holds (Scenario::client_read_ns, server_read_ns).
-        if (t.server || ThreadIndex(t) < s_.nconnect) {
+        // A read of the socket that returns bytes (a reply or a call; not
+        // the delay line's queue, the resends of a reconnect, a close or an
+        // accept, which the real ends do without one) costs its CPU once,
+        // whatever it holds (Scenario::client_read_ns, server_read_ns), all
+        // of it when the batch begins.
+        const bool bytes = std::any_of(t.batch.begin(), t.batch.end(), [](const WorkItem& w) {
+          return w.kind == Work::kReplyOpen || w.kind == Work::kServerCall;
+        });
+        if (bytes && (t.server || ThreadIndex(t) < s_.nconnect)) {
           ++(t.server ? r_.server_reads : r_.client_reads);
           if ((t.server ? s_.server_read_ns : s_.client_read_ns) > 0) {
             t.batch.push_front({0, 0, Work::kRead});
@@ -1310,6 +1317,11 @@ Result<ScenarioResult> Sim::Run() {
       kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
   while (!done_) {
+    if (broken_) {
+      return Status::Internal("simulator: a thread left a core it did not hold after " +
+                              std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
+                              " operations (model bug)");
+    }
     if (events_.empty()) {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
@@ -1317,11 +1329,6 @@ Result<ScenarioResult> Sim::Run() {
     if (++events > budget) {
       r_.truncated = true;
       break;
-    }
-    if (broken_) {
-      return Status::Internal("simulator: a thread left a core it did not hold after " +
-                              std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
-                              " operations (model bug)");
     }
     const Event e = events_.Pop();
     if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow

@@ -229,8 +229,8 @@ nlohmann::json Calibration::ToJson() const {
           {"client_read_ns", client_read_ns},
           {"server_read_ns", server_read_ns},
           {"read_probe",
-           {{"connections", 2},
-            {"slots", {2, 64}},
+           {{"connections", kReadProbeConnections},
+            {"slots", {kReadProbeSlots[0], kReadProbeSlots[1]}},
             {"client_reads_per_call",
              {read_probe_reads_per_call[0][0], read_probe_reads_per_call[1][0]}},
             {"server_reads_per_call",
@@ -470,10 +470,11 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     SECMODE_ASSIGN_OR_RETURN(c.one_call_model_p50_ns, ModelOneCall(c, options));
     // The CPU of one socket read, at each end: the mode with 1 and with 32
     // calls outstanding per connection, no violation possible.
-    const int kSlots[2] = {2, 64};
     for (int i = 0; i < 2; ++i) {
-      SECMODE_ASSIGN_OR_RETURN(PerCall p, MeasurePerCall(env, g, g.family, 2, kSlots[i], false,
-                                                         rpc::NfsOp::kRead, 4096, 0.3));
+      SECMODE_ASSIGN_OR_RETURN(
+          PerCall p, MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections,
+                                    Calibration::kReadProbeSlots[i], false, rpc::NfsOp::kRead,
+                                    4096, 0.3));
       c.read_probe_reads_per_call[i][0] = p.client_reads;
       c.read_probe_reads_per_call[i][1] = p.server_reads;
       c.read_probe_cpu_ns[i][0] = p.client_ns;

@@ -157,13 +157,16 @@ struct Calibration {
   double client_reads_per_call = 0, server_reads_per_call = 0;
   // Thread model: the CPU of one socket read (the model's client_read_ns
   // and server_read_ns), from two runs of the mode with no violation
-  // possible that differ only in how many calls one read holds (2
-  // connections with 1 and with 32 calls outstanding on each): the
+  // possible that differ in how many calls one read holds (2 connections
+  // with 1 and with 32 calls outstanding on each; they differ in load too):
+  // the
   // difference of their CPU per call over the difference of their reads
   // per call, at each end. A point's CPU per call less its reads' CPU is
   // what the model spends per call. 0 where the two runs could not tell
   // (their reads per call too close).
   int64_t client_read_ns = 0, server_read_ns = 0;
+  static constexpr int kReadProbeConnections = 2;
+  static constexpr int kReadProbeSlots[2] = {2, 64};
   double read_probe_reads_per_call[2][2] = {{0, 0}, {0, 0}};  // [run][client, server]
   double read_probe_cpu_ns[2][2] = {{0, 0}, {0, 0}};          // per call, same order
   // The model without threads (ablation "no thread model"): sys-mode runs

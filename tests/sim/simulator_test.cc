@@ -401,6 +401,8 @@ TEST(SimulatorTest, RandomThreadScenariosNeverDeadlock) {
     // receiver in the middle of its item and left a core with no thread
     // (the "no events left" deadlock CI saw on a calibrated point).
     s.reconnect_server_cpu_ns = pick({0, 10000, 40000});
+    s.client_read_ns = pick({0, 20000});
+    s.server_read_ns = pick({0, 30000});
     s.gss_setup_ns = pick({100000, 2000000});
     s.gss_setup_cpu_ns = s.gss_setup_ns / pick({1, 2, 1000000000});
     s.pause_per_s = pick({0, 1, 2, 3}) == 0 ? 1e-9 : static_cast<double>(pick({0, 500, 5000}));
@@ -590,6 +592,7 @@ TEST(ThreadModelTest, AReceiverStillReconnectingWhenItsConnectionClosesAgainGoes
   s.idle_wake_ns = 44000;
   s.reconnect_ns = 113000;
   s.reconnect_cpu_ns = 113000;
+  s.client_read_ns = s.server_read_ns = 0;  // the calibration this case came from had none
   s.ops = 2000;
   int closes = 0;
   for (uint64_t seed = 1; seed <= 5; ++seed) {

@@ -70,7 +70,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
                                        "method.cycle_source",  "nconnect[].assert_goodput",
                                        "e2e[].crypto_threads", "e2e[].receiver_cpu_ns",
                                        "e2e[].idle_fraction",  "e2e[].sender_cpu_ns",
-                                       "e2e[].sender_calls",   "e2e[].server"};
+                                       "e2e[].sender_calls",   "e2e[].server",
+                                       "e2e[].receiver_reads"};
   for (const auto& k : now) {
     if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0 ||
         k.rfind("nconnect[].", 0) == 0) {
