@@ -109,8 +109,8 @@ void PrintResult(const sim::ScenarioResult& r) {
   printf("re-encodes          %lld\n", static_cast<long long>(r.reencodes));
   printf("preemptions         %lld\n", static_cast<long long>(r.preemptions));
   if (r.client_reads > 0 || r.server_reads > 0) {
-    printf("socket reads        client %lld, server %lld\n",
-           static_cast<long long>(r.client_reads), static_cast<long long>(r.server_reads));
+    printf("socket reads        client %lld, server %lld\n", static_cast<long long>(r.client_reads),
+           static_cast<long long>(r.server_reads));
   }
   printf("latency             p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.p50_ns / 1e6,
          r.p99_ns / 1e6, r.p999_ns / 1e6);

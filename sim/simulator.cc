@@ -1012,17 +1012,18 @@ void Sim::Continue(SimThread& t) {
           t.batch.push_back(t.inbox.front());
           t.inbox.pop_front();
         }
-        if (t.server) {
-          for (WorkItem& w : t.batch) w.read_ns = now_;
+        // One pass over the batch: a server thread stamps when it read each
+        // call, and the batch is a read of the socket if it returned bytes
+        // (a reply or a call; not the delay line's queue, the resends of a
+        // reconnect, a close or an accept, which the real ends do without
+        // one). Such a read costs its CPU once, whatever it holds
+        // (Scenario::client_read_ns, server_read_ns), all of it when the
+        // batch begins.
+        bool bytes = false;
+        for (WorkItem& w : t.batch) {
+          if (t.server) w.read_ns = now_;
+          bytes = bytes || w.kind == Work::kReplyOpen || w.kind == Work::kServerCall;
         }
-        // A read of the socket that returns bytes (a reply or a call; not
-        // the delay line's queue, the resends of a reconnect, a close or an
-        // accept, which the real ends do without one) costs its CPU once,
-        // whatever it holds (Scenario::client_read_ns, server_read_ns), all
-        // of it when the batch begins.
-        const bool bytes = std::any_of(t.batch.begin(), t.batch.end(), [](const WorkItem& w) {
-          return w.kind == Work::kReplyOpen || w.kind == Work::kServerCall;
-        });
         if (bytes && (t.server || ThreadIndex(t) < s_.nconnect)) {
           ++(t.server ? r_.server_reads : r_.client_reads);
           if ((t.server ? s_.server_read_ns : s_.client_read_ns) > 0) {
@@ -1316,12 +1317,13 @@ Result<ScenarioResult> Sim::Run() {
   const int64_t budget = std::min(
       kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
+  auto broken = [&] {
+    return Status::Internal("simulator: a thread left a core it did not hold after " +
+                            std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
+                            " operations (model bug)");
+  };
   while (!done_) {
-    if (broken_) {
-      return Status::Internal("simulator: a thread left a core it did not hold after " +
-                              std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
-                              " operations (model bug)");
-    }
+    if (broken_) return broken();
     if (events_.empty()) {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
@@ -1479,7 +1481,7 @@ Result<ScenarioResult> Sim::Run() {
     }
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
-  if (broken_) return Status::Internal("simulator: a thread left a core it did not hold (model bug)");
+  if (broken_) return broken();
   r_.events = events;
   r_.elapsed_ns = now_;
   if (s_.thread_model && s_.cores > 0 && now_ > 0) {

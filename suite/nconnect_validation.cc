@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 #include "common/clock.h"
@@ -472,9 +473,9 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     // calls outstanding per connection, no violation possible.
     for (int i = 0; i < 2; ++i) {
       SECMODE_ASSIGN_OR_RETURN(
-          PerCall p, MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections,
-                                    Calibration::kReadProbeSlots[i], false, rpc::NfsOp::kRead,
-                                    4096, 0.3));
+          PerCall p,
+          MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections,
+                         Calibration::kReadProbeSlots[i], false, rpc::NfsOp::kRead, 4096, 0.3));
       c.read_probe_reads_per_call[i][0] = p.client_reads;
       c.read_probe_reads_per_call[i][1] = p.server_reads;
       c.read_probe_cpu_ns[i][0] = p.client_ns;
@@ -657,7 +658,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   if (simulated && options.ablation && out.row.scenario.thread_model) {
     struct Variant {
       const char* name;
-      void (*change)(sim::Scenario&);
+      std::function<void(sim::Scenario&)> change;
     };
     const Variant variants[] = {
         {"no batching", [](sim::Scenario& v) { v.batching = false; }},
@@ -672,21 +673,20 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"the waker is preempted",
          [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
         {"no descheduling", [](sim::Scenario& v) { v.cores = 0; }},
-        {"every cost per call", nullptr},
+        // The reads' CPU folded into each call as the no-violation run
+        // spent it: what the model did before it had a cost per read.
+        {"every cost per call",
+         [&pc](sim::Scenario& v) {
+           v.client_call_ns += static_cast<int64_t>(static_cast<double>(v.client_read_ns) *
+                                                    pc.client_reads_per_call);
+           v.service_ns += static_cast<int64_t>(static_cast<double>(v.server_read_ns) *
+                                                pc.server_reads_per_call);
+           v.client_read_ns = v.server_read_ns = 0;
+         }},
     };
     for (const Variant& v : variants) {
       sim::Scenario changed = out.row.scenario;
-      if (v.change != nullptr) {
-        v.change(changed);
-      } else {
-        // The reads' CPU folded into each call as the no-violation run
-        // spent it: what the model did before it had a cost per read.
-        changed.client_call_ns += static_cast<int64_t>(
-            static_cast<double>(changed.client_read_ns) * pc.client_reads_per_call);
-        changed.service_ns += static_cast<int64_t>(
-            static_cast<double>(changed.server_read_ns) * pc.server_reads_per_call);
-        changed.client_read_ns = changed.server_read_ns = 0;
-      }
+      v.change(changed);
       auto r = sim::Simulate(changed);
       if (r.ok()) {
         out.ablation.push_back({v.name, *r});
