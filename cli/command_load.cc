@@ -113,6 +113,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     const rpc::LoadReport* r = result.ok() ? &*result : &*measured;
     nlohmann::json j = harness::LoadReportJson(*r);
     j["contexts_destroyed"] = r->contexts_destroyed;
+    j["contexts_gone"] = r->contexts_gone;
     j["contexts_left"] = r->contexts_left;
     if (!r->destroy_error.empty()) j["destroy_error"] = r->destroy_error;
     if (o.nfs41) {

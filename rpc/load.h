@@ -142,10 +142,12 @@ struct LoadReport {
   // The skewed connection's delay-line thread over the whole run: its CPU
   // time and the calls it wrote (each on its own, when due).
   uint64_t sender_cpu_ns = 0, sender_calls = 0;
-  // RPCSEC_GSS contexts ended with DESTROY at the end, those left on the
-  // server (not answered in time, refused, or destroy_timeout_ms 0), and why
-  // the first one was left.
-  uint64_t contexts_destroyed = 0, contexts_left = 0;
+  // RPCSEC_GSS contexts ended with DESTROY at the end, those the server had
+  // already forgotten (DESTROY denied with CREDPROBLEM/CTXPROBLEM: discarded
+  // or evicted after the client's last reply), those left on the server (not
+  // answered in time, refused, or destroy_timeout_ms 0), and why the first
+  // one was left.
+  uint64_t contexts_destroyed = 0, contexts_gone = 0, contexts_left = 0;
   std::string destroy_error;
   // With nfs41: the server's implementation id, the session's slots, and
   // why the session could not be ended ("" = it was).
