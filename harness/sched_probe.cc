@@ -90,6 +90,7 @@ nlohmann::json SchedProbe::ToJson() const {
           {"gap_p90_us", gap_p90_us},
           {"gap_p99_us", gap_p99_us},
           {"running_share", running_share},
+          {"steal_fraction", steal_fraction},
           {"gaps_per_s", gaps_per_s},
           {"gap_quantiles_ns", gap_quantiles_ns},
           {"gap_threshold_ns", gap_threshold_ns},
@@ -136,10 +137,12 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
     return Status::Unavailable(std::string("probe thread: ") + e.what());
   }
   while (ready.load() < threads) usleep(100);
+  const common::CpuTimes cpu0 = common::ReadCpuTimes();
   const uint64_t t0 = common::NowNs();
   go.store(true, std::memory_order_release);
   for (auto& t : pool) t.join();
   SchedProbe p;
+  p.steal_fraction = common::StealFraction(cpu0, common::ReadCpuTimes());
   p.threads = threads;
   p.cores = common::LogicalCpus();
   p.seconds = static_cast<double>(common::NowNs() - t0) / 1e9;
@@ -169,6 +172,13 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
 }
 
 double PausePerS(const SchedProbe& p) { return p.gap_quantiles_ns.empty() ? 0 : p.gaps_per_s; }
+
+double PausePerSWithSteal(const SchedProbe& p, double steal) {
+  const double paused = 1.0 - p.running_share;
+  if (steal < 0 || p.gap_quantiles_ns.empty() || paused <= 0) return PausePerS(p);
+  const double not_hypervisor = std::max(0.0, paused - std::max(0.0, p.steal_fraction));
+  return p.gaps_per_s * (not_hypervisor + steal) / paused;
+}
 
 std::vector<int64_t> PauseNs(const SchedProbe& p) { return p.gap_quantiles_ns; }
 

@@ -36,6 +36,9 @@ struct SchedProbe {
   double run_p50_us = 0, run_p90_us = 0;  // run between two counted gaps
   double gap_p50_us = 0, gap_p90_us = 0, gap_p99_us = 0;
   double running_share = 0;      // of wall time a thread ran, mean over threads
+  // Of the machine's CPU time over the probe, the hypervisor's (steal in
+  // /proc/stat); -1 when the kernel does not say.
+  double steal_fraction = -1;
   int64_t gap_threshold_ns = 0;  // shorter gaps between two clock reads do not count
   bool switches_only = true;     // only gaps with a context switch count
   // Gaps per second a thread spun, and their lengths at sim::kPauseProbs.
@@ -113,6 +116,14 @@ int64_t WakeupPreemptNs(const WakeupProbe& probe);
 // Scenario::pause_per_s and pause_ns: the pause probe's gaps per second and
 // their quantiles (none when it saw no gap).
 double PausePerS(const SchedProbe& pauses);
+// Scenario::pause_per_s for a run in which the hypervisor took `steal` of
+// the CPU time (a real run's StealFraction): the probe's pauses that were not
+// the hypervisor's, plus as many more of the same lengths as make up
+// `steal`, so the model's cores are paused for the share they were in that
+// run. The probe's own steal is taken off its paused share (none when it
+// is unknown). PausePerS when `steal` is unknown (< 0) or the probe saw no
+// pause to take the lengths from.
+double PausePerSWithSteal(const SchedProbe& pauses, double steal);
 std::vector<int64_t> PauseNs(const SchedProbe& pauses);
 // Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).
 int64_t IdleWakeNs(const IdleWakeProbe& probe);

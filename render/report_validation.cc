@@ -180,7 +180,16 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", I(pause, "gap_threshold_ns") / 1e3) << " us between its clock reads: p50 "
        << Fmt("%.0f", pause.value("gap_p50_us", 0.0)) << " / p99 "
        << Fmt("%.0f", pause.value("gap_p99_us", 0.0))
-       << " us, the model draws from its quantiles); "
+       << " us, the model draws from its quantiles; the hypervisor took "
+       << (pause.value("steal_fraction", -1.0) >= 0
+               ? Fmt("%.1f", 100 * pause.value("steal_fraction", -1.0)) + "%"
+               : std::string("an unknown share"))
+       << " of the CPU time meanwhile, a share of the paused time that differs from run to "
+          "run on a shared host: each point's model is paused instead for the probe's pauses "
+          "that were not the hypervisor's plus as many more of the same lengths as make up the "
+          "share the hypervisor took in that point's real runs, their median, so a row's "
+          "pause_per_s is its own and the model meets the machine as the runs had it; the "
+          "ablation's \"pauses as the probe saw them\" is the model without that); "
        << (c.value("cores_awake", false)
                ? std::string(
                      "the waits below are timed with every core kept awake (a CPU latency "
@@ -471,7 +480,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "numbering costs no client CPU); \"every cost per call\": no CPU per socket read, "
           "the row's no-violation run's reads' CPU added to each call instead (the model before "
           "it had a cost per read); \"no core pauses\": no pause of a busy core that no "
-          "modelled thread causes; \"context creation off the cores\" and \"reconnects off the "
+          "modelled thread causes; \"pauses as the probe saw them (not the runs' steal)\": the "
+          "pause probe's rate, not the one fed the share the hypervisor took in the point's "
+          "real runs; \"context creation off the cores\" and \"reconnects off the "
           "cores\": those cost waiting only, no CPU.\n\n";
     // One column per variant, in the order the rows list them.
     std::vector<std::string> variants;

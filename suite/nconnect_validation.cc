@@ -201,6 +201,7 @@ nlohmann::json Calibration::ToJson() const {
           {"idle_wake_ns", idle_wake_ns},
           {"pause_probe", pauses.ToJson()},
           {"pause_per_s", pause_per_s},
+          {"runs_steal_fraction", runs_steal_fraction},
           {"pause_ns", pause_ns},
           {"skew_sender_ns", skew_sender_ns},
           {"net_rtt_ns", net_rtt_ns},
@@ -538,7 +539,10 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
-    s.pause_per_s = c.pause_per_s;
+    // The pauses of the machine as its real runs had it, when they said.
+    s.pause_per_s = c.runs_steal_fraction >= 0
+                        ? harness::PausePerSWithSteal(c.pauses, c.runs_steal_fraction)
+                        : c.pause_per_s;
     s.pause_ns = c.pause_ns;
     // A context's creation: the re-creating receiver spends at most the
     // whole wait as CPU, both ends' CPU counted as its own (the real ends
@@ -640,70 +644,6 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     probe = pc.probes.emplace(2 * s.nconnect, p).first;
   }
   pc.slice_ns = harness::SliceNs(probe->second);
-  out.row.scenario = CalibratedScenario(s, pc, options);
-  // A simulator failure is the model's, and this point's evidence: it is
-  // kept in the row (the scenario is there to rerun it) and the other
-  // points still run.
-  auto note_failure = [&](const std::string& what, const Status& st) {
-    out.simulation_error +=
-        (out.simulation_error.empty() ? "" : "; ") + what + ": " + st.ToString();
-  };
-  bool simulated = true;
-  if (auto sim_result = sim::Simulate(out.row.scenario); sim_result.ok()) {
-    out.row.simulated = *sim_result;
-  } else {
-    note_failure("the scenario", sim_result.status());
-    simulated = false;
-  }
-  if (simulated && options.ablation && out.row.scenario.thread_model) {
-    struct Variant {
-      const char* name;
-      std::function<void(sim::Scenario&)> change;
-    };
-    const Variant variants[] = {
-        {"no batching", [](sim::Scenario& v) { v.batching = false; }},
-        {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
-        {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
-        {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
-        {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
-        {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
-        {"reconnects off the cores",
-         [](sim::Scenario& v) { v.reconnect_cpu_ns = v.reconnect_server_cpu_ns = 0; }},
-        {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
-        {"the waker is preempted",
-         [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
-        {"no descheduling", [](sim::Scenario& v) { v.cores = 0; }},
-        // The reads' CPU folded into each call as the no-violation run
-        // spent it: what the model did before it had a cost per read.
-        {"every cost per call",
-         [&pc](sim::Scenario& v) {
-           v.client_call_ns += static_cast<int64_t>(static_cast<double>(v.client_read_ns) *
-                                                    pc.client_reads_per_call);
-           v.service_ns += static_cast<int64_t>(static_cast<double>(v.server_read_ns) *
-                                                pc.server_reads_per_call);
-           v.client_read_ns = v.server_read_ns = 0;
-         }},
-    };
-    for (const Variant& v : variants) {
-      sim::Scenario changed = out.row.scenario;
-      v.change(changed);
-      auto r = sim::Simulate(changed);
-      if (r.ok()) {
-        out.ablation.push_back({v.name, *r});
-      } else {
-        note_failure(std::string("ablation '") + v.name + "'", r.status());
-      }
-    }
-    ValidationOptions without = options;
-    without.thread_model = false;
-    auto r = sim::Simulate(CalibratedScenario(s, pc, without));
-    if (r.ok()) {
-      out.ablation.push_back({"no thread model", *r});
-    } else {
-      note_failure("ablation 'no thread model'", r.status());
-    }
-  }
-
   lo.mode = g.family;
   lo.engine = g.engine;
   lo.enctype = g.enctype;
@@ -765,7 +705,83 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     runs.emplace_back(r, m);
   }
   std::vector<sim::ScenarioResult> measured;
-  for (const auto& run : runs) measured.push_back(run.second);
+  std::vector<double> steals;
+  for (const auto& run : runs) {
+    measured.push_back(run.second);
+    if (run.second.steal_fraction >= 0) steals.push_back(run.second.steal_fraction);
+  }
+  if (!steals.empty()) {
+    std::sort(steals.begin(), steals.end());
+    const size_t n = steals.size();
+    pc.runs_steal_fraction = n % 2 ? steals[n / 2] : (steals[n / 2 - 1] + steals[n / 2]) / 2;
+  }
+  // The model of the point, fed the runs' steal (Calibration).
+  out.row.scenario = CalibratedScenario(s, pc, options);
+  // A simulator failure is the model's, and this point's evidence: it is
+  // kept in the row (the scenario is there to rerun it) and the other
+  // points still run.
+  auto note_failure = [&](const std::string& what, const Status& st) {
+    out.simulation_error +=
+        (out.simulation_error.empty() ? "" : "; ") + what + ": " + st.ToString();
+  };
+  bool simulated = true;
+  if (auto sim_result = sim::Simulate(out.row.scenario); sim_result.ok()) {
+    out.row.simulated = *sim_result;
+  } else {
+    note_failure("the scenario", sim_result.status());
+    simulated = false;
+  }
+  if (simulated && options.ablation && out.row.scenario.thread_model) {
+    struct Variant {
+      const char* name;
+      std::function<void(sim::Scenario&)> change;
+    };
+    const Variant variants[] = {
+        {"no batching", [](sim::Scenario& v) { v.batching = false; }},
+        {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
+        {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
+        {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
+        {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
+        {"pauses as the probe saw them (not the runs' steal)",
+         [&pc](sim::Scenario& v) { v.pause_per_s = pc.pause_per_s; }},
+        {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
+        {"reconnects off the cores",
+         [](sim::Scenario& v) { v.reconnect_cpu_ns = v.reconnect_server_cpu_ns = 0; }},
+        {"one run queue for all cores", [](sim::Scenario& v) { v.per_core_queues = false; }},
+        {"the waker is preempted",
+         [](sim::Scenario& v) { v.preempt_victim = sim::PreemptVictim::kWaker; }},
+        {"no descheduling", [](sim::Scenario& v) { v.cores = 0; }},
+        // The reads' CPU folded into each call as the no-violation run
+        // spent it: what the model did before it had a cost per read.
+        {"every cost per call",
+         [&pc](sim::Scenario& v) {
+           v.client_call_ns += static_cast<int64_t>(static_cast<double>(v.client_read_ns) *
+                                                    pc.client_reads_per_call);
+           v.service_ns += static_cast<int64_t>(static_cast<double>(v.server_read_ns) *
+                                                pc.server_reads_per_call);
+           v.client_read_ns = v.server_read_ns = 0;
+         }},
+    };
+    for (const Variant& v : variants) {
+      sim::Scenario changed = out.row.scenario;
+      v.change(changed);
+      auto r = sim::Simulate(changed);
+      if (r.ok()) {
+        out.ablation.push_back({v.name, *r});
+      } else {
+        note_failure(std::string("ablation '") + v.name + "'", r.status());
+      }
+    }
+    ValidationOptions without = options;
+    without.thread_model = false;
+    auto r = sim::Simulate(CalibratedScenario(s, pc, without));
+    if (r.ok()) {
+      out.ablation.push_back({"no thread model", *r});
+    } else {
+      note_failure("ablation 'no thread model'", r.status());
+    }
+  }
+
   out.comparison = sim::CompareToRuns(out.row.simulated, measured);
   // The run of median goodput stands for the point in tables.
   std::vector<size_t> order(runs.size());

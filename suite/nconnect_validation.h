@@ -101,6 +101,13 @@ struct Calibration {
   harness::SchedProbe pauses;
   double pause_per_s = 0;
   std::vector<int64_t> pause_ns;
+  // Per point: of the machine's CPU time in its real runs, the hypervisor's
+  // (median over the runs' StealFraction; -1 unknown). The host this runs on
+  // is shared, and what it takes differs from run to run and from the pause
+  // probe's moment, so the point's model is paused for that share
+  // (harness::PausePerSWithSteal): the simulation compares with runs made
+  // on the machine as the runs had it, not as the probe did.
+  double runs_steal_fraction = -1;
   // Waits the thread model is given are timed with every core kept awake
   // (harness::CoresAwake): the model adds the wakeup of an idle core
   // (idle_wake_ns) itself wherever its cores are idle, so a wait timed on

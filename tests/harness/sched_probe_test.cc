@@ -148,5 +148,25 @@ TEST(SchedProbeTest, TheModelsPausesComeFromTheProbesByOneRule) {
   EXPECT_EQ(WakeupPreemptNs(wake), 6500);
 }
 
+TEST(SchedProbeTest, ARunsStealPausesTheModelForThatShare) {
+  SchedProbe p;
+  p.running_share = 0.96;  // 4% paused, of it 1% the hypervisor's
+  p.steal_fraction = 0.01;
+  p.gaps_per_s = 500;
+  p.gap_quantiles_ns = {5000, 10000, 20000};
+  EXPECT_DOUBLE_EQ(PausePerS(p), 500);
+  // A run in which the hypervisor took 13%: 3% + 13% paused, four times 4%.
+  EXPECT_NEAR(PausePerSWithSteal(p, 0.13), 2000, 1e-9);
+  // No steal in the run: only the probe's pauses that were not the hypervisor's.
+  EXPECT_NEAR(PausePerSWithSteal(p, 0), 375, 1e-9);
+  // A probe whose steal is unknown counts all of its pauses as not the hypervisor's.
+  p.steal_fraction = -1;
+  EXPECT_NEAR(PausePerSWithSteal(p, 0.04), 1000, 1e-9);
+  // Unknown steal in the run, or no pause seen to take the lengths from: the probe's rate.
+  EXPECT_DOUBLE_EQ(PausePerSWithSteal(p, -1), 500);
+  p.gap_quantiles_ns.clear();
+  EXPECT_DOUBLE_EQ(PausePerSWithSteal(p, 0.2), 0);
+}
+
 }  // namespace
 }  // namespace secmode::harness

@@ -139,6 +139,24 @@ TEST(NconnectValidateTest, CalibratedScenarioKeepsThePointAndTakesTheMeasurement
   EXPECT_EQ(s.service_ns, 9000);
   EXPECT_EQ(s.server_threads, 3);
   EXPECT_TRUE(s.Validate().ok());
+  // The thread model takes the pause probe's rate, or, once the point's
+  // real runs said what the hypervisor took, the rate for that share.
+  o.server_workers = 0;
+  o.thread_model = true;
+  c.cores = 2;
+  c.slice_ns = 3000000;
+  c.pauses.running_share = 0.95;
+  c.pauses.steal_fraction = 0;
+  c.pauses.gaps_per_s = 400;
+  c.pauses.gap_quantiles_ns = {5000, 6000, 8000, 20000, 30000, 50000, 80000, 100000, 200000, 400000};
+  c.pause_per_s = harness::PausePerS(c.pauses);
+  c.pause_ns = c.pauses.gap_quantiles_ns;
+  EXPECT_DOUBLE_EQ(CalibratedScenario(p, c, o).pause_per_s, 400);
+  c.runs_steal_fraction = 0.2;
+  s = CalibratedScenario(p, c, o);
+  EXPECT_NEAR(s.pause_per_s, 400 * 5, 1e-9);
+  EXPECT_EQ(s.pause_ns, c.pause_ns);
+  EXPECT_TRUE(s.Validate().ok()) << s.Validate().ToString();
 }
 
 TEST(NconnectValidateTest, RejectsWhatTheRealClientCannotDo) {
@@ -262,7 +280,15 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   EXPECT_EQ(run.calibration.pause_ns, harness::PauseNs(run.calibration.pauses));
   EXPECT_EQ(run.calibration.pause_per_s > 0, !run.calibration.pause_ns.empty());
   for (const auto& o : run.outcomes) {
-    EXPECT_EQ(o.row.scenario.pause_per_s, run.calibration.pause_per_s) << o.point.name;
+    // ... paused for the share the hypervisor took in the point's runs.
+    std::vector<double> steal;
+    for (const auto& m : o.measured_runs) steal.push_back(m.steal_fraction);
+    std::sort(steal.begin(), steal.end());
+    ASSERT_EQ(steal.size(), 3u) << o.point.name;
+    EXPECT_EQ(o.calibration.runs_steal_fraction, steal[0] >= 0 ? steal[1] : -1) << o.point.name;
+    EXPECT_EQ(o.row.scenario.pause_per_s,
+              harness::PausePerSWithSteal(run.calibration.pauses, o.calibration.runs_steal_fraction))
+        << o.point.name;
     EXPECT_EQ(o.row.scenario.pause_ns, run.calibration.pause_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.reconnect_ns, run.calibration.reconnect_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.gss_setup_ns, run.calibration.gss_setup_ns) << o.point.name;
