@@ -45,7 +45,6 @@ int main(int argc, char** argv) {
       "secmode: what does a security mode cost? Measures NFS RPCSEC_GSS (sys, krb5, krb5i, krb5p) "
       "and SMB3 signing/encryption with real Kerberos contexts and real crypto."};
   app.set_version_flag("--version", std::string("secmode ") + SECMODE_VERSION);
-  app.footer(kExitStatusHelp);
   app.require_subcommand(1);
   std::string known;
   std::vector<std::string> names;
@@ -58,6 +57,9 @@ int main(int argc, char** argv) {
     known += (known.empty() ? "" : ", ") + sub->get_name();
     names.push_back(sub->get_name());
   }
+  // Set after the subcommands are added: CLI11 gives a new subcommand its
+  // parent's footer, and each has the convention once already.
+  app.footer(kExitStatusHelp);
   // CLI11 reports an unknown command word only as "a subcommand is
   // required"; name it.
   if (argc > 1 && argv[1][0] != '-' &&
