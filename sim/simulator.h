@@ -46,6 +46,7 @@
 // socket holds when it gets a core, up to Scenario::read_bytes (per-wakeup
 // batching, one read), and spends a read's CPU once for the whole batch
 // (client_read_ns, server_read_ns: the recv, the batch's send, the wakeup),
+// after the batch's items and before its writes,
 // so a call costs more CPU when fewer are outstanding. Threads share
 // Scenario::cores under a round-robin scheduler: a thread that has used its
 // slice while others wait is descheduled, and a thread that wakes with no

@@ -721,6 +721,25 @@ TEST(ThreadModelTest, ACostPerReadIsPaidOncePerBatch) {
   EXPECT_GE(r.server_reads, r.completed);
 }
 
+TEST(ThreadModelTest, AReadsCpuComesAfterItsItemsAndBeforeItsWrites) {
+  // One call per connection, so every batch holds one item: a read's CPU
+  // spent before the batch's writes holds the calls the receiver numbered
+  // (hold: queued -> written) and the replies, while the server checks a
+  // call as soon as its read returned it (check: read -> checked).
+  Scenario s = Threads(4);
+  s.cores = 0;  // a core per thread: no queueing for a core
+  s.window = 4096;
+  s.service_dist = Dist::kConstant;
+  s.client_read_ns = 200000;
+  s.server_read_ns = 300000;
+  const ScenarioResult r = SimOk(s);
+  ASSERT_EQ(r.violations, 0);
+  EXPECT_LT(r.stage_p50_ns[3], 20000);  // check
+  EXPECT_GE(r.stage_p50_ns[1], 200000);  // hold
+  // Each call's round trip pays both reads once.
+  EXPECT_GE(r.p50_ns, s.rtt_ns + 200000 + 300000);
+}
+
 TEST(ThreadModelTest, IdleShareIsWhatTheCallsLeaveOfTheCores) {
   // Without violations every call costs its fixed CPU once: the cores' busy
   // time is the calls' CPU, and the rest is idle.
