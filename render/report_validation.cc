@@ -277,7 +277,20 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         "number of operations) lies within the measured range widened by a factor "
      << Fmt("%.2f", tol.value("violation_factor", 0.0)) << " or within "
      << I(tol, "violation_slack") << " events of it; goodput agrees within a factor "
-     << Fmt("%.2f", tol.value("goodput_factor", 0.0)) << " of the runs' median.\n\n";
+     << Fmt("%.2f", tol.value("goodput_factor", 0.0)) << " of the runs' median.";
+  if (section.contains("calm_runs")) {
+    const json calm = section.value("calm_runs", json::object());
+    md << " A real run (a point's, or its no-violation run) during which the hypervisor took "
+       << Fmt("%.0f", 100 * calm.value("max_steal", 0.0))
+       << "% or more of the machine's CPU time (steal in /proc/stat, the kernel's figure, never "
+          "the run's outcome) is made again, up to "
+       << I(calm, "attempts")
+       << " attempts, the last kept whatever it saw: on a shared host such a run also spends "
+          "more CPU per call, which the model's pauses do not stand for. This run made "
+       << I(calm, "rerun_measured") << " point run(s) and " << I(calm, "rerun_no_violation")
+       << " no-violation run(s) again.";
+  }
+  md << "\n\n";
   md << "| nconnect | slots | window | reaction | I/O | skew ms | violations sim | violations "
         "measured | ops/s sim | ops/s measured (median run) | verdict |\n"
         "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
