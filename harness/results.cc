@@ -289,6 +289,7 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"receiver_cpu_ns", r.receiver_cpu_ns},
           {"receiver_reads", r.receiver_reads},
           {"idle_fraction", r.idle_fraction},
+          {"steal_fraction", r.steal_fraction},
           {"sender_cpu_ns", r.sender_cpu_ns},
           {"sender_calls", r.sender_calls}};
 }

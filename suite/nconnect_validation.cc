@@ -940,27 +940,27 @@ nlohmann::json MeasuredRunsJson(const std::vector<sim::ScenarioResult>& runs) {
 std::vector<nlohmann::json> ValidationRun::JsonRows() const {
   std::vector<nlohmann::json> rows;
   for (const auto& o : outcomes) {
-    rows.push_back({{"kind", "validation"},
-                    {"name", o.point.name},
-                    {"asserted", o.point.asserted},
-                    {"assert_goodput", o.point.assert_goodput},
-                    {"note", o.point.note},
-                    {"scenario", o.row.scenario.ToJson()},
-                    {"simulated", o.row.simulated.ToJson()},
-                    {"measured", o.row.measured.ToJson()},
-                    {"measured_runs", MeasuredRunsJson(o.measured_runs)},
-                    {"reruns",
-                     {{"measured", o.rerun_measured}, {"no_violation", o.rerun_calibration}}},
-                    {"violations_measured_min", o.comparison.measured_violations_min},
-                    {"violations_measured_max", o.comparison.measured_violations_max},
-                    {"transport", "tcp-loopback"},
-                    {"violations_agree", o.comparison.violations_agree},
-                    {"goodput_agree", o.comparison.goodput_agree},
-                    {"goodput_ratio", o.comparison.goodput_ratio},
-                    {"detail", o.comparison.detail},
-                    {"diagnosis", o.diagnosis},
-                    {"simulation_error", o.simulation_error},
-                    {"calibration", o.calibration.ToJson()}});
+    rows.push_back(
+        {{"kind", "validation"},
+         {"name", o.point.name},
+         {"asserted", o.point.asserted},
+         {"assert_goodput", o.point.assert_goodput},
+         {"note", o.point.note},
+         {"scenario", o.row.scenario.ToJson()},
+         {"simulated", o.row.simulated.ToJson()},
+         {"measured", o.row.measured.ToJson()},
+         {"measured_runs", MeasuredRunsJson(o.measured_runs)},
+         {"reruns", {{"measured", o.rerun_measured}, {"no_violation", o.rerun_calibration}}},
+         {"violations_measured_min", o.comparison.measured_violations_min},
+         {"violations_measured_max", o.comparison.measured_violations_max},
+         {"transport", "tcp-loopback"},
+         {"violations_agree", o.comparison.violations_agree},
+         {"goodput_agree", o.comparison.goodput_agree},
+         {"goodput_ratio", o.comparison.goodput_ratio},
+         {"detail", o.comparison.detail},
+         {"diagnosis", o.diagnosis},
+         {"simulation_error", o.simulation_error},
+         {"calibration", o.calibration.ToJson()}});
     if (options.trace) {
       rows.back()["attribution"] = o.attribution.ToJson();
       if (o.reconnects.reconnects > 0) rows.back()["reconnects"] = o.reconnects.ToJson();

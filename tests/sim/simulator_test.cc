@@ -734,7 +734,7 @@ TEST(ThreadModelTest, AReadsCpuComesAfterItsItemsAndBeforeItsWrites) {
   s.server_read_ns = 300000;
   const ScenarioResult r = SimOk(s);
   ASSERT_EQ(r.violations, 0);
-  EXPECT_LT(r.stage_p50_ns[3], 20000);  // check
+  EXPECT_LT(r.stage_p50_ns[3], 20000);   // check
   EXPECT_GE(r.stage_p50_ns[1], 200000);  // hold
   // Each call's round trip pays both reads once.
   EXPECT_GE(r.p50_ns, s.rtt_ns + 200000 + 300000);

@@ -148,7 +148,8 @@ TEST(NconnectValidateTest, CalibratedScenarioKeepsThePointAndTakesTheMeasurement
   c.pauses.running_share = 0.95;
   c.pauses.steal_fraction = 0;
   c.pauses.gaps_per_s = 400;
-  c.pauses.gap_quantiles_ns = {5000, 6000, 8000, 20000, 30000, 50000, 80000, 100000, 200000, 400000};
+  c.pauses.gap_quantiles_ns = {5000,  6000,  8000,   20000,  30000,
+                               50000, 80000, 100000, 200000, 400000};
   c.pause_per_s = harness::PausePerS(c.pauses);
   c.pause_ns = c.pauses.gap_quantiles_ns;
   EXPECT_DOUBLE_EQ(CalibratedScenario(p, c, o).pause_per_s, 400);
@@ -286,8 +287,9 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
     std::sort(steal.begin(), steal.end());
     ASSERT_EQ(steal.size(), 3u) << o.point.name;
     EXPECT_EQ(o.calibration.runs_steal_fraction, steal[0] >= 0 ? steal[1] : -1) << o.point.name;
-    EXPECT_EQ(o.row.scenario.pause_per_s,
-              harness::PausePerSWithSteal(run.calibration.pauses, o.calibration.runs_steal_fraction))
+    EXPECT_EQ(
+        o.row.scenario.pause_per_s,
+        harness::PausePerSWithSteal(run.calibration.pauses, o.calibration.runs_steal_fraction))
         << o.point.name;
     EXPECT_EQ(o.row.scenario.pause_ns, run.calibration.pause_ns) << o.point.name;
     EXPECT_EQ(o.row.scenario.reconnect_ns, run.calibration.reconnect_ns) << o.point.name;

@@ -71,7 +71,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
                                        "e2e[].crypto_threads", "e2e[].receiver_cpu_ns",
                                        "e2e[].idle_fraction",  "e2e[].sender_cpu_ns",
                                        "e2e[].sender_calls",   "e2e[].server",
-                                       "e2e[].receiver_reads"};
+                                       "e2e[].receiver_reads", "e2e[].steal_fraction"};
   for (const auto& k : now) {
     if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0 ||
         k.rfind("nconnect[].", 0) == 0) {
