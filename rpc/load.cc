@@ -141,9 +141,7 @@ uint64_t DestroyContexts(const LoadOptions& o,
       continue;
     }
     ReplyHeader h;
-    if (!transport_failed && DecodeReplyHeader(reply, &h).ok() && h.reply_stat == kMsgDenied &&
-        h.reject_stat == kAuthError &&
-        (h.auth_stat == kRpcsecGssCredProblem || h.auth_stat == kRpcsecGssCtxProblem)) {
+    if (!transport_failed && DecodeReplyHeader(reply, &h).ok() && ContextGone(h)) {
       ++*gone;
       continue;
     }
@@ -621,8 +619,7 @@ void Runner::Receive(Conn* c) {
       ByteView results;
       Status st = s.auth->DecodeReply(rec, s.seq, &scratch, &h, &results);
       if (!st.ok()) {
-        if (h.reply_stat == kMsgDenied && h.reject_stat == kAuthError &&
-            (h.auth_stat == kRpcsecGssCredProblem || h.auth_stat == kRpcsecGssCtxProblem)) {
+        if (ContextGone(h)) {
           // RFC 2203 5.3.3.3: the context is gone; make a new one and resend.
           Recreate(s.box, s.gen, h.auth_stat);
           retransmits_++;

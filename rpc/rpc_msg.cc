@@ -132,6 +132,11 @@ Status DecodeReplyHeader(ByteView record, ReplyHeader* h) {
   return Status::Ok();
 }
 
+bool ContextGone(const ReplyHeader& h) {
+  return h.reply_stat == kMsgDenied && h.reject_stat == kAuthError &&
+         (h.auth_stat == kRpcsecGssCredProblem || h.auth_stat == kRpcsecGssCtxProblem);
+}
+
 std::string DescribeReply(const ReplyHeader& h) {
   if (h.reply_stat == kMsgAccepted) return std::string("accepted ") + AcceptStatName(h.accept_stat);
   if (h.reject_stat == kRpcMismatch) return "denied RPC_MISMATCH";

@@ -85,6 +85,9 @@ struct ReplyHeader {
 common::Status DecodeReplyHeader(common::ByteView record, ReplyHeader* h);
 // "accepted SUCCESS", "denied AUTH_ERROR RPCSEC_GSS_CREDPROBLEM", ...
 std::string DescribeReply(const ReplyHeader& h);
+// RFC 2203 5.3.3.3: denied with RPCSEC_GSS_CREDPROBLEM or CTXPROBLEM, the
+// server does not hold (or no longer accepts) the call's context.
+bool ContextGone(const ReplyHeader& h);
 
 // Appends an accepted reply header up to and including accept_stat; for
 // SUCCESS the caller appends the results.

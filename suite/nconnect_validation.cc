@@ -256,6 +256,12 @@ struct PerCall {
   int reruns = 0;        // runs made again for the hypervisor's share (kCalmSteal)
 };
 
+// kCalmSteal: whether attempt `attempt` of a real run is made again, the
+// hypervisor having taken too much of it.
+bool RunAgain(const rpc::LoadReport& r, int attempt) {
+  return r.steal_fraction >= kCalmSteal && attempt < kCalmAttempts;
+}
+
 // One run of `family` (sys or the krb5 mode) against a fresh server whose
 // window is wider than the slots, so no call can fall out of it, with
 // connection 0's sends held `skew_ns` as the point's are; the server is
@@ -291,8 +297,8 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
     server.server->Stop();
     counters = server.server->counters();
     stats = server.server->stats();
-    if (r.steal_fraction < kCalmSteal || attempt == kCalmAttempts) break;
-    ++reruns;  // the hypervisor took too much of it (kCalmSteal)
+    if (!RunAgain(r, attempt)) break;
+    ++reruns;
   }
   PerCall p;
   p.reruns = reruns;
@@ -693,8 +699,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
       return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
                               " replies failed a check, first: " + r.first_error);
     }
-    if (r.steal_fraction >= kCalmSteal && attempt < kCalmAttempts) {
-      ++out.rerun_measured;  // the hypervisor took too much of it: made again
+    if (RunAgain(r, attempt)) {
+      ++out.rerun_measured;
       continue;
     }
     ++rep;
