@@ -127,6 +127,12 @@ CLI::App* AddRunCommand(CLI::App& app) {
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")
       ->delimiter(',');
+  run->add_option("--repetitions", args->suite.repetitions,
+                  "Repetitions of every micro figure; the figure is their median, their "
+                  "coefficient of variation is beside it and over 5% flags it as noisy (default: " +
+                      std::to_string(suite::kRepetitions) + ", --quick " +
+                      std::to_string(suite::kQuickRepetitions) + ")")
+      ->check(CLI::Range(size_t{1}, suite::kMaxRepetitions));
   run->add_option("--sizes", args->suite.sizes,
                   "Payload sizes in bytes (default: 128,4096,65536,1048576)")
       ->delimiter(',')

@@ -1,8 +1,13 @@
 #include "common/machine.h"
 
+#include <link.h>
 #include <openssl/crypto.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <map>
 
 #include <algorithm>
 #include <fstream>
@@ -11,12 +16,18 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "secmode_source_version.h"  // generated: tools/source-version.cmake
 
 #ifndef SECMODE_KRB5_VERSION
 #define SECMODE_KRB5_VERSION "unknown"
 #endif
 #ifndef SECMODE_BUILD_TYPE
 #define SECMODE_BUILD_TYPE "unknown"
+#endif
+#ifndef SECMODE_CXX_FLAGS
+#define SECMODE_CXX_FLAGS "unknown"
 #endif
 
 namespace secmode::common {
@@ -46,6 +57,88 @@ std::string BuildType() {
 #endif
 #endif
   return t;
+}
+
+// The shared objects this process loaded whose file names start with one
+// of these: what the measured code runs (Kerberos, GSS-API, gssrpc,
+// OpenSSL, ALGLIB), by file name, each with its resolved path.
+constexpr const char* kLibraryPrefixes[] = {"libkrb5.",     "libgssapi_krb5.", "libk5crypto.",
+                                            "libgssrpc.",   "libcrypto.",      "libssl.",
+                                            "libalglib."};
+
+std::map<std::string, std::string> LoadedLibraries() {
+  std::map<std::string, std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+        const std::string path = info->dlpi_name;
+        const std::string name = path.substr(path.find_last_of('/') + 1);
+        for (const char* prefix : kLibraryPrefixes) {
+          if (name.rfind(prefix, 0) != 0) continue;
+          char real[PATH_MAX];
+          auto* out = static_cast<std::map<std::string, std::string>*>(data);
+          (*out)[name] = realpath(path.c_str(), real) != nullptr ? std::string(real) : path;
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+// Runs a dpkg-query and returns what it printed ("" when it could not run).
+std::string DpkgQuery(const std::vector<std::string>& args) {
+  auto dir = MakeTempDirectory("secmode-dpkg");
+  if (!dir.ok()) return "";
+  Command c;
+  c.argv = {"dpkg-query"};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.log_path = *dir + "/out";
+  std::string text;
+  if (!FindProgram("dpkg-query").empty() && RunAndWait(c, 10000).ok()) {
+    auto read = ReadFile(c.log_path);
+    if (read.ok()) text = *read;
+  }
+  (void)RemoveTree(*dir);
+  return text;
+}
+
+// Each loaded library with its package's version, from dpkg at run time.
+std::vector<std::pair<std::string, std::string>> LibraryVersions() {
+  const std::map<std::string, std::string> libs = LoadedLibraries();
+  std::vector<std::pair<std::string, std::string>> out;
+  if (libs.empty()) return out;
+  // "package:arch: /path" per file dpkg knows; then each package's version.
+  std::vector<std::string> args = {"-S"};
+  for (const auto& [name, path] : libs) args.push_back(path);
+  std::map<std::string, std::string> package_of;  // path -> package
+  std::istringstream owners(DpkgQuery(args));
+  std::string line;
+  while (std::getline(owners, line)) {
+    const size_t sep = line.find(": /");
+    if (sep != std::string::npos) package_of[line.substr(sep + 2)] = line.substr(0, sep);
+  }
+  std::vector<std::string> wanted = {"-W", "-f", "${binary:Package} ${Version}\n"};
+  for (const auto& [path, package] : package_of) wanted.push_back(package);
+  std::map<std::string, std::string> version_of;  // package -> version
+  if (!package_of.empty()) {
+    std::istringstream versions(DpkgQuery(wanted));
+    while (std::getline(versions, line)) {
+      const size_t sp = line.find(' ');
+      if (sp != std::string::npos) version_of[line.substr(0, sp)] = line.substr(sp + 1);
+    }
+  }
+  for (const auto& [name, path] : libs) {
+    const auto p = package_of.find(path);
+    if (p == package_of.end()) {
+      out.emplace_back(name, "unknown (" + path + " belongs to no dpkg package)");
+      continue;
+    }
+    const auto v = version_of.find(p->second);
+    out.emplace_back(name, v == version_of.end()
+                               ? "unknown (dpkg has no version of " + p->second + ")"
+                               : v->second + " (" + p->second + ")");
+  }
+  return out;
 }
 
 }  // namespace
@@ -91,6 +184,13 @@ double StealFraction(const CpuTimes& before, const CpuTimes& after) {
          static_cast<double>(after.total - before.total);
 }
 
+LoadAverage ReadLoadAverage() {
+  LoadAverage l;
+  std::ifstream in("/proc/loadavg");
+  if (in >> l.one >> l.five >> l.fifteen) l.known = true;
+  return l;
+}
+
 MachineInfo ReadMachineInfo() {
   MachineInfo info;
   info.cpu_model = "unknown";
@@ -124,6 +224,10 @@ MachineInfo ReadMachineInfo() {
   info.krb5 = std::string("MIT krb5 ") + SECMODE_KRB5_VERSION;
   info.compiler = CompilerString();
   info.build_type = BuildType();
+  info.compiler_flags = SECMODE_CXX_FLAGS;
+  info.secmode_commit = SECMODE_SOURCE_COMMIT;
+  info.secmode_tree = SECMODE_SOURCE_TREE;
+  info.libraries = LibraryVersions();
   info.tsc_ghz = TscGhz();
   return info;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace secmode::common {
@@ -20,6 +21,15 @@ struct MachineInfo {
   std::string krb5;        // MIT krb5 version the binary was built against
   std::string compiler;    // "g++ 12.2.0" / "clang 14.0.6"
   std::string build_type;  // CMAKE_BUILD_TYPE, plus "+asan" etc.
+  std::string compiler_flags;  // CMAKE_CXX_FLAGS and the build type's flags
+  // secmode's own source: the git commit it was built from, and whether
+  // its tracked files differed from that commit ("clean" / "dirty"); both
+  // "unknown" when it was not built from a git checkout.
+  std::string secmode_commit, secmode_tree;
+  // The libraries the measured code uses, as loaded by this process: each
+  // file's name and what dpkg says of it at run time ("1.20.1-2+deb12u2
+  // (libkrb5-3:amd64)", or "unknown" with the reason), by file name.
+  std::vector<std::pair<std::string, std::string>> libraries;
   double tsc_ghz = 0;
 };
 
@@ -40,6 +50,13 @@ CpuTimes ReadCpuTimes();
 double IdleFraction(const CpuTimes& before, const CpuTimes& after);
 // The share of it the hypervisor took (steal); -1 likewise.
 double StealFraction(const CpuTimes& before, const CpuTimes& after);
+
+// /proc/loadavg: runnable threads averaged over 1, 5 and 15 minutes.
+struct LoadAverage {
+  double one = 0, five = 0, fifteen = 0;
+  bool known = false;  // false: /proc/loadavg could not be read
+};
+LoadAverage ReadLoadAverage();
 
 // This machine's host name, or "unknown".
 std::string Hostname();

@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "common/latency.h"
+#include "common/stats.h"
 
 namespace secmode::harness {
 
@@ -44,59 +45,73 @@ common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_
   if (!sealer || !opener)
     return Status::Internal(std::string("mode has no ") + LegName(leg) + " leg");
 
+  if (options.repetitions == 0) return Status::InvalidArgument("measure: 0 repetitions");
+  const size_t reps = options.repetitions;
+  const uint64_t rep_budget_ns = static_cast<uint64_t>(options.min_seconds * 1e9 / reps);
+  const size_t rep_max_ops = std::max<size_t>(1, options.max_ops / reps);
+
   common::LatencySamples samples;
   // Grow the sample vector outside the timed loop, not between operations.
   samples.Reserve(std::min<size_t>(options.max_ops, 1u << 16));
   Bytes wire, opened;
-  const uint64_t budget_ns = static_cast<uint64_t>(options.min_seconds * 1e9);
-  uint64_t timed_ns = 0;
-  size_t ops = 0;
-  size_t warm = 0;
+  LegMeasurement m;
 
-  if (!timing_open) {
-    // Seal legs: every sealed message is also opened by the peer leg
-    // (untimed) so sequence state stays in step on both ends.
-    while ((timed_ns < budget_ns || ops < options.min_ops) && ops < options.max_ops) {
-      uint64_t t0 = common::NowNs();
+  // Open legs open tokens sealed beforehand in batches (untimed); what a
+  // repetition leaves of a batch the next one opens, so they stay in order.
+  std::vector<Bytes> tokens;
+  size_t next_token = 0;
+  if (timing_open) {
+    tokens.resize(std::clamp<size_t>(kBatchBytes / std::max<size_t>(size + 64, 1), 8, 4096));
+    next_token = tokens.size();
+  }
+  // One operation; its time in *dt.
+  bool checked = false;
+  auto one = [&](uint64_t* dt) -> Status {
+    if (!timing_open) {
+      // Seal legs: every sealed message is also opened by the peer leg
+      // (untimed) so sequence state stays in step on both ends.
+      const uint64_t t0 = common::NowNs();
       Status s = sealer->Seal(payload, &wire);
-      uint64_t dt = common::NowNs() - t0;
+      *dt = common::NowNs() - t0;
       if (!s.ok()) return s.Annotate(LegName(leg));
       Status o = opener->Open(wire, &opened);
       if (!o.ok()) return o.Annotate(std::string("opening what ") + LegName(leg) + " sealed");
-      if (ops == 0) SECMODE_RETURN_IF_ERROR(CheckSame(opened, payload, LegName(leg)));
-      if (warm < options.warmup_ops) {
-        ++warm;
-        continue;
+    } else {
+      if (next_token == tokens.size()) {
+        for (auto& t : tokens) {
+          SECMODE_RETURN_IF_ERROR(sealer->Seal(payload, &t).Annotate("sealing for open"));
+        }
+        next_token = 0;
       }
+      const uint64_t t0 = common::NowNs();
+      Status s = opener->Open(tokens[next_token++], &opened);
+      *dt = common::NowNs() - t0;
+      if (!s.ok()) return s.Annotate(LegName(leg));
+    }
+    if (!checked) {
+      checked = true;
+      SECMODE_RETURN_IF_ERROR(CheckSame(opened, payload, LegName(leg)));
+    }
+    return Status::Ok();
+  };
+
+  uint64_t dt = 0;
+  for (size_t i = 0; i < options.warmup_ops; ++i) SECMODE_RETURN_IF_ERROR(one(&dt));
+  for (size_t r = 0; r < reps; ++r) {
+    uint64_t timed_ns = 0;
+    size_t ops = 0;
+    while ((timed_ns < rep_budget_ns || ops < options.min_ops) && ops < rep_max_ops) {
+      SECMODE_RETURN_IF_ERROR(one(&dt));
       samples.Add(dt);
       timed_ns += dt;
       ++ops;
     }
-  } else {
-    const size_t batch = std::clamp<size_t>(kBatchBytes / std::max<size_t>(size + 64, 1), 8, 4096);
-    std::vector<Bytes> tokens(batch);
-    while ((timed_ns < budget_ns || ops < options.min_ops) && ops < options.max_ops) {
-      for (auto& t : tokens)
-        SECMODE_RETURN_IF_ERROR(sealer->Seal(payload, &t).Annotate("sealing for open"));
-      for (size_t i = 0; i < tokens.size(); ++i) {
-        uint64_t t0 = common::NowNs();
-        Status s = opener->Open(tokens[i], &opened);
-        uint64_t dt = common::NowNs() - t0;
-        if (!s.ok()) return s.Annotate(LegName(leg));
-        if (i == 0) SECMODE_RETURN_IF_ERROR(CheckSame(opened, payload, LegName(leg)));
-        if (warm < options.warmup_ops) {
-          ++warm;
-          continue;
-        }
-        samples.Add(dt);
-        timed_ns += dt;
-        ++ops;
-      }
-    }
+    m.samples += ops;
+    m.repetitions_ns.push_back(static_cast<double>(timed_ns) / static_cast<double>(ops));
   }
-  LegMeasurement m;
-  m.samples = ops;
-  m.ns_per_op = ops ? static_cast<double>(timed_ns) / static_cast<double>(ops) : 0;
+  const common::Spread spread = common::Summarize(m.repetitions_ns);
+  m.ns_per_op = spread.median;
+  m.cv = spread.cv;
   m.bytes_per_second = m.ns_per_op > 0 ? static_cast<double>(size) * 1e9 / m.ns_per_op : 0;
   m.cycles_per_byte = size > 0 ? m.ns_per_op * common::TscGhz() / static_cast<double>(size) : 0;
   m.p50_ns = samples.Percentile(0.50);

@@ -15,6 +15,22 @@ json DefaultMethod() {
       {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
 }
 
+json NoiseJson(const common::LoadAverage& load_before, const common::LoadAverage& load_after,
+               const common::CpuTimes& cpu_before, const common::CpuTimes& cpu_after) {
+  auto load = [](const common::LoadAverage& l) -> json {
+    if (!l.known) return nullptr;
+    return json::array({l.one, l.five, l.fifteen});
+  };
+  auto share = [](double f) -> json {
+    if (f < 0) return nullptr;
+    return f;
+  };
+  return {{"loadavg_before", load(load_before)},
+          {"loadavg_after", load(load_after)},
+          {"steal_fraction", share(common::StealFraction(cpu_before, cpu_after))},
+          {"idle_fraction", share(common::IdleFraction(cpu_before, cpu_after))}};
+}
+
 json ToJson(const RunResults& r) {
   const auto& m = r.machine;
   json doc;
@@ -23,7 +39,11 @@ json ToJson(const RunResults& r) {
       {"cpu_model", m.cpu_model}, {"logical_cpus", m.logical_cpus}, {"cpu_flags", m.cpu_flags},
       {"kernel", m.kernel},       {"hostname", m.hostname},         {"openssl", m.openssl},
       {"krb5", m.krb5},           {"compiler", m.compiler},         {"build_type", m.build_type},
-      {"tsc_ghz", m.tsc_ghz}};
+      {"tsc_ghz", m.tsc_ghz},     {"compiler_flags", m.compiler_flags},
+      {"secmode_commit", m.secmode_commit}, {"secmode_tree", m.secmode_tree}};
+  json libraries = json::object();
+  for (const auto& [name, version] : m.libraries) libraries[name] = version;
+  doc["machine"]["libraries"] = std::move(libraries);
   doc["command"] = r.command;
   doc["started_at"] = r.started_at;
   doc["finished_at"] = r.finished_at;
@@ -42,7 +62,10 @@ json ToJson(const RunResults& r) {
                      {"p50_ns", row.m.p50_ns},
                      {"p99_ns", row.m.p99_ns},
                      {"p999_ns", row.m.p999_ns},
-                     {"samples", row.m.samples}});
+                     {"samples", row.m.samples},
+                     {"repetitions_ns", row.m.repetitions_ns},
+                     {"cv", row.m.cv},
+                     {"noisy", row.m.noisy()}});
   }
   doc["micro"] = std::move(micro);
   json bounds = json::array();
@@ -56,6 +79,7 @@ json ToJson(const RunResults& r) {
   doc["e2e"] = r.e2e;
   doc["sections"] = r.sections;
   if (!r.errors.empty()) doc["errors"] = r.errors;
+  if (!r.noise.empty()) doc["noise"] = r.noise;
   return doc;
 }
 
@@ -152,6 +176,18 @@ Status ValidateResultsJson(const json& doc) {
       if (row["ns_per_op"].get<double>() <= 0 || row["samples"].get<uint64_t>() == 0) {
         return Status::Corrupt(path + ": a measured row needs ns_per_op > 0 and samples > 0");
       }
+      // Optional (files written before repetitions have a single figure).
+      if (row.contains("repetitions_ns")) {
+        const json& reps = row["repetitions_ns"];
+        if (!reps.is_array()) return Status::Corrupt(path + ".repetitions_ns: expected an array");
+        for (size_t k = 0; k < reps.size(); ++k) {
+          if (!reps[k].is_number() || reps[k].get<double>() <= 0) {
+            return Status::Corrupt(path + ".repetitions_ns[" + std::to_string(k) +
+                                   "]: expected a number > 0");
+          }
+        }
+      }
+      if (row.contains("cv")) SECMODE_RETURN_IF_ERROR(Expect(row, path, "cv", Kind::kNumber));
     }
   }
   if (doc.contains("bounds")) {
@@ -187,6 +223,15 @@ common::Result<RunResults> FromJson(const json& doc) {
   r.machine.build_type = m["build_type"];
   r.machine.hostname = m.value("hostname", "");
   r.machine.tsc_ghz = m.value("tsc_ghz", 0.0);
+  // Written since the fingerprint had secmode's commit; "unknown" before.
+  r.machine.compiler_flags = m.value("compiler_flags", "unknown");
+  r.machine.secmode_commit = m.value("secmode_commit", "unknown");
+  r.machine.secmode_tree = m.value("secmode_tree", "unknown");
+  if (m.contains("libraries") && m["libraries"].is_object()) {
+    for (const auto& [name, version] : m["libraries"].items()) {
+      if (version.is_string()) r.machine.libraries.emplace_back(name, version.get<std::string>());
+    }
+  }
   r.command = doc["command"];
   r.started_at = doc["started_at"];
   r.finished_at = doc["finished_at"];
@@ -205,6 +250,10 @@ common::Result<RunResults> FromJson(const json& doc) {
     mr.m.p99_ns = row["p99_ns"];
     mr.m.p999_ns = row["p999_ns"];
     mr.m.samples = row["samples"];
+    if (row.contains("repetitions_ns")) {
+      mr.m.repetitions_ns = row["repetitions_ns"].get<std::vector<double>>();
+    }
+    mr.m.cv = row.value("cv", 0.0);
     r.micro.push_back(mr);
   }
   for (const auto& row : doc.value("bounds", json::array())) {
@@ -216,6 +265,7 @@ common::Result<RunResults> FromJson(const json& doc) {
   r.method = doc.value("method", json::object());
   r.sections = doc.value("sections", json::object());
   r.errors = doc.value("errors", json::array());
+  r.noise = doc.value("noise", json::object());
   return r;
 }
 

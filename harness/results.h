@@ -13,7 +13,10 @@
 // "errors" (an entry of a run interrupted by a signal has "interrupted":
 // "SIGINT"; sections.e2e.interrupted too), "method.cycle_source", e2e rows'
 // "crypto_threads", "stale_replies" and "first_error", and validation rows'
-// "assert_goodput" and "attribution". Files written before "sections" existed still read;
+// "assert_goodput" and "attribution"; micro rows' "repetitions_ns" (each
+// repetition's mean), "cv" and "noisy" (ns_per_op is then their median);
+// machine's "compiler_flags", "secmode_commit", "secmode_tree" and
+// "libraries"; "noise" (NoiseJson). Files written before "sections" existed still read;
 // their e2e and nconnect parts cannot be drawn again (render/report.h).
 #ifndef SECMODE_HARNESS_RESULTS_H_
 #define SECMODE_HARNESS_RESULTS_H_
@@ -66,7 +69,16 @@ struct RunResults {
   // What failed: {"mode", ...} or {"section", ...} objects with "error".
   // Written only when non-empty.
   nlohmann::json errors = nlohmann::json::array();
+  // How busy the machine was (NoiseJson); written only when non-empty.
+  nlohmann::json noise = nlohmann::json::object();
 };
+
+// The machine's noise over a run, from readings at its start and end:
+// {"loadavg_before": [1, 5, 15 min], "loadavg_after": [...],
+// "steal_fraction", "idle_fraction"}, each null where unknown.
+nlohmann::json NoiseJson(const common::LoadAverage& load_before,
+                         const common::LoadAverage& load_after, const common::CpuTimes& cpu_before,
+                         const common::CpuTimes& cpu_after);
 
 nlohmann::json ToJson(const RunResults& results);
 

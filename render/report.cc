@@ -1,5 +1,6 @@
 #include "render/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -23,6 +24,9 @@ namespace {
 // One association measured at one size: the four legs' ns/op.
 struct Cell {
   double legs[4] = {0, 0, 0, 0};
+  double cv[4] = {0, 0, 0, 0};  // of each leg's repetitions
+  int repetitions = 0;          // the fewest of its legs'
+  double MaxCv() const { return std::max(std::max(cv[0], cv[1]), std::max(cv[2], cv[3])); }
   double RoundTrip() const { return legs[0] + legs[1] + legs[2] + legs[3]; }
 };
 using Key = std::tuple<std::string, std::string, std::string>;  // mode, engine, enctype
@@ -47,7 +51,11 @@ std::map<size_t, std::map<Key, Cell, KeyOrder>> Cells(const RunResults& r) {
   std::map<size_t, std::map<Key, Cell, KeyOrder>> out;
   for (const auto& row : r.micro) {
     if (row.threads != 1) continue;
-    out[row.size][{row.mode, row.engine, row.enctype}].legs[LegIndex(row.leg)] = row.m.ns_per_op;
+    Cell& c = out[row.size][{row.mode, row.engine, row.enctype}];
+    c.legs[LegIndex(row.leg)] = row.m.ns_per_op;
+    c.cv[LegIndex(row.leg)] = row.m.cv;
+    const int n = static_cast<int>(row.m.repetitions_ns.size());
+    c.repetitions = c.repetitions == 0 ? n : std::min(c.repetitions, n);
   }
   return out;
 }
@@ -64,13 +72,14 @@ const Cell* SysCell(const std::map<Key, Cell, KeyOrder>& cells) {
 std::string MicroCsv(const RunResults& r) {
   std::ostringstream out;
   out << "mode,engine,enctype,leg,size,threads,ns_per_op,bytes_per_second,cycles_per_byte,"
-         "p50_ns,p99_ns,p999_ns,samples\n";
+         "p50_ns,p99_ns,p999_ns,samples,repetitions,cv,noisy\n";
   for (const auto& row : r.micro) {
     out << CsvField(row.mode) << ',' << CsvField(row.engine) << ',' << CsvField(row.enctype) << ','
         << row.leg << ',' << row.size << ',' << row.threads << ',' << Fmt("%.1f", row.m.ns_per_op)
         << ',' << Fmt("%.0f", row.m.bytes_per_second) << ',' << Fmt("%.3f", row.m.cycles_per_byte)
         << ',' << row.m.p50_ns << ',' << row.m.p99_ns << ',' << row.m.p999_ns << ','
-        << row.m.samples << '\n';
+        << row.m.samples << ',' << row.m.repetitions_ns.size() << ',' << Fmt("%.4f", row.m.cv)
+        << ',' << (row.m.noisy() ? "yes" : "no") << '\n';
   }
   return out.str();
 }
@@ -85,6 +94,50 @@ std::string InterruptedBy(const RunResults& r) {
     }
   }
   return "";
+}
+
+// How busy the machine was over the run (results.json "noise").
+std::string NoiseLine(const nlohmann::json& noise) {
+  if (!noise.is_object() || noise.empty()) return "not recorded (written before secmode did)";
+  auto load = [](const nlohmann::json& v) {
+    return v.is_array() && v.size() == 3 ? Fmt("%.2f", v[0].get<double>()) : std::string("unknown");
+  };
+  auto share = [](const nlohmann::json& v) {
+    return v.is_number() ? Fmt("%.1f%%", 100 * v.get<double>()) : std::string("unknown");
+  };
+  return "load average (1 min) " + load(noise.value("loadavg_before", nlohmann::json())) +
+         " at the start, " + load(noise.value("loadavg_after", nlohmann::json())) +
+         " at the end; over the run the hypervisor took " +
+         share(noise.value("steal_fraction", nlohmann::json())) +
+         " of the CPU time (steal) and " + share(noise.value("idle_fraction", nlohmann::json())) +
+         " was idle";
+}
+
+// The micro figures' method, and how many were noisy.
+std::string RepetitionsLine(const RunResults& r) {
+  size_t noisy = 0, repeated = 0;
+  for (const auto& row : r.micro) {
+    if (row.m.repetitions_ns.size() > 1) ++repeated;
+    if (row.m.noisy()) ++noisy;
+  }
+  if (repeated == 0) {
+    return "Each figure was measured once (results.json written before secmode repeated its "
+           "figures): no spread is known.";
+  }
+  std::string reps = r.method.contains("repetitions") ? r.method["repetitions"].dump() : "several";
+  std::string warm = r.method.contains("warmup_ops") ? r.method["warmup_ops"].dump() : "a few";
+  return "Each figure is the median of " + reps + " repetitions, one after the other on one " +
+         "association, after " + warm + " untimed warm-up operations; `cv` is the largest " +
+         "coefficient of variation of the row's four legs over their repetitions, and a figure " +
+         "whose cv exceeds " + Fmt("%.0f%%", 100 * harness::kNoisyCv) + " is marked *noisy* (" +
+         std::to_string(noisy) + " of " + std::to_string(r.micro.size()) +
+         " figures in this run; per figure in micro.csv and results.json).";
+}
+
+std::string CvCell(const Cell& c) {
+  if (c.repetitions <= 1) return "-";
+  const double cv = c.MaxCv();
+  return Fmt("%.1f%%", 100 * cv) + (cv > harness::kNoisyCv ? " *noisy*" : "");
 }
 
 std::string MicroMarkdown(const RunResults& r) {
@@ -106,7 +159,19 @@ std::string MicroMarkdown(const RunResults& r) {
   out << "| OpenSSL | " << m.openssl << " |\n";
   out << "| Kerberos | " << m.krb5 << " |\n";
   out << "| compiler / build | " << m.compiler << " / " << m.build_type << " |\n";
-  out << "| TSC | " << Fmt("%.3f", m.tsc_ghz) << " GHz (cycles/byte are TSC ticks) |\n\n";
+  out << "| compiler flags | `" << m.compiler_flags << "` |\n";
+  out << "| secmode | " << m.secmode_commit
+      << (m.secmode_tree == "dirty"     ? " (tracked files changed since that commit)"
+          : m.secmode_tree == "unknown" ? " (tree state unknown)"
+                                        : "")
+      << " |\n";
+  std::string libs;
+  for (const auto& [name, version] : m.libraries) {
+    libs += (libs.empty() ? "" : "; ") + name + " " + version;
+  }
+  out << "| libraries (loaded, dpkg) | " << (libs.empty() ? "unknown" : libs) << " |\n";
+  out << "| TSC | " << Fmt("%.3f", m.tsc_ghz) << " GHz (cycles/byte are TSC ticks) |\n";
+  out << "| machine noise | " << NoiseLine(r.noise) << " |\n\n";
 
   out << "## Per-operation cost of each leg\n\n"
          "For `sys` and `krb5*` the wire is a whole ONC RPC call or reply carrying an "
@@ -115,13 +180,14 @@ std::string MicroMarkdown(const RunResults& r) {
          "Each operation is timed alone with CLOCK_MONOTONIC; open legs open fresh in-order "
          "tokens. `round trip` is the sum of the four legs (request sealed and opened, reply "
          "sealed and opened); `x sys` is that sum divided by sys's at the same size, measured in "
-         "this run.\n\n";
+         "this run.\n\n"
+      << RepetitionsLine(r) << "\n\n";
   for (const auto& [size, cells] : Cells(r)) {
     const Cell* sys = SysCell(cells);
     out << "### " << SizeLabel(size) << "\n\n";
     out << "| mode | engine | enctype | client-seal ns | server-open ns | server-seal ns | "
-           "client-open ns | round trip ns | request MB/s | x sys |\n";
-    out << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+           "client-open ns | round trip ns | request MB/s | x sys | cv |\n";
+    out << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& [key, c] : cells) {
       double req = c.legs[0] + c.legs[1];
       out << "| " << std::get<0>(key) << " | " << std::get<1>(key) << " | "
@@ -130,7 +196,7 @@ std::string MicroMarkdown(const RunResults& r) {
           << Fmt("%.0f", c.legs[3]) << " | " << Fmt("%.0f", c.RoundTrip()) << " | "
           << (req > 0 ? Fmt("%.1f", static_cast<double>(size) * 1e3 / req) : "-") << " | "
           << (sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()) : "-")
-          << " |\n";
+          << " | " << CvCell(c) << " |\n";
     }
     out << "\n";
   }

@@ -156,9 +156,7 @@ Status RunGss(SectionContext& ctx) {
     }
     return false;
   };
-  harness::MeasureOptions mopts;
-  mopts.min_seconds = min_seconds;
-  if (o.quick) mopts.min_ops = 10;
+  const harness::MeasureOptions mopts = MicroMeasureOptions(o);
   if (full && !o.quick) {
     for (gss::Enctype e : enctypes) {
       for (const auto& engine : engines) {

@@ -9,11 +9,7 @@
 namespace secmode::suite {
 
 common::Status RunMicroSection(SectionContext& ctx) {
-  harness::MeasureOptions mopts;
-  if (ctx.options.quick) {
-    mopts.min_seconds = 0.04;
-    mopts.min_ops = 10;
-  }
+  const harness::MeasureOptions mopts = MicroMeasureOptions(ctx.options);
   for (const auto& name : ctx.modes) {
     // Interrupted: the modes not yet measured are listed, each as an error.
     if (const int sig = InterruptSignal(ctx.options)) {

@@ -51,7 +51,23 @@ bool SectionApplies(const Section& section, const SuiteOptions& options) {
   return false;
 }
 
+harness::MeasureOptions MicroMeasureOptions(const SuiteOptions& options) {
+  harness::MeasureOptions m;
+  if (options.quick) {
+    m.min_seconds = 0.04;
+    m.min_ops = 10;
+  }
+  m.repetitions = options.repetitions > 0 ? options.repetitions
+                  : options.quick         ? kQuickRepetitions
+                                          : kRepetitions;
+  return m;
+}
+
 Status ValidateOptions(const SuiteOptions& options) {
+  if (options.repetitions > kMaxRepetitions) {
+    return Status::InvalidArgument("--repetitions " + std::to_string(options.repetitions) +
+                                   ": at most " + std::to_string(kMaxRepetitions));
+  }
   for (const auto& text : options.modes) {
     SECMODE_RETURN_IF_ERROR(harness::ParseModeName(text).status());
   }
@@ -75,6 +91,15 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
   results.machine = common::ReadMachineInfo();
   results.command = options.command;
   results.started_at = common::UtcTimestamp();
+  const harness::MeasureOptions measure = MicroMeasureOptions(options);
+  results.method["repetitions"] = measure.repetitions;
+  results.method["warmup_ops"] = measure.warmup_ops;
+  results.method["noisy_cv"] = harness::kNoisyCv;
+  results.method["micro_figure"] =
+      "ns_per_op is the median of the repetitions' mean ns per operation; cv is their "
+      "coefficient of variation; p50/p99/p999 are over every timed operation";
+  const common::CpuTimes cpu_before = common::ReadCpuTimes();
+  const common::LoadAverage load_before = common::ReadLoadAverage();
   harness::ModeEnvironment env;
   SectionContext context{options, modes, sizes, !options.modes.empty(), env, results, log};
   std::string skipped;
@@ -100,6 +125,8 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
         << (skipped.empty() ? std::string() : "; sections not run: " + skipped) << "\n";
   }
   results.finished_at = common::UtcTimestamp();
+  results.noise = harness::NoiseJson(load_before, common::ReadLoadAverage(), cpu_before,
+                                     common::ReadCpuTimes());
   return results;
 }
 

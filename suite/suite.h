@@ -36,12 +36,20 @@ struct SuiteOptions {
   std::vector<std::string> modes;  // mode names; empty means harness::DefaultModes()
   std::vector<size_t> sizes;       // empty means kDefaultSizes
   std::string command;             // the command line, recorded in the results
+  // Repetitions of every micro figure (its median is the figure); 0: the
+  // default, kRepetitions or kQuickRepetitions.
+  size_t repetitions = 0;
   // A signal number once the run should stop early (0: go on); null: the
   // run is never interrupted. Read between steps; owned by the caller.
   const std::atomic<int>* interrupt = nullptr;
 };
 
 // The signal that interrupted the run, 0 if none.
+inline constexpr size_t kRepetitions = 5, kQuickRepetitions = 3, kMaxRepetitions = 100;
+// The options' micro measurement: time per leg and size, minimum operations
+// and repetitions (section micro and section gss's extra rows alike).
+harness::MeasureOptions MicroMeasureOptions(const SuiteOptions& options);
+
 int InterruptSignal(const SuiteOptions& options);
 // "SIGINT", "SIGTERM" ...
 std::string SignalName(int signal);

@@ -21,6 +21,8 @@ RunResults Sample() {
   m.p99_ns = 1500;
   m.p999_ns = 2000;
   m.samples = 1000;
+  m.repetitions_ns = {1234.5, 1100, 1300};
+  m.cv = 0.083;
   r.micro.push_back({"krb5p", "mit", "aes256-cts-hmac-sha1-96", "client-seal", 4096, 1, m});
   r.bounds.push_back({"aes-256-cbc-encrypt", 4096, 3e9});
   return r;
@@ -36,7 +38,24 @@ TEST(ResultsTest, WrittenDocumentValidatesAndReadsBack) {
   ASSERT_EQ(back->micro.size(), 1u);
   EXPECT_EQ(back->micro[0].leg, "client-seal");
   EXPECT_DOUBLE_EQ(back->micro[0].m.ns_per_op, 1234.5);
+  EXPECT_EQ(back->micro[0].m.repetitions_ns, (std::vector<double>{1234.5, 1100, 1300}));
+  EXPECT_DOUBLE_EQ(back->micro[0].m.cv, 0.083);
+  EXPECT_TRUE(doc["micro"][0]["noisy"].get<bool>());  // cv over kNoisyCv
   EXPECT_EQ(back->bounds[0].primitive, "aes-256-cbc-encrypt");
+  // The fingerprint carries secmode's source and the libraries' versions.
+  EXPECT_EQ(back->machine.secmode_commit, doc["machine"]["secmode_commit"].get<std::string>());
+  EXPECT_EQ(back->machine.libraries.size(), doc["machine"]["libraries"].size());
+  EXPECT_FALSE(back->machine.libraries.empty());
+  // A file written before repetitions and the longer fingerprint still reads.
+  json old = doc;
+  old["micro"][0].erase("repetitions_ns");
+  old["micro"][0].erase("cv");
+  old["machine"].erase("secmode_commit");
+  old["machine"].erase("libraries");
+  auto old_back = FromJson(old);
+  ASSERT_TRUE(old_back.ok()) << old_back.status().ToString();
+  EXPECT_TRUE(old_back->micro[0].m.repetitions_ns.empty());
+  EXPECT_EQ(old_back->machine.secmode_commit, "unknown");
   // Sections not produced are empty, not invented.
   EXPECT_TRUE(doc["e2e"].is_array() && doc["e2e"].empty());
 }
@@ -62,6 +81,11 @@ TEST(ResultsTest, ValidatorNamesTheOffendingField) {
   json zero = doc;
   zero["micro"][0]["samples"] = 0;
   EXPECT_FALSE(ValidateResultsJson(zero).ok());
+
+  json bad_rep = doc;
+  bad_rep["micro"][0]["repetitions_ns"][1] = -3;
+  s = ValidateResultsJson(bad_rep);
+  EXPECT_NE(s.message().find("micro[0].repetitions_ns[1]"), std::string::npos) << s.ToString();
 
   json no_machine = doc;
   no_machine.erase("machine");

@@ -1,0 +1,77 @@
+#include "common/stats.h"
+
+#include <libalglib/statistics.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace secmode::common {
+namespace {
+
+alglib::real_1d_array ToAlglib(const std::vector<double>& v) {
+  alglib::real_1d_array out;
+  out.setcontent(static_cast<alglib::ae_int_t>(v.size()), v.data());
+  return out;
+}
+
+}  // namespace
+
+double Median(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double m = 0;
+  try {
+    alglib::samplemedian(ToAlglib(values), m);
+  } catch (const alglib::ap_error&) {
+    return 0;  // ALGLIB refuses only an empty array, excluded above
+  }
+  return m;
+}
+
+Spread Summarize(const std::vector<double>& values) {
+  Spread s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  s.median = Median(values);
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  s.min = *lo;
+  s.max = *hi;
+  double mean = 0, variance = 0, skewness = 0, kurtosis = 0;
+  try {
+    alglib::samplemoments(ToAlglib(values), mean, variance, skewness, kurtosis);
+  } catch (const alglib::ap_error&) {
+    mean = values.front();
+    variance = 0;
+  }
+  s.mean = mean;
+  s.cv = s.n > 1 && mean != 0 ? std::sqrt(std::max(0.0, variance)) / std::fabs(mean) : 0;
+  return s;
+}
+
+Result<UTest> MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b) {
+  for (const auto* v : {&a, &b}) {
+    for (double x : *v) {
+      if (!std::isfinite(x)) return Status::InvalidArgument("U test: a value is not finite");
+    }
+  }
+  UTest t;
+  if (a.size() < kMinUTestSamples || b.size() < kMinUTestSamples) return t;
+  t.applicable = true;
+  // Every value the same: nothing to rank, the samples cannot differ
+  // (ALGLIB's normal approximation divides by the ties' zero variance there
+  // and reports a tiny p).
+  const double first = a.front();
+  const auto same = [first](double x) { return x == first; };
+  if (std::all_of(a.begin(), a.end(), same) && std::all_of(b.begin(), b.end(), same)) return t;
+  double both = 1, left = 1, right = 1;
+  try {
+    alglib::mannwhitneyutest(ToAlglib(a), static_cast<alglib::ae_int_t>(a.size()), ToAlglib(b),
+                             static_cast<alglib::ae_int_t>(b.size()), both, left, right);
+  } catch (const alglib::ap_error& e) {
+    return Status::Internal("U test: ALGLIB: " + std::string(e.msg));
+  }
+  t.p = std::clamp(both, 0.0, 1.0);
+  return t;
+}
+
+}  // namespace secmode::common

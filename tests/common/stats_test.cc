@@ -1,0 +1,62 @@
+#include "common/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace secmode::common {
+namespace {
+
+TEST(StatsTest, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(Median({}), 0);
+}
+
+TEST(StatsTest, SummarizeGivesTheSampleCoefficientOfVariation) {
+  // mean 10, sample standard deviation sqrt(((-2)^2 + 0 + 2^2) / 2) = 2.
+  const Spread s = Summarize({8, 10, 12});
+  EXPECT_EQ(s.n, 3u);
+  EXPECT_DOUBLE_EQ(s.median, 10);
+  EXPECT_DOUBLE_EQ(s.mean, 10);
+  EXPECT_DOUBLE_EQ(s.min, 8);
+  EXPECT_DOUBLE_EQ(s.max, 12);
+  EXPECT_NEAR(s.cv, 0.2, 1e-12);
+  EXPECT_EQ(Summarize({5}).cv, 0);
+  EXPECT_EQ(Summarize({}).n, 0u);
+}
+
+TEST(StatsTest, UTestSeparatesDisjointSamplesAtTheExactP) {
+  // 5 and 5 values with no overlap: the smallest two-sided p, 2 / C(10, 5).
+  auto t = MannWhitneyU({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->applicable);
+  EXPECT_NEAR(t->p, 2.0 / 252.0, 1e-6);
+}
+
+TEST(StatsTest, UTestDoesNotSeparateInterleavedOrEqualSamples) {
+  auto mixed = MannWhitneyU({1, 3, 5, 7, 9}, {2, 4, 6, 8, 10});
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_GT(mixed->p, 0.3);
+  auto equal = MannWhitneyU({5, 5, 5, 5, 5}, {5, 5, 5, 5, 5});
+  ASSERT_TRUE(equal.ok());
+  EXPECT_TRUE(equal->applicable);
+  EXPECT_EQ(equal->p, 1);
+}
+
+TEST(StatsTest, UTestIsNotApplicableBelowFiveSamplesASide) {
+  auto t = MannWhitneyU({1, 2, 3}, {7, 8, 9});
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->applicable);
+  EXPECT_EQ(t->p, 1);
+}
+
+TEST(StatsTest, UTestRefusesANonFiniteValue) {
+  auto t = MannWhitneyU({1, 2, 3, 4, std::numeric_limits<double>::quiet_NaN()}, {1, 2, 3, 4, 5});
+  EXPECT_FALSE(t.ok());
+  EXPECT_NE(t.status().ToString().find("not finite"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace secmode::common
