@@ -1,6 +1,9 @@
 #include "harness/results.h"
 
+#include <filesystem>
+
 #include "common/clock.h"
+#include "common/files.h"
 
 namespace secmode::harness {
 
@@ -207,6 +210,22 @@ common::Result<RunResults> ReadResultsJson(const std::string& text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::Corrupt("results.json is not valid JSON");
   return FromJson(doc);
+}
+
+common::Result<RunResults> ReadResultsFile(const std::string& path) {
+  std::error_code ec;
+  const std::string file = std::filesystem::is_directory(path, ec) ? path + "/results.json" : path;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    return Status::InvalidArgument(file +
+                                   ": no such file (give a results.json or a run "
+                                   "directory holding one)");
+  }
+  SECMODE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(file));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::Corrupt(file + " is not valid JSON");
+  auto r = FromJson(doc);
+  if (!r.ok()) return r.status().Annotate(file);
+  return r;
 }
 
 common::Result<RunResults> FromJson(const json& doc) {

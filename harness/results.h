@@ -91,6 +91,9 @@ common::Status ValidateResultsJson(const nlohmann::json& doc);
 common::Result<RunResults> ReadResultsJson(const std::string& text);
 // The same from a parsed document.
 common::Result<RunResults> FromJson(const nlohmann::json& doc);
+// The same from a file: a results.json, or a run directory holding one.
+// Errors name the path.
+common::Result<RunResults> ReadResultsFile(const std::string& path);
 
 // One `secmode load` run (rpc::RunLoad) as a JSON object: the e2e rows and
 // `secmode load` print the same fields.

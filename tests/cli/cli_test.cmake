@@ -8,7 +8,7 @@ expect_run(0 "run" ${SECMODE} --help)
 expect_run(0 "2 bad usage" ${SECMODE} --help)
 expect_run(0 "--quick" ${SECMODE} run --help)
 expect_run(0 "exits with status 130 (SIGINT)" ${SECMODE} run --help)
-foreach(cmd run modes report nconnect serve load probe)
+foreach(cmd run modes report compare nconnect serve load probe)
   expect_run(0 "1 failure at run time" ${SECMODE} ${cmd} --help)
   # ... once (a subcommand is given its parent's footer by CLI11).
   execute_process(COMMAND ${SECMODE} ${cmd} --help OUTPUT_VARIABLE help_text)
@@ -30,6 +30,7 @@ expect_run(0 "wakeup preemption: p10 run" ${SECMODE} nconnect --recommend --wind
 expect_run(2 "A subcommand is required" ${SECMODE})
 expect_run(2 "unknown command 'no-such-command'" ${SECMODE} no-such-command)
 expect_run(2 "--sizes" ${SECMODE} run --sizes abc)
+expect_run(2 "--repetitions" ${SECMODE} run --repetitions 0)
 expect_run(2 "--sizes" ${SECMODE} run --sizes 999999999999)
 expect_run(2 "no-such-flag" ${SECMODE} run --no-such-flag)
 expect_run(2 "unknown mode 'nfs'" ${SECMODE} run --modes nfs --out ${WORK}/x)
@@ -91,7 +92,8 @@ expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMOD
            --mode krb5 --ccache FILE:${WORK}/no.ccache --seconds 0.2)
 
 # A run, and its report drawn again from results.json alone.
-expect_run(0 "results:" ${SECMODE} run --quick --modes sys --sizes 64 --out ${WORK}/ok)
+expect_run(0 "results:" ${SECMODE} run --quick --modes sys --sizes 64 --repetitions 5
+           --out ${WORK}/ok)
 foreach(f results.json report.md micro.csv)
   if(NOT EXISTS ${WORK}/ok/${f})
     message(FATAL_ERROR "secmode run did not write ${f} into ${WORK}/ok")
@@ -105,4 +107,12 @@ foreach(f report.md micro.csv)
     message(FATAL_ERROR "secmode report drew a different ${f} from the same results.json")
   endif()
 endforeach()
+# The run compared with itself: every micro row is in both, with 5
+# repetitions a side, and none differs.
+expect_run(0 "4 no significant difference" ${SECMODE} compare ${WORK}/ok ${WORK}/ok/results.json)
+expect_run(0 "## micro" ${SECMODE} compare --markdown ${WORK}/ok ${WORK}/ok)
+expect_run(2 "B: ${WORK}/none: no such file" ${SECMODE} compare ${WORK}/ok ${WORK}/none)
+expect_run(1 "not valid JSON" ${SECMODE} compare ${WORK}/corrupt ${WORK}/ok)
+expect_run(2 "--alpha" ${SECMODE} compare --alpha 2 ${WORK}/ok ${WORK}/ok)
+expect_run(2 "B is required" ${SECMODE} compare ${WORK}/ok)
 file(REMOVE_RECURSE ${WORK})

@@ -1,0 +1,103 @@
+#include "render/report_compare.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "common/format.h"
+
+namespace secmode::render {
+
+using common::Fmt;
+using harness::RowComparison;
+using harness::RunComparison;
+using harness::Verdict;
+
+namespace {
+
+std::string Figure(double v) { return v >= 100 ? Fmt("%.0f", v) : Fmt("%.3g", v); }
+
+std::string P(const RowComparison& r) {
+  if (r.table != "micro") return "-";
+  if (!r.test.applicable) {
+    return std::to_string(r.a_repetitions) + " vs " + std::to_string(r.b_repetitions) + " reps";
+  }
+  return Fmt("%.4f", r.test.p);
+}
+
+std::string Counts(const RunComparison& c) {
+  std::map<Verdict, size_t> n;
+  for (const auto& r : c.rows) ++n[r.verdict];
+  std::string out;
+  for (Verdict v : {Verdict::kFaster, Verdict::kSlower, Verdict::kSame, Verdict::kTooFewRepetitions,
+                    Verdict::kMeasuredOnce}) {
+    if (!n[v]) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(n[v]) + " " + harness::VerdictName(v);
+  }
+  return std::to_string(c.rows.size()) + " rows in both runs" + (out.empty() ? "" : ": " + out);
+}
+
+std::string Method(const RunComparison& c) {
+  return "B/A is B's figure over A's. micro figures are medians of their repetitions (ns/op: "
+         "below 1 is faster); the verdict is the two-sided Mann-Whitney U test over the two "
+         "runs' repetitions at alpha " +
+         Fmt("%g", c.alpha) + " (a side with fewer than " +
+         std::to_string(common::kMinUTestSamples) +
+         " repetitions cannot be tested). bounds (MB/s) and e2e (ops/s) rows are measured once "
+         "per run: their ratio has no verdict.";
+}
+
+}  // namespace
+
+std::string CompareText(const RunComparison& c) {
+  std::ostringstream out;
+  out << "A: " << c.a_label << "\nB: " << c.b_label << "\n\n";
+  size_t width = 3;
+  for (const auto& r : c.rows) width = std::max(width, r.table.size() + 1 + r.key.size());
+  width = std::min<size_t>(width, 100);
+  char line[512];
+  snprintf(line, sizeof line, "%-*s %6s %12s %12s %7s %14s  %s\n", static_cast<int>(width), "row",
+           "unit", "A", "B", "B/A", "p", "verdict");
+  out << line;
+  for (const auto& r : c.rows) {
+    const std::string name = r.table + " " + r.key;
+    snprintf(line, sizeof line, "%-*s %6s %12s %12s %7s %14s  %s\n", static_cast<int>(width),
+             name.c_str(), r.unit.c_str(), Figure(r.a).c_str(), Figure(r.b).c_str(),
+             r.a != 0 ? Fmt("%.3f", r.ratio).c_str() : "-", P(r).c_str(),
+             harness::VerdictName(r.verdict));
+    out << line;
+  }
+  out << "\n" << Counts(c) << ".\n";
+  for (const auto& k : c.only_a) out << "only in A: " << k << "\n";
+  for (const auto& k : c.only_b) out << "only in B: " << k << "\n";
+  out << Method(c) << "\n";
+  return out.str();
+}
+
+std::string CompareMarkdown(const RunComparison& c) {
+  std::ostringstream out;
+  out << "# secmode compare\n\n| run | |\n|---|---|\n| A | " << c.a_label << " |\n| B | "
+      << c.b_label << " |\n\n"
+      << Method(c) << "\n\n"
+      << Counts(c) << ".\n";
+  std::string table;
+  for (const auto& r : c.rows) {
+    if (r.table != table) {
+      table = r.table;
+      out << "\n## " << table << "\n\n| row | unit | A | B | B/A | p | verdict |\n"
+          << "|---|---|---:|---:|---:|---:|---|\n";
+    }
+    out << "| " << r.key << " | " << r.unit << " | " << Figure(r.a) << " | " << Figure(r.b) << " | "
+        << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
+        << harness::VerdictName(r.verdict) << " |\n";
+  }
+  if (!c.only_a.empty() || !c.only_b.empty()) {
+    out << "\n## Rows in one run only\n\n";
+    for (const auto& k : c.only_a) out << "- only in A: " << k << "\n";
+    for (const auto& k : c.only_b) out << "- only in B: " << k << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace secmode::render
