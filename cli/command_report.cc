@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "harness/results.h"
+#include "render/report.h"
 #include "render/run_dir.h"
 
 namespace secmode::cli {
@@ -12,6 +14,7 @@ namespace {
 
 struct ReportArgs {
   std::string dir, out_dir;
+  bool headline = false;
 };
 
 }  // namespace
@@ -24,7 +27,17 @@ CLI::App* AddReportCommand(CLI::App& app) {
       "(from any secmode run, on any machine)");
   cmd->add_option("DIR", args->dir, "A run directory holding results.json")->required();
   cmd->add_option("--out", args->out_dir, "Where to write the files (default: DIR itself)");
+  cmd->add_flag("--headline", args->headline,
+                "Print the README's headline table from DIR's results.json (Markdown on stdout; "
+                "`make readme` puts the reference run's into README.md) and write nothing");
   cmd->callback([args] {
+    if (args->headline) {
+      if (!args->out_dir.empty()) FailUsage("report", "--headline writes no files: drop --out");
+      auto results = harness::ReadResultsFile(args->dir);
+      if (!results.ok()) Fail("report", results.status());
+      std::cout << render::HeadlineMarkdown(*results);
+      return;
+    }
     auto files = render::RenderSavedRun(args->dir, args->out_dir);
     if (!files.ok()) Fail("report", files.status());
     for (const auto& w : files->warnings) std::cerr << "secmode report: " << w << "\n";

@@ -218,9 +218,13 @@ struct SectionRenderer {
   void (*render)(const RunResults&, const nlohmann::json&, Rendered&);
 };
 const SectionRenderer kRenderers[] = {
-    {"gss", RenderGssSection},           {"smb", RenderSmbSection},
-    {"e2e", RenderE2eSection},           {"windows", RenderWindowsSection},
-    {"nconnect", RenderNconnectSection}, {"nconnect-validation", RenderValidationSection},
+    {"scaling", RenderScalingSection},
+    {"gss", RenderGssSection},
+    {"smb", RenderSmbSection},
+    {"e2e", RenderE2eSection},
+    {"windows", RenderWindowsSection},
+    {"nconnect", RenderNconnectSection},
+    {"nconnect-validation", RenderValidationSection},
 };
 
 }  // namespace
@@ -256,6 +260,62 @@ common::Result<Rendered> RenderRun(const RunResults& r) {
   }
   out.micro_csv = MicroCsv(r);
   return out;
+}
+
+std::string HeadlineMarkdown(const RunResults& r) {
+  const auto cells = Cells(r);
+  auto at = [&](size_t size) -> const std::map<Key, Cell, KeyOrder>* {
+    auto it = cells.find(size);
+    return it == cells.end() ? nullptr : &it->second;
+  };
+  const auto* small = at(4096);
+  const auto* large = at(1u << 20);
+  std::set<Key, KeyOrder> keys;
+  for (const auto* c : {small, large}) {
+    if (c) {
+      for (const auto& [k, cell] : *c) keys.insert(k);
+    }
+  }
+  auto baseline = [](const std::map<Key, Cell, KeyOrder>& c, const Key& k) -> const Cell* {
+    const bool smb = std::get<0>(k).rfind("smb-", 0) == 0;
+    for (const auto& [other, cell] : c) {
+      if (std::get<0>(other) == (smb ? "smb-plain" : "sys")) return &cell;
+    }
+    return nullptr;
+  };
+  std::ostringstream out;
+  out << "| mode | engine | round trip at 4 KiB, us | x baseline | request MB/s at 1 MiB | x "
+         "baseline |\n|---|---|---:|---:|---:|---:|\n";
+  for (const Key& k : keys) {
+    out << "| " << std::get<0>(k)
+        << (std::get<2>(k).empty() ? std::string() : " (" + std::get<2>(k) + ")") << " | "
+        << std::get<1>(k) << " | ";
+    const Cell* s = small && small->count(k) ? &small->at(k) : nullptr;
+    const Cell* sb = s ? baseline(*small, k) : nullptr;
+    out << (s ? Fmt("%.1f", s->RoundTrip() / 1e3) : "-") << " | "
+        << (s && sb && sb->RoundTrip() > 0 ? Fmt("%.2f", s->RoundTrip() / sb->RoundTrip()) : "-")
+        << " | ";
+    const Cell* l = large && large->count(k) ? &large->at(k) : nullptr;
+    const Cell* lb = l ? baseline(*large, k) : nullptr;
+    auto mbs = [](const Cell& c) {
+      const double req = c.legs[0] + c.legs[1];
+      return req > 0 ? static_cast<double>(1u << 20) * 1e3 / req : 0.0;
+    };
+    out << (l ? Fmt("%.0f", mbs(*l)) : "-") << " | "
+        << (l && lb && mbs(*lb) > 0 ? Fmt("%.2f", mbs(*l) / mbs(*lb)) : "-") << " |\n";
+  }
+  const auto& m = r.machine;
+  std::string commit =
+      m.secmode_commit.size() > 12 ? m.secmode_commit.substr(0, 12) : m.secmode_commit;
+  if (m.secmode_tree == "dirty") commit += " (dirty tree)";
+  out << "\nRound trip: the four legs of one call and reply (request sealed and opened, reply "
+         "sealed and opened), each the median of its repetitions; x baseline: against sys (NFS "
+         "modes) or smb-plain (SMB modes) in the same run, so >1 is the mode's cost. Request "
+         "MB/s: payload bytes over the request's two legs. Measured by `"
+      << r.command << "` on " << r.started_at << ": " << m.cpu_model << ", " << m.logical_cpus
+      << " logical CPUs, " << m.kernel << ", " << m.openssl << ", " << m.krb5 << ", " << m.compiler
+      << "; secmode " << commit << "; machine noise: " << NoiseLine(r.noise) << ".\n";
+  return out.str();
 }
 
 std::string SummaryTable(const RunResults& r) {

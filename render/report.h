@@ -41,6 +41,12 @@ std::string MicroCsv(const harness::RunResults& results);
 // A short plain-text table for the terminal: per mode and size, the four
 // legs' round trip, request MB/s and the ratio to sys.
 std::string SummaryTable(const harness::RunResults& results);
+// The README's headline (`secmode report --headline DIR`, `make readme`):
+// per mode of the run, the round trip at 4 KiB with its ratio to the
+// baseline (sys for NFS modes, smb-plain for SMB modes, both from the same
+// run) and the request MB/s at 1 MiB, then the machine, commit and noise
+// that made them. Sizes the run lacks are "-".
+std::string HeadlineMarkdown(const harness::RunResults& results);
 
 }  // namespace secmode::render
 

@@ -15,6 +15,8 @@ namespace secmode::render {
 // An integer field of a section object or row; 0 when absent.
 inline int64_t I(const nlohmann::json& j, const char* key) { return j.value(key, int64_t{0}); }
 
+void RenderScalingSection(const harness::RunResults& r, const nlohmann::json& section,
+                          Rendered& out);
 void RenderGssSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);

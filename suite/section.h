@@ -45,6 +45,7 @@ bool SectionApplies(const Section& section, const SuiteOptions& options);
 
 // The sections, one file each.
 common::Status RunMicroSection(SectionContext& context);     // section_micro.cc
+common::Status RunScalingSection(SectionContext& context);   // section_scaling.cc
 common::Status RunGssSection(SectionContext& context);       // section_gss.cc
 common::Status RunSmbSection(SectionContext& context);       // section_smb.cc
 common::Status RunE2eSection(SectionContext& context);       // section_e2e.cc

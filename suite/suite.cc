@@ -15,6 +15,7 @@ namespace {
 // Every section in report order. A module adds its section here, one line.
 const Section kSections[] = {
     {"micro", RunMicroSection, {""}},
+    {"scaling", RunScalingSection, {""}},
     {"gss", RunGssSection, {"krb5"}},
     {"smb", RunSmbSection, {"smb-"}},
     {"e2e", RunE2eSection, {"sys", "krb5"}},

@@ -55,6 +55,16 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   auto tmp = common::MakeTempDirectory("secmode-shape-test-");
   ASSERT_TRUE(tmp.ok());
   ASSERT_TRUE(render::WriteRunDirectory(*tmp, *run).ok());
+  // The run's new parts are there: micro figures with their repetitions,
+  // the fingerprint's commit, the noise, and the scaling rows.
+  ASSERT_FALSE(run->micro.empty());
+  for (const auto& row : run->micro) {
+    EXPECT_EQ(row.m.repetitions_ns.size(), kQuickRepetitions) << row.mode << " " << row.leg;
+  }
+  EXPECT_FALSE(run->machine.secmode_commit.empty());
+  EXPECT_TRUE(run->noise.contains("steal_fraction"));
+  ASSERT_TRUE(run->sections.contains("scaling"));
+  EXPECT_FALSE(run->sections["scaling"]["rows"].empty());
   auto text = common::ReadFile(*tmp + "/results.json");
   auto report = common::ReadFile(*tmp + "/report.md");
   common::RemoveTree(*tmp);
@@ -66,15 +76,20 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   // Keys added since: the sections' own data, the nconnect rows' (the
   // model's inputs and outputs grow with the model; the validation's
   // attribution and ablation), and these few fields.
-  const std::set<std::string> added = {"e2e[].first_error",    "e2e[].stale_replies",
-                                       "method.cycle_source",  "nconnect[].assert_goodput",
-                                       "e2e[].crypto_threads", "e2e[].receiver_cpu_ns",
-                                       "e2e[].idle_fraction",  "e2e[].sender_cpu_ns",
-                                       "e2e[].sender_calls",   "e2e[].server",
-                                       "e2e[].receiver_reads", "e2e[].steal_fraction"};
+  const std::set<std::string> added = {
+      "e2e[].first_error", "e2e[].stale_replies", "method.cycle_source",
+      "nconnect[].assert_goodput", "e2e[].crypto_threads", "e2e[].receiver_cpu_ns",
+      "e2e[].idle_fraction", "e2e[].sender_cpu_ns", "e2e[].sender_calls", "e2e[].server",
+      "e2e[].receiver_reads", "e2e[].steal_fraction",
+      // repetitions and the longer fingerprint
+      "micro[].repetitions_ns[]", "micro[].cv", "micro[].noisy", "machine.compiler_flags",
+      "machine.secmode_commit", "machine.secmode_tree", "method.repetitions", "method.warmup_ops",
+      "method.noisy_cv", "method.micro_figure"};
   for (const auto& k : now) {
+    // machine.libraries.<file name> and noise.* name what this machine has.
     if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0 ||
-        k.rfind("nconnect[].", 0) == 0) {
+        k.rfind("nconnect[].", 0) == 0 || k.rfind("machine.libraries.", 0) == 0 ||
+        k.rfind("noise.", 0) == 0) {
       continue;
     }
     ADD_FAILURE() << "results.json has a key outside `sections` that the shape does not list: "
@@ -82,6 +97,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   }
   // Every heading of before, in the same order; new ones only where listed.
   const std::set<std::string> new_headings = {
+      "## Core scaling",
       "### Where the violations come from",
       "### How the closed connections were replaced under load",
       "### How contexts were re-created under load",

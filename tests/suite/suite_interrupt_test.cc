@@ -68,14 +68,15 @@ TEST(SuiteInterruptTest, AfterTheFirstModeTheRestIsListedNotMeasured) {
   // sys was measured, all four legs; krb5p was not.
   ASSERT_EQ(run->micro.size(), 4u) << buf.text();
   for (const auto& row : run->micro) EXPECT_EQ(row.mode, "sys");
-  EXPECT_EQ(InterruptedNames(run->errors),
-            (std::vector<std::string>{"mode krb5p:aes256-cts-hmac-sha1-96:native", "section gss",
-                                      "section e2e", "section windows"}))
+  EXPECT_EQ(
+      InterruptedNames(run->errors),
+      (std::vector<std::string>{"mode krb5p:aes256-cts-hmac-sha1-96:native", "section scaling",
+                                "section gss", "section e2e", "section windows"}))
       << run->errors.dump();
   EXPECT_FALSE(run->sections.contains("gss"));
   EXPECT_FALSE(run->sections.contains("e2e"));
   EXPECT_FALSE(run->sections.contains("windows"));
-  EXPECT_NE(buf.text().find("interrupted by SIGINT; sections not run: gss, e2e, windows"),
+  EXPECT_NE(buf.text().find("interrupted by SIGINT; sections not run: scaling, gss, e2e, windows"),
             std::string::npos)
       << buf.text();
   // The results still validate and read back, and the report says so.

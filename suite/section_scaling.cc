@@ -1,0 +1,94 @@
+// Section "scaling": every mode of the run with 1, 2, 4 ... threads up to
+// the logical CPUs and one beyond (oversubscribed), each thread with an
+// association of its own doing round trips at one payload size
+// (harness/scaling.h), into sections.scaling: per mode and thread count the
+// aggregate round trips and bytes per second, and the per-thread efficiency
+// (the aggregate over threads x the one-thread figure of the same run).
+// Interrupted (suite/suite.h), it measures no further mode.
+#include <algorithm>
+
+#include "common/machine.h"
+#include "harness/scaling.h"
+#include "suite/section.h"
+
+namespace secmode::suite {
+
+namespace {
+
+constexpr size_t kScalingSize = 65536;
+
+}  // namespace
+
+common::Status RunScalingSection(SectionContext& ctx) {
+  // 64 KiB, or the run's largest size below it when --sizes leaves it out.
+  size_t size = 0;
+  for (size_t s : ctx.sizes) {
+    if (s == kScalingSize) size = s;
+  }
+  if (size == 0) {
+    for (size_t s : ctx.sizes) {
+      if (s <= kScalingSize) size = std::max(size, s);
+    }
+    if (size == 0) size = *std::min_element(ctx.sizes.begin(), ctx.sizes.end());
+  }
+  harness::ScalingOptions so;
+  if (ctx.options.quick) so.seconds = 0.04;
+  const size_t cpus = static_cast<size_t>(common::LogicalCpus());
+  const std::vector<size_t> counts = harness::ScalingThreadCounts(cpus);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& name : ctx.modes) {
+    if (const int sig = InterruptSignal(ctx.options)) {
+      ctx.results.errors.push_back(
+          InterruptedError("scaling", name.ToString(), sig, "not measured"));
+      continue;
+    }
+    std::vector<common::Association> owned;
+    owned.reserve(counts.back());
+    common::Status made;
+    for (size_t i = 0; i < counts.back() && made.ok(); ++i) {
+      auto a = harness::MakeAssociation(name, ctx.env);
+      if (!a.ok()) {
+        made = a.status();
+      } else {
+        owned.push_back(std::move(*a));
+      }
+    }
+    if (!made.ok()) {
+      ctx.results.errors.push_back(
+          {{"section", "scaling"}, {"mode", name.ToString()}, {"error", made.ToString()}});
+      continue;
+    }
+    double one = 0;
+    for (size_t t : counts) {
+      std::vector<common::Association*> use;
+      for (size_t i = 0; i < t; ++i) use.push_back(&owned[i]);
+      auto m = harness::MeasureScaling(use, size, so);
+      if (!m.ok()) {
+        ctx.results.errors.push_back({{"section", "scaling"},
+                                      {"mode", name.ToString()},
+                                      {"threads", t},
+                                      {"error", m.status().ToString()}});
+        break;
+      }
+      if (t == 1) one = m->median;
+      rows.push_back(
+          {{"mode", owned[0].mode},
+           {"engine", owned[0].engine},
+           {"enctype", owned[0].enctype},
+           {"threads", t},
+           {"oversubscribed", t > cpus},
+           {"round_trips_per_second", m->median},
+           {"bytes_per_second", m->median * static_cast<double>(size)},
+           {"repetitions", m->round_trips_per_second},
+           {"cv", m->cv},
+           {"efficiency", one > 0 ? nlohmann::json(m->median / (static_cast<double>(t) * one))
+                                  : nlohmann::json(nullptr)}});
+    }
+  }
+  ctx.results.sections["scaling"] = {
+      {"size", size},          {"logical_cpus", cpus},          {"thread_counts", counts},
+      {"seconds", so.seconds}, {"repetitions", so.repetitions}, {"rows", rows}};
+  return common::Status::Ok();
+}
+
+}  // namespace secmode::suite
