@@ -34,6 +34,7 @@ struct NconnectOptions {
   bool sweep = false, recommend = false, quick = false, json = false, validate = false,
        full = false;
   std::string points;  // --validate: a regular expression the point names must match
+  std::string shard;   // --sweep: I/N
   std::string out_dir;
   int threads = 0;
   int64_t max_slots = 1024;
@@ -140,6 +141,12 @@ void RunOne(NconnectOptions& o) {
 
 void RunSweepCommand(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
+  suite::SweepShard shard;  // refused before anything is created
+  if (!o.shard.empty()) {
+    auto parsed = suite::ParseSweepShard(o.shard);
+    if (!parsed.ok()) Fail(parsed.status());
+    shard = *parsed;
+  }
   sim::SweepGrid grid = o.quick ? sim::SweepGrid::Quick() : sim::SweepGrid::Default();
   const int64_t grid_ops = grid.base.ops;
   grid.base = base;
@@ -148,9 +155,10 @@ void RunSweepCommand(NconnectOptions& o) {
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail(st);
   harness::RunResults results = NewResults();
-  std::cout << "nconnect sweep of " << grid.size() << " scenarios ..." << std::flush;
+  std::cout << "nconnect sweep of " << grid.size() << " scenarios"
+            << (shard.count > 1 ? ", shard " + o.shard : std::string()) << " ..." << std::flush;
   st = suite::RunNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads,
-                               results, std::cout);
+                               results, std::cout, shard);
   std::cout << "\n";
   if (!st.ok()) Fail(st);
   Write(dir, results);
@@ -411,6 +419,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --sweep or --validate: output directory (default: results/runs/<UTC "
                   "timestamp>-<host>)");
   cmd->add_option("--threads", o->threads, "With --sweep: threads (default: all)");
+  cmd->add_option("--shard", o->shard,
+                  "With --sweep: run only shard I of N (I/N, 0 <= I < N): the scenarios whose "
+                  "index in the grid leaves remainder I when divided by N; `secmode merge` joins "
+                  "the shards' directories into the whole sweep");
   cmd->add_flag("--recommend", o->recommend,
                 "Print the largest slot count with no violations for these flags and its "
                 "goodput, and the alternatives (per-connection contexts, spread cap, re-encode) "
@@ -429,6 +441,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
+    }
+    if (!o->shard.empty() && !o->sweep) {
+      Fail(common::Status::InvalidArgument("--shard: only with --sweep"));
     }
     if ((o->full || !o->points.empty()) && !o->validate) {
       Fail(common::Status::InvalidArgument("--full and --points: only with --validate"));

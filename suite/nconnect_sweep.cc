@@ -71,9 +71,33 @@ nlohmann::json SweepGridJson(const sim::SweepGrid& g) {
           {"reactions", reactions}};
 }
 
+common::Result<SweepShard> ParseSweepShard(const std::string& text) {
+  SweepShard s;
+  const size_t slash = text.find('/');
+  size_t used_i = 0, used_n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    s.index = std::stoi(text.substr(0, slash), &used_i);
+    s.count = std::stoi(text.substr(slash + 1), &used_n);
+  } catch (const std::exception&) {
+    return Status::InvalidArgument("--shard " + text + ": expected I/N, e.g. 0/4");
+  }
+  if (used_i != slash || used_n != text.size() - slash - 1) {
+    return Status::InvalidArgument("--shard " + text + ": expected I/N, e.g. 0/4");
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) {
+    return Status::InvalidArgument("--shard " + text + ": needs 0 <= I < N");
+  }
+  return s;
+}
+
 Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_source, int threads,
-                        harness::RunResults& results, std::ostream& log) {
+                        harness::RunResults& results, std::ostream& log, SweepShard shard) {
   if (grid.size() == 0) return Status::InvalidArgument("nconnect sweep: empty grid");
+  if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count) {
+    return Status::InvalidArgument("nconnect sweep: bad shard " + std::to_string(shard.index) +
+                                   "/" + std::to_string(shard.count));
+  }
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   if (threads <= 0) threads = 1;
   // The simulator's own speed on one thread: the default scenario, and the
@@ -91,13 +115,23 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
       << common::Fmt("%.2f", speed_threads.rpcs_per_second / 1e6)
       << " M with every mechanism, simulated RPCs per CPU-second]" << std::flush;
 
-  const std::vector<Scenario> scenarios = grid.Expand();
+  const std::vector<Scenario> all = grid.Expand();
+  std::vector<Scenario> scenarios;
+  std::vector<size_t> index;  // each scenario's place in the whole grid
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(shard.count)) != shard.index) continue;
+    scenarios.push_back(all[i]);
+    index.push_back(i);
+  }
   const uint64_t t0 = common::NowNs();
   const std::vector<SweepRow> rows = sim::RunSweep(scenarios, threads);
   const double wall = static_cast<double>(common::NowNs() - t0) / 1e9;
   int64_t total_ops = 0, errors = 0, truncated = 0;
-  for (const auto& row : rows) {
-    results.nconnect.push_back(row.ToJson());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const SweepRow& row = rows[k];
+    nlohmann::json j = row.ToJson();
+    j["grid_index"] = index[k];
+    results.nconnect.push_back(std::move(j));
     total_ops += row.result.completed;
     errors += row.error.empty() ? 0 : 1;
     truncated += row.result.truncated ? 1 : 0;
@@ -114,7 +148,117 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
                                   {"truncated", truncated},
                                   {"wall_seconds", wall},
                                   {"threads", threads}};
+  if (shard.count > 1) {
+    results.sections["nconnect"]["shard"] = {
+        {"index", shard.index}, {"count", shard.count}, {"grid_scenarios", all.size()}};
+  }
   return Status::Ok();
+}
+
+common::Result<harness::RunResults> MergeSweepShards(
+    const std::vector<harness::RunResults>& shards) {
+  if (shards.empty()) return Status::InvalidArgument("merge: no shards");
+  auto shard_of = [](const harness::RunResults& r, size_t k) -> common::Result<nlohmann::json> {
+    const std::string which = "shard " + std::to_string(k + 1) + " given";
+    if (!r.sections.contains("nconnect") || !r.sections["nconnect"].contains("grid")) {
+      return Status::InvalidArgument("merge: the " + which +
+                                     " is not an nconnect sweep (no sections.nconnect.grid)");
+    }
+    const nlohmann::json& s = r.sections["nconnect"];
+    if (!s.contains("shard")) {
+      return Status::InvalidArgument("merge: the " + which +
+                                     " is a whole sweep, not a shard (--shard I/N)");
+    }
+    return s;
+  };
+  SECMODE_ASSIGN_OR_RETURN(nlohmann::json first, shard_of(shards[0], 0));
+  const int count = first["shard"]["count"].get<int>();
+  const size_t grid_size = first["shard"]["grid_scenarios"].get<size_t>();
+  std::vector<const harness::RunResults*> by_index(static_cast<size_t>(count), nullptr);
+  std::vector<nlohmann::json> rows(grid_size);
+  std::vector<bool> have(grid_size, false);
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t k = 0; k < shards.size(); ++k) {
+    SECMODE_ASSIGN_OR_RETURN(nlohmann::json s, shard_of(shards[k], k));
+    if (s["grid"] != first["grid"]) {
+      return Status::InvalidArgument("merge: shard " + std::to_string(k + 1) +
+                                     " given ran another grid than the first");
+    }
+    if (s["shard"]["count"].get<int>() != count) {
+      return Status::InvalidArgument("merge: shard " + std::to_string(k + 1) + " given is of " +
+                                     s["shard"]["count"].dump() + " shards, the first of " +
+                                     std::to_string(count));
+    }
+    const int index = s["shard"]["index"].get<int>();
+    if (index < 0 || index >= count) {
+      return Status::InvalidArgument("merge: shard index " + std::to_string(index) +
+                                     " out of range");
+    }
+    if (by_index[static_cast<size_t>(index)] != nullptr) {
+      return Status::InvalidArgument("merge: shard " + std::to_string(index) + "/" +
+                                     std::to_string(count) + " given twice");
+    }
+    by_index[static_cast<size_t>(index)] = &shards[k];
+    for (const nlohmann::json& row : shards[k].nconnect) {
+      if (!row.contains("grid_index") || !row["grid_index"].is_number_integer() ||
+          row["grid_index"].get<int64_t>() < 0) {
+        return Status::Corrupt("merge: a row of shard " + std::to_string(index) +
+                               " has no grid_index");
+      }
+      const size_t i = row["grid_index"].get<size_t>();
+      if (i >= grid_size || static_cast<int>(i % static_cast<size_t>(count)) != index || have[i]) {
+        return Status::Corrupt("merge: shard " + std::to_string(index) + " holds row " +
+                               std::to_string(i) + ", which is not its own or is repeated");
+      }
+      rows[i] = row;
+      have[i] = true;
+    }
+    list.push_back({{"index", index},
+                    {"host", shards[k].machine.hostname},
+                    {"cpu_model", shards[k].machine.cpu_model},
+                    {"started_at", shards[k].started_at},
+                    {"simulator_speed", s.value("simulator_speed", nlohmann::json())},
+                    {"wall_seconds", s.value("wall_seconds", nlohmann::json())}});
+  }
+  for (int i = 0; i < count; ++i) {
+    if (by_index[static_cast<size_t>(i)] == nullptr) {
+      return Status::InvalidArgument("merge: shard " + std::to_string(i) + "/" +
+                                     std::to_string(count) + " is missing");
+    }
+  }
+  for (size_t i = 0; i < grid_size; ++i) {
+    if (!have[i]) {
+      return Status::Corrupt("merge: no shard holds row " + std::to_string(i) + " of the grid");
+    }
+  }
+  const harness::RunResults& zero = *by_index[0];
+  harness::RunResults merged;
+  merged.machine = zero.machine;
+  merged.command = zero.command;
+  merged.method = zero.method;
+  merged.started_at = zero.started_at;
+  merged.finished_at = zero.finished_at;
+  for (const harness::RunResults* r : by_index) {
+    merged.started_at = std::min(merged.started_at, r->started_at);
+    merged.finished_at = std::max(merged.finished_at, r->finished_at);
+    for (const auto& e : r->errors) merged.errors.push_back(e);
+  }
+  for (auto& row : rows) merged.nconnect.push_back(std::move(row));
+  nlohmann::json section = zero.sections["nconnect"];
+  section.erase("shard");
+  int64_t total_ops = 0, failed = 0, truncated = 0;
+  for (const auto& r : merged.nconnect) {
+    total_ops += r.value("completed", int64_t{0});
+    failed += r.contains("error") ? 1 : 0;
+    truncated += r.value("truncated", false) ? 1 : 0;
+  }
+  section["scenarios"] = grid_size;
+  section["total_ops"] = total_ops;
+  section["failed"] = failed;
+  section["truncated"] = truncated;
+  section["shards"] = std::move(list);
+  merged.sections["nconnect"] = std::move(section);
+  return merged;
 }
 
 }  // namespace secmode::suite
