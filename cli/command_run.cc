@@ -28,7 +28,23 @@ constexpr int kExitInterruptedBase = 128;
 struct RunArgs {
   suite::SuiteOptions suite;
   std::string out_dir;
+  bool json = false;
 };
+
+// The run's summary for --json: where it went, what it wrote, what failed,
+// and per mode and size the round trip and its ratio to sys.
+nlohmann::json RunSummaryJson(const std::string& dir, const harness::RunResults& r,
+                              const std::vector<std::string>& files, int signal) {
+  nlohmann::json written = nlohmann::json::array();
+  for (const auto& f : files) written.push_back(dir + "/" + f);
+  return {{"out_dir", dir},
+          {"files", written},
+          {"errors", r.errors},
+          {"interrupted", signal ? nlohmann::json(suite::SignalName(signal)) : nullptr},
+          {"micro_rows", r.micro.size()},
+          {"noise", r.noise},
+          {"secmode_commit", r.machine.secmode_commit}};
+}
 
 // SIGINT and SIGTERM during `secmode run`. While it lives the two signals
 // are blocked in every thread (threads started later inherit the mask, so
@@ -127,6 +143,9 @@ CLI::App* AddRunCommand(CLI::App& app) {
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")
       ->delimiter(',');
+  run->add_flag("--json", args->json,
+                "Print the run's summary as JSON on stdout (output directory, files written, "
+                "errors, noise) instead of the table; the progress then goes to stderr");
   run->add_option("--repetitions", args->suite.repetitions,
                   "Repetitions of every micro figure; the figure is their median, their "
                   "coefficient of variation is beside it and over 5% flags it as noisy (default: " +
@@ -159,17 +178,22 @@ CLI::App* AddRunCommand(CLI::App& app) {
     if (!made.ok()) Fail("run", made);
     InterruptWatcher watcher;
     o.interrupt = watcher.interrupt();
-    auto results = suite::RunSuite(o, std::cout);
+    // With --json stdout holds the summary alone; the progress goes to stderr.
+    auto results = suite::RunSuite(o, args->json ? std::cerr : std::cout);
     if (!results.ok()) Fail("run", results.status());
     // The micro table first: a run whose results cannot be written keeps it
     // on the terminal.
-    std::cout << "\n" << render::SummaryTable(*results) << "\n";
+    if (!args->json) std::cout << "\n" << render::SummaryTable(*results) << "\n";
     auto files = render::WriteRunDirectory(dir, *results);
     if (!files.ok()) Fail("run", files.status().Annotate("the results of this run are not saved"));
     for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
-    std::cout << "results:";
-    for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
-    std::cout << "\n";
+    if (args->json) {
+      std::cout << RunSummaryJson(dir, *results, files->written, watcher.signal()).dump(2) << "\n";
+    } else {
+      std::cout << "results:";
+      for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
+      std::cout << "\n";
+    }
     if (const int sig = watcher.signal()) {
       throw CLI::RuntimeError("secmode run: interrupted by " + suite::SignalName(sig) +
                                   "; what was measured before is in " + dir + "/results.json",

@@ -107,6 +107,20 @@ foreach(f report.md micro.csv)
     message(FATAL_ERROR "secmode report drew a different ${f} from the same results.json")
   endif()
 endforeach()
+# --json: stdout is the summary alone, valid JSON naming what was written.
+execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --json --out ${WORK}/js
+                RESULT_VARIABLE rc OUTPUT_VARIABLE js ERROR_VARIABLE js_err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "secmode run --json exited ${rc}: ${js_err}")
+endif()
+string(JSON out_dir GET "${js}" out_dir)
+string(JSON first_file GET "${js}" files 0)
+if(NOT out_dir STREQUAL "${WORK}/js" OR NOT first_file STREQUAL "${WORK}/js/results.json")
+  message(FATAL_ERROR "secmode run --json printed an unexpected summary:\n${js}")
+endif()
+if(NOT js_err MATCHES "measuring sys")
+  message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
+endif()
 # The run compared with itself: every micro row is in both, with 5
 # repetitions a side, and none differs.
 expect_run(0 "4 no significant difference" ${SECMODE} compare ${WORK}/ok ${WORK}/ok/results.json)
