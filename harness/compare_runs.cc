@@ -80,7 +80,10 @@ Result<Rows> RowsOf(const RunResults& r, const char* side) {
     key += Text(row, "connections");
     key += ", slots ";
     key += Text(row, "slots");
-    if (row.value("shared_context", true) == false) key += ", per-connection contexts";
+    if (row.contains("shared_context") && row["shared_context"].is_boolean() &&
+        !row["shared_context"].get<bool>()) {
+      key += ", per-connection contexts";
+    }
     key += ", crypto ";
     key += Text(row, "crypto_threads");
     SECMODE_RETURN_IF_ERROR(add("e2e", key, {"ops/s", row["ops_per_second"].get<double>(), {}}));

@@ -143,6 +143,24 @@ Status ValidateResultsJson(const json& doc) {
   }
   SECMODE_RETURN_IF_ERROR(Expect(m, "machine", "logical_cpus", Kind::kUnsigned));
   SECMODE_RETURN_IF_ERROR(Expect(m, "machine", "cpu_flags", Kind::kArray));
+  // Optional (written since the fingerprint had them), strings when present.
+  for (const char* k : {"hostname", "compiler_flags", "secmode_commit", "secmode_tree"}) {
+    if (m.contains(k)) SECMODE_RETURN_IF_ERROR(Expect(m, "machine", k, Kind::kString));
+  }
+  if (m.contains("tsc_ghz"))
+    SECMODE_RETURN_IF_ERROR(Expect(m, "machine", "tsc_ghz", Kind::kNumber));
+  if (m.contains("libraries")) {
+    if (!m["libraries"].is_object())
+      return Status::Corrupt("machine.libraries: expected an object");
+    for (const auto& [name, version] : m["libraries"].items()) {
+      if (!version.is_string()) {
+        return Status::Corrupt("machine.libraries." + name + ": expected a string");
+      }
+    }
+  }
+  if (doc.contains("noise") && !doc["noise"].is_object()) {
+    return Status::Corrupt("noise: expected an object");
+  }
   for (const char* k : {"command", "started_at", "finished_at"}) {
     SECMODE_RETURN_IF_ERROR(Expect(doc, "results", k, Kind::kString));
   }

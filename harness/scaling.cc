@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "common/clock.h"
@@ -60,8 +61,22 @@ common::Result<ScalingMeasurement> MeasureScaling(
     Status failed;
     std::vector<std::thread> threads;
     threads.reserve(associations.size());
+    // A thread that cannot be started (EAGAIN) ends the repetition: the
+    // started ones are stopped and joined, never left joinable.
+    auto start = [&](auto&& body) -> bool {
+      try {
+        threads.emplace_back(std::forward<decltype(body)>(body));
+        return true;
+      } catch (const std::system_error& e) {
+        std::lock_guard<std::mutex> lock(failed_mu);
+        failed = Status::Internal(std::string("scaling: cannot start a thread: ") + e.what());
+        go.store(true);
+        stop.store(true);
+        return false;
+      }
+    };
     for (common::Association* a : associations) {
-      threads.emplace_back([&, a] {
+      const bool started = start([&, a] {
         Bytes wire, opened;
         // Untimed: one round trip that checks the payload and warms up.
         Status s = RoundTrip(*a, payload, /*check=*/true, &wire, &opened);
@@ -81,8 +96,9 @@ common::Result<ScalingMeasurement> MeasureScaling(
           stop.store(true);
         }
       });
+      if (!started) break;
     }
-    while (ready.load() < associations.size() && !stop.load()) std::this_thread::yield();
+    while (ready.load() < threads.size() && !stop.load()) std::this_thread::yield();
     const uint64_t t0 = common::NowNs();
     go.store(true, std::memory_order_release);
     while (!stop.load() && common::NowNs() - t0 < static_cast<uint64_t>(options.seconds * 1e9)) {

@@ -100,7 +100,8 @@ std::string InterruptedBy(const RunResults& r) {
 std::string NoiseLine(const nlohmann::json& noise) {
   if (!noise.is_object() || noise.empty()) return "not recorded (written before secmode did)";
   auto load = [](const nlohmann::json& v) {
-    return v.is_array() && v.size() == 3 ? Fmt("%.2f", v[0].get<double>()) : std::string("unknown");
+    return v.is_array() && v.size() == 3 && v[0].is_number() ? Fmt("%.2f", v[0].get<double>())
+                                                             : std::string("unknown");
   };
   auto share = [](const nlohmann::json& v) {
     return v.is_number() ? Fmt("%.1f%%", 100 * v.get<double>()) : std::string("unknown");
@@ -309,9 +310,10 @@ std::string HeadlineMarkdown(const RunResults& r) {
       m.secmode_commit.size() > 12 ? m.secmode_commit.substr(0, 12) : m.secmode_commit;
   if (m.secmode_tree == "dirty") commit += " (dirty tree)";
   out << "\nRound trip: the four legs of one call and reply (request sealed and opened, reply "
-         "sealed and opened), each the median of its repetitions; x baseline: against sys (NFS "
-         "modes) or smb-plain (SMB modes) in the same run, so >1 is the mode's cost. Request "
-         "MB/s: payload bytes over the request's two legs. Measured by `"
+         "sealed and opened), each the median of its repetitions. Request MB/s: payload bytes "
+         "over the request's two legs. x baseline: the mode's figure over that of sys (NFS "
+         "modes) or smb-plain (SMB modes) in the same run, so a round trip above 1 and a MB/s "
+         "below 1 are what the mode costs. Measured by `"
       << r.command << "` on " << r.started_at << ": " << m.cpu_model << ", " << m.logical_cpus
       << " logical CPUs, " << m.kernel << ", " << m.openssl << ", " << m.krb5 << ", " << m.compiler
       << "; secmode " << commit << "; machine noise: " << NoiseLine(r.noise) << ".\n";

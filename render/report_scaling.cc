@@ -29,6 +29,10 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
   std::ostringstream md;
   const std::vector<size_t> counts = section.at("thread_counts").get<std::vector<size_t>>();
   const size_t cpus = section.at("logical_cpus").get<size_t>();
+  if (counts.empty()) {
+    out.report_md += "\n## Core scaling\n\nresults.json records no thread counts for it.\n";
+    return;
+  }
   md << "\n## Core scaling\n\n"
      << "Each mode with 1 to " << cpus << " threads and " << cpus + 1
      << " (more threads than logical CPUs: oversubscribed, marked *), each thread with an "
@@ -41,6 +45,10 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
      << " repetitions. MB/s is payload bytes per second of all threads together; efficiency "
         "is that over the thread count times the one-thread figure of this run (1.00: "
         "perfect scaling).\n\n";
+  if (section.contains("interrupted") && section["interrupted"].is_string()) {
+    md << "Interrupted by " << section["interrupted"].get<std::string>()
+       << ": the modes after the last row were not measured (see Errors).\n\n";
+  }
   // mode -> threads -> row, in the order the rows came.
   std::vector<std::string> order;
   std::map<std::string, std::map<size_t, const json*>> by_mode;

@@ -169,14 +169,24 @@ common::Result<harness::RunResults> MergeSweepShards(
       return Status::InvalidArgument("merge: the " + which +
                                      " is a whole sweep, not a shard (--shard I/N)");
     }
+    const nlohmann::json& sh = s["shard"];
+    auto integer = [&](const char* k) {
+      return sh.contains(k) && sh[k].is_number_integer() && sh[k].get<int64_t>() >= 0;
+    };
+    if (!sh.is_object() || !integer("index") || !integer("count") || !integer("grid_scenarios") ||
+        sh["count"].get<int64_t>() < 1 || sh["count"].get<int64_t>() > 1000000) {
+      return Status::Corrupt(
+          "merge: the " + which +
+          " has no valid sections.nconnect.shard (index, count, grid_scenarios)");
+    }
     return s;
   };
   SECMODE_ASSIGN_OR_RETURN(nlohmann::json first, shard_of(shards[0], 0));
-  const int count = first["shard"]["count"].get<int>();
+  const int count = static_cast<int>(first["shard"]["count"].get<int64_t>());
   const size_t grid_size = first["shard"]["grid_scenarios"].get<size_t>();
-  std::vector<const harness::RunResults*> by_index(static_cast<size_t>(count), nullptr);
-  std::vector<nlohmann::json> rows(grid_size);
-  std::vector<bool> have(grid_size, false);
+  // Sized by the rows the files hold, never by a count a file states.
+  std::map<int64_t, const harness::RunResults*> by_index;
+  std::map<size_t, nlohmann::json> rows;  // by grid index
   nlohmann::json list = nlohmann::json::array();
   for (size_t k = 0; k < shards.size(); ++k) {
     SECMODE_ASSIGN_OR_RETURN(nlohmann::json s, shard_of(shards[k], k));
@@ -184,21 +194,21 @@ common::Result<harness::RunResults> MergeSweepShards(
       return Status::InvalidArgument("merge: shard " + std::to_string(k + 1) +
                                      " given ran another grid than the first");
     }
-    if (s["shard"]["count"].get<int>() != count) {
+    if (s["shard"]["count"].get<int64_t>() != count) {
       return Status::InvalidArgument("merge: shard " + std::to_string(k + 1) + " given is of " +
                                      s["shard"]["count"].dump() + " shards, the first of " +
                                      std::to_string(count));
     }
-    const int index = s["shard"]["index"].get<int>();
+    const int64_t index = s["shard"]["index"].get<int64_t>();
     if (index < 0 || index >= count) {
       return Status::InvalidArgument("merge: shard index " + std::to_string(index) +
                                      " out of range");
     }
-    if (by_index[static_cast<size_t>(index)] != nullptr) {
+    if (by_index.count(index)) {
       return Status::InvalidArgument("merge: shard " + std::to_string(index) + "/" +
                                      std::to_string(count) + " given twice");
     }
-    by_index[static_cast<size_t>(index)] = &shards[k];
+    by_index[index] = &shards[k];
     for (const nlohmann::json& row : shards[k].nconnect) {
       if (!row.contains("grid_index") || !row["grid_index"].is_number_integer() ||
           row["grid_index"].get<int64_t>() < 0) {
@@ -206,12 +216,12 @@ common::Result<harness::RunResults> MergeSweepShards(
                                " has no grid_index");
       }
       const size_t i = row["grid_index"].get<size_t>();
-      if (i >= grid_size || static_cast<int>(i % static_cast<size_t>(count)) != index || have[i]) {
+      if (i >= grid_size || static_cast<int64_t>(i % static_cast<size_t>(count)) != index ||
+          rows.count(i)) {
         return Status::Corrupt("merge: shard " + std::to_string(index) + " holds row " +
                                std::to_string(i) + ", which is not its own or is repeated");
       }
       rows[i] = row;
-      have[i] = true;
     }
     list.push_back({{"index", index},
                     {"host", shards[k].machine.hostname},
@@ -220,38 +230,55 @@ common::Result<harness::RunResults> MergeSweepShards(
                     {"simulator_speed", s.value("simulator_speed", nlohmann::json())},
                     {"wall_seconds", s.value("wall_seconds", nlohmann::json())}});
   }
-  for (int i = 0; i < count; ++i) {
-    if (by_index[static_cast<size_t>(i)] == nullptr) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (!by_index.count(i)) {
       return Status::InvalidArgument("merge: shard " + std::to_string(i) + "/" +
                                      std::to_string(count) + " is missing");
     }
   }
-  for (size_t i = 0; i < grid_size; ++i) {
-    if (!have[i]) {
-      return Status::Corrupt("merge: no shard holds row " + std::to_string(i) + " of the grid");
-    }
+  // Distinct indexes below grid_size: as many as the grid means all of them.
+  if (rows.size() != grid_size) {
+    return Status::Corrupt("merge: the shards hold " + std::to_string(rows.size()) +
+                           " of their grid's " + std::to_string(grid_size) + " rows");
   }
-  const harness::RunResults& zero = *by_index[0];
+  const harness::RunResults& zero = *by_index.at(0);
   harness::RunResults merged;
   merged.machine = zero.machine;
   merged.command = zero.command;
   merged.method = zero.method;
   merged.started_at = zero.started_at;
   merged.finished_at = zero.finished_at;
-  for (const harness::RunResults* r : by_index) {
+  for (const auto& [index, r] : by_index) {
     merged.started_at = std::min(merged.started_at, r->started_at);
     merged.finished_at = std::max(merged.finished_at, r->finished_at);
     for (const auto& e : r->errors) merged.errors.push_back(e);
   }
-  for (auto& row : rows) merged.nconnect.push_back(std::move(row));
+  for (auto& [i, row] : rows) merged.nconnect.push_back(std::move(row));
   nlohmann::json section = zero.sections["nconnect"];
   section.erase("shard");
   int64_t total_ops = 0, failed = 0, truncated = 0;
   for (const auto& r : merged.nconnect) {
-    total_ops += r.value("completed", int64_t{0});
+    if (r.contains("completed") && r["completed"].is_number_integer()) {
+      total_ops += r["completed"].get<int64_t>();
+    }
     failed += r.contains("error") ? 1 : 0;
-    truncated += r.value("truncated", false) ? 1 : 0;
+    truncated += r.contains("truncated") && r["truncated"].is_boolean() && r["truncated"] ? 1 : 0;
   }
+  // The sweep's wall time is the longest shard's (they run side by side),
+  // its threads all the shards'; each shard's own figures are in "shards".
+  double wall = 0;
+  int64_t threads = 0;
+  for (const auto& [index, r] : by_index) {
+    const nlohmann::json& s = r->sections["nconnect"];
+    if (s.contains("wall_seconds") && s["wall_seconds"].is_number()) {
+      wall = std::max(wall, s["wall_seconds"].get<double>());
+    }
+    if (s.contains("threads") && s["threads"].is_number_integer()) {
+      threads += s["threads"].get<int64_t>();
+    }
+  }
+  section["wall_seconds"] = wall;
+  section["threads"] = threads;
   section["scenarios"] = grid_size;
   section["total_ops"] = total_ops;
   section["failed"] = failed;

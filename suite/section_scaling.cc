@@ -36,10 +36,15 @@ common::Status RunScalingSection(SectionContext& ctx) {
   const size_t cpus = static_cast<size_t>(common::LogicalCpus());
   const std::vector<size_t> counts = harness::ScalingThreadCounts(cpus);
   nlohmann::json rows = nlohmann::json::array();
+  std::string interrupted;
   for (const auto& name : ctx.modes) {
     if (const int sig = InterruptSignal(ctx.options)) {
-      ctx.results.errors.push_back(
-          InterruptedError("scaling", name.ToString(), sig, "not measured"));
+      // One entry for the section, naming the modes it did not measure.
+      if (interrupted.empty()) {
+        ctx.results.errors.push_back(InterruptedError(
+            "section", "scaling", sig, "modes from " + name.ToString() + " on not measured"));
+        interrupted = SignalName(sig);
+      }
       continue;
     }
     std::vector<common::Association> owned;
@@ -88,6 +93,7 @@ common::Status RunScalingSection(SectionContext& ctx) {
   ctx.results.sections["scaling"] = {
       {"size", size},          {"logical_cpus", cpus},          {"thread_counts", counts},
       {"seconds", so.seconds}, {"repetitions", so.repetitions}, {"rows", rows}};
+  if (!interrupted.empty()) ctx.results.sections["scaling"]["interrupted"] = interrupted;
   return common::Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 # The README's headline table, generated from the newest reference run
-# (results/reference/<name>/results.json) by `secmode report --headline`:
+# (results/reference/<cpu>-<YYYY-MM-DD>/results.json: the latest date, then
+# the last name of that date) by `secmode report --headline`:
 # MODE=write puts it between the README's headline markers (`make readme`),
 # MODE=check fails when the README's table is not what the command draws
 # now (the ctest readme_headline_test).
@@ -13,14 +14,17 @@ file(GLOB candidates LIST_DIRECTORIES true "${ROOT}/results/reference/*")
 set(runs "")
 foreach(c IN LISTS candidates)
   if(IS_DIRECTORY "${c}" AND EXISTS "${c}/results.json")
-    list(APPEND runs "${c}")
+    # Sorted by the date the name ends with, then by the name.
+    string(REGEX MATCH "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$" date "${c}")
+    list(APPEND runs "${date}|${c}")
   endif()
 endforeach()
 if(NOT runs)
   message(FATAL_ERROR "no reference run: results/reference/ has no directory with a results.json")
 endif()
 list(SORT runs)
-list(GET runs -1 run)
+list(GET runs -1 newest)
+string(REGEX REPLACE "^[^|]*\\|" "" run "${newest}")
 file(RELATIVE_PATH run_name "${ROOT}" "${run}")
 
 execute_process(COMMAND ${SECMODE} report --headline "${run}" RESULT_VARIABLE rc

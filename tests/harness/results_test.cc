@@ -82,6 +82,14 @@ TEST(ResultsTest, ValidatorNamesTheOffendingField) {
   zero["micro"][0]["samples"] = 0;
   EXPECT_FALSE(ValidateResultsJson(zero).ok());
 
+  json bad_commit = doc;
+  bad_commit["machine"]["secmode_commit"] = 5;
+  s = ValidateResultsJson(bad_commit);
+  EXPECT_NE(s.message().find("machine.secmode_commit"), std::string::npos) << s.ToString();
+  json bad_lib = doc;
+  bad_lib["machine"]["libraries"] = json::array();
+  EXPECT_NE(ValidateResultsJson(bad_lib).message().find("machine.libraries"), std::string::npos);
+
   json bad_rep = doc;
   bad_rep["micro"][0]["repetitions_ns"][1] = -3;
   s = ValidateResultsJson(bad_rep);

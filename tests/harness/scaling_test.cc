@@ -1,5 +1,6 @@
-// MeasureScaling: every thread's round trips are counted, each thread on
-// its own association, and bad input is refused by name.
+// MeasureScaling: threads on their own associations all run and are
+// counted together, the associations stay usable, and bad input is refused
+// by name.
 #include "harness/scaling.h"
 
 #include <gtest/gtest.h>

@@ -72,6 +72,17 @@ TEST(NconnectSweepTest, MergeRefusesWhatIsNotOneWholeSweep) {
   EXPECT_NE(foreign.status().message().find("not its own"), std::string::npos)
       << foreign.status().ToString();
   EXPECT_NE(MergeSweepShards({}).status().message().find("no shards"), std::string::npos);
+  // A shard whose count is not a number, or claims a huge grid, is refused
+  // before anything is sized by it.
+  harness::RunResults bad = a;
+  bad.sections["nconnect"]["shard"]["count"] = "two";
+  EXPECT_NE(MergeSweepShards({bad, b}).status().message().find("no valid"), std::string::npos);
+  harness::RunResults huge_a = a, huge_b = b;
+  huge_a.sections["nconnect"]["shard"]["grid_scenarios"] = 1000000000000;
+  huge_b.sections["nconnect"]["shard"]["grid_scenarios"] = 1000000000000;
+  auto huge = MergeSweepShards({huge_a, huge_b});
+  EXPECT_NE(huge.status().message().find("of their grid's"), std::string::npos)
+      << huge.status().ToString();
 }
 
 TEST(NconnectSweepTest, ShardTextIsIOfN) {
