@@ -4,17 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/stats.h"
+
 namespace secmode::sim {
 
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
+using common::Median;
 
 Comparison CompareToRuns(const ScenarioResult& sim, const std::vector<ScenarioResult>& runs,
                          const Tolerance& tol) {

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/format.h"
+#include "common/stats.h"
 #include "common/latency.h"
 #include "common/machine.h"
 #include "gss/enctype.h"
@@ -732,11 +733,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     measured.push_back(run.second);
     if (run.second.steal_fraction >= 0) steals.push_back(run.second.steal_fraction);
   }
-  if (!steals.empty()) {
-    std::sort(steals.begin(), steals.end());
-    const size_t n = steals.size();
-    pc.runs_steal_fraction = n % 2 ? steals[n / 2] : (steals[n / 2 - 1] + steals[n / 2]) / 2;
-  }
+  if (!steals.empty()) pc.runs_steal_fraction = common::Median(steals);
   // The model of the point, fed the runs' steal (Calibration).
   out.row.scenario = CalibratedScenario(s, pc, options);
   // A simulator failure is the model's, and this point's evidence: it is
