@@ -11,7 +11,8 @@ SHELL := /bin/bash
 PACKAGES := cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config \
   libkrb5-dev krb5-kdc krb5-admin-server krb5-user \
   libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev \
-  nlohmann-json3-dev libcli11-dev libalglib-dev tshark gnuplot-nox nfs-ganesha nfs-ganesha-vfs parallel
+  nlohmann-json3-dev libcli11-dev libalglib-dev libcmark-gfm-dev libcmark-gfm-extensions-dev \
+  chromium libpng-dev tshark gnuplot-nox nfs-ganesha nfs-ganesha-vfs parallel
 
 JOBS ?= $(shell nproc)
 

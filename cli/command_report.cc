@@ -1,4 +1,4 @@
-// `secmode report DIR`: draws report.md, micro.csv and the plots again from
+// `secmode report DIR`: draws report.md, report.html, micro.csv and the plots again from
 // a saved run's results.json (render/run_dir.h).
 #include <iostream>
 #include <memory>
@@ -23,7 +23,7 @@ CLI::App* AddReportCommand(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "report",
-      "Draw report.md, micro.csv and the plots again from a saved run's results.json "
+      "Draw report.md, report.html, micro.csv and the plots again from a saved run's results.json "
       "(from any secmode run, on any machine)");
   cmd->add_option("DIR", args->dir, "A run directory holding results.json")->required();
   cmd->add_option("--out", args->out_dir, "Where to write the files (default: DIR itself)");

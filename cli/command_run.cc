@@ -131,7 +131,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
       "run",
       "Measure every mode's four legs (client-seal, server-open, server-seal, client-open) "
       "at 128 B, 4 KiB, 64 KiB and 1 MiB, then the sections (engines vs bounds, SMB, end to "
-      "end, nconnect sweep and validation); write results.json, micro.csv, report.md");
+      "end, nconnect sweep and validation); write results.json, micro.csv, report.md, report.html");
   run->add_option("--out", args->out_dir,
                   "Output directory (default: results/runs/<UTC timestamp>-<hostname>)");
   run->add_flag("--quick", args->suite.quick,

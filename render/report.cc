@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "common/format.h"
+#include "render/report_html.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -260,6 +261,11 @@ common::Result<Rendered> RenderRun(const RunResults& r) {
     for (const auto& e : r.errors) out.report_md += "- " + e.dump() + "\n";
   }
   out.micro_csv = MicroCsv(r);
+  if (auto html = HtmlReport(out.report_md, out.files); html.ok()) {
+    out.report_html = std::move(html).value();
+  } else {
+    out.warnings.push_back("report.html not drawn: " + html.status().ToString());
+  }
   return out;
 }
 

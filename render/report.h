@@ -5,6 +5,7 @@
 //   report.md   machine and method, the micro tables with ratios taken within
 //               the run, the bounds, then one part per section present in
 //               RunResults::sections (render/report_<section>.cc)
+//   report.html report.md as one self-contained page, plots inline
 //   micro.csv   one row per micro measurement
 //   *.svg       plots (the nconnect sweep), when gnuplot is installed
 //
@@ -24,6 +25,7 @@ namespace secmode::render {
 
 struct Rendered {
   std::string report_md;
+  std::string report_html;  // report.md as one page (render/report_html.h); "" if not drawn
   std::string micro_csv;
   std::vector<std::pair<std::string, std::string>> files;  // plots: name -> contents
   std::vector<std::string> warnings;

@@ -65,12 +65,11 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
     return static_cast<double>(I(r, "p99_ns")) / 1e6;
   };
   int index = 0;
-  script << "set terminal svg size " << std::max<size_t>(500, 380 * columns.size())
+  script << "set terminal svg size " << std::max<size_t>(640, 380 * columns.size())
          << ",900 dynamic font 'sans,11'\nset output 'out.svg'\nset multiplot layout 3,"
          << columns.size() << " title "
-         << GnuplotQuote("Collapse with one shared context, no skew, nconnect " +
-                         std::to_string(nconnect) +
-                         ": simulated (line) and measured (median run, range of the runs)")
+         << GnuplotQuote("Collapse: one shared context, no skew, nconnect " +
+                         std::to_string(nconnect))
          << "\nset logscale x 2\nset grid\nset key top left\nset xlabel 'slots'\n";
   for (int metric = 0; metric < 3; ++metric) {
     for (const CollapseColumn& col : columns) {
@@ -592,8 +591,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     md << "\n### The collapse: slots against the window\n\n";
     if (svg.ok()) {
       out.files.emplace_back("nconnect-collapse.svg", *svg);
-      md << "![goodput, violations and p99 vs slots, simulated and measured]"
-            "(nconnect-collapse.svg)\n";
+      md << "![goodput, violations and p99 vs slots: simulated (line), measured (the median run, "
+            "bars the range of the runs)](nconnect-collapse.svg)\n";
     } else {
       out.warnings.push_back("plot nconnect-collapse.svg failed: " + svg.status().ToString());
       md << "(plot nconnect-collapse.svg could not be drawn: " << svg.status().ToString()

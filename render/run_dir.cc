@@ -20,7 +20,8 @@ common::Result<Rendered> Draw(const nlohmann::json& doc) {
   return RenderRun(read_back);
 }
 
-// results.json (when given) first, then micro.csv, report.md and the plots,
+// results.json (when given) first, then micro.csv, report.md, report.html
+// and the plots,
 // all or none (common::WriteFilesAtomically).
 common::Result<RunFiles> WriteAll(const std::string& dir, const std::string* results_json,
                                   Rendered r) {
@@ -28,6 +29,7 @@ common::Result<RunFiles> WriteAll(const std::string& dir, const std::string* res
   if (results_json) files.emplace_back("results.json", *results_json);
   files.emplace_back("micro.csv", std::move(r.micro_csv));
   files.emplace_back("report.md", std::move(r.report_md));
+  if (!r.report_html.empty()) files.emplace_back("report.html", std::move(r.report_html));
   for (auto& f : r.files) files.push_back(std::move(f));
   SECMODE_RETURN_IF_ERROR(common::WriteFilesAtomically(dir, files));
   RunFiles out;

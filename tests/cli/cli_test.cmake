@@ -94,13 +94,13 @@ expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMOD
 # A run, and its report drawn again from results.json alone.
 expect_run(0 "results:" ${SECMODE} run --quick --modes sys --sizes 64 --repetitions 5
            --out ${WORK}/ok)
-foreach(f results.json report.md micro.csv)
+foreach(f results.json report.md report.html micro.csv)
   if(NOT EXISTS ${WORK}/ok/${f})
     message(FATAL_ERROR "secmode run did not write ${f} into ${WORK}/ok")
   endif()
 endforeach()
 expect_run(0 "report.md" ${SECMODE} report ${WORK}/ok --out ${WORK}/again)
-foreach(f report.md micro.csv)
+foreach(f report.md report.html micro.csv)
   file(READ ${WORK}/ok/${f} first)
   file(READ ${WORK}/again/${f} second)
   if(NOT first STREQUAL second)

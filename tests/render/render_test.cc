@@ -13,6 +13,7 @@
 #include "common/format.h"
 #include "harness/results.h"
 #include "render/report.h"
+#include "render/report_html.h"
 #include "render/run_dir.h"
 #include "tests/support/private_tmpfs.h"
 
@@ -218,7 +219,7 @@ TEST(RunDirTest, SavedRunRendersTheSameReport) {
   EXPECT_EQ(*written, direct->report_md);
   auto again = RenderSavedRun(*tmp + "/run", *tmp + "/again");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  for (const char* f : {"report.md", "micro.csv"}) {
+  for (const char* f : {"report.md", "report.html", "micro.csv"}) {
     auto a = common::ReadFile(*tmp + "/run/" + f);
     auto b = common::ReadFile(*tmp + "/again/" + f);
     ASSERT_TRUE(a.ok() && b.ok()) << f;
@@ -361,6 +362,45 @@ TEST(RunDirTest, ReadOnlyDirectoryKeepsThePreviousRun) {
       "EROFS", [](const std::string& mount, const std::string&, const harness::RunResults&) {
         return secmode::testing::RemountReadOnly(mount, 4 << 20);
       });
+}
+
+// report.html says what report.md says: its tables with their rows, each
+// plot inline (ids made unique per plot), a plot that was not drawn said
+// so, the text escaped, and nothing fetched from elsewhere.
+TEST(HtmlReportTest, TablesPlotsAndTextOfTheMarkdown) {
+  const std::string md =
+      "# secmode report <test> & co\n\nintro\n\n## Part one\n\n| mode | ns |\n|---|---:|\n"
+      "| sys | 1,200 |\n| krb5p | 900 |\n\n![a plot](a.svg)\n\n## Part two\n\n"
+      "![not drawn](b.svg)\n\n1 < 2\n";
+  const std::string svg =
+      "<?xml version=\"1.0\"?>\n<svg viewBox=\"0 0 10 10\">\n<defs><path id='gpPt0' d='M0,0'/>"
+      "</defs><use xlink:href='#gpPt0'/><g id=\"gnuplot_plot_1\" fill=\"url(#grad)\"/></svg>";
+  auto html = HtmlReport(md, {{"a.svg", svg}, {"notes.txt", "x"}});
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  const std::string& h = *html;
+  EXPECT_EQ(h.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(h.find("<title>secmode report &lt;test&gt; &amp; co</title>"), std::string::npos);
+  EXPECT_NE(h.find("<td>krb5p</td>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<td align=\"right\">1,200</td>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<div class=\"table-wrap\"><table>"), std::string::npos);
+  // The plot is inline, its prolog dropped, its ids and references prefixed.
+  EXPECT_NE(h.find("<figure class=\"plot\" data-plot=\"a.svg\"><svg viewBox"), std::string::npos)
+      << h;
+  EXPECT_EQ(h.find("<?xml"), std::string::npos);
+  EXPECT_NE(h.find("id='p1-gpPt0'"), std::string::npos);
+  EXPECT_NE(h.find("xlink:href='#p1-gpPt0'"), std::string::npos);
+  EXPECT_NE(h.find("id=\"p1-gnuplot_plot_1\""), std::string::npos);
+  EXPECT_NE(h.find("url(#p1-grad)"), std::string::npos);
+  EXPECT_EQ(h.find("<img"), std::string::npos);
+  EXPECT_NE(h.find("The plot b.svg (not drawn) was not drawn"), std::string::npos);
+  // Sections are numbered and listed; text is escaped.
+  EXPECT_NE(h.find("<h2 id=\"s1\">Part one</h2>"), std::string::npos);
+  EXPECT_NE(h.find("<li><a href=\"#s2\">Part two</a></li>"), std::string::npos);
+  EXPECT_NE(h.find("1 &lt; 2"), std::string::npos);
+  // Self-contained: no external stylesheet, script, image or font.
+  for (const char* external : {"<link", "<script src", "@import", "https://", "url(http"}) {
+    EXPECT_EQ(h.find(external), std::string::npos) << external;
+  }
 }
 
 }  // namespace
