@@ -152,6 +152,11 @@ CLI::App* AddRunCommand(CLI::App& app) {
                       std::to_string(suite::kRepetitions) + ", --quick " +
                       std::to_string(suite::kQuickRepetitions) + ")")
       ->check(CLI::Range(size_t{1}, suite::kMaxRepetitions));
+  run->add_option("--pin", args->suite.pin_cpu,
+                  "Pin the thread measuring the micro figures to this CPU (0-based, one the "
+                  "process may run on); the sections' threads and servers stay unpinned. "
+                  "results.json method.pinned_cpu records it (default: not pinned)")
+      ->check(CLI::NonNegativeNumber);
   run->add_option("--sizes", args->suite.sizes,
                   "Payload sizes in bytes (default: 128,4096,65536,1048576)")
       ->delimiter(',')

@@ -1,9 +1,11 @@
 #include "harness/measure.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/cpu_affinity.h"
 #include "common/latency.h"
 #include "common/stats.h"
 
@@ -46,6 +48,12 @@ common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_
     return Status::Internal(std::string("mode has no ") + LegName(leg) + " leg");
 
   if (options.repetitions == 0) return Status::InvalidArgument("measure: 0 repetitions");
+  std::optional<common::CpuPin> pin;
+  if (options.pin_cpu >= 0) {
+    auto pinned = common::CpuPin::Pin(options.pin_cpu);
+    if (!pinned.ok()) return pinned.status().Annotate("--pin");
+    pin.emplace(std::move(pinned).value());
+  }
   const size_t reps = options.repetitions;
   const uint64_t rep_budget_ns = static_cast<uint64_t>(options.min_seconds * 1e9 / reps);
   const size_t rep_max_ops = std::max<size_t>(1, options.max_ops / reps);

@@ -24,6 +24,7 @@ struct MeasureOptions {
   size_t max_ops = 1000000;   // all repetitions together
   size_t warmup_ops = 3;      // untimed, once before the first repetition
   size_t repetitions = 5;     // at least 1
+  int pin_cpu = -1;           // >= 0: the measuring thread runs on this CPU only (--pin)
 };
 
 // A figure is noisy when its repetitions' coefficient of variation exceeds this.

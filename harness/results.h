@@ -11,7 +11,8 @@
 // a reader): "sections" (per section its settings and the tables that are
 // not rows, e.g. sections.gss.comparison, sections.nconnect.grid),
 // "errors" (an entry of a run interrupted by a signal has "interrupted":
-// "SIGINT"; sections.e2e.interrupted too), "method.cycle_source", e2e rows'
+// "SIGINT"; sections.e2e.interrupted too), "method.cycle_source",
+// "method.pinned_cpu" (a CPU number or "not pinned"), e2e rows'
 // "crypto_threads", "stale_replies" and "first_error", and validation rows'
 // "assert_goodput" and "attribution"; micro rows' "repetitions_ns" (each
 // repetition's mean), "cv" and "noisy" (ns_per_op is then their median);

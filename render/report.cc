@@ -115,6 +115,16 @@ std::string NoiseLine(const nlohmann::json& noise) {
          " was idle";
 }
 
+// Where the measuring thread ran (--pin), as results.json's method says.
+std::string PinnedText(const RunResults& r) {
+  const nlohmann::json pinned = r.method.value("pinned_cpu", nlohmann::json());
+  if (pinned.is_number_integer()) {
+    return " The measuring thread was pinned to CPU " + pinned.dump() + " (`--pin`).";
+  }
+  if (pinned.is_string()) return " The measuring thread was not pinned to a CPU.";
+  return "";
+}
+
 // The micro figures' method, and how many were noisy.
 std::string RepetitionsLine(const RunResults& r) {
   size_t noisy = 0, repeated = 0;
@@ -133,7 +143,7 @@ std::string RepetitionsLine(const RunResults& r) {
          "coefficient of variation of the row's four legs over their repetitions, and a figure " +
          "whose cv exceeds " + Fmt("%.0f%%", 100 * harness::kNoisyCv) + " is marked *noisy* (" +
          std::to_string(noisy) + " of " + std::to_string(r.micro.size()) +
-         " figures in this run; per figure in micro.csv and results.json).";
+         " figures in this run; per figure in micro.csv and results.json)." + PinnedText(r);
 }
 
 std::string CvCell(const Cell& c) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -296,6 +297,10 @@ class Runner {
   std::mutex samples_mu_;
   common::LatencySamples samples_;
   std::thread monitor_;
+  // Wakes the monitor from its wait between scans when the run stops, so
+  // ending a run never waits out a scan period (timeout_ms / 4).
+  std::mutex monitor_mu_;
+  std::condition_variable monitor_cv_;
 };
 
 Status Runner::MakeAuth(AuthBox* box) {
@@ -663,8 +668,12 @@ void Runner::Receive(Conn* c) {
 void Runner::Monitor() {
   tl_thread = TraceThread::kMonitor;
   const uint64_t timeout = uint64_t(o_.timeout_ms) * 1000000;
+  const auto period = std::chrono::microseconds(std::max(1000, o_.timeout_ms * 250));
   while (!stopping_) {
-    usleep(static_cast<useconds_t>(std::max(1000, o_.timeout_ms * 250)));
+    {
+      std::unique_lock<std::mutex> lock(monitor_mu_);
+      if (monitor_cv_.wait_for(lock, period, [&] { return stopping_.load(); })) break;
+    }
     uint64_t now = common::NowNs();
     for (uint32_t i = 0; i < slots_.size() && !stopping_; ++i) {
       Slot& s = *slots_[i];
@@ -821,7 +830,11 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   const common::CpuTimes cpu_at_stop = common::ReadCpuTimes();
   const double idle_fraction = common::IdleFraction(cpu_at_start, cpu_at_stop);
   const double steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
-  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> lock(monitor_mu_);
+    stopping_ = true;
+  }
+  monitor_cv_.notify_all();
   for (auto& c : conns_) {
     {
       // Not write_mu: a writer may be blocked in send to a server that

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/cpu_affinity.h"
 #include "common/machine.h"
 #include "suite/section.h"
 
@@ -61,6 +62,7 @@ harness::MeasureOptions MicroMeasureOptions(const SuiteOptions& options) {
   m.repetitions = options.repetitions > 0 ? options.repetitions
                   : options.quick         ? kQuickRepetitions
                                           : kRepetitions;
+  m.pin_cpu = options.pin_cpu;
   return m;
 }
 
@@ -71,6 +73,10 @@ Status ValidateOptions(const SuiteOptions& options) {
   }
   for (const auto& text : options.modes) {
     SECMODE_RETURN_IF_ERROR(harness::ParseModeName(text).status());
+  }
+  if (options.pin_cpu >= 0) {
+    // Pinned and released at once: the CPU is one this process may use.
+    SECMODE_RETURN_IF_ERROR(common::CpuPin::Pin(options.pin_cpu).status().Annotate("--pin"));
   }
   return Status::Ok();
 }
@@ -96,6 +102,8 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
   results.method["repetitions"] = measure.repetitions;
   results.method["warmup_ops"] = measure.warmup_ops;
   results.method["noisy_cv"] = harness::kNoisyCv;
+  results.method["pinned_cpu"] =
+      measure.pin_cpu >= 0 ? nlohmann::json(measure.pin_cpu) : nlohmann::json("not pinned");
   results.method["micro_figure"] =
       "ns_per_op is the median of the repetitions' mean ns per operation; cv is their "
       "coefficient of variation; p50/p99/p999 are over every timed operation";

@@ -39,6 +39,9 @@ struct SuiteOptions {
   // Repetitions of every micro figure (its median is the figure); 0: the
   // default, kRepetitions or kQuickRepetitions.
   size_t repetitions = 0;
+  // >= 0: every micro figure is measured with its thread pinned to this CPU
+  // (--pin); the sections' own threads and servers are not pinned.
+  int pin_cpu = -1;
   // A signal number once the run should stop early (0: go on); null: the
   // run is never interrupted. Read between steps; owned by the caller.
   const std::atomic<int>* interrupt = nullptr;
