@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/terminal_progress.h"
 #include "common/files.h"
 #include "harness/modes.h"
 #include "render/report.h"
@@ -135,10 +136,13 @@ CLI::App* AddRunCommand(CLI::App& app) {
   run->add_option("--out", args->out_dir,
                   "Output directory (default: results/runs/<UTC timestamp>-<hostname>)");
   run->add_flag("--quick", args->suite.quick,
-                "Short measurements: every mode and size, noisier numbers, a small nconnect grid, "
-                "no extra-enctype krb5p rows");
+                "Short measurements (under 2 minutes on 2 cores): every mode and size, noisier "
+                "numbers, a small nconnect grid");
   run->add_flag("--full", args->suite.full,
-                "The nconnect validation's " + suite::ValidationGridChoice());
+                "Everything: krb5p micro rows for every enctype and engine (the default has the "
+                "default enctype's, and every enctype in the engines-vs-bound table) and the "
+                "nconnect validation's " +
+                    suite::ValidationGridChoice() + " (hours)");
   run->add_option("--modes", args->suite.modes,
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")
@@ -183,8 +187,16 @@ CLI::App* AddRunCommand(CLI::App& app) {
     if (!made.ok()) Fail("run", made);
     InterruptWatcher watcher;
     o.interrupt = watcher.interrupt();
-    // With --json stdout holds the summary alone; the progress goes to stderr.
-    auto results = suite::RunSuite(o, args->json ? std::cerr : std::cout);
+    // On a terminal: a progress line with the log above it. Otherwise (and
+    // with --json) stdout holds the summary alone and the log goes to stderr.
+    std::unique_ptr<TerminalProgress> progress;
+    if (!args->json && isatty(STDOUT_FILENO)) {
+      progress = std::make_unique<TerminalProgress>(std::cout);
+      o.progress = progress.get();
+    }
+    auto results = suite::RunSuite(o, progress ? progress->log() : std::cerr);
+    o.progress = nullptr;
+    progress.reset();
     if (!results.ok()) Fail("run", results.status());
     // The micro table first: a run whose results cannot be written keeps it
     // on the terminal.

@@ -71,9 +71,10 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
     }
     md << "\n";
   }
-  if (!section.value("restricted", false) && section.value("quick", false)) {
-    md << "Quick run: krb5p micro rows for the non-default enctypes were not measured; the "
-          "tables above cover them.\n\n";
+  if (!section.value("restricted", false) &&
+      !section.value("every_enctype_rows", !section.value("quick", false))) {
+    md << "krb5p micro rows for the non-default enctypes were not measured (`secmode run --full` "
+          "measures them); the tables above cover every enctype.\n\n";
   }
   md << "Cycles in micro rows are TSC ticks at " << Fmt("%.3f", r.machine.tsc_ghz) << " GHz ("
      << r.method.value("cycle_source", "unknown")

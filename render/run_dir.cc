@@ -66,12 +66,7 @@ common::Result<RunFiles> RenderSavedRun(const std::string& dir, const std::strin
   if (!std::filesystem::is_regular_file(path, ec)) {
     return Status::InvalidArgument(dir + " holds no results.json: not a secmode run directory");
   }
-  auto text = common::ReadFile(path);
-  if (!text.ok()) return text.status().Annotate("cannot read " + path);
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::Corrupt(path + " is not valid JSON");
-  SECMODE_RETURN_IF_ERROR(harness::ValidateResultsJson(doc).Annotate(path));
-  SECMODE_ASSIGN_OR_RETURN(harness::RunResults saved, harness::FromJson(doc));
+  SECMODE_ASSIGN_OR_RETURN(harness::RunResults saved, harness::ReadResultsFile(path));
   if (out_dir.empty() && HasUndrawnRows(saved)) {
     // Drawing in place would replace a report.md that has those parts.
     return Status::InvalidArgument(
@@ -82,7 +77,8 @@ common::Result<RunFiles> RenderSavedRun(const std::string& dir, const std::strin
   }
   const std::string out = out_dir.empty() ? dir : out_dir;
   SECMODE_RETURN_IF_ERROR(common::MakeDirectories(out));
-  SECMODE_ASSIGN_OR_RETURN(Rendered drawn, Draw(doc));
+  // Read back from the file, so drawn as it reads.
+  SECMODE_ASSIGN_OR_RETURN(Rendered drawn, RenderRun(saved));
   return WriteAll(out, nullptr, std::move(drawn));
 }
 

@@ -37,6 +37,11 @@ class ProgressListener {
 double EstimateSecondsLeft(const std::vector<ProgressStep>& steps, size_t current,
                            double current_elapsed, double elapsed_before, double planned_before);
 
+// "[ 5/31] NAME · 0:42 elapsed · about 6 min left" in at most `width`
+// columns (the name is cut first; under a second left: "finishing").
+std::string ProgressLine(const std::vector<ProgressStep>& steps, size_t current, double elapsed,
+                         double seconds_left, size_t width);
+
 }  // namespace secmode::suite
 
 #endif  // SECMODE_SUITE_PROGRESS_H_

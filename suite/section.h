@@ -29,11 +29,18 @@ struct SectionContext {
   harness::ModeEnvironment& env;                // the run's shared realm
   harness::RunResults& results;
   std::ostream& log;
+  // The run's progress (may be null) and this section's first step in its
+  // plan; the micro section has a step per mode and says when each starts.
+  ProgressListener* progress = nullptr;
+  size_t first_step = 0;
 };
 
 struct Section {
   const char* name;  // for the log, "errors" and RunResults::sections
   common::Status (*run)(SectionContext& context);
+  // Seconds the section's options budget for it, for the progress plan
+  // (suite/progress.h); null: too short to say.
+  double (*planned_seconds)(const SectionContext& context);
   // The default suite (no --modes) runs every section. A run restricted with
   // --modes runs a section only if one of its modes starts with one of these
   // prefixes; empty means "default suite only".
@@ -42,6 +49,14 @@ struct Section {
 
 // Whether `section` runs for these options (see Section::mode_prefixes).
 bool SectionApplies(const Section& section, const SuiteOptions& options);
+
+// The sections' plans, each next to its budgets in its file.
+double PlannedMicroSecondsPerMode(const SectionContext& context);  // section_micro.cc
+double PlannedScalingSeconds(const SectionContext& context);       // section_scaling.cc
+double PlannedGssSeconds(const SectionContext& context);           // section_gss.cc
+double PlannedSmbSeconds(const SectionContext& context);           // section_smb.cc
+double PlannedE2eSeconds(const SectionContext& context);           // section_e2e.cc
+double PlannedValidationSeconds(const SectionContext& context);    // section_nconnect_validation.cc
 
 // The sections, one file each.
 common::Status RunMicroSection(SectionContext& context);     // section_micro.cc

@@ -67,7 +67,49 @@ Status PutGaneshaFiles(const rpc::Ganesha& g) {
   return Status::Ok();
 }
 
+// --modes restricts this section too (and picks enctype and engine); by
+// default kDefaultRows.
+common::Result<std::vector<harness::ModeName>> E2eModes(const SectionContext& ctx) {
+  std::vector<harness::ModeName> modes;
+  if (!ctx.restricted) {
+    for (const char* m : kDefaultRows) {
+      SECMODE_ASSIGN_OR_RETURN(harness::ModeName n, harness::ParseModeName(m));
+      modes.push_back(n);
+    }
+  } else {
+    for (const auto& n : ctx.modes) {
+      for (const char* family : kRpcFamilies) {
+        if (n.family == family) modes.push_back(n);
+      }
+    }
+  }
+  return modes;
+}
+
+// Each row's measured and warm-up seconds.
+struct Budget {
+  double seconds, warmup, max_seconds;
+};
+Budget BudgetOf(const SectionContext& ctx) {
+  return ctx.options.quick ? Budget{0.4, 0.1, 2.5} : Budget{3.0, 0.3, 10};
+}
+
 }  // namespace
+
+double PlannedE2eSeconds(const SectionContext& ctx) {
+  auto modes = E2eModes(ctx);
+  if (!modes.ok()) return 0;
+  const Budget b = BudgetOf(ctx);
+  const bool ganesha = rpc::Ganesha::Available().ok();
+  double seconds = 0;
+  for (const auto& m : *modes) {
+    seconds += std::size(kCases) * (b.seconds + b.warmup);
+    if (ganesha && m.engine != "native") {
+      seconds += std::size(kCases) * (std::min(b.seconds, kGaneshaSeconds) + b.warmup);
+    }
+  }
+  return seconds;
+}
 
 Status RunE2eSection(SectionContext& ctx) {
   // One in-process server per GSS engine, so both ends of a row use the
@@ -85,25 +127,10 @@ Status RunE2eSection(SectionContext& ctx) {
     return &servers.emplace(engine_name, std::move(s)).first->second;
   };
 
-  // --modes restricts this section too (and picks enctype and engine); by
-  // default kDefaultRows.
-  std::vector<harness::ModeName> modes;
-  if (!ctx.restricted) {
-    for (const char* m : kDefaultRows) {
-      SECMODE_ASSIGN_OR_RETURN(harness::ModeName n, harness::ParseModeName(m));
-      modes.push_back(n);
-    }
-  } else {
-    for (const auto& n : ctx.modes) {
-      for (const char* family : kRpcFamilies) {
-        if (n.family == family) modes.push_back(n);
-      }
-    }
-  }
+  SECMODE_ASSIGN_OR_RETURN(const std::vector<harness::ModeName> modes, E2eModes(ctx));
   if (modes.empty()) return Status::Ok();
-  const double seconds = ctx.options.quick ? 0.4 : 3.0;
-  const double warmup = ctx.options.quick ? 0.1 : 0.3;
-  const double max_seconds = ctx.options.quick ? 2.5 : 10;
+  const Budget budget = BudgetOf(ctx);
+  const double seconds = budget.seconds, warmup = budget.warmup, max_seconds = budget.max_seconds;
   Status first_failure;
   size_t rows_not_run = 0;
   // nfs-ganesha as the peer too, when it can run here: the same rows over

@@ -6,12 +6,29 @@
 
 namespace secmode::suite {
 
+namespace {
+
+std::vector<ValidationPoint> Grid(const SectionContext& ctx, const ValidationOptions& options) {
+  return ctx.options.full ? WideValidationGrid(options.ops) : DefaultValidationGrid(options.ops);
+}
+
+// The real runs count calls, not seconds: the plan takes a second for each
+// (a planning figure, not a measurement; the progress line scales every
+// plan by how long the finished steps took, suite/progress.h).
+constexpr double kPlannedSecondsPerRealRun = 1.0;
+
+}  // namespace
+
+double PlannedValidationSeconds(const SectionContext& ctx) {
+  const ValidationOptions options;
+  // Each point's runs and its no-violation run.
+  return static_cast<double>(Grid(ctx, options).size() * (options.runs + 1)) *
+         kPlannedSecondsPerRealRun;
+}
+
 common::Status RunNconnectValidationSection(SectionContext& ctx) {
   ValidationOptions options;
-  ValidationRun run = RunValidation(
-      ctx.env,
-      ctx.options.full ? WideValidationGrid(options.ops) : DefaultValidationGrid(options.ops),
-      options, ctx.log);
+  ValidationRun run = RunValidation(ctx.env, Grid(ctx, options), options, ctx.log);
   for (auto& row : run.JsonRows()) ctx.results.nconnect.push_back(std::move(row));
   if (!run.outcomes.empty()) ctx.results.sections["nconnect-validation"] = run.SectionJson();
   return run.status;

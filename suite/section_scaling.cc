@@ -17,7 +17,19 @@ namespace {
 
 constexpr size_t kScalingSize = 65536;
 
+harness::ScalingOptions Options(const SectionContext& ctx) {
+  harness::ScalingOptions so;
+  if (ctx.options.quick) so.seconds = 0.04;
+  return so;
+}
+
 }  // namespace
+
+double PlannedScalingSeconds(const SectionContext& ctx) {
+  const harness::ScalingOptions so = Options(ctx);
+  const size_t steps = harness::ScalingThreadCounts(common::LogicalCpus()).size();
+  return static_cast<double>(ctx.modes.size() * steps * so.repetitions) * so.seconds;
+}
 
 common::Status RunScalingSection(SectionContext& ctx) {
   // 64 KiB, or the run's largest size below it when --sizes leaves it out.
@@ -31,8 +43,7 @@ common::Status RunScalingSection(SectionContext& ctx) {
     }
     if (size == 0) size = *std::min_element(ctx.sizes.begin(), ctx.sizes.end());
   }
-  harness::ScalingOptions so;
-  if (ctx.options.quick) so.seconds = 0.04;
+  const harness::ScalingOptions so = Options(ctx);
   const size_t cpus = static_cast<size_t>(common::LogicalCpus());
   const std::vector<size_t> counts = harness::ScalingThreadCounts(cpus);
   nlohmann::json rows = nlohmann::json::array();

@@ -19,12 +19,33 @@ namespace {
 
 constexpr size_t kBoundSize = 1u << 20;
 constexpr double kTarget = 0.9;
+constexpr size_t kPairs = 7;  // 4 ciphers, 3 signing algorithms
+
+// Rounds of each comparison, each side's seconds per round, and the seconds
+// of each multichannel point.
+struct Budget {
+  int rounds;
+  double seconds, multichannel_seconds;
+};
+Budget BudgetOf(const SectionContext& ctx) {
+  return ctx.options.quick ? Budget{3, 0.03, 0.05} : Budget{7, 0.15, 0.5};
+}
+
+int Cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
+std::set<int> ChannelCounts() { return {1, 2, 4, Cores()}; }
 
 }  // namespace
 
+double PlannedSmbSeconds(const SectionContext& ctx) {
+  const Budget b = BudgetOf(ctx);
+  return static_cast<double>(kPairs) * b.rounds * 2 * b.seconds +
+         static_cast<double>(ChannelCounts().size()) * b.multichannel_seconds;
+}
+
 Status RunSmbSection(SectionContext& ctx) {
-  const int rounds = ctx.options.quick ? 3 : 7;
-  const double seconds = ctx.options.quick ? 0.03 : 0.15;
+  const Budget budget = BudgetOf(ctx);
+  const int rounds = budget.rounds;
+  const double seconds = budget.seconds;
   struct Pair {
     std::string smb_name, raw_name;
     common::Result<std::unique_ptr<harness::Op>> smb, raw;
@@ -61,15 +82,15 @@ Status RunSmbSection(SectionContext& ctx) {
 
   // Multichannel: channels share the session's client-to-server key, each
   // with its own nonce space; aggregate client-seal throughput.
-  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  std::set<int> counts = {1, 2, 4, cores};
+  const int cores = Cores();
+  const std::set<int> counts = ChannelCounts();
   nlohmann::json multichannel = nlohmann::json::array();
   const common::Bytes key = common::PatternBytes(16, 9);
   for (int n : counts) {
     SECMODE_ASSIGN_OR_RETURN(
         smb::MultichannelResult m,
         smb::RunMultichannelSeal(smb::CipherId::kAes128Gcm, key, 0x0000100000000025ull, n,
-                                 kBoundSize, ctx.options.quick ? 0.05 : 0.5));
+                                 kBoundSize, budget.multichannel_seconds));
     const std::string primitive =
         "smb-multichannel-aes-128-gcm client-seal channels=" + std::to_string(n);
     ctx.results.bounds.push_back({primitive, kBoundSize, m.bytes_per_second});

@@ -15,14 +15,14 @@ namespace {
 
 // Every section in report order. A module adds its section here, one line.
 const Section kSections[] = {
-    {"micro", RunMicroSection, {""}},
-    {"scaling", RunScalingSection, {""}},
-    {"gss", RunGssSection, {"krb5"}},
-    {"smb", RunSmbSection, {"smb-"}},
-    {"e2e", RunE2eSection, {"sys", "krb5"}},
-    {"windows", RunWindowsSection, {"krb5"}},
-    {"nconnect", RunNconnectSection, {}},
-    {"nconnect-validation", RunNconnectValidationSection, {}},
+    {"micro", RunMicroSection, nullptr, {""}},  // a step per mode (PlannedMicroSecondsPerMode)
+    {"scaling", RunScalingSection, PlannedScalingSeconds, {""}},
+    {"gss", RunGssSection, PlannedGssSeconds, {"krb5"}},
+    {"smb", RunSmbSection, PlannedSmbSeconds, {"smb-"}},
+    {"e2e", RunE2eSection, PlannedE2eSeconds, {"sys", "krb5"}},
+    {"windows", RunWindowsSection, nullptr, {"krb5"}},
+    {"nconnect", RunNconnectSection, nullptr, {}},
+    {"nconnect-validation", RunNconnectValidationSection, PlannedValidationSeconds, {}},
 };
 
 }  // namespace
@@ -111,8 +111,27 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
   const common::LoadAverage load_before = common::ReadLoadAverage();
   harness::ModeEnvironment env;
   SectionContext context{options, modes, sizes, !options.modes.empty(), env, results, log};
+  context.progress = options.progress;
+  // The plan: a step per micro mode, then one per section that applies.
+  std::vector<ProgressStep> plan;
+  std::vector<size_t> first_step(std::size(kSections), 0);
+  for (size_t i = 0; i < std::size(kSections); ++i) {
+    const Section& section = kSections[i];
+    if (!SectionApplies(section, options)) continue;
+    first_step[i] = plan.size();
+    if (section.run == RunMicroSection) {
+      for (const auto& m : modes) {
+        plan.push_back({"measuring " + m.ToString(), PlannedMicroSecondsPerMode(context)});
+      }
+    } else {
+      plan.push_back({std::string("section ") + section.name,
+                      section.planned_seconds ? section.planned_seconds(context) : 0});
+    }
+  }
+  if (options.progress) options.progress->Planned(plan);
   std::string skipped;
-  for (const Section& section : kSections) {
+  for (size_t i = 0; i < std::size(kSections); ++i) {
+    const Section& section = kSections[i];
     if (!SectionApplies(section, options)) continue;
     if (const int sig = InterruptSignal(options)) {
       results.errors.push_back(InterruptedError("section", section.name, sig, "not run"));
@@ -120,7 +139,9 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
       continue;
     }
     const bool micro = section.run == RunMicroSection;  // logs per mode itself
+    context.first_step = first_step[i];
     if (!micro) log << "section " << section.name << " ..." << std::flush;
+    if (!micro && options.progress) options.progress->Started(first_step[i]);
     Status s = section.run(context);
     if (!s.ok()) {
       log << " failed: " << s.ToString() << "\n";
@@ -128,6 +149,7 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
     } else if (!micro) {
       log << " done\n";
     }
+    if (!micro && options.progress) options.progress->Finished(first_step[i]);
   }
   if (const int sig = InterruptSignal(options)) {
     log << "interrupted by " << SignalName(sig)

@@ -25,6 +25,7 @@
 
 #include "common/status.h"
 #include "harness/results.h"
+#include "suite/progress.h"
 
 namespace secmode::suite {
 
@@ -45,6 +46,9 @@ struct SuiteOptions {
   // A signal number once the run should stop early (0: go on); null: the
   // run is never interrupted. Read between steps; owned by the caller.
   const std::atomic<int>* interrupt = nullptr;
+  // Told the plan and each step's start and end (suite/progress.h); null:
+  // nobody is. Owned by the caller.
+  ProgressListener* progress = nullptr;
 };
 
 // The signal that interrupted the run, 0 if none.

@@ -109,8 +109,14 @@ foreach(f report.md report.html micro.csv)
     message(FATAL_ERROR "secmode report drew a different ${f} from the same results.json")
   endif()
 endforeach()
-# --pin: the run says where its measuring thread ran.
-expect_run(0 "results:" ${SECMODE} run --quick --modes sys --sizes 64 --pin 0 --out ${WORK}/pin)
+# --pin: the run says where its measuring thread ran. Its stdout is not a
+# terminal, so stdout holds the summary alone and the log goes to stderr.
+execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --pin 0 --out ${WORK}/pin
+                RESULT_VARIABLE rc OUTPUT_VARIABLE pin_out ERROR_VARIABLE pin_err)
+if(NOT rc EQUAL 0 OR NOT pin_out MATCHES "results:" OR pin_out MATCHES "measuring"
+   OR NOT pin_err MATCHES "measuring sys \\.\\.\\. done")
+  message(FATAL_ERROR "secmode run off a terminal: exit ${rc}, stdout:\n${pin_out}\nstderr:\n${pin_err}")
+endif()
 file(READ ${WORK}/pin/results.json pin_json)
 string(JSON pinned GET "${pin_json}" method pinned_cpu)
 if(NOT pinned STREQUAL "0")
@@ -119,6 +125,18 @@ endif()
 file(READ ${WORK}/pin/report.md pin_md)
 if(NOT pin_md MATCHES "pinned to CPU 0")
   message(FATAL_ERROR "report.md does not say the run was pinned")
+endif()
+# On a terminal (util-linux `script` gives it one): the progress line, with
+# its step counts, elapsed time and time left, redrawn in place.
+find_program(SCRIPT script)
+if(SCRIPT)
+  execute_process(COMMAND ${SCRIPT} -qec "${SECMODE} run --quick --modes sys --sizes 64 --out ${WORK}/tty"
+                  /dev/null RESULT_VARIABLE rc OUTPUT_VARIABLE tty_out ERROR_VARIABLE tty_err)
+  if(NOT rc EQUAL 0 OR NOT tty_out MATCHES "\\[1/3\\] measuring sys"
+     OR NOT tty_out MATCHES "\\[3/3\\] section e2e · [0-9]+:[0-9][0-9] elapsed · (about|finishing)"
+     OR NOT tty_out MATCHES "measuring sys \\.\\.\\. done" OR NOT tty_out MATCHES "results:")
+    message(FATAL_ERROR "secmode run on a terminal: exit ${rc}, output:\n${tty_out}${tty_err}")
+  endif()
 endif()
 # --json: stdout is the summary alone, valid JSON naming what was written.
 execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --json --out ${WORK}/js

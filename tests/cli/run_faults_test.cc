@@ -171,7 +171,7 @@ TEST(RunFaultsTest, SigintWritesWhatWasMeasuredAndLeavesNothingBehind) {
   ASSERT_GT(run.pid(), 0);
   // The micro table is measured (both modes) and the realm is up when the
   // gss section starts.
-  ASSERT_TRUE(WaitUntil([&] { return run.out().find("section gss") != std::string::npos; }, 120000))
+  ASSERT_TRUE(WaitUntil([&] { return run.err().find("section gss") != std::string::npos; }, 120000))
       << run.out() << run.err();
   ASSERT_FALSE(ProcessesNaming(s.tmpdir + "/secmode-realm-").empty()) << "no realm running";
   const auto t0 = std::chrono::steady_clock::now();
@@ -210,7 +210,7 @@ TEST(RunFaultsTest, SecondSigintEndsItAtOnceAndLeavesNothingBehind) {
   args.insert(args.end(), {"--out", out});
   Secmode run(args, s.work, s.tmpdir);
   ASSERT_GT(run.pid(), 0);
-  ASSERT_TRUE(WaitUntil([&] { return run.out().find("section gss") != std::string::npos; }, 120000))
+  ASSERT_TRUE(WaitUntil([&] { return run.err().find("section gss") != std::string::npos; }, 120000))
       << run.out() << run.err();
   run.SignalGroup(SIGINT);
   // The first was taken (signals of one kind pending at once merge).
@@ -239,7 +239,7 @@ TEST(RunFaultsTest, IgnoredSigintStaysIgnoredByTheRunAndItsKdc) {
   args.insert(args.end(), {"--out", out});
   Secmode run(args, s.work, s.tmpdir, /*ignore_sigint=*/true);
   ASSERT_GT(run.pid(), 0);
-  ASSERT_TRUE(WaitUntil([&] { return run.out().find("section gss") != std::string::npos; }, 120000))
+  ASSERT_TRUE(WaitUntil([&] { return run.err().find("section gss") != std::string::npos; }, 120000))
       << run.out() << run.err();
   run.SignalGroup(SIGINT);
   ASSERT_TRUE(run.Wait(300000)) << run.out();

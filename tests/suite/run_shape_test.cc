@@ -86,7 +86,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       // repetitions and the longer fingerprint
       "micro[].repetitions_ns[]", "micro[].cv", "micro[].noisy", "machine.compiler_flags",
       "machine.secmode_commit", "machine.secmode_tree", "method.repetitions", "method.warmup_ops",
-      "method.noisy_cv", "method.micro_figure"};
+      "method.noisy_cv", "method.micro_figure", "method.pinned_cpu"};
   for (const auto& k : now) {
     // machine.libraries.<file name> and noise.* name what this machine has.
     if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0 ||
