@@ -39,9 +39,9 @@ Result<CpuPin> CpuPin::Pin(int cpu) {
     return Status::Internal(std::string("sched_getaffinity: ") + std::strerror(errno));
   }
   if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &previous)) {
-    return Status::InvalidArgument("CPU " + std::to_string(cpu) +
-                                   " is not one this process may run on (allowed: " +
-                                   CpuListText(AllowedCpus()) + ")");
+    return Status::InvalidArgument(
+        "CPU " + std::to_string(cpu) +
+        " is not one this process may run on (allowed: " + CpuListText(AllowedCpus()) + ")");
   }
   cpu_set_t one;
   CPU_ZERO(&one);

@@ -36,8 +36,8 @@ common::Result<std::string> MarkdownToHtml(const std::string& md) {
   cmark_parser_feed(parser.get(), md.data(), md.size());
   NodePtr doc(cmark_parser_finish(parser.get()));
   if (!doc) return common::Status::Internal("cmark-gfm: cannot parse report.md");
-  CharsPtr html(
-      cmark_render_html(doc.get(), CMARK_OPT_DEFAULT, cmark_parser_get_syntax_extensions(parser.get())));
+  CharsPtr html(cmark_render_html(doc.get(), CMARK_OPT_DEFAULT,
+                                  cmark_parser_get_syntax_extensions(parser.get())));
   if (!html) return common::Status::Internal("cmark-gfm: cannot render report.md as HTML");
   return std::string(html.get());
 }
@@ -91,8 +91,8 @@ void InlinePlots(std::string& html, const std::map<std::string, const std::strin
     auto it = svgs.find(src);
     if (it != svgs.end()) {
       figure = "<figure class=\"plot\" data-plot=\"" + src + "\">" +
-               InlineSvg(*it->second, PlotPrefix(++n)) + "<figcaption>" + alt +
-               " (" + src + ")</figcaption></figure>";
+               InlineSvg(*it->second, PlotPrefix(++n)) + "<figcaption>" + alt + " (" + src +
+               ")</figcaption></figure>";
     } else {
       figure = "<p class=\"missing-plot\">The plot " + src + " (" + alt +
                ") was not drawn; its numbers are in the tables.</p>";

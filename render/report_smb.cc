@@ -67,8 +67,8 @@ void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& sectio
     const int n = m.value("channels", 1);
     const double rate = BoundRate(r, m.value("primitive", ""), size);
     md << "| " << n << (cores > 0 && n > cores ? "*" : "") << " | "
-       << m.value("messages", uint64_t{0}) << " | " << Mbs(rate) << " | " << Mbs(rate / n)
-       << " | " << (one > 0 ? Fmt("%.2f", rate / (n * one)) : "-") << " |\n";
+       << m.value("messages", uint64_t{0}) << " | " << Mbs(rate) << " | " << Mbs(rate / n) << " | "
+       << (one > 0 ? Fmt("%.2f", rate / (n * one)) : "-") << " |\n";
   }
   out.report_md.append("\n").append(md.str());
 }

@@ -22,7 +22,6 @@ std::string Left(double seconds) {
 
 }  // namespace
 
-
 double EstimateSecondsLeft(const std::vector<ProgressStep>& steps, size_t current,
                            double current_elapsed, double elapsed_before, double planned_before) {
   const double rate =
@@ -44,7 +43,8 @@ std::string ProgressLine(const std::vector<suite::ProgressStep>& steps, size_t c
   std::string name = current < steps.size() ? steps[current].name : "";
   const std::string head = "[" + index + "/" + total + "] ";
   // The name gives way first: the counts and times always show.
-  const size_t room = width > head.size() + tail.size() + 1 ? width - head.size() - tail.size() - 1 : 0;
+  const size_t room =
+      width > head.size() + tail.size() + 1 ? width - head.size() - tail.size() - 1 : 0;
   if (name.size() > room) name = room > 3 ? name.substr(0, room - 3) + "..." : "";
   return head + name + tail;
 }

@@ -82,7 +82,8 @@ struct Browser {
     std::filesystem::remove(c.log_path);
     auto status = common::RunAndWait(c, 90000);
     EXPECT_TRUE(status.ok() && *status == 0)
-        << c.ToString() << ": " << (status.ok() ? std::to_string(*status) : status.status().ToString());
+        << c.ToString() << ": "
+        << (status.ok() ? std::to_string(*status) : status.status().ToString());
     auto log = common::ReadFile(c.log_path);
     return log.ok() ? *log : "";
   }

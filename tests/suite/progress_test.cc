@@ -57,7 +57,8 @@ struct Recorder : ProgressListener {
 // A log that raises SIGINT once its text holds `trigger`.
 class TriggerLog : public std::stringbuf {
  public:
-  TriggerLog(std::string trigger, std::atomic<int>& flag) : trigger_(std::move(trigger)), flag_(flag) {}
+  TriggerLog(std::string trigger, std::atomic<int>& flag)
+      : trigger_(std::move(trigger)), flag_(flag) {}
   int sync() override {
     if (str().find(trigger_) != std::string::npos) flag_ = SIGINT;
     return 0;
