@@ -162,6 +162,27 @@ Result<Association> MakeAssociation(const ModeName& name, ModeEnvironment& env) 
   return a;
 }
 
+Result<std::vector<Association>> MakeSharedAssociations(const ModeName& name,
+                                                        ModeEnvironment& env, size_t count,
+                                                        uint32_t window) {
+  if (name.family.rfind("krb5", 0) != 0) {
+    return Status::InvalidArgument("mode " + name.ToString() +
+                                   ": only the krb5 modes have a context to share");
+  }
+  SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+  SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
+  SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
+  auto made = rpc::MakeSharedRpcAssociations(name.family, engine, static_cast<int32_t>(enctype),
+                                             realm, count, window);
+  if (!made.ok()) return made.status().Annotate("mode " + name.ToString());
+  for (Association& a : *made) {
+    a.mode = name.family;
+    a.engine = name.engine;
+    a.enctype = name.enctype;
+  }
+  return made;
+}
+
 std::vector<ModeName> DefaultModes() {
   std::vector<ModeName> out;
   for (const auto& e : Table()) {

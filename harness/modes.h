@@ -52,6 +52,14 @@ const std::vector<ModeInfo>& RegisteredModes();
 common::Result<ModeName> ParseModeName(const std::string& text);
 
 common::Result<common::Association> MakeAssociation(const ModeName& name, ModeEnvironment& env);
+// `count` associations of one context of a krb5, krb5i or krb5p mode, one
+// per thread (rpc::MakeSharedRpcAssociations); InvalidArgument for the other
+// modes, which have no context to share. `window`: the server's sequence
+// window (rpc::MakeSharedRpcAssociations; 0 = its default).
+common::Result<std::vector<common::Association>> MakeSharedAssociations(const ModeName& name,
+                                                                        ModeEnvironment& env,
+                                                                        size_t count,
+                                                                        uint32_t window = 0);
 
 // Modes `secmode run` measures by default: every registered family, each
 // with its default enctype and every engine.

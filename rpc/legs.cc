@@ -17,13 +17,26 @@ using common::Status;
 
 namespace {
 
-// Everything the four legs of one association share.
-struct State {
+// The server, and the client's and server's halves of one context: what
+// the associations of one context share (thread-safe, rpc/gss_client.h and
+// rpc/server_core.h).
+struct Shared {
   uint32_t service = 0;  // 0 = AUTH_SYS
   MemoryNfsServer nfs;
   std::unique_ptr<RpcServerCore> core;
   std::unique_ptr<ClientAuth> sys;
   std::shared_ptr<GssClientContext> ctx;
+  std::shared_ptr<ServerGssContext> server_ctx;
+};
+
+// Everything the four legs of one association share: the context's shared
+// parts and what one thread's legs keep between calls.
+struct State {
+  std::shared_ptr<Shared> shared;
+  uint32_t service = 0;
+  RpcServerCore* core = nullptr;
+  ClientAuth* sys = nullptr;
+  GssClientContext* ctx = nullptr;
   std::shared_ptr<ServerGssContext> server_ctx;
   uint32_t next_xid = 1;
   uint32_t next_reply = 1;
@@ -122,14 +135,14 @@ class ClientOpen : public common::Opener {
   std::shared_ptr<State> s_;
 };
 
-}  // namespace
-
-Result<Association> MakeRpcAssociation(const std::string& family, gss::Engine engine,
-                                       int32_t enctype, const gss::Realm* realm) {
-  auto s = std::make_shared<State>();
+Result<std::shared_ptr<Shared>> MakeShared(const std::string& family, gss::Engine engine,
+                                           int32_t enctype, const gss::Realm* realm,
+                                           uint32_t window) {
+  auto s = std::make_shared<Shared>();
   SECMODE_ASSIGN_OR_RETURN(s->service, ServiceForMode(family));
   ServerOptions so;
   so.engine = engine;
+  if (window > 0) so.window = window;
   if (s->service != 0) {
     if (realm == nullptr) return Status::InvalidArgument("mode " + family + " needs a realm");
     so.keytab = realm->service_keytab();
@@ -157,12 +170,44 @@ Result<Association> MakeRpcAssociation(const std::string& family, gss::Engine en
     s->server_ctx = s->core->FindContext(s->ctx->handle());
     if (!s->server_ctx) return Status::Internal("server has no context for the new handle");
   }
+  return s;
+}
+
+Association AssociationOf(std::shared_ptr<Shared> shared) {
+  auto s = std::make_shared<State>();
+  s->service = shared->service;
+  s->core = shared->core.get();
+  s->sys = shared->sys.get();
+  s->ctx = shared->ctx.get();
+  s->server_ctx = shared->server_ctx;
+  s->shared = std::move(shared);
   Association a;
   a.client_seal = std::make_unique<ClientSeal>(s);
   a.server_open = std::make_unique<ServerOpen>(s);
   a.server_seal = std::make_unique<ServerSeal>(s);
   a.client_open = std::make_unique<ClientOpen>(s);
   return a;
+}
+
+}  // namespace
+
+Result<Association> MakeRpcAssociation(const std::string& family, gss::Engine engine,
+                                       int32_t enctype, const gss::Realm* realm) {
+  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<Shared> shared,
+                           MakeShared(family, engine, enctype, realm, 0));
+  return AssociationOf(std::move(shared));
+}
+
+Result<std::vector<Association>> MakeSharedRpcAssociations(const std::string& family,
+                                                           gss::Engine engine, int32_t enctype,
+                                                           const gss::Realm* realm, size_t count,
+                                                           uint32_t window) {
+  if (count == 0) return Status::InvalidArgument("shared associations: a count of 0");
+  SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<Shared> shared,
+                           MakeShared(family, engine, enctype, realm, window));
+  std::vector<Association> out;
+  for (size_t i = 0; i < count; ++i) out.push_back(AssociationOf(shared));
+  return out;
 }
 
 }  // namespace secmode::rpc

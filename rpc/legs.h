@@ -11,11 +11,14 @@
 // context is created for real: RPCSEC_GSS_INIT through the in-process
 // server core against the realm's service keytab.
 //
-// Thread safety: as common/seal.h (one thread per side).
+// Thread safety: as common/seal.h (one thread per side) for each
+// association; the associations of MakeSharedRpcAssociations may each be used
+// by a thread of its own at the same time.
 #ifndef SECMODE_RPC_LEGS_H_
 #define SECMODE_RPC_LEGS_H_
 
 #include <string>
+#include <vector>
 
 #include "common/seal.h"
 #include "common/status.h"
@@ -29,6 +32,21 @@ namespace secmode::rpc {
 common::Result<common::Association> MakeRpcAssociation(const std::string& family,
                                                        gss::Engine engine, int32_t enctype,
                                                        const gss::Realm* realm);
+
+// `count` associations of one RPCSEC_GSS context (one server, one context
+// established once, one sequence counter and window), each with the
+// per-thread state of its legs, so `count` threads can do round trips on one
+// shared context at once as nconnect's connections do: the crypto runs in
+// parallel on each thread's own Protector with the native engine and is
+// serialised by MIT's (gss/protector_pool.h). For "sys" they share the
+// server only. `window` is the server's RPCSEC_GSS sequence window (0: the
+// default, 128): threads that share a context can fall out of a small one
+// when one of them is descheduled between numbering its call and the
+// server's check while the others go on (the nconnect effect), and then the
+// server drops that call and its leg fails.
+common::Result<std::vector<common::Association>> MakeSharedRpcAssociations(
+    const std::string& family, gss::Engine engine, int32_t enctype, const gss::Realm* realm,
+    size_t count, uint32_t window = 0);
 
 }  // namespace secmode::rpc
 

@@ -1,18 +1,13 @@
-// The run's progress: the plan has a step per micro mode and one per section
-// that applies, each started and finished in order (a step an interruption
-// skips is neither); the time left scales the plan by the finished steps'
-// pace; the line keeps its counts and times when the name must be cut.
+// The run's progress: the time left scales the plan by the finished steps'
+// pace; the line keeps its counts and times when the name must be cut. (The
+// suite's plan and its steps' starts and ends: suite_interrupt_test.cc.)
 #include "suite/progress.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
 
-#include <atomic>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "suite/suite.h"
 
 namespace secmode::suite {
 namespace {
@@ -44,62 +39,6 @@ TEST(ProgressTest, TheLineCutsTheNameFirst) {
   const std::string narrow = ProgressLine(steps, 4, 42, 370, 60);
   EXPECT_NE(narrow.find("[ 5/12] measuring"), std::string::npos) << narrow;
   EXPECT_NE(narrow.find("... · 0:42 elapsed · about 6 min left"), std::string::npos) << narrow;
-}
-
-struct Recorder : ProgressListener {
-  void Planned(const std::vector<ProgressStep>& s) override { steps = s; }
-  void Started(size_t i) override { events.push_back("start " + std::to_string(i)); }
-  void Finished(size_t i) override { events.push_back("end " + std::to_string(i)); }
-  std::vector<ProgressStep> steps;
-  std::vector<std::string> events;
-};
-
-// A log that raises SIGINT once its text holds `trigger`.
-class TriggerLog : public std::stringbuf {
- public:
-  TriggerLog(std::string trigger, std::atomic<int>& flag)
-      : trigger_(std::move(trigger)), flag_(flag) {}
-  int sync() override {
-    if (str().find(trigger_) != std::string::npos) flag_ = SIGINT;
-    return 0;
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    auto r = std::stringbuf::xsputn(s, n);
-    sync();
-    return r;
-  }
-
- private:
-  std::string trigger_;
-  std::atomic<int>& flag_;
-};
-
-TEST(ProgressTest, TheSuitePlansEachModeAndSectionAndSaysWhenEachRuns) {
-  std::atomic<int> flag{0};
-  SuiteOptions o;
-  o.quick = true;
-  o.modes = {"sys", "krb5p::native"};
-  o.sizes = {64};
-  o.command = "progress_test";
-  o.interrupt = &flag;
-  Recorder r;
-  o.progress = &r;
-  TriggerLog buf("measuring sys ... done\n", flag);
-  std::ostream log(&buf);
-  auto run = RunSuite(o, log);
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  std::vector<std::string> names;
-  for (const auto& s : r.steps) names.push_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "measuring sys", "measuring krb5p:aes256-cts-hmac-sha1-96:native",
-                       "section scaling", "section gss", "section e2e", "section windows"}));
-  // The budgets: the micro legs, the scaling repetitions, the e2e rows.
-  EXPECT_GT(r.steps[0].planned_seconds, 0);
-  EXPECT_GT(r.steps[2].planned_seconds, 0);
-  EXPECT_GT(r.steps[3].planned_seconds, 0);
-  EXPECT_GT(r.steps[4].planned_seconds, 0);
-  // Interrupted after sys: only its step ran.
-  EXPECT_EQ(r.events, (std::vector<std::string>{"start 0", "end 0"}));
 }
 
 }  // namespace

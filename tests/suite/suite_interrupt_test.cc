@@ -1,7 +1,8 @@
 // An interrupted suite (SuiteOptions::interrupt, which `secmode run` sets on
 // SIGINT) keeps what it measured and lists what it did not: the modes and
 // sections after the interruption are errors with "interrupted", and the
-// report says the run was interrupted. The interruption is raised by the log
+// report says the run was interrupted; the progress plan lists every step and
+// only those that ran start and finish. The interruption is raised by the log
 // itself when the run reaches a given line, so each case is deterministic.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 
 #include "harness/results.h"
 #include "render/report.h"
+#include "suite/progress.h"
 #include "suite/suite.h"
 
 namespace secmode::suite {
@@ -40,6 +42,15 @@ class TriggerLog : public std::streambuf {
   std::string text_;
 };
 
+// Records the run's progress plan and its steps' starts and ends.
+struct Recorder : ProgressListener {
+  void Planned(const std::vector<ProgressStep>& s) override { steps = s; }
+  void Started(size_t i) override { events.push_back("start " + std::to_string(i)); }
+  void Finished(size_t i) override { events.push_back("end " + std::to_string(i)); }
+  std::vector<ProgressStep> steps;
+  std::vector<std::string> events;
+};
+
 // The "errors" entries marked interrupted, by their mode or section.
 std::vector<std::string> InterruptedNames(const nlohmann::json& errors) {
   std::vector<std::string> names;
@@ -61,10 +72,22 @@ TEST(SuiteInterruptTest, AfterTheFirstModeTheRestIsListedNotMeasured) {
   o.sizes = {64};
   o.command = "suite_interrupt_test";
   o.interrupt = &flag;
+  Recorder progress;
+  o.progress = &progress;
   TriggerLog buf("measuring sys ... done\n", flag);
   std::ostream log(&buf);
   auto run = RunSuite(o, log);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
+  // The progress plan: a step per mode, one per section that applies, with
+  // the budgets of the micro legs, the scaling, the gss and the e2e rows;
+  // only the step that ran was started and finished.
+  std::vector<std::string> planned;
+  for (const auto& s : progress.steps) planned.push_back(s.name);
+  EXPECT_EQ(planned, (std::vector<std::string>{
+                         "measuring sys", "measuring krb5p:aes256-cts-hmac-sha1-96:native",
+                         "section scaling", "section gss", "section e2e", "section windows"}));
+  for (size_t i : {0, 2, 3, 4}) EXPECT_GT(progress.steps.at(i).planned_seconds, 0) << i;
+  EXPECT_EQ(progress.events, (std::vector<std::string>{"start 0", "end 0"}));
   // sys was measured, all four legs; krb5p was not.
   ASSERT_EQ(run->micro.size(), 4u) << buf.text();
   for (const auto& row : run->micro) EXPECT_EQ(row.mode, "sys");
