@@ -162,9 +162,8 @@ Result<Association> MakeAssociation(const ModeName& name, ModeEnvironment& env) 
   return a;
 }
 
-Result<std::vector<Association>> MakeSharedAssociations(const ModeName& name,
-                                                        ModeEnvironment& env, size_t count,
-                                                        uint32_t window) {
+Result<std::vector<Association>> MakeSharedAssociations(const ModeName& name, ModeEnvironment& env,
+                                                        size_t count, uint32_t window) {
   if (name.family.rfind("krb5", 0) != 0) {
     return Status::InvalidArgument("mode " + name.ToString() +
                                    ": only the krb5 modes have a context to share");

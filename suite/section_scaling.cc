@@ -69,8 +69,8 @@ common::Status RunScalingSection(SectionContext& ctx) {
     if (const int sig = InterruptSignal(ctx.options)) {
       // One entry for the section, naming the modes it did not measure.
       if (interrupted.empty()) {
-        ctx.results.errors.push_back(InterruptedError(
-            "section", "scaling", sig, "modes from " + label + " on not measured"));
+        ctx.results.errors.push_back(InterruptedError("section", "scaling", sig,
+                                                      "modes from " + label + " on not measured"));
         interrupted = SignalName(sig);
       }
       continue;
@@ -128,10 +128,13 @@ common::Status RunScalingSection(SectionContext& ctx) {
                                   : nlohmann::json(nullptr)}});
     }
   }
-  ctx.results.sections["scaling"] = {
-      {"size", size},          {"logical_cpus", cpus},          {"thread_counts", counts},
-      {"seconds", so.seconds}, {"repetitions", so.repetitions}, {"rows", rows},
-      {"shared_context_window", kSharedContextWindow}};
+  ctx.results.sections["scaling"] = {{"size", size},
+                                     {"logical_cpus", cpus},
+                                     {"thread_counts", counts},
+                                     {"seconds", so.seconds},
+                                     {"repetitions", so.repetitions},
+                                     {"rows", rows},
+                                     {"shared_context_window", kSharedContextWindow}};
   if (!interrupted.empty()) ctx.results.sections["scaling"]["interrupted"] = interrupted;
   return common::Status::Ok();
 }
