@@ -116,7 +116,9 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
     script << "set terminal svg size 1000,560 dynamic font 'sans,11'\n"
            << "set output 'out.svg'\n"
            << "set title "
-           << GnuplotQuote("Speedup over one thread, each thread its own association")
+           << GnuplotQuote(
+                  "Speedup over one thread (own association per thread unless the mode says one "
+                  "shared context)")
            << "\nset xlabel 'threads (" << cpus << " logical CPUs)'\nset ylabel 'speedup'\n"
            << "set grid\nset key outside right\nset xrange [0.8:" << counts.back() + 0.2
            << "]\nset yrange [0:*]\nset xtics 1\n"
