@@ -45,15 +45,21 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
      << section.at("repetitions").get<int>()
      << " repetitions. MB/s is payload bytes per second of all threads together; efficiency "
         "is that over the thread count times the one-thread figure of this run (1.00: "
-        "perfect scaling). Each krb5p mode is measured again with one context shared by all "
-        "its threads, the way nconnect's connections share one (rows \"one shared context\"): "
-        "the native engine seals and opens on each thread's own copy of the context's keys in "
-        "parallel, MIT's library is serialised per context; only the sequence counter and the "
-        "window are shared (the server's window is "
-     << section.value("shared_context_window", 0)
-     << " calls there, so a thread descheduled between numbering a call and the server's check "
-        "never falls out of it: these rows measure the crypto, the nconnect sections the "
-        "window).\n\n";
+        "perfect scaling).";
+  bool shared = false;
+  for (const json& row : section.at("rows")) shared |= row.value("context", "own") == "shared";
+  if (shared) {
+    md << " Each krb5p mode is measured again with one context shared by all its threads, the "
+          "way nconnect's connections share one (rows \"one shared context\"): the native "
+          "engine seals and opens on each thread's own copy of the context's keys in parallel, "
+          "MIT's library is serialised per context; only the sequence counter and the window are "
+          "shared (the server's window is "
+       << section.value("shared_context_window", 0)
+       << " calls there, so a thread descheduled between numbering a call and the server's "
+          "check never falls out of it: these rows measure the crypto, the nconnect sections "
+          "the window).";
+  }
+  md << "\n\n";
   if (section.contains("interrupted") && section["interrupted"].is_string()) {
     md << "Interrupted by " << section["interrupted"].get<std::string>()
        << ": the modes after the last row were not measured (see Errors).\n\n";
