@@ -405,7 +405,25 @@ Status Nfs41Close(Nfs41Session& s, const Nfs41Call& call) {
     e.PutU32(kOpDestroyClientid);
     e.PutU64(s.clientid);
   }
-  return Run(call, args, "DESTROY_CLIENTID").status();
+  // RFC 8881 18.50.3: NFS4ERR_CLIENTID_BUSY while the server still holds a
+  // session or state of the client. nfs-ganesha answered it right after the
+  // sessions were destroyed, while it still released what the load's
+  // just-closed connections held; so a busy or delayed answer is tried
+  // again, 20 ms apart, for at most 2 s, and then reported.
+  constexpr uint32_t kDelay = 10008, kClientidBusy = 10074;
+  for (int attempt = 0;; ++attempt) {
+    SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
+    XdrDecoder d(res);
+    uint32_t status;
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status").Annotate("DESTROY_CLIENTID"));
+    if (status == 0) return Status::Ok();
+    if ((status != kDelay && status != kClientidBusy) || attempt >= 100) {
+      return Status::Unavailable(
+          "DESTROY_CLIENTID: the server answered " + Nfs4StatusName(status) +
+          (attempt > 0 ? " (" + std::to_string(attempt + 1) + " tries)" : ""));
+    }
+    usleep(20000);
+  }
 }
 
 }  // namespace secmode::rpc

@@ -89,6 +89,35 @@ TEST(Nfs41Test, OpensAndClosesASessionFromGoodReplies) {
   EXPECT_EQ(v, 16u);  // ca_maxrequests
 }
 
+// DESTROY_CLIENTID answered NFS4ERR_CLIENTID_BUSY (a server still
+// releasing the destroyed sessions' state) is tried again; a client ID that
+// stays busy is an error naming the status and the tries.
+TEST(Nfs41Test, ABusyClientIdIsDestroyedOnALaterTry) {
+  Scripted s;
+  s.replies = script::GoodScript(16);
+  const common::Bytes ok = s.replies.back();
+  const common::Bytes busy = script::StatusOnly(script::kDestroyClientid, 10074);
+  s.replies.back() = busy;
+  s.replies.push_back(busy);
+  s.replies.push_back(ok);
+  auto session = Nfs41Open({}, s.Call());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  ASSERT_TRUE(Nfs41Close(*session, s.Call()).ok());
+  EXPECT_EQ(s.sent.size(), 13u);
+  for (size_t i = 10; i < 13; ++i) EXPECT_EQ(FirstOp(s.sent[i]), script::kDestroyClientid);
+
+  Scripted always;
+  always.replies = script::GoodScript(16);
+  always.replies.back() = busy;
+  for (int i = 0; i < 200; ++i) always.replies.push_back(busy);
+  auto again = Nfs41Open({}, always.Call());
+  ASSERT_TRUE(again.ok());
+  auto closed = Nfs41Close(*again, always.Call());
+  ASSERT_FALSE(closed.ok());
+  EXPECT_NE(closed.message().find("NFS4ERR_CLIENTID_BUSY (10074) (101 tries)"), std::string::npos)
+      << closed.ToString();
+}
+
 TEST(Nfs41Test, FewerSlotsThanAskedAreTaken) {
   Scripted s;
   s.replies = script::GoodScript(4);
