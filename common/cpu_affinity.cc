@@ -1,5 +1,6 @@
 #include "common/cpu_affinity.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -32,16 +33,20 @@ std::string CpuListText(const std::vector<int>& cpus) {
   return text.empty() ? "none" : text;
 }
 
+Status CheckCpuAllowed(int cpu) {
+  const std::vector<int> allowed = AllowedCpus();
+  if (std::find(allowed.begin(), allowed.end(), cpu) != allowed.end()) return Status::Ok();
+  return Status::InvalidArgument(
+      "CPU " + std::to_string(cpu) +
+      " is not one this process may run on (allowed: " + CpuListText(allowed) + ")");
+}
+
 Result<CpuPin> CpuPin::Pin(int cpu) {
+  SECMODE_RETURN_IF_ERROR(CheckCpuAllowed(cpu));
   cpu_set_t previous;
   CPU_ZERO(&previous);
   if (sched_getaffinity(0, sizeof(previous), &previous) != 0) {
     return Status::Internal(std::string("sched_getaffinity: ") + std::strerror(errno));
-  }
-  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &previous)) {
-    return Status::InvalidArgument(
-        "CPU " + std::to_string(cpu) +
-        " is not one this process may run on (allowed: " + CpuListText(AllowedCpus()) + ")");
   }
   cpu_set_t one;
   CPU_ZERO(&one);

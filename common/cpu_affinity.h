@@ -19,11 +19,14 @@ namespace secmode::common {
 std::vector<int> AllowedCpus();
 // "0-3,6" for {0,1,2,3,6}.
 std::string CpuListText(const std::vector<int>& cpus);
+// Ok when the calling thread may run on `cpu`; InvalidArgument naming the
+// CPUs it may run on otherwise.
+Status CheckCpuAllowed(int cpu);
 
 class CpuPin {
  public:
-  // Pins the calling thread to `cpu`; InvalidArgument naming the allowed
-  // CPUs when `cpu` is not one of them.
+  // Pins the calling thread to `cpu`; CheckCpuAllowed's error when `cpu` is
+  // not one it may run on.
   static Result<CpuPin> Pin(int cpu);
   CpuPin(CpuPin&& other) noexcept;
   CpuPin& operator=(CpuPin&&) = delete;

@@ -30,14 +30,10 @@ struct Shared {
 };
 
 // Everything the four legs of one association share: the context's shared
-// parts and what one thread's legs keep between calls.
+// parts (`c`) and what one thread's legs keep between calls.
 struct State {
-  std::shared_ptr<Shared> shared;
-  uint32_t service = 0;
-  RpcServerCore* core = nullptr;
-  ClientAuth* sys = nullptr;
-  GssClientContext* ctx = nullptr;
-  std::shared_ptr<ServerGssContext> server_ctx;
+  explicit State(std::shared_ptr<const Shared> shared) : c(std::move(shared)) {}
+  const std::shared_ptr<const Shared> c;
   uint32_t next_xid = 1;
   uint32_t next_reply = 1;
   std::optional<ReplyTarget> pending;  // the last call server-open accepted
@@ -53,13 +49,13 @@ class ClientSeal : public common::Sealer {
  public:
   explicit ClientSeal(std::shared_ptr<State> s) : s_(std::move(s)) {}
   Status Seal(ByteView payload, Bytes* wire) override {
-    if (s_->service == 0) {
+    if (s_->c->service == 0) {
       uint32_t seq;
-      return s_->sys->EncodeCall(s_->next_xid++, kNfsProcCompound, payload, wire, &seq);
+      return s_->c->sys->EncodeCall(s_->next_xid++, kNfsProcCompound, payload, wire, &seq);
     }
     // xid = seq_num, so the reply legs can find the number a reply answers.
-    uint32_t seq = s_->ctx->NextSeq();
-    return s_->ctx->EncodeCall(seq, kNfsProcCompound, s_->service, seq, payload, wire);
+    uint32_t seq = s_->c->ctx->NextSeq();
+    return s_->c->ctx->EncodeCall(seq, kNfsProcCompound, s_->c->service, seq, payload, wire);
   }
 
  private:
@@ -72,7 +68,7 @@ class ServerOpen : public common::Opener {
   Status Open(ByteView wire, Bytes* payload) override {
     OpenedCall call;
     bool ready = false;
-    Disposition d = s_->core->OpenCall(wire, &call, &reply_, &s_->scratch_server, &ready);
+    Disposition d = s_->c->core->OpenCall(wire, &call, &reply_, &s_->scratch_server, &ready);
     if (d != Disposition::kReply)
       return Status::Replay("call dropped by the server (sequence window or undecodable)");
     if (!ready) {
@@ -103,11 +99,11 @@ class ServerSeal : public common::Sealer {
       // Measured on its own: answer a numbered call the way the server
       // would (xid = seq_num, see ClientSeal).
       t.xid = t.seq = s_->next_reply++;
-      t.flavor = s_->service == 0 ? kAuthNone : kRpcsecGss;
-      t.context = s_->server_ctx;
-      t.service = s_->service;
+      t.flavor = s_->c->service == 0 ? kAuthNone : kRpcsecGss;
+      t.context = s_->c->server_ctx;
+      t.service = s_->c->service;
     }
-    return s_->core->SealReply(t, kSuccess, payload, wire);
+    return s_->c->core->SealReply(t, kSuccess, payload, wire);
   }
 
  private:
@@ -120,12 +116,12 @@ class ClientOpen : public common::Opener {
   Status Open(ByteView wire, Bytes* payload) override {
     ReplyHeader h;
     ByteView results;
-    if (s_->service == 0) {
-      SECMODE_RETURN_IF_ERROR(s_->sys->DecodeReply(wire, 0, nullptr, &h, &results));
+    if (s_->c->service == 0) {
+      SECMODE_RETURN_IF_ERROR(s_->c->sys->DecodeReply(wire, 0, nullptr, &h, &results));
     } else {
       uint32_t seq = XidOf(wire);
       SECMODE_RETURN_IF_ERROR(
-          s_->ctx->DecodeReply(wire, s_->service, seq, &s_->scratch_client, &h, &results));
+          s_->c->ctx->DecodeReply(wire, s_->c->service, seq, &s_->scratch_client, &h, &results));
     }
     payload->assign(results.begin(), results.end());
     return Status::Ok();
@@ -173,14 +169,8 @@ Result<std::shared_ptr<Shared>> MakeShared(const std::string& family, gss::Engin
   return s;
 }
 
-Association AssociationOf(std::shared_ptr<Shared> shared) {
-  auto s = std::make_shared<State>();
-  s->service = shared->service;
-  s->core = shared->core.get();
-  s->sys = shared->sys.get();
-  s->ctx = shared->ctx.get();
-  s->server_ctx = shared->server_ctx;
-  s->shared = std::move(shared);
+Association AssociationOf(std::shared_ptr<const Shared> shared) {
+  auto s = std::make_shared<State>(std::move(shared));
   Association a;
   a.client_seal = std::make_unique<ClientSeal>(s);
   a.server_open = std::make_unique<ServerOpen>(s);

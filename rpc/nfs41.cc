@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <sstream>
 
 #include "common/clock.h"
@@ -78,17 +80,26 @@ XdrEncoder Begin(Bytes* args, uint32_t ops) {
   return e;
 }
 
-// Sends the COMPOUND and checks its header: NFS4_OK (else an error naming
-// `what` and the status) and `ops` results; leaves `d` at the first result.
-Result<Bytes> Run(const Nfs41Call& call, const Bytes& args, const std::string& what) {
-  SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
-  XdrDecoder d(res);
-  uint32_t status;
-  SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status").Annotate(what));
-  if (status != 0) {
-    return Status::Unavailable(what + ": the server answered " + Nfs4StatusName(status));
+// Sends the COMPOUND and checks its status: NFS4_OK, else an error naming
+// `what` and the status. A status in `transient` (one the server answers
+// while it finishes other work) is tried again, 20 ms apart, for at most
+// 2 s; the error then says how many tries.
+Result<Bytes> Run(const Nfs41Call& call, const Bytes& args, const std::string& what,
+                  std::initializer_list<uint32_t> transient = {}) {
+  constexpr int kMaxTries = 101;
+  for (int tries = 1;; ++tries) {
+    SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
+    XdrDecoder d(res);
+    uint32_t status;
+    SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status").Annotate(what));
+    if (status == 0) return res;
+    if (std::find(transient.begin(), transient.end(), status) == transient.end() ||
+        tries == kMaxTries) {
+      return Status::Unavailable(what + ": the server answered " + Nfs4StatusName(status) +
+                                 (tries > 1 ? " (" + std::to_string(tries) + " tries)" : ""));
+    }
+    usleep(20000);
   }
-  return res;
 }
 
 // The decoder past the COMPOUND4res header.
@@ -406,24 +417,11 @@ Status Nfs41Close(Nfs41Session& s, const Nfs41Call& call) {
     e.PutU64(s.clientid);
   }
   // RFC 8881 18.50.3: NFS4ERR_CLIENTID_BUSY while the server still holds a
-  // session or state of the client. nfs-ganesha answered it right after the
+  // session or state of the client; nfs-ganesha answered it right after the
   // sessions were destroyed, while it still released what the load's
-  // just-closed connections held; so a busy or delayed answer is tried
-  // again, 20 ms apart, for at most 2 s, and then reported.
+  // just-closed connections held. It and NFS4ERR_DELAY are transient.
   constexpr uint32_t kDelay = 10008, kClientidBusy = 10074;
-  for (int attempt = 0;; ++attempt) {
-    SECMODE_ASSIGN_OR_RETURN(Bytes res, call(args));
-    XdrDecoder d(res);
-    uint32_t status;
-    SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status").Annotate("DESTROY_CLIENTID"));
-    if (status == 0) return Status::Ok();
-    if ((status != kDelay && status != kClientidBusy) || attempt >= 100) {
-      return Status::Unavailable(
-          "DESTROY_CLIENTID: the server answered " + Nfs4StatusName(status) +
-          (attempt > 0 ? " (" + std::to_string(attempt + 1) + " tries)" : ""));
-    }
-    usleep(20000);
-  }
+  return Run(call, args, "DESTROY_CLIENTID", {kDelay, kClientidBusy}).status();
 }
 
 }  // namespace secmode::rpc

@@ -2,11 +2,11 @@
 // primitive over the same bytes, same run) and the multichannel scaling
 // sweep. Rates go to RunResults::bounds; which rows pair up, the method and
 // the multichannel message counts to RunResults::sections["smb"].
-#include <unistd.h>
-
 #include <algorithm>
+#include <iterator>
 #include <set>
 
+#include "common/machine.h"
 #include "harness/smb_ops.h"
 #include "smb/multichannel.h"
 #include "suite/section.h"
@@ -19,7 +19,20 @@ namespace {
 
 constexpr size_t kBoundSize = 1u << 20;
 constexpr double kTarget = 0.9;
-constexpr size_t kPairs = 7;  // 4 ciphers, 3 signing algorithms
+// Each SMB operation of the bounds, paired with its raw primitive.
+constexpr smb::CipherId kCiphers[] = {smb::CipherId::kAes128Gcm, smb::CipherId::kAes256Gcm,
+                                      smb::CipherId::kAes128Ccm, smb::CipherId::kAes256Ccm};
+struct Signing {
+  smb::SigningAlgorithm algorithm;
+  const char* smb_name;
+  const char* raw_name;
+};
+constexpr Signing kSignings[] = {
+    {smb::SigningAlgorithm::kAesGmac, "smb-sign-aes-gmac sign",
+     "evp-aes-128-gcm ghash-only (message as AAD)"},
+    {smb::SigningAlgorithm::kAesCmac, "smb-sign-aes-cmac sign", "evp-mac-aes-128-cmac"},
+    {smb::SigningAlgorithm::kHmacSha256, "smb-sign-hmac-sha256 sign", "evp-mac-hmac-sha256"},
+};
 
 // Rounds of each comparison, each side's seconds per round, and the seconds
 // of each multichannel point.
@@ -31,14 +44,14 @@ Budget BudgetOf(const SectionContext& ctx) {
   return ctx.options.quick ? Budget{3, 0.03, 0.05} : Budget{7, 0.15, 0.5};
 }
 
-int Cores() { return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
-std::set<int> ChannelCounts() { return {1, 2, 4, Cores()}; }
+std::set<int> ChannelCounts() { return {1, 2, 4, common::LogicalCpus()}; }
 
 }  // namespace
 
 double PlannedSmbSeconds(const SectionContext& ctx) {
   const Budget b = BudgetOf(ctx);
-  return static_cast<double>(kPairs) * b.rounds * 2 * b.seconds +
+  const double pairs = std::size(kCiphers) + std::size(kSignings);
+  return pairs * b.rounds * 2 * b.seconds +
          static_cast<double>(ChannelCounts().size()) * b.multichannel_seconds;
 }
 
@@ -52,23 +65,17 @@ Status RunSmbSection(SectionContext& ctx) {
     bool targeted;
   };
   std::vector<Pair> pairs;
-  for (smb::CipherId c : {smb::CipherId::kAes128Gcm, smb::CipherId::kAes256Gcm,
-                          smb::CipherId::kAes128Ccm, smb::CipherId::kAes256Ccm}) {
+  for (smb::CipherId c : kCiphers) {
     const std::string name = smb::CipherName(c);
     const bool gcm = c == smb::CipherId::kAes128Gcm || c == smb::CipherId::kAes256Gcm;
     pairs.push_back({"smb-enc-" + name + " seal+open", "evp-" + name + " encrypt+decrypt",
                      harness::MakeSmbSealOpenOp(c, kBoundSize),
                      harness::MakeRawAeadOp(c, kBoundSize), gcm});
   }
-  pairs.push_back({"smb-sign-aes-gmac sign", "evp-aes-128-gcm ghash-only (message as AAD)",
-                   harness::MakeSmbSignOp(smb::SigningAlgorithm::kAesGmac, kBoundSize),
-                   harness::MakeRawMacOp(smb::SigningAlgorithm::kAesGmac, kBoundSize), true});
-  pairs.push_back({"smb-sign-aes-cmac sign", "evp-mac-aes-128-cmac",
-                   harness::MakeSmbSignOp(smb::SigningAlgorithm::kAesCmac, kBoundSize),
-                   harness::MakeRawMacOp(smb::SigningAlgorithm::kAesCmac, kBoundSize), true});
-  pairs.push_back({"smb-sign-hmac-sha256 sign", "evp-mac-hmac-sha256",
-                   harness::MakeSmbSignOp(smb::SigningAlgorithm::kHmacSha256, kBoundSize),
-                   harness::MakeRawMacOp(smb::SigningAlgorithm::kHmacSha256, kBoundSize), true});
+  for (const Signing& g : kSignings) {
+    pairs.push_back({g.smb_name, g.raw_name, harness::MakeSmbSignOp(g.algorithm, kBoundSize),
+                     harness::MakeRawMacOp(g.algorithm, kBoundSize), true});
+  }
   nlohmann::json pair_rows = nlohmann::json::array();
   for (auto& p : pairs) {
     if (!p.smb.ok()) return p.smb.status().Annotate(p.smb_name);
@@ -82,7 +89,7 @@ Status RunSmbSection(SectionContext& ctx) {
 
   // Multichannel: channels share the session's client-to-server key, each
   // with its own nonce space; aggregate client-seal throughput.
-  const int cores = Cores();
+  const int cores = common::LogicalCpus();
   const std::set<int> counts = ChannelCounts();
   nlohmann::json multichannel = nlohmann::json::array();
   const common::Bytes key = common::PatternBytes(16, 9);

@@ -75,8 +75,7 @@ Status ValidateOptions(const SuiteOptions& options) {
     SECMODE_RETURN_IF_ERROR(harness::ParseModeName(text).status());
   }
   if (options.pin_cpu >= 0) {
-    // Pinned and released at once: the CPU is one this process may use.
-    SECMODE_RETURN_IF_ERROR(common::CpuPin::Pin(options.pin_cpu).status().Annotate("--pin"));
+    SECMODE_RETURN_IF_ERROR(common::CheckCpuAllowed(options.pin_cpu).Annotate("--pin"));
   }
   return Status::Ok();
 }

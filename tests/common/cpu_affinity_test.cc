@@ -41,6 +41,9 @@ TEST(CpuAffinityTest, ACpuOutsideTheMaskIsRefusedNamingTheAllowedOnes) {
             std::string::npos)
       << pin.status().ToString();
   EXPECT_FALSE(CpuPin::Pin(-1).ok());
+  // The check alone changes nothing and says the same.
+  EXPECT_TRUE(CheckCpuAllowed(AllowedCpus().front()).ok());
+  EXPECT_EQ(CheckCpuAllowed(CPU_SETSIZE + 1).message(), pin.status().message());
 }
 
 }  // namespace
