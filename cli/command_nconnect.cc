@@ -40,7 +40,7 @@ struct NconnectOptions {
   int64_t max_slots = 1024;
   int seeds = 3;
   bool given_cores = false, given_slice = false, given_preempt = false, given_idle_wake = false,
-       given_pauses = false;
+       given_busy_wake = false, given_pauses = false;
 };
 
 [[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
@@ -250,6 +250,13 @@ void RunRecommend(NconnectOptions& o) {
     measured += "  idle-core wakeup: median of " + std::to_string(probe->rounds) +
                 " wakeups of a thread on an idle core\n";
   }
+  if (!o.given_busy_wake && base.cores > 0) {
+    auto probe = harness::ProbeBusyWakes();
+    if (!probe.ok()) Fail(probe.status().Annotate("busy wake probe"));
+    base.busy_wake_ns = harness::BusyWakeNs(*probe);
+    measured += "  busy-core wakeup: quantiles of " + std::to_string(probe->rounds) +
+                " wakeups of a thread onto a core a busy thread runs on\n";
+  }
   if (!o.given_pauses && base.cores > 0) {
     auto probe = harness::ProbePauses();
     if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
@@ -364,6 +371,12 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model and cores: a thread woken onto an idle core starts this "
                   "long after its wakeup (0: at once)")
       ->capture_default_str();
+  cmd->add_option("--busy-wake-ns", s.busy_wake_ns,
+                  "With --thread-model, cores and wakeup preemption: a woken thread's "
+                  "preemption of a busy core lands this long after its wakeup, the quantiles "
+                  "in ns at 0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999 and 1, "
+                  "comma-separated (none: at the wakeup)")
+      ->delimiter(',');
   cmd->add_option("--pause-per-s", s.pause_per_s,
                   "With --thread-model and cores: pauses per second of a busy core that no "
                   "modelled thread causes (interrupts, the hypervisor); 0: none")
@@ -427,7 +440,8 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                 "Print the largest slot count with no violations for these flags and its "
                 "goodput, and the alternatives (per-connection contexts, spread cap, re-encode) "
                 "at the slots given; always with the thread model, its --cores, --slice-ns, "
-                "--wakeup-preempt-ns, --idle-wake-ns and --pause-per-s/--pause-ns measured on "
+                "--wakeup-preempt-ns, --idle-wake-ns, --busy-wake-ns and --pause-per-s/--pause-ns "
+                "measured on "
                 "this machine unless given");
   cmd->add_option("--max-slots", o->max_slots, "With --recommend: largest slot count to try")
       ->capture_default_str();
@@ -438,6 +452,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_slice = cmd->count("--slice-ns") > 0;
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
     o->given_idle_wake = cmd->count("--idle-wake-ns") > 0;
+    o->given_busy_wake = cmd->count("--busy-wake-ns") > 0;
     o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));

@@ -274,20 +274,23 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
   return p;
 }
 
-nlohmann::json IdleWakeProbe::ToJson() const {
-  return {{"rounds", rounds},
+nlohmann::json CoreWakeProbe::ToJson() const {
+  return {{"busy", busy},
+          {"rounds", rounds},
           {"p10_us", p10_us},
           {"p50_us", p50_us},
           {"p90_us", p90_us},
-          {"p99_us", p99_us}};
+          {"p99_us", p99_us},
+          {"quantiles_ns", quantiles_ns}};
 }
 
-common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {
+common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy) {
   if (rounds < 1 || rounds > 1000000) {
-    return Status::InvalidArgument("idle wake probe rounds: " + std::to_string(rounds) +
+    return Status::InvalidArgument("core wake probe rounds: " + std::to_string(rounds) +
                                    ", must be in [1, 1000000]");
   }
-  IdleWakeProbe p;
+  CoreWakeProbe p;
+  p.busy = busy;
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
@@ -297,7 +300,7 @@ common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {
   for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c) {
     if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
   }
-  if (cpus[1] < 0) return p;  // one CPU: no idle core to wake
+  if (cpus[1] < 0) return p;  // one CPU: no second core to wake
   const int go = eventfd(0, EFD_CLOEXEC), back = eventfd(0, EFD_CLOEXEC);
   if (go < 0 || back < 0) {
     const std::string why = std::strerror(errno);
@@ -327,8 +330,16 @@ common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {
       return false;
     }
   };
-  std::thread reader;
+  std::atomic<bool> spin{busy};
+  std::thread spinner, reader;
   try {
+    if (busy) {
+      spinner = std::thread([&] {
+        if (!pin(cpus[1])) pinned = false;
+        while (spin.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
     reader = std::thread([&] {
       if (!pin(cpus[1])) pinned = false;
       signal(back);  // pinned (or not): the writer may start
@@ -348,6 +359,8 @@ common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {
       }
     });
   } catch (const std::system_error& e) {
+    spin = false;
+    if (spinner.joinable()) spinner.join();
     close(go);
     close(back);
     return Status::Unavailable(std::string("probe thread: ") + e.what());
@@ -369,16 +382,20 @@ common::Result<IdleWakeProbe> ProbeIdleWake(int rounds) {
   }
   if (!ok) signal(go);  // the reader may still wait for its round
   reader.join();
+  spin = false;
+  if (spinner.joinable()) spinner.join();
   if (had_mask) pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
   close(go);
   close(back);
-  if (!ok) return Status::IoError("idle wake probe: an eventfd read or write failed");
-  if (!pinned) return Status::Unavailable("idle wake probe: cannot pin threads to two CPUs");
+  if (!ok) return Status::IoError("core wake probe: an eventfd read or write failed");
+  if (!pinned) return Status::Unavailable("core wake probe: cannot pin threads to two CPUs");
   p.rounds = rounds;
   p.p10_us = Us(wake, 0.1);
   p.p50_us = Us(wake, 0.5);
   p.p90_us = Us(wake, 0.9);
   p.p99_us = Us(wake, 0.99);
+  for (double q : sim::kPauseProbs)
+    p.quantiles_ns.push_back(static_cast<int64_t>(wake.Percentile(q)));
   return p;
 }
 
@@ -390,9 +407,13 @@ int64_t WakeupPreemptNs(const WakeupProbe& p) { return static_cast<int64_t>(p.ru
 
 common::Result<SchedProbe> ProbeSchedulerFor(int threads) { return ProbeScheduler(threads, 0.3); }
 
-int64_t IdleWakeNs(const IdleWakeProbe& p) { return static_cast<int64_t>(p.p50_us * 1e3); }
+int64_t IdleWakeNs(const CoreWakeProbe& p) { return static_cast<int64_t>(p.p50_us * 1e3); }
 
-common::Result<IdleWakeProbe> ProbeIdleWakes() { return ProbeIdleWake(500); }
+common::Result<CoreWakeProbe> ProbeIdleWakes() { return ProbeCoreWake(500, false); }
+
+std::vector<int64_t> BusyWakeNs(const CoreWakeProbe& p) { return p.quantiles_ns; }
+
+common::Result<CoreWakeProbe> ProbeBusyWakes() { return ProbeCoreWake(500, true); }
 
 common::Result<WakeupProbe> ProbeWakeups() {
   std::vector<WakeupProbe> tries;

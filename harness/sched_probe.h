@@ -80,20 +80,29 @@ struct WakeupProbe {
 common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, int sleep_us = 100,
                                                   int burst_us = 30);
 
-// Waking an idle core: how long after a thread makes another runnable the
-// other starts, when it goes to a core that sits idle (on a VM the wakeup
-// of a halted vCPU, on bare metal the exit from a C-state). One thread
-// sleeps in read() on an eventfd, pinned to one CPU; another, pinned to a
-// second CPU, keeps its core busy for a random 50..550 us (so the first
-// one's core has gone idle), notes the time and writes; the reader takes
-// the time when read() returns, and answers on a second eventfd. With fewer
-// than two CPUs to pin to there is no idle core to wake: rounds = 0.
-struct IdleWakeProbe {
+// Waking a core: how long after a thread makes another runnable the other
+// starts. One thread sleeps in read() on an eventfd, pinned to one CPU;
+// another, pinned to a second CPU, keeps its core busy for a random
+// 50..550 us, notes the time and writes; the reader takes the time when
+// read() returns, and answers on a second eventfd. `busy` false: nothing
+// else runs on the reader's CPU, so the wakeup goes to a core that sits idle
+// (on a VM the wakeup of a halted vCPU, on bare metal the exit from a
+// C-state). `busy` true: a third thread, pinned to the reader's CPU, spins
+// there for the whole probe, so the reader is woken onto a core that runs
+// a thread that has run long: the time until the scheduler lets it take
+// that core (the IPI, the wakeup preemption's decision, the switch), what a
+// receiver or server thread of the load waits when it is woken while every
+// core is busy. With fewer than two CPUs to pin to there is no second core
+// to wake: rounds = 0.
+struct CoreWakeProbe {
+  bool busy = false;
   int rounds = 0;
   double p10_us = 0, p50_us = 0, p90_us = 0, p99_us = 0;
+  // The wakeups' quantiles at sim::kPauseProbs (empty when rounds = 0).
+  std::vector<int64_t> quantiles_ns;
   nlohmann::json ToJson() const;
 };
-common::Result<IdleWakeProbe> ProbeIdleWake(int rounds);
+common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy);
 
 // Pauses of a busy core that no thread of the model causes (the thread
 // model's Scenario::pause_per_s and pause_ns): one busy thread per CPU for
@@ -126,14 +135,18 @@ double PausePerS(const SchedProbe& pauses);
 double PausePerSWithSteal(const SchedProbe& pauses, double steal);
 std::vector<int64_t> PauseNs(const SchedProbe& pauses);
 // Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).
-int64_t IdleWakeNs(const IdleWakeProbe& probe);
-common::Result<IdleWakeProbe> ProbeIdleWakes();
+int64_t IdleWakeNs(const CoreWakeProbe& probe);
+common::Result<CoreWakeProbe> ProbeIdleWakes();
+// Scenario::busy_wake_ns: the busy-core wakeup probe's quantiles (500
+// rounds); empty when it could not run.
+std::vector<int64_t> BusyWakeNs(const CoreWakeProbe& probe);
+common::Result<CoreWakeProbe> ProbeBusyWakes();
 
 // Keeps every CPU out of its sleeping idle states while it lives: a PM QoS
 // CPU latency request of 0 us (/dev/cpu_dma_latency held open with 0, as
 // cyclictest does), so an idle CPU polls instead of halting and a thread
 // woken onto it starts without the wakeup of a halted vCPU or a C-state exit
-// that IdleWakeProbe measures. What runs meanwhile is timed as on a machine
+// that CoreWakeProbe measures. What runs meanwhile is timed as on a machine
 // whose cores are awake and free. The thread model adds that wakeup itself
 // where its cores are idle (Scenario::idle_wake_ns), so the waits it is given
 // (the loopback's round trip, a reconnect, a context creation) are measured

@@ -170,7 +170,15 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << c.value("idle_wake_probe", json::object()).value("rounds", 0)
        << " wakeups of a thread sleeping on an idle CPU, p90 "
        << Fmt("%.1f", c.value("idle_wake_probe", json::object()).value("p90_us", 0.0))
-       << " us; the core counts as idle meanwhile); a busy core is paused "
+       << " us; the core counts as idle meanwhile); a woken thread's preemption of a busy core "
+          "lands p50 "
+       << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p50_us", 0.0)) << " / p90 "
+       << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p90_us", 0.0)) << " / p99 "
+       << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p99_us", 0.0))
+       << " us after its wakeup, the victim running on meanwhile (drawn from the quantiles of "
+       << c.value("busy_wake_probe", json::object()).value("rounds", 0)
+       << " wakeups of a thread sleeping on a CPU that a busy thread runs on); a busy core is "
+          "paused "
        << Fmt("%.0f", c.value("pause_per_s", 0.0))
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "
           "causes: interrupts, the timer tick, the hypervisor, other processes; from the pause "

@@ -65,6 +65,24 @@ Status FiniteInRange(const char* name, double v, double lo, double hi) {
   return Status::Ok();
 }
 
+// Quantiles at kPauseProbs: none, or one per probability, each in [0, 1 h],
+// none below the one before.
+constexpr int64_t kQuantileMaxNs = int64_t{3600} * 1000000000;
+Status Quantiles(const char* name, const std::vector<int64_t>& q) {
+  if (!q.empty() && q.size() != kPauseQuantiles) {
+    return Status::InvalidArgument(std::string(name) + ": expected " +
+                                   std::to_string(kPauseQuantiles) + " quantiles, got " +
+                                   std::to_string(q.size()));
+  }
+  for (size_t i = 0; i < q.size(); ++i) {
+    SECMODE_RETURN_IF_ERROR(InRange(name, q[i], 0, kQuantileMaxNs));
+    if (i > 0 && q[i] < q[i - 1]) {
+      return Status::InvalidArgument(std::string(name) + ": quantiles must not decrease");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const char* ReactionName(Reaction r) { return NameOf(r, kReactions); }
@@ -142,16 +160,8 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("skew-sender-ns", skew_sender_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
-  if (!pause_ns.empty() && pause_ns.size() != kPauseQuantiles) {
-    return Status::InvalidArgument("pause-ns: expected " + std::to_string(kPauseQuantiles) +
-                                   " quantiles, got " + std::to_string(pause_ns.size()));
-  }
-  for (size_t i = 0; i < pause_ns.size(); ++i) {
-    SECMODE_RETURN_IF_ERROR(InRange("pause-ns", pause_ns[i], 0, kHour));
-    if (i > 0 && pause_ns[i] < pause_ns[i - 1]) {
-      return Status::InvalidArgument("pause-ns: quantiles must not decrease");
-    }
-  }
+  SECMODE_RETURN_IF_ERROR(Quantiles("pause-ns", pause_ns));
+  SECMODE_RETURN_IF_ERROR(Quantiles("busy-wake-ns", busy_wake_ns));
   if (pause_per_s > 0 && pause_ns.empty()) {
     return Status::InvalidArgument("pause-per-s needs the pause durations (pause-ns)");
   }
@@ -200,6 +210,7 @@ json Scenario::ToJson() const {
           {"skew_sender_ns", skew_sender_ns},
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
+          {"busy_wake_ns", busy_wake_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
           {"per_core_queues", per_core_queues},
           {"migrate_ns", migrate_ns},
@@ -263,6 +274,7 @@ Scenario EveryMechanismScenario() {
   // figures: this scenario states the simulator's speed, not a machine).
   s.pause_per_s = 500;
   s.pause_ns = {5000, 10000, 20000, 40000, 50000, 60000, 80000, 200000, 2000000, 8000000};
+  s.busy_wake_ns = {10000, 15000, 17000, 19000, 20000, 21000, 23000, 30000, 80000, 1000000};
   s.client_call_ns = 5000;
   s.client_read_ns = 20000;  // a read's CPU once per batch, both ends
   s.server_read_ns = 20000;
@@ -314,6 +326,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "skew_sender_ns", s.skew_sender_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
+  SECMODE_RETURN_IF_ERROR(ReadList(j, "busy_wake_ns", s.busy_wake_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_read_ns", s.client_read_ns));

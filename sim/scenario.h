@@ -185,8 +185,15 @@ struct Scenario {
   int64_t wakeup_preempt_ns = 0;
   // With cores: a thread woken onto an idle core starts this long after its
   // wakeup, the core idle meanwhile (a halted vCPU woken by an IPI, a core
-  // leaving a C-state); 0: at once. harness::ProbeIdleWake measures it.
+  // leaving a C-state); 0: at once. harness::ProbeCoreWake measures it.
   int64_t idle_wake_ns = 0;
+  // With cores and wakeup preemption: a woken thread's preemption of a busy
+  // core lands this long after its wakeup (the IPI to that core, the
+  // scheduler's decision there, the switch), drawn from these quantiles at
+  // kPauseProbs, linear in between; the victim runs on meanwhile, and if it
+  // has left the core by then, nothing is preempted. Empty: at the wakeup.
+  // harness::ProbeCoreWake (busy) measures it.
+  std::vector<int64_t> busy_wake_ns;
   // With a client-side skew: the skewed connection's calls are written by a
   // delay-line thread of their own, each on its own when it is due, at this
   // CPU per call (secmode's load generator does so); the thread competes for

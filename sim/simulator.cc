@@ -61,6 +61,7 @@ enum Kind : uint32_t {
   kSendDue,            // target slot, tag attempt: a skew-held call is due (delay-line thread)
   kEofArrive,          // target conn, tag epoch: the server's close reached the client
   kAcceptArrive,       // target conn, tag epoch: the client's reconnect reached the server
+  kPreemptDue,         // target thread, tag wake: a woken thread's preemption of a busy core lands
 };
 
 // Where a slot's current request is.
@@ -175,6 +176,11 @@ struct SimThread {
   int64_t slice_end = 0;
   int64_t on_core_since = 0;  // when it last got a core
   uint32_t epoch = 0;         // a tick whose tag differs is stale
+  // Scenario::busy_wake_ns: counts its wakeups and runs (a kPreemptDue whose
+  // tag differs is stale), and the thread whose core its wakeup takes.
+  uint32_t wake = 0;
+  int preempts = -1;
+  int64_t preempts_since = 0;  // that thread's on_core_since when it was chosen
   int core = -1;              // per-core queues: the core it last ran or waits on
   int64_t off_ns = 0;         // when it last left a core
   // Scenario::pause_per_s: run time left until its core pauses under it
@@ -252,13 +258,16 @@ class Sim {
   }
   // A pause's duration: Scenario::pause_ns at a uniform probability, linear
   // between its quantiles.
-  int64_t PauseNs() {
+  int64_t PauseNs() { return Draw(s_.pause_ns); }
+  // A draw from quantiles at kPauseProbs: a uniform probability, linear
+  // between the quantiles either side of it.
+  int64_t Draw(const std::vector<int64_t>& quantiles) {
     const double u = rng_.Uniform();
     size_t i = 1;
     while (i + 1 < kPauseQuantiles && kPauseProbs[i] < u) ++i;
     const double p0 = kPauseProbs[i - 1], p1 = kPauseProbs[i];
-    const double q0 = static_cast<double>(s_.pause_ns[i - 1]);
-    const double q1 = static_cast<double>(s_.pause_ns[i]);
+    const double q0 = static_cast<double>(quantiles[i - 1]);
+    const double q1 = static_cast<double>(quantiles[i]);
     return static_cast<int64_t>(q0 + (q1 - q0) * (u - p0) / (p1 - p0) + 0.5);
   }
   int64_t OneWay() { return s_.rtt_ns / 2 + Sample(s_.jitter_dist, s_.jitter_ns, s_.jitter_sigma); }
@@ -323,6 +332,8 @@ class Sim {
   }
   void Pause(SimThread& t);
   void Deschedule(SimThread& t);
+  void Preempt(SimThread& victim);
+  void OnPreemptDue(SimThread& t);
   // The queue `t` waits on for a core: its core's, or the one for all.
   std::deque<int>& Waiting(const SimThread& t) {
     return cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
@@ -815,6 +826,7 @@ void Sim::Deliver(SimThread& t, WorkItem item, int waker) {
 void Sim::Wake(SimThread& t, int waker) {
   if (t.st != SimThread::St::kIdle) return;
   t.st = SimThread::St::kRunnable;
+  ++t.wake;
   const bool waker_runs =
       waker >= 0 && threads_[static_cast<size_t>(waker)].st == SimThread::St::kRunning;
   SimThread* const waker_victim = waker_runs ? &threads_[static_cast<size_t>(waker)] : nullptr;
@@ -870,10 +882,38 @@ void Sim::Wake(SimThread& t, int waker) {
       now_ - victim->on_core_since < s_.wakeup_preempt_ns || now_ < victim->segment_from) {
     return;
   }
-  Ran(*victim, now_ - victim->segment_from);
-  victim->segment_from = now_;
-  ++victim->epoch;  // its pending tick is stale
-  Deschedule(*victim);
+  if (s_.busy_wake_ns.empty()) {
+    Preempt(*victim);
+    return;
+  }
+  // The preemption lands a busy-core wakeup later (the IPI, the
+  // scheduler's decision, the switch), if the victim still runs then.
+  t.preempts = ThreadIndex(*victim);
+  t.preempts_since = victim->on_core_since;
+  events_.Push(now_ + Draw(s_.busy_wake_ns), kPreemptDue, static_cast<uint32_t>(ThreadIndex(t)),
+               t.wake);
+}
+
+void Sim::Preempt(SimThread& victim) {
+  Ran(victim, now_ - victim.segment_from);
+  victim.segment_from = now_;
+  ++victim.epoch;  // its pending tick is stale
+  Deschedule(victim);
+}
+
+// Scenario::busy_wake_ns: `t`'s wakeup reaches the core it chose. Nothing
+// happens if `t` has run since (a core came free first) or the victim has
+// left that core; a paused core takes it when the pause ends.
+void Sim::OnPreemptDue(SimThread& t) {
+  if (t.st != SimThread::St::kRunnable || t.preempts < 0) return;
+  SimThread& v = threads_[static_cast<size_t>(t.preempts)];
+  if (v.st != SimThread::St::kRunning || v.on_core_since != t.preempts_since) return;
+  if (now_ < v.segment_from) {
+    events_.Push(v.segment_from, kPreemptDue, static_cast<uint32_t>(ThreadIndex(t)), t.wake);
+    return;
+  }
+  t.preempts = -1;
+  Preempt(v);
 }
 
 // `t` leaves its core with what it holds and waits for one again.
@@ -887,6 +927,8 @@ void Sim::Deschedule(SimThread& t) {
 // `t` got a core: a fresh time slice.
 void Sim::Run(SimThread& t) {
   t.st = SimThread::St::kRunning;
+  ++t.wake;  // a preemption still due for it is stale
+  t.preempts = -1;
   if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;
@@ -1480,6 +1522,11 @@ Result<ScenarioResult> Sim::Run() {
       case kThreadTick: {
         SimThread& t = threads_[e.target];
         if (t.epoch == e.tag && t.st == SimThread::St::kRunning) OnTick(t);
+        break;
+      }
+      case kPreemptDue: {
+        SimThread& t = threads_[e.target];
+        if (t.wake == e.tag) OnPreemptDue(t);
         break;
       }
     }

@@ -51,7 +51,8 @@
 // Scenario::cores under a round-robin scheduler: a thread that has used its
 // slice while others wait is descheduled, and a thread that wakes with no
 // core free takes one from the thread that has run longest since it got
-// its core, once that has run wakeup_preempt_ns (with per_core_queues: each
+// its core, once that has run wakeup_preempt_ns, busy_wake_ns after the
+// wakeup if that thread still runs then (with per_core_queues: each
 // core queues its own threads, a woken thread takes an idle core or waits on
 // its last one and may preempt the thread running there, and an idle core
 // takes a thread waiting on another only once that thread's cache is cold,
@@ -63,7 +64,7 @@
 // and has not written, the calls in its socket. Those are the mechanisms
 // behind the violations the real client and server show
 // (suite/nconnect_attribution.h); each can be switched off (batching,
-// wakeup_preempt_ns = 0, idle_wake_ns = 0, pause_per_s = 0, cores = 0,
+// wakeup_preempt_ns = 0, busy_wake_ns empty, idle_wake_ns = 0, pause_per_s = 0, cores = 0,
 // client_read_ns = server_read_ns = 0).
 //
 // Thread-safe in the sense that concurrent calls share nothing.

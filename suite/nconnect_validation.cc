@@ -200,6 +200,8 @@ nlohmann::json Calibration::ToJson() const {
           {"wakeup_preempt_ns", wakeup_preempt_ns},
           {"idle_wake_probe", idle_wake.ToJson()},
           {"idle_wake_ns", idle_wake_ns},
+          {"busy_wake_probe", busy_wake.ToJson()},
+          {"busy_wake_ns", busy_wake_ns},
           {"pause_probe", pauses.ToJson()},
           {"pause_per_s", pause_per_s},
           {"runs_steal_fraction", runs_steal_fraction},
@@ -419,6 +421,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
     SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
+    SECMODE_ASSIGN_OR_RETURN(c.busy_wake, harness::ProbeBusyWakes());
+    c.busy_wake_ns = harness::BusyWakeNs(c.busy_wake);
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
     c.pause_per_s = harness::PausePerS(c.pauses);
     c.pause_ns = harness::PauseNs(c.pauses);
@@ -554,6 +558,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
+    s.busy_wake_ns = c.busy_wake_ns;
     // The pauses of the machine as its real runs had it, when they said.
     s.pause_per_s = c.runs_steal_fraction >= 0
                         ? harness::PausePerSWithSteal(c.pauses, c.runs_steal_fraction)
@@ -760,6 +765,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
         {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
+        {"busy cores preempted at the wakeup", [](sim::Scenario& v) { v.busy_wake_ns.clear(); }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"pauses as the probe saw them (not the runs' steal)",
          [&pc](sim::Scenario& v) { v.pause_per_s = pc.pause_per_s; }},

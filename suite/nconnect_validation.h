@@ -93,8 +93,12 @@ struct Calibration {
   int64_t wakeup_preempt_ns = 0;
   // Waking an idle core: the probe (harness/sched_probe.h) and its median,
   // the model's Scenario::idle_wake_ns.
-  harness::IdleWakeProbe idle_wake;
+  harness::CoreWakeProbe idle_wake;
   int64_t idle_wake_ns = 0;
+  // Waking a busy core: the probe (harness/sched_probe.h) and its
+  // quantiles, the model's Scenario::busy_wake_ns.
+  harness::CoreWakeProbe busy_wake;
+  std::vector<int64_t> busy_wake_ns;
   // Pauses of a busy core no modelled thread causes: the probe
   // (harness::ProbePauses) and what the model takes from it
   // (Scenario::pause_per_s, pause_ns).

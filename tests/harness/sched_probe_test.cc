@@ -13,6 +13,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "sim/scenario.h"
 
 namespace secmode::harness {
@@ -25,7 +27,7 @@ TEST(SchedProbeTest, RefusesBadArguments) {
   EXPECT_FALSE(ProbeWakeupPreemption(2, 0.1, 0).ok());
   EXPECT_NE(ProbeWakeupPreemption(2, 0.1, 2000000).status().message().find("sleep"),
             std::string::npos);
-  EXPECT_NE(ProbeIdleWake(0).status().message().find("rounds"), std::string::npos);
+  EXPECT_NE(ProbeCoreWake(0, false).status().message().find("rounds"), std::string::npos);
 }
 
 TEST(SchedProbeTest, MoreBusyThreadsThanCoresAreDescheduled) {
@@ -98,7 +100,7 @@ TEST(SchedProbeTest, IdleWakeProbeTimesEveryRoundOnTwoCpus) {
   CPU_ZERO(&allowed);
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
   cpu_set_t before = allowed;
-  auto p = ProbeIdleWake(100);
+  auto p = ProbeCoreWake(100, false);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   if (CPU_COUNT(&allowed) < 2) {
     EXPECT_EQ(p->rounds, 0);  // no idle core to wake
@@ -118,6 +120,31 @@ TEST(SchedProbeTest, IdleWakeProbeTimesEveryRoundOnTwoCpus) {
   CPU_ZERO(&after);
   ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
   EXPECT_TRUE(CPU_EQUAL(&before, &after));
+}
+
+TEST(SchedProbeTest, BusyWakeProbeWakesOntoABusyCoreAndKeepsItsQuantiles) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  auto p = ProbeCoreWake(100, true);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->busy);
+  if (CPU_COUNT(&allowed) < 2) {
+    EXPECT_EQ(p->rounds, 0);
+    EXPECT_TRUE(BusyWakeNs(*p).empty());
+    return;
+  }
+  EXPECT_EQ(p->rounds, 100);
+  const std::vector<int64_t> q = BusyWakeNs(*p);
+  ASSERT_EQ(q.size(), sim::kPauseQuantiles);
+  EXPECT_GT(q.front(), 0);
+  EXPECT_TRUE(std::is_sorted(q.begin(), q.end()));
+  EXPECT_EQ(q[sim::kPauseMedian], static_cast<int64_t>(p->p50_us * 1e3));
+  EXPECT_TRUE(p->ToJson().value("busy", false));
+  // It ends: the spinner on the reader's CPU stops with the probe.
+  auto again = ProbeCoreWake(1, true);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->rounds, 1);
 }
 
 TEST(SchedProbeTest, CoresAwakeHoldsACpuLatencyLimitOfZeroWhileItLives) {

@@ -918,6 +918,35 @@ TEST(ThreadModelTest, PerCoreQueuesDoLessThanOneQueueForAll) {
   EXPECT_NE(s.Validate().message().find("migrate-ns"), std::string::npos);
 }
 
+TEST(ThreadModelTest, ABusyCoresWakeupPreemptsItLater) {
+  // A wakeup's preemption of a busy core lands busy_wake_ns after it: the
+  // victims that leave their cores first are not preempted, so the later it
+  // lands the fewer preemptions, and none lands when it comes after every
+  // victim has left (only time slices then deschedule, as with no wakeup
+  // preemption at all). Every operation completes, deterministically.
+  Scenario s = Threads(128);
+  s.window = 4096;  // no violations: the scheduling alone
+  s.per_core_queues = true;
+  s.wakeup_preempt_ns = 10000;
+  const ScenarioResult at_once = SimOk(s);
+  s.busy_wake_ns.assign(kPauseQuantiles, 50000);
+  const ScenarioResult later = SimOk(s);
+  EXPECT_EQ(later.completed, s.ops);
+  EXPECT_EQ(SimOk(s).ToJson(), later.ToJson());
+  EXPECT_LT(later.preemptions, at_once.preemptions);
+  s.busy_wake_ns.assign(kPauseQuantiles, 10000000000);  // 10 s: after everything
+  const ScenarioResult never = SimOk(s);
+  EXPECT_LT(never.preemptions, later.preemptions);
+  s.busy_wake_ns.clear();
+  s.wakeup_preempt_ns = 0;
+  EXPECT_EQ(never.preemptions, SimOk(s).preemptions);
+  s.busy_wake_ns = {1, 2, 3};
+  EXPECT_NE(s.Validate().message().find("busy-wake-ns"), std::string::npos);
+  s.busy_wake_ns.assign(kPauseQuantiles, 1000);
+  s.busy_wake_ns[0] = 2000;
+  EXPECT_NE(s.Validate().message().find("decrease"), std::string::npos);
+}
+
 TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   Scenario s = Threads(64);
   s.wakeup_preempt_ns = 1234;
@@ -928,6 +957,7 @@ TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   s.migrate_ns = 123456;
   s.pause_per_s = 321.5;
   s.pause_ns = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  s.busy_wake_ns = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());

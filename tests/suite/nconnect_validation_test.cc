@@ -276,6 +276,8 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   // Creating a context is GSS work at both ends: it costs CPU.
   EXPECT_GT(run.calibration.gss_setup_cpu_ns, 0);
   EXPECT_EQ(run.calibration.idle_wake_ns, harness::IdleWakeNs(run.calibration.idle_wake));
+  EXPECT_EQ(run.calibration.busy_wake_ns, harness::BusyWakeNs(run.calibration.busy_wake));
+  EXPECT_TRUE(run.calibration.busy_wake.busy);
   // Core pauses come from the pause probe: its rate and quantiles, or none
   // when it saw no gap.
   EXPECT_EQ(run.calibration.pause_ns, harness::PauseNs(run.calibration.pauses));
@@ -306,6 +308,7 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
               run.calibration.reconnect_cpu_ns - run.calibration.reconnect_client_cpu_ns)
         << o.point.name;
     EXPECT_EQ(o.row.scenario.idle_wake_ns, run.calibration.idle_wake_ns) << o.point.name;
+    EXPECT_EQ(o.row.scenario.busy_wake_ns, run.calibration.busy_wake_ns) << o.point.name;
     // A held connection's delay line is a thread whose CPU per call was
     // measured in the point's own no-violation run; without a hold, none.
     EXPECT_EQ(o.row.scenario.skew_sender_ns > 0, o.point.scenario.skew_ns > 0) << o.point.name;
