@@ -247,8 +247,10 @@ void RunRecommend(NconnectOptions& o) {
     auto probe = harness::ProbeIdleWakes();
     if (!probe.ok()) Fail(probe.status().Annotate("idle wake probe"));
     base.idle_wake_ns = harness::IdleWakeNs(*probe);
-    measured += "  idle-core wakeup: median of " + std::to_string(probe->rounds) +
-                " wakeups of a thread on an idle core\n";
+    base.idle_wake_after_ns = probe->idle_ns;
+    base.idle_wake_curve_ns = probe->wake_ns;
+    measured += "  idle-core wakeup: medians of wakeups of a thread on a core idle for " +
+                std::to_string(probe->idle_ns.size()) + " lengths of time\n";
   }
   if (!o.given_busy_wake && base.cores > 0) {
     auto probe = harness::ProbeBusyWakes();
@@ -371,6 +373,14 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "With --thread-model and cores: a thread woken onto an idle core starts this "
                   "long after its wakeup (0: at once)")
       ->capture_default_str();
+  cmd->add_option("--idle-wake-after-ns", s.idle_wake_after_ns,
+                  "With --thread-model, cores and --per-core-queues: idle lengths in ns, rising, "
+                  "comma-separated, after which a woken thread starts --idle-wake-curve-ns later "
+                  "(linear in between; none: --idle-wake-ns whatever the idle time)")
+      ->delimiter(',');
+  cmd->add_option("--idle-wake-curve-ns", s.idle_wake_curve_ns,
+                  "With --idle-wake-after-ns: the wakeup in ns after each of those idle lengths")
+      ->delimiter(',');
   cmd->add_option("--busy-wake-ns", s.busy_wake_ns,
                   "With --thread-model, cores and wakeup preemption: a woken thread's "
                   "preemption of a busy core lands this long after its wakeup, the quantiles "
@@ -451,7 +461,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_cores = cmd->count("--cores") > 0;
     o->given_slice = cmd->count("--slice-ns") > 0;
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
-    o->given_idle_wake = cmd->count("--idle-wake-ns") > 0;
+    o->given_idle_wake = cmd->count("--idle-wake-ns") > 0 || cmd->count("--idle-wake-after-ns") > 0;
     o->given_busy_wake = cmd->count("--busy-wake-ns") > 0;
     o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {

@@ -281,13 +281,21 @@ nlohmann::json CoreWakeProbe::ToJson() const {
           {"p50_us", p50_us},
           {"p90_us", p90_us},
           {"p99_us", p99_us},
+          {"blocked_p50_us", blocked_p50_us},
           {"quantiles_ns", quantiles_ns}};
 }
 
-common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy) {
+common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_busy_min_us,
+                                            int waker_busy_max_us) {
   if (rounds < 1 || rounds > 1000000) {
     return Status::InvalidArgument("core wake probe rounds: " + std::to_string(rounds) +
                                    ", must be in [1, 1000000]");
+  }
+  if (waker_busy_min_us < 0 || waker_busy_max_us < waker_busy_min_us ||
+      waker_busy_max_us > 1000000) {
+    return Status::InvalidArgument(
+        "core wake probe: the waker's busy time " + std::to_string(waker_busy_min_us) + ".." +
+        std::to_string(waker_busy_max_us) + " us must be an interval within [0, 1000000]");
   }
   CoreWakeProbe p;
   p.busy = busy;
@@ -316,7 +324,7 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy) {
   };
   std::atomic<uint64_t> sent{0};
   std::atomic<bool> pinned{true}, failed{false};
-  common::LatencySamples wake;
+  common::LatencySamples wake, blocked;
   auto signal = [](int fd) {
     const uint64_t one = 1;
     return write(fd, &one, sizeof one) == static_cast<ssize_t>(sizeof one);
@@ -346,12 +354,15 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy) {
       // eventfd reads and writes of a counter this small do not fail; if
       // one did, the writer is told and stops.
       for (int i = 0; i < rounds; ++i) {
+        const uint64_t waits_from = common::NowNs();
         if (!await(go)) {
           failed = true;
           signal(back);
           return;
         }
-        wake.Add(common::NowNs() - sent.load(std::memory_order_acquire));
+        const uint64_t at = sent.load(std::memory_order_acquire);
+        wake.Add(common::NowNs() - at);
+        blocked.Add(at > waits_from ? at - waits_from : 0);
         if (!signal(back)) {
           failed = true;
           return;
@@ -373,7 +384,9 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy) {
   std::mt19937 rng(1);
   bool ok = await(back);
   for (int i = 0; ok && i < rounds; ++i) {
-    const uint64_t busy_ns = 50000 + rng() % 500000;
+    const uint64_t span_ns = static_cast<uint64_t>(waker_busy_max_us - waker_busy_min_us) * 1000;
+    const uint64_t busy_ns =
+        static_cast<uint64_t>(waker_busy_min_us) * 1000 + (span_ns > 0 ? rng() % span_ns : 0);
     const uint64_t t0 = common::NowNs();
     while (common::NowNs() - t0 < busy_ns) {
     }
@@ -394,6 +407,7 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy) {
   p.p50_us = Us(wake, 0.5);
   p.p90_us = Us(wake, 0.9);
   p.p99_us = Us(wake, 0.99);
+  p.blocked_p50_us = Us(blocked, 0.5);
   for (double q : sim::kPauseProbs)
     p.quantiles_ns.push_back(static_cast<int64_t>(wake.Percentile(q)));
   return p;
@@ -407,9 +421,32 @@ int64_t WakeupPreemptNs(const WakeupProbe& p) { return static_cast<int64_t>(p.ru
 
 common::Result<SchedProbe> ProbeSchedulerFor(int threads) { return ProbeScheduler(threads, 0.3); }
 
-int64_t IdleWakeNs(const CoreWakeProbe& p) { return static_cast<int64_t>(p.p50_us * 1e3); }
+nlohmann::json IdleWakeCurve::ToJson() const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const CoreWakeProbe& p : points) rows.push_back(p.ToJson());
+  return {{"points", rows}, {"idle_ns", idle_ns}, {"wake_ns", wake_ns}};
+}
 
-common::Result<CoreWakeProbe> ProbeIdleWakes() { return ProbeCoreWake(500, false); }
+common::Result<IdleWakeCurve> ProbeIdleWakeCurve(int rounds) {
+  IdleWakeCurve curve;
+  for (int us : kIdleWakeAfterUs) {
+    SECMODE_ASSIGN_OR_RETURN(CoreWakeProbe p, ProbeCoreWake(rounds, false, us, us));
+    if (p.rounds == 0) return IdleWakeCurve{};  // one CPU: no idle core to wake
+    const auto idle = static_cast<int64_t>(p.blocked_p50_us * 1e3);
+    // Idle lengths must rise for the model; a point whose waiter was not
+    // idle longer than the one before's adds nothing to the curve.
+    if (curve.idle_ns.empty() || idle > curve.idle_ns.back()) {
+      curve.idle_ns.push_back(idle);
+      curve.wake_ns.push_back(static_cast<int64_t>(p.p50_us * 1e3));
+    }
+    curve.points.push_back(p);
+  }
+  return curve;
+}
+
+int64_t IdleWakeNs(const IdleWakeCurve& c) { return c.wake_ns.empty() ? 0 : c.wake_ns.back(); }
+
+common::Result<IdleWakeCurve> ProbeIdleWakes() { return ProbeIdleWakeCurve(200); }
 
 std::vector<int64_t> BusyWakeNs(const CoreWakeProbe& p) { return p.quantiles_ns; }
 

@@ -83,7 +83,8 @@ common::Result<WakeupProbe> ProbeWakeupPreemption(int wakers, double seconds, in
 // Waking a core: how long after a thread makes another runnable the other
 // starts. One thread sleeps in read() on an eventfd, pinned to one CPU;
 // another, pinned to a second CPU, keeps its core busy for a random
-// 50..550 us, notes the time and writes; the reader takes the time when
+// `waker_busy_min_us`..`waker_busy_max_us` (so the first one has waited
+// about that long), notes the time and writes; the reader takes the time when
 // read() returns, and answers on a second eventfd. `busy` false: nothing
 // else runs on the reader's CPU, so the wakeup goes to a core that sits idle
 // (on a VM the wakeup of a halted vCPU, on bare metal the exit from a
@@ -98,11 +99,31 @@ struct CoreWakeProbe {
   bool busy = false;
   int rounds = 0;
   double p10_us = 0, p50_us = 0, p90_us = 0, p99_us = 0;
+  // How long the woken thread had waited in read() when it was woken
+  // (median): without `busy`, how long its core had been idle.
+  double blocked_p50_us = 0;
   // The wakeups' quantiles at sim::kPauseProbs (empty when rounds = 0).
   std::vector<int64_t> quantiles_ns;
   nlohmann::json ToJson() const;
 };
-common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy);
+common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_busy_min_us = 50,
+                                            int waker_busy_max_us = 550);
+
+// An idle core's wakeup by how long it has been idle: a core that has idled
+// briefly still polls (a guest's haltpoll, a shallow C-state) and wakes
+// sooner than one that has halted. The idle-core probe above with the
+// waker busy for exactly each of kIdleWakeAfterUs, `rounds` wakeups each:
+// per point the median idle time (blocked_p50_us) and the median wakeup,
+// the model's Scenario::idle_wake_after_ns and idle_wake_curve_ns (points
+// whose idle time does not rise above the one before are left out of
+// those). Empty with fewer than two CPUs.
+inline constexpr int kIdleWakeAfterUs[] = {2, 10, 30, 60, 100, 200, 500};
+struct IdleWakeCurve {
+  std::vector<CoreWakeProbe> points;
+  std::vector<int64_t> idle_ns, wake_ns;
+  nlohmann::json ToJson() const;
+};
+common::Result<IdleWakeCurve> ProbeIdleWakeCurve(int rounds);
 
 // Pauses of a busy core that no thread of the model causes (the thread
 // model's Scenario::pause_per_s and pause_ns): one busy thread per CPU for
@@ -134,9 +155,11 @@ double PausePerS(const SchedProbe& pauses);
 // pause to take the lengths from.
 double PausePerSWithSteal(const SchedProbe& pauses, double steal);
 std::vector<int64_t> PauseNs(const SchedProbe& pauses);
-// Scenario::idle_wake_ns: the idle-core wakeup probe's median (500 rounds).
-int64_t IdleWakeNs(const CoreWakeProbe& probe);
-common::Result<CoreWakeProbe> ProbeIdleWakes();
+// Scenario::idle_wake_ns: the curve's wakeup after the longest idle (for
+// the model without per-core queues, which does not know a core's idle
+// time). The standard curve: 200 rounds per point.
+int64_t IdleWakeNs(const IdleWakeCurve& curve);
+common::Result<IdleWakeCurve> ProbeIdleWakes();
 // Scenario::busy_wake_ns: the busy-core wakeup probe's quantiles (500
 // rounds); empty when it could not run.
 std::vector<int64_t> BusyWakeNs(const CoreWakeProbe& probe);

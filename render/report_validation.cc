@@ -25,6 +25,20 @@ namespace {
 
 using nlohmann::json;
 
+// "22.1 us after 25.0 us idle, ..., 41.0 us after 520.3 us", or "none
+// measured".
+std::string IdleWakeCurveText(const json& curve) {
+  const json idle = curve.value("idle_ns", json::array());
+  const json wake = curve.value("wake_ns", json::array());
+  if (idle.empty() || idle.size() != wake.size()) return "none measured";
+  std::string out;
+  for (size_t i = 0; i < idle.size(); ++i) {
+    out += (i ? ", " : "") + Fmt("%.1f", wake[i].get<double>() / 1e3) + " us after " +
+           Fmt("%.1f", idle[i].get<double>() / 1e3) + (i ? " us" : " us idle");
+  }
+  return out;
+}
+
 // "526..678 (3 runs)", or the one run's count.
 std::string MeasuredRange(const json& row) {
   const json runs = row.value("measured_runs", json::array());
@@ -165,12 +179,11 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", wake.value("late_p99_us", 0.0))
        << " us after its sleep ended, timer slack included: in the model a woken thread waits "
           "while no core is idle and it cannot preempt); a thread woken onto an idle core "
-          "starts "
-       << Fmt("%.1f", I(c, "idle_wake_ns") / 1e3) << " us later (the median of "
-       << c.value("idle_wake_probe", json::object()).value("rounds", 0)
-       << " wakeups of a thread sleeping on an idle CPU, p90 "
-       << Fmt("%.1f", c.value("idle_wake_probe", json::object()).value("p90_us", 0.0))
-       << " us; the core counts as idle meanwhile); a woken thread's preemption of a busy core "
+          "starts later by how long the core has idled ("
+       << IdleWakeCurveText(c.value("idle_wake_probe", json::object()))
+       << "; medians of wakeups of a thread sleeping on an idle CPU that another wakes after "
+          "keeping its own busy for a set time, linear in between; the core counts as idle "
+          "meanwhile); a woken thread's preemption of a busy core "
           "lands p50 "
        << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p50_us", 0.0)) << " / p90 "
        << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p90_us", 0.0)) << " / p99 "

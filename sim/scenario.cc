@@ -162,6 +162,20 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
   SECMODE_RETURN_IF_ERROR(Quantiles("pause-ns", pause_ns));
   SECMODE_RETURN_IF_ERROR(Quantiles("busy-wake-ns", busy_wake_ns));
+  if (idle_wake_after_ns.size() != idle_wake_curve_ns.size() || idle_wake_after_ns.size() > 64) {
+    return Status::InvalidArgument(
+        "idle-wake-after-ns and idle-wake-curve-ns: as many of one as of the other, at most 64, "
+        "got " +
+        std::to_string(idle_wake_after_ns.size()) + " and " +
+        std::to_string(idle_wake_curve_ns.size()));
+  }
+  for (size_t i = 0; i < idle_wake_after_ns.size(); ++i) {
+    SECMODE_RETURN_IF_ERROR(InRange("idle-wake-after-ns", idle_wake_after_ns[i], 0, kHour));
+    SECMODE_RETURN_IF_ERROR(InRange("idle-wake-curve-ns", idle_wake_curve_ns[i], 0, kHour));
+    if (i > 0 && idle_wake_after_ns[i] <= idle_wake_after_ns[i - 1]) {
+      return Status::InvalidArgument("idle-wake-after-ns: idle lengths must rise");
+    }
+  }
   if (pause_per_s > 0 && pause_ns.empty()) {
     return Status::InvalidArgument("pause-per-s needs the pause durations (pause-ns)");
   }
@@ -211,6 +225,8 @@ json Scenario::ToJson() const {
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
           {"busy_wake_ns", busy_wake_ns},
+          {"idle_wake_after_ns", idle_wake_after_ns},
+          {"idle_wake_curve_ns", idle_wake_curve_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
           {"per_core_queues", per_core_queues},
           {"migrate_ns", migrate_ns},
@@ -275,6 +291,8 @@ Scenario EveryMechanismScenario() {
   s.pause_per_s = 500;
   s.pause_ns = {5000, 10000, 20000, 40000, 50000, 60000, 80000, 200000, 2000000, 8000000};
   s.busy_wake_ns = {10000, 15000, 17000, 19000, 20000, 21000, 23000, 30000, 80000, 1000000};
+  s.idle_wake_after_ns = {20000, 100000, 200000};
+  s.idle_wake_curve_ns = {20000, 30000, 40000};
   s.client_call_ns = 5000;
   s.client_read_ns = 20000;  // a read's CPU once per batch, both ends
   s.server_read_ns = 20000;
@@ -327,6 +345,8 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "busy_wake_ns", s.busy_wake_ns));
+  SECMODE_RETURN_IF_ERROR(ReadList(j, "idle_wake_after_ns", s.idle_wake_after_ns));
+  SECMODE_RETURN_IF_ERROR(ReadList(j, "idle_wake_curve_ns", s.idle_wake_curve_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_read_ns", s.client_read_ns));

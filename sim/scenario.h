@@ -185,8 +185,15 @@ struct Scenario {
   int64_t wakeup_preempt_ns = 0;
   // With cores: a thread woken onto an idle core starts this long after its
   // wakeup, the core idle meanwhile (a halted vCPU woken by an IPI, a core
-  // leaving a C-state); 0: at once. harness::ProbeCoreWake measures it.
+  // leaving a C-state); 0: at once. harness::ProbeIdleWakeCurve measures it.
   int64_t idle_wake_ns = 0;
+  // With per_core_queues: the idle core's wakeup by how long it has been
+  // idle instead (one that idled briefly still polls and wakes sooner):
+  // after idle_wake_after_ns[i] of idle it takes idle_wake_curve_ns[i],
+  // linear in between, the first and last values beyond the ends. Both
+  // empty: idle_wake_ns whatever the idle time.
+  std::vector<int64_t> idle_wake_after_ns;
+  std::vector<int64_t> idle_wake_curve_ns;
   // With cores and wakeup preemption: a woken thread's preemption of a busy
   // core lands this long after its wakeup (the IPI to that core, the
   // scheduler's decision there, the switch), drawn from these quantiles at

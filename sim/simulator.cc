@@ -322,6 +322,7 @@ class Sim {
   void Wake(SimThread& t, int waker);
   void Run(SimThread& t);
   void RunOnIdleCore(SimThread& t);  // Run, after the idle core's wakeup
+  int64_t IdleWakeNs(int core) const;
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
   void ReleaseCore(int core);  // -1: the one queue for all cores
@@ -387,6 +388,7 @@ class Sim {
     int running = -1;
     std::deque<int> q;
     uint32_t idle_epoch = 0;
+    int64_t idle_since = 0;  // when it last had no thread running
   };
   std::vector<Core> cores_;
   bool PullInto(int core);  // an idle core takes a cold thread from another's queue
@@ -935,8 +937,25 @@ void Sim::Run(SimThread& t) {
   Continue(t);
 }
 
+// How long after its wakeup a thread woken onto idle `core` starts
+// (Scenario::idle_wake_ns, or its curve by the core's idle time).
+int64_t Sim::IdleWakeNs(int core) const {
+  const std::vector<int64_t>& after = s_.idle_wake_after_ns;
+  const std::vector<int64_t>& wake = s_.idle_wake_curve_ns;
+  if (after.empty() || cores_.empty() || core < 0) return s_.idle_wake_ns;
+  const int64_t idle = now_ - cores_[static_cast<size_t>(core)].idle_since;
+  if (idle <= after.front()) return wake.front();
+  size_t i = 1;
+  while (i < after.size() && after[i] < idle) ++i;
+  if (i == after.size()) return wake.back();
+  const double f =
+      static_cast<double>(idle - after[i - 1]) / static_cast<double>(after[i] - after[i - 1]);
+  return wake[i - 1] + static_cast<int64_t>(f * static_cast<double>(wake[i] - wake[i - 1]) + 0.5);
+}
+
 void Sim::RunOnIdleCore(SimThread& t) {
-  if (s_.idle_wake_ns <= 0 || s_.cores <= 0) {
+  const int64_t wake_ns = s_.cores > 0 ? IdleWakeNs(t.core) : 0;
+  if (wake_ns <= 0) {
     Run(t);
     return;
   }
@@ -944,14 +963,14 @@ void Sim::RunOnIdleCore(SimThread& t) {
   t.st = SimThread::St::kWaking;
   if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
   ++t.epoch;
-  events_.Push(now_ + s_.idle_wake_ns, kThreadStart, static_cast<uint32_t>(ThreadIndex(t)),
-               t.epoch);
+  events_.Push(now_ + wake_ns, kThreadStart, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
 }
 
 void Sim::ReleaseCore(int core) {
   if (!cores_.empty()) {
     Core& c = cores_[static_cast<size_t>(core)];
     c.running = -1;
+    c.idle_since = now_;
     if (!c.q.empty()) {
       const int next = c.q.front();
       c.q.pop_front();

@@ -558,6 +558,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.slice_ns = c.slice_ns;
     s.wakeup_preempt_ns = c.wakeup_preempt_ns;
     s.idle_wake_ns = c.idle_wake_ns;
+    s.idle_wake_after_ns = c.idle_wake.idle_ns;
+    s.idle_wake_curve_ns = c.idle_wake.wake_ns;
     s.busy_wake_ns = c.busy_wake_ns;
     // The pauses of the machine as its real runs had it, when they said.
     s.pause_per_s = c.runs_steal_fraction >= 0
@@ -764,7 +766,17 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"no batching", [](sim::Scenario& v) { v.batching = false; }},
         {"whole socket per wakeup", [](sim::Scenario& v) { v.read_bytes = 0; }},
         {"no wakeup preemption", [](sim::Scenario& v) { v.wakeup_preempt_ns = 0; }},
-        {"idle cores wake at once", [](sim::Scenario& v) { v.idle_wake_ns = 0; }},
+        {"idle cores wake at once",
+         [](sim::Scenario& v) {
+           v.idle_wake_ns = 0;
+           v.idle_wake_after_ns.clear();
+           v.idle_wake_curve_ns.clear();
+         }},
+        {"idle cores wake as after a long idle",
+         [](sim::Scenario& v) {
+           v.idle_wake_after_ns.clear();
+           v.idle_wake_curve_ns.clear();
+         }},
         {"busy cores preempted at the wakeup", [](sim::Scenario& v) { v.busy_wake_ns.clear(); }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"pauses as the probe saw them (not the runs' steal)",

@@ -91,9 +91,10 @@ struct Calibration {
   // waking ones (harness/sched_probe.h).
   harness::WakeupProbe wakeup;
   int64_t wakeup_preempt_ns = 0;
-  // Waking an idle core: the probe (harness/sched_probe.h) and its median,
-  // the model's Scenario::idle_wake_ns.
-  harness::CoreWakeProbe idle_wake;
+  // Waking an idle core: the probe's curve by idle time (harness/sched_probe.h),
+  // the model's Scenario::idle_wake_after_ns and idle_wake_curve_ns, and its
+  // wakeup after the longest idle, Scenario::idle_wake_ns.
+  harness::IdleWakeCurve idle_wake;
   int64_t idle_wake_ns = 0;
   // Waking a busy core: the probe (harness/sched_probe.h) and its
   // quantiles, the model's Scenario::busy_wake_ns.

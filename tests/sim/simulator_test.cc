@@ -947,6 +947,34 @@ TEST(ThreadModelTest, ABusyCoresWakeupPreemptsItLater) {
   EXPECT_NE(s.Validate().message().find("decrease"), std::string::npos);
 }
 
+TEST(ThreadModelTest, AnIdleCoresWakeupFollowsItsCurveByIdleTime) {
+  // A flat curve is the constant wakeup, bit for bit; a curve that wakes
+  // briefly idle cores sooner lies between no wakeup cost and the long-idle
+  // cost for all.
+  Scenario s = Threads(8);
+  s.per_core_queues = true;
+  s.wakeup_preempt_ns = 10000;
+  s.idle_wake_ns = 200000;
+  const ScenarioResult constant = SimOk(s);
+  s.idle_wake_after_ns = {1000, 50000, 100000};
+  s.idle_wake_curve_ns = {200000, 200000, 200000};
+  EXPECT_EQ(SimOk(s).ToJson(), constant.ToJson());
+  s.idle_wake_curve_ns = {10000, 10000, 200000};
+  const ScenarioResult curve = SimOk(s);
+  EXPECT_EQ(curve.completed, s.ops);
+  s.idle_wake_ns = 0;
+  s.idle_wake_after_ns.clear();
+  s.idle_wake_curve_ns.clear();
+  const ScenarioResult at_once = SimOk(s);
+  EXPECT_LT(curve.p50_ns, constant.p50_ns);
+  EXPECT_GT(curve.p50_ns, at_once.p50_ns);
+  s.idle_wake_after_ns = {1000, 500};
+  s.idle_wake_curve_ns = {1, 2};
+  EXPECT_NE(s.Validate().message().find("rise"), std::string::npos);
+  s.idle_wake_curve_ns = {1};
+  EXPECT_NE(s.Validate().message().find("as many"), std::string::npos);
+}
+
 TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   Scenario s = Threads(64);
   s.wakeup_preempt_ns = 1234;
@@ -958,6 +986,8 @@ TEST(ThreadModelTest, ScenarioJsonRoundTripsTheThreadFields) {
   s.pause_per_s = 321.5;
   s.pause_ns = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   s.busy_wake_ns = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+  s.idle_wake_after_ns = {100, 200};
+  s.idle_wake_curve_ns = {7, 9};
   auto back = ScenarioFromJson(s.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->ToJson(), s.ToJson());
