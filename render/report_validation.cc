@@ -243,8 +243,15 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "median"
        << (I(c, "gss_setup_rounds") > 0 ? " of " + std::to_string(I(c, "gss_setup_rounds"))
                                         : std::string())
-       << ", less the loopback's round trip; " << Fmt("%.1f", I(c, "gss_setup_idle_ns") / 1e3)
-       << " us on idle cores), for " << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
+       << ", each right after " << Fmt("%.0f", c.value("gss_setup_burst_seconds", 0.0) * 1e3)
+       << " ms of the mode's load, as a re-creation under load follows the calls it "
+          "interrupts; back to back on a quiet machine "
+       << Fmt("%.1f", I(c, "gss_setup_quiet_ns") / 1e3) << " us for "
+       << Fmt("%.1f", I(c, "gss_setup_quiet_cpu_ns") / 1e3)
+       << " us of CPU, the ablation's \"context creation as on a quiet machine\"; all less the "
+          "loopback's round trip; "
+       << Fmt("%.1f", I(c, "gss_setup_idle_ns") / 1e3) << " us on idle cores), for "
+       << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
        << " us of CPU of both ends (this process's CPU time meanwhile, median; in the model the "
           "re-creating receiver spends it, at most the creation's whole time, on a core before it "
           "waits for the rest); the CPU of one read of a socket, spent once per batch "

@@ -147,14 +147,27 @@ struct Calibration {
   int64_t reconnect_client_cpu_ns = 0;
   // Re-creating a context as the load generator does (a short connection,
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
-  // beyond one round trip.
+  // beyond one round trip. Each one is timed right after a burst of the
+  // mode's own load (kGssSetupBurst), as a re-creation under load comes
+  // right after the calls it interrupts: the load has left its own working
+  // set in the caches, not the GSS exchange's (the traced real runs'
+  // re-creations took longer than back-to-back ones on a quiet machine).
   int64_t gss_setup_ns = 0;
   int64_t gss_setup_idle_ns = 0;  // the same on idle cores
   // The CPU this process (client and in-process server) spent meanwhile,
   // median; the model's Scenario::gss_setup_cpu_ns takes it up to
   // gss_setup_ns.
   int64_t gss_setup_cpu_ns = 0;
+  // The same creations back to back, no load between them (cores awake):
+  // the ablation's "context creation as on a quiet machine".
+  int64_t gss_setup_quiet_ns = 0;
+  int64_t gss_setup_quiet_cpu_ns = 0;
   static constexpr int kGssSetupRounds = 20;  // contexts created for those medians
+  // The burst before each: 2 connections, 32 calls outstanding on each, a
+  // window no call can fall below, for this long.
+  static constexpr double kGssSetupBurstSeconds = 0.02;
+  // and then this long for the burst's connections to end.
+  static constexpr int kGssSetupSettleMs = 5;
   // Per point: CPU per call of each end, measured per thread in a run of the
   // mode at the point's connections, slots, contexts and skew with a window
   // wider than the slots (so no violation can happen), and what remains of
