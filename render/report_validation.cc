@@ -525,7 +525,13 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "modelled thread causes; \"pauses as the probe saw them (not the runs' steal)\": the "
           "pause probe's rate, not the one fed the share the hypervisor took in the point's "
           "real runs; \"context creation off the cores\" and \"reconnects off the "
-          "cores\": those cost waiting only, no CPU.\n\n";
+          "cores\": those cost waiting only, no CPU; \"busy cores preempted at the wakeup\": "
+          "a woken thread's preemption of a busy core lands at its wakeup, not the busy-core "
+          "probe's delay later; \"idle cores wake as after a long idle\": every wakeup of an "
+          "idle core takes what the idle-core probe measured after its longest idle, whatever "
+          "the core's idle time; \"context creation as on a quiet machine\": a re-creation "
+          "takes what back-to-back creations took, not what one right after a burst of the "
+          "mode's load took.\n\n";
     // One column per variant, in the order the rows list them.
     std::vector<std::string> variants;
     for (const json* row : rows) {
