@@ -40,7 +40,7 @@ struct NconnectOptions {
   int64_t max_slots = 1024;
   int seeds = 3;
   bool given_cores = false, given_slice = false, given_preempt = false, given_idle_wake = false,
-       given_busy_wake = false, given_pauses = false;
+       given_busy_wake = false, given_wake_order = false, given_pauses = false;
 };
 
 [[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
@@ -259,6 +259,13 @@ void RunRecommend(NconnectOptions& o) {
     measured += "  busy-core wakeup: quantiles of " + std::to_string(probe->rounds) +
                 " wakeups of a thread onto a core a busy thread runs on\n";
   }
+  if (!o.given_wake_order && base.cores > 0) {
+    auto probe = harness::ProbeWakeOrder();
+    if (!probe.ok()) Fail(probe.status().Annotate("wake order probe"));
+    base.woken_first_share = probe->woken_first_share;
+    measured += "  woken threads ahead of preempted ones: " + std::to_string(probe->woken_first) +
+                " of " + std::to_string(probe->rounds) + " rounds of two wakeups on a busy core\n";
+  }
   if (!o.given_pauses && base.cores > 0) {
     auto probe = harness::ProbePauses();
     if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
@@ -381,6 +388,11 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--idle-wake-curve-ns", s.idle_wake_curve_ns,
                   "With --idle-wake-after-ns: the wakeup in ns after each of those idle lengths")
       ->delimiter(',');
+  cmd->add_option("--woken-first-share", s.woken_first_share,
+                  "With --thread-model and cores: the share of wakeups after which the woken "
+                  "thread waits ahead of threads descheduled with work left (0: in order of "
+                  "arrival)")
+      ->capture_default_str();
   cmd->add_option("--busy-wake-ns", s.busy_wake_ns,
                   "With --thread-model, cores and wakeup preemption: a woken thread's "
                   "preemption of a busy core lands this long after its wakeup, the quantiles "
@@ -450,7 +462,8 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                 "Print the largest slot count with no violations for these flags and its "
                 "goodput, and the alternatives (per-connection contexts, spread cap, re-encode) "
                 "at the slots given; always with the thread model, its --cores, --slice-ns, "
-                "--wakeup-preempt-ns, --idle-wake-ns, --busy-wake-ns and --pause-per-s/--pause-ns "
+                "--wakeup-preempt-ns, --idle-wake-ns, --busy-wake-ns, --woken-first-share and "
+                "--pause-per-s/--pause-ns "
                 "measured on "
                 "this machine unless given");
   cmd->add_option("--max-slots", o->max_slots, "With --recommend: largest slot count to try")
@@ -463,6 +476,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_preempt = cmd->count("--wakeup-preempt-ns") > 0;
     o->given_idle_wake = cmd->count("--idle-wake-ns") > 0 || cmd->count("--idle-wake-after-ns") > 0;
     o->given_busy_wake = cmd->count("--busy-wake-ns") > 0;
+    o->given_wake_order = cmd->count("--woken-first-share") > 0;
     o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));

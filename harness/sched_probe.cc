@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <system_error>
@@ -410,6 +411,137 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_bus
   p.blocked_p50_us = Us(blocked, 0.5);
   for (double q : sim::kPauseProbs)
     p.quantiles_ns.push_back(static_cast<int64_t>(wake.Percentile(q)));
+  return p;
+}
+
+nlohmann::json WakeOrderProbe::ToJson() const {
+  return {
+      {"rounds", rounds}, {"woken_first", woken_first}, {"woken_first_share", woken_first_share}};
+}
+
+common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds) {
+  if (rounds < 1 || rounds > 100000) {
+    return Status::InvalidArgument("wake order probe rounds: " + std::to_string(rounds) +
+                                   ", must be in [1, 100000]");
+  }
+  WakeOrderProbe p;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    return Status::IoError(std::string("sched_getaffinity: ") + std::strerror(errno));
+  }
+  int cpus[2] = {-1, -1};
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
+  }
+  if (cpus[1] < 0) return p;
+  // Semaphore eventfds: every wakeup written is one read, none merge.
+  int fds[2] = {eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE), eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE)};
+  if (fds[0] < 0 || fds[1] < 0) {
+    const std::string why = std::strerror(errno);
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+    return Status::IoError("eventfd: " + why);
+  }
+  auto pin = [](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+  };
+  constexpr uint64_t kBurstNs = 30000, kSecondAfterNs = 5000, kGapNs = 3000;
+  struct Span {
+    uint64_t from = 0, to = 0;
+  };
+  std::atomic<bool> stop{false}, pinned{true};
+  std::vector<Span> gaps;  // the busy thread's times off its core
+  gaps.reserve(static_cast<size_t>(rounds) * 8);
+  std::vector<Span> ran[2];  // each sleeper's runs
+  std::thread busy, sleepers[2];
+  auto end_all = [&] {
+    stop = true;
+    const uint64_t one = static_cast<uint64_t>(rounds);  // releases a sleeper still waiting
+    for (int fd : fds) {
+      if (write(fd, &one, sizeof one) != static_cast<ssize_t>(sizeof one)) {
+      }
+    }
+    if (busy.joinable()) busy.join();
+    for (auto& t : sleepers) {
+      if (t.joinable()) t.join();
+    }
+    for (int fd : fds) close(fd);
+  };
+  try {
+    busy = std::thread([&] {
+      if (!pin(cpus[1])) pinned = false;
+      uint64_t last = common::NowNs();
+      while (!stop.load(std::memory_order_relaxed)) {
+        const uint64_t t = common::NowNs();
+        if (t - last > kGapNs) gaps.push_back({last, t});
+        last = t;
+      }
+    });
+    for (int k = 0; k < 2; ++k) {
+      ran[k].reserve(static_cast<size_t>(rounds));
+      sleepers[k] = std::thread([&, k] {
+        if (!pin(cpus[1])) pinned = false;
+        for (int i = 0; i < rounds; ++i) {
+          uint64_t v = 0;
+          if (read(fds[k], &v, sizeof v) != static_cast<ssize_t>(sizeof v)) return;
+          if (stop) return;
+          const uint64_t t = common::NowNs();
+          while (common::NowNs() - t < kBurstNs) {
+          }
+          ran[k].push_back({t, common::NowNs()});
+        }
+      });
+    }
+  } catch (const std::system_error& e) {
+    end_all();
+    return Status::Unavailable(std::string("probe thread: ") + e.what());
+  }
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const bool had_mask = pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0;
+  if (!pin(cpus[0])) pinned = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  bool ok = true;
+  for (int i = 0; ok && i < rounds; ++i) {
+    const uint64_t one = 1;
+    ok = write(fds[0], &one, sizeof one) == static_cast<ssize_t>(sizeof one);
+    const uint64_t t = common::NowNs();
+    while (common::NowNs() - t < kSecondAfterNs) {
+    }
+    ok = ok && write(fds[1], &one, sizeof one) == static_cast<ssize_t>(sizeof one);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));  // both done, the busy thread back
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+  if (busy.joinable()) busy.join();
+  const size_t done = std::min(ran[0].size(), ran[1].size());
+  // The sleepers have had their rounds (or are released by end_all).
+  end_all();
+  if (had_mask) pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+  if (!ok) return Status::IoError("wake order probe: an eventfd write failed");
+  if (!pinned) return Status::Unavailable("wake order probe: cannot pin threads to two CPUs");
+  size_t g = 0;
+  for (size_t i = 0; i < done; ++i) {
+    const uint64_t first = std::min(ran[0][i].from, ran[1][i].from);
+    const uint64_t second = std::max(ran[0][i].from, ran[1][i].from);
+    const uint64_t last = std::max(ran[0][i].to, ran[1][i].to);
+    while (g < gaps.size() && gaps[g].to < first) ++g;
+    if (g == gaps.size()) break;
+    if (gaps[g].from > first) continue;  // the busy thread was not off when the first ran
+    if (gaps[g].to >= last) {
+      ++p.rounds;
+      ++p.woken_first;  // off across both
+    } else if (gaps[g].to < second) {
+      ++p.rounds;  // it ran between them
+    }
+  }
+  p.woken_first_share =
+      p.rounds > 0 ? static_cast<double>(p.woken_first) / static_cast<double>(p.rounds) : 0;
   return p;
 }
 

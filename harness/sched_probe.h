@@ -125,6 +125,23 @@ struct IdleWakeCurve {
 };
 common::Result<IdleWakeCurve> ProbeIdleWakeCurve(int rounds);
 
+// Who waits first: a busy thread spins on one CPU; a thread that sleeps
+// there is woken (from a second CPU) and preempts it, and while that one
+// works its 30 us a second sleeper on the same CPU is woken too. Per round:
+// does the busy thread stay off its core until both have run (the
+// scheduler puts the woken thread ahead of the one it preempted, as a
+// scheduler that credits sleepers does), or does it run between them (in
+// order of arrival)? `woken_first_share`: the first's share of the rounds
+// that were one or the other, the model's Scenario::woken_first_share.
+// With fewer than two CPUs: rounds = 0.
+struct WakeOrderProbe {
+  int rounds = 0;       // rounds that were one or the other
+  int woken_first = 0;  // of them: the busy thread off across both
+  double woken_first_share = 0;
+  nlohmann::json ToJson() const;
+};
+common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds = 200);
+
 // Pauses of a busy core that no thread of the model causes (the thread
 // model's Scenario::pause_per_s and pause_ns): one busy thread per CPU for
 // `seconds`, so that no two probe threads share a core; every gap longer

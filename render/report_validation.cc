@@ -190,7 +190,14 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p99_us", 0.0))
        << " us after its wakeup, the victim running on meanwhile (drawn from the quantiles of "
        << c.value("busy_wake_probe", json::object()).value("rounds", 0)
-       << " wakeups of a thread sleeping on a CPU that a busy thread runs on); a busy core is "
+       << " wakeups of a thread sleeping on a CPU that a busy thread runs on); a thread that "
+          "wakes waits ahead of the threads descheduled with work left in "
+       << Fmt("%.0f", c.value("woken_first_share", 0.0) * 100)
+       << "% of wakeups (the wake order probe: a busy thread preempted by one woken thread "
+          "while a second wakes on the same CPU stayed off its core until both had run in "
+       << I(c.value("wake_order_probe", json::object()), "woken_first") << " of "
+       << I(c.value("wake_order_probe", json::object()), "rounds")
+       << " rounds, and ran between them in the others); a busy core is "
           "paused "
        << Fmt("%.0f", c.value("pause_per_s", 0.0))
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "
@@ -529,7 +536,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "a woken thread's preemption of a busy core lands at its wakeup, not the busy-core "
           "probe's delay later; \"idle cores wake as after a long idle\": every wakeup of an "
           "idle core takes what the idle-core probe measured after its longest idle, whatever "
-          "the core's idle time; \"context creation as on a quiet machine\": a re-creation "
+          "the core's idle time; \"woken threads wait behind descheduled ones\": every waiting "
+          "thread in "
+          "order of arrival, not the probe's share ahead; \"context creation as on a quiet "
+          "machine\": a re-creation "
           "takes what back-to-back creations took, not what one right after a burst of the "
           "mode's load took.\n\n";
     // One column per variant, in the order the rows list them.

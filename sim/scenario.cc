@@ -162,6 +162,7 @@ Status Scenario::Validate() const {
   SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
   SECMODE_RETURN_IF_ERROR(Quantiles("pause-ns", pause_ns));
   SECMODE_RETURN_IF_ERROR(Quantiles("busy-wake-ns", busy_wake_ns));
+  SECMODE_RETURN_IF_ERROR(FiniteInRange("woken-first-share", woken_first_share, 0, 1));
   if (idle_wake_after_ns.size() != idle_wake_curve_ns.size() || idle_wake_after_ns.size() > 64) {
     return Status::InvalidArgument(
         "idle-wake-after-ns and idle-wake-curve-ns: as many of one as of the other, at most 64, "
@@ -225,6 +226,7 @@ json Scenario::ToJson() const {
           {"pause_per_s", pause_per_s},
           {"pause_ns", pause_ns},
           {"busy_wake_ns", busy_wake_ns},
+          {"woken_first_share", woken_first_share},
           {"idle_wake_after_ns", idle_wake_after_ns},
           {"idle_wake_curve_ns", idle_wake_curve_ns},
           {"preempt_victim", PreemptVictimName(preempt_victim)},
@@ -345,6 +347,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "busy_wake_ns", s.busy_wake_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "woken_first_share", s.woken_first_share));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "idle_wake_after_ns", s.idle_wake_after_ns));
   SECMODE_RETURN_IF_ERROR(ReadList(j, "idle_wake_curve_ns", s.idle_wake_curve_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));

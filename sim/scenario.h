@@ -225,6 +225,12 @@ struct Scenario {
   // been off its core migrate_ns (its cache gone cold), so a core can idle
   // while threads wait elsewhere.
   bool per_core_queues = false;
+  // With cores: the share of wakeups after which the woken thread waits
+  // ahead of the threads descheduled with work left (behind other woken
+  // ones), as a scheduler that credits sleepers places it; the others, and
+  // every descheduled thread, wait at the back. 0: every waiting thread in
+  // order of arrival. harness::ProbeWakeOrder measures it.
+  double woken_first_share = 0;
   int64_t migrate_ns = 500000;  // Linux's sched_migration_cost default
   bool batching = true;         // false: each item handled and written on its own
   // Bytes a thread reads from its socket per wakeup: a batch is the messages

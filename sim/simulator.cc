@@ -179,6 +179,7 @@ struct SimThread {
   // Scenario::busy_wake_ns: counts its wakeups and runs (a kPreemptDue whose
   // tag differs is stale), and the thread whose core its wakeup takes.
   uint32_t wake = 0;
+  bool queued_woken = false;  // Scenario::woken_first_share: it waits as a woken thread
   int preempts = -1;
   int64_t preempts_since = 0;  // that thread's on_core_since when it was chosen
   int core = -1;              // per-core queues: the core it last ran or waits on
@@ -333,6 +334,7 @@ class Sim {
   }
   void Pause(SimThread& t);
   void Deschedule(SimThread& t);
+  void Enqueue(std::deque<int>& q, SimThread& t, bool woken);
   void Preempt(SimThread& victim);
   void OnPreemptDue(SimThread& t);
   // The queue `t` waits on for a core: its core's, or the one for all.
@@ -857,14 +859,14 @@ void Sim::Wake(SimThread& t, int waker) {
       victim = &threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
       if (victim->st != SimThread::St::kRunning) victim = nullptr;  // still waking
     }
-    cores_[static_cast<size_t>(t.core)].q.push_back(ThreadIndex(t));
+    Enqueue(cores_[static_cast<size_t>(t.core)].q, t, true);
   } else {
     if (free_cores_ > 0) {
       --free_cores_;
       RunOnIdleCore(t);
       return;
     }
-    runq_.push_back(ThreadIndex(t));
+    Enqueue(runq_, t, true);
     // The waker, or the thread that has run longest since it got its core.
     if (s_.preempt_victim == PreemptVictim::kWaker) {
       victim = waker_victim;
@@ -922,8 +924,23 @@ void Sim::OnPreemptDue(SimThread& t) {
 void Sim::Deschedule(SimThread& t) {
   ++r_.preemptions;
   LeaveCore(t, SimThread::St::kRunnable);
-  Waiting(t).push_back(ThreadIndex(t));
+  Enqueue(Waiting(t), t, false);
   ReleaseCore(t.core);
+}
+
+// Scenario::woken_first_share: that share of the threads that wake wait
+// behind the others that did so, ahead of those descheduled with work left;
+// the rest (and a descheduled thread always) at the back.
+void Sim::Enqueue(std::deque<int>& q, SimThread& t, bool woken) {
+  const double share = s_.woken_first_share;
+  t.queued_woken = woken && share > 0 && (share >= 1 || rng_.Uniform() < share);
+  if (!t.queued_woken) {
+    q.push_back(ThreadIndex(t));
+    return;
+  }
+  auto it = q.begin();
+  while (it != q.end() && threads_[static_cast<size_t>(*it)].queued_woken) ++it;
+  q.insert(it, ThreadIndex(t));
 }
 
 // `t` got a core: a fresh time slice.

@@ -203,6 +203,8 @@ nlohmann::json Calibration::ToJson() const {
           {"idle_wake_ns", idle_wake_ns},
           {"busy_wake_probe", busy_wake.ToJson()},
           {"busy_wake_ns", busy_wake_ns},
+          {"wake_order_probe", wake_order.ToJson()},
+          {"woken_first_share", woken_first_share},
           {"pause_probe", pauses.ToJson()},
           {"pause_per_s", pause_per_s},
           {"runs_steal_fraction", runs_steal_fraction},
@@ -452,6 +454,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
     SECMODE_ASSIGN_OR_RETURN(c.busy_wake, harness::ProbeBusyWakes());
     c.busy_wake_ns = harness::BusyWakeNs(c.busy_wake);
+    SECMODE_ASSIGN_OR_RETURN(c.wake_order, harness::ProbeWakeOrder());
+    c.woken_first_share = c.wake_order.woken_first_share;
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
     c.pause_per_s = harness::PausePerS(c.pauses);
     c.pause_ns = harness::PauseNs(c.pauses);
@@ -595,6 +599,7 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.idle_wake_after_ns = c.idle_wake.idle_ns;
     s.idle_wake_curve_ns = c.idle_wake.wake_ns;
     s.busy_wake_ns = c.busy_wake_ns;
+    s.woken_first_share = c.woken_first_share;
     // The pauses of the machine as its real runs had it, when they said.
     s.pause_per_s = c.runs_steal_fraction >= 0
                         ? harness::PausePerSWithSteal(c.pauses, c.runs_steal_fraction)
@@ -812,6 +817,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
            v.idle_wake_curve_ns.clear();
          }},
         {"busy cores preempted at the wakeup", [](sim::Scenario& v) { v.busy_wake_ns.clear(); }},
+        {"woken threads wait behind descheduled ones",
+         [](sim::Scenario& v) { v.woken_first_share = 0; }},
         {"no core pauses", [](sim::Scenario& v) { v.pause_per_s = 0; }},
         {"pauses as the probe saw them (not the runs' steal)",
          [&pc](sim::Scenario& v) { v.pause_per_s = pc.pause_per_s; }},

@@ -100,6 +100,10 @@ struct Calibration {
   // quantiles, the model's Scenario::busy_wake_ns.
   harness::CoreWakeProbe busy_wake;
   std::vector<int64_t> busy_wake_ns;
+  // Who waits first after a wakeup: the probe and its share, the model's
+  // Scenario::woken_first_share.
+  harness::WakeOrderProbe wake_order;
+  double woken_first_share = 0;
   // Pauses of a busy core no modelled thread causes: the probe
   // (harness::ProbePauses) and what the model takes from it
   // (Scenario::pause_per_s, pause_ns).

@@ -155,6 +155,33 @@ TEST(SchedProbeTest, IdleWakeCurveRisesInIdleTimeAndEndsAtTheLongest) {
   EXPECT_NE(ProbeCoreWake(10, false, 5, 1).status().message().find("busy time"), std::string::npos);
 }
 
+TEST(SchedProbeTest, WakeOrderProbeCountsItsRoundsAndEnds) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+  auto p = ProbeWakeOrder(50);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  if (CPU_COUNT(&allowed) < 2) {
+    EXPECT_EQ(p->rounds, 0);
+    return;
+  }
+  // Most rounds are one order or the other; the share is of those.
+  EXPECT_GT(p->rounds, 25);
+  EXPECT_LE(p->rounds, 50);
+  EXPECT_LE(p->woken_first, p->rounds);
+  EXPECT_DOUBLE_EQ(p->woken_first_share,
+                   static_cast<double>(p->woken_first) / static_cast<double>(p->rounds));
+  EXPECT_TRUE(p->ToJson().contains("woken_first_share"));
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  EXPECT_NE(ProbeWakeOrder(0).status().message().find("rounds"), std::string::npos);
+}
+
 TEST(SchedProbeTest, BusyWakeProbeWakesOntoABusyCoreAndKeepsItsQuantiles) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
