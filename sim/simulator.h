@@ -52,7 +52,9 @@
 // slice while others wait is descheduled, and a thread that wakes with no
 // core free takes one from the thread that has run longest since it got
 // its core, once that has run wakeup_preempt_ns, busy_wake_ns after the
-// wakeup if that thread still runs then (with per_core_queues: each
+// wakeup if that thread still runs then; woken_first_share of the woken
+// threads wait ahead of those descheduled with work left (with
+// per_core_queues: each
 // core queues its own threads, a woken thread takes an idle core or waits on
 // its last one and may preempt the thread running there, and an idle core
 // takes a thread waiting on another only once that thread's cache is cold,
