@@ -295,6 +295,7 @@ Scenario EveryMechanismScenario() {
   s.busy_wake_ns = {10000, 15000, 17000, 19000, 20000, 21000, 23000, 30000, 80000, 1000000};
   s.idle_wake_after_ns = {20000, 100000, 200000};
   s.idle_wake_curve_ns = {20000, 30000, 40000};
+  s.woken_first_share = 0.9;
   s.client_call_ns = 5000;
   s.client_read_ns = 20000;  // a read's CPU once per batch, both ends
   s.server_read_ns = 20000;
