@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -72,6 +73,29 @@ uint64_t SpinRecordingGaps(uint64_t threshold_ns, Gaps which, common::LatencySam
     }
     last = now;
   }
+}
+
+// The first two CPUs this process may run on; the second is -1 when it
+// may run on one only.
+common::Result<std::array<int, 2>> FirstTwoCpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    return Status::IoError(std::string("sched_getaffinity: ") + std::strerror(errno));
+  }
+  std::array<int, 2> cpus = {-1, -1};
+  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus[static_cast<size_t>(n++)] = c;
+  }
+  return cpus;
+}
+
+// Pins the calling thread to `cpu`; false if the kernel refused.
+bool PinCallingThread(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
 }
 
 double Us(common::LatencySamples& s, double q) {
@@ -300,15 +324,8 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_bus
   }
   CoreWakeProbe p;
   p.busy = busy;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
-    return Status::IoError(std::string("sched_getaffinity: ") + std::strerror(errno));
-  }
-  int cpus[2] = {-1, -1};
-  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
-  }
+  std::array<int, 2> cpus{};
+  SECMODE_ASSIGN_OR_RETURN(cpus, FirstTwoCpus());
   if (cpus[1] < 0) return p;  // one CPU: no second core to wake
   const int go = eventfd(0, EFD_CLOEXEC), back = eventfd(0, EFD_CLOEXEC);
   if (go < 0 || back < 0) {
@@ -317,12 +334,7 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_bus
     if (back >= 0) close(back);
     return Status::IoError("eventfd: " + why);
   }
-  auto pin = [](int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-  };
+  auto pin = PinCallingThread;
   std::atomic<uint64_t> sent{0};
   std::atomic<bool> pinned{true}, failed{false};
   common::LatencySamples wake, blocked;
@@ -425,15 +437,8 @@ common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds) {
                                    ", must be in [1, 100000]");
   }
   WakeOrderProbe p;
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
-    return Status::IoError(std::string("sched_getaffinity: ") + std::strerror(errno));
-  }
-  int cpus[2] = {-1, -1};
-  for (int c = 0, n = 0; c < CPU_SETSIZE && n < 2; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
-  }
+  std::array<int, 2> cpus{};
+  SECMODE_ASSIGN_OR_RETURN(cpus, FirstTwoCpus());
   if (cpus[1] < 0) return p;
   // Semaphore eventfds: every wakeup written is one read, none merge.
   int fds[2] = {eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE), eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE)};
@@ -444,12 +449,7 @@ common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds) {
     }
     return Status::IoError("eventfd: " + why);
   }
-  auto pin = [](int cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-  };
+  auto pin = PinCallingThread;
   constexpr uint64_t kBurstNs = 30000, kSecondAfterNs = 5000, kGapNs = 3000;
   struct Span {
     uint64_t from = 0, to = 0;
