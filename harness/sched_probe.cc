@@ -98,6 +98,13 @@ bool PinCallingThread(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
 }
 
+// The samples' quantiles at sim::kPauseProbs, in ns.
+std::vector<int64_t> QuantilesNs(common::LatencySamples& s) {
+  std::vector<int64_t> q;
+  for (double p : sim::kPauseProbs) q.push_back(static_cast<int64_t>(s.Percentile(p)));
+  return q;
+}
+
 double Us(common::LatencySamples& s, double q) {
   return static_cast<double>(s.Percentile(q)) / 1e3;
 }
@@ -188,11 +195,7 @@ common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t g
   p.gap_threshold_ns = gap_threshold_ns;
   p.switches_only = switches_only;
   p.gaps_per_s = static_cast<double>(p.gaps) / (static_cast<double>(span) / 1e9 * threads);
-  if (p.gaps > 0) {
-    for (double q : sim::kPauseProbs) {
-      p.gap_quantiles_ns.push_back(static_cast<int64_t>(gaps.Percentile(q)));
-    }
-  }
+  if (p.gaps > 0) p.gap_quantiles_ns = QuantilesNs(gaps);
   return p;
 }
 
@@ -338,6 +341,8 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_bus
   std::atomic<uint64_t> sent{0};
   std::atomic<bool> pinned{true}, failed{false};
   common::LatencySamples wake, blocked;
+  wake.Reserve(static_cast<size_t>(rounds));  // no allocation between a wakeup and its answer
+  blocked.Reserve(static_cast<size_t>(rounds));
   auto signal = [](int fd) {
     const uint64_t one = 1;
     return write(fd, &one, sizeof one) == static_cast<ssize_t>(sizeof one);
@@ -421,8 +426,7 @@ common::Result<CoreWakeProbe> ProbeCoreWake(int rounds, bool busy, int waker_bus
   p.p90_us = Us(wake, 0.9);
   p.p99_us = Us(wake, 0.99);
   p.blocked_p50_us = Us(blocked, 0.5);
-  for (double q : sim::kPauseProbs)
-    p.quantiles_ns.push_back(static_cast<int64_t>(wake.Percentile(q)));
+  p.quantiles_ns = QuantilesNs(wake);
   return p;
 }
 
@@ -455,8 +459,11 @@ common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds) {
     uint64_t from = 0, to = 0;
   };
   std::atomic<bool> stop{false}, pinned{true};
-  std::vector<Span> gaps;  // the busy thread's times off its core
-  gaps.reserve(static_cast<size_t>(rounds) * 8);
+  // The busy thread's times off its core, in a buffer it never grows (an
+  // allocation while it spins would be a gap of its own); once it is full
+  // the rounds after are not counted.
+  std::vector<Span> gaps(static_cast<size_t>(rounds) * 64);
+  size_t gap_count = 0;
   std::vector<Span> ran[2];  // each sleeper's runs
   std::thread busy, sleepers[2];
   auto end_all = [&] {
@@ -478,7 +485,7 @@ common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds) {
       uint64_t last = common::NowNs();
       while (!stop.load(std::memory_order_relaxed)) {
         const uint64_t t = common::NowNs();
-        if (t - last > kGapNs) gaps.push_back({last, t});
+        if (t - last > kGapNs && gap_count < gaps.size()) gaps[gap_count++] = {last, t};
         last = t;
       }
     });
@@ -517,11 +524,9 @@ common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(3));  // both done, the busy thread back
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  stop = true;
-  if (busy.joinable()) busy.join();
+  end_all();  // the sleepers have had their rounds, or are released
   const size_t done = std::min(ran[0].size(), ran[1].size());
-  // The sleepers have had their rounds (or are released by end_all).
-  end_all();
+  gaps.resize(gap_count);
   if (had_mask) pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
   if (!ok) return Status::IoError("wake order probe: an eventfd write failed");
   if (!pinned) return Status::Unavailable("wake order probe: cannot pin threads to two CPUs");
@@ -569,7 +574,7 @@ common::Result<IdleWakeCurve> ProbeIdleWakeCurve(int rounds) {
     // idle longer than the one before's adds nothing to the curve.
     if (curve.idle_ns.empty() || idle > curve.idle_ns.back()) {
       curve.idle_ns.push_back(idle);
-      curve.wake_ns.push_back(static_cast<int64_t>(p.p50_us * 1e3));
+      curve.wake_ns.push_back(p.quantiles_ns[sim::kPauseMedian]);
     }
     curve.points.push_back(p);
   }

@@ -39,6 +39,37 @@ std::string IdleWakeCurveText(const json& curve) {
   return out;
 }
 
+// When a woken thread's preemption of a busy core lands, from the busy-core
+// probe, or that it was not measured.
+std::string BusyWakeText(const json& probe) {
+  if (I(probe, "rounds") <= 0) {
+    return "a woken thread preempts a busy core at its wakeup (the busy-core probe could not "
+           "run: fewer than two CPUs)";
+  }
+  return "a woken thread's preemption of a busy core lands p50 " +
+         Fmt("%.1f", probe.value("p50_us", 0.0)) + " / p90 " +
+         Fmt("%.1f", probe.value("p90_us", 0.0)) + " / p99 " +
+         Fmt("%.1f", probe.value("p99_us", 0.0)) +
+         " us after its wakeup, the victim running on meanwhile (drawn from the quantiles of " +
+         std::to_string(I(probe, "rounds")) +
+         " wakeups of a thread sleeping on a CPU that a busy thread runs on)";
+}
+
+// Where a woken thread waits, from the wake order probe, or that it was not
+// measured.
+std::string WakeOrderText(const json& probe) {
+  if (I(probe, "rounds") <= 0) {
+    return "every waiting thread waits in order of arrival (the wake order probe could not "
+           "run or saw no round it could classify)";
+  }
+  return "a thread that wakes waits ahead of the threads descheduled with work left in " +
+         Fmt("%.0f", probe.value("woken_first_share", 0.0) * 100) +
+         "% of wakeups (the wake order probe: a busy thread preempted by one woken thread while "
+         "a second wakes on the same CPU stayed off its core until both had run in " +
+         std::to_string(I(probe, "woken_first")) + " of " + std::to_string(I(probe, "rounds")) +
+         " rounds, and ran between them in the others)";
+}
+
 // "526..678 (3 runs)", or the one run's count.
 std::string MeasuredRange(const json& row) {
   const json runs = row.value("measured_runs", json::array());
@@ -183,21 +214,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << IdleWakeCurveText(c.value("idle_wake_probe", json::object()))
        << "; medians of wakeups of a thread sleeping on an idle CPU that another wakes after "
           "keeping its own busy for a set time, linear in between; the core counts as idle "
-          "meanwhile); a woken thread's preemption of a busy core "
-          "lands p50 "
-       << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p50_us", 0.0)) << " / p90 "
-       << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p90_us", 0.0)) << " / p99 "
-       << Fmt("%.1f", c.value("busy_wake_probe", json::object()).value("p99_us", 0.0))
-       << " us after its wakeup, the victim running on meanwhile (drawn from the quantiles of "
-       << c.value("busy_wake_probe", json::object()).value("rounds", 0)
-       << " wakeups of a thread sleeping on a CPU that a busy thread runs on); a thread that "
-          "wakes waits ahead of the threads descheduled with work left in "
-       << Fmt("%.0f", c.value("woken_first_share", 0.0) * 100)
-       << "% of wakeups (the wake order probe: a busy thread preempted by one woken thread "
-          "while a second wakes on the same CPU stayed off its core until both had run in "
-       << I(c.value("wake_order_probe", json::object()), "woken_first") << " of "
-       << I(c.value("wake_order_probe", json::object()), "rounds")
-       << " rounds, and ran between them in the others); a busy core is "
+          "meanwhile); "
+       << BusyWakeText(c.value("busy_wake_probe", json::object())) << "; "
+       << WakeOrderText(c.value("wake_order_probe", json::object()))
+       << "; a busy core is "
           "paused "
        << Fmt("%.0f", c.value("pause_per_s", 0.0))
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "

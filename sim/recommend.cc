@@ -116,29 +116,38 @@ std::string AssumptionsText(const Scenario& b) {
                 : std::string()) +
            "\n";
     if (b.cores > 0) {
-      out += "  pauses: " + std::to_string(b.cores) + " cores shared by client and server threads" +
-             (b.per_core_queues ? " (a run queue per core, a thread's cache hot for " +
-                                      Fmt("%.3f", b.migrate_ns / 1e6) + " ms)"
-                                : std::string()) +
-             "; a thread is descheduled after a " + Fmt("%.3f", b.slice_ns / 1e6) +
-             " ms slice when others wait" +
-             (b.wakeup_preempt_ns > 0
-                  ? ", and a waking thread takes the core of one that has run " +
-                        Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us" +
-                        (b.busy_wake_ns.empty()
-                             ? std::string(" at once")
-                             : " a median " + Fmt("%.1f", b.busy_wake_ns[kPauseMedian] / 1e3) +
-                                   " us after its wakeup")
-                  : ", and a waking thread waits for a slice to end") +
-             (b.idle_wake_ns > 0 ? "; a thread woken onto an idle core starts " +
-                                       Fmt("%.1f", b.idle_wake_ns / 1e3) + " us later"
-                                 : std::string()) +
-             (b.pause_per_s > 0 && !b.pause_ns.empty()
-                  ? "; a busy core pauses " + Fmt("%.0f", b.pause_per_s) +
-                        " times a second (median " + Fmt("%.1f", b.pause_ns[kPauseMedian] / 1e3) +
-                        " us, longest " + Fmt("%.1f", b.pause_ns.back() / 1e3) + " us)"
-                  : std::string()) +
-             "\n";
+      out +=
+          "  pauses: " + std::to_string(b.cores) + " cores shared by client and server threads" +
+          (b.per_core_queues ? " (a run queue per core, a thread's cache hot for " +
+                                   Fmt("%.3f", b.migrate_ns / 1e6) + " ms)"
+                             : std::string()) +
+          "; a thread is descheduled after a " + Fmt("%.3f", b.slice_ns / 1e6) +
+          " ms slice when others wait" +
+          (b.wakeup_preempt_ns > 0
+               ? ", and a waking thread takes the core of one that has run " +
+                     Fmt("%.1f", b.wakeup_preempt_ns / 1e3) + " us" +
+                     (b.busy_wake_ns.empty()
+                          ? std::string(" at once")
+                          : " a median " + Fmt("%.1f", b.busy_wake_ns[kPauseMedian] / 1e3) +
+                                " us after its wakeup")
+               : ", and a waking thread waits for a slice to end") +
+          (b.idle_wake_ns > 0 ? "; a thread woken onto an idle core starts " +
+                                    Fmt("%.1f", b.idle_wake_ns / 1e3) + " us later" +
+                                    (b.per_core_queues && !b.idle_wake_curve_ns.empty()
+                                         ? " after a long idle, " +
+                                               Fmt("%.1f", b.idle_wake_curve_ns.front() / 1e3) +
+                                               " us after a short one"
+                                         : std::string())
+                              : std::string()) +
+          (b.woken_first_share > 0 ? "; " + Fmt("%.0f", b.woken_first_share * 100) +
+                                         "% of woken threads wait ahead of the ones they preempted"
+                                   : std::string()) +
+          (b.pause_per_s > 0 && !b.pause_ns.empty()
+               ? "; a busy core pauses " + Fmt("%.0f", b.pause_per_s) + " times a second (median " +
+                     Fmt("%.1f", b.pause_ns[kPauseMedian] / 1e3) + " us, longest " +
+                     Fmt("%.1f", b.pause_ns.back() / 1e3) + " us)"
+               : std::string()) +
+          "\n";
     } else {
       out += "  pauses: none (a core for every thread)\n";
     }

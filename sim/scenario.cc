@@ -67,7 +67,7 @@ Status FiniteInRange(const char* name, double v, double lo, double hi) {
 
 // Quantiles at kPauseProbs: none, or one per probability, each in [0, 1 h],
 // none below the one before.
-constexpr int64_t kQuantileMaxNs = int64_t{3600} * 1000000000;
+constexpr int64_t kHour = int64_t{3600} * 1000000000;  // the longest time any knob takes, ns
 Status Quantiles(const char* name, const std::vector<int64_t>& q) {
   if (!q.empty() && q.size() != kPauseQuantiles) {
     return Status::InvalidArgument(std::string(name) + ": expected " +
@@ -75,7 +75,7 @@ Status Quantiles(const char* name, const std::vector<int64_t>& q) {
                                    std::to_string(q.size()));
   }
   for (size_t i = 0; i < q.size(); ++i) {
-    SECMODE_RETURN_IF_ERROR(InRange(name, q[i], 0, kQuantileMaxNs));
+    SECMODE_RETURN_IF_ERROR(InRange(name, q[i], 0, kHour));
     if (i > 0 && q[i] < q[i - 1]) {
       return Status::InvalidArgument(std::string(name) + ": quantiles must not decrease");
     }
@@ -135,7 +135,6 @@ Status Scenario::Validate() const {
       InRange("retransmit-timeout-ns", retransmit_timeout_ns, 1, int64_t{3600} * 1000000000));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("bandwidth", bandwidth_bytes_per_s, 1e3, 1e13));
   // One hour bounds every delay so that sums of them stay far from overflow.
-  constexpr int64_t kHour = int64_t{3600} * 1000000000;
   SECMODE_RETURN_IF_ERROR(InRange("rtt-ns", rtt_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(InRange("jitter-ns", jitter_ns, 0, kHour));
   SECMODE_RETURN_IF_ERROR(FiniteInRange("jitter-sigma", jitter_sigma, 0, 4));

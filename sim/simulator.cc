@@ -176,8 +176,9 @@ struct SimThread {
   int64_t slice_end = 0;
   int64_t on_core_since = 0;  // when it last got a core
   uint32_t epoch = 0;         // a tick whose tag differs is stale
-  // Scenario::busy_wake_ns: counts its wakeups and runs (a kPreemptDue whose
-  // tag differs is stale), and the thread whose core its wakeup takes.
+  // Scenario::busy_wake_ns: counts its wakeups (a kPreemptDue whose tag
+  // differs is stale), and the thread whose core its wakeup takes (-1 once
+  // it runs).
   uint32_t wake = 0;
   bool queued_woken = false;  // Scenario::woken_first_share: it waits as a woken thread
   int preempts = -1;
@@ -946,8 +947,7 @@ void Sim::Enqueue(std::deque<int>& q, SimThread& t, bool woken) {
 // `t` got a core: a fresh time slice.
 void Sim::Run(SimThread& t) {
   t.st = SimThread::St::kRunning;
-  ++t.wake;  // a preemption still due for it is stale
-  t.preempts = -1;
+  t.preempts = -1;  // a preemption still due for it lands on nothing
   if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;

@@ -202,9 +202,7 @@ nlohmann::json Calibration::ToJson() const {
           {"idle_wake_probe", idle_wake.ToJson()},
           {"idle_wake_ns", idle_wake_ns},
           {"busy_wake_probe", busy_wake.ToJson()},
-          {"busy_wake_ns", busy_wake_ns},
           {"wake_order_probe", wake_order.ToJson()},
-          {"woken_first_share", woken_first_share},
           {"pause_probe", pauses.ToJson()},
           {"pause_per_s", pause_per_s},
           {"runs_steal_fraction", runs_steal_fraction},
@@ -453,9 +451,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
     SECMODE_ASSIGN_OR_RETURN(c.busy_wake, harness::ProbeBusyWakes());
-    c.busy_wake_ns = harness::BusyWakeNs(c.busy_wake);
     SECMODE_ASSIGN_OR_RETURN(c.wake_order, harness::ProbeWakeOrder());
-    c.woken_first_share = c.wake_order.woken_first_share;
     SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
     c.pause_per_s = harness::PausePerS(c.pauses);
     c.pause_ns = harness::PauseNs(c.pauses);
@@ -472,7 +468,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     ReconnectCost reconnect;
     PerCall one;
     int64_t net_rtt_ns = 0;
-    rpc::ContextCreationTime setup;
+    rpc::ContextCreationTime setup, quiet;
   };
   auto time_waits = [&]() -> Result<Waits> {
     Waits w;
@@ -485,6 +481,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
         1000, static_cast<int64_t>(w.one.p50_ns - w.one.client_ns - w.one.server_ns));
     SECMODE_ASSIGN_OR_RETURN(w.setup, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
                                                              Calibration::kGssSetupRounds, true));
+    SECMODE_ASSIGN_OR_RETURN(w.quiet, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
+                                                             Calibration::kGssSetupRounds, false));
     return w;
   };
   SECMODE_ASSIGN_OR_RETURN(Waits idle, time_waits());
@@ -497,6 +495,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.reconnect_client_cpu_ns = idle.reconnect.client_cpu_ns;
   c.net_rtt_ns = c.net_rtt_idle_ns = idle.net_rtt_ns;
   c.gss_setup_ns = c.gss_setup_idle_ns = idle.setup.wall_ns;
+  c.gss_setup_quiet_ns = idle.quiet.wall_ns;
+  c.gss_setup_quiet_cpu_ns = idle.quiet.cpu_ns;
   c.gss_setup_cpu_ns = idle.setup.cpu_ns;
   if (options.thread_model) {
     auto awake = harness::CoresAwake::Start();
@@ -507,11 +507,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
       c.reconnect_ns = w.reconnect.wall_ns;
       c.net_rtt_ns = w.net_rtt_ns;
       c.gss_setup_ns = w.setup.wall_ns;
-      SECMODE_ASSIGN_OR_RETURN(rpc::ContextCreationTime quiet,
-                               MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
-                                                      Calibration::kGssSetupRounds, false));
-      c.gss_setup_quiet_ns = quiet.wall_ns;
-      c.gss_setup_quiet_cpu_ns = quiet.cpu_ns;
+      c.gss_setup_quiet_ns = w.quiet.wall_ns;
+      c.gss_setup_quiet_cpu_ns = w.quiet.cpu_ns;
     } else {
       c.cores_awake_error = awake.status().message();
     }
@@ -598,8 +595,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
     s.idle_wake_ns = c.idle_wake_ns;
     s.idle_wake_after_ns = c.idle_wake.idle_ns;
     s.idle_wake_curve_ns = c.idle_wake.wake_ns;
-    s.busy_wake_ns = c.busy_wake_ns;
-    s.woken_first_share = c.woken_first_share;
+    s.busy_wake_ns = harness::BusyWakeNs(c.busy_wake);
+    s.woken_first_share = c.wake_order.woken_first_share;
     // The pauses of the machine as its real runs had it, when they said.
     s.pause_per_s = c.runs_steal_fraction >= 0
                         ? harness::PausePerSWithSteal(c.pauses, c.runs_steal_fraction)

@@ -96,14 +96,12 @@ struct Calibration {
   // wakeup after the longest idle, Scenario::idle_wake_ns.
   harness::IdleWakeCurve idle_wake;
   int64_t idle_wake_ns = 0;
-  // Waking a busy core: the probe (harness/sched_probe.h) and its
-  // quantiles, the model's Scenario::busy_wake_ns.
+  // Waking a busy core: the probe (harness/sched_probe.h), whose quantiles
+  // are the model's Scenario::busy_wake_ns.
   harness::CoreWakeProbe busy_wake;
-  std::vector<int64_t> busy_wake_ns;
-  // Who waits first after a wakeup: the probe and its share, the model's
+  // Who waits first after a wakeup: the probe, whose share is the model's
   // Scenario::woken_first_share.
   harness::WakeOrderProbe wake_order;
-  double woken_first_share = 0;
   // Pauses of a busy core no modelled thread causes: the probe
   // (harness::ProbePauses) and what the model takes from it
   // (Scenario::pause_per_s, pause_ns).
@@ -152,7 +150,7 @@ struct Calibration {
   // Re-creating a context as the load generator does (a short connection,
   // the INIT exchange), median wall time, less net_rtt_ns: what it costs
   // beyond one round trip. Each one is timed right after a burst of the
-  // mode's own load (kGssSetupBurst), as a re-creation under load comes
+  // mode's own load (kGssSetupBurstSeconds), as a re-creation under load comes
   // right after the calls it interrupts: the load has left its own working
   // set in the caches, not the GSS exchange's (the traced real runs'
   // re-creations took longer than back-to-back ones on a quiet machine).
@@ -162,8 +160,9 @@ struct Calibration {
   // median; the model's Scenario::gss_setup_cpu_ns takes it up to
   // gss_setup_ns.
   int64_t gss_setup_cpu_ns = 0;
-  // The same creations back to back, no load between them (cores awake):
-  // the ablation's "context creation as on a quiet machine".
+  // The same creations back to back, no load between them, timed as
+  // gss_setup_ns is (cores awake when they can be): the ablation's
+  // "context creation as on a quiet machine".
   int64_t gss_setup_quiet_ns = 0;
   int64_t gss_setup_quiet_cpu_ns = 0;
   static constexpr int kGssSetupRounds = 20;  // contexts created for those medians

@@ -989,7 +989,6 @@ TEST(ThreadModelTest, WokenThreadsAheadOfPreemptedOnesKeepThoseOffLonger) {
   EXPECT_EQ(woken_first.completed, s.ops);
   EXPECT_EQ(SimOk(s).ToJson(), woken_first.ToJson());
   EXPECT_GT(woken_first.stage_p99_ns[1], in_order.stage_p99_ns[1]);
-  EXPECT_NE(woken_first.violations, in_order.violations);
   s.woken_first_share = 0.5;
   EXPECT_EQ(SimOk(s).completed, s.ops);
   s.woken_first_share = 1.5;
