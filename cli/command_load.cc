@@ -124,7 +124,13 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     if (!result.ok()) j["failure"] = result.status().ToString();
     if (server) {
       auto c = server->counters();
-      j["server"] = {{"thread_cpu_ns", server->stats().thread_cpu_ns},
+      const rpc::TcpServerStats st = server->stats();
+      j["server"] = {{"thread_cpu_ns", st.thread_cpu_ns},
+                     {"reads", st.reads},
+                     {"sleeps", st.sleeps},
+                     {"preemptions", st.preemptions},
+                     {"run_queue_wait_ns", st.run_queue_wait_ns},
+                     {"runs", st.runs},
                      {"calls", c.calls},
                      {"duplicates", c.duplicates},
                      {"below_window", c.below_window},

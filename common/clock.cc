@@ -1,7 +1,11 @@
 #include "common/clock.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 
+#include <cstdio>
 #include <ctime>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -19,6 +23,35 @@ uint64_t ThreadCpuNs() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+ThreadSwitches ThreadSwitchesNow() {
+  rusage u{};
+  ThreadSwitches s;
+  if (getrusage(RUSAGE_THREAD, &u) == 0) {
+    s.voluntary = static_cast<uint64_t>(u.ru_nvcsw);
+    s.involuntary = static_cast<uint64_t>(u.ru_nivcsw);
+  }
+  return s;
+}
+
+ThreadSchedStat ThreadSchedStatNow() {
+  ThreadSchedStat s;
+  const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return s;
+  char buf[128];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return s;
+  buf[n] = 0;
+  unsigned long long run = 0, wait = 0, runs = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &run, &wait, &runs) == 3) {
+    s.known = true;
+    s.run_ns = run;
+    s.wait_ns = wait;
+    s.runs = runs;
+  }
+  return s;
 }
 
 uint64_t ProcessCpuNs() {

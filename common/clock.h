@@ -16,6 +16,23 @@ uint64_t NowNs();
 // what a bound or engine comparison costs in CPU, which other processes on
 // a shared machine do not inflate the way they inflate wall time.
 uint64_t ThreadCpuNs();
+// Context switches of the calling thread so far (getrusage RUSAGE_THREAD):
+// `voluntary` counts the times it blocked (waited on a socket, a lock or a
+// condition), `involuntary` the times the scheduler took its core while it
+// could run. Read at a thread's start and end, they say how often it slept.
+struct ThreadSwitches {
+  uint64_t voluntary = 0, involuntary = 0;
+};
+ThreadSwitches ThreadSwitchesNow();
+// The scheduler's account of the calling thread (/proc/thread-self/schedstat,
+// CONFIG_SCHED_INFO): time on a CPU, time runnable but waiting for one
+// (on a run queue), and how many times it was given a CPU. All zero where
+// the file cannot be read (`known` false).
+struct ThreadSchedStat {
+  bool known = false;
+  uint64_t run_ns = 0, wait_ns = 0, runs = 0;
+};
+ThreadSchedStat ThreadSchedStatNow();
 // CPU time of the whole process, all its threads (CLOCK_PROCESS_CPUTIME_ID).
 uint64_t ProcessCpuNs();
 // TSC ticks, or NowNs() where there is no invariant TSC.

@@ -1,5 +1,6 @@
 #include "common/stats.h"
 
+#include <libalglib/dataanalysis.h>
 #include <libalglib/statistics.h>
 
 #include <algorithm>
@@ -46,6 +47,39 @@ Spread Summarize(const std::vector<double>& values) {
   s.mean = mean;
   s.cv = s.n > 1 && mean != 0 ? std::sqrt(std::max(0.0, variance)) / std::fabs(mean) : 0;
   return s;
+}
+
+LineFit FitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  LineFit f;
+  f.n = x.size();
+  if (x.size() != y.size() || x.size() < 3) return f;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) return f;
+  }
+  const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
+  if (*lo == *hi) return f;
+  try {
+    alglib::real_2d_array xy;
+    xy.setlength(static_cast<alglib::ae_int_t>(x.size()), 2);
+    for (size_t i = 0; i < x.size(); ++i) {
+      xy[static_cast<alglib::ae_int_t>(i)][0] = x[i];
+      xy[static_cast<alglib::ae_int_t>(i)][1] = y[i];
+    }
+    alglib::ae_int_t info = 0, nvars = 0;
+    alglib::linearmodel lm;
+    alglib::lrreport ar;
+    alglib::lrbuild(xy, static_cast<alglib::ae_int_t>(x.size()), 1, info, lm, ar);
+    if (info != 1) return f;
+    alglib::real_1d_array v;
+    alglib::lrunpack(lm, v, nvars);
+    f.slope = v[0];
+    f.intercept = v[1];
+    f.slope_se = std::sqrt(std::max(0.0, ar.c[0][0]));
+    f.ok = std::isfinite(f.slope) && std::isfinite(f.intercept);
+  } catch (const alglib::ap_error&) {
+    return LineFit{false, x.size()};
+  }
+  return f;
 }
 
 Result<UTest> MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b) {

@@ -25,6 +25,18 @@ struct Spread {
 };
 Spread Summarize(const std::vector<double>& values);
 
+// The least-squares line y = intercept + slope x through points (x[i],
+// y[i]) (ALGLIB's linear regression), with the slope's standard error (from
+// the fit's covariance, the residuals' RMS as the points' error). `ok` is
+// false for fewer than 3 points, x and y of different lengths, a value that
+// is not finite, or x values that do not vary.
+struct LineFit {
+  bool ok = false;
+  size_t n = 0;
+  double slope = 0, intercept = 0, slope_se = 0;
+};
+LineFit FitLine(const std::vector<double>& x, const std::vector<double>& y);
+
 // Two-sided Mann-Whitney U test of "a and b come from one distribution".
 struct UTest {
   // False when the test cannot tell: fewer than kMinUTestSamples on a side

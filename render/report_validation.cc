@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/format.h"
+#include "common/stats.h"
 #include "render/gnuplot.h"
 #include "render/report_sections.h"
 
@@ -68,6 +69,99 @@ std::string WakeOrderText(const json& probe) {
          "a second wakes on the same CPU stayed off its core until both had run in " +
          std::to_string(I(probe, "woken_first")) + " of " + std::to_string(I(probe, "rounds")) +
          " rounds, and ran between them in the others)";
+}
+
+// The read probe's loads and line: "2 connections at 2, 4, ... calls
+// outstanding, 3 runs each, ...", from Calibration::ReadProbeJson.
+std::string ReadProbeText(const json& probe) {
+  const json points = probe.value("points", json::array());
+  if (points.empty()) return "no run (it could not run)";
+  std::string slots, clients, servers;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const json& p = points[i];
+    const std::string sep = i ? "; " : "";
+    slots += (i ? ", " : "") + std::to_string(I(p, "slots"));
+    clients += sep + Fmt("%.2f", p.value("client_reads_per_call", 0.0)) + " reads, " +
+               Fmt("%.1f", p.value("client_cpu_ns", 0.0) / 1e3) + " us";
+    servers += sep + Fmt("%.2f", p.value("server_reads_per_call", 0.0)) + " reads, " +
+               Fmt("%.1f", p.value("server_cpu_ns", 0.0) / 1e3) + " us";
+  }
+  auto line = [](const json& f) {
+    if (!f.value("ok", false)) return std::string("no line");
+    return "slope " + Fmt("%.1f", f.value("slope_ns", 0.0) / 1e3) + " +/- " +
+           Fmt("%.1f", f.value("slope_se_ns", 0.0) / 1e3) + " us per read, intercept " +
+           Fmt("%.1f", f.value("intercept_ns", 0.0) / 1e3) + " us";
+  };
+  return std::to_string(I(probe, "connections")) + " connections at " + slots +
+         " calls outstanding, no violation possible, " + std::to_string(I(probe, "runs_per_point")) +
+         " runs of " + Fmt("%.1f", probe.value("seconds", 0.0)) +
+         " s each; per load the runs' median reads and CPU per call, client " + clients +
+         ", server " + servers +
+         "; the least-squares line of CPU per call against reads per call through them: client " +
+         line(probe.value("client_fit", json::object())) + ", server " +
+         line(probe.value("server_fit", json::object())) +
+         "; its slope is a read's CPU. Several loads, because with one call outstanding per "
+         "connection one run's CPU per call can be twice the next one's on the same machine";
+}
+
+// How the threads of the model and of the real runs ran, per point: per
+// call, the socket reads (batches), the times a thread went to sleep and
+// was given a core, and the mean wait for a core per run, at each end;
+// simulated / real (the median of the runs). Empty when no run counted them.
+std::string ThreadRunsTable(const std::vector<const json*>& rows) {
+  std::ostringstream md;
+  bool any = false;
+  for (const json* row : rows) {
+    const json sim = row->value("simulated", json::object());
+    const json runs = row->value("measured_runs", json::array());
+    if (I(sim, "client_runs") <= 0 || runs.empty() || I(runs[0], "client_runs") <= 0) continue;
+    if (!any) {
+      md << "### How the threads ran\n\n"
+            "Per call: socket reads (each a batch), sleeps (a thread blocked with nothing to "
+            "do: the real threads' voluntary context switches), runs (a thread given a core: "
+            "the real threads' schedstat count), and per run the mean wait runnable for a core "
+            "in us (the real threads' schedstat run-queue delay), client receivers and server "
+            "threads, simulated / real (the median of the runs). A model whose threads sleep "
+            "and run more often per call than the real ones reads smaller batches, and at a "
+            "cost per read spends more CPU per call.\n\n"
+            "| point | client reads | client sleeps | client runs | client wait per run | "
+            "server reads | server sleeps | server runs | server wait per run |\n"
+            "|---|---|---|---|---|---|---|---|---|\n";
+      any = true;
+    }
+    auto per_call = [](const json& r, const char* key) {
+      const double calls = static_cast<double>(std::max<int64_t>(1, I(r, "completed")));
+      return static_cast<double>(I(r, key)) / calls;
+    };
+    auto per_run = [](const json& r, const char* wait, const char* runs) {
+      return static_cast<double>(I(r, wait)) / 1e3 /
+             static_cast<double>(std::max<int64_t>(1, I(r, runs)));
+    };
+    auto real_median = [&](auto f) {
+      std::vector<double> v;
+      for (const json& r : runs) v.push_back(f(r));
+      return common::Median(v);
+    };
+    md << "| " << row->value("name", "") << " |";
+    for (const char* end : {"client", "server"}) {
+      const std::string e = end;
+      for (const std::string what : {"_reads", "_sleeps", "_runs"}) {
+        const std::string key = e + what;
+        md << " " << Fmt("%.2f", per_call(sim, key.c_str())) << " / "
+           << Fmt("%.2f", real_median([&](const json& r) { return per_call(r, key.c_str()); }))
+           << " |";
+      }
+      const std::string wait = e + "_wait_ns", n = e + "_runs";
+      md << " " << Fmt("%.0f", per_run(sim, wait.c_str(), n.c_str())) << " / "
+         << Fmt("%.0f", real_median([&](const json& r) {
+              return per_run(r, wait.c_str(), n.c_str());
+            }))
+         << " |";
+    }
+    md << "\n";
+  }
+  if (any) md << "\n";
+  return md.str();
 }
 
 // "526..678 (3 runs)", or the one run's count.
@@ -285,10 +379,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "whatever it holds (the recv, the batch's send, the wakeup and the switches), "
        << Fmt("%.1f", I(c, "client_read_ns") / 1e3) << " us on the client and "
        << Fmt("%.1f", I(c, "server_read_ns") / 1e3)
-       << " us on the server (the read probe: the mode on 2 connections with 1 and with 32 "
-          "calls outstanding on each, no violation possible; each end's CPU per call differed "
-          "by this much per read it took more per call; 0 where the two runs' reads per call "
-          "were too close to tell, or the run with more reads per call spent no more CPU; the "
+       << " us on the server (the read probe: the mode on "
+       << ReadProbeText(c.value("read_probe", nlohmann::json::object()))
+       << "; 0 where the line cannot tell; the "
           "model spends it when a batch's items are done, before the batch's writes: the traced "
           "runs check a call within a few us of the recv that returned it, so little of it "
           "comes first); and per row each end's CPU per "
@@ -534,6 +627,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       md << " " << counts << " |\n";
     }
     md << "\n";
+    md << ThreadRunsTable(rows);
   }
   if (any_ablation) {
     md << "### What each mechanism changes (ablation)\n\n"

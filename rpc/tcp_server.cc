@@ -156,6 +156,10 @@ TcpServerStats TcpServer::stats() const {
   s.bad_streams = bad_streams_;
   s.thread_cpu_ns = thread_cpu_ns_;
   s.reads = reads_;
+  s.sleeps = sleeps_;
+  s.preemptions = preemptions_;
+  s.run_queue_wait_ns = run_queue_wait_ns_;
+  s.runs = runs_;
   s.open_connections = open_;
   s.refused = refused_;
   s.accept_errors = accept_errors_;
@@ -579,6 +583,8 @@ void TcpServer::FlushLoop() {
 
 void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   const uint64_t cpu0 = common::ThreadCpuNs();
+  const common::ThreadSwitches switches0 = common::ThreadSwitchesNow();
+  const common::ThreadSchedStat sched0 = common::ThreadSchedStatNow();
   RecordReader reader(options_.max_record);
   Bytes reply, out;
   const int fd = conn->fd.get();
@@ -754,6 +760,14 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   }
   thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
   reads_ += reads;
+  const common::ThreadSwitches switches1 = common::ThreadSwitchesNow();
+  sleeps_ += switches1.voluntary - switches0.voluntary;
+  preemptions_ += switches1.involuntary - switches0.involuntary;
+  const common::ThreadSchedStat sched1 = common::ThreadSchedStatNow();
+  if (sched0.known && sched1.known) {
+    run_queue_wait_ns_ += sched1.wait_ns - sched0.wait_ns;
+    runs_ += sched1.runs - sched0.runs;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     conns_.erase(conn->index);  // Stop no longer shuts it down

@@ -108,6 +108,14 @@ struct TcpServerStats {
   // The connection threads' recv() calls that returned bytes (with workers 0
   // each read's calls are handled and answered as one batch).
   uint64_t reads = 0;
+  // The connection threads' context switches over the same time
+  // (common::ThreadSwitchesNow): voluntary ones are the times a thread
+  // blocked (on its socket mostly), involuntary ones the times the
+  // scheduler took its core while it could run.
+  uint64_t sleeps = 0, preemptions = 0;
+  // The same threads' time runnable but waiting for a CPU, and the times
+  // they were given one (common::ThreadSchedStatNow; 0 where unknown).
+  uint64_t run_queue_wait_ns = 0, runs = 0;
   uint64_t open_connections = 0;  // now
   uint64_t refused = 0;           // closed at accept: connection cap or out of descriptors
   uint64_t accept_errors = 0;     // accept() failures other than EINTR / ECONNABORTED
@@ -170,7 +178,7 @@ class TcpServer {
   // housekeeping thread as soon as they say so in finished_.
   std::unordered_map<uint32_t, std::thread> threads_;
   std::vector<uint32_t> finished_;
-  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, reads_{0}, open_{0},
+  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, reads_{0}, sleeps_{0}, preemptions_{0}, run_queue_wait_ns_{0}, runs_{0}, open_{0},
       refused_{0}, accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
       send_timeouts_{0};
   // Worker pool (workers > 0).

@@ -387,6 +387,12 @@ json ScenarioResult::ToJson() const {
             {"preemptions", preemptions},
             {"client_reads", client_reads},
             {"server_reads", server_reads},
+            {"client_sleeps", client_sleeps},
+            {"server_sleeps", server_sleeps},
+            {"client_runs", client_runs},
+            {"server_runs", server_runs},
+            {"client_wait_ns", client_wait_ns},
+            {"server_wait_ns", server_wait_ns},
             {"idle_fraction", idle_fraction},
             {"steal_fraction", steal_fraction},
             {"truncated", truncated}};
@@ -438,6 +444,12 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
   SECMODE_RETURN_IF_ERROR(Read(j, "client_reads", r.client_reads));
   SECMODE_RETURN_IF_ERROR(Read(j, "server_reads", r.server_reads));
+  SECMODE_RETURN_IF_ERROR(Read(j, "client_sleeps", r.client_sleeps));
+  SECMODE_RETURN_IF_ERROR(Read(j, "server_sleeps", r.server_sleeps));
+  SECMODE_RETURN_IF_ERROR(Read(j, "client_runs", r.client_runs));
+  SECMODE_RETURN_IF_ERROR(Read(j, "server_runs", r.server_runs));
+  SECMODE_RETURN_IF_ERROR(Read(j, "client_wait_ns", r.client_wait_ns));
+  SECMODE_RETURN_IF_ERROR(Read(j, "server_wait_ns", r.server_wait_ns));
   SECMODE_RETURN_IF_ERROR(Read(j, "idle_fraction", r.idle_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "steal_fraction", r.steal_fraction));
   SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));

@@ -303,6 +303,16 @@ struct ScenarioResult {
   // server's threads. Measured: the recv() calls that returned bytes. 0:
   // unknown or no thread model.
   int64_t client_reads = 0, server_reads = 0;
+  // Thread model with cores: how often the client's receivers and the
+  // server's threads went to sleep (left their core with nothing to do),
+  // how often they were given a core, and how long in all they waited
+  // runnable for one (woken or descheduled, until they ran; a thread woken
+  // onto an idle core does not wait). Measured: the threads' voluntary
+  // context switches (getrusage) and the scheduler's schedstat (times run,
+  // run-queue wait). 0: unknown or no thread model.
+  int64_t client_sleeps = 0, server_sleeps = 0;
+  int64_t client_runs = 0, server_runs = 0;
+  int64_t client_wait_ns = 0, server_wait_ns = 0;
   // Thread model with cores: the share of the cores' time no thread ran
   // (a core paused under a thread counts as busy, as the machine's own
   // accounting counts interrupts and steal). Measured: the machine's idle

@@ -185,6 +185,7 @@ struct SimThread {
   int64_t preempts_since = 0;  // that thread's on_core_since when it was chosen
   int core = -1;              // per-core queues: the core it last ran or waits on
   int64_t off_ns = 0;         // when it last left a core
+  int64_t runnable_since = -1;  // when it began to wait runnable for a core (-1: not)
   // Scenario::pause_per_s: run time left until its core pauses under it
   // (pauses come at that rate per second a core runs a thread, a Poisson
   // process in run time, so each thread can carry its own).
@@ -291,6 +292,13 @@ class Sim {
     busy_ns_ += now_ - t.on_core_since;
     t.st = st;
     t.off_ns = now_;
+    if (st == SimThread::St::kRunnable) {
+      t.runnable_since = now_;
+    } else if (!t.server && ThreadIndex(t) < s_.nconnect) {
+      ++r_.client_sleeps;  // idle or parked: it blocks
+    } else if (t.server) {
+      ++r_.server_sleeps;
+    }
   }
   void Issue(Slot& slot);
   void StartEncode(Slot& slot);
@@ -860,6 +868,7 @@ void Sim::Wake(SimThread& t, int waker) {
       victim = &threads_[static_cast<size_t>(cores_[static_cast<size_t>(t.core)].running)];
       if (victim->st != SimThread::St::kRunning) victim = nullptr;  // still waking
     }
+    t.runnable_since = now_;
     Enqueue(cores_[static_cast<size_t>(t.core)].q, t, true);
   } else {
     if (free_cores_ > 0) {
@@ -867,6 +876,7 @@ void Sim::Wake(SimThread& t, int waker) {
       RunOnIdleCore(t);
       return;
     }
+    t.runnable_since = now_;
     Enqueue(runq_, t, true);
     // The waker, or the thread that has run longest since it got its core.
     if (s_.preempt_victim == PreemptVictim::kWaker) {
@@ -946,6 +956,14 @@ void Sim::Enqueue(std::deque<int>& q, SimThread& t, bool woken) {
 
 // `t` got a core: a fresh time slice.
 void Sim::Run(SimThread& t) {
+  const bool client = !t.server && ThreadIndex(t) < s_.nconnect;
+  if (client || t.server) {
+    ++(client ? r_.client_runs : r_.server_runs);
+    if (t.runnable_since >= 0) {
+      (client ? r_.client_wait_ns : r_.server_wait_ns) += now_ - t.runnable_since;
+    }
+  }
+  t.runnable_since = -1;
   t.st = SimThread::St::kRunning;
   t.preempts = -1;  // a preemption still due for it lands on nothing
   if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);

@@ -187,6 +187,30 @@ std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
   return grid;
 }
 
+nlohmann::json Calibration::ReadProbeJson() const {
+  nlohmann::json points = nlohmann::json::array();
+  for (const ReadProbePoint& p : read_probe) {
+    points.push_back({{"slots", p.slots},
+                      {"client_reads_per_call", p.client_reads},
+                      {"server_reads_per_call", p.server_reads},
+                      {"client_cpu_ns", p.client_cpu_ns},
+                      {"server_cpu_ns", p.server_cpu_ns}});
+  }
+  auto fit = [](const common::LineFit& f) {
+    return nlohmann::json{{"ok", f.ok},
+                          {"points", f.n},
+                          {"slope_ns", f.slope},
+                          {"intercept_ns", f.intercept},
+                          {"slope_se_ns", f.slope_se}};
+  };
+  return {{"connections", kReadProbeConnections},
+          {"runs_per_point", kReadProbeRuns},
+          {"seconds", kReadProbeSeconds},
+          {"points", points},
+          {"client_fit", fit(client_read_fit)},
+          {"server_fit", fit(server_read_fit)}};
+}
+
 nlohmann::json Calibration::ToJson() const {
   nlohmann::json probe_rows = nlohmann::json::array();
   for (const auto& [threads, p] : probes) probe_rows.push_back(p.ToJson());
@@ -237,15 +261,7 @@ nlohmann::json Calibration::ToJson() const {
           {"server_reads_per_call", server_reads_per_call},
           {"client_read_ns", client_read_ns},
           {"server_read_ns", server_read_ns},
-          {"read_probe",
-           {{"connections", kReadProbeConnections},
-            {"slots", {kReadProbeSlots[0], kReadProbeSlots[1]}},
-            {"client_reads_per_call",
-             {read_probe_reads_per_call[0][0], read_probe_reads_per_call[1][0]}},
-            {"server_reads_per_call",
-             {read_probe_reads_per_call[0][1], read_probe_reads_per_call[1][1]}},
-            {"client_cpu_ns", {read_probe_cpu_ns[0][0], read_probe_cpu_ns[1][0]}},
-            {"server_cpu_ns", {read_probe_cpu_ns[0][1], read_probe_cpu_ns[1][1]}}}},
+          {"read_probe", ReadProbeJson()},
           {"slice_ns", slice_ns},
           {"rtt_ns", rtt_ns},
           {"sys_ops_per_s", sys_ops_per_s},
@@ -273,6 +289,11 @@ bool RunAgain(const rpc::LoadReport& r, int attempt) {
 // window is wider than the slots, so no call can fall out of it, with
 // connection 0's sends held `skew_ns` as the point's are; the server is
 // stopped before its threads' CPU time is read.
+// The read probe's CPU per read: the line's slope, 0 where it cannot tell.
+int64_t ReadNs(const common::LineFit& f) {
+  return f.ok && f.slope > 0 ? static_cast<int64_t>(f.slope) : 0;
+}
+
 Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
                                const std::string& family, int connections, int slots,
                                bool per_connection_context, rpc::NfsOp op, uint32_t size,
@@ -524,26 +545,36 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.rtt_ns = std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - sys_ns));
   if (options.thread_model) {
     SECMODE_ASSIGN_OR_RETURN(c.one_call_model_p50_ns, ModelOneCall(c, options));
-    // The CPU of one socket read, at each end: the mode with 1 and with 32
-    // calls outstanding per connection, no violation possible.
-    for (int i = 0; i < 2; ++i) {
-      SECMODE_ASSIGN_OR_RETURN(
-          PerCall p,
-          MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections,
-                         Calibration::kReadProbeSlots[i], false, rpc::NfsOp::kRead, 4096, 0.3));
-      c.read_probe_reads_per_call[i][0] = p.client_reads;
-      c.read_probe_reads_per_call[i][1] = p.server_reads;
-      c.read_probe_cpu_ns[i][0] = p.client_ns;
-      c.read_probe_cpu_ns[i][1] = p.server_ns;
+    // The CPU of one socket read, at each end (Calibration::read_probe).
+    std::vector<double> reads[2], cpu[2];
+    for (int slots : Calibration::kReadProbeSlots) {
+      std::vector<double> run_reads[2], run_cpu[2];
+      for (int run = 0; run < Calibration::kReadProbeRuns; ++run) {
+        SECMODE_ASSIGN_OR_RETURN(
+            PerCall p, MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections, slots,
+                                      false, rpc::NfsOp::kRead, 4096,
+                                      Calibration::kReadProbeSeconds));
+        run_reads[0].push_back(p.client_reads);
+        run_reads[1].push_back(p.server_reads);
+        run_cpu[0].push_back(p.client_ns);
+        run_cpu[1].push_back(p.server_ns);
+      }
+      Calibration::ReadProbePoint point;
+      point.slots = slots;
+      point.client_reads = common::Median(run_reads[0]);
+      point.server_reads = common::Median(run_reads[1]);
+      point.client_cpu_ns = common::Median(run_cpu[0]);
+      point.server_cpu_ns = common::Median(run_cpu[1]);
+      c.read_probe.push_back(point);
+      reads[0].push_back(point.client_reads);
+      reads[1].push_back(point.server_reads);
+      cpu[0].push_back(point.client_cpu_ns);
+      cpu[1].push_back(point.server_cpu_ns);
     }
-    auto per_read = [&](int end) -> int64_t {
-      const double dr = c.read_probe_reads_per_call[0][end] - c.read_probe_reads_per_call[1][end];
-      const double dc = c.read_probe_cpu_ns[0][end] - c.read_probe_cpu_ns[1][end];
-      if (dr < 0.2 || dc <= 0) return 0;  // the two runs cannot tell
-      return static_cast<int64_t>(dc / dr);
-    };
-    c.client_read_ns = per_read(0);
-    c.server_read_ns = per_read(1);
+    c.client_read_fit = common::FitLine(reads[0], cpu[0]);
+    c.server_read_fit = common::FitLine(reads[1], cpu[1]);
+    c.client_read_ns = ReadNs(c.client_read_fit);
+    c.server_read_ns = ReadNs(c.server_read_fit);
   }
   return c;
 }
@@ -765,8 +796,15 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     m.p99_ns = static_cast<int64_t>(r.p99_us * 1e3);
     m.p999_ns = static_cast<int64_t>(r.p999_us * 1e3);
     m.idle_fraction = r.idle_fraction;
+    const rpc::TcpServerStats stats = server.server->stats();
     m.client_reads = static_cast<int64_t>(r.receiver_reads);
-    m.server_reads = static_cast<int64_t>(server.server->stats().reads);
+    m.server_reads = static_cast<int64_t>(stats.reads);
+    m.client_sleeps = static_cast<int64_t>(r.receiver_sleeps);
+    m.server_sleeps = static_cast<int64_t>(stats.sleeps);
+    m.client_runs = static_cast<int64_t>(r.receiver_runs);
+    m.server_runs = static_cast<int64_t>(stats.runs);
+    m.client_wait_ns = static_cast<int64_t>(r.receiver_run_queue_wait_ns);
+    m.server_wait_ns = static_cast<int64_t>(stats.run_queue_wait_ns);
     m.steal_fraction = r.steal_fraction;
     runs.emplace_back(r, m);
   }

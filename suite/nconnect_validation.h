@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stats.h"
 #include "common/status.h"
 #include "harness/modes.h"
 #include "harness/sched_probe.h"
@@ -184,19 +185,30 @@ struct Calibration {
   // client receivers and server threads).
   double client_reads_per_call = 0, server_reads_per_call = 0;
   // Thread model: the CPU of one socket read (the model's client_read_ns
-  // and server_read_ns), from two runs of the mode with no violation
-  // possible that differ in how many calls one read holds (2 connections
-  // with 1 and with 32 calls outstanding on each; they differ in load too):
-  // the
-  // difference of their CPU per call over the difference of their reads
-  // per call, at each end. A point's CPU per call less its reads' CPU is
-  // what the model spends per call. 0 where the two runs could not tell
-  // (their reads per call too close).
+  // and server_read_ns), the read probe: the mode on kReadProbeConnections
+  // connections at each of kReadProbeSlots calls outstanding, no violation
+  // possible, kReadProbeRuns runs each; per slot count the runs' median CPU
+  // per call and reads per call at each end, and the least-squares line of
+  // CPU per call against reads per call through them (common::FitLine):
+  // its slope is the CPU a read costs. A point's CPU per call less its
+  // reads' CPU is what the model spends per call. 0 where the line cannot
+  // tell (no fit, or a slope that is not positive). Several loads, not two:
+  // with one call outstanding per connection the CPU per call of one run
+  // can be twice that of the next on the same machine (two cores that idle
+  // between calls wake in very different ways), so a slope from two runs
+  // moves with that luck.
   int64_t client_read_ns = 0, server_read_ns = 0;
   static constexpr int kReadProbeConnections = 2;
-  static constexpr int kReadProbeSlots[2] = {2, 64};
-  double read_probe_reads_per_call[2][2] = {{0, 0}, {0, 0}};  // [run][client, server]
-  double read_probe_cpu_ns[2][2] = {{0, 0}, {0, 0}};          // per call, same order
+  static constexpr int kReadProbeSlots[] = {2, 4, 8, 16, 32, 64};
+  static constexpr int kReadProbeRuns = 3;
+  static constexpr double kReadProbeSeconds = 0.3;
+  struct ReadProbePoint {
+    int slots = 0;
+    double client_reads = 0, server_reads = 0;    // per call, median of the runs
+    double client_cpu_ns = 0, server_cpu_ns = 0;  // per call, median of the runs
+  };
+  std::vector<ReadProbePoint> read_probe;
+  common::LineFit client_read_fit, server_read_fit;
   // The model without threads (ablation "no thread model"): sys-mode runs
   // give the non-crypto time per call, folded into the server's service time.
   int64_t rtt_ns = 0;        // sys-mode READ, 1 connection, 1 slot: p50 minus sys_ns
@@ -204,6 +216,7 @@ struct Calibration {
   int64_t sys_ns = 0;        // server threads / sys ops/s: non-crypto time per call
   int64_t service_ns = 0;    // sys_ns + client_crypto_ns
   nlohmann::json ToJson() const;
+  nlohmann::json ReadProbeJson() const;
 };
 
 struct ValidationOptions {

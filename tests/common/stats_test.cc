@@ -27,6 +27,36 @@ TEST(StatsTest, SummarizeGivesTheSampleCoefficientOfVariation) {
   EXPECT_EQ(Summarize({}).n, 0u);
 }
 
+TEST(StatsTest, FitLineRecoversAnExactLineAndItsZeroError) {
+  const LineFit f = FitLine({0, 1, 2, 3}, {5, 7, 9, 11});
+  ASSERT_TRUE(f.ok);
+  EXPECT_EQ(f.n, 4u);
+  EXPECT_NEAR(f.slope, 2, 1e-9);
+  EXPECT_NEAR(f.intercept, 5, 1e-9);
+  EXPECT_NEAR(f.slope_se, 0, 1e-6);
+}
+
+TEST(StatsTest, FitLineOfScatteredPointsHasTheLeastSquaresSlopeAndAnError) {
+  // x 0,1,2,3 and y 1,3,2,5: mean x 1.5, mean y 2.75, Sxy = 5.5, Sxx = 5,
+  // slope 1.1, intercept 1.1; residuals -0.1, 0.8, -1.3, 0.6 (RSS 2.7): the
+  // slope's standard error sqrt(RSS / (n - 2) / Sxx) = 0.52 or, with the
+  // RMS error as ALGLIB takes it, sqrt(RSS / n / Sxx) = 0.37.
+  const LineFit f = FitLine({0, 1, 2, 3}, {1, 3, 2, 5});
+  ASSERT_TRUE(f.ok);
+  EXPECT_NEAR(f.slope, 1.1, 1e-9);
+  EXPECT_NEAR(f.intercept, 1.1, 1e-9);
+  EXPECT_GT(f.slope_se, 0.3);
+  EXPECT_LT(f.slope_se, 0.6);
+}
+
+TEST(StatsTest, FitLineRefusesWhatCannotMakeALine) {
+  EXPECT_FALSE(FitLine({1, 2}, {1, 2}).ok);                 // too few points
+  EXPECT_FALSE(FitLine({2, 2, 2}, {1, 2, 3}).ok);           // x does not vary
+  EXPECT_FALSE(FitLine({1, 2, 3}, {1, 2}).ok);              // lengths differ
+  EXPECT_FALSE(FitLine({1, 2, NAN}, {1, 2, 3}).ok);         // not finite
+  EXPECT_FALSE(FitLine({1, 2, 3}, {1, INFINITY, 3}).ok);
+}
+
 TEST(StatsTest, UTestSeparatesDisjointSamplesAtTheExactP) {
   // 5 and 5 values with no overlap: the smallest two-sided p, 2 / C(10, 5).
   auto t = MannWhitneyU({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});

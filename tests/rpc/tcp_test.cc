@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -88,6 +89,44 @@ TEST(TcpLoadTest, EveryModeAndOperationCompletesWithoutErrors) {
     }
   }
   EXPECT_GT(s.nfs.writes_checked(), 0u);
+}
+
+TEST(TcpLoadTest, BothEndsCountTheirThreadsSleepsAndTimesRun) {
+  // The threads' scheduling as the nconnect validation sets it beside the
+  // model: every receiver and server thread blocks on its socket and is
+  // given a CPU again, so both ends count sleeps and runs; with one call
+  // outstanding per connection nearly every call is a read, a sleep and a
+  // run on each side, far more per call than with many outstanding.
+  auto per_call = [](const LoadReport& r, const TcpServerStats& st) {
+    const double calls = static_cast<double>(r.ops);
+    return std::array<double, 4>{static_cast<double>(r.receiver_sleeps) / calls,
+                                 static_cast<double>(r.receiver_runs) / calls,
+                                 static_cast<double>(st.sleeps) / calls,
+                                 static_cast<double>(st.runs) / calls};
+  };
+  std::array<double, 4> few{}, many{};
+  for (int slots : {3, 96}) {
+    Server s(GssServer(WindowPolicy::kDrop, 4096));
+    LoadOptions o = Load(s, "sys");
+    o.slots = slots;
+    auto r = RunLoad(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    s.tcp->Stop();
+    const TcpServerStats st = s.tcp->stats();
+    EXPECT_GT(r->receiver_sleeps, 0u) << slots;
+    EXPECT_GT(st.sleeps, 0u) << slots;
+    if (common::ThreadSchedStatNow().known) {
+      EXPECT_GT(r->receiver_runs, 0u) << slots;
+      EXPECT_GT(st.runs, 0u) << slots;
+      EXPECT_GE(r->receiver_runs, r->receiver_sleeps) << slots;  // a run after every sleep
+    }
+    (slots == 3 ? few : many) = per_call(*r, st);
+  }
+  EXPECT_GT(few[0], 2 * many[0]);
+  EXPECT_GT(few[2], 2 * many[2]);
+  if (common::ThreadSchedStatNow().known) {
+    EXPECT_GT(few[1], 2 * many[1]);
+  }
 }
 
 TEST(TcpLoadTest, ContextPerConnectionCreatesOnePerConnection) {

@@ -721,6 +721,42 @@ TEST(ThreadModelTest, ACostPerReadIsPaidOncePerBatch) {
   EXPECT_GE(r.server_reads, r.completed);
 }
 
+TEST(ThreadModelTest, ThreadsCountTheirSleepsRunsAndWaitsForACore) {
+  // The counts the validation sets beside the real threads' context switches
+  // and schedstat: with a core per thread nobody waits for one; on one core
+  // the same load waits, and longer per run than on two.
+  Scenario s = Threads(16);
+  s.window = 4096;  // no violation
+  s.cores = 0;
+  const ScenarioResult free_cores = SimOk(s);
+  EXPECT_GT(free_cores.client_sleeps, 0);
+  EXPECT_GT(free_cores.server_sleeps, 0);
+  EXPECT_GT(free_cores.client_runs, 0);
+  EXPECT_GT(free_cores.server_runs, 0);
+  EXPECT_EQ(free_cores.client_wait_ns, 0);
+  EXPECT_EQ(free_cores.server_wait_ns, 0);
+  // A thread runs after every sleep but its last, and reads at least once a run.
+  EXPECT_GE(free_cores.client_runs + s.nconnect, free_cores.client_sleeps);
+  EXPECT_GE(free_cores.client_reads, free_cores.client_runs - s.nconnect);
+  auto wait_per_run = [](const ScenarioResult& r) {
+    return static_cast<double>(r.client_wait_ns + r.server_wait_ns) /
+           static_cast<double>(r.client_runs + r.server_runs);
+  };
+  s.cores = 2;
+  const ScenarioResult two = SimOk(s);
+  s.cores = 1;
+  const ScenarioResult one = SimOk(s);
+  EXPECT_GT(two.client_wait_ns + two.server_wait_ns, 0);
+  EXPECT_GT(wait_per_run(one), wait_per_run(two));
+  // The JSON carries them.
+  auto back = ScenarioResultFromJson(one.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->client_sleeps, one.client_sleeps);
+  EXPECT_EQ(back->server_runs, one.server_runs);
+  EXPECT_EQ(back->client_wait_ns, one.client_wait_ns);
+  EXPECT_EQ(back->server_wait_ns, one.server_wait_ns);
+}
+
 TEST(ThreadModelTest, AReadsCpuComesAfterItsItemsAndBeforeItsWrites) {
   // One call per connection, so every batch holds one item: a read's CPU
   // spent before the batch's writes holds the calls the receiver numbered

@@ -82,7 +82,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "e2e[].first_error", "e2e[].stale_replies", "method.cycle_source",
       "nconnect[].assert_goodput", "e2e[].crypto_threads", "e2e[].receiver_cpu_ns",
       "e2e[].idle_fraction", "e2e[].sender_cpu_ns", "e2e[].sender_calls", "e2e[].server",
-      "e2e[].receiver_reads", "e2e[].steal_fraction",
+      "e2e[].receiver_reads", "e2e[].steal_fraction", "e2e[].receiver_sleeps",
+      "e2e[].receiver_preemptions", "e2e[].receiver_run_queue_wait_ns", "e2e[].receiver_runs",
       // repetitions and the longer fingerprint
       "micro[].repetitions_ns[]", "micro[].cv", "micro[].noisy", "machine.compiler_flags",
       "machine.secmode_commit", "machine.secmode_tree", "method.repetitions", "method.warmup_ops",
@@ -104,6 +105,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### How the closed connections were replaced under load",
       "### How contexts were re-created under load",
       "### The model's paths beside the real ones",
+      "### How the threads ran",
       "### What each mechanism changes (ablation)",
       "### Points that disagree, and what their evidence shows",
       "### The collapse: slots against the window",
