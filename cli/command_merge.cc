@@ -1,14 +1,14 @@
-// `secmode merge DIR... --out DIR`: the shards of one nconnect sweep
-// (`secmode nconnect --sweep --shard I/N`, on one machine or many) joined
-// into the run the whole grid makes (suite/nconnect_sweep.h), written and
-// drawn as any run directory.
+// `secmode merge DIR... --out DIR`: the shards of one nconnect sweep or
+// validation (`secmode nconnect --sweep|--validate --shard I/N`, on one
+// machine or many), or one `secmode run` per host, joined into one run
+// directory (suite/merge.h), written and drawn as any run directory.
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
 #include "harness/results.h"
 #include "render/run_dir.h"
-#include "suite/nconnect_sweep.h"
+#include "suite/merge.h"
 
 namespace secmode::cli {
 namespace {
@@ -24,10 +24,14 @@ CLI::App* AddMergeCommand(CLI::App& app) {
   auto args = std::make_shared<MergeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "merge",
-      "Join the shards of one nconnect sweep (`secmode nconnect --sweep --shard I/N` into a "
-      "directory each, on any hosts) into one run directory: the rows in grid order, as the "
-      "unsharded sweep gives them, and each shard's host, simulator speed and wall time");
-  cmd->add_option("DIR", args->shards, "The shards' run directories (or results.json files)")
+      "Join runs made on many machines into one run directory: the shards of one nconnect "
+      "sweep or validation (`secmode nconnect --sweep|--validate --shard I/N`, a directory "
+      "each, on any hosts) into the whole grid, in grid order (a validation's rows each keep "
+      "the host that measured them), or one `secmode run` per host into one report of their "
+      "end-to-end rows side by side (ratios within each host); each shard's or host's "
+      "machine, time and figures are listed");
+  cmd->add_option("DIR", args->shards,
+                  "The shards' or hosts' run directories (or results.json files)")
       ->required();
   cmd->add_option("--out", args->out_dir, "Where to write the merged run")->required();
   cmd->callback([args] {
@@ -37,14 +41,15 @@ CLI::App* AddMergeCommand(CLI::App& app) {
       if (!r.ok()) Fail("merge", r.status());
       shards.push_back(std::move(*r));
     }
-    auto merged = suite::MergeSweepShards(shards);
+    auto merged = suite::MergeRuns(shards);
     if (!merged.ok()) Fail("merge", merged.status());
-    merged->command = CommandLine();
-    auto files = render::WriteRunDirectory(args->out_dir, *merged);
+    merged->results.command = CommandLine();
+    auto files = render::WriteRunDirectory(args->out_dir, merged->results);
     if (!files.ok()) Fail("merge", files.status());
     for (const auto& w : files->warnings) std::cerr << "secmode merge: " << w << "\n";
-    std::cout << "merged " << shards.size() << " shards, " << merged->nconnect.size()
-              << " rows; results:";
+    std::cout << "merged " << shards.size() << " "
+              << (merged->kind == suite::MergeKind::kHostRuns ? "hosts' runs" : "shards") << " ("
+              << suite::MergeKindName(merged->kind) << "), " << merged->rows << " rows; results:";
     for (const auto& f : files->written) std::cout << " " << args->out_dir << "/" << f;
     std::cout << "\n";
   });

@@ -34,7 +34,7 @@ struct NconnectOptions {
   bool sweep = false, recommend = false, quick = false, json = false, validate = false,
        full = false;
   std::string points;  // --validate: a regular expression the point names must match
-  std::string shard;   // --sweep: I/N
+  std::string shard;   // --sweep, --validate: I/N
   std::string out_dir;
   int threads = 0;
   int64_t max_slots = 1024;
@@ -141,9 +141,9 @@ void RunOne(NconnectOptions& o) {
 
 void RunSweepCommand(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
-  suite::SweepShard shard;  // refused before anything is created
+  suite::Shard shard;  // refused before anything is created
   if (!o.shard.empty()) {
-    auto parsed = suite::ParseSweepShard(o.shard);
+    auto parsed = suite::ParseShard(o.shard);
     if (!parsed.ok()) Fail(parsed.status());
     shard = *parsed;
   }
@@ -156,7 +156,7 @@ void RunSweepCommand(NconnectOptions& o) {
   if (!st.ok()) Fail(st);
   harness::RunResults results = NewResults();
   std::cout << "nconnect sweep of " << grid.size() << " scenarios"
-            << (shard.count > 1 ? ", shard " + o.shard : std::string()) << " ..." << std::flush;
+            << (!shard.Whole() ? ", shard " + o.shard : std::string()) << " ..." << std::flush;
   st = suite::RunNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads,
                                results, std::cout, shard);
   std::cout << "\n";
@@ -185,6 +185,21 @@ void RunValidateCommand(NconnectOptions& o) {
       Fail(common::Status::InvalidArgument("--points: no point of the grid matches " + o.points));
     }
   }
+  // The grid a shard is a slice of: the points chosen, numbered in order.
+  const size_t grid_points = grid.size();
+  for (size_t i = 0; i < grid.size(); ++i) grid[i].grid_index = i;
+  suite::Shard shard;
+  if (!o.shard.empty()) {
+    auto parsed = suite::ParseShard(o.shard);
+    if (!parsed.ok()) Fail(parsed.status());
+    shard = *parsed;
+    std::erase_if(grid,
+                  [&](const suite::ValidationPoint& p) { return !shard.Holds(p.grid_index); });
+    if (grid.empty()) {
+      Fail(common::Status::InvalidArgument("--shard " + o.shard + ": holds no point of the " +
+                                           std::to_string(grid_points) + " chosen"));
+    }
+  }
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail(st);
@@ -196,7 +211,17 @@ void RunValidateCommand(NconnectOptions& o) {
   std::cout << "\n";
   // What ran is written even when a point failed.
   for (auto& row : run.JsonRows()) results.nconnect.push_back(std::move(row));
-  if (!run.outcomes.empty()) results.sections["nconnect-validation"] = run.SectionJson();
+  if (!run.outcomes.empty()) {
+    nlohmann::json section = run.SectionJson();
+    // Which grid: what a merge of shards checks they share.
+    section["grid"] = {{"name", o.full ? "wide" : "default"},
+                       {"points", grid_points},
+                       {"filter", o.points},
+                       {"ops", options.ops},
+                       {"runs", options.runs}};
+    if (!shard.Whole()) section["shard"] = shard.ToJson(grid_points);
+    results.sections["nconnect-validation"] = std::move(section);
+  }
   if (!run.status.ok()) {
     results.errors.push_back(
         {{"section", "nconnect-validation"}, {"error", run.status.ToString()}});
@@ -455,9 +480,11 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
                   "timestamp>-<host>)");
   cmd->add_option("--threads", o->threads, "With --sweep: threads (default: all)");
   cmd->add_option("--shard", o->shard,
-                  "With --sweep: run only shard I of N (I/N, 0 <= I < N): the scenarios whose "
-                  "index in the grid leaves remainder I when divided by N; `secmode merge` joins "
-                  "the shards' directories into the whole sweep");
+                  "With --sweep or --validate: run only shard I of N (I/N, 0 <= I < N): the "
+                  "scenarios (points, after --points) whose index in the grid leaves remainder I "
+                  "when divided by N, e.g. one shard per host; `secmode merge` joins the shards' "
+                  "directories into the whole sweep or validation (a validation's rows keep the "
+                  "host that measured them)");
   cmd->add_flag("--recommend", o->recommend,
                 "Print the largest slot count with no violations for these flags and its "
                 "goodput, and the alternatives (per-connection contexts, spread cap, re-encode) "
@@ -481,8 +508,8 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     if (o->sweep + o->recommend + o->validate > 1) {
       Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
     }
-    if (!o->shard.empty() && !o->sweep) {
-      Fail(common::Status::InvalidArgument("--shard: only with --sweep"));
+    if (!o->shard.empty() && !o->sweep && !o->validate) {
+      Fail(common::Status::InvalidArgument("--shard: only with --sweep or --validate"));
     }
     if ((o->full || !o->points.empty()) && !o->validate) {
       Fail(common::Status::InvalidArgument("--full and --points: only with --validate"));

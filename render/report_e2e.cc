@@ -22,6 +22,29 @@ std::string Shape(const nlohmann::json& row) {
          std::to_string(row.value("slots", 0));
 }
 
+namespace {
+
+// Runs of several hosts joined (suite/merge.h): each host's machine; empty
+// for a run of one machine.
+std::string HostsText(const nlohmann::json& section) {
+  if (!section.contains("hosts") || !section["hosts"].is_array()) return "";
+  std::ostringstream md;
+  md << "Joined by `secmode merge` from one run per host: each row was measured on its host "
+        "(client and server both there, on loopback), and its ratio to sys is that host's.\n\n"
+        "| host | CPU | logical CPUs | kernel | OpenSSL | secmode | started | rows |\n"
+        "|---|---|---:|---|---|---|---|---:|\n";
+  for (const auto& h : section["hosts"]) {
+    md << "| " << h.value("host", "") << " | " << h.value("cpu_model", "") << " | "
+       << h.value("logical_cpus", 0) << " | " << h.value("kernel", "") << " | "
+       << h.value("openssl", "") << " | " << h.value("secmode_commit", "").substr(0, 12) << " | "
+       << h.value("started_at", "") << " | " << h.value("rows", 0) << " |\n";
+  }
+  md << "\n";
+  return md.str();
+}
+
+}  // namespace
+
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out) {
   const int connections = section.value("connections", 0);
   const uint32_t window = section.value("window", 0u);
@@ -46,22 +69,31 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
      << section.value("ganesha_seconds", 0.0)
      << " s per row; ratios are to sys on the same server. Ganesha's window drops are not "
         "counted (-).\n\n"
+     << HostsText(section);
+  // Rows joined from one run per host (suite/merge.h) carry their host: a
+  // column then, and each ratio is to sys on the same host.
+  const bool host_column = section.contains("hosts");
+  md << (host_column ? "| host " : "")
      << "| server | mode | op | size | connections x outstanding | crypto | ops/s | MB/s | p50 us "
         "| "
         "p99 us | p99.9 us | ops/s vs sys | window drops | retransmits | errors |\n"
+     << (host_column ? "|---" : "")
      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  std::map<std::string, double> sys_ops;  // "op/size" -> ops/s of sys
+  std::map<std::string, double> sys_ops;  // "host/server/op/size/shape" -> ops/s of sys
   for (const auto& row : r.e2e) {
     const std::string mode = row.value("mode", ""), op = row.value("op", "");
     const uint32_t size = row.value("size", 0u);
     const std::string server = row.value("server", std::string("secmode"));
-    const std::string key = server + "/" + op + "/" + std::to_string(size) + "/" + Shape(row);
+    const std::string host = row.value("host", std::string());
+    const std::string key =
+        host + "/" + server + "/" + op + "/" + std::to_string(size) + "/" + Shape(row);
     const double ops = row.value("ops_per_second", 0.0);
     if (mode == "sys") sys_ops[key] = ops;
     const double ratio = sys_ops.count(key) && sys_ops[key] > 0 ? ops / sys_ops[key] : 0;
     const std::string enctype = row.value("enctype", "");
     const std::string name =
         enctype.empty() ? mode : mode + ":" + enctype + ":" + row.value("engine", "");
+    if (host_column) md << "| " << (host.empty() ? "-" : host) << " ";
     md << "| " << server << " | " << name << " | " << op << " | "
        << (size == 0 ? "-" : SizeLabel(size)) << " | " << Shape(row) << " | "
        << row.value("crypto_threads", "-") << " | " << Fmt("%.0f", ops) << " | "

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -93,8 +94,9 @@ std::string ReadProbeText(const json& probe) {
            Fmt("%.1f", f.value("intercept_ns", 0.0) / 1e3) + " us";
   };
   return std::to_string(I(probe, "connections")) + " connections at " + slots +
-         " calls outstanding, no violation possible, " + std::to_string(I(probe, "runs_per_point")) +
-         " runs of " + Fmt("%.1f", probe.value("seconds", 0.0)) +
+         " calls outstanding, no violation possible, " +
+         std::to_string(I(probe, "runs_per_point")) + " runs of " +
+         Fmt("%.1f", probe.value("seconds", 0.0)) +
          " s each; per load the runs' median reads and CPU per call, client " + clients +
          ", server " + servers +
          "; the least-squares line of CPU per call against reads per call through them: client " +
@@ -102,6 +104,31 @@ std::string ReadProbeText(const json& probe) {
          line(probe.value("server_fit", json::object())) +
          "; its slope is a read's CPU. Several loads, because with one call outstanding per "
          "connection one run's CPU per call can be twice the next one's on the same machine";
+}
+
+// A validation merged from shards (suite/merge.h): which host ran which
+// shard and how many of its points agreed; empty for a run of one machine.
+std::string ShardsText(const json& section) {
+  const json shards = section.value("shards", json::array());
+  if (shards.empty()) return "";
+  std::ostringstream md;
+  md << "This validation ran in " << shards.size()
+     << " shards (`secmode nconnect --validate --shard I/N`), joined by `secmode merge`. Each "
+        "point was measured and simulated on its shard's host, with that host's calibration "
+        "(each row's own in results.json); the calibration described above is shard 0's.\n\n"
+        "| shard | host | CPU | started | points | agree | wall s |\n"
+        "|---:|---|---|---|---:|---:|---:|\n";
+  for (const json& sh : shards) {
+    md << "| " << I(sh, "index") << " | " << sh.value("host", "") << " | "
+       << sh.value("cpu_model", "") << " | " << sh.value("started_at", "") << " | "
+       << I(sh, "points") << " | " << I(sh, "agree") << " | "
+       << (sh.contains("wall_seconds") && sh["wall_seconds"].is_number()
+               ? Fmt("%.0f", sh["wall_seconds"].get<double>())
+               : std::string("-"))
+       << " |\n";
+  }
+  md << "\n";
+  return md.str();
 }
 
 // How the threads of the model and of the real runs ran, per point: per
@@ -153,9 +180,8 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
       }
       const std::string wait = e + "_wait_ns", n = e + "_runs";
       md << " " << Fmt("%.0f", per_run(sim, wait.c_str(), n.c_str())) << " / "
-         << Fmt("%.0f", real_median([&](const json& r) {
-              return per_run(r, wait.c_str(), n.c_str());
-            }))
+         << Fmt("%.0f",
+                real_median([&](const json& r) { return per_run(r, wait.c_str(), n.c_str()); }))
          << " |";
     }
     md << "\n";
@@ -438,9 +464,15 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << " no-violation run(s) again.";
   }
   md << "\n\n";
-  md << "| nconnect | slots | window | reaction | I/O | skew ms | violations sim | violations "
+  md << ShardsText(section);
+  // Rows merged from shards of many hosts carry their host: a column then.
+  std::set<std::string> hosts;
+  for (const json* row : rows) hosts.insert(row->value("host", std::string()));
+  const bool host_column = hosts.size() > 1;
+  md << (host_column ? "| host " : "")
+     << "| nconnect | slots | window | reaction | I/O | skew ms | violations sim | violations "
         "measured | ops/s sim | ops/s measured (median run) | verdict |\n"
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
+     << (host_column ? "|---" : "") << "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
   int agree = 0;
   for (const json* row : rows) {
     const json s = row->value("scenario", json::object());
@@ -448,6 +480,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     const json meas = row->value("measured", json::object());
     const std::string verdict = Verdict(*row);
     agree += verdict == "agree" ? 1 : 0;
+    if (host_column) md << "| " << row->value("host", std::string("-")) << " ";
     md << "| " << I(s, "nconnect") << " | " << I(s, "slots") << " | " << I(s, "window") << " | "
        << s.value("reaction", "") << " | " << I(s, "io_size") << " " << s.value("op", "") << " | "
        << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | " << I(sim, "violations") << " | "

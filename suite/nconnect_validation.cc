@@ -146,6 +146,7 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
       "model zero is not structural: a slot's next call is numbered by the receiver thread of "
       "whichever connection answered, so a context's calls come from several threads and can "
       "overtake a held one; reported, not asserted");
+  for (size_t i = 0; i < grid.size(); ++i) grid[i].grid_index = i;
   return grid;
 }
 
@@ -184,6 +185,7 @@ std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
       grid.push_back(std::move(p));
     }
   }
+  for (size_t i = 0; i < grid.size(); ++i) grid[i].grid_index = i;
   return grid;
 }
 
@@ -203,12 +205,9 @@ nlohmann::json Calibration::ReadProbeJson() const {
                           {"intercept_ns", f.intercept},
                           {"slope_se_ns", f.slope_se}};
   };
-  return {{"connections", kReadProbeConnections},
-          {"runs_per_point", kReadProbeRuns},
-          {"seconds", kReadProbeSeconds},
-          {"points", points},
-          {"client_fit", fit(client_read_fit)},
-          {"server_fit", fit(server_read_fit)}};
+  return {{"connections", kReadProbeConnections}, {"runs_per_point", kReadProbeRuns},
+          {"seconds", kReadProbeSeconds},         {"points", points},
+          {"client_fit", fit(client_read_fit)},   {"server_fit", fit(server_read_fit)}};
 }
 
 nlohmann::json Calibration::ToJson() const {
@@ -551,9 +550,9 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
       std::vector<double> run_reads[2], run_cpu[2];
       for (int run = 0; run < Calibration::kReadProbeRuns; ++run) {
         SECMODE_ASSIGN_OR_RETURN(
-            PerCall p, MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections, slots,
-                                      false, rpc::NfsOp::kRead, 4096,
-                                      Calibration::kReadProbeSeconds));
+            PerCall p,
+            MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections, slots, false,
+                           rpc::NfsOp::kRead, 4096, Calibration::kReadProbeSeconds));
         run_reads[0].push_back(p.client_reads);
         run_reads[1].push_back(p.server_reads);
         run_cpu[0].push_back(p.client_ns);
@@ -1046,6 +1045,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
     rows.push_back(
         {{"kind", "validation"},
          {"name", o.point.name},
+         {"grid_index", o.point.grid_index},
          {"asserted", o.point.asserted},
          {"assert_goodput", o.point.assert_goodput},
          {"note", o.point.note},

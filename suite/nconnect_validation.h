@@ -50,6 +50,10 @@ namespace secmode::suite {
 // agreement on them. The others are reported only, with `note` saying why.
 struct ValidationPoint {
   std::string name;
+  // Its place in the grid it was chosen from (after --points): a shard
+  // (suite/shard.h) runs the points whose index it holds, and the row
+  // carries it ("grid_index") for suite/merge.h.
+  size_t grid_index = 0;
   sim::Scenario scenario;
   bool asserted = true;
   bool assert_goodput = true;  // only with `asserted`
@@ -277,8 +281,8 @@ struct ValidationOutcome {
   // Real runs made again (kCalmSteal): of the point's runs, and of its
   // no-violation run.
   int rerun_measured = 0, rerun_calibration = 0;
-  Calibration calibration;                         // the run's, with this point's sys-mode run
-  std::string diagnosis;                           // empty when the point agrees; else Diagnose()
+  Calibration calibration;  // the run's, with this point's sys-mode run
+  std::string diagnosis;    // empty when the point agrees; else Diagnose()
   // The simulator failed on this point's scenario (e.g. "no events left":
   // a model deadlock) or on one of its ablation variants: the point is kept,
   // with the error, instead of failing the whole section; with the main

@@ -20,7 +20,7 @@ if(NOT rc EQUAL 0)
 endif()
 expect_run(2 "shard 2/3 is missing" ${SECMODE} merge ${WORK}/shard0 ${WORK}/shard1 --out
            ${WORK}/partial)
-expect_run(0 "merged 3 shards, 36 rows" ${SECMODE} merge ${WORK}/shard2 ${WORK}/shard0
+expect_run(0 "merged 3 shards (nconnect sweep shards), 36 rows" ${SECMODE} merge ${WORK}/shard2 ${WORK}/shard0
            ${WORK}/shard1 --out ${WORK}/merged)
 file(READ ${WORK}/whole/results.json whole)
 file(READ ${WORK}/merged/results.json merged)
@@ -34,7 +34,7 @@ foreach(f report.md results.json)
     message(FATAL_ERROR "secmode merge wrote no ${f}")
   endif()
 endforeach()
-expect_run(2 "--shard: only with --sweep" ${SECMODE} nconnect --shard 0/2)
+expect_run(2 "--shard: only with --sweep or --validate" ${SECMODE} nconnect --shard 0/2)
 expect_run(2 "needs 0 <= I < N" ${SECMODE} ${sweep} --shard 3/3 --out ${WORK}/bad)
 if(EXISTS ${WORK}/bad)
   message(FATAL_ERROR "a refused shard created its output directory")

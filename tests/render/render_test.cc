@@ -166,6 +166,53 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
   EXPECT_EQ(md.find("### The collapse"), std::string::npos) << md;
 }
 
+TEST(RenderTest, MergedShardsAndHostsAreSaidAndEachRowCarriesItsHost) {
+  // A validation joined from shards of two hosts, and e2e rows of two hosts
+  // (suite/merge.h): a host column in both tables, the shards and hosts
+  // listed, and each e2e ratio taken to sys on the same host.
+  harness::RunResults r = Sample();
+  auto row = [](const char* name, const char* host) {
+    return json{{"kind", "validation"},
+                {"name", name},
+                {"host", host},
+                {"asserted", false},
+                {"scenario", json::object()},
+                {"simulated", json::object()},
+                {"measured", json::object()},
+                {"violations_agree", true},
+                {"goodput_agree", true}};
+  };
+  r.nconnect = {row("a", "alpha"), row("b", "beta")};
+  r.sections["nconnect-validation"] = {
+      {"mode", "krb5p"},
+      {"calibration", json::object()},
+      {"shards",
+       {{{"index", 0}, {"host", "alpha"}, {"cpu_model", "A"}, {"points", 1}, {"agree", 1}},
+        {{"index", 1}, {"host", "beta"}, {"cpu_model", "B"}, {"points", 1}, {"agree", 1}}}}};
+  json beta_sys = r.e2e[0], beta_p = r.e2e[1];
+  for (json* e : {&r.e2e[0], &r.e2e[1]}) (*e)["host"] = "alpha";
+  beta_sys["host"] = beta_p["host"] = "beta";
+  beta_sys["ops_per_second"] = 2000.0;
+  beta_p["ops_per_second"] = 1600.0;
+  r.e2e.push_back(beta_sys);
+  r.e2e.push_back(beta_p);
+  r.sections["e2e"]["hosts"] = {{{"host", "alpha"}, {"cpu_model", "A"}, {"rows", 2}},
+                                {{"host", "beta"}, {"cpu_model", "B"}, {"rows", 2}}};
+  auto rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  const std::string md = rendered->report_md;
+  EXPECT_NE(md.find("This validation ran in 2 shards"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | beta | B |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| host | nconnect |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| beta | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Joined by `secmode merge` from one run per host"), std::string::npos) << md;
+  EXPECT_NE(md.find("| host | server | mode |"), std::string::npos) << md;
+  // alpha: 250 / 1000; beta: 1600 / 2000, never 1600 / 1000.
+  EXPECT_NE(md.find("| 0.25 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0.80 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| 1.60 |"), std::string::npos) << md;
+}
+
 TEST(RenderTest, CollapsePlotDrawsTheSharedNoSkewSeries) {
   harness::RunResults r = Sample();
   auto row = [](int64_t slots, double sim_ops, double real_ops) {
