@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <ctime>

@@ -38,12 +38,19 @@ json ToJson(const RunResults& r) {
   const auto& m = r.machine;
   json doc;
   doc["schema"] = kResultsSchema;
-  doc["machine"] = {
-      {"cpu_model", m.cpu_model}, {"logical_cpus", m.logical_cpus}, {"cpu_flags", m.cpu_flags},
-      {"kernel", m.kernel},       {"hostname", m.hostname},         {"openssl", m.openssl},
-      {"krb5", m.krb5},           {"compiler", m.compiler},         {"build_type", m.build_type},
-      {"tsc_ghz", m.tsc_ghz},     {"compiler_flags", m.compiler_flags},
-      {"secmode_commit", m.secmode_commit}, {"secmode_tree", m.secmode_tree}};
+  doc["machine"] = {{"cpu_model", m.cpu_model},
+                    {"logical_cpus", m.logical_cpus},
+                    {"cpu_flags", m.cpu_flags},
+                    {"kernel", m.kernel},
+                    {"hostname", m.hostname},
+                    {"openssl", m.openssl},
+                    {"krb5", m.krb5},
+                    {"compiler", m.compiler},
+                    {"build_type", m.build_type},
+                    {"tsc_ghz", m.tsc_ghz},
+                    {"compiler_flags", m.compiler_flags},
+                    {"secmode_commit", m.secmode_commit},
+                    {"secmode_tree", m.secmode_tree}};
   json libraries = json::object();
   for (const auto& [name, version] : m.libraries) libraries[name] = version;
   doc["machine"]["libraries"] = std::move(libraries);

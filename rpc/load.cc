@@ -288,7 +288,8 @@ class Runner {
   double deadline_seconds_ = 0;
   Status failure_;  // guarded by err_mu_
   std::atomic<uint64_t> measure_start_{~0ull}, measure_end_{~0ull};
-  std::atomic<uint64_t> receiver_cpu_ns_{0}, receiver_reads_{0}, receiver_sleeps_{0}, receiver_preemptions_{0}, receiver_wait_ns_{0}, receiver_runs_{0}, sender_cpu_ns_{0},
+  std::atomic<uint64_t> receiver_cpu_ns_{0}, receiver_reads_{0}, receiver_sleeps_{0},
+      receiver_preemptions_{0}, receiver_wait_ns_{0}, receiver_runs_{0}, sender_cpu_ns_{0},
       sender_calls_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
       reencodes_{0}, stale_{0}, errors_{0};

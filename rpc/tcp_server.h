@@ -178,9 +178,9 @@ class TcpServer {
   // housekeeping thread as soon as they say so in finished_.
   std::unordered_map<uint32_t, std::thread> threads_;
   std::vector<uint32_t> finished_;
-  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, reads_{0}, sleeps_{0}, preemptions_{0}, run_queue_wait_ns_{0}, runs_{0}, open_{0},
-      refused_{0}, accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
-      send_timeouts_{0};
+  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, reads_{0}, sleeps_{0},
+      preemptions_{0}, run_queue_wait_ns_{0}, runs_{0}, open_{0}, refused_{0}, accept_errors_{0},
+      thread_failures_{0}, idle_closed_{0}, record_timeouts_{0}, send_timeouts_{0};
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;

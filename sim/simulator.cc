@@ -182,9 +182,9 @@ struct SimThread {
   uint32_t wake = 0;
   bool queued_woken = false;  // Scenario::woken_first_share: it waits as a woken thread
   int preempts = -1;
-  int64_t preempts_since = 0;  // that thread's on_core_since when it was chosen
-  int core = -1;              // per-core queues: the core it last ran or waits on
-  int64_t off_ns = 0;         // when it last left a core
+  int64_t preempts_since = 0;   // that thread's on_core_since when it was chosen
+  int core = -1;                // per-core queues: the core it last ran or waits on
+  int64_t off_ns = 0;           // when it last left a core
   int64_t runnable_since = -1;  // when it began to wait runnable for a core (-1: not)
   // Scenario::pause_per_s: run time left until its core pauses under it
   // (pauses come at that rate per second a core runs a thread, a Poisson

@@ -28,7 +28,7 @@ TEST(ThreadAccountsTest, ASleepIsAVoluntarySwitchAndARunOfTheThreadOwn) {
   EXPECT_GE(after.voluntary - before.voluntary, 5u);
   if (!sched_before.known) GTEST_SKIP() << "no /proc/thread-self/schedstat on this kernel";
   ASSERT_TRUE(sched_after.known);
-  EXPECT_GE(sched_after.runs - sched_before.runs, 5u);  // on a CPU again after each sleep
+  EXPECT_GE(sched_after.runs - sched_before.runs, 5u);            // on a CPU again after each sleep
   EXPECT_GE(sched_after.run_ns - sched_before.run_ns, 2000000u);  // the spin's CPU at least
   EXPECT_GE(sched_after.wait_ns, sched_before.wait_ns);
 }

@@ -50,10 +50,10 @@ TEST(StatsTest, FitLineOfScatteredPointsHasTheLeastSquaresSlopeAndAnError) {
 }
 
 TEST(StatsTest, FitLineRefusesWhatCannotMakeALine) {
-  EXPECT_FALSE(FitLine({1, 2}, {1, 2}).ok);                 // too few points
-  EXPECT_FALSE(FitLine({2, 2, 2}, {1, 2, 3}).ok);           // x does not vary
-  EXPECT_FALSE(FitLine({1, 2, 3}, {1, 2}).ok);              // lengths differ
-  EXPECT_FALSE(FitLine({1, 2, NAN}, {1, 2, 3}).ok);         // not finite
+  EXPECT_FALSE(FitLine({1, 2}, {1, 2}).ok);          // too few points
+  EXPECT_FALSE(FitLine({2, 2, 2}, {1, 2, 3}).ok);    // x does not vary
+  EXPECT_FALSE(FitLine({1, 2, 3}, {1, 2}).ok);       // lengths differ
+  EXPECT_FALSE(FitLine({1, 2, NAN}, {1, 2, 3}).ok);  // not finite
   EXPECT_FALSE(FitLine({1, 2, 3}, {1, INFINITY, 3}).ok);
 }
 
