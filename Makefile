@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make run    install what is missing, build (release), run the default suite
 #   make test   install what is missing, build release and asan+ubsan, run every test
-# Other targets: deps, build, build-asan, quick, readme, format, clean, and fuzzing
+# Other targets: deps, build, build-asan, quick, readme, profile, format, clean, and fuzzing
 # (tests/fuzz/README.md): fuzz, fuzz-corpus, fuzz-coverage.
 
 SHELL := /bin/bash
@@ -16,7 +16,7 @@ PACKAGES := cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config \
 
 JOBS ?= $(shell nproc)
 
-.PHONY: run test deps build build-asan quick readme format clean fuzz fuzz-corpus fuzz-coverage
+.PHONY: run test deps build build-asan quick readme profile format clean fuzz fuzz-corpus fuzz-coverage
 
 deps:
 	@bash tools/install-deps.sh $(PACKAGES)
@@ -38,6 +38,13 @@ quick: build
 # README.md's headline table, drawn from the newest results/reference/ run.
 readme: build
 	@cmake -DSECMODE=build/release/cli/secmode -DROOT=$(CURDIR) -DMODE=write -P tools/readme-headline.cmake
+
+# Where the CPU goes on the small-message path and on an end-to-end GETATTR,
+# by category (perf cpu-clock samples): build/profile/profile.md
+# (tools/profile.sh; PROFILE_SECONDS per part, default 3).
+profile: build
+	@bash tools/install-deps.sh linux-perf
+	@bash tools/profile.sh
 
 test: build build-asan
 	@ctest --preset release -j $(JOBS)

@@ -51,7 +51,9 @@ harness::LocalRpcServer StartLocalIfAsked(const std::string& command, const Clie
   so.engine = engine;
   so.window = f.window;
   so.policy = *policy;
-  auto s = harness::StartLocalRpcServer(env, kerberos, so);
+  rpc::TcpServerOptions tcp;
+  tcp.thread_scheduling = true;  // in-process: its threads' sleeps and waits are reported
+  auto s = harness::StartLocalRpcServer(env, kerberos, so, tcp);
   if (!s.ok()) Fail(command, s.status());
   return std::move(s).value();
 }

@@ -54,6 +54,40 @@ ThreadSchedStat ThreadSchedStatNow() {
   return s;
 }
 
+ThreadUsageMeter::ThreadUsageMeter(bool scheduling)
+    : scheduling_(scheduling),
+      cpu0_(ThreadCpuNs()),
+      switches0_(scheduling ? ThreadSwitchesNow() : ThreadSwitches{}),
+      sched0_(scheduling ? ThreadSchedStatNow() : ThreadSchedStat{}) {}
+
+ThreadUsage ThreadUsageMeter::Elapsed() const {
+  ThreadUsage u;
+  u.cpu_ns = ThreadCpuNs() - cpu0_;
+  if (!scheduling_) return u;
+  const ThreadSwitches switches = ThreadSwitchesNow();
+  u.sleeps = switches.voluntary - switches0_.voluntary;
+  u.preemptions = switches.involuntary - switches0_.involuntary;
+  const ThreadSchedStat sched = ThreadSchedStatNow();
+  if (sched0_.known && sched.known) {
+    u.run_queue_wait_ns = sched.wait_ns - sched0_.wait_ns;
+    u.runs = sched.runs - sched0_.runs;
+  }
+  return u;
+}
+
+void ThreadUsageTotal::Add(const ThreadUsage& u) {
+  cpu_ns_ += u.cpu_ns;
+  sleeps_ += u.sleeps;
+  preemptions_ += u.preemptions;
+  run_queue_wait_ns_ += u.run_queue_wait_ns;
+  runs_ += u.runs;
+}
+
+ThreadUsage ThreadUsageTotal::Get() const {
+  return {cpu_ns_.load(), sleeps_.load(), preemptions_.load(), run_queue_wait_ns_.load(),
+          runs_.load()};
+}
+
 uint64_t ProcessCpuNs() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);

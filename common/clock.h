@@ -5,6 +5,7 @@
 #ifndef SECMODE_COMMON_CLOCK_H_
 #define SECMODE_COMMON_CLOCK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -33,6 +34,37 @@ struct ThreadSchedStat {
   uint64_t run_ns = 0, wait_ns = 0, runs = 0;
 };
 ThreadSchedStat ThreadSchedStatNow();
+
+// What a thread used from a ThreadUsageMeter's start until Elapsed(): its
+// CPU time, its sleeps (voluntary context switches) and preemptions
+// (involuntary ones), and from schedstat the time it waited runnable for a
+// CPU and how many times it was given one (both 0 where schedstat is
+// unknown).
+struct ThreadUsage {
+  uint64_t cpu_ns = 0, sleeps = 0, preemptions = 0, run_queue_wait_ns = 0, runs = 0;
+};
+// Made and read on the thread it measures. Without `scheduling` it counts
+// CPU time only (no getrusage, no file opened: sleeps and the rest stay 0).
+class ThreadUsageMeter {
+ public:
+  explicit ThreadUsageMeter(bool scheduling = true);
+  ThreadUsage Elapsed() const;
+
+ private:
+  bool scheduling_;
+  uint64_t cpu0_;
+  ThreadSwitches switches0_;
+  ThreadSchedStat sched0_;
+};
+// The usage of many threads summed; Add and Get from any thread.
+class ThreadUsageTotal {
+ public:
+  void Add(const ThreadUsage& u);
+  ThreadUsage Get() const;
+
+ private:
+  std::atomic<uint64_t> cpu_ns_{0}, sleeps_{0}, preemptions_{0}, run_queue_wait_ns_{0}, runs_{0};
+};
 // CPU time of the whole process, all its threads (CLOCK_PROCESS_CPUTIME_ID).
 uint64_t ProcessCpuNs();
 // TSC ticks, or NowNs() where there is no invariant TSC.

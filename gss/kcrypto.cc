@@ -234,13 +234,19 @@ Status UsageKeys::InitWithKeys(const EnctypeProfile& profile, ByteView ke, ByteV
   profile_ = profile;
   if (!enc_) enc_.reset(EVP_CIPHER_CTX_new());
   if (!dec_) dec_.reset(EVP_CIPHER_CTX_new());
-  if (!enc_ || !dec_) return OpenSslError("EVP_CIPHER_CTX_new");
+  if (!ecb_dec_) ecb_dec_.reset(EVP_CIPHER_CTX_new());
+  if (!enc_ || !dec_ || !ecb_dec_) return OpenSslError("EVP_CIPHER_CTX_new");
   const uint8_t zero_iv[kAesBlock] = {};
+  const EVP_CIPHER* ecb = profile.key_size == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
   bool ok = EVP_EncryptInit_ex(enc_.get(), profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
             EVP_CIPHER_CTX_set_padding(enc_.get(), 0) == 1 &&
             EVP_DecryptInit_ex(dec_.get(), profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
-            EVP_CIPHER_CTX_set_padding(dec_.get(), 0) == 1;
+            EVP_CIPHER_CTX_set_padding(dec_.get(), 0) == 1 &&
+            EVP_DecryptInit_ex(ecb_dec_.get(), ecb, nullptr, ke.data(), nullptr) == 1 &&
+            EVP_CIPHER_CTX_set_padding(ecb_dec_.get(), 0) == 1;
   if (!ok) return OpenSslError("AES-CBC key setup");
+  std::memset(enc_chain_, 0, kAesBlock);
+  std::memset(dec_chain_, 0, kAesBlock);
   SECMODE_RETURN_IF_ERROR(ki_.Init(profile.hash, ki));
   SECMODE_RETURN_IF_ERROR(kc_.Init(profile.hash, kc));
   return Status::Ok();
@@ -257,46 +263,69 @@ Status UsageKeys::CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, ui
   return Status::Ok();
 }
 
-// RFC 3962 section 5 / RFC 8009 section 5 encryption, in place.
+Status UsageKeys::Rechain() {
+  const uint8_t zero_iv[kAesBlock] = {};
+  std::memset(enc_chain_, 0, kAesBlock);
+  std::memset(dec_chain_, 0, kAesBlock);
+  if (EVP_EncryptInit_ex(enc_.get(), nullptr, nullptr, nullptr, zero_iv) != 1 ||
+      EVP_DecryptInit_ex(dec_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
+    return OpenSslError("AES-CBC IV reset");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+void XorBlock(uint8_t* a, const uint8_t* b) {
+  for (size_t i = 0; i < kAesBlock; ++i) a[i] ^= b[i];
+}
+
+}  // namespace
+
+// RFC 3962 section 5 / RFC 8009 section 5 encryption, in place: CBC with a
+// zero IV over confounder | plaintext zero-padded to whole blocks, then
+// CTS: the last two ciphertext blocks swapped and the padding's share of
+// the (now last) one dropped.
 Status UsageKeys::EncryptInPlace(uint8_t* buf, size_t n, size_t capacity, uint8_t* tag) {
   if (!enc_) return Status::Internal("UsageKeys used before Init");
   if (n < kAesBlock) {
     return Status::InvalidArgument("CTS input is " + std::to_string(n) + " bytes, need >= 16");
   }
   const size_t blocks = (n + kAesBlock - 1) / kAesBlock;
-  if (capacity < blocks * kAesBlock || n > (size_t{1} << 31) - 64) {
+  const size_t total = blocks * kAesBlock;
+  if (capacity < total || n > (size_t{1} << 31) - 64) {
     return Status::InvalidArgument("encryption buffer too small or message too large");
   }
-  const uint8_t zero_iv[kAesBlock] = {};
-  // Reset the chaining value; the key schedule is kept (no allocation).
-  if (EVP_EncryptInit_ex(enc_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
-    return OpenSslError("AES-CBC IV reset");
-  }
+  std::memset(buf + n, 0, total - n);
   const bool mac_plain = !profile_.rfc8009;  // 3962: HMAC(Ki, plaintext)
+  const uint8_t zero_iv[kAesBlock] = {};
   ki_.Start();
   if (!mac_plain) ki_.Update(zero_iv, kAesBlock);  // 8009: HMAC(Ki, IV | C)
-  // Blocks before the last two are plain CBC; HMAC and encrypt chunk by chunk.
+  // The blocks before the last two are final once encrypted; the last two
+  // are swapped afterwards.
   const size_t head = blocks >= 2 ? (blocks - 2) * kAesBlock : 0;
-  for (size_t off = 0; off < head; off += kChunk) {
-    size_t len = std::min(kChunk, head - off);
-    if (mac_plain) ki_.Update(buf + off, len);
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_.get(), buf + off, len, buf + off, "AES-CBC encrypt"));
-    if (!mac_plain) ki_.Update(buf + off, len);
+  // In pieces of kChunk so HMAC and AES touch the same bytes while they are
+  // in cache; a small message is one piece, one CBC call.
+  for (size_t off = 0; off < total; off += kChunk) {
+    const size_t len = std::min(kChunk, total - off);
+    if (mac_plain) ki_.Update(buf + off, std::min(len, n - off));
+    if (off == 0) XorBlock(buf, enc_chain_);  // the chain starts as from a zero IV
+    Status st = CbcUpdate(enc_.get(), buf + off, len, buf + off, "AES-CBC encrypt");
+    if (!st.ok()) {
+      (void)Rechain();
+      return st;
+    }
+    if (!mac_plain && off < head) ki_.Update(buf + off, std::min(len, head - off));
   }
+  std::memcpy(enc_chain_, buf + total - kAesBlock, kAesBlock);
   uint8_t* tail = buf + head;
   const size_t tail_len = n - head;  // 16 (one block) or 17..32
-  if (mac_plain) ki_.Update(tail, tail_len);
-  if (blocks == 1) {
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_.get(), tail, kAesBlock, tail, "AES-CBC encrypt"));
-  } else {
-    // CTS: encrypt P(m-1) and the zero-padded P(m) in CBC, then emit
-    // C(m) = E(padded P(m)) first and the leading d bytes of E(P(m-1)) last.
-    std::memset(buf + n, 0, blocks * kAesBlock - n);
-    uint8_t two[2 * kAesBlock];
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(enc_.get(), tail, 2 * kAesBlock, two, "AES-CBC encrypt"));
-    const size_t d = tail_len - kAesBlock;
-    std::memcpy(tail, two + kAesBlock, kAesBlock);
-    std::memcpy(tail + kAesBlock, two, d);
+  if (blocks >= 2) {
+    // C(m) = E(padded P(m)) first, then the leading d bytes of E(P(m-1)).
+    uint8_t prev[kAesBlock];
+    std::memcpy(prev, tail, kAesBlock);
+    std::memcpy(tail, tail + kAesBlock, kAesBlock);
+    std::memcpy(tail + kAesBlock, prev, tail_len - kAesBlock);
   }
   if (!mac_plain) ki_.Update(tail, tail_len);
   uint8_t full[SHA384_DIGEST_LENGTH];
@@ -321,56 +350,74 @@ Status UsageKeys::Decrypt(ByteView in, uint8_t* confounder, uint8_t* rest) {
   const uint8_t zero_iv[kAesBlock] = {};
   // Plaintext byte i goes to confounder[i] for i < 16, else rest[i - 16].
   auto out_at = [&](size_t i) { return i < kAesBlock ? confounder + i : rest + (i - kAesBlock); };
+  auto failed = [&](Status st) {
+    (void)Rechain();
+    return st;
+  };
 
   ki_.Start();
   if (!mac_plain) {
     ki_.Update(zero_iv, kAesBlock);
     ki_.Update(c, n);
   }
+  // CTS: the ciphertext's last two blocks are C(m) (whole) and the first
+  // d bytes of E(P(m-1)). X = D(C(m)) = padded P(m) xor E(P(m-1)) gives the
+  // rest of E(P(m-1)), which CBC-decrypts after C(m-2) to P(m-1); and
+  // P(m) = X[0..d) xor the d bytes. So the CBC input is the head's blocks
+  // then e = E(P(m-1)): blocks - 1 of them (one block without stealing).
   const size_t head = blocks >= 2 ? (blocks - 2) * kAesBlock : 0;
-  uint8_t x[kAesBlock];  // D(C(m-1)) when stealing
   const size_t d = n - (blocks - 1) * kAesBlock;
+  uint8_t e[kAesBlock], pm[kAesBlock];
   if (blocks >= 2) {
-    // X = D(Ke, C(m-1)) = padded P(m) xor E(P(m-1)): decrypt it first with a
-    // zero IV, then restart the chain for the head.
-    if (EVP_DecryptInit_ex(dec_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
-      return OpenSslError("AES-CBC IV reset");
-    }
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c + head, kAesBlock, x, "AES-CBC decrypt"));
-  }
-  if (EVP_DecryptInit_ex(dec_.get(), nullptr, nullptr, nullptr, zero_iv) != 1) {
-    return OpenSslError("AES-CBC IV reset");
-  }
-  if (head > 0) {
-    // First block to the confounder, then the rest of the head in chunks.
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c, kAesBlock, confounder, "AES-CBC decrypt"));
-    if (mac_plain) ki_.Update(confounder, kAesBlock);
-    for (size_t off = kAesBlock; off < head; off += kChunk) {
-      size_t len = std::min(kChunk, head - off);
-      uint8_t* out = out_at(off);
-      SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c + off, len, out, "AES-CBC decrypt"));
-      if (mac_plain) ki_.Update(out, len);
-    }
-  }
-  uint8_t last[2 * kAesBlock];  // P(m-1) | P(m), contiguous for the MAC
-  if (blocks == 1) {
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), c, kAesBlock, last, "AES-CBC decrypt"));
-  } else {
-    // E(P(m-1)) = C(m) | X[d..16); CBC-decrypting it continues the chain
-    // from C(m-2), giving P(m-1). P(m) = X[0..d) xor C(m).
-    uint8_t e[kAesBlock];
+    uint8_t x[kAesBlock];
+    SECMODE_RETURN_IF_ERROR(CbcUpdate(ecb_dec_.get(), c + head, kAesBlock, x, "AES-ECB decrypt"));
     const uint8_t* cm = c + head + kAesBlock;
     std::memcpy(e, cm, d);
     std::memcpy(e + d, x + d, kAesBlock - d);
-    SECMODE_RETURN_IF_ERROR(CbcUpdate(dec_.get(), e, kAesBlock, last, "AES-CBC decrypt"));
-    for (size_t i = 0; i < d; ++i) last[kAesBlock + i] = x[i] ^ cm[i];
+    for (size_t i = 0; i < d; ++i) pm[i] = x[i] ^ cm[i];
+  } else {
+    std::memcpy(e, c, kAesBlock);  // one block: no stealing
   }
-  const size_t tail_len = n - head;
-  if (mac_plain) ki_.Update(last, tail_len);
-  for (size_t i = 0; i < tail_len; ++i) *out_at(head + i) = last[i];
+  const size_t cbc_len = blocks >= 2 ? head + kAesBlock : kAesBlock;  // CBC input bytes
+  const uint8_t* const last_in = e;                                   // the CBC input's last block
+  if (n <= kSmallMessage) {
+    // One CBC call: the head then e, contiguous, into small_out_.
+    std::memcpy(small_in_, c, head);
+    std::memcpy(small_in_ + head, e, kAesBlock);
+    Status st = CbcUpdate(dec_.get(), small_in_, cbc_len, small_out_, "AES-CBC decrypt");
+    if (!st.ok()) return failed(st);
+    XorBlock(small_out_, dec_chain_);  // as from a zero IV
+    if (blocks >= 2) std::memcpy(small_out_ + cbc_len, pm, d);
+    if (mac_plain) ki_.Update(small_out_, n);
+    std::memcpy(confounder, small_out_, kAesBlock);
+    std::memcpy(rest, small_out_ + kAesBlock, n - kAesBlock);
+  } else {
+    // Larger than kSmallMessage, so head > 0: the first block to the
+    // confounder, the rest of the head in chunks, then e.
+    Status st = CbcUpdate(dec_.get(), c, kAesBlock, confounder, "AES-CBC decrypt");
+    if (!st.ok()) return failed(st);
+    XorBlock(confounder, dec_chain_);
+    if (mac_plain) ki_.Update(confounder, kAesBlock);
+    for (size_t off = kAesBlock; off < head; off += kChunk) {
+      const size_t len = std::min(kChunk, head - off);
+      uint8_t* out = out_at(off);
+      st = CbcUpdate(dec_.get(), c + off, len, out, "AES-CBC decrypt");
+      if (!st.ok()) return failed(st);
+      if (mac_plain) ki_.Update(out, len);
+    }
+    uint8_t last[2 * kAesBlock];  // P(m-1) | P(m), contiguous for the MAC
+    st = CbcUpdate(dec_.get(), e, kAesBlock, last, "AES-CBC decrypt");
+    if (!st.ok()) return failed(st);
+    std::memcpy(last + kAesBlock, pm, d);
+    if (mac_plain) ki_.Update(last, kAesBlock + d);
+    for (size_t i = 0; i < kAesBlock + d; ++i) *out_at(head + i) = last[i];
+  }
+  std::memcpy(dec_chain_, last_in, kAesBlock);
   uint8_t full[SHA384_DIGEST_LENGTH];
   ki_.Finish(full);
   if (CRYPTO_memcmp(full, tag, h) != 0) {
+    // What the failed message decrypted to must not stay readable here.
+    if (n <= kSmallMessage) OPENSSL_cleanse(small_out_, n);
     return Status::AuthFailed("bad checksum: HMAC-" + std::string(HashName(profile_.hash)) +
                               " over the " + (mac_plain ? "plaintext" : "ciphertext") +
                               " does not match (wrong key, usage or altered token)");

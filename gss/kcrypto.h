@@ -10,7 +10,13 @@
 //
 // UsageKeys holds everything one key usage needs (Ke, Ki, Kc, the AES-CBC
 // contexts and the common::Hmac states), derived once; its per-message calls
-// allocate nothing.
+// allocate nothing. The CBC contexts are never re-initialised per message
+// (OpenSSL's IV reset costs as much as encrypting several blocks): each
+// keeps chaining from the last ciphertext block it saw, which UsageKeys
+// remembers, and a message's zero-IV chain is restored by XOR-ing that
+// block into its first block (before encrypting, after decrypting). The
+// stolen block of CTS is decrypted by an ECB context of its own, and a
+// small message is encrypted or decrypted with one CBC call.
 // Thread safety: a UsageKeys is used by one thread at a time (its cipher
 // contexts carry per-call state); KAT helpers are stateless.
 #ifndef SECMODE_GSS_KCRYPTO_H_
@@ -93,9 +99,19 @@ class UsageKeys {
  private:
   common::Status CbcUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t n, uint8_t* out,
                            const char* what);
+  // After a failed cipher call the contexts' chain is unknown: both start
+  // again from a zero IV.
+  common::Status Rechain();
   EnctypeProfile profile_;
-  common::OsslPtr<EVP_CIPHER_CTX> enc_;  // Ke, CBC encrypt, no padding
-  common::OsslPtr<EVP_CIPHER_CTX> dec_;  // Ke, CBC decrypt, no padding
+  common::OsslPtr<EVP_CIPHER_CTX> enc_;      // Ke, CBC encrypt, no padding
+  common::OsslPtr<EVP_CIPHER_CTX> dec_;      // Ke, CBC decrypt, no padding
+  common::OsslPtr<EVP_CIPHER_CTX> ecb_dec_;  // Ke, ECB decrypt: CTS's stolen block
+  // The last ciphertext block enc_ and dec_ have seen: their chaining values.
+  uint8_t enc_chain_[kAesBlock] = {}, dec_chain_[kAesBlock] = {};
+  // A sealed message up to this long is decrypted in one CBC call through
+  // these (its ciphertext blocks in CBC order, then its plaintext).
+  static constexpr size_t kSmallMessage = 1024;
+  uint8_t small_in_[kSmallMessage], small_out_[kSmallMessage];
   common::Hmac ki_, kc_;
 };
 

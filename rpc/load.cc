@@ -288,9 +288,8 @@ class Runner {
   double deadline_seconds_ = 0;
   Status failure_;  // guarded by err_mu_
   std::atomic<uint64_t> measure_start_{~0ull}, measure_end_{~0ull};
-  std::atomic<uint64_t> receiver_cpu_ns_{0}, receiver_reads_{0}, receiver_sleeps_{0},
-      receiver_preemptions_{0}, receiver_wait_ns_{0}, receiver_runs_{0}, sender_cpu_ns_{0},
-      sender_calls_{0};
+  common::ThreadUsageTotal receivers_;
+  std::atomic<uint64_t> receiver_reads_{0}, sender_cpu_ns_{0}, sender_calls_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
       reencodes_{0}, stale_{0}, errors_{0};
   std::mutex err_mu_;
@@ -552,9 +551,7 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
 }
 
 void Runner::Receive(Conn* c) {
-  const uint64_t cpu0 = common::ThreadCpuNs();
-  const common::ThreadSwitches switches0 = common::ThreadSwitchesNow();
-  const common::ThreadSchedStat sched0 = common::ThreadSchedStatNow();
+  const common::ThreadUsageMeter meter;
   tl_thread = TraceThread::kReceiver;
   tl_thread_index = static_cast<uint32_t>(c->index);
   RecordReader reader(o_.max_record);
@@ -662,16 +659,8 @@ void Runner::Receive(Conn* c) {
   }
   tl_batch = nullptr;
   c->replies = replies;
-  receiver_cpu_ns_ += common::ThreadCpuNs() - cpu0;
+  receivers_.Add(meter.Elapsed());
   receiver_reads_ += reads;
-  const common::ThreadSwitches switches1 = common::ThreadSwitchesNow();
-  receiver_sleeps_ += switches1.voluntary - switches0.voluntary;
-  receiver_preemptions_ += switches1.involuntary - switches0.involuntary;
-  const common::ThreadSchedStat sched1 = common::ThreadSchedStatNow();
-  if (sched0.known && sched1.known) {
-    receiver_wait_ns_ += sched1.wait_ns - sched0.wait_ns;
-    receiver_runs_ += sched1.runs - sched0.runs;
-  }
   std::lock_guard<std::mutex> lock(samples_mu_);
   samples_.Merge(local);
 }
@@ -893,12 +882,13 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     std::lock_guard<std::mutex> lock(boxes_.front()->mu);
     if (boxes_.front()->auth) r.crypto_threads = boxes_.front()->auth->crypto_threads();
   }
-  r.receiver_cpu_ns = receiver_cpu_ns_;
+  const common::ThreadUsage receivers = receivers_.Get();
+  r.receiver_cpu_ns = receivers.cpu_ns;
   r.receiver_reads = receiver_reads_;
-  r.receiver_sleeps = receiver_sleeps_;
-  r.receiver_preemptions = receiver_preemptions_;
-  r.receiver_run_queue_wait_ns = receiver_wait_ns_;
-  r.receiver_runs = receiver_runs_;
+  r.receiver_sleeps = receivers.sleeps;
+  r.receiver_preemptions = receivers.preemptions;
+  r.receiver_run_queue_wait_ns = receivers.run_queue_wait_ns;
+  r.receiver_runs = receivers.runs;
   r.idle_fraction = idle_fraction;
   r.steal_fraction = steal_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;

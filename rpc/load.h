@@ -132,13 +132,11 @@ struct LoadReport {
   // wakeups the CPU above was spent in (a read's replies are handled and
   // the next calls sent as one batch).
   uint64_t receiver_reads = 0;
-  // The receivers' context switches over the same time
-  // (common::ThreadSwitchesNow): voluntary ones are the times a receiver
-  // blocked (on its socket mostly, or a lock), involuntary ones the times
-  // the scheduler took its core while it could run.
+  // The receivers' sleeps (blocked, on their socket mostly, or a lock) and
+  // preemptions over the same time, their time runnable but waiting for a
+  // CPU, and the times they were given one (common::ThreadUsage; the last
+  // two 0 where schedstat is unknown).
   uint64_t receiver_sleeps = 0, receiver_preemptions = 0;
-  // The receivers' time runnable but waiting for a CPU, and the times they
-  // were given one (common::ThreadSchedStatNow; 0 where unknown).
   uint64_t receiver_run_queue_wait_ns = 0, receiver_runs = 0;
   // The machine's share of CPU time idle during the measured time, from
   // /proc/stat (clock ticks, usually 10 ms each: coarse for short runs);

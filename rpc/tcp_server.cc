@@ -154,12 +154,13 @@ TcpServerStats TcpServer::stats() const {
   TcpServerStats s;
   s.connections = connections_;
   s.bad_streams = bad_streams_;
-  s.thread_cpu_ns = thread_cpu_ns_;
+  const common::ThreadUsage usage = usage_.Get();
+  s.thread_cpu_ns = usage.cpu_ns;
   s.reads = reads_;
-  s.sleeps = sleeps_;
-  s.preemptions = preemptions_;
-  s.run_queue_wait_ns = run_queue_wait_ns_;
-  s.runs = runs_;
+  s.sleeps = usage.sleeps;
+  s.preemptions = usage.preemptions;
+  s.run_queue_wait_ns = usage.run_queue_wait_ns;
+  s.runs = usage.runs;
   s.open_connections = open_;
   s.refused = refused_;
   s.accept_errors = accept_errors_;
@@ -413,12 +414,11 @@ void TcpServer::SendOrQueue(const std::shared_ptr<Conn>& conn, ByteView mark, By
 }
 
 void TcpServer::WorkerLoop() {
-  const uint64_t cpu0 = common::ThreadCpuNs();
-  struct AddCpu {
-    std::atomic<uint64_t>& total;
-    uint64_t from;
-    ~AddCpu() { total += common::ThreadCpuNs() - from; }
-  } add_cpu{thread_cpu_ns_, cpu0};
+  struct AddUsage {
+    common::ThreadUsageTotal& total;
+    common::ThreadUsageMeter meter;
+    ~AddUsage() { total.Add(meter.Elapsed()); }
+  } add_usage{usage_, common::ThreadUsageMeter(options_.thread_scheduling)};
   Bytes reply, out;
   const auto tick = std::chrono::nanoseconds(tick_ns_);
   while (true) {
@@ -582,9 +582,7 @@ void TcpServer::FlushLoop() {
 }
 
 void TcpServer::Serve(std::shared_ptr<Conn> conn) {
-  const uint64_t cpu0 = common::ThreadCpuNs();
-  const common::ThreadSwitches switches0 = common::ThreadSwitchesNow();
-  const common::ThreadSchedStat sched0 = common::ThreadSchedStatNow();
+  const common::ThreadUsageMeter meter(options_.thread_scheduling);
   RecordReader reader(options_.max_record);
   Bytes reply, out;
   const int fd = conn->fd.get();
@@ -758,16 +756,8 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   if (trace && dropped) {
     trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});
   }
-  thread_cpu_ns_ += common::ThreadCpuNs() - cpu0;
+  usage_.Add(meter.Elapsed());
   reads_ += reads;
-  const common::ThreadSwitches switches1 = common::ThreadSwitchesNow();
-  sleeps_ += switches1.voluntary - switches0.voluntary;
-  preemptions_ += switches1.involuntary - switches0.involuntary;
-  const common::ThreadSchedStat sched1 = common::ThreadSchedStatNow();
-  if (sched0.known && sched1.known) {
-    run_queue_wait_ns_ += sched1.wait_ns - sched0.wait_ns;
-    runs_ += sched1.runs - sched0.runs;
-  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     conns_.erase(conn->index);  // Stop no longer shuts it down

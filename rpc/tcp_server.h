@@ -59,6 +59,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/clock.h"
 #include "rpc/call_trace.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
@@ -74,6 +75,12 @@ struct TcpServerOptions {
   int workers = 0;  // 0 = handle calls on the connection's thread
   // Records every checked call (rpc/call_trace.h); must outlive the server.
   CallTrace* trace = nullptr;
+  // Count the threads' sleeps, preemptions, run-queue waits and runs
+  // (TcpServerStats; common::ThreadUsageMeter, which reads
+  // /proc/thread-self/schedstat at each thread's start and end). Off, only
+  // their CPU time is counted and a thread opens no file: a server on a real
+  // network must not spend a descriptor per connection on it.
+  bool thread_scheduling = false;
 
   // Connections open at once; the next one is closed at once (logged).
   // 0 = 1024, or fewer where RLIMIT_NOFILE would not leave 64 descriptors
@@ -108,13 +115,11 @@ struct TcpServerStats {
   // The connection threads' recv() calls that returned bytes (with workers 0
   // each read's calls are handled and answered as one batch).
   uint64_t reads = 0;
-  // The connection threads' context switches over the same time
-  // (common::ThreadSwitchesNow): voluntary ones are the times a thread
-  // blocked (on its socket mostly), involuntary ones the times the
-  // scheduler took its core while it could run.
+  // With TcpServerOptions::thread_scheduling, the same threads' sleeps
+  // (blocked, on a socket mostly) and preemptions, time runnable but
+  // waiting for a CPU, and times given one (common::ThreadUsage; the last
+  // two 0 where schedstat is unknown); else 0.
   uint64_t sleeps = 0, preemptions = 0;
-  // The same threads' time runnable but waiting for a CPU, and the times
-  // they were given one (common::ThreadSchedStatNow; 0 where unknown).
   uint64_t run_queue_wait_ns = 0, runs = 0;
   uint64_t open_connections = 0;  // now
   uint64_t refused = 0;           // closed at accept: connection cap or out of descriptors
@@ -178,9 +183,10 @@ class TcpServer {
   // housekeeping thread as soon as they say so in finished_.
   std::unordered_map<uint32_t, std::thread> threads_;
   std::vector<uint32_t> finished_;
-  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, thread_cpu_ns_{0}, reads_{0}, sleeps_{0},
-      preemptions_{0}, run_queue_wait_ns_{0}, runs_{0}, open_{0}, refused_{0}, accept_errors_{0},
-      thread_failures_{0}, idle_closed_{0}, record_timeouts_{0}, send_timeouts_{0};
+  std::atomic<uint64_t> connections_{0}, bad_streams_{0}, reads_{0}, open_{0}, refused_{0},
+      accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
+      send_timeouts_{0};
+  common::ThreadUsageTotal usage_;  // of the connection and worker threads that ended
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;

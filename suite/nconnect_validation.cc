@@ -75,6 +75,7 @@ Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const
   rpc::TcpServerOptions tcp;
   tcp.workers = workers;
   tcp.trace = trace;
+  tcp.thread_scheduling = true;  // the threads' sleeps and waits beside the model's
   return harness::StartLocalRpcServer(env, true, so, tcp);
 }
 

@@ -106,7 +106,9 @@ TEST(TcpLoadTest, BothEndsCountTheirThreadsSleepsAndTimesRun) {
   };
   std::array<double, 4> few{}, many{};
   for (int slots : {3, 96}) {
-    Server s(GssServer(WindowPolicy::kDrop, 4096));
+    TcpServerOptions to;
+    to.thread_scheduling = true;
+    Server s(GssServer(WindowPolicy::kDrop, 4096), to);
     LoadOptions o = Load(s, "sys");
     o.slots = slots;
     auto r = RunLoad(o);
@@ -127,6 +129,15 @@ TEST(TcpLoadTest, BothEndsCountTheirThreadsSleepsAndTimesRun) {
   if (common::ThreadSchedStatNow().known) {
     EXPECT_GT(few[1], 2 * many[1]);
   }
+  // By default a server counts its threads' CPU only (it opens no file per
+  // connection).
+  Server quiet(GssServer(WindowPolicy::kDrop, 4096));
+  auto r = RunLoad(Load(quiet, "sys"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  quiet.tcp->Stop();
+  EXPECT_GT(quiet.tcp->stats().thread_cpu_ns, 0u);
+  EXPECT_EQ(quiet.tcp->stats().sleeps, 0u);
+  EXPECT_EQ(quiet.tcp->stats().runs, 0u);
 }
 
 TEST(TcpLoadTest, ContextPerConnectionCreatesOnePerConnection) {
