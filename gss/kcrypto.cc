@@ -390,7 +390,8 @@ Status UsageKeys::Decrypt(ByteView in, uint8_t* confounder, uint8_t* rest) {
     if (blocks >= 2) std::memcpy(small_out_ + cbc_len, pm, d);
     if (mac_plain) ki_.Update(small_out_, n);
     std::memcpy(confounder, small_out_, kAesBlock);
-    std::memcpy(rest, small_out_ + kAesBlock, n - kAesBlock);
+    if (n > kAesBlock)
+      std::memcpy(rest, small_out_ + kAesBlock, n - kAesBlock);  // rest may be null
   } else {
     // Larger than kSmallMessage, so head > 0: the first block to the
     // confounder, the rest of the head in chunks, then e.

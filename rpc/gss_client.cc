@@ -174,8 +174,8 @@ Status GssClientContext::EncodeCall(uint32_t xid, uint32_t proc, uint32_t servic
   c.seq = seq;
   c.service = service;
   c.handle = handle_;
-  Bytes cred_body;
-  cred_body.reserve(24 + kMaxGssHandle);
+  thread_local Bytes cred_body;  // per thread, reused: the call path allocates nothing
+  cred_body.clear();
   EncodeGssCred(c, &cred_body);
   size_t cred_end = EncodeCallPrefix(xid, prog_, vers_, proc, kRpcsecGss, cred_body, record);
   thread_local Bytes mic, scratch;

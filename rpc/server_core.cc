@@ -313,7 +313,9 @@ Disposition RpcServerCore::OpenCall(ByteView record, OpenedCall* call, Bytes* re
   switch (h.cred.flavor) {
     case kAuthNone: break;
     case kAuthSys: {
-      AuthSysParms p;
+      // Per thread, reused: its name and gids keep their capacity, so the
+      // call path allocates nothing.
+      thread_local AuthSysParms p;
       if (!DecodeAuthSys(h.cred.body, &p).ok()) {
         Deny(h.xid, kAuthBadCred, reply);
         return Disposition::kReply;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/bytes.h"
 #include "common/status.h"
@@ -32,7 +33,7 @@ class XdrEncoder {
   void PutFixedOpaque(common::ByteView data);
   // RFC 4506 4.10: length, bytes, padding.
   void PutOpaque(common::ByteView data);
-  void PutString(const std::string& s) { PutOpaque(common::AsBytes(s)); }
+  void PutString(std::string_view s) { PutOpaque(common::AsBytes(s)); }
   // Raw bytes with no length and no padding (an already-encoded body).
   void PutRaw(common::ByteView data);
   // Reserves a 4-byte slot and returns its offset, for lengths known later.
