@@ -43,6 +43,54 @@ std::string HostsText(const nlohmann::json& section) {
   return md.str();
 }
 
+// What the legs predict beside what each row measured (suite/e2e_from_legs.h).
+std::string FromLegsText(const nlohmann::json& section) {
+  if (!section.contains("from_legs")) return "";
+  const nlohmann::json& f = section["from_legs"];
+  const nlohmann::json rows = f.value("rows", nlohmann::json::array());
+  if (rows.empty() && f.value("skipped", nlohmann::json::array()).empty()) return "";
+  const double tol = f.value("tolerance", 0.0);
+  std::ostringstream md;
+  md << "\n### Predicted from the legs\n\n"
+     << "A call of a mode costs what the sys row of the same op, size and load cost end to end "
+        "(the machine's busy CPU time over its calls: client, server, kernel), plus each of the "
+        "four legs' cost in that mode minus its cost in sys (the micro rows, one thread), at the "
+        "smallest measured size that holds the payload the leg protects (call legs: a WRITE's "
+        "data, else none; reply legs: a READ's data, else none). Predicted ops/s: the row's busy "
+        "CPU time over that cost. The prediction holds when measured/predicted is within "
+     << Fmt("%.0f", tol * 100)
+     << "%; where it does not, the call path costs more (or less) than its crypto.\n";
+  if (!rows.empty()) {
+    md << "\n| mode | op | size | call / reply leg size | sys CPU us/call | legs add us "
+          "| predicted us/call | measured us/call | predicted ops/s | measured ops/s "
+          "| measured / predicted |\n"
+       << "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  }
+  for (const auto& row : rows) {
+    const std::string enctype = row.value("enctype", "");
+    const uint32_t size = row.value("size", 0u);
+    const double ratio = row.value("measured_over_predicted", 0.0);
+    md << "| " << row.value("mode", "") << ":" << enctype << ":" << row.value("engine", "") << " | "
+       << row.value("op", "") << " | " << (size == 0 ? "-" : SizeLabel(size)) << " | "
+       << SizeLabel(row.value("call_leg_size", 0u)) << " / "
+       << SizeLabel(row.value("reply_leg_size", 0u)) << " | "
+       << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3) << " | "
+       << Fmt("%.2f", row.value("legs_extra_ns", 0.0) / 1e3) << " | "
+       << Fmt("%.2f", row.value("predicted_cpu_ns_per_call", 0.0) / 1e3) << " | "
+       << Fmt("%.2f", row.value("measured_cpu_ns_per_call", 0.0) / 1e3) << " | "
+       << Fmt("%.0f", row.value("predicted_ops_per_second", 0.0)) << " | "
+       << Fmt("%.0f", row.value("measured_ops_per_second", 0.0)) << " | " << Fmt("%.2f", ratio)
+       << (row.value("within", false) ? "" : " (outside)") << " |\n";
+  }
+  for (const auto& s : f.value("skipped", nlohmann::json::array())) {
+    md << "\nNot predicted: " << s.value("mode", "") << ":" << s.value("engine", "") << " "
+       << s.value("op", "") << " " << s.value("size", 0u) << " B (" << s.value("reason", "")
+       << ").";
+  }
+  md << "\n";
+  return md.str();
+}
+
 }  // namespace
 
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out) {
@@ -186,6 +234,7 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
           "ANF IOPS | ANF latency ms |\n|---|---|---|---|---|---|---|\n"
        << cmp.str();
   }
+  md << FromLegsText(section);
   out.report_md.append("\n").append(md.str());
 }
 

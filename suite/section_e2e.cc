@@ -22,6 +22,7 @@
 #include "rpc/ganesha.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
+#include "suite/e2e_from_legs.h"
 #include "suite/section.h"
 
 namespace secmode::suite {
@@ -255,6 +256,12 @@ Status RunE2eSection(SectionContext& ctx) {
       {"ganesha_seconds", std::min(seconds, kGaneshaSeconds)},
       {"ganesha", ganesha_skipped.empty() ? nlohmann::json("ran")
                                           : nlohmann::json("not run: " + ganesha_skipped)}};
+  // What the legs measured in the micro section predict for each row.
+  const LegsPrediction from_legs =
+      PredictE2eFromLegs(ctx.results.micro, ctx.results.e2e, ctx.results.machine.logical_cpus);
+  ctx.results.sections["e2e"]["from_legs"] = {{"tolerance", kLegsPredictionTolerance},
+                                              {"rows", from_legs.rows},
+                                              {"skipped", from_legs.skipped}};
   if (rows_not_run > 0) {
     const int sig = InterruptSignal(ctx.options);
     ctx.results.sections["e2e"]["interrupted"] = SignalName(sig);

@@ -7,9 +7,10 @@
 #     OpenSSL bound beside it (gss_bench BM_RoundTrip: what the report's
 #     engines-vs-bound table compares): ns per round trip per category, the
 #     benchmark's own time split by the samples' shares;
-#  2. end-to-end krb5p GETATTR with the native engine (secmode load --local:
-#     client and in-process server on loopback, 4 connections x 64 calls),
-#     kernel included: CPU ns per call per category.
+#  2. end-to-end GETATTR in sys, krb5, krb5i and krb5p (native engine;
+#     secmode load --local: client and in-process server on loopback, 4
+#     connections x 64 calls), kernel included: CPU ns per call per
+#     category, the modes side by side.
 # PROFILE_SECONDS (default 3) is how long each part is sampled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -168,24 +169,40 @@ done
   echo
 } >>"$md"
 
-# 2. The whole call path: an end-to-end GETATTR.
-report=$(sample "$OUT/getattr.data" secmode "$BUILD/cli/secmode" load --local --mode krb5p \
-  --engine native --op getattr --nconnect 4 --slots 64 --seconds "$SECS")
-echo "$report" | categorize >"$OUT/getattr.cat"
-# Every sample stands for 1/4000 s of one thread's CPU.
-nsamples=$(echo "$report" | awk 'NF == 0 && prev != 0 { ++n } { prev = NF } END { print n + (prev != 0) }')
-calls=$(python3 -c "import json; print(json.load(open('$OUT/getattr.data.out'))['server']['calls'])")
-ops=$(python3 -c "import json; print(round(json.load(open('$OUT/getattr.data.out'))['ops_per_second']))")
+# 2. The whole call path: an end-to-end GETATTR in each mode, side by side,
+# so what a security mode adds beyond its crypto shows by category.
+modes="sys krb5 krb5i krb5p"
+declare -A per_call ops_of nsamples_of calls_of
+for m in $modes; do
+  engine=(); [ "$m" = sys ] || engine=(--engine native)
+  report=$(sample "$OUT/getattr-$m.data" secmode "$BUILD/cli/secmode" load --local --mode "$m" \
+    "${engine[@]}" --op getattr --nconnect 4 --slots 64 --seconds "$SECS")
+  echo "$report" | categorize >"$OUT/getattr-$m.cat"
+  # Every sample stands for 1/4000 s of one thread's CPU.
+  nsamples_of[$m]=$(echo "$report" | awk 'NF == 0 && prev != 0 { ++n } { prev = NF } END { print n + (prev != 0) }')
+  calls_of[$m]=$(python3 -c "import json; print(json.load(open('$OUT/getattr-$m.data.out'))['server']['calls'])")
+  ops_of[$m]=$(python3 -c "import json; print(round(json.load(open('$OUT/getattr-$m.data.out'))['ops_per_second']))")
+done
 {
-  echo "## End-to-end krb5p GETATTR: CPU per call by category"
+  echo "## End-to-end GETATTR: CPU per call by category, per mode"
   echo
-  echo "secmode load --local --mode krb5p --engine native --op getattr --nconnect 4 --slots 64 for ${SECS} s (${ops} calls/s under the profiler): client and in-process server on loopback, kernel included; ${nsamples} samples of the secmode process (250 us of CPU each) over ${calls} calls, warm-up and set-up included."
+  echo "secmode load --local --mode MODE [--engine native] --op getattr --nconnect 4 --slots 64 for ${SECS} s each: client and in-process server on loopback, kernel included; samples of the secmode process (250 us of CPU each) divided by the server's calls, warm-up and set-up included. Calls/s under the profiler: $(for m in $modes; do printf '%s %s; ' "$m" "${ops_of[$m]}"; done)"
   echo
-  echo "| category | share of the samples | CPU per call, ns |"
-  echo "|---|---:|---:|"
-  awk -F'\t' -v n="$nsamples" -v c="$calls" \
-    '{ printf "| %s | %.1f%% | %.0f |\n", $2, $3, $3 / 100 * n * 250000 / c }' "$OUT/getattr.cat"
-  awk -v n="$nsamples" -v c="$calls" 'BEGIN { printf "| **all** | 100%% | **%.0f** |\n", n * 250000 / c }'
+  printf "| category |"; for m in $modes; do printf " %s ns/call | share |" "$m"; done; echo
+  printf "|---|"; for m in $modes; do printf -- "---:|---:|"; done; echo
+  while IFS=$'\t' read -r key label _; do
+    printf "| %s |" "$label"
+    for m in $modes; do
+      awk -F'\t' -v k="$key" -v n="${nsamples_of[$m]}" -v c="${calls_of[$m]}" \
+        '$1 == k { printf " %.0f | %.1f%% |", $3 / 100 * n * 250000 / c, $3 }' "$OUT/getattr-$m.cat"
+    done
+    echo
+  done <"$OUT/getattr-sys.cat"
+  printf "| **all** |"
+  for m in $modes; do
+    awk -v n="${nsamples_of[$m]}" -v c="${calls_of[$m]}" 'BEGIN { printf " **%.0f** | 100%% |", n * 250000 / c }'
+  done
+  echo
   echo
 } >>"$md"
 mv "$md" "$OUT/profile.md"

@@ -1,0 +1,143 @@
+#include "suite/e2e_from_legs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace secmode::suite {
+
+namespace {
+
+const char* const kLegs[] = {"client-seal", "server-open", "server-seal", "client-open"};
+
+// ns per op of each (mode, engine, enctype, leg, size), one thread.
+using LegKey = std::tuple<std::string, std::string, std::string, std::string, size_t>;
+
+// The row's busy CPU time per completed call, or nothing when the row does
+// not say how idle the machine was.
+std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cpus) {
+  const double idle = row.value("idle_fraction", -1.0);
+  const double steal = std::max(0.0, row.value("steal_fraction", 0.0));
+  const double seconds = row.value("seconds", 0.0);
+  const double ops = row.value("ops", 0.0);
+  if (idle < 0 || seconds <= 0 || ops <= 0 || logical_cpus <= 0) return std::nullopt;
+  return logical_cpus * seconds * 1e9 * std::max(0.0, 1.0 - idle - steal) / ops;
+}
+
+// The smallest measured size at least `payload`; `payload` itself when
+// every measured size is smaller (no leg is looked up at it, so the row is
+// left out, naming it).
+size_t LegSize(const std::vector<size_t>& sizes, size_t payload) {
+  for (size_t s : sizes) {
+    if (s >= payload) return s;
+  }
+  return payload;
+}
+
+std::string LoadKey(const nlohmann::json& row) {
+  return row.value("op", "") + "/" + std::to_string(row.value("size", 0u)) + "/" +
+         std::to_string(row.value("connections", 0)) + "x" + std::to_string(row.value("slots", 0));
+}
+
+}  // namespace
+
+LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
+                                  const nlohmann::json& e2e, int logical_cpus) {
+  LegsPrediction out;
+  std::map<LegKey, double> legs;
+  std::vector<size_t> sizes;
+  for (const auto& m : micro) {
+    if (m.threads != 1) continue;
+    legs[{m.mode, m.engine, m.enctype, m.leg, m.size}] = m.m.ns_per_op;
+    sizes.push_back(m.size);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (!e2e.is_array()) return out;
+
+  std::map<std::string, const nlohmann::json*> sys_rows;  // load key -> sys row
+  for (const auto& row : e2e) {
+    if (row.value("mode", "") == "sys" &&
+        row.value("server", std::string("secmode")) == "secmode") {
+      sys_rows.emplace(LoadKey(row), &row);
+    }
+  }
+  auto skip = [&](const nlohmann::json& row, const std::string& why) {
+    out.skipped.push_back({{"mode", row.value("mode", "")},
+                           {"engine", row.value("engine", "")},
+                           {"op", row.value("op", "")},
+                           {"size", row.value("size", 0u)},
+                           {"reason", why}});
+  };
+  for (const auto& row : e2e) {
+    const std::string mode = row.value("mode", "");
+    if (mode == "sys" || row.value("server", std::string("secmode")) != "secmode") continue;
+    if (row.value("connections", 0) <= 1 && row.value("slots", 0) <= 1) continue;  // latency-bound
+    if (sizes.empty()) {
+      skip(row, "no micro rows");
+      continue;
+    }
+    auto sys = sys_rows.find(LoadKey(row));
+    if (sys == sys_rows.end()) {
+      skip(row, "no sys row with the same op, size and load");
+      continue;
+    }
+    const std::optional<double> sys_cpu = BusyCpuNsPerCall(*sys->second, logical_cpus);
+    const std::optional<double> measured_cpu = BusyCpuNsPerCall(row, logical_cpus);
+    if (!sys_cpu || !measured_cpu) {
+      skip(row, "the machine's idle time was not measured");
+      continue;
+    }
+    const std::string op = row.value("op", ""), engine = row.value("engine", ""),
+                      enctype = row.value("enctype", "");
+    const size_t size = row.value("size", 0u);
+    const size_t call_size = LegSize(sizes, op == "write" ? size : 0);
+    const size_t reply_size = LegSize(sizes, op == "read" ? size : 0);
+    double extra = 0;
+    std::string missing;
+    for (const char* leg : kLegs) {
+      const bool call_leg = std::string(leg) == "client-seal" || std::string(leg) == "server-open";
+      const size_t at = call_leg ? call_size : reply_size;
+      auto m = legs.find({mode, engine, enctype, leg, at});
+      auto s = legs.find({"sys", "none", "", leg, at});
+      if (m == legs.end() || s == legs.end()) {
+        missing = std::string(leg) + " at " + std::to_string(at) + " B";
+        break;
+      }
+      extra += m->second - s->second;
+    }
+    if (!missing.empty()) {
+      skip(row, "no micro row for " + missing);
+      continue;
+    }
+    const double predicted_cpu = *sys_cpu + extra;
+    const double busy_cpu_ns = *measured_cpu * row.value("ops", 0.0);
+    const double seconds = row.value("seconds", 0.0);
+    const double predicted_ops = predicted_cpu > 0 ? busy_cpu_ns / predicted_cpu / seconds : 0;
+    const double measured_ops = row.value("ops_per_second", 0.0);
+    const double ratio = predicted_ops > 0 ? measured_ops / predicted_ops : 0;
+    out.rows.push_back({{"mode", mode},
+                        {"engine", engine},
+                        {"enctype", enctype},
+                        {"op", op},
+                        {"size", size},
+                        {"connections", row.value("connections", 0)},
+                        {"slots", row.value("slots", 0)},
+                        {"call_leg_size", call_size},
+                        {"reply_leg_size", reply_size},
+                        {"sys_cpu_ns_per_call", *sys_cpu},
+                        {"legs_extra_ns", extra},
+                        {"predicted_cpu_ns_per_call", predicted_cpu},
+                        {"measured_cpu_ns_per_call", *measured_cpu},
+                        {"predicted_ops_per_second", predicted_ops},
+                        {"measured_ops_per_second", measured_ops},
+                        {"measured_over_predicted", ratio},
+                        {"within", std::abs(ratio - 1.0) <= kLegsPredictionTolerance}});
+  }
+  return out;
+}
+
+}  // namespace secmode::suite

@@ -1,0 +1,46 @@
+// What the measured legs predict for an end-to-end row, set beside what the
+// row measured: the per-call CPU demand of a security mode (issue 16, and
+// the demand the workload model builds on).
+//
+// The model, one line: a call of mode M costs the CPU a sys call of the same
+// op, size and load costs end to end (the machine's busy CPU time over the
+// calls of the sys row in the same run: client, server, kernel, everything
+// that is not security), plus, for each of the four legs (client-seal,
+// server-open, server-seal, client-open), M's cost minus sys's cost of that
+// leg (micro rows, one thread, same enctype and engine) at the smallest
+// measured size that holds the payload of the message it protects: the
+// call's for the first two (a WRITE's data, else none), the reply's for the
+// last two (a READ's data, else none). The predicted ops/s is the row's busy CPU time
+// (logical CPUs x (1 - idle - steal), as measured during the row) over that
+// CPU per call. Rows one call at a time (latency, not CPU, bounds them) and
+// rows against another server (its CPU is not secmode's legs) are left out.
+#ifndef SECMODE_SUITE_E2E_FROM_LEGS_H_
+#define SECMODE_SUITE_E2E_FROM_LEGS_H_
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "harness/results.h"
+
+namespace secmode::suite {
+
+// |measured / predicted - 1| at most this: the prediction holds.
+inline constexpr double kLegsPredictionTolerance = 0.15;
+
+// One row per e2e row of a krb5 family with a sys row of the same op, size
+// and load and micro rows for every leg it needs: mode, enctype, engine, op,
+// size, connections, slots, call_leg_size, reply_leg_size,
+// sys_cpu_ns_per_call, legs_extra_ns, predicted_cpu_ns_per_call,
+// measured_cpu_ns_per_call, predicted_ops_per_second,
+// measured_ops_per_second, measured_over_predicted, within. A row that
+// lacks what it needs is left out (`skipped` lists each with the reason).
+struct LegsPrediction {
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json skipped = nlohmann::json::array();
+};
+LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
+                                  const nlohmann::json& e2e, int logical_cpus);
+
+}  // namespace secmode::suite
+
+#endif  // SECMODE_SUITE_E2E_FROM_LEGS_H_

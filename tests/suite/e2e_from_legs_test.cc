@@ -1,0 +1,128 @@
+// PredictE2eFromLegs: a sys row's CPU per call plus the mode's legs minus
+// sys's, each leg at the size of the message it protects; synthetic rows
+// with known answers.
+#include "suite/e2e_from_legs.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace secmode::suite {
+namespace {
+
+harness::MicroRow Leg(const std::string& mode, const std::string& engine, const std::string& leg,
+                      size_t size, double ns, int threads = 1) {
+  harness::MicroRow r;
+  r.mode = mode;
+  r.engine = engine;
+  r.enctype = mode == "sys" ? "" : "aes256-cts-hmac-sha1-96";
+  r.leg = leg;
+  r.size = size;
+  r.threads = threads;
+  r.m.ns_per_op = ns;
+  return r;
+}
+
+std::vector<harness::MicroRow> Legs() {
+  std::vector<harness::MicroRow> rows;
+  for (const char* leg : {"client-seal", "server-open", "server-seal", "client-open"}) {
+    for (size_t size : {size_t{128}, size_t{4096}}) {
+      rows.push_back(Leg("sys", "none", leg, size, 100));
+      // krb5p costs 1 us more per leg at 128 B and 5 us more at 4 KiB.
+      rows.push_back(Leg("krb5p", "native", leg, size, size == 128 ? 1100 : 5100));
+    }
+    // A scaling row (two threads) must not be taken for a one-thread leg.
+    rows.push_back(Leg("krb5p", "native", leg, 128, 1e9, 2));
+  }
+  return rows;
+}
+
+nlohmann::json Row(const std::string& mode, const std::string& op, uint32_t size, double ops,
+                   double idle, int connections = 4, int slots = 64,
+                   const std::string& server = "secmode") {
+  return {{"mode", mode},
+          {"engine", mode == "sys" ? "none" : "native"},
+          {"enctype", mode == "sys" ? "" : "aes256-cts-hmac-sha1-96"},
+          {"op", op},
+          {"size", size},
+          {"connections", connections},
+          {"slots", slots},
+          {"server", server},
+          {"seconds", 2.0},
+          {"ops", ops * 2},
+          {"ops_per_second", ops},
+          {"idle_fraction", idle},
+          {"steal_fraction", 0.0}};
+}
+
+TEST(E2eFromLegsTest, AddsEachLegsExtraCostAtTheSizeOfItsMessage) {
+  nlohmann::json e2e = nlohmann::json::array();
+  // sys GETATTR: 2 CPUs fully busy, 100 k calls/s -> 20 us per call.
+  e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));
+  // krb5p GETATTR: legs add 4 x 1 us -> 24 us predicted, 83 333 calls/s;
+  // measured 50 k calls/s at 0% idle -> 40 us per call, 0.6 of predicted.
+  e2e.push_back(Row("krb5p", "getattr", 0, 50000, 0.0));
+  // sys READ 4 KiB: 40 k calls/s with 20% idle -> 40 us per call.
+  e2e.push_back(Row("sys", "read", 4096, 40000, 0.2));
+  // krb5p READ: call legs at 128 B (+2 us), reply legs at 4 KiB (+10 us) ->
+  // 52 us; measured 30 k calls/s at 20% idle -> 53.3 us, within 15%.
+  e2e.push_back(Row("krb5p", "read", 4096, 30000, 0.2));
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 2u) << p.rows.dump(1);
+  EXPECT_TRUE(p.skipped.empty()) << p.skipped.dump(1);
+
+  const nlohmann::json& getattr = p.rows[0];
+  EXPECT_EQ(getattr["op"], "getattr");
+  EXPECT_EQ(getattr["call_leg_size"], 128u);
+  EXPECT_EQ(getattr["reply_leg_size"], 128u);
+  EXPECT_DOUBLE_EQ(getattr["sys_cpu_ns_per_call"].get<double>(), 20000);
+  EXPECT_DOUBLE_EQ(getattr["legs_extra_ns"].get<double>(), 4000);
+  EXPECT_DOUBLE_EQ(getattr["measured_cpu_ns_per_call"].get<double>(), 40000);
+  EXPECT_NEAR(getattr["predicted_ops_per_second"].get<double>(), 2e9 / 24000, 1e-6);
+  EXPECT_NEAR(getattr["measured_over_predicted"].get<double>(), 0.6, 1e-9);
+  EXPECT_FALSE(getattr["within"].get<bool>());
+
+  const nlohmann::json& read = p.rows[1];
+  EXPECT_EQ(read["call_leg_size"], 128u);
+  EXPECT_EQ(read["reply_leg_size"], 4096u);
+  EXPECT_DOUBLE_EQ(read["legs_extra_ns"].get<double>(), 12000);
+  EXPECT_NEAR(read["predicted_cpu_ns_per_call"].get<double>(), 52000, 1e-6);
+  EXPECT_NEAR(read["measured_over_predicted"].get<double>(), 52000.0 / (1.6e9 / 30000), 1e-9);
+  EXPECT_TRUE(read["within"].get<bool>());
+}
+
+TEST(E2eFromLegsTest, WriteProtectsItsDataOnTheCallLegs) {
+  nlohmann::json e2e = nlohmann::json::array();
+  e2e.push_back(Row("sys", "write", 4096, 50000, 0.0));
+  e2e.push_back(Row("krb5p", "write", 4096, 25000, 0.0));
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 1u);
+  EXPECT_EQ(p.rows[0]["call_leg_size"], 4096u);
+  EXPECT_EQ(p.rows[0]["reply_leg_size"], 128u);
+  EXPECT_DOUBLE_EQ(p.rows[0]["legs_extra_ns"].get<double>(), 12000);
+}
+
+TEST(E2eFromLegsTest, LeavesOutWhatItCannotPredictAndSaysWhy) {
+  nlohmann::json e2e = nlohmann::json::array();
+  e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));
+  // Another server's row and a row one call at a time: not predicted, silently.
+  e2e.push_back(Row("krb5p", "getattr", 0, 10000, 0.0, 4, 64, "nfs-ganesha 4.3"));
+  e2e.push_back(Row("krb5p", "read", 4096, 10000, 0.5, 1, 1));
+  // No sys row for this load; no idle measurement; no 1 MiB legs.
+  e2e.push_back(Row("krb5p", "getattr", 0, 10000, 0.0, 2, 8));
+  e2e.push_back(Row("krb5p", "getattr", 0, 10000, -1.0));
+  e2e.push_back(Row("sys", "read", 1u << 20, 1000, 0.0, 4, 16));
+  e2e.push_back(Row("krb5p", "read", 1u << 20, 500, 0.0, 4, 16));
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  EXPECT_TRUE(p.rows.empty()) << p.rows.dump(1);
+  ASSERT_EQ(p.skipped.size(), 3u) << p.skipped.dump(1);
+  EXPECT_NE(p.skipped[0]["reason"].get<std::string>().find("no sys row"), std::string::npos);
+  EXPECT_NE(p.skipped[1]["reason"].get<std::string>().find("idle"), std::string::npos);
+  EXPECT_NE(p.skipped[2]["reason"].get<std::string>().find("server-seal at 1048576 B"),
+            std::string::npos)
+      << p.skipped[2].dump();
+}
+
+}  // namespace
+}  // namespace secmode::suite
