@@ -119,6 +119,27 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     const double predicted_ops = predicted_cpu > 0 ? busy_cpu_ns / predicted_cpu / seconds : 0;
     const double measured_ops = row.value("ops_per_second", 0.0);
     const double ratio = predicted_ops > 0 ? measured_ops / predicted_ops : 0;
+    // The same load against a server whose window dropped nothing: the
+    // call path's own rate, predicted from its own busy CPU time.
+    std::optional<nlohmann::json> wide;
+    if (row.contains("wide_window") && row["wide_window"].is_object()) {
+      const nlohmann::json& w = row["wide_window"];
+      const std::optional<double> wide_cpu = BusyCpuNsPerCall(w, logical_cpus);
+      const double wide_seconds = w.value("seconds", 0.0);
+      if (wide_cpu && wide_seconds > 0 && predicted_cpu > 0) {
+        const double wide_predicted =
+            *wide_cpu * w.value("ops", 0.0) / predicted_cpu / wide_seconds;
+        const double wide_measured = w.value("ops_per_second", 0.0);
+        const double wide_ratio = wide_predicted > 0 ? wide_measured / wide_predicted : 0;
+        wide = nlohmann::json{{"window", w.value("window", 0u)},
+                              {"server_window_drops", w.value("server_window_drops", 0u)},
+                              {"measured_cpu_ns_per_call", *wide_cpu},
+                              {"predicted_ops_per_second", wide_predicted},
+                              {"measured_ops_per_second", wide_measured},
+                              {"measured_over_predicted", wide_ratio},
+                              {"within", std::abs(wide_ratio - 1.0) <= kLegsPredictionTolerance}};
+      }
+    }
     out.rows.push_back({{"mode", mode},
                         {"engine", engine},
                         {"enctype", enctype},
@@ -135,7 +156,14 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                         {"predicted_ops_per_second", predicted_ops},
                         {"measured_ops_per_second", measured_ops},
                         {"measured_over_predicted", ratio},
-                        {"within", std::abs(ratio - 1.0) <= kLegsPredictionTolerance}});
+                        {"within", std::abs(ratio - 1.0) <= kLegsPredictionTolerance},
+                        {"window", row.value("window", 0u)},
+                        {"server_window_drops", row.value("server_window_drops", 0u)},
+                        {"timeouts", row.value("timeouts", 0u)}});
+    // The call path's verdict: on the run that dropped nothing when there is one.
+    out.rows.back()["call_path_within"] =
+        wide ? (*wide)["within"].get<bool>() : std::abs(ratio - 1.0) <= kLegsPredictionTolerance;
+    if (wide) out.rows.back()["wide_window"] = std::move(*wide);
   }
   return out;
 }

@@ -12,7 +12,11 @@
 // call's for the first two (a WRITE's data, else none), the reply's for the
 // last two (a READ's data, else none). The predicted ops/s is the row's busy CPU time
 // (logical CPUs x (1 - idle - steal), as measured during the row) over that
-// CPU per call. Rows one call at a time (latency, not CPU, bounds them) and
+// CPU per call. A row whose server dropped calls at its window and that
+// ran again against a server with a window nothing fell out of
+// (row.wide_window, suite/section_e2e.cc) is predicted on both runs: the
+// second is the call path's own rate, the gap between them what the drops
+// and the resends after them cost. Rows one call at a time (latency, not CPU, bounds them) and
 // rows against another server (its CPU is not secmode's legs) are left out.
 #ifndef SECMODE_SUITE_E2E_FROM_LEGS_H_
 #define SECMODE_SUITE_E2E_FROM_LEGS_H_
@@ -32,7 +36,11 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 // size, connections, slots, call_leg_size, reply_leg_size,
 // sys_cpu_ns_per_call, legs_extra_ns, predicted_cpu_ns_per_call,
 // measured_cpu_ns_per_call, predicted_ops_per_second,
-// measured_ops_per_second, measured_over_predicted, within. A row that
+// measured_ops_per_second, measured_over_predicted, within, window,
+// server_window_drops, timeouts, call_path_within (on the wide-window run
+// when there is one) and, when there is, wide_window {window,
+// server_window_drops, measured_cpu_ns_per_call, predicted_ops_per_second,
+// measured_ops_per_second, measured_over_predicted, within}. A row that
 // lacks what it needs is left out (`skipped` lists each with the reason).
 struct LegsPrediction {
   nlohmann::json rows = nlohmann::json::array();

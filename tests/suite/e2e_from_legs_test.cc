@@ -103,6 +103,43 @@ TEST(E2eFromLegsTest, WriteProtectsItsDataOnTheCallLegs) {
   EXPECT_DOUBLE_EQ(p.rows[0]["legs_extra_ns"].get<double>(), 12000);
 }
 
+TEST(E2eFromLegsTest, ChecksTheCallPathOnTheRunWhoseWindowDroppedNothing) {
+  nlohmann::json e2e = nlohmann::json::array();
+  e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));
+  // Window 128: 40 drops, 40 timeouts, 50 k calls/s (0.6 of the predicted
+  // 83 333). The same load with a window of 65536: 80 k calls/s at 0% idle
+  // -> 25 us per call, 0.96 of predicted: the call path holds, the window
+  // costs the rest.
+  nlohmann::json krb5p = Row("krb5p", "getattr", 0, 50000, 0.0);
+  krb5p["window"] = 128;
+  krb5p["server_window_drops"] = 40;
+  krb5p["timeouts"] = 40;
+  krb5p["wide_window"] = Row("krb5p", "getattr", 0, 80000, 0.0);
+  krb5p["wide_window"]["window"] = 65536;
+  krb5p["wide_window"]["server_window_drops"] = 0;
+  e2e.push_back(krb5p);
+  // A row that dropped nothing has no second run; its own run is checked.
+  e2e.push_back(Row("sys", "read", 4096, 40000, 0.2));
+  e2e.push_back(Row("krb5p", "read", 4096, 20000, 0.2));
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 2u) << p.rows.dump(1);
+  const nlohmann::json& g = p.rows[0];
+  EXPECT_FALSE(g["within"].get<bool>());
+  EXPECT_EQ(g["server_window_drops"], 40u);
+  EXPECT_EQ(g["timeouts"], 40u);
+  ASSERT_TRUE(g.contains("wide_window")) << g.dump(1);
+  EXPECT_EQ(g["wide_window"]["window"], 65536u);
+  EXPECT_DOUBLE_EQ(g["wide_window"]["measured_cpu_ns_per_call"].get<double>(), 25000);
+  EXPECT_NEAR(g["wide_window"]["measured_over_predicted"].get<double>(), 24000.0 / 25000, 1e-9);
+  EXPECT_TRUE(g["wide_window"]["within"].get<bool>());
+  EXPECT_TRUE(g["call_path_within"].get<bool>());
+  // READ: 40 us per call measured in sys, 52 predicted, 80 measured: 0.65.
+  const nlohmann::json& r = p.rows[1];
+  EXPECT_FALSE(r.contains("wide_window"));
+  EXPECT_FALSE(r["within"].get<bool>());
+  EXPECT_FALSE(r["call_path_within"].get<bool>());
+}
+
 TEST(E2eFromLegsTest, LeavesOutWhatItCannotPredictAndSaysWhy) {
   nlohmann::json e2e = nlohmann::json::array();
   e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));
