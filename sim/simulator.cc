@@ -233,7 +233,11 @@ class Sim {
     }
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
     if (s.thread_model) {
-      for (auto& v : stages_) v.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 16)));
+      // Every checked call adds a sample (up to kMaxStageSamples): room for
+      // them all at once, so the vectors never move as they grow.
+      const size_t samples = static_cast<size_t>(
+          std::min<int64_t>(s.ops, static_cast<int64_t>(kMaxStageSamples)));
+      for (auto& v : stages_) v.reserve(samples);
     }
   }
 
