@@ -44,6 +44,7 @@ CLI::App* AddNconnectCommand(CLI::App& app);  // command_nconnect.cc
 CLI::App* AddServeCommand(CLI::App& app);     // command_serve.cc
 CLI::App* AddLoadCommand(CLI::App& app);      // command_load.cc
 CLI::App* AddProbeCommand(CLI::App& app);     // command_probe.cc
+CLI::App* AddPredictCommand(CLI::App& app);   // command_predict.cc
 
 }  // namespace secmode::cli
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <tuple>
 
+#include "harness/workload_inputs.h"
+
 namespace secmode::suite {
 
 namespace {
@@ -15,17 +17,6 @@ const char* const kLegs[] = {"client-seal", "server-open", "server-seal", "clien
 
 // ns per op of each (mode, engine, enctype, leg, size), one thread.
 using LegKey = std::tuple<std::string, std::string, std::string, std::string, size_t>;
-
-// The row's busy CPU time per completed call, or nothing when the row does
-// not say how idle the machine was.
-std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cpus) {
-  const double idle = row.value("idle_fraction", -1.0);
-  const double steal = std::max(0.0, row.value("steal_fraction", 0.0));
-  const double seconds = row.value("seconds", 0.0);
-  const double ops = row.value("ops", 0.0);
-  if (idle < 0 || seconds <= 0 || ops <= 0 || logical_cpus <= 0) return std::nullopt;
-  return logical_cpus * seconds * 1e9 * std::max(0.0, 1.0 - idle - steal) / ops;
-}
 
 // The smallest measured size at least `payload`; `payload` itself when
 // every measured size is smaller (no leg is looked up at it, so the row is
@@ -85,8 +76,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       skip(row, "no sys row with the same op, size and load");
       continue;
     }
-    const std::optional<double> sys_cpu = BusyCpuNsPerCall(*sys->second, logical_cpus);
-    const std::optional<double> measured_cpu = BusyCpuNsPerCall(row, logical_cpus);
+    const std::optional<double> sys_cpu = harness::BusyCpuNsPerCall(*sys->second, logical_cpus);
+    const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
     if (!sys_cpu || !measured_cpu) {
       skip(row, "the machine's idle time was not measured");
       continue;
@@ -124,7 +115,7 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     std::optional<nlohmann::json> wide;
     if (row.contains("wide_window") && row["wide_window"].is_object()) {
       const nlohmann::json& w = row["wide_window"];
-      const std::optional<double> wide_cpu = BusyCpuNsPerCall(w, logical_cpus);
+      const std::optional<double> wide_cpu = harness::BusyCpuNsPerCall(w, logical_cpus);
       const double wide_seconds = w.value("seconds", 0.0);
       if (wide_cpu && wide_seconds > 0 && predicted_cpu > 0) {
         const double wide_predicted =

@@ -8,7 +8,7 @@ expect_run(0 "run" ${SECMODE} --help)
 expect_run(0 "2 bad usage" ${SECMODE} --help)
 expect_run(0 "--quick" ${SECMODE} run --help)
 expect_run(0 "exits with status 130 (SIGINT)" ${SECMODE} run --help)
-foreach(cmd run modes report compare nconnect serve load probe)
+foreach(cmd run modes report compare nconnect serve load probe predict)
   expect_run(0 "1 failure at run time" ${SECMODE} ${cmd} --help)
   # ... once (a subcommand is given its parent's footer by CLI11).
   execute_process(COMMAND ${SECMODE} ${cmd} --help OUTPUT_VARIABLE help_text)

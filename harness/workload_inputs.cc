@@ -1,0 +1,170 @@
+#include "harness/workload_inputs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace secmode::harness {
+
+using common::Result;
+using common::Status;
+
+std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cpus) {
+  const double idle = row.value("idle_fraction", -1.0);
+  const double steal = std::max(0.0, row.value("steal_fraction", 0.0));
+  const double seconds = row.value("seconds", 0.0);
+  const double ops = row.value("ops", 0.0);
+  if (idle < 0 || seconds <= 0 || ops <= 0 || logical_cpus <= 0) return std::nullopt;
+  return logical_cpus * seconds * 1e9 * std::max(0.0, 1.0 - idle - steal) / ops;
+}
+
+Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& family,
+                                      const std::string& engine, const std::string& enctype) {
+  std::set<std::string> engines, enctypes;
+  for (const MicroRow& m : run.micro) {
+    if (m.threads != 1 || m.mode != family) continue;
+    engines.insert(m.engine);
+    if (engine.empty() || m.engine == engine) enctypes.insert(m.enctype);
+  }
+  if (engines.empty()) {
+    return Status::InvalidArgument("the run has no micro rows of " + family);
+  }
+  auto list = [](const std::set<std::string>& s) {
+    std::string out;
+    for (const auto& e : s) out += (out.empty() ? "" : ", ") + e;
+    return out;
+  };
+  std::string use_engine = engine;
+  if (use_engine.empty()) {
+    use_engine = engines.count("native") ? "native" : *engines.begin();
+  } else if (!engines.count(use_engine)) {
+    return Status::InvalidArgument("the run has no " + family + " rows with engine " + engine +
+                                   " (it has " + list(engines) + ")");
+  }
+  std::string use_enctype = enctype;
+  std::set<std::string> with_engine;
+  for (const MicroRow& m : run.micro) {
+    if (m.threads == 1 && m.mode == family && m.engine == use_engine) with_engine.insert(m.enctype);
+  }
+  if (use_enctype.empty()) {
+    use_enctype = *with_engine.begin();
+  } else if (!with_engine.count(use_enctype)) {
+    return Status::InvalidArgument("the run has no " + family + ":" + use_engine +
+                                   " rows with enctype " + enctype + " (it has " +
+                                   list(with_engine) + ")");
+  }
+  sim::LegCosts out;
+  out.mode = family;
+  out.engine = use_engine;
+  out.enctype = use_enctype;
+  for (const MicroRow& m : run.micro) {
+    if (m.threads != 1 || m.mode != family || m.engine != use_engine || m.enctype != use_enctype) {
+      continue;
+    }
+    out.legs[m.leg][static_cast<int64_t>(m.size)] = m.m.ns_per_op;
+  }
+  return out;
+}
+
+Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* source) {
+  sim::OpCosts out;
+  const int cpus = run.machine.logical_cpus;
+  for (const auto& row : run.e2e) {
+    if (row.value("mode", "") != "sys") continue;
+    if (row.value("server", std::string("secmode")) != "secmode") continue;
+    if (row.value("connections", 0) <= 1 && row.value("slots", 0) <= 1) continue;
+    const std::optional<double> cpu = BusyCpuNsPerCall(row, cpus);
+    if (!cpu) continue;
+    const std::string op = row.value("op", "");
+    const int64_t size = row.value("size", int64_t{0});
+    sim::CostCurve* curve = op == "read"      ? &out.read
+                            : op == "write"   ? &out.write
+                            : op == "getattr" ? &out.metadata
+                                              : nullptr;
+    if (curve == nullptr) continue;
+    (*curve)[op == "getattr" ? 0 : size] = *cpu / 2;
+  }
+  if (out.read.empty() && out.write.empty() && out.metadata.empty()) {
+    return Status::InvalidArgument(
+        "the run has no end-to-end sys rows to take the protocol's own CPU per operation from "
+        "(give --client-op-us and --server-op-us)");
+  }
+  if (source != nullptr) {
+    *source =
+        "half each of the busy CPU per call of the run's end-to-end sys rows (client, "
+        "server and kernel on one machine over loopback)";
+  }
+  return out;
+}
+
+Result<std::string> NewestResultsFile(const std::string& root) {
+  namespace fs = std::filesystem;
+  for (const char* dir : {"results/runs", "results/reference"}) {
+    std::error_code ec;
+    const fs::path base = fs::path(root) / dir;
+    if (!fs::is_directory(base, ec)) continue;
+    std::string newest;
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+      const fs::path file = entry.path() / "results.json";
+      if (entry.is_directory(ec) && fs::is_regular_file(file, ec) &&
+          entry.path().filename().string() > fs::path(newest).parent_path().filename().string()) {
+        newest = file.string();
+      }
+    }
+    if (!newest.empty()) return newest;
+  }
+  return Status::InvalidArgument(
+      "no saved run under " + root +
+      "/results/runs or results/reference: run `secmode run` first, or give --results");
+}
+
+Result<int64_t> MaxTcpReceiveWindow() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_rmem");
+  int64_t lo = 0, def = 0, max = 0;
+  if (!(in >> lo >> def >> max) || max <= 0) {
+    return Status::Unavailable("cannot read net.ipv4.tcp_rmem (/proc/sys/net/ipv4/tcp_rmem)");
+  }
+  return max;
+}
+
+Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run_path,
+                                   const std::vector<sim::Workload>& jobs,
+                                   const sim::Environment& env,
+                                   const std::vector<std::string>& families,
+                                   const std::string& engine, const std::string& enctype,
+                                   const std::vector<std::string>& warnings) {
+  SECMODE_ASSIGN_OR_RETURN(sim::LegCosts sys, LegCostsFromRun(run, "sys"));
+  std::vector<sim::LegCosts> modes;
+  for (const std::string& family : families) {
+    if (family == "sys") continue;
+    if (family != "krb5" && family != "krb5i" && family != "krb5p") {
+      return Status::InvalidArgument("mode '" + family +
+                                     "' is not one the model predicts (sys, krb5, krb5i, krb5p)");
+    }
+    SECMODE_ASSIGN_OR_RETURN(sim::LegCosts m, LegCostsFromRun(run, family, engine, enctype));
+    modes.push_back(std::move(m));
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const sim::Workload& w : jobs) {
+    auto p = sim::PredictWorkload(w, env, sys, modes);
+    if (!p.ok()) return p.status().Annotate("job [" + w.name + "]");
+    for (const sim::ModePrediction& m : *p) {
+      nlohmann::json row = m.ToJson();
+      row["job"] = w.name;
+      row["workload"] = w.Describe();
+      rows.push_back(std::move(row));
+    }
+  }
+  return nlohmann::json{{"schema", "secmode-predictions/1"},
+                        {"source",
+                         {{"results", run_path},
+                          {"cpu_model", run.machine.cpu_model},
+                          {"started_at", run.started_at}}},
+                        {"environment", env.ToJson()},
+                        {"warnings", warnings},
+                        {"predictions", rows}};
+}
+
+}  // namespace secmode::harness

@@ -1,0 +1,66 @@
+// What the workload model (sim/workload_model.h) needs from a saved run:
+// each mode's four legs (micro rows, one thread) and the protocol's own CPU
+// per operation without security (the e2e sys rows against secmode's server).
+//
+// The e2e rows run client and server on the same machine over loopback, so a
+// sys row's busy CPU per call (BusyCpuNsPerCall) is both ends and the kernel
+// together; ProtocolCostsFromRun gives each end half of it and says so in
+// Environment::protocol_cost_source. Rows one call at a time are left out
+// (latency, not CPU, bounds them).
+//
+// Thread safety: pure functions.
+#ifndef SECMODE_HARNESS_WORKLOAD_INPUTS_H_
+#define SECMODE_HARNESS_WORKLOAD_INPUTS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "harness/results.h"
+#include "sim/workload_model.h"
+
+namespace secmode::harness {
+
+// A row's busy CPU time per completed call: logical CPUs x seconds x
+// (1 - idle - steal) / ops; nothing when the row lacks any of them.
+std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
+
+// The legs of `family` (sys, krb5, krb5i, krb5p) from the run's one-thread
+// micro rows. `engine` and `enctype` empty: the run's only choice, or for
+// the krb5 families the native engine and then the first enctype in the
+// run; an error names what the run has when the choice is not there.
+common::Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& family,
+                                              const std::string& engine = "",
+                                              const std::string& enctype = "");
+
+// Client and server protocol CPU per op (half the sys e2e row's busy CPU
+// each), by op and payload size; an error when the run has no e2e sys rows.
+common::Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* source);
+
+// The newest results.json under `root`/results/runs/ (directory names are
+// UTC timestamps), else under `root`/results/reference/; an error saying how
+// to make one when there is none.
+common::Result<std::string> NewestResultsFile(const std::string& root);
+
+// This machine's largest TCP receive buffer (net.ipv4.tcp_rmem's third
+// field): the default per-connection window of the model.
+common::Result<int64_t> MaxTcpReceiveWindow();
+
+// `secmode predict`'s document: each job under each mode (sys first, then
+// `families`, each with `engine` and `enctype` as LegCostsFromRun picks
+// them), as rows {job, workload, ...sim::ModePrediction::ToJson()}, with the
+// source run, the environment and `warnings`:
+// {"schema": "secmode-predictions/1", "source", "environment", "warnings",
+//  "predictions"}. An error names the job or the mode that cannot be
+// predicted.
+common::Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run_path,
+                                           const std::vector<sim::Workload>& jobs,
+                                           const sim::Environment& env,
+                                           const std::vector<std::string>& families,
+                                           const std::string& engine, const std::string& enctype,
+                                           const std::vector<std::string>& warnings);
+
+}  // namespace secmode::harness
+
+#endif  // SECMODE_HARNESS_WORKLOAD_INPUTS_H_

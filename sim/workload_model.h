@@ -1,0 +1,126 @@
+// The workload model: what a fio-like job (sim/workload.h) gets under each
+// security mode, from the measured costs of the mode's four legs, as a
+// closed queueing network solved by exact mean value analysis.
+//
+// The network, per operation (reads and writes mixed by the job's read
+// share, their demands averaged):
+//   client CPU   queueing, client_cores servers: the protocol's own CPU per
+//                op without security (Environment::client) plus the mode's
+//                client-seal (the call) and client-open (the reply) minus
+//                sys's, at the payload each message carries
+//   link c->s    queueing, one server: the call's bytes / bandwidth
+//   server CPU   queueing, server_cores servers: Environment::server plus
+//                server-open and server-seal minus sys's
+//   link s->c    queueing, one server: the reply's bytes / bandwidth
+//   storage      delay: Environment::storage_ns
+//   network      delay: the round trip
+// A call carries the job's block size when it writes, a reply when it
+// reads; otherwise the message has no payload and its legs are looked up at
+// the smallest measured size (as suite/e2e_from_legs.h does). Bytes on the
+// wire add kRequestOverhead / kReplyOverhead (sim/scenario.h).
+//
+// Customers: the job's I/Os in flight (Workload::Outstanding), of which at
+// most Environment::slots are on the wire (the NFSv4.1 session's slot
+// table); the others wait in the client, which adds to their latency and
+// not to the rate. A station with c servers is Seidmann's approximation: a
+// queue with demand D/c followed by a delay of D(c-1)/c. After the solution,
+// each connection carries at most tcp_window_bytes per round trip in each
+// direction; where that caps the rate, the rate is the cap and the
+// bottleneck says "tcp window".
+//
+// Outputs per mode: IOPS, MB/s (payload, 10^6 bytes), mean latency (Little's
+// law over every I/O in flight), a p99 estimate (the delays and the fixed
+// service as they are, the queueing part as if exponential: x ln 100), the
+// bottleneck (the most utilised station, or "latency" when none is over
+// half busy), and the change against sys in percent and in ms.
+//
+// Thread safety: pure functions of their arguments.
+#ifndef SECMODE_SIM_WORKLOAD_MODEL_H_
+#define SECMODE_SIM_WORKLOAD_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/workload.h"
+
+namespace secmode::sim {
+
+// ns by message size: linear between measured sizes, the smallest size's
+// value below it, the last two sizes' slope beyond the largest. Empty: none.
+using CostCurve = std::map<int64_t, double>;
+common::Result<double> CostAt(const CostCurve& curve, int64_t bytes);
+
+// One mode's four legs (client-seal, server-open, server-seal, client-open).
+struct LegCosts {
+  std::string mode;  // sys, krb5, krb5i, krb5p
+  std::string engine, enctype;
+  std::map<std::string, CostCurve> legs;
+  std::string Label() const;  // "krb5p:aes256-cts-hmac-sha1-96:native", "sys"
+};
+
+// The protocol's own CPU per operation without security, on one end.
+struct OpCosts {
+  CostCurve read, write, metadata;  // ns by payload size (metadata: at 0)
+};
+
+// Calls on the wire the model solves for at most (MVA costs one step each).
+inline constexpr int64_t kMaxModelSlots = 1 << 20;
+
+struct Environment {
+  int64_t rtt_ns = 0;
+  double c2s_bytes_per_s = 0;  // 0: not limited
+  double s2c_bytes_per_s = 0;
+  int connections = 1;
+  int64_t slots = 64;  // calls on the wire at once (Linux's NFSv4.1 slot table)
+  int client_cores = 1;
+  int server_cores = 1;
+  int64_t storage_ns = 0;
+  int64_t tcp_window_bytes = 0;  // per connection and direction; 0: no limit
+  OpCosts client, server;
+  std::string protocol_cost_source;  // where client and server came from, for the output
+
+  common::Status Validate() const;  // names the bad parameter
+  nlohmann::json ToJson() const;
+};
+
+struct Station {
+  std::string name;
+  double demand_s = 0;  // per operation
+  int servers = 1;
+  bool delay = false;  // no queue (infinite servers)
+};
+
+struct MvaResult {
+  double throughput = 0;            // operations per second
+  double response_s = 0;            // per operation, over the stations
+  std::vector<double> residence_s;  // per station
+  std::vector<double> utilisation;  // per station (0 for delays)
+};
+// Exact single-class MVA for `customers` (>= 1), multi-server stations by
+// Seidmann's approximation.
+MvaResult SolveClosedMva(const std::vector<Station>& stations, int64_t customers);
+
+struct ModePrediction {
+  std::string mode;  // LegCosts::Label()
+  std::vector<Station> stations;
+  std::vector<double> utilisation;
+  double iops = 0, mb_per_s = 0, mean_latency_s = 0, p99_latency_s = 0;
+  std::string bottleneck;
+  bool tcp_window_limited = false;
+  double iops_change_pct = 0, latency_change_ms = 0;  // against sys
+  nlohmann::json ToJson() const;
+};
+
+// sys first, then each of `modes` (sys in `modes` is not repeated).
+common::Result<std::vector<ModePrediction>> PredictWorkload(const Workload& w,
+                                                            const Environment& env,
+                                                            const LegCosts& sys,
+                                                            const std::vector<LegCosts>& modes);
+
+}  // namespace secmode::sim
+
+#endif  // SECMODE_SIM_WORKLOAD_MODEL_H_

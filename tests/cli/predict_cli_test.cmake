@@ -1,0 +1,47 @@
+# `secmode predict`: what a job gets under each mode, from a saved run.
+include(${CMAKE_CURRENT_LIST_DIR}/../support/expect_run.cmake)
+
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(P ${SECMODE} predict --results ${RESULTS} --modes krb5p)
+expect_run(0 "bottleneck" ${P})
+expect_run(0 "krb5p:aes256-cts-hmac-sha1-96:native" ${P} --rw write --bs 1m --ioengine libaio
+           --iodepth 16 --rtt-ms 1 --bandwidth 1gbit)
+expect_run(0 "link c->s" ${P} --rw write --bs 1m --ioengine libaio --iodepth 16 --bandwidth 100mbit)
+expect_run(0 "tcp window" ${P} --rw read --bs 1m --ioengine libaio --iodepth 64 --rtt-ms 200
+           --tcp-window 1m)
+# JSON on stdout and in a file, the same document.
+execute_process(COMMAND ${P} --json --out ${WORK}/p.json OUTPUT_VARIABLE js RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "predict --json exited ${rc}")
+endif()
+file(READ ${WORK}/p.json saved)
+if(NOT js STREQUAL saved)
+  message(FATAL_ERROR "predict --json printed something other than it wrote to --out")
+endif()
+string(JSON schema GET "${js}" schema)
+string(JSON rows LENGTH "${js}" predictions)
+string(JSON second GET "${js}" predictions 1 mode)
+string(JSON change GET "${js}" predictions 1 iops_change_pct)
+if(NOT schema STREQUAL "secmode-predictions/1" OR NOT rows EQUAL 2 OR
+   NOT second MATCHES "^krb5p:" OR NOT change LESS 0)
+  message(FATAL_ERROR "predict --json: unexpected document\n${js}")
+endif()
+# A fio job file: each job predicted, ignored keys named.
+file(WRITE ${WORK}/job.fio "[global]\nioengine=libaio\niodepth=32\ndirect=1\n[rand]\nrw=randread\nbs=4k\n[seq]\nrw=write\nbs=1m\n")
+expect_run(0 "key 'direct' is not used by the model, ignored" ${P} --fio ${WORK}/job.fio)
+expect_run(0 "seq: write bs=1048576 iodepth=32 numjobs=1 libaio" ${P} --fio ${WORK}/job.fio)
+# Bad input: exit 2, the parameter named.
+expect_run(2 "bs must be at least 1 byte" ${P} --bs 0)
+expect_run(2 "iodepth must be 1 to" ${P} --iodepth 0)
+expect_run(2 "--rtt-ms" ${P} --rtt-ms -1)
+expect_run(2 "mode 'nfs' is not one the model predicts" ${P} --modes nfs)
+expect_run(2 "the run has no micro rows of krb5i" ${P} --modes krb5i)
+expect_run(2 "--rw: rw 'trim'" ${P} --rw trim)
+expect_run(2 "--bandwidth: link rate '1gb' has an unknown unit" ${P} --bandwidth 1gb)
+expect_run(2 "--bs and --fio" ${P} --fio ${WORK}/job.fio --bs 4k)
+file(WRITE ${WORK}/bad.fio "[a]\nbs=4k,64k\n")
+expect_run(2 "line 2" ${P} --fio ${WORK}/bad.fio)
+expect_run(2 "--fio" ${P} --fio ${WORK}/missing.fio)
+expect_run(2 "--results" ${SECMODE} predict --results ${WORK}/missing)
+file(REMOVE_RECURSE ${WORK})
