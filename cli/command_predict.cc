@@ -27,7 +27,8 @@ struct PredictArgs {
   int64_t slots = 64;
   std::vector<std::string> modes = {"krb5", "krb5i", "krb5p"};
   std::string engine, enctype;
-  bool json = false;
+  bool json = false, explain = false;
+  double baseline_iops = 0;
 };
 
 constexpr const char* kCmd = "predict";
@@ -131,6 +132,26 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
     env.client = env.server = *costs;
   }
   if (auto s = env.Validate(); !s.ok()) Fail(kCmd, s);
+  if (a.explain) {
+    if (jobs.size() != 1)
+      FailUsage(kCmd,
+                "--explain takes one job (the fio file has " + std::to_string(jobs.size()) + ")");
+    if (cmd.count("--modes") > 0)
+      FailUsage(kCmd,
+                "--explain sets the published modes beside the run's; --modes does not apply");
+    auto doc = harness::ExplainPublished(*run, path, jobs.front(), env, a.engine, a.enctype,
+                                         a.baseline_iops);
+    if (!doc.ok()) Fail(kCmd, doc.status());
+    (*doc)["warnings"] = warnings;
+    if (!a.out.empty()) {
+      if (auto s = common::WriteFileAtomically(a.out, doc->dump(1) + "\n"); !s.ok()) {
+        Fail(kCmd, s.Annotate("--out"));
+      }
+    }
+    std::cout << (a.json ? doc->dump(1) + "\n" : render::ExplanationText(*doc));
+    return;
+  }
+  if (cmd.count("--baseline-iops") > 0) FailUsage(kCmd, "--baseline-iops goes with --explain");
   auto doc = harness::PredictJobs(*run, path, jobs, env, a.modes, a.engine, a.enctype, warnings);
   if (!doc.ok()) Fail(kCmd, doc.status());
   if (!a.out.empty()) {
@@ -209,6 +230,14 @@ CLI::App* AddPredictCommand(CLI::App& app) {
                   "GSS engine of the krb5 modes' costs (default native when the run has it)");
   cmd->add_option("--enctype", a->enctype,
                   "Enctype of the krb5 modes' costs (default the run's first)");
+  cmd->add_flag("--explain", a->explain,
+                "Set the published figures (Azure NetApp Files: NFSv4.1 krb5/krb5i/krb5p against "
+                "sys; SMB signing and encryption) beside the run's measured crypto for the job: "
+                "which share the crypto explains and what else would fit");
+  cmd->add_option("--baseline-iops", a->baseline_iops,
+                  "With --explain: the published sys IOPS, to size the serialised stage the "
+                  "published drops imply")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", a->json, "Print the predictions as JSON instead of the table");
   cmd->add_option("--out", a->out, "Also write the JSON to this file (atomically)");
   cmd->callback([a, cmd] { Predict(*a, *cmd); });

@@ -167,4 +167,50 @@ Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run
                         {"predictions", rows}};
 }
 
+Result<nlohmann::json> ExplainPublished(const RunResults& run, const std::string& run_path,
+                                        const sim::Workload& job, const sim::Environment& env,
+                                        const std::string& engine, const std::string& enctype,
+                                        double baseline_iops) {
+  SECMODE_ASSIGN_OR_RETURN(sim::LegCosts sys, LegCostsFromRun(run, "sys"));
+  const std::vector<sim::PublishedChange> published = sim::PublishedNfsChanges();
+  std::vector<sim::LegCosts> modes;
+  for (const auto& p : published) {
+    auto m = LegCostsFromRun(run, p.mode, engine, enctype);
+    if (!m.ok()) return m.status().Annotate("to set beside " + p.source);
+    modes.push_back(std::move(m).value());
+  }
+  SECMODE_ASSIGN_OR_RETURN(nlohmann::json nfs,
+                           sim::ExplainNfs(job, env, sys, modes, published, baseline_iops));
+  nlohmann::json smb = nlohmann::json::array();
+  nlohmann::json notes = nlohmann::json::array();
+  auto plain = LegCostsFromRun(run, "smb-plain");
+  if (!plain.ok()) {
+    notes.push_back("no SMB figures explained: " + plain.status().message());
+  } else {
+    std::set<std::string> families;
+    for (const MicroRow& m : run.micro) {
+      if (m.threads == 1 && m.mode.rfind("smb-", 0) == 0 && m.mode != "smb-plain") {
+        families.insert(m.mode);
+      }
+    }
+    std::vector<sim::LegCosts> smb_modes;
+    for (const std::string& f : families) {
+      SECMODE_ASSIGN_OR_RETURN(sim::LegCosts m, LegCostsFromRun(run, f));
+      smb_modes.push_back(std::move(m));
+    }
+    SECMODE_ASSIGN_OR_RETURN(smb, sim::ExplainSmb(*plain, smb_modes));
+  }
+  return nlohmann::json{{"schema", "secmode-explain/1"},
+                        {"source",
+                         {{"results", run_path},
+                          {"cpu_model", run.machine.cpu_model},
+                          {"started_at", run.started_at}}},
+                        {"environment", env.ToJson()},
+                        {"workload", job.Describe()},
+                        {"baseline_iops", baseline_iops},
+                        {"nfs", nfs},
+                        {"smb", smb},
+                        {"notes", notes}};
+}
+
 }  // namespace secmode::harness

@@ -18,6 +18,7 @@
 
 #include "common/status.h"
 #include "harness/results.h"
+#include "sim/explain.h"
 #include "sim/workload_model.h"
 
 namespace secmode::harness {
@@ -60,6 +61,18 @@ common::Result<nlohmann::json> PredictJobs(const RunResults& run, const std::str
                                            const std::vector<std::string>& families,
                                            const std::string& engine, const std::string& enctype,
                                            const std::vector<std::string>& warnings);
+
+// `secmode predict --explain`'s document: the published NFS changes
+// (sim::PublishedNfsChanges) beside the run's krb5 costs for `job` in
+// `env`, and the published SMB figures beside its smb-* costs:
+// {"schema": "secmode-explain/1", "source", "environment", "workload",
+//  "baseline_iops", "nfs": [...], "smb": [...], "notes": [...]}. A run
+// without SMB rows has an empty "smb" and a note saying so.
+common::Result<nlohmann::json> ExplainPublished(const RunResults& run, const std::string& run_path,
+                                                const sim::Workload& job,
+                                                const sim::Environment& env,
+                                                const std::string& engine,
+                                                const std::string& enctype, double baseline_iops);
 
 }  // namespace secmode::harness
 

@@ -12,15 +12,29 @@ using common::Fmt;
 
 namespace {
 
-std::string Signed(const char* format, double v) {
-  std::string s = Fmt(format, v);
-  if (v > 0) s.insert(s.begin(), '+');
-  return s;
+// Columns padded to their widest cell; the first left-aligned.
+void PrintTable(std::ostream& out, const std::vector<std::vector<std::string>>& table) {
+  if (table.empty()) return;
+  std::vector<size_t> width(table[0].size(), 0);
+  for (const auto& r : table) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], r[i].size());
+    }
+  }
+  for (const auto& r : table) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) {
+      const std::string pad(width[i] - r[i].size(), ' ');
+      if (i == 0) {
+        out << r[i] << pad;
+      } else {
+        out << "  " << pad << r[i];
+      }
+    }
+    out << "\n";
+  }
 }
 
-}  // namespace
-
-std::string PredictionsText(const nlohmann::json& doc) {
+std::string Header(const nlohmann::json& doc) {
   std::ostringstream out;
   const nlohmann::json& src = doc.value("source", nlohmann::json::object());
   out << "Costs: " << src.value("results", "?") << " (" << src.value("cpu_model", "?") << ", "
@@ -40,25 +54,26 @@ std::string PredictionsText(const nlohmann::json& doc) {
   for (const auto& w : doc.value("warnings", nlohmann::json::array())) {
     out << "warning: " << w.get<std::string>() << "\n";
   }
+  return out.str();
+}
+
+std::string Pct(double share) { return Fmt("%.1f", share * 100) + "%"; }
+
+std::string Signed(const char* format, double v) {
+  std::string s = Fmt(format, v);
+  if (v > 0) s.insert(s.begin(), '+');
+  return s;
+}
+
+}  // namespace
+
+std::string PredictionsText(const nlohmann::json& doc) {
+  std::ostringstream out;
+  out << Header(doc);
   std::string job;
   std::vector<std::vector<std::string>> table;
   auto flush = [&] {
-    if (table.empty()) return;
-    std::vector<size_t> width(table[0].size(), 0);
-    for (const auto& r : table) {
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    }
-    for (const auto& r : table) {
-      for (size_t i = 0; i < r.size(); ++i) {
-        const std::string pad(width[i] - r[i].size(), ' ');
-        if (i == 0) {
-          out << r[i] << pad;
-        } else {
-          out << "  " << pad << r[i];
-        }
-      }
-      out << "\n";
-    }
+    PrintTable(out, table);
     table.clear();
   };
   for (const auto& row : doc.value("predictions", nlohmann::json::array())) {
@@ -79,6 +94,88 @@ std::string PredictionsText(const nlohmann::json& doc) {
          base ? "-" : Signed("%.3f", row.value("latency_change_ms", 0.0)) + " ms"});
   }
   flush();
+  return out.str();
+}
+
+std::string ExplanationText(const nlohmann::json& doc) {
+  std::ostringstream out;
+  out << Header(doc) << "Job: " << doc.value("workload", "") << "\n";
+  const double baseline = doc.value("baseline_iops", 0.0);
+  out << "\nNFS: the published change against sys beside the crypto secmode measured for the "
+         "same mode on one operation's path (the four legs' extra over sys at the job's "
+         "payloads). The implied sys latency holds if both published runs kept the same I/Os in "
+         "flight (Little's law); the demand factor is how much the bottleneck's time per "
+         "operation grew; the model's change is secmode predict's for this job.\n\n";
+  std::vector<std::vector<std::string>> t = {
+      {"mode", "published IOPS", "published latency", "crypto on the path", "share of latency",
+       "implied sys latency", "demand factor", "model's IOPS change"}};
+  for (const auto& r : doc.value("nfs", nlohmann::json::array())) {
+    const bool lat = r.contains("crypto_share_of_latency_change");
+    t.push_back({r.value("mode", ""), Fmt("%+.0f", r.value("published_iops_change_pct", 0.0)) + "%",
+                 Fmt("%+.1f", r.value("published_latency_change_ms", 0.0)) + " ms",
+                 Fmt("%.2f", r.value("crypto_path_us", 0.0)) + " us",
+                 lat ? Pct(r.value("crypto_share_of_latency_change", 0.0)) : "-",
+                 lat ? Fmt("%.3f", r.value("implied_sys_latency_ms", 0.0)) + " ms" : "-",
+                 Fmt("%.2f", r.value("bottleneck_demand_factor", 0.0)) + "x",
+                 r.contains("model_iops_change_pct")
+                     ? Signed("%.1f", r.value("model_iops_change_pct", 0.0)) + "%"
+                     : "-"});
+  }
+  PrintTable(out, t);
+  if (baseline > 0) {
+    out << "\nWith sys at " << Fmt("%.0f", baseline)
+        << " IOPS: the extra time per operation one stage handling one operation at a time would "
+           "add to reach the published rate, the server crypto's share of it, and the rest (what "
+           "a serialised stage of that length would fit).\n\n";
+    std::vector<std::vector<std::string>> s = {
+        {"mode", "published IOPS", "serial stage extra", "server crypto share", "rest"}};
+    for (const auto& r : doc.value("nfs", nlohmann::json::array())) {
+      s.push_back({r.value("mode", ""), Fmt("%.0f", r.value("published_iops", 0.0)),
+                   Fmt("%.2f", r.value("serial_stage_extra_us", 0.0)) + " us",
+                   Pct(r.value("crypto_share_of_serial_stage", 0.0)),
+                   Fmt("%.2f", r.value("rest_of_serial_stage_us", 0.0)) + " us"});
+    }
+    PrintTable(out, s);
+  }
+  const nlohmann::json smb = doc.value("smb", nlohmann::json::array());
+  if (!smb.empty()) {
+    out << "\nSMB signing (published: one connection's sequential read 875 -> 250 MiB/s, "
+           "client CPU bound, i.e. "
+        << Fmt("%.3f", (1 / 250.0 - 1 / 875.0) * 1e3)
+        << " ms more client time per MiB): each algorithm's measured extra verify time per MiB "
+           "and its share.\n\n";
+    std::vector<std::vector<std::string>> s = {{"mode", "client extra per MiB", "share"}};
+    for (const auto& r : smb) {
+      if (!r.contains("crypto_share")) continue;
+      s.push_back({r.value("mode", ""),
+                   Fmt("%.3f", r.value("client_extra_ms_per_mib", 0.0)) + " ms",
+                   Pct(r.value("crypto_share", 0.0))});
+    }
+    PrintTable(out, s);
+    out << "\nSMB encryption (published: 10-15% of read/write throughput, 5% on metadata): the "
+           "unencrypted rate at which each cipher's measured extra client time alone costs that "
+           "much.\n\n";
+    std::vector<std::vector<std::string>> e = {{"mode", "client extra per MiB", "MiB/s for 10%",
+                                                "MiB/s for 15%", "metadata op extra",
+                                                "ops/s for 5%"}};
+    for (const auto& r : smb) {
+      if (!r.contains("unencrypted_mib_per_s_for_10pct")) continue;
+      e.push_back({r.value("mode", ""),
+                   Fmt("%.3f", r.value("client_extra_ms_per_mib", 0.0)) + " ms",
+                   Fmt("%.0f", r.value("unencrypted_mib_per_s_for_10pct", 0.0)),
+                   Fmt("%.0f", r.value("unencrypted_mib_per_s_for_15pct", 0.0)),
+                   r.contains("metadata_client_extra_us")
+                       ? Fmt("%.2f", r.value("metadata_client_extra_us", 0.0)) + " us"
+                       : "-",
+                   r.contains("unencrypted_ops_per_s_for_5pct")
+                       ? Fmt("%.0f", r.value("unencrypted_ops_per_s_for_5pct", 0.0))
+                       : "-"});
+    }
+    PrintTable(out, e);
+  }
+  for (const auto& n : doc.value("notes", nlohmann::json::array())) {
+    out << "\nnote: " << n.get<std::string>() << "\n";
+  }
   return out.str();
 }
 

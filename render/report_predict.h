@@ -10,6 +10,8 @@
 namespace secmode::render {
 
 std::string PredictionsText(const nlohmann::json& doc);
+// `secmode predict --explain` (harness::ExplainPublished's document).
+std::string ExplanationText(const nlohmann::json& doc);
 
 }  // namespace secmode::render
 

@@ -26,7 +26,7 @@ Result<double> ExtraNs(const LegCosts& mode, const LegCosts& sys, const std::str
     return Status::InvalidArgument("no measured cost of " + leg + " for " + mode.Label());
   }
   if (s == sys.legs.end() || s->second.empty()) {
-    return Status::InvalidArgument("no measured cost of " + leg + " for sys");
+    return Status::InvalidArgument("no measured cost of " + leg + " for " + sys.Label());
   }
   SECMODE_ASSIGN_OR_RETURN(double mv, CostAt(m->second, payload));
   SECMODE_ASSIGN_OR_RETURN(double sv, CostAt(s->second, payload));
@@ -159,6 +159,24 @@ double Interpolate(int64_t x0, double y0, int64_t x1, double y1, int64_t x) {
 }
 
 }  // namespace
+
+Result<LegsExtra> LegsExtraPerOp(const Workload& w, const LegCosts& mode, const LegCosts& sys) {
+  LegsExtra out;
+  const double p = w.IsMetadata() ? 0 : w.ReadShare();
+  for (int read = 0; read < 2; ++read) {
+    const double share = w.IsMetadata() ? (read ? 0 : 1) : (read ? p : 1 - p);
+    if (share <= 0) continue;
+    const int64_t call = !w.IsMetadata() && !read ? w.bs : 0;
+    const int64_t reply = !w.IsMetadata() && read ? w.bs : 0;
+    SECMODE_ASSIGN_OR_RETURN(double cs, ExtraNs(mode, sys, "client-seal", call));
+    SECMODE_ASSIGN_OR_RETURN(double co, ExtraNs(mode, sys, "client-open", reply));
+    SECMODE_ASSIGN_OR_RETURN(double so, ExtraNs(mode, sys, "server-open", call));
+    SECMODE_ASSIGN_OR_RETURN(double ss, ExtraNs(mode, sys, "server-seal", reply));
+    out.client_ns += share * (cs + co);
+    out.server_ns += share * (so + ss);
+  }
+  return out;
+}
 
 Result<double> CostAt(const CostCurve& curve, int64_t bytes) {
   if (curve.empty()) return Status::InvalidArgument("no measured cost");

@@ -115,6 +115,16 @@ struct ModePrediction {
   nlohmann::json ToJson() const;
 };
 
+// The mode's four legs minus the baseline's (`sys`: sys or smb-plain) for
+// one operation of the job, reads and writes mixed by its read share: ns on
+// the client (client-seal + client-open) and on the server (server-open +
+// server-seal).
+struct LegsExtra {
+  double client_ns = 0, server_ns = 0;
+};
+common::Result<LegsExtra> LegsExtraPerOp(const Workload& w, const LegCosts& mode,
+                                         const LegCosts& sys);
+
 // sys first, then each of `modes` (sys in `modes` is not repeated).
 common::Result<std::vector<ModePrediction>> PredictWorkload(const Workload& w,
                                                             const Environment& env,
