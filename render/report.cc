@@ -234,6 +234,7 @@ const SectionRenderer kRenderers[] = {
     {"gss", RenderGssSection},
     {"smb", RenderSmbSection},
     {"e2e", RenderE2eSection},
+    {"predictions", RenderPredictionsSection},
     {"windows", RenderWindowsSection},
     {"nconnect", RenderNconnectSection},
     {"nconnect-validation", RenderValidationSection},

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/format.h"
+#include "render/report_sections.h"
 
 namespace secmode::render {
 
@@ -177,6 +178,46 @@ std::string ExplanationText(const nlohmann::json& doc) {
     out << "\nnote: " << n.get<std::string>() << "\n";
   }
   return out.str();
+}
+
+void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json& section,
+                              Rendered& out) {
+  std::ostringstream md;
+  md << "\n## Predicted workloads (secmode predict)\n\n";
+  if (section.contains("not_run")) {
+    md << "Not predicted: " << section.value("not_run", "") << ".\n";
+    out.report_md.append(md.str());
+    return;
+  }
+  const nlohmann::json env = section.value("environment", nlohmann::json::object());
+  md << "What a few fio-like jobs would get on " << env.value("hosts", "") << ", with "
+     << env.value("connections", 0) << " connections, " << env.value("slots", 0)
+     << " slots and a TCP window of " << env.value("tcp_window_bytes", 0)
+     << " B per connection: a closed queueing model (sim/workload_model.h) fed with this run's "
+        "legs (each mode's extra over sys at the payload each message carries) and the "
+        "protocol's own CPU per operation ("
+     << env.value("protocol_cost_source", "") << "). p99 is an estimate (queueing as if "
+     << "exponential). `secmode predict --results DIR` answers for any job and network.\n";
+  std::string job;
+  for (const auto& row : r.predictions) {
+    const std::string this_job = row.value("job", "");
+    if (this_job != job) {
+      job = this_job;
+      md << "\n### " << job << ": " << row.value("workload", "") << "\n\n"
+         << "| mode | IOPS | MB/s | mean ms | p99 ms (estimate) | bottleneck | IOPS vs sys "
+            "| latency vs sys |\n"
+         << "|---|---:|---:|---:|---:|---|---:|---:|\n";
+    }
+    const bool base = row.value("mode", "") == "sys";
+    md << "| " << row.value("mode", "") << " | " << Fmt("%.0f", row.value("iops", 0.0)) << " | "
+       << Fmt("%.1f", row.value("mb_per_s", 0.0)) << " | "
+       << Fmt("%.3f", row.value("mean_latency_ms", 0.0)) << " | "
+       << Fmt("%.3f", row.value("p99_latency_ms_estimate", 0.0)) << " | "
+       << row.value("bottleneck", "") << " | "
+       << (base ? "-" : Signed("%.1f", row.value("iops_change_pct", 0.0)) + "%") << " | "
+       << (base ? "-" : Signed("%.3f", row.value("latency_change_ms", 0.0)) + " ms") << " |\n";
+  }
+  out.report_md.append(md.str());
 }
 
 }  // namespace secmode::render

@@ -20,6 +20,8 @@ void RenderScalingSection(const harness::RunResults& r, const nlohmann::json& se
 void RenderGssSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
+void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json& section,
+                              Rendered& out);  // report_predict.cc
 void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& section,
                           Rendered& out);
 void RenderNconnectSection(const harness::RunResults& r, const nlohmann::json& section,

@@ -65,6 +65,7 @@ common::Status RunGssSection(SectionContext& context);       // section_gss.cc
 common::Status RunSmbSection(SectionContext& context);       // section_smb.cc
 common::Status RunE2eSection(SectionContext& context);       // section_e2e.cc
 common::Status RunWindowsSection(SectionContext& context);   // section_windows.cc
+common::Status RunPredictionsSection(SectionContext& context);  // section_predictions.cc
 common::Status RunNconnectSection(SectionContext& context);  // section_nconnect.cc
 common::Status RunNconnectValidationSection(
     SectionContext& context);  // section_nconnect_validation.cc

@@ -65,6 +65,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   EXPECT_TRUE(run->machine.secmode_commit.size() == 40 || run->machine.secmode_commit == "unknown")
       << run->machine.secmode_commit;
   EXPECT_TRUE(run->noise.contains("steal_fraction"));
+  // Every job of the predictions section under sys and each krb5 family.
+  EXPECT_EQ(run->predictions.size(), 6u * 4u) << run->sections["predictions"].dump();
   ASSERT_TRUE(run->sections.contains("scaling"));
   EXPECT_FALSE(run->sections["scaling"]["rows"].empty());
   auto text = common::ReadFile(*tmp + "/results.json");
@@ -87,12 +89,21 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       // repetitions and the longer fingerprint
       "micro[].repetitions_ns[]", "micro[].cv", "micro[].noisy", "machine.compiler_flags",
       "machine.secmode_commit", "machine.secmode_tree", "method.repetitions", "method.warmup_ops",
-      "method.noisy_cv", "method.micro_figure", "method.pinned_cpu"};
+      "method.noisy_cv", "method.micro_figure", "method.pinned_cpu", "e2e[].window",
+      // the predicted workloads (sim/workload_model.h)
+      "predictions[].mode", "predictions[].job", "predictions[].workload", "predictions[].iops",
+      "predictions[].mb_per_s", "predictions[].mean_latency_ms",
+      "predictions[].p99_latency_ms_estimate", "predictions[].bottleneck",
+      "predictions[].tcp_window_limited", "predictions[].iops_change_pct",
+      "predictions[].latency_change_ms"};
   for (const auto& k : now) {
-    // machine.libraries.<file name> and noise.* name what this machine has.
+    // machine.libraries.<file name> and noise.* name what this machine has;
+    // a prediction's demands and utilisations are keyed by station; an e2e
+    // row's run against the wide window has the row's own fields.
     if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0 ||
         k.rfind("nconnect[].", 0) == 0 || k.rfind("machine.libraries.", 0) == 0 ||
-        k.rfind("noise.", 0) == 0) {
+        k.rfind("noise.", 0) == 0 || k.rfind("predictions[].demand_us.", 0) == 0 ||
+        k.rfind("predictions[].utilisation.", 0) == 0 || k.rfind("e2e[].wide_window.", 0) == 0) {
       continue;
     }
     ADD_FAILURE() << "results.json has a key outside `sections` that the shape does not list: "
@@ -111,7 +122,14 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### The collapse: slots against the window",
       "## RPCSEC_GSS sequence windows of real servers (secmode probe)",
       "### Beside the published Azure NetApp Files figures",
-      "### Predicted from the legs"};
+      "### Predicted from the legs",
+      "## Predicted workloads (secmode predict)",
+      "### 4k-randread-qd64: randread bs=4096 iodepth=64 numjobs=1 libaio",
+      "### 4k-randwrite-qd64: randwrite bs=4096 iodepth=64 numjobs=1 libaio",
+      "### 1m-read-qd16: read bs=1048576 iodepth=16 numjobs=1 libaio",
+      "### 1m-write-qd16: write bs=1048576 iodepth=16 numjobs=1 libaio",
+      "### metadata-qd64: metadata iodepth=64 numjobs=1 libaio",
+      "### 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync"};
   std::istringstream lines(*report);
   size_t next = 0;
   for (std::string line; std::getline(lines, line);) {
