@@ -39,6 +39,17 @@ double Rate(const std::string& flag, const std::string& value) {
   return *r;
 }
 
+// The document to --out (atomically), and as JSON or drawn by `text` to stdout.
+void Emit(const PredictArgs& a, const nlohmann::json& doc,
+          std::string (*text)(const nlohmann::json&)) {
+  if (!a.out.empty()) {
+    if (auto s = common::WriteFileAtomically(a.out, doc.dump(1) + "\n"); !s.ok()) {
+      Fail(kCmd, s.Annotate("--out"));
+    }
+  }
+  std::cout << (a.json ? doc.dump(1) + "\n" : text(doc));
+}
+
 void Predict(const PredictArgs& a, const CLI::App& cmd) {
   // The workload: a fio job file, or the flags.
   std::vector<sim::Workload> jobs;
@@ -143,27 +154,13 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
                                          a.baseline_iops);
     if (!doc.ok()) Fail(kCmd, doc.status());
     (*doc)["warnings"] = warnings;
-    if (!a.out.empty()) {
-      if (auto s = common::WriteFileAtomically(a.out, doc->dump(1) + "\n"); !s.ok()) {
-        Fail(kCmd, s.Annotate("--out"));
-      }
-    }
-    std::cout << (a.json ? doc->dump(1) + "\n" : render::ExplanationText(*doc));
+    Emit(a, *doc, render::ExplanationText);
     return;
   }
   if (cmd.count("--baseline-iops") > 0) FailUsage(kCmd, "--baseline-iops goes with --explain");
   auto doc = harness::PredictJobs(*run, path, jobs, env, a.modes, a.engine, a.enctype, warnings);
   if (!doc.ok()) Fail(kCmd, doc.status());
-  if (!a.out.empty()) {
-    if (auto s = common::WriteFileAtomically(a.out, doc->dump(1) + "\n"); !s.ok()) {
-      Fail(kCmd, s.Annotate("--out"));
-    }
-  }
-  if (a.json) {
-    std::cout << doc->dump(1) << "\n";
-  } else {
-    std::cout << render::PredictionsText(*doc);
-  }
+  Emit(a, *doc, render::PredictionsText);
 }
 
 }  // namespace

@@ -129,6 +129,16 @@ Result<int64_t> MaxTcpReceiveWindow() {
   return max;
 }
 
+namespace {
+
+// Which run the costs came from, for the documents below.
+nlohmann::json SourceJson(const RunResults& run, const std::string& run_path) {
+  return {
+      {"results", run_path}, {"cpu_model", run.machine.cpu_model}, {"started_at", run.started_at}};
+}
+
+}  // namespace
+
 Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run_path,
                                    const std::vector<sim::Workload>& jobs,
                                    const sim::Environment& env,
@@ -158,10 +168,7 @@ Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run
     }
   }
   return nlohmann::json{{"schema", "secmode-predictions/1"},
-                        {"source",
-                         {{"results", run_path},
-                          {"cpu_model", run.machine.cpu_model},
-                          {"started_at", run.started_at}}},
+                        {"source", SourceJson(run, run_path)},
                         {"environment", env.ToJson()},
                         {"warnings", warnings},
                         {"predictions", rows}};
@@ -201,10 +208,7 @@ Result<nlohmann::json> ExplainPublished(const RunResults& run, const std::string
     SECMODE_ASSIGN_OR_RETURN(smb, sim::ExplainSmb(*plain, smb_modes));
   }
   return nlohmann::json{{"schema", "secmode-explain/1"},
-                        {"source",
-                         {{"results", run_path},
-                          {"cpu_model", run.machine.cpu_model},
-                          {"started_at", run.started_at}}},
+                        {"source", SourceJson(run, run_path)},
                         {"environment", env.ToJson()},
                         {"workload", job.Describe()},
                         {"baseline_iops", baseline_iops},

@@ -20,7 +20,7 @@ const Section kSections[] = {
     {"gss", RunGssSection, PlannedGssSeconds, {"krb5"}},
     {"smb", RunSmbSection, PlannedSmbSeconds, {"smb-"}},
     {"e2e", RunE2eSection, PlannedE2eSeconds, {"sys", "krb5"}},
-    {"predictions", RunPredictionsSection, nullptr, {"sys", "krb5"}},
+    {"predictions", RunPredictionsSection, nullptr, {"krb5"}},
     {"windows", RunWindowsSection, nullptr, {"krb5"}},
     {"nconnect", RunNconnectSection, nullptr, {}},
     {"nconnect-validation", RunNconnectValidationSection, PlannedValidationSeconds, {}},
