@@ -22,11 +22,15 @@ std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cp
 
 Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& family,
                                       const std::string& engine, const std::string& enctype) {
-  std::set<std::string> engines, enctypes;
-  for (const MicroRow& m : run.micro) {
-    if (m.threads != 1 || m.mode != family) continue;
-    engines.insert(m.engine);
-    if (engine.empty() || m.engine == engine) enctypes.insert(m.enctype);
+  return LegCostsFromMicro(run.micro, family, engine, enctype);
+}
+
+Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
+                                        const std::string& family, const std::string& engine,
+                                        const std::string& enctype) {
+  std::set<std::string> engines;
+  for (const MicroRow& m : micro) {
+    if (m.threads == 1 && m.mode == family) engines.insert(m.engine);
   }
   if (engines.empty()) {
     return Status::InvalidArgument("the run has no micro rows of " + family);
@@ -45,7 +49,7 @@ Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& 
   }
   std::string use_enctype = enctype;
   std::set<std::string> with_engine;
-  for (const MicroRow& m : run.micro) {
+  for (const MicroRow& m : micro) {
     if (m.threads == 1 && m.mode == family && m.engine == use_engine) with_engine.insert(m.enctype);
   }
   if (use_enctype.empty()) {
@@ -59,7 +63,7 @@ Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& 
   out.mode = family;
   out.engine = use_engine;
   out.enctype = use_enctype;
-  for (const MicroRow& m : run.micro) {
+  for (const MicroRow& m : micro) {
     if (m.threads != 1 || m.mode != family || m.engine != use_engine || m.enctype != use_enctype) {
       continue;
     }

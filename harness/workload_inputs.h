@@ -35,6 +35,12 @@ common::Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::
                                               const std::string& engine = "",
                                               const std::string& enctype = "");
 
+// The same from micro rows alone.
+common::Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
+                                                const std::string& family,
+                                                const std::string& engine = "",
+                                                const std::string& enctype = "");
+
 // Client and server protocol CPU per op (half the sys e2e row's busy CPU
 // each), by op and payload size; an error when the run has no e2e sys rows.
 common::Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* source);

@@ -55,8 +55,9 @@ std::string FromLegsText(const nlohmann::json& section) {
      << "A call of a mode costs what the sys row of the same op, size and load cost end to end "
         "(the machine's busy CPU time over its calls: client, server, kernel), plus each of the "
         "four legs' cost in that mode minus its cost in sys (the micro rows, one thread), at the "
-        "smallest measured size that holds the payload the leg protects (call legs: a WRITE's "
-        "data, else none; reply legs: a READ's data, else none). Predicted ops/s: the row's busy "
+        "payload the leg protects (call legs: a WRITE's data, else none; reply legs: a READ's "
+        "data, else none; linear between measured sizes, the smallest size's cost below it). "
+        "Predicted ops/s: the row's busy "
         "CPU time over that cost. The prediction holds when measured/predicted is within "
      << Fmt("%.0f", tol * 100)
      << "%; where it does not, the call path costs more (or less) than its crypto. A row whose "
@@ -65,7 +66,7 @@ std::string FromLegsText(const nlohmann::json& section) {
         "prediction, and the gap to the first is what the drops cost (a dropped call is resent "
         "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).\n";
   if (!rows.empty()) {
-    md << "\n| mode | op | size | call / reply leg size | sys CPU us/call | legs add us "
+    md << "\n| mode | op | size | call / reply payload | sys CPU us/call | legs add us "
           "| predicted us/call | measured us/call | predicted ops/s | measured ops/s "
           "| measured / predicted | window drops, timeouts | wide window: measured ops/s "
           "| wide window: measured / predicted |\n"
@@ -78,8 +79,8 @@ std::string FromLegsText(const nlohmann::json& section) {
     const bool holds = row.value("call_path_within", row.value("within", false));
     md << "| " << row.value("mode", "") << ":" << enctype << ":" << row.value("engine", "") << " | "
        << row.value("op", "") << " | " << (size == 0 ? "-" : SizeLabel(size)) << " | "
-       << SizeLabel(row.value("call_leg_size", 0u)) << " / "
-       << SizeLabel(row.value("reply_leg_size", 0u)) << " | "
+       << SizeLabel(row.value("call_payload", 0u)) << " / "
+       << SizeLabel(row.value("reply_payload", 0u)) << " | "
        << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3) << " | "
        << Fmt("%.2f", row.value("legs_extra_ns", 0.0) / 1e3) << " | "
        << Fmt("%.2f", row.value("predicted_cpu_ns_per_call", 0.0) / 1e3) << " | "

@@ -13,9 +13,6 @@ using common::Status;
 
 namespace {
 
-const char* const kClientLegs[] = {"client-seal", "client-open"};
-const char* const kServerLegs[] = {"server-open", "server-seal"};
-
 // The mode's cost of `leg` minus sys's at `payload` bytes (the smallest
 // measured size when the message carries none).
 Result<double> ExtraNs(const LegCosts& mode, const LegCosts& sys, const std::string& leg,
@@ -58,16 +55,9 @@ Result<OpDemand> Demand(const Workload& w, const Environment& env, const LegCost
   if (!base.ok()) return base.status().Annotate("server protocol cost of " + kind);
   d.server_ns = *base;
   if (mode.mode != "sys") {
-    for (const char* leg : kClientLegs) {
-      const int64_t payload = std::string(leg) == "client-seal" ? call_payload : reply_payload;
-      SECMODE_ASSIGN_OR_RETURN(double extra, ExtraNs(mode, sys, leg, payload));
-      d.client_ns += extra;
-    }
-    for (const char* leg : kServerLegs) {
-      const int64_t payload = std::string(leg) == "server-open" ? call_payload : reply_payload;
-      SECMODE_ASSIGN_OR_RETURN(double extra, ExtraNs(mode, sys, leg, payload));
-      d.server_ns += extra;
-    }
+    SECMODE_ASSIGN_OR_RETURN(LegsExtra extra, LegsExtraAt(mode, sys, call_payload, reply_payload));
+    d.client_ns += extra.client_ns;
+    d.server_ns += extra.server_ns;
   }
   d.client_ns = std::max(0.0, d.client_ns);
   d.server_ns = std::max(0.0, d.server_ns);
@@ -160,20 +150,28 @@ double Interpolate(int64_t x0, double y0, int64_t x1, double y1, int64_t x) {
 
 }  // namespace
 
+Result<LegsExtra> LegsExtraAt(const LegCosts& mode, const LegCosts& sys, int64_t call_payload,
+                              int64_t reply_payload) {
+  SECMODE_ASSIGN_OR_RETURN(double cs, ExtraNs(mode, sys, "client-seal", call_payload));
+  SECMODE_ASSIGN_OR_RETURN(double co, ExtraNs(mode, sys, "client-open", reply_payload));
+  SECMODE_ASSIGN_OR_RETURN(double so, ExtraNs(mode, sys, "server-open", call_payload));
+  SECMODE_ASSIGN_OR_RETURN(double ss, ExtraNs(mode, sys, "server-seal", reply_payload));
+  return LegsExtra{cs + co, so + ss};
+}
+
 Result<LegsExtra> LegsExtraPerOp(const Workload& w, const LegCosts& mode, const LegCosts& sys) {
+  if (w.IsMetadata()) return LegsExtraAt(mode, sys, 0, 0);
   LegsExtra out;
-  const double p = w.IsMetadata() ? 0 : w.ReadShare();
-  for (int read = 0; read < 2; ++read) {
-    const double share = w.IsMetadata() ? (read ? 0 : 1) : (read ? p : 1 - p);
-    if (share <= 0) continue;
-    const int64_t call = !w.IsMetadata() && !read ? w.bs : 0;
-    const int64_t reply = !w.IsMetadata() && read ? w.bs : 0;
-    SECMODE_ASSIGN_OR_RETURN(double cs, ExtraNs(mode, sys, "client-seal", call));
-    SECMODE_ASSIGN_OR_RETURN(double co, ExtraNs(mode, sys, "client-open", reply));
-    SECMODE_ASSIGN_OR_RETURN(double so, ExtraNs(mode, sys, "server-open", call));
-    SECMODE_ASSIGN_OR_RETURN(double ss, ExtraNs(mode, sys, "server-seal", reply));
-    out.client_ns += share * (cs + co);
-    out.server_ns += share * (so + ss);
+  const double p = w.ReadShare();
+  if (p > 0) {
+    SECMODE_ASSIGN_OR_RETURN(LegsExtra r, LegsExtraAt(mode, sys, 0, w.bs));
+    out.client_ns += p * r.client_ns;
+    out.server_ns += p * r.server_ns;
+  }
+  if (p < 1) {
+    SECMODE_ASSIGN_OR_RETURN(LegsExtra wr, LegsExtraAt(mode, sys, w.bs, 0));
+    out.client_ns += (1 - p) * wr.client_ns;
+    out.server_ns += (1 - p) * wr.server_ns;
   }
   return out;
 }

@@ -122,6 +122,10 @@ struct ModePrediction {
 struct LegsExtra {
   double client_ns = 0, server_ns = 0;
 };
+// The same for one message pair: the call carrying `call_payload` bytes,
+// the reply `reply_payload` (each leg's cost by CostAt).
+common::Result<LegsExtra> LegsExtraAt(const LegCosts& mode, const LegCosts& sys,
+                                      int64_t call_payload, int64_t reply_payload);
 common::Result<LegsExtra> LegsExtraPerOp(const Workload& w, const LegCosts& mode,
                                          const LegCosts& sys);
 

@@ -5,28 +5,13 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 
 #include "harness/workload_inputs.h"
+#include "sim/workload_model.h"
 
 namespace secmode::suite {
 
 namespace {
-
-const char* const kLegs[] = {"client-seal", "server-open", "server-seal", "client-open"};
-
-// ns per op of each (mode, engine, enctype, leg, size), one thread.
-using LegKey = std::tuple<std::string, std::string, std::string, std::string, size_t>;
-
-// The smallest measured size at least `payload`; `payload` itself when
-// every measured size is smaller (no leg is looked up at it, so the row is
-// left out, naming it).
-size_t LegSize(const std::vector<size_t>& sizes, size_t payload) {
-  for (size_t s : sizes) {
-    if (s >= payload) return s;
-  }
-  return payload;
-}
 
 std::string LoadKey(const nlohmann::json& row) {
   return row.value("op", "") + "/" + std::to_string(row.value("size", 0u)) + "/" +
@@ -38,15 +23,7 @@ std::string LoadKey(const nlohmann::json& row) {
 LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                                   const nlohmann::json& e2e, int logical_cpus) {
   LegsPrediction out;
-  std::map<LegKey, double> legs;
-  std::vector<size_t> sizes;
-  for (const auto& m : micro) {
-    if (m.threads != 1) continue;
-    legs[{m.mode, m.engine, m.enctype, m.leg, m.size}] = m.m.ns_per_op;
-    sizes.push_back(m.size);
-  }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  auto sys_legs = harness::LegCostsFromMicro(micro, "sys");
   if (!e2e.is_array()) return out;
 
   std::map<std::string, const nlohmann::json*> sys_rows;  // load key -> sys row
@@ -67,8 +44,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     const std::string mode = row.value("mode", "");
     if (mode == "sys" || row.value("server", std::string("secmode")) != "secmode") continue;
     if (row.value("connections", 0) <= 1 && row.value("slots", 0) <= 1) continue;  // latency-bound
-    if (sizes.empty()) {
-      skip(row, "no micro rows");
+    if (!sys_legs.ok()) {
+      skip(row, sys_legs.status().message());
       continue;
     }
     auto sys = sys_rows.find(LoadKey(row));
@@ -85,25 +62,21 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     const std::string op = row.value("op", ""), engine = row.value("engine", ""),
                       enctype = row.value("enctype", "");
     const size_t size = row.value("size", 0u);
-    const size_t call_size = LegSize(sizes, op == "write" ? size : 0);
-    const size_t reply_size = LegSize(sizes, op == "read" ? size : 0);
-    double extra = 0;
-    std::string missing;
-    for (const char* leg : kLegs) {
-      const bool call_leg = std::string(leg) == "client-seal" || std::string(leg) == "server-open";
-      const size_t at = call_leg ? call_size : reply_size;
-      auto m = legs.find({mode, engine, enctype, leg, at});
-      auto s = legs.find({"sys", "none", "", leg, at});
-      if (m == legs.end() || s == legs.end()) {
-        missing = std::string(leg) + " at " + std::to_string(at) + " B";
-        break;
-      }
-      extra += m->second - s->second;
-    }
-    if (!missing.empty()) {
-      skip(row, "no micro row for " + missing);
+    // The payload each message carries: a WRITE's call, a READ's reply.
+    const size_t call_size = op == "write" ? size : 0;
+    const size_t reply_size = op == "read" ? size : 0;
+    auto legs = harness::LegCostsFromMicro(micro, mode, engine, enctype);
+    if (!legs.ok()) {
+      skip(row, legs.status().message());
       continue;
     }
+    auto legs_extra = sim::LegsExtraAt(*legs, *sys_legs, static_cast<int64_t>(call_size),
+                                       static_cast<int64_t>(reply_size));
+    if (!legs_extra.ok()) {
+      skip(row, legs_extra.status().message());
+      continue;
+    }
+    const double extra = legs_extra->client_ns + legs_extra->server_ns;
     const double predicted_cpu = *sys_cpu + extra;
     const double busy_cpu_ns = *measured_cpu * row.value("ops", 0.0);
     const double seconds = row.value("seconds", 0.0);
@@ -138,8 +111,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                         {"size", size},
                         {"connections", row.value("connections", 0)},
                         {"slots", row.value("slots", 0)},
-                        {"call_leg_size", call_size},
-                        {"reply_leg_size", reply_size},
+                        {"call_payload", call_size},
+                        {"reply_payload", reply_size},
                         {"sys_cpu_ns_per_call", *sys_cpu},
                         {"legs_extra_ns", extra},
                         {"predicted_cpu_ns_per_call", predicted_cpu},

@@ -7,17 +7,17 @@
 // calls of the sys row in the same run: client, server, kernel, everything
 // that is not security), plus, for each of the four legs (client-seal,
 // server-open, server-seal, client-open), M's cost minus sys's cost of that
-// leg (micro rows, one thread, same enctype and engine) at the smallest
-// measured size that holds the payload of the message it protects: the
-// call's for the first two (a WRITE's data, else none), the reply's for the
-// last two (a READ's data, else none). The predicted ops/s is the row's busy CPU time
-// (logical CPUs x (1 - idle - steal), as measured during the row) over that
-// CPU per call. A row whose server dropped calls at its window and that
-// ran again against a server with a window nothing fell out of
-// (row.wide_window, suite/section_e2e.cc) is predicted on both runs: the
-// second is the call path's own rate, the gap between them what the drops
-// and the resends after them cost. Rows one call at a time (latency, not CPU, bounds them) and
-// rows against another server (its CPU is not secmode's legs) are left out.
+// leg (micro rows, one thread, same enctype and engine) at the payload of
+// the message it protects: the call's for client-seal and server-open (a
+// WRITE's data, else none), the reply's for the other two (a READ's data,
+// else none), each looked up as the workload model does (sim::LegsExtraAt:
+// linear between measured sizes, the smallest size's cost below it). The predicted ops/s is the
+// row's busy CPU time (logical CPUs x (1 - idle - steal), as measured during the row) over that CPU
+// per call. A row whose server dropped calls at its window and that ran again against a server with
+// a window nothing fell out of (row.wide_window, suite/section_e2e.cc) is predicted on both runs:
+// the second is the call path's own rate, the gap between them what the drops and the resends after
+// them cost. Rows one call at a time (latency, not CPU, bounds them) and rows against another
+// server (its CPU is not secmode's legs) are left out.
 #ifndef SECMODE_SUITE_E2E_FROM_LEGS_H_
 #define SECMODE_SUITE_E2E_FROM_LEGS_H_
 
@@ -33,7 +33,7 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 
 // One row per e2e row of a krb5 family with a sys row of the same op, size
 // and load and micro rows for every leg it needs: mode, enctype, engine, op,
-// size, connections, slots, call_leg_size, reply_leg_size,
+// size, connections, slots, call_payload, reply_payload,
 // sys_cpu_ns_per_call, legs_extra_ns, predicted_cpu_ns_per_call,
 // measured_cpu_ns_per_call, predicted_ops_per_second,
 // measured_ops_per_second, measured_over_predicted, within, window,

@@ -1,5 +1,5 @@
 // PredictE2eFromLegs: a sys row's CPU per call plus the mode's legs minus
-// sys's, each leg at the size of the message it protects; synthetic rows
+// sys's, each leg at the payload of the message it protects; synthetic rows
 // with known answers.
 #include "suite/e2e_from_legs.h"
 
@@ -74,8 +74,8 @@ TEST(E2eFromLegsTest, AddsEachLegsExtraCostAtTheSizeOfItsMessage) {
 
   const nlohmann::json& getattr = p.rows[0];
   EXPECT_EQ(getattr["op"], "getattr");
-  EXPECT_EQ(getattr["call_leg_size"], 128u);
-  EXPECT_EQ(getattr["reply_leg_size"], 128u);
+  EXPECT_EQ(getattr["call_payload"], 0u);
+  EXPECT_EQ(getattr["reply_payload"], 0u);
   EXPECT_DOUBLE_EQ(getattr["sys_cpu_ns_per_call"].get<double>(), 20000);
   EXPECT_DOUBLE_EQ(getattr["legs_extra_ns"].get<double>(), 4000);
   EXPECT_DOUBLE_EQ(getattr["measured_cpu_ns_per_call"].get<double>(), 40000);
@@ -84,8 +84,8 @@ TEST(E2eFromLegsTest, AddsEachLegsExtraCostAtTheSizeOfItsMessage) {
   EXPECT_FALSE(getattr["within"].get<bool>());
 
   const nlohmann::json& read = p.rows[1];
-  EXPECT_EQ(read["call_leg_size"], 128u);
-  EXPECT_EQ(read["reply_leg_size"], 4096u);
+  EXPECT_EQ(read["call_payload"], 0u);
+  EXPECT_EQ(read["reply_payload"], 4096u);
   EXPECT_DOUBLE_EQ(read["legs_extra_ns"].get<double>(), 12000);
   EXPECT_NEAR(read["predicted_cpu_ns_per_call"].get<double>(), 52000, 1e-6);
   EXPECT_NEAR(read["measured_over_predicted"].get<double>(), 52000.0 / (1.6e9 / 30000), 1e-9);
@@ -98,8 +98,8 @@ TEST(E2eFromLegsTest, WriteProtectsItsDataOnTheCallLegs) {
   e2e.push_back(Row("krb5p", "write", 4096, 25000, 0.0));
   const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
   ASSERT_EQ(p.rows.size(), 1u);
-  EXPECT_EQ(p.rows[0]["call_leg_size"], 4096u);
-  EXPECT_EQ(p.rows[0]["reply_leg_size"], 128u);
+  EXPECT_EQ(p.rows[0]["call_payload"], 4096u);
+  EXPECT_EQ(p.rows[0]["reply_payload"], 0u);
   EXPECT_DOUBLE_EQ(p.rows[0]["legs_extra_ns"].get<double>(), 12000);
 }
 
@@ -146,17 +146,16 @@ TEST(E2eFromLegsTest, LeavesOutWhatItCannotPredictAndSaysWhy) {
   // Another server's row and a row one call at a time: not predicted, silently.
   e2e.push_back(Row("krb5p", "getattr", 0, 10000, 0.0, 4, 64, "nfs-ganesha 4.3"));
   e2e.push_back(Row("krb5p", "read", 4096, 10000, 0.5, 1, 1));
-  // No sys row for this load; no idle measurement; no 1 MiB legs.
+  // No sys row for this load; no idle measurement; no legs of the mode.
   e2e.push_back(Row("krb5p", "getattr", 0, 10000, 0.0, 2, 8));
   e2e.push_back(Row("krb5p", "getattr", 0, 10000, -1.0));
-  e2e.push_back(Row("sys", "read", 1u << 20, 1000, 0.0, 4, 16));
-  e2e.push_back(Row("krb5p", "read", 1u << 20, 500, 0.0, 4, 16));
+  e2e.push_back(Row("krb5i", "getattr", 0, 10000, 0.0));
   const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
   EXPECT_TRUE(p.rows.empty()) << p.rows.dump(1);
   ASSERT_EQ(p.skipped.size(), 3u) << p.skipped.dump(1);
   EXPECT_NE(p.skipped[0]["reason"].get<std::string>().find("no sys row"), std::string::npos);
   EXPECT_NE(p.skipped[1]["reason"].get<std::string>().find("idle"), std::string::npos);
-  EXPECT_NE(p.skipped[2]["reason"].get<std::string>().find("server-seal at 1048576 B"),
+  EXPECT_NE(p.skipped[2]["reason"].get<std::string>().find("no micro rows of krb5i"),
             std::string::npos)
       << p.skipped[2].dump();
 }
