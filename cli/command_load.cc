@@ -4,6 +4,7 @@
 // and one summary line on stderr. A run that fails part way (the server
 // died, a deadline passed) still prints what it measured, with "failure"
 // set, and exits 1.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,7 @@ struct LoadArgs {
   ClientFlags client;
   std::string op = "getattr";
   std::string server_kind = "secmode", read_path = "export/read", write_path = "export/write";
+  double delay_ms = 0;
 };
 
 }  // namespace
@@ -68,6 +70,11 @@ CLI::App* AddLoadCommand(CLI::App& app) {
                   "At the end, time allowed for ending the run's RPCSEC_GSS contexts on the "
                   "server with RPCSEC_GSS_DESTROY (best effort); 0 = leave them (default 5000)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--delay-ms", a->delay_ms,
+                  "Hold every call this long before it is written: a one-way delay from client "
+                  "to server, emulated (for a lab link's round trip where the kernel has no "
+                  "netem; TCP does not see it); the latencies include it (default 0)")
+      ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--skew-connection", a->o.skew_connection, "Connection whose sends are delayed");
   cmd->add_option("--skew-delay-us", a->o.skew_delay_us, "Delay of that connection's sends");
   cmd->add_option("--server-kind", a->server_kind,
@@ -83,6 +90,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     rpc::LoadOptions o = a->o;
     const ClientFlags& f = a->client;
     ApplyClientFlags("load", f, &o);
+    o.delay_us = static_cast<uint32_t>(std::llround(a->delay_ms * 1000));
     auto op = rpc::ParseNfsOp(a->op);
     if (!op.ok()) Fail("load", op.status());
     o.op = *op;
@@ -112,6 +120,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     if (!result.ok() && !measured) Fail("load", result.status());
     const rpc::LoadReport* r = result.ok() ? &*result : &*measured;
     nlohmann::json j = harness::LoadReportJson(*r);
+    j["delay_us"] = o.delay_us;
     j["contexts_destroyed"] = r->contexts_destroyed;
     j["contexts_gone"] = r->contexts_gone;
     j["contexts_left"] = r->contexts_left;

@@ -4,6 +4,7 @@
 // flag.
 #include <sys/resource.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -36,6 +37,7 @@ struct ServeArgs {
   size_t max_contexts = rpc::ServerOptions().max_contexts;
   double context_idle = rpc::ServerOptions().context_idle_seconds;
   bool no_replay_cache = false;
+  double delay_ms = 0;
 };
 
 // Room for max_connections descriptors (plus the realm's, the log's ...):
@@ -121,6 +123,11 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "Forget an RPCSEC_GSS context unused for this many seconds (default 600; 0 = "
                   "never); its client gets RPCSEC_GSS_CREDPROBLEM and makes a new one")
       ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--delay-ms", a->delay_ms,
+                  "Hold every reply this long before it is sent: a one-way delay from server to "
+                  "client, emulated (for a lab link's round trip where the kernel has no netem; "
+                  "TCP does not see it). Not with --workers (default 0)")
+      ->check(CLI::Range(0.0, 10000.0));
   cmd->add_flag("--no-replay-cache", a->no_replay_cache,
                 "For tests only: run the GSS acceptor without MIT's replay cache, so a captured "
                 "RPCSEC_GSS INIT can be replayed (without it, KRB5RCACHETYPE=none in the "
@@ -161,12 +168,17 @@ CLI::App* AddServeCommand(CLI::App& app) {
     to.port = a->port;
     to.workers = a->workers;
     to.max_record = a->max_record;
+    to.reply_delay_us = static_cast<uint32_t>(std::llround(a->delay_ms * 1000));
     auto server = rpc::TcpServer::Start(to, core->get());
     if (!server.ok()) Fail("serve", server.status());
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);
     std::cout << "serving on " << a->address << ":" << (*server)->port()
-              << (a->keytab.empty() ? " (AUTH_SYS)" : " (AUTH_SYS, RPCSEC_GSS)") << std::endl;
+              << (a->keytab.empty() ? " (AUTH_SYS)" : " (AUTH_SYS, RPCSEC_GSS)")
+              << (to.reply_delay_us > 0
+                      ? ", replies held " + std::to_string(to.reply_delay_us) + " us (emulated delay)"
+                      : std::string())
+              << std::endl;
     auto t0 = std::chrono::steady_clock::now();
     while (!g_stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

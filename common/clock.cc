@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #if defined(__x86_64__)
@@ -17,6 +18,13 @@ uint64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+void SleepUntilNs(uint64_t deadline_ns) {
+  timespec ts{static_cast<time_t>(deadline_ns / 1000000000ull),
+              static_cast<long>(deadline_ns % 1000000000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
 }
 
 uint64_t ThreadCpuNs() {

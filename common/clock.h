@@ -13,6 +13,10 @@ namespace secmode::common {
 
 // CLOCK_MONOTONIC in nanoseconds.
 uint64_t NowNs();
+// Sleeps until NowNs() reaches `deadline_ns` (clock_nanosleep on
+// CLOCK_MONOTONIC, absolute, so a signal or an early wakeup does not add
+// the delay twice); returns at once if it has passed.
+void SleepUntilNs(uint64_t deadline_ns);
 // CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID):
 // what a bound or engine comparison costs in CPU, which other processes on
 // a shared machine do not inflate the way they inflate wall time.

@@ -52,7 +52,7 @@ uint64_t TraceContextId(common::ByteView handle);
 enum class TraceThread : uint8_t {
   kStart,         // the load generator's first call of each slot
   kReceiver,      // a client connection's receiver (handles replies, issues next calls)
-  kSender,        // a client connection's sender (the skewed connection's delay line)
+  kSender,        // a client connection's delay line (LoadOptions::delay_us or the skew)
   kMonitor,       // the client's retransmit timer
   kServerConn,    // a server connection thread (reads, checks, answers)
   kServerWorker,  // a server worker thread

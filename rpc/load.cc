@@ -1,5 +1,6 @@
 #include "rpc/load.h"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -197,7 +198,9 @@ struct Conn {
   // reconnects and when it ends (read after it was joined).
   uint64_t replies = 0;
   AuthBox* box = nullptr;
-  bool skewed = false;
+  // How long each call is held before it is written (LoadOptions::delay_us,
+  // plus skew_delay_us on the skewed connection); 0: written at once.
+  uint64_t delay_ns = 0;
   // Set by the receiver from the end of the stream until the new
   // connection is in place: calls issued to it meanwhile wait.
   std::atomic<bool> reconnecting{false};
@@ -393,11 +396,11 @@ void Runner::Issue(uint32_t index, bool fresh) {
     traced.queued_ns = common::NowNs();
   }
   Conn& c = *conns_[ci];
-  if (c.skewed) {
+  if (c.delay_ns > 0) {
     SendItem item;
     item.slot = index;
     item.xid = s.xid;
-    item.due_ns = common::NowNs() + uint64_t{o_.skew_delay_us} * 1000;
+    item.due_ns = common::NowNs() + c.delay_ns;
     item.record = record;
     item.traced = traced;
     s.sent_ns = item.due_ns;
@@ -483,12 +486,19 @@ void Runner::Flush(SendBatch* batch) {
 }
 
 void Runner::SendLoop(Conn* c) {
+  // The delay must not grow by the kernel's default 50 us timer slack.
+  prctl(PR_SET_TIMERSLACK, 1UL);
   tl_thread = TraceThread::kSender;
   tl_thread_index = static_cast<uint32_t>(c->index);
   const uint64_t cpu0 = common::ThreadCpuNs();
   uint64_t sent = 0;
+  // The calls due at one wakeup are written with one send (small ones), as
+  // a receiver's batch is: the delay line must not cost a system call per
+  // call where the network it emulates would not.
+  SendBatch batch;
+  batch.per_conn.resize(conns_.size());
+  std::vector<SendItem> due;
   while (true) {
-    SendItem item;
     {
       std::unique_lock<std::mutex> lock(c->q_mu);
       c->q_cv.wait(lock, [&] { return stopping_ || !c->q.empty(); });
@@ -497,16 +507,33 @@ void Runner::SendLoop(Conn* c) {
         sender_calls_ += sent;
         return;
       }
-      item = std::move(c->q.front());
-      c->q.pop_front();
+      // The queue is in due order (one delay per connection): sleep until
+      // the first is due, then take every call due by then.
+      const uint64_t first_due = c->q.front().due_ns;
+      const uint64_t now = common::NowNs();
+      if (first_due > now) {
+        lock.unlock();
+        common::SleepUntilNs(first_due);
+        lock.lock();
+        if (stopping_) continue;
+      }
+      const uint64_t t = common::NowNs();
+      while (!c->q.empty() && c->q.front().due_ns <= t) {
+        due.push_back(std::move(c->q.front()));
+        c->q.pop_front();
+      }
     }
-    uint64_t now = common::NowNs();
-    if (item.due_ns > now) usleep(static_cast<useconds_t>((item.due_ns - now) / 1000));
-    Slot& s = *slots_[item.slot];
-    std::lock_guard<std::mutex> lock(s.mu);
-    if (!s.busy || s.xid != item.xid) continue;  // retransmitted meanwhile
-    Transmit(s, item.record, o_.trace ? &item.traced : nullptr);
-    ++sent;
+    tl_batch = &batch;
+    for (SendItem& item : due) {
+      Slot& s = *slots_[item.slot];
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (!s.busy || s.xid != item.xid) continue;  // retransmitted meanwhile
+      Transmit(s, item.record, o_.trace ? &item.traced : nullptr);
+      ++sent;
+    }
+    tl_batch = nullptr;
+    Flush(&batch);
+    due.clear();
   }
 }
 
@@ -765,7 +792,8 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     auto c = std::make_unique<Conn>();
     c->index = i;
     c->box = boxes_[o_.context_per_connection ? i : 0].get();
-    c->skewed = i == o_.skew_connection && o_.skew_delay_us > 0;
+    c->delay_ns = uint64_t{o_.delay_us} * 1000 +
+                  (i == o_.skew_connection ? uint64_t{o_.skew_delay_us} * 1000 : 0);
     auto fd = Connect(o_.host, o_.port, ConnectDeadline());
     if (!fd.ok()) {
       LoadReport unused;
@@ -792,7 +820,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   }
   for (auto& c : conns_) {
     c->receiver = std::thread([this, p = c.get()] { Receive(p); });
-    if (c->skewed) c->sender = std::thread([this, p = c.get()] { SendLoop(p); });
+    if (c->delay_ns > 0) c->sender = std::thread([this, p = c.get()] { SendLoop(p); });
   }
   monitor_ = std::thread([this] { Monitor(); });
   uint64_t t0 = common::NowNs();

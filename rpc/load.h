@@ -21,6 +21,12 @@
 //    it is re-encoded with a fresh number (Linux since about v5.0).
 // skew_connection / skew_delay_us delay every send on one connection (the
 // nconnect simulator's validation uses this to push numbers out of window).
+// delay_us holds every call on every connection that long before it is
+// written: a one-way network delay from client to server, emulated (the
+// lab's RTT, lab/README.md, where the kernel has no netem). The calls due
+// at one wakeup of a connection's delay line go out with one send; the
+// latency reported includes the delay. TCP itself does not see it: its
+// window and congestion control run at the real link's round trip.
 //
 // Nothing waits without a limit: each TCP connect, each RPCSEC_GSS_INIT /
 // CONTINUE_INIT round trip and the whole run have deadlines, and an error
@@ -80,6 +86,7 @@ struct LoadOptions {
   int timeout_ms = 1000;
   int skew_connection = -1;  // connection index whose sends are delayed
   uint32_t skew_delay_us = 0;
+  uint32_t delay_us = 0;  // every call, every connection (emulated one-way delay)
   size_t max_record = kDefaultMaxRecord;
   // Deadlines in ms (0 = none): each TCP connect (the run's connections,
   // reconnects, the short connections of context creation and DESTROY) and
@@ -145,8 +152,8 @@ struct LoadReport {
   // Of that CPU time, the share the hypervisor took (steal): time the
   // machine's vCPUs did not run at all. -1 when unknown.
   double steal_fraction = -1;
-  // The skewed connection's delay-line thread over the whole run: its CPU
-  // time and the calls it wrote (each on its own, when due).
+  // The delay-line threads (delay_us, or the skewed connection's) over the
+  // whole run: their CPU time and the calls they wrote when due.
   uint64_t sender_cpu_ns = 0, sender_calls = 0;
   // RPCSEC_GSS contexts ended with DESTROY at the end, those the server had
   // already forgotten (DESTROY denied with CREDPROBLEM/CTXPROBLEM: discarded

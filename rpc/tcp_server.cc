@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "common/clock.h"
+#include "rpc/delay_line.h"
 
 namespace secmode::rpc {
 
@@ -53,6 +54,9 @@ struct TcpServer::Job {
 namespace {
 
 constexpr size_t kKeepBuffer = kReadChunk;  // what an idle connection keeps
+// Reply bytes one connection's delay line holds at most (reply_delay_us):
+// beyond, the connection's thread waits, as a full TCP window would make it.
+constexpr size_t kMaxDelayedBytes = 64u << 20;
 constexpr int kDefaultMaxConnections = 1024;
 constexpr rlim_t kSpareDescriptors = 64;
 
@@ -97,6 +101,10 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
   }
   if (options.idle_timeout_s < 0 || options.record_timeout_s < 0 || options.send_timeout_s < 0) {
     return Status::InvalidArgument("deadlines must not be negative (0 = none)");
+  }
+  if (options.reply_delay_us > 0 && options.workers > 0) {
+    return Status::InvalidArgument(
+        "a reply delay works with a thread per connection (workers 0), not with workers");
   }
   std::unique_ptr<TcpServer> s(new TcpServer());
   s->options_ = options;
@@ -595,27 +603,25 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   uint64_t idle_since = 0;   // first idle tick of this quiet spell (0: data came)
   uint64_t stuck_since = 0;  // when part of a record sat without a record completing
   bool shrunk = true;
-  // Sends what is gathered; the traced calls in it are replied now.
-  // Sends what is gathered; the traced calls in it are replied now. The
-  // send deadline: the client must take the whole of it within send_ns_
-  // (a trickle of progress does not reset it); the socket's SO_SNDTIMEO
-  // (a tick) makes a blocked send return so the deadline can be checked,
-  // and the clock is read only once a send has not taken everything.
-  auto flush = [&]() -> bool {
-    if (out.empty()) return true;
+  // Writes `buf` whole. The send deadline: the client must take the whole
+  // of it within send_ns_ (a trickle of progress does not reset it); the
+  // socket's SO_SNDTIMEO (a tick) makes a blocked send return so the
+  // deadline can be checked, and the clock is read only once a send has
+  // not taken everything. False when the connection must close.
+  auto send_all = [&](const Bytes& buf) -> bool {
     int err = 0;
     {
       std::lock_guard<std::mutex> lock(conn->write_mu);
       uint64_t deadline = 0;
-      for (size_t done = 0; done < out.size();) {
-        ssize_t w = send(fd, out.data() + done, out.size() - done, MSG_NOSIGNAL);
+      for (size_t done = 0; done < buf.size();) {
+        ssize_t w = send(fd, buf.data() + done, buf.size() - done, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR) continue;
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
           err = errno;
           break;
         }
         if (w > 0) done += static_cast<size_t>(w);
-        if (done == out.size() || send_ns_ == 0) continue;
+        if (done == buf.size() || send_ns_ == 0) continue;
         const uint64_t now = common::NowNs();
         if (deadline == 0) deadline = now + send_ns_ - std::min(send_ns_, tick_ns_);
         if (now >= deadline) {
@@ -624,18 +630,31 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         }
       }
     }
-    out.clear();
-    if (err != 0) {
-      if (err == EAGAIN) {
-        ResetOnClose(fd);  // what is queued would never go: drop it
-        send_timeouts_++;
-        log_->Say(LogKind::kSendDeadline, [&] {
-          return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
-                 " took too few of its replies for " + Seconds(send_ns_) + ": closed";
-        });
-      }
-      return false;
+    if (err == EAGAIN) {
+      ResetOnClose(fd);  // what is queued would never go: drop it
+      send_timeouts_++;
+      log_->Say(LogKind::kSendDeadline, [&] {
+        return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
+               " took too few of its replies for " + Seconds(send_ns_) + ": closed";
+      });
     }
+    return err == 0;
+  };
+  // TcpServerOptions::reply_delay_us: the replies go through a delay line
+  // whose thread writes them when due (stopped before this thread ends).
+  std::unique_ptr<DelayLine> delay;
+  if (options_.reply_delay_us > 0) {
+    delay = std::make_unique<DelayLine>(uint64_t{options_.reply_delay_us} * 1000,
+                                        kMaxDelayedBytes,
+                                        [&](Bytes& buf) { return send_all(buf); });
+  }
+  // Sends what is gathered (or hands it to the delay line); the traced
+  // calls in it are replied now.
+  auto flush = [&]() -> bool {
+    if (out.empty()) return true;
+    const bool ok = delay ? delay->Push(out) : send_all(out);
+    out.clear();
+    if (!ok) return false;
     if (!traced.empty()) {
       const uint64_t replied_ns = common::NowNs();
       for (auto& e : traced) {
@@ -752,6 +771,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     }
   }
   for (auto& e : traced) trace->Record(e);  // replies never written
+  if (delay) delay->Stop();  // replies still held are dropped with the connection
   shutdown(fd, SHUT_RDWR);
   if (trace && dropped) {
     trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});

@@ -101,6 +101,13 @@ struct TcpServerOptions {
   double idle_timeout_s = 360;
   double record_timeout_s = 30;
   double send_timeout_s = 30;
+  // Holds every batch of replies this long before it is written: a one-way
+  // network delay from server to client, emulated in user space
+  // (rpc/delay_line.h; the lab's RTT where the kernel has no netem). Each
+  // connection's delay line holds at most 64 MiB; beyond, its thread waits.
+  // Replies still held when a connection ends are dropped. Only with
+  // workers 0. TCP does not see the delay.
+  uint32_t reply_delay_us = 0;
   // Where refusals, deadlines and accept errors are reported (empty:
   // standard error); each kind at most once a second.
   LogSink log;

@@ -1,0 +1,76 @@
+// DelayLine: holds batches of bytes for a fixed time, then hands them to a
+// writer in the order they came: a one-way network delay emulated in user
+// space (the lab's RTT, lab/README.md; this kernel has no netem). secmode's
+// server holds each connection's replies in one (TcpServerOptions::
+// reply_delay_us); the load generator's calls have their own delay line
+// (LoadOptions::delay_us), which numbers each call as it leaves.
+//
+// Every batch waits exactly `delay` from Push (one delay per line, so the
+// queue is in due order); the batches due at one wakeup are written one
+// after the other (not copied together: a batch may hold megabytes), and
+// their buffers are handed back to Push, so the line allocates nothing per
+// batch once it runs. At most `max_bytes` wait at once: Push blocks while they do
+// (back-pressure, as a full TCP window pushes back), so memory is bounded.
+// The writer runs on the line's own thread; when it fails, Push returns
+// false from then on and what is queued is dropped.
+//
+// Thread safety: Push from one thread at a time; Stop from the owner.
+// Ownership: the line owns its thread; the writer must outlive Stop().
+#ifndef SECMODE_RPC_DELAY_LINE_H_
+#define SECMODE_RPC_DELAY_LINE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/bytes.h"
+
+namespace secmode::rpc {
+
+class DelayLine {
+ public:
+  // `write` sends one joined batch; false: the peer is gone (the line fails).
+  using Writer = std::function<bool(common::Bytes&)>;
+  DelayLine(uint64_t delay_ns, size_t max_bytes, Writer write);
+  ~DelayLine() { Stop(); }
+  DelayLine(const DelayLine&) = delete;
+  DelayLine& operator=(const DelayLine&) = delete;
+
+  // Queues `bytes` (taken; `bytes` is left empty, or with a spent buffer's
+  // capacity), due `delay` from now.
+  // False once the writer failed or the line stopped (nothing queued).
+  bool Push(common::Bytes& bytes);
+  // Wakes the thread, drops what is still queued, joins. Idempotent.
+  void Stop();
+  // Batches written.
+  uint64_t batches_written() const;
+
+ private:
+  struct Item {
+    uint64_t due_ns = 0;
+    common::Bytes bytes;
+  };
+  void Loop();
+
+  const uint64_t delay_ns_;
+  const size_t max_bytes_;
+  Writer write_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;        // items came, or stopping
+  std::condition_variable room_cv_;   // bytes left the queue, or failing
+  static constexpr size_t kSpareBuffers = 4;
+  std::deque<Item> q_;
+  std::vector<common::Bytes> spare_;
+  size_t queued_bytes_ = 0;
+  bool stopping_ = false, failed_ = false;
+  uint64_t batches_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace secmode::rpc
+
+#endif  // SECMODE_RPC_DELAY_LINE_H_

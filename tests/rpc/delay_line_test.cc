@@ -1,0 +1,186 @@
+// DelayLine on its own (order, the delay, back-pressure, a failing writer,
+// Stop with batches held), then the two delays on real loopback TCP: the
+// server's reply delay and the load generator's call delay each add their
+// time to every call's latency, and a server with workers refuses a delay.
+#include "rpc/delay_line.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "rpc/load.h"
+#include "rpc/nfs.h"
+#include "rpc/server_core.h"
+#include "rpc/tcp_server.h"
+
+namespace secmode::rpc {
+namespace {
+
+using common::Bytes;
+
+constexpr uint64_t kMs = 1000000;
+
+struct Written {
+  uint64_t at_ns;
+  Bytes bytes;
+};
+
+TEST(DelayLineTest, WritesEveryBatchInOrderNoSoonerThanItsDelay) {
+  std::mutex mu;
+  std::vector<Written> written;
+  DelayLine line(20 * kMs, 1 << 20, [&](Bytes& b) {
+    std::lock_guard<std::mutex> l(mu);
+    written.push_back({common::NowNs(), b});
+    return true;
+  });
+  std::vector<uint64_t> pushed;
+  for (uint8_t i = 0; i < 5; ++i) {
+    Bytes b(100 + i, i);
+    pushed.push_back(common::NowNs());
+    ASSERT_TRUE(line.Push(b));
+    EXPECT_TRUE(b.empty());
+    common::SleepUntilNs(common::NowNs() + 2 * kMs);
+  }
+  common::SleepUntilNs(pushed.back() + 200 * kMs);
+  line.Stop();
+  ASSERT_EQ(written.size(), 5u);
+  for (size_t i = 0; i < written.size(); ++i) {
+    EXPECT_EQ(written[i].bytes, Bytes(100 + i, static_cast<uint8_t>(i))) << i;
+    EXPECT_GE(written[i].at_ns, pushed[i] + 20 * kMs) << i;
+  }
+  EXPECT_EQ(line.batches_written(), 5u);
+}
+
+TEST(DelayLineTest, PushWaitsWhileTheBoundIsHeld) {
+  DelayLine line(30 * kMs, 1000, [](Bytes&) { return true; });
+  Bytes a(800, 1), b(800, 2);
+  const uint64_t t0 = common::NowNs();
+  ASSERT_TRUE(line.Push(a));
+  ASSERT_TRUE(line.Push(b));  // waits until `a` is written, 30 ms on
+  EXPECT_GE(common::NowNs() - t0, 30 * kMs);
+}
+
+TEST(DelayLineTest, AFailedWriteFailsTheLineAndDropsTheRest) {
+  std::atomic<int> calls{0};
+  DelayLine line(1 * kMs, 1 << 20, [&](Bytes&) {
+    ++calls;
+    return false;
+  });
+  Bytes a(10, 1);
+  ASSERT_TRUE(line.Push(a));
+  const uint64_t deadline = common::NowNs() + 2000 * kMs;
+  bool refused = false;
+  while (!refused && common::NowNs() < deadline) {
+    Bytes more(10, 2);
+    refused = !line.Push(more);
+    common::SleepUntilNs(common::NowNs() + 1 * kMs);
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_GE(calls.load(), 1);
+}
+
+TEST(DelayLineTest, StopReturnsAtOnceAndDropsWhatIsHeld) {
+  std::atomic<int> calls{0};
+  auto line = std::make_unique<DelayLine>(10000 * kMs, 1 << 20, [&](Bytes&) {
+    ++calls;
+    return true;
+  });
+  Bytes a(10, 1);
+  ASSERT_TRUE(line->Push(a));
+  const uint64_t t0 = common::NowNs();
+  line->Stop();
+  EXPECT_LT(common::NowNs() - t0, 1000 * kMs);
+  EXPECT_EQ(calls.load(), 0);
+  Bytes b(10, 1);
+  EXPECT_FALSE(line->Push(b));
+}
+
+struct Server {
+  explicit Server(TcpServerOptions to) {
+    auto c = RpcServerCore::Create({}, {nfs.Program()});
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    core = std::move(c).value();
+    auto s = TcpServer::Start(to, core.get());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (s.ok()) tcp = std::move(s).value();
+  }
+  MemoryNfsServer nfs;
+  std::unique_ptr<RpcServerCore> core;
+  std::unique_ptr<TcpServer> tcp;
+};
+
+LoadReport OneSlot(uint16_t port, uint32_t call_delay_us) {
+  LoadOptions o;
+  o.port = port;
+  o.mode = "sys";
+  o.connections = 1;
+  o.slots = 1;
+  o.seconds = 0.5;
+  o.warmup_seconds = 0.1;
+  o.delay_us = call_delay_us;
+  auto r = RunLoad(o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : LoadReport{};
+}
+
+// Lower bounds only: what the delays add is asserted, not how precisely a
+// shared 2-core VM wakes a sleeping thread (reported by the lab instead).
+TEST(TcpDelayTest, TheServersReplyDelayAndTheClientsCallDelayBothAddToEveryCall) {
+  TcpServerOptions to;
+  to.reply_delay_us = 8000;
+  Server s(to);
+  ASSERT_NE(s.tcp, nullptr);
+  const LoadReport server_only = OneSlot(s.tcp->port(), 0);
+  EXPECT_GT(server_only.ops, 0u);
+  EXPECT_GE(server_only.p50_us, 8000);
+  EXPECT_LT(server_only.p50_us, 8000 + 50000);
+  const LoadReport both = OneSlot(s.tcp->port(), 12000);
+  EXPECT_GT(both.ops, 0u);
+  EXPECT_GE(both.p50_us, 20000);
+  EXPECT_LT(both.p50_us, 20000 + 50000);
+  EXPECT_EQ(both.errors, 0u);
+  EXPECT_GT(both.sender_calls, 0u);
+}
+
+TEST(TcpDelayTest, ManyCallsInFlightOverlapTheirDelays) {
+  TcpServerOptions to;
+  to.reply_delay_us = 10000;
+  Server s(to);
+  ASSERT_NE(s.tcp, nullptr);
+  LoadOptions o;
+  o.port = s.tcp->port();
+  o.mode = "sys";
+  o.op = NfsOp::kRead;
+  o.size = 65536;
+  o.connections = 2;
+  o.slots = 32;
+  o.seconds = 0.5;
+  o.delay_us = 10000;
+  auto r = RunLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // One call at a time would make at most 50 calls a second; 32 in flight
+  // over a 20 ms round trip make up to 1600.
+  EXPECT_GT(r->ops_per_second, 400);
+  EXPECT_GE(r->p50_us, 20000);
+  EXPECT_EQ(r->errors, 0u);
+}
+
+TEST(TcpDelayTest, AServerWithWorkersRefusesAReplyDelay) {
+  MemoryNfsServer nfs;
+  auto core = RpcServerCore::Create({}, {nfs.Program()});
+  ASSERT_TRUE(core.ok());
+  TcpServerOptions to;
+  to.reply_delay_us = 1000;
+  to.workers = 2;
+  auto s = TcpServer::Start(to, core->get());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().ToString().find("reply delay"), std::string::npos) << s.status().ToString();
+}
+
+}  // namespace
+}  // namespace secmode::rpc
