@@ -49,6 +49,10 @@ CLI::App* AddLoadCommand(CLI::App& app) {
   cmd->add_option("--op", a->op, "getattr, read or write");
   cmd->add_option("--size", a->o.size, "READ/WRITE size in bytes (default 4096)");
   cmd->add_option("--seconds", a->o.seconds, "Measured duration (default 2)");
+  cmd->add_option("--warmup", a->o.warmup_seconds,
+                  "Time before the measured duration, in seconds: calls complete but do not count "
+                  "(default 0.2; give a link with a long round trip or queue a few of them)")
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_flag("--reencode", a->o.reencode,
                 "Re-encode a call whose sequence number fell out of the window before sending");
   cmd->add_option("--timeout-ms", a->o.timeout_ms, "Retransmit timeout (default 1000)");

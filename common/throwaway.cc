@@ -49,6 +49,7 @@ Result<Reaper> Reaper::Start(const std::string& dir, const std::string& pid_file
   const std::string script =
       "trap '' INT TERM HUP; cat >/dev/null; "
       "if [ -f \"$1/$2\" ]; then kill -9 \"$(cat \"$1/$2\")\" 2>/dev/null; fi; "
+      "if [ -f \"$1/on-reap\" ]; then sh \"$1/on-reap\" >/dev/null 2>&1; fi; "
       "rm -rf \"$1\"";
   std::vector<std::string> args = {"sh", "-c", script, name, dir, pid_file};
   std::vector<char*> argv;

@@ -7,7 +7,11 @@
 // reading a pipe whose only write end the owner holds (close-on-exec, so no
 // other child inherits it). When the owner exits for any reason the read
 // returns EOF; the reaper then sends SIGKILL to the pid written in the
-// directory's `pid_file` (if there is one) and removes the directory. An
+// directory's `pid_file` (if there is one), runs the directory's `on-reap`
+// shell script (if there is one: what else the owner made and must not
+// leave behind, e.g. the lab's network namespaces and the processes in
+// them; the owner keeps it current, written atomically) and removes the
+// directory. An
 // owner that stops its server and removes the directory itself calls
 // Release() (or lets the Reaper go out of scope): the reaper wakes, finds
 // nothing left and exits.
