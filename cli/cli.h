@@ -45,6 +45,7 @@ CLI::App* AddServeCommand(CLI::App& app);     // command_serve.cc
 CLI::App* AddLoadCommand(CLI::App& app);      // command_load.cc
 CLI::App* AddProbeCommand(CLI::App& app);     // command_probe.cc
 CLI::App* AddPredictCommand(CLI::App& app);   // command_predict.cc
+CLI::App* AddLabCommand(CLI::App& app);       // command_lab.cc
 
 }  // namespace secmode::cli
 

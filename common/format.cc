@@ -1,8 +1,22 @@
 #include "common/format.h"
 
+#include <cstdarg>
 #include <cstdio>
 
 namespace secmode::common {
+
+std::string Sprintf(const char* printf_format, ...) {
+  va_list args;
+  va_start(args, printf_format);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, printf_format, copy);
+  va_end(copy);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, printf_format, args);
+  va_end(args);
+  return out;
+}
 
 std::string Fmt(const char* printf_format, double value) {
   char buf[64];

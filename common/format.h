@@ -10,6 +10,8 @@ namespace secmode::common {
 
 // One number through a printf format with one double conversion ("%.1f").
 std::string Fmt(const char* printf_format, double value);
+// printf into a std::string, any arguments (checked by the compiler).
+std::string Sprintf(const char* printf_format, ...) __attribute__((format(printf, 1, 2)));
 
 // "128 B", "4 KiB", "1 MiB" (binary units only when exact).
 std::string SizeLabel(uint64_t bytes);

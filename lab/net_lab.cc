@@ -144,10 +144,15 @@ Status NetLab::Shape(const LinkShape& shape) {
       return Status::Ok();
     }
     const double bytes_per_s = bits / 8;
-    const int64_t burst = std::max<int64_t>(64 << 10, std::llround(bytes_per_s / 100));
-    c.argv = {"tc",   "-n",   ns,   "qdisc", "replace", "dev",
-              dev,    "root", "tbf", "rate", std::to_string(std::llround(bits)) + "bit",
-              "burst", std::to_string(burst), "latency", "50ms"};
+    // A quarter millisecond of the rate in the bucket (two full frames at
+    // least): a message goes out at the link's rate, as on a real link,
+    // not at once after an idle spell. A queue of 100 ms of it (4 MiB at
+    // least): TCP fills it without a drop (the model has no loss).
+    const int64_t burst = std::max<int64_t>(2 * 1514, std::llround(bytes_per_s * 0.25e-3));
+    const int64_t limit = std::max<int64_t>(4 << 20, std::llround(bytes_per_s * 0.1));
+    c.argv = {"tc",    "-n",   ns,    "qdisc", "replace", "dev",
+              dev,     "root", "tbf", "rate",  std::to_string(std::llround(bits)) + "bit",
+              "burst", std::to_string(burst), "limit", std::to_string(limit)};
     SECMODE_ASSIGN_OR_RETURN(int rc, common::RunAndWait(c, 20000));
     if (rc != 0) return CommandFailed(c, rc);
     return Status::Ok();

@@ -51,9 +51,11 @@ class NetLab {
   NetLab(const NetLab&) = delete;
   NetLab& operator=(const NetLab&) = delete;
 
-  // Sets both directions' token bucket (tbf: the rate, a burst of a
-  // hundredth of a second's bytes and at least 64 KiB, 50 ms of queue);
-  // a rate of 0 removes that direction's.
+  // Sets both directions' token bucket (tbf: the rate; a bucket of a
+  // quarter millisecond of it, two full frames at least, so each message is
+  // serialised at the rate as on a real link; a queue of 100 ms of it, 4 MiB
+  // at least, so TCP is not made to drop); a rate of 0 removes that
+  // direction's.
   common::Status Shape(const LinkShape& shape);
   const LinkShape& shape() const { return shape_; }
 

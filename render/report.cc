@@ -235,6 +235,7 @@ const SectionRenderer kRenderers[] = {
     {"smb", RenderSmbSection},
     {"e2e", RenderE2eSection},
     {"predictions", RenderPredictionsSection},
+    {"lab", RenderLabSection},
     {"windows", RenderWindowsSection},
     {"nconnect", RenderNconnectSection},
     {"nconnect-validation", RenderValidationSection},

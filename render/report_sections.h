@@ -22,6 +22,8 @@ void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& sectio
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json& section,
                               Rendered& out);  // report_predict.cc
+void RenderLabSection(const harness::RunResults& r, const nlohmann::json& section,
+                      Rendered& out);  // report_lab.cc
 void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& section,
                           Rendered& out);
 void RenderNconnectSection(const harness::RunResults& r, const nlohmann::json& section,

@@ -346,7 +346,8 @@ void Runner::Issue(uint32_t index, bool fresh) {
     s.req.op = o_.op;
     s.req.count = o_.op == NfsOp::kGetattr ? 0 : o_.size;
     uint64_t k = offset_counter_.fetch_add(1);
-    uint64_t span = o_.size >= kNfsFileSize ? 1 : kNfsFileSize / o_.size;
+    // GETATTR moves no data: its size may be anything, 0 included.
+    uint64_t span = o_.size == 0 || o_.size >= kNfsFileSize ? 1 : kNfsFileSize / o_.size;
     s.req.offset = (k % span) * o_.size;
     s.req.slot = index;
     s.req.sequence++;

@@ -57,6 +57,7 @@ double PlannedGssSeconds(const SectionContext& context);           // section_gs
 double PlannedSmbSeconds(const SectionContext& context);           // section_smb.cc
 double PlannedE2eSeconds(const SectionContext& context);           // section_e2e.cc
 double PlannedValidationSeconds(const SectionContext& context);    // section_nconnect_validation.cc
+double PlannedLabSeconds(const SectionContext& context);           // section_lab.cc
 
 // The sections, one file each.
 common::Status RunMicroSection(SectionContext& context);     // section_micro.cc
@@ -66,6 +67,7 @@ common::Status RunSmbSection(SectionContext& context);       // section_smb.cc
 common::Status RunE2eSection(SectionContext& context);       // section_e2e.cc
 common::Status RunWindowsSection(SectionContext& context);   // section_windows.cc
 common::Status RunPredictionsSection(SectionContext& context);  // section_predictions.cc
+common::Status RunLabSection(SectionContext& context);          // section_lab.cc
 common::Status RunNconnectSection(SectionContext& context);  // section_nconnect.cc
 common::Status RunNconnectValidationSection(
     SectionContext& context);  // section_nconnect_validation.cc

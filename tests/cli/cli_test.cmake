@@ -8,7 +8,7 @@ expect_run(0 "run" ${SECMODE} --help)
 expect_run(0 "2 bad usage" ${SECMODE} --help)
 expect_run(0 "--quick" ${SECMODE} run --help)
 expect_run(0 "exits with status 130 (SIGINT)" ${SECMODE} run --help)
-foreach(cmd run modes report compare nconnect serve load probe predict)
+foreach(cmd run modes report compare nconnect serve load probe predict lab)
   expect_run(0 "1 failure at run time" ${SECMODE} ${cmd} --help)
   # ... once (a subcommand is given its parent's footer by CLI11).
   execute_process(COMMAND ${SECMODE} ${cmd} --help OUTPUT_VARIABLE help_text)
@@ -28,6 +28,12 @@ expect_run(0 "wakeup preemption: p10 run" ${SECMODE} nconnect --recommend --wind
 
 # Bad usage: 2, with the cause named.
 expect_run(2 "A subcommand is required" ${SECMODE})
+expect_run(2 "--quick and --full exclude each other" ${SECMODE} lab --quick --full)
+expect_run(2 "unknown --modes family 'krb6'" ${SECMODE} lab --modes krb6)
+expect_run(2 "--delay-ms" ${SECMODE} serve --delay-ms -1)
+expect_run(2 "--delay-ms" ${SECMODE} load --delay-ms 20000)
+# GETATTR carries no data: any --size, 0 included (once a division by zero).
+expect_run(0 "sys getattr" ${SECMODE} load --local --mode sys --op getattr --size 0 --seconds 0.2)
 expect_run(2 "unknown command 'no-such-command'" ${SECMODE} no-such-command)
 expect_run(2 "--sizes" ${SECMODE} run --sizes abc)
 expect_run(2 "--repetitions" ${SECMODE} run --repetitions 0)

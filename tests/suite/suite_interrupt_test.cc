@@ -86,7 +86,8 @@ TEST(SuiteInterruptTest, AfterTheFirstModeTheRestIsListedNotMeasured) {
   EXPECT_EQ(planned, (std::vector<std::string>{"measuring sys",
                                                "measuring krb5p:aes256-cts-hmac-sha1-96:native",
                                                "section scaling", "section gss", "section e2e",
-                                               "section predictions", "section windows"}));
+                                               "section predictions", "section lab",
+                                               "section windows"}));
   for (size_t i : {0, 2, 3, 4}) EXPECT_GT(progress.steps.at(i).planned_seconds, 0) << i;
   EXPECT_EQ(progress.events, (std::vector<std::string>{"start 0", "end 0"}));
   // sys was measured, all four legs; krb5p was not.
@@ -95,13 +96,15 @@ TEST(SuiteInterruptTest, AfterTheFirstModeTheRestIsListedNotMeasured) {
   EXPECT_EQ(InterruptedNames(run->errors),
             (std::vector<std::string>{"mode krb5p:aes256-cts-hmac-sha1-96:native",
                                       "section scaling", "section gss", "section e2e",
-                                      "section predictions", "section windows"}))
+                                      "section predictions", "section lab",
+                                      "section windows"}))
       << run->errors.dump();
   EXPECT_FALSE(run->sections.contains("gss"));
   EXPECT_FALSE(run->sections.contains("e2e"));
   EXPECT_FALSE(run->sections.contains("windows"));
   EXPECT_NE(buf.text().find(
-                "interrupted by SIGINT; sections not run: scaling, gss, e2e, predictions, windows"),
+                "interrupted by SIGINT; sections not run: scaling, gss, e2e, predictions, lab, "
+                "windows"),
             std::string::npos)
       << buf.text();
   // The results still validate and read back, and the report says so.

@@ -1,0 +1,67 @@
+// `secmode lab --quick` for real (root; skipped otherwise): the workload
+// model against the two-host lab, sys and krb5p. The costs come from the
+// newest saved run in the source tree (the checked-in reference run on a
+// fresh clone): the points asserted are those where the model's assumptions
+// hold, bound by the link or the round trip, where the CPU costs are a few
+// percent of an operation's time (checked below), so costs measured on
+// another run of the same kind of machine do not decide the verdict.
+// Asserted: every such point within the tolerance (suite/lab_validation.h),
+// the modes' order in every group, nothing failed, nothing left behind.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "harness/workload_inputs.h"
+#include "lab/net_lab.h"
+
+namespace secmode::lab {
+namespace {
+
+TEST(LabValidationTest, TheModelAgreesWithTheLabWhereItsAssumptionsHold) {
+  const std::string why = LabUnavailableReason();
+  if (!why.empty()) GTEST_SKIP() << "no lab: " << why;
+  auto results = harness::NewestResultsFile(SECMODE_SOURCE_DIR);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  auto dir = common::MakeTempDirectory("secmode-lab-test-");
+  ASSERT_TRUE(dir.ok());
+  const std::string out = *dir + "/lab.json";
+  common::Command c{{SECMODE_BIN, "lab", "--quick", "--modes", "krb5p", "--results", *results,
+                     "--out", out},
+                    {},
+                    *dir + "/lab.log",
+                    ""};
+  auto rc = common::RunAndWait(c, 600000);
+  ASSERT_TRUE(rc.ok()) << rc.status().ToString();
+  ASSERT_EQ(*rc, 0) << common::TailOfFile(c.log_path, 30);
+  auto text = common::ReadFile(out);
+  ASSERT_TRUE(text.ok());
+  const nlohmann::json doc = nlohmann::json::parse(*text);
+  int asserted = 0;
+  for (const auto& r : doc.at("rows")) {
+    const std::string point = r.value("link", "") + " " + r.value("mode", "") + " " +
+                              r.value("op", "") + " " + std::to_string(r.value("size", 0)) +
+                              " qd" + std::to_string(r.value("iodepth", 0));
+    EXPECT_FALSE(r.contains("error")) << point << ": " << r.value("error", "");
+    if (!r.value("assumptions_hold", false)) continue;
+    ++asserted;
+    EXPECT_TRUE(r.value("within_tolerance", false))
+        << point << ": measured/predicted " << r.value("ratio", 0.0);
+    // Where the link or the round trip bounds the point, an operation's
+    // time is mostly not CPU: costs half again as high or low would move
+    // the prediction by less than a third of the tolerance.
+    EXPECT_LT(r.at("predicted").value("cpu_share", 1.0), 0.15) << point;
+  }
+  EXPECT_GE(asserted, 8) << "too few points where the model's assumptions hold to check it";
+  for (const auto& g : doc.at("order")) {
+    EXPECT_TRUE(g.value("agrees", false)) << g.dump();
+  }
+  EXPECT_EQ(doc.at("summary").value("points", 0), 24);
+  (void)common::RemoveTree(*dir);
+}
+
+}  // namespace
+}  // namespace secmode::lab
