@@ -294,9 +294,10 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
                              {"p99_ms", m->value("p99_us", 0.0) / 1e3},
                              {"ops", m->value("ops", 0)},
                              {"idle_fraction", m->value("idle_fraction", -1.0)},
-                             // What the client's delay lines (the emulated round trip)
-                             // cost in CPU per call they wrote: work a real network
-                             // does not put on the hosts.
+                             // CPU of the client's delay-line threads (the emulated
+                             // round trip) per call they wrote: the holding, which a
+                             // real network does not put on the host, and the write's
+                             // system call, which the client would make anyway.
                              {"delay_line_cpu_us_per_call",
                               m->value("sender_calls", 0) > 0
                                   ? m->value("sender_cpu_ns", 0.0) / 1e3 /
