@@ -94,6 +94,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     rpc::LoadOptions o = a->o;
     const ClientFlags& f = a->client;
     ApplyClientFlags("load", f, &o);
+    if (!std::isfinite(a->delay_ms)) FailUsage("load", "--delay-ms must be a number of ms");
     o.delay_us = static_cast<uint32_t>(std::llround(a->delay_ms * 1000));
     auto op = rpc::ParseNfsOp(a->op);
     if (!op.ok()) Fail("load", op.status());

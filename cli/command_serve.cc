@@ -168,6 +168,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
     to.port = a->port;
     to.workers = a->workers;
     to.max_record = a->max_record;
+    if (!std::isfinite(a->delay_ms)) FailUsage("serve", "--delay-ms must be a number of ms");
     to.reply_delay_us = static_cast<uint32_t>(std::llround(a->delay_ms * 1000));
     auto server = rpc::TcpServer::Start(to, core->get());
     if (!server.ok()) Fail("serve", server.status());

@@ -173,17 +173,26 @@ Result<nlohmann::json> LabHosts::Load(const LabLoad& load) {
   common::Command c;
   c.argv = net_->InClient(shell);
   if (realm_ != nullptr) c.env = realm_->Environment();
-  SECMODE_ASSIGN_OR_RETURN(int rc, common::RunAndWait(c, static_cast<int>(deadline_s * 1000) + 30000));
+  // A group of its own: a terminal's Ctrl-C reaches the owner, which
+  // stops after this load, not the load itself. Tracked: killed with the
+  // lab, by the reaper too.
+  c.own_process_group = true;
+  SECMODE_ASSIGN_OR_RETURN(pid_t pid, common::Spawn(c));
+  SECMODE_RETURN_IF_ERROR(net_->Track(pid));
+  const bool ended = common::WaitForExit(pid, static_cast<int>(deadline_s * 1000) + 30000);
+  if (!ended) common::Terminate(pid, 2000);
+  (void)net_->Forget(pid);
   auto out = common::ReadFile(base + ".json");
   nlohmann::json j;
   if (out.ok() && !out->empty()) j = nlohmann::json::parse(*out, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    return Status::Unavailable("the lab's load (" + load.mode + " " + load.op + ") measured "
-                               "nothing (exit status " + std::to_string(rc) + "): " +
-                               common::TailOfFile(base + ".log", 5));
+    return Status::Unavailable(
+        "the lab's load (" + load.mode + " " + load.op + ") measured nothing" +
+        (ended ? std::string() : " and was killed after its deadline") + ": " +
+        common::TailOfFile(base + ".log", 5));
   }
   std::remove((base + ".json").c_str());
-  if (rc == 0) std::remove((base + ".log").c_str());
+  if (!j.contains("failure")) std::remove((base + ".log").c_str());
   return j;
 }
 

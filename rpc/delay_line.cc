@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "common/clock.h"
@@ -57,11 +58,12 @@ void DelayLine::Loop() {
   while (true) {
     cv_.wait(lock, [&] { return stopping_ || !q_.empty(); });
     if (stopping_) break;
+    // Stop wakes the wait; a batch pushed meanwhile is due later.
     const uint64_t first_due = q_.front().due_ns;
     if (first_due > common::NowNs()) {
-      lock.unlock();
-      common::SleepUntilNs(first_due);
-      lock.lock();
+      cv_.wait_until(lock,
+                     std::chrono::steady_clock::time_point(std::chrono::nanoseconds(first_due)),
+                     [&] { return stopping_; });
       if (stopping_) break;
     }
     const uint64_t now = common::NowNs();

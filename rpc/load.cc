@@ -227,6 +227,12 @@ thread_local TraceThread tl_thread = TraceThread::kStart;
 thread_local uint32_t tl_thread_index = 0;
 constexpr size_t kBatchMaxRecord = 64 << 10;
 
+// NowNs() time `ns` (CLOCK_MONOTONIC) as a steady_clock time point (the same
+// clock in libstdc++), for waits that a notify can end early.
+std::chrono::steady_clock::time_point SteadyAt(uint64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
 class Runner {
  public:
   explicit Runner(const LoadOptions& o) : o_(o) {}
@@ -510,12 +516,11 @@ void Runner::SendLoop(Conn* c) {
       }
       // The queue is in due order (one delay per connection): sleep until
       // the first is due, then take every call due by then.
+      // Woken early only by the end of the run (a call queued meanwhile is
+      // due later than the first).
       const uint64_t first_due = c->q.front().due_ns;
-      const uint64_t now = common::NowNs();
-      if (first_due > now) {
-        lock.unlock();
-        common::SleepUntilNs(first_due);
-        lock.lock();
+      if (first_due > common::NowNs()) {
+        c->q_cv.wait_until(lock, SteadyAt(first_due), [&] { return stopping_.load(); });
         if (stopping_) continue;
       }
       const uint64_t t = common::NowNs();
@@ -877,6 +882,11 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
       // reads nothing; the shutdown wakes it.
       std::lock_guard<std::mutex> lock(c->fd_mu);
       if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR);
+    }
+    {
+      // Under q_mu, so a delay line between its check of stopping_ and its
+      // wait cannot miss this wakeup.
+      std::lock_guard<std::mutex> lock(c->q_mu);
     }
     c->q_cv.notify_all();
   }

@@ -642,11 +642,27 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   };
   // TcpServerOptions::reply_delay_us: the replies go through a delay line
   // whose thread writes them when due (stopped before this thread ends).
+  // A failed write shuts the connection down at once, so this thread's
+  // recv returns and it ends (the descriptor stays valid until then: the
+  // line is stopped before it is closed).
   std::unique_ptr<DelayLine> delay;
   if (options_.reply_delay_us > 0) {
-    delay = std::make_unique<DelayLine>(uint64_t{options_.reply_delay_us} * 1000,
-                                        kMaxDelayedBytes,
-                                        [&](Bytes& buf) { return send_all(buf); });
+    try {
+      delay = std::make_unique<DelayLine>(uint64_t{options_.reply_delay_us} * 1000,
+                                          kMaxDelayedBytes, [&](Bytes& buf) {
+                                            if (send_all(buf)) return true;
+                                            shutdown(fd, SHUT_RDWR);
+                                            return false;
+                                          });
+    } catch (const std::system_error& e) {
+      // No thread for the delay line: this connection only is closed.
+      thread_failures_++;
+      log_->Say(LogKind::kAcceptError, [&] {
+        return "connection " + std::to_string(conn->index) +
+               ": no thread for its reply delay line (" + e.what() + "): closed";
+      });
+      open = false;
+    }
   }
   // Sends what is gathered (or hands it to the delay line); the traced
   // calls in it are replied now.
@@ -771,8 +787,8 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     }
   }
   for (auto& e : traced) trace->Record(e);  // replies never written
+  shutdown(fd, SHUT_RDWR);   // first: a delay line blocked in send returns
   if (delay) delay->Stop();  // replies still held are dropped with the connection
-  shutdown(fd, SHUT_RDWR);
   if (trace && dropped) {
     trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});
   }

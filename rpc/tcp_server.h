@@ -105,8 +105,10 @@ struct TcpServerOptions {
   // network delay from server to client, emulated in user space
   // (rpc/delay_line.h; the lab's RTT where the kernel has no netem). Each
   // connection's delay line holds at most 64 MiB; beyond, its thread waits.
-  // Replies still held when a connection ends are dropped. Only with
-  // workers 0. TCP does not see the delay.
+  // Replies still held when a connection ends are dropped; a write that
+  // fails closes the connection. Only with workers 0. TCP does not see the
+  // delay. Traced calls (`trace`) are stamped replied when handed to the
+  // line, not when written.
   uint32_t reply_delay_us = 0;
   // Where refusals, deadlines and accept errors are reported (empty:
   // standard error); each kind at most once a second.

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/format.h"
+#include "common/machine.h"
 #include "harness/workload_inputs.h"
 #include "sim/workload.h"
 #include "sim/workload_model.h"
@@ -128,8 +129,10 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
   std::string cost_source;
   SECMODE_ASSIGN_OR_RETURN(sim::OpCosts protocol,
                            harness::ProtocolCostsFromRun(run, &cost_source));
-  const int cpus = run.machine.logical_cpus > 0 ? run.machine.logical_cpus : 2;
-  const int cores_each = std::max(1, cpus / 2);
+  // This machine's CPUs (the lab runs here, whatever machine made the
+  // costs), halved; no end runs more than a thread per connection.
+  const int cpus = std::max(1, common::LogicalCpus());
+  const int cores_each = std::clamp(cpus / 2, 1, kLabConnections);
 
   lab::LabHostsOptions ho;
   ho.secmode_path = o.secmode_path;
@@ -163,11 +166,24 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
     lab::LabLink link;
     link.one_way_delay_ms = spec.rtt_ms / 2;
     link.shape = {spec.bits_per_s, spec.bits_per_s};
-    SECMODE_RETURN_IF_ERROR(hosts->SetLink(link));
-    SECMODE_ASSIGN_OR_RETURN(double ping_us, PingUs(*hosts, spec.rtt_ms));
+    const std::string name = link.Describe();
+    // A link that cannot be set up or measured is reported and skipped;
+    // the base link (the first) is needed by every other.
+    Status set = hosts->SetLink(link);
+    auto ping = set.ok() ? PingUs(*hosts, spec.rtt_ms) : Result<double>(set);
+    if (!ping.ok()) {
+      if (o.interrupt && o.interrupt->load() != 0) {
+        interrupted = true;
+        break;
+      }
+      if (li == 0) return ping.status().Annotate("the lab's undelayed, unshaped link");
+      doc["links"].push_back({{"link", name}, {"error", ping.status().ToString()}});
+      say(name + ": " + ping.status().ToString() + "; its points are not run");
+      continue;
+    }
+    const double ping_us = *ping;
     if (li == 0) base_ping_us = ping_us;
     const double rtt_us = li == 0 ? 0 : std::max(0.0, ping_us - base_ping_us);
-    const std::string name = link.Describe();
     doc["links"].push_back({{"link", name},
                             {"rtt_ms", spec.rtt_ms},
                             {"bits_per_s", spec.bits_per_s},
@@ -264,6 +280,10 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
                 "CPU-bound (%s %.0f%% busy): the model gives each end its own core; here they "
                 "share the machine's %d",
                 top_station.c_str(), top_use * 100, cpus);
+          }
+          if (!m.ok() && o.interrupt && o.interrupt->load() != 0) {
+            interrupted = true;  // stopped by the signal, not a failure of the point
+            break;
           }
           if (!m.ok()) {
             row["error"] = m.status().ToString();

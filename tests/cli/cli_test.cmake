@@ -32,6 +32,7 @@ expect_run(2 "--quick and --full exclude each other" ${SECMODE} lab --quick --fu
 expect_run(2 "unknown --modes family 'krb6'" ${SECMODE} lab --modes krb6)
 expect_run(2 "--delay-ms" ${SECMODE} serve --delay-ms -1)
 expect_run(2 "--delay-ms" ${SECMODE} load --delay-ms 20000)
+expect_run(2 "--delay-ms" ${SECMODE} serve --delay-ms nan)
 # GETATTR carries no data: any --size, 0 included (once a division by zero).
 expect_run(0 "sys getattr" ${SECMODE} load --local --mode sys --op getattr --size 0 --seconds 0.2)
 expect_run(2 "unknown command 'no-such-command'" ${SECMODE} no-such-command)
