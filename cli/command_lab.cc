@@ -7,16 +7,15 @@
 // signal ends it at once, and the lab's reaper removes the namespaces.
 #include <atomic>
 #include <csignal>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/saved_run.h"
 #include "common/files.h"
 #include "harness/modes.h"
 #include "harness/results.h"
-#include "harness/workload_inputs.h"
 #include "lab/net_lab.h"
 #include "render/report_lab.h"
 #include "suite/lab_validation.h"
@@ -48,9 +47,7 @@ CLI::App* AddLabCommand(CLI::App& app) {
       "Check the workload model (secmode predict) on a two-host lab made here: network "
       "namespaces joined by a veth pair, bandwidth shaped by tc tbf, round trips emulated by "
       "serve/load --delay-ms; needs root");
-  cmd->add_option("--results", a->results,
-                  "A run directory or its results.json for the costs (default: the newest under "
-                  "results/runs, else results/reference, from the current directory)");
+  AddResultsOption(cmd, &a->results);
   cmd->add_flag("--quick", a->quick, "The quick grid (3 links, about a minute with two modes)");
   cmd->add_flag("--full", a->full,
                 "The whole grid: RTT 0/1/20/200 ms x unshaped/1 Gbit/100 Mbit x 4 KiB/1 MiB x "
@@ -76,13 +73,7 @@ CLI::App* AddLabCommand(CLI::App& app) {
     const std::string why = lab::LabUnavailableReason();
     if (!why.empty()) Fail(kCmd, common::Status::Unavailable("no lab: " + why));
     std::string path = a->results;
-    if (path.empty()) {
-      auto newest = harness::NewestResultsFile(std::filesystem::current_path().string());
-      if (!newest.ok()) Fail(kCmd, newest.status());
-      path = *newest;
-    }
-    auto run = harness::ReadResultsFile(path);
-    if (!run.ok()) Fail(kCmd, run.status().Annotate("--results"));
+    const harness::RunResults run = ReadSavedRunOrFail(kCmd, &path);
     harness::ModeEnvironment env;
     auto realm = env.GetRealm();
     if (!realm.ok()) Fail(kCmd, realm.status());
@@ -94,7 +85,7 @@ CLI::App* AddLabCommand(CLI::App& app) {
     o.interrupt = &g_signal;
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);
-    auto doc = suite::RunLabValidation(*run, *realm, o);
+    auto doc = suite::RunLabValidation(run, *realm, o);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     if (!doc.ok()) Fail(kCmd, doc.status());

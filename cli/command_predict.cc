@@ -2,11 +2,11 @@
 // run's measured costs (sim/workload_model.h through
 // harness/workload_inputs.h), drawn by render/report_predict.h or printed as
 // JSON.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
+#include "cli/saved_run.h"
 #include "common/files.h"
 #include "harness/results.h"
 #include "harness/workload_inputs.h"
@@ -93,13 +93,8 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
   }
   // The costs: a saved run.
   std::string path = a.results;
-  if (path.empty()) {
-    auto newest = harness::NewestResultsFile(std::filesystem::current_path().string());
-    if (!newest.ok()) Fail(kCmd, newest.status());
-    path = *newest;
-  }
-  auto run = harness::ReadResultsFile(path);
-  if (!run.ok()) Fail(kCmd, run.status().Annotate("--results"));
+  const harness::RunResults saved = ReadSavedRunOrFail(kCmd, &path);
+  const harness::RunResults* run = &saved;
   // The environment.
   sim::Environment env;
   env.rtt_ns = static_cast<int64_t>(a.rtt_ms * 1e6 + 0.5);
@@ -173,9 +168,7 @@ CLI::App* AddPredictCommand(CLI::App& app) {
       "p99 latency, the bottleneck, the change against sys) from a saved run's measured costs: "
       "a closed queueing model of client CPU, links, server CPU, storage and the round trip "
       "(sim/workload_model.h)");
-  cmd->add_option("--results", a->results,
-                  "A run directory or its results.json (default: the newest under results/runs, "
-                  "else results/reference, from the current directory)");
+  AddResultsOption(cmd, &a->results);
   cmd->add_option("--fio", a->fio,
                   "A fio job file: each job section is predicted on its own ([global] gives "
                   "defaults; keys other than rw, rwmixread, rwmixwrite, bs, iodepth, numjobs, "

@@ -145,8 +145,8 @@ TEST(LabHostsTest, AShapedLinkCapsTheRate) {
   // most that much of payload. The machine's own rate is far above it
   // (several hundred MB/s unshaped), so the link, not the CPU, decides.
   const double mb = (*r)["mb_per_second"].get<double>();
-  EXPECT_LE(mb, 12.5);
-  EXPECT_GE(mb, 12.5 * 0.7);
+  EXPECT_LE(mb, 12.5) << r->dump();
+  EXPECT_GE(mb, 12.5 * 0.7) << r->dump();
 }
 
 }  // namespace
