@@ -81,6 +81,7 @@ CLI::App* AddLabCommand(CLI::App& app) {
     o.grid = a->quick ? suite::LabGrid::kQuick
                       : a->full ? suite::LabGrid::kFull : suite::LabGrid::kDefault;
     o.families = families;
+    o.cost_source = path;
     o.log = &std::cerr;
     o.interrupt = &g_signal;
     std::signal(SIGINT, OnSignal);

@@ -5,7 +5,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #if defined(__x86_64__)
@@ -20,11 +19,8 @@ uint64_t NowNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-void SleepUntilNs(uint64_t deadline_ns) {
-  timespec ts{static_cast<time_t>(deadline_ns / 1000000000ull),
-              static_cast<long>(deadline_ns % 1000000000ull)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
+std::chrono::steady_clock::time_point SteadyAt(uint64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
 uint64_t ThreadCpuNs() {

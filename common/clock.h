@@ -6,6 +6,7 @@
 #define SECMODE_COMMON_CLOCK_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -13,10 +14,9 @@ namespace secmode::common {
 
 // CLOCK_MONOTONIC in nanoseconds.
 uint64_t NowNs();
-// Sleeps until NowNs() reaches `deadline_ns` (clock_nanosleep on
-// CLOCK_MONOTONIC, absolute, so a signal or an early wakeup does not add
-// the delay twice); returns at once if it has passed.
-void SleepUntilNs(uint64_t deadline_ns);
+// NowNs() time `ns` as a std::chrono::steady_clock time point (both are
+// CLOCK_MONOTONIC in libstdc++), for wait_until / sleep_until.
+std::chrono::steady_clock::time_point SteadyAt(uint64_t ns);
 // CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID):
 // what a bound or engine comparison costs in CPU, which other processes on
 // a shared machine do not inflate the way they inflate wall time.

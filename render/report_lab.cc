@@ -40,8 +40,8 @@ std::string LabMarkdown(const nlohmann::json& lab) {
   const nlohmann::json s = lab.value("summary", nlohmann::json::object());
   md << "**" << s.value("within_tolerance_where_they_hold", 0) << " of "
      << s.value("assumptions_hold", 0) << "** points where the model's assumptions hold are "
-     << "within the tolerance; " << s.value("agree", 0) << " of " << s.value("points", 0)
-     << " points agree in all; the modes' order agrees in " << s.value("order_groups_agree", 0)
+     << "within the tolerance (" << s.value("points", 0) << " points measured); the modes' "
+     << "order agrees in " << s.value("order_groups_agree", 0)
      << " of " << s.value("order_groups", 0) << " groups; " << s.value("pruned", 0)
      << " points pruned." << (lab.value("interrupted", false) ? " Interrupted: the grid is not "
                                                                  "complete."

@@ -61,9 +61,7 @@ void DelayLine::Loop() {
     // Stop wakes the wait; a batch pushed meanwhile is due later.
     const uint64_t first_due = q_.front().due_ns;
     if (first_due > common::NowNs()) {
-      cv_.wait_until(lock,
-                     std::chrono::steady_clock::time_point(std::chrono::nanoseconds(first_due)),
-                     [&] { return stopping_; });
+      cv_.wait_until(lock, common::SteadyAt(first_due), [&] { return stopping_; });
       if (stopping_) break;
     }
     const uint64_t now = common::NowNs();

@@ -227,12 +227,6 @@ thread_local TraceThread tl_thread = TraceThread::kStart;
 thread_local uint32_t tl_thread_index = 0;
 constexpr size_t kBatchMaxRecord = 64 << 10;
 
-// NowNs() time `ns` (CLOCK_MONOTONIC) as a steady_clock time point (the same
-// clock in libstdc++), for waits that a notify can end early.
-std::chrono::steady_clock::time_point SteadyAt(uint64_t ns) {
-  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
-}
-
 class Runner {
  public:
   explicit Runner(const LoadOptions& o) : o_(o) {}
@@ -520,7 +514,7 @@ void Runner::SendLoop(Conn* c) {
       // due later than the first).
       const uint64_t first_due = c->q.front().due_ns;
       if (first_due > common::NowNs()) {
-        c->q_cv.wait_until(lock, SteadyAt(first_due), [&] { return stopping_.load(); });
+        c->q_cv.wait_until(lock, common::SteadyAt(first_due), [&] { return stopping_.load(); });
         if (stopping_) continue;
       }
       const uint64_t t = common::NowNs();

@@ -72,6 +72,8 @@ struct LabValidationOptions {
   // family the run has native micro rows for.
   std::vector<std::string> families;
   std::string secmode_path;  // "" = this process's binary
+  // Where the costs come from, as the report names it ("this run", a path).
+  std::string cost_source = "this run";
   std::ostream* log = nullptr;
   // A signal number once the run should stop (checked between points).
   const std::atomic<int>* interrupt = nullptr;

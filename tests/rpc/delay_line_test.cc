@@ -44,9 +44,9 @@ TEST(DelayLineTest, WritesEveryBatchInOrderNoSoonerThanItsDelay) {
     pushed.push_back(common::NowNs());
     ASSERT_TRUE(line.Push(b));
     EXPECT_TRUE(b.empty());
-    common::SleepUntilNs(common::NowNs() + 2 * kMs);
+    std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 2 * kMs));
   }
-  common::SleepUntilNs(pushed.back() + 200 * kMs);
+  std::this_thread::sleep_until(common::SteadyAt(pushed.back() + 200 * kMs));
   line.Stop();
   ASSERT_EQ(written.size(), 5u);
   for (size_t i = 0; i < written.size(); ++i) {
@@ -78,7 +78,7 @@ TEST(DelayLineTest, AFailedWriteFailsTheLineAndDropsTheRest) {
   while (!refused && common::NowNs() < deadline) {
     Bytes more(10, 2);
     refused = !line.Push(more);
-    common::SleepUntilNs(common::NowNs() + 1 * kMs);
+    std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 1 * kMs));
   }
   EXPECT_TRUE(refused);
   EXPECT_GE(calls.load(), 1);
