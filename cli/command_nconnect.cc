@@ -292,13 +292,14 @@ void RunRecommend(NconnectOptions& o) {
                 " of " + std::to_string(probe->rounds) + " rounds of two wakeups on a busy core\n";
   }
   if (!o.given_pauses && base.cores > 0) {
-    auto probe = harness::ProbePauses();
+    auto probe = harness::ProbeMachinePauses();
     if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
     base.pause_per_s = harness::PausePerS(*probe);
     base.pause_ns = harness::PauseNs(*probe);
     measured += "  core pauses: gaps over " + std::to_string(harness::kPauseThresholdNs / 1000) +
                 " us while one busy thread per CPU spins for " +
-                common::Fmt("%.1f", probe->seconds) + " s\n";
+                common::Fmt("%.1f", probe->seconds) +
+                " s (the one of three whose paused share was the median)\n";
   }
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
   common::Status valid = base.Validate();
@@ -334,6 +335,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_flag("--resend-any-connection", s.resend_any_connection,
                 "Resend a lost connection's calls round-robin over all connections (secmode's "
                 "load generator) instead of on the reconnected one (Linux)");
+  cmd->add_flag("--context-lock-wakes-one", s.context_lock_wakes_one,
+                "With the thread model: the receivers waiting for a re-created context go on one "
+                "after another, as a mutex's waiters (secmode's load generator), instead of all "
+                "at once (Linux)");
   cmd->add_flag("--reencode", s.reencode,
                 "Re-number calls that fell out of the window at transmit");
   cmd->add_option("--spread-cap", s.spread_cap,

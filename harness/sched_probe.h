@@ -149,6 +149,15 @@ common::Result<WakeOrderProbe> ProbeWakeOrder(int rounds = 200);
 // hypervisor taking the vCPU or another process.
 inline constexpr int64_t kPauseThresholdNs = 5000;
 common::Result<SchedProbe> ProbePauses(double seconds = 2.0);
+// The standard pause probe for the model: ProbePauses for 1 s, three times,
+// the one whose paused share (1 - running_share) is the median. Something
+// else running for a moment (seen here: one 2 s probe paused 16% of the
+// time where the probes before and after paused 6-8%) would otherwise slow
+// the model of every point that takes its pauses from that probe.
+common::Result<SchedProbe> ProbeMachinePauses();
+// Of `tries` (not empty), the one whose paused share is the median (the
+// lower middle one of an even count).
+const SchedProbe& MedianPausedShare(std::vector<SchedProbe>& tries);
 
 // The thread model's pauses from the probes, one rule for every user (the
 // validation, `secmode nconnect --recommend`): the time slice is the median

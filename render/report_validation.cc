@@ -343,7 +343,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << " times a second, the thread on it stopped for that long (pauses no modelled thread "
           "causes: interrupts, the timer tick, the hypervisor, other processes; from the pause "
           "probe, one busy thread per CPU for "
-       << Fmt("%.1f", pause.value("seconds", 0.0)) << " s, every gap over "
+       << Fmt("%.1f", pause.value("seconds", 0.0))
+       << " s (the one of three whose paused share was the median), every gap over "
        << Fmt("%.0f", I(pause, "gap_threshold_ns") / 1e3) << " us between its clock reads: p50 "
        << Fmt("%.0f", pause.value("gap_p50_us", 0.0)) << " / p99 "
        << Fmt("%.0f", pause.value("gap_p99_us", 0.0))
@@ -610,17 +611,31 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "context's lock (the other receivers that need the context wait for it), to the new "
           "context. Median / p90 in us, beside the simulated run's re-creations (its receiver "
           "spends the creation's CPU on a core, then waits one RTT plus the rest of the "
-          "creation time the calibration measured with the cores awake).\n\n"
-          "| point | re-creations | began -> done | model: re-creations | model: began -> done |\n"
-          "|---|---:|---|---:|---|\n";
+          "creation time the calibration measured with the cores awake). Then how the "
+          "receivers went on: from the new context to each receiver's first call numbered "
+          "under it (every receiver that numbered one before the next re-creation, pooled). "
+          "The receivers that waited meanwhile blocked on the context's lock, and a mutex wakes "
+          "one waiter per release, so they take it one after another; the model does the same "
+          "(each woken waiter wakes the next once it has a core; the ablation's \"a context's "
+          "waiters wake together\" is the model without it).\n\n"
+          "| point | re-creations | began -> done | done -> each receiver's first call | model: "
+          "re-creations | model: began -> done | model: done -> each receiver's first call |\n"
+          "|---|---:|---|---|---:|---|---|\n";
     for (const json* row : rows) {
       if (!row->contains("recreations")) continue;
       const json& r = (*row)["recreations"];
       const json sim = row->value("simulated", json::object());
+      const json resumes = row->value("resumes", json::object());
       md << "| " << row->value("name", "") << " | " << I(r, "count") << " | "
          << Fmt("%.0f", r.value("median_us", 0.0)) << " / " << Fmt("%.0f", r.value("p90_us", 0.0))
+         << " | "
+         << (I(resumes, "count") > 0 ? Fmt("%.0f", resumes.value("median_us", 0.0)) + " / " +
+                                           Fmt("%.0f", resumes.value("p90_us", 0.0))
+                                     : std::string("-"))
          << " | " << I(sim, "context_recreations") << " |"
-         << ModelStep(sim.value("steps", json::object()), "began -> done") << "\n";
+         << ModelStep(sim.value("steps", json::object()), "began -> done")
+         << ModelStep(sim.value("steps", json::object()), "done -> each receiver's first call")
+         << "\n";
     }
     md << "\n";
   }
@@ -688,7 +703,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "order of arrival, not the probe's share ahead; \"context creation as on a quiet "
           "machine\": a re-creation "
           "takes what back-to-back creations took, not what one right after a burst of the "
-          "mode's load took.\n\n";
+          "mode's load took; \"a context's waiters wake together\": the receivers waiting for "
+          "a re-created context all wake when it is ready, instead of one after another as a "
+          "mutex's waiters do.\n\n";
     // One column per variant, in the order the rows list them.
     std::vector<std::string> variants;
     for (const json* row : rows) {

@@ -190,6 +190,7 @@ json Scenario::ToJson() const {
           {"per_connection_context", per_connection_context},
           {"reencode", reencode},
           {"resend_any_connection", resend_any_connection},
+          {"context_lock_wakes_one", context_lock_wakes_one},
           {"spread_cap", spread_cap},
           {"op", OpName(op)},
           {"io_size", io_size},
@@ -311,6 +312,7 @@ Result<Scenario> ScenarioFromJson(const json& j) {
   SECMODE_RETURN_IF_ERROR(Read(j, "per_connection_context", s.per_connection_context));
   SECMODE_RETURN_IF_ERROR(Read(j, "reencode", s.reencode));
   SECMODE_RETURN_IF_ERROR(Read(j, "resend_any_connection", s.resend_any_connection));
+  SECMODE_RETURN_IF_ERROR(Read(j, "context_lock_wakes_one", s.context_lock_wakes_one));
   SECMODE_RETURN_IF_ERROR(Read(j, "spread_cap", s.spread_cap));
   SECMODE_RETURN_IF_ERROR(ReadEnum(j, "op", s.op, ParseOp));
   SECMODE_RETURN_IF_ERROR(Read(j, "io_size", s.io_size));
@@ -410,7 +412,8 @@ json ScenarioResult::ToJson() const {
   for (const auto& [name, step] :
        {std::pair<const char*, const Step&>{"close -> eof", close_to_eof},
         {"eof -> resent", eof_to_resent},
-        {"began -> done", recreation}}) {
+        {"began -> done", recreation},
+        {"done -> each receiver's first call", resume}}) {
     if (step.count > 0) {
       steps[name] = {{"count", step.count}, {"p50_ns", step.p50_ns}, {"p90_ns", step.p90_ns}};
     }
@@ -457,7 +460,8 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
     for (const auto& [name, step] :
          {std::pair<const char*, ScenarioResult::Step*>{"close -> eof", &r.close_to_eof},
           {"eof -> resent", &r.eof_to_resent},
-          {"began -> done", &r.recreation}}) {
+          {"began -> done", &r.recreation},
+          {"done -> each receiver's first call", &r.resume}}) {
       if (!j["steps"].contains(name)) continue;
       const json& k = j["steps"][name];
       SECMODE_RETURN_IF_ERROR(Read(k, "count", step->count));

@@ -137,6 +137,15 @@ struct Scenario {
   // generator, rpc/load.h, does), instead of on the call's own connection
   // (Linux: a task stays on its transport). Default false.
   bool resend_any_connection = false;
+  // Thread model: the receivers waiting for a re-created context go on one
+  // at a time, as the waiters of a mutex do (secmode's load generator
+  // re-creates a context under that context's std::mutex, rpc/load.cc):
+  // the receiver that made the context wakes one waiter once it runs again,
+  // and each woken waiter wakes the next once it has a core (it takes the
+  // lock, finds the new context and releases the lock, and a release wakes
+  // one waiter). False: every waiter wakes at once (a wait queue woken as a
+  // whole, as the Linux client's tasks waiting for a credential are).
+  bool context_lock_wakes_one = false;
 
   // Network, per connection and direction.
   double bandwidth_bytes_per_s = 1.25e9;  // 10 Gbit/s
@@ -336,12 +345,15 @@ struct ScenarioResult {
   // (suite/nconnect_attribution.h): the server's close to the receiver's
   // reading the end of the stream ("close -> eof"), that to the lost calls
   // numbered and written again ("eof -> resent"), and a re-creation from the
-  // receiver beginning it to the new context ("began -> done"). Median and
-  // p90 in ns; count 0 when the run had none.
+  // receiver beginning it to the new context ("began -> done"), and from the
+  // new context to each client receiver's first call numbered under it
+  // ("done -> each receiver's first call", every receiver that numbers one
+  // before the context is re-created again). Median and p90 in ns; count 0
+  // when the run had none.
   struct Step {
     int64_t count = 0, p50_ns = 0, p90_ns = 0;
   };
-  Step close_to_eof, eof_to_resent, recreation;
+  Step close_to_eof, eof_to_resent, recreation, resume;
   bool truncated = false;  // the simulator's event budget ran out before
                            // `ops` completed (a thrashing scenario); the
                            // figures cover the simulated time until then

@@ -62,6 +62,7 @@ enum Kind : uint32_t {
   kEofArrive,          // target conn, tag epoch: the server's close reached the client
   kAcceptArrive,       // target conn, tag epoch: the client's reconnect reached the server
   kPreemptDue,         // target thread, tag wake: a woken thread's preemption of a busy core lands
+  kLockHandoff,        // target context, tag generation: a woken waiter runs; the next one wakes
 };
 
 // Where a slot's current request is.
@@ -134,6 +135,13 @@ struct Context {
   // client's receiver blocks on the context's lock while it is re-created).
   std::vector<int> parked;
   int64_t recreate_began_ns = -1;  // for ScenarioResult::recreation
+  // Scenario::context_lock_wakes_one: the receiver re-creating it (-1: none
+  // of the threads), and the waiter whose run wakes the next one.
+  int creator = -1;
+  int handoff_from = -1;
+  // When the current generation became ready (-1: being re-created), for
+  // ScenarioResult::resume.
+  int64_t ready_ns = -1;
   // Numbers issued and not yet released, for the spread cap: held[i] is
   // whether held_base + i is still outstanding.
   std::deque<uint8_t> held;
@@ -190,6 +198,13 @@ struct SimThread {
   // (pauses come at that rate per second a core runs a thread, a Poisson
   // process in run time, so each thread can carry its own).
   int64_t to_pause = 0;
+  // Scenario::context_lock_wakes_one: woken as a context lock's waiter, it
+  // wakes that context's next waiter when it gets a core (-1: none).
+  int wakes_next_of = -1;
+  // ScenarioResult::resume: the context and generation of the last new
+  // context it numbered a call under.
+  int resumed_ctx = -1;
+  uint32_t resumed_gen = 0;
   std::vector<QueueItem> held;    // client: calls sealed in this batch, written at its end
   std::vector<WorkItem> replies;  // server: replies of this batch, written at its end
 };
@@ -358,6 +373,7 @@ class Sim {
   // `t` leaves its core until a thread in `waiters` is woken.
   void Park(SimThread& t, std::vector<int>& waiters);
   void WakeParked(std::vector<int>& waiters);
+  void WakeNextWaiter(int ci, int prefer, int waker);
   // `by`: the thread model's receiver that re-creates it (spends
   // Scenario::gss_setup_cpu_ns on its core first); nullptr: no thread.
   void StartRecreate(Context& ctx, SimThread* by = nullptr);
@@ -413,7 +429,7 @@ class Sim {
   std::vector<std::array<int64_t, 4>> violation_stages_;
   // Durations of the reconnect and re-creation steps (ScenarioResult::Step),
   // at most kMaxStageSamples each.
-  std::vector<int64_t> close_to_eof_, eof_to_resent_, recreation_;
+  std::vector<int64_t> close_to_eof_, eof_to_resent_, recreation_, resume_;
   void AddStep(std::vector<int64_t>& v, int64_t d) {
     if (v.size() < kMaxStageSamples) v.push_back(d);
   }
@@ -714,6 +730,8 @@ void Sim::OnComplete(Slot& slot) {
 void Sim::StartRecreate(Context& ctx, SimThread* by) {
   if (ctx.recreating) return;
   ctx.recreating = true;
+  ctx.ready_ns = -1;
+  ctx.creator = by != nullptr ? ThreadIndex(*by) : -1;
   ++r_.context_recreations;
   const uint32_t ci = static_cast<uint32_t>(&ctx - ctxs_.data());
   if (by != nullptr && s_.gss_setup_cpu_ns > 0) {
@@ -792,8 +810,31 @@ void Sim::OnContextReady(int ci) {
   }
   DrainGate(ctx);
   // The receivers that waited go on with their batches: they number the
-  // calls they were about to send under the new context.
-  WakeParked(ctx.parked);
+  // calls they were about to send under the new context; all at once, or
+  // one by one as a mutex's waiters (Scenario::context_lock_wakes_one), the
+  // receiver that made the context first.
+  ctx.ready_ns = now_;
+  if (s_.context_lock_wakes_one && s_.thread_model) {
+    WakeNextWaiter(ci, ctx.creator, -1);
+  } else {
+    WakeParked(ctx.parked);
+  }
+  ctx.creator = -1;
+}
+
+// Scenario::context_lock_wakes_one: wakes one of context `ci`'s waiters
+// (`prefer` if it waits, else the longest waiting), which wakes the next
+// when it gets a core (kLockHandoff).
+void Sim::WakeNextWaiter(int ci, int prefer, int waker) {
+  std::vector<int>& waiters = ctxs_[static_cast<size_t>(ci)].parked;
+  if (waiters.empty()) return;
+  auto it = std::find(waiters.begin(), waiters.end(), prefer);
+  if (it == waiters.end()) it = waiters.begin();
+  SimThread& t = threads_[static_cast<size_t>(*it)];
+  waiters.erase(it);
+  t.st = SimThread::St::kIdle;
+  t.wakes_next_of = ci;
+  Wake(t, waker);
 }
 
 void Sim::Park(SimThread& t, std::vector<int>& waiters) {
@@ -970,6 +1011,15 @@ void Sim::Run(SimThread& t) {
   t.runnable_since = -1;
   t.st = SimThread::St::kRunning;
   t.preempts = -1;  // a preemption still due for it lands on nothing
+  if (t.wakes_next_of >= 0) {
+    // It has the context's lock and releases it: the next waiter wakes. An
+    // event, not a wakeup from here: that could preempt this very thread
+    // before it has begun.
+    Context& ctx = ctxs_[static_cast<size_t>(t.wakes_next_of)];
+    ctx.handoff_from = ThreadIndex(t);
+    events_.Push(now_, kLockHandoff, static_cast<uint32_t>(t.wakes_next_of), ctx.gen);
+    t.wakes_next_of = -1;
+  }
   if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
   t.slice_end = now_ + s_.slice_ns;
   t.on_core_since = now_;
@@ -1235,6 +1285,14 @@ bool Sim::BeginItem(SimThread& t) {
       w.attempt = slot.attempt;
       slot.state = State::kEncoding;
       slot.numbered_ns = now_;
+      if (ctx.ready_ns >= 0 && !t.server) {
+        const int ci = static_cast<int>(&ctx - ctxs_.data());
+        if (t.resumed_ctx != ci || t.resumed_gen != ctx.gen) {
+          t.resumed_ctx = ci;
+          t.resumed_gen = ctx.gen;
+          AddStep(resume_, now_ - ctx.ready_ns);
+        }
+      }
       slot.writer = ThreadIndex(t);  // it writes what it numbers
       t.remaining = seal_req_ns_;
       return true;
@@ -1543,6 +1601,14 @@ Result<ScenarioResult> Sim::Run() {
       case kContextReady:
         if (ctxs_[e.target].gen == e.tag) OnContextReady(static_cast<int>(e.target));
         break;
+      case kLockHandoff: {
+        // Waiters of a context being re-created again wait for that one.
+        Context& ctx = ctxs_[e.target];
+        if (ctx.gen == e.tag && !ctx.recreating) {
+          WakeNextWaiter(static_cast<int>(e.target), -1, ctx.handoff_from);
+        }
+        break;
+      }
       case kReplyArrive: {
         Slot& slot = slots_[e.target];
         if (slot.attempt != e.tag) break;
@@ -1633,7 +1699,8 @@ Result<ScenarioResult> Sim::Run() {
   }
   for (const auto& pair : {std::pair{&close_to_eof_, &r_.close_to_eof},
                            {&eof_to_resent_, &r_.eof_to_resent},
-                           {&recreation_, &r_.recreation}}) {
+                           {&recreation_, &r_.recreation},
+                           {&resume_, &r_.resume}}) {
     std::vector<int64_t>& v = *pair.first;
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());

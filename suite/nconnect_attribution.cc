@@ -150,6 +150,41 @@ SetupStep AttributeRecreations(const rpc::CallTrace& trace) {
   return st;
 }
 
+SetupStep AttributeResumes(const rpc::CallTrace& trace) {
+  using rpc::SetupEventKind;
+  std::vector<uint64_t> began, done;
+  for (const auto& e : trace.setup_events()) {
+    if (e.kind == SetupEventKind::kClientRecreateBegan) began.push_back(e.ns);
+    if (e.kind == SetupEventKind::kClientRecreateDone) done.push_back(e.ns);
+  }
+  std::sort(began.begin(), began.end());
+  std::sort(done.begin(), done.end());
+  // Each receiver's numbering times, in order.
+  std::map<uint32_t, std::vector<uint64_t>> numbered;
+  for (const auto& c : trace.client_events()) {
+    if (c.numbered_by == rpc::TraceThread::kReceiver) {
+      numbered[c.numbered_by_index].push_back(c.numbered_ns);
+    }
+  }
+  for (auto& [receiver, times] : numbered) std::sort(times.begin(), times.end());
+  std::vector<double> took;
+  for (uint64_t d : done) {
+    // Until the next re-creation began (none: the end of the run).
+    auto next = std::upper_bound(began.begin(), began.end(), d);
+    const uint64_t until = next == began.end() ? ~0ull : *next;
+    for (const auto& [receiver, times] : numbered) {
+      auto first = std::lower_bound(times.begin(), times.end(), d);
+      if (first != times.end() && *first < until) took.push_back(Us(d, *first));
+    }
+  }
+  SetupStep st;
+  st.name = "done -> each receiver's first call";
+  st.count = static_cast<int64_t>(took.size());
+  st.median_us = Percentile(took, 0.5);
+  st.p90_us = Percentile(took, 0.9);
+  return st;
+}
+
 nlohmann::json SetupStep::ToJson() const {
   return {{"step", name}, {"count", count}, {"median_us", median_us}, {"p90_us", p90_us}};
 }

@@ -86,6 +86,15 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace);
 // The step is named "began -> done".
 SetupStep AttributeRecreations(const rpc::CallTrace& trace);
 
+// How the client's receivers went on after each re-creation: from the new
+// context (a re-creation's "done") to each receiver's first call numbered
+// after it, every receiver that numbered one before the next re-creation
+// began, pooled over the run's re-creations. The receivers that waited for
+// the context's lock meanwhile take it one after another (a mutex wakes one
+// waiter per release); sim::Scenario::context_lock_wakes_one models that.
+// The step is named "done -> each receiver's first call".
+SetupStep AttributeResumes(const rpc::CallTrace& trace);
+
 }  // namespace secmode::suite
 
 #endif  // SECMODE_SUITE_NCONNECT_ATTRIBUTION_H_

@@ -473,7 +473,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
     SECMODE_ASSIGN_OR_RETURN(c.busy_wake, harness::ProbeBusyWakes());
     SECMODE_ASSIGN_OR_RETURN(c.wake_order, harness::ProbeWakeOrder());
-    SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbePauses());
+    SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbeMachinePauses());
     c.pause_per_s = harness::PausePerS(c.pauses);
     c.pause_ns = harness::PauseNs(c.pauses);
   }
@@ -613,7 +613,8 @@ sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& 
   s.retransmit_timeout_ns = 1000000000;  // LoadOptions::timeout_ms below
   s.reconnect_ns = c.reconnect_ns;       // measured with the thread model's probes, else 0
   s.gss_setup_ns = c.gss_setup_ns;
-  s.resend_any_connection = true;  // what RunLoad's Reconnect does
+  s.resend_any_connection = true;   // what RunLoad's Reconnect does
+  s.context_lock_wakes_one = true;  // RunLoad re-creates under the context's std::mutex
   s.skew_where = sim::SkewWhere::kClient;
   if (options.thread_model && options.server_workers == 0) {
     // Threads and cores as the real run has them: a receiver thread per
@@ -769,6 +770,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
       out.attribution = AttributeViolations(*trace);
       out.reconnects = AttributeReconnects(*trace);
       out.recreations = AttributeRecreations(*trace);
+      out.resumes = AttributeResumes(*trace);
     }
     if (r.errors > 0) {
       return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
@@ -858,6 +860,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         {"pauses as the probe saw them (not the runs' steal)",
          [&pc](sim::Scenario& v) { v.pause_per_s = pc.pause_per_s; }},
         {"context creation off the cores", [](sim::Scenario& v) { v.gss_setup_cpu_ns = 0; }},
+        {"a context's waiters wake together",
+         [](sim::Scenario& v) { v.context_lock_wakes_one = false; }},
         {"context creation as on a quiet machine",
          [&pc](sim::Scenario& v) {
            if (pc.gss_setup_quiet_ns <= 0) return;
@@ -1069,6 +1073,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
       rows.back()["attribution"] = o.attribution.ToJson();
       if (o.reconnects.reconnects > 0) rows.back()["reconnects"] = o.reconnects.ToJson();
       if (o.recreations.count > 0) rows.back()["recreations"] = o.recreations.ToJson();
+      if (o.resumes.count > 0) rows.back()["resumes"] = o.resumes.ToJson();
     }
     if (!o.ablation.empty()) {
       nlohmann::json ablation = nlohmann::json::array();

@@ -108,7 +108,7 @@ struct Calibration {
   // Scenario::woken_first_share.
   harness::WakeOrderProbe wake_order;
   // Pauses of a busy core no modelled thread causes: the probe
-  // (harness::ProbePauses) and what the model takes from it
+  // (harness::ProbeMachinePauses) and what the model takes from it
   // (Scenario::pause_per_s, pause_ns).
   harness::SchedProbe pauses;
   double pause_per_s = 0;
@@ -276,6 +276,7 @@ struct ValidationOutcome {
   Attribution attribution;    // of the first real run, with ValidationOptions::trace
   ReconnectTimes reconnects;  // of the same run: how its closed connections were replaced
   SetupStep recreations;      // of the same run: how long its context re-creations took
+  SetupStep resumes;          // and how soon its receivers numbered calls after each
   std::vector<AblationRow> ablation;
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
   // Real runs made again (kCalmSteal): of the point's runs, and of its

@@ -58,6 +58,24 @@ TEST(SchedProbeTest, MoreBusyThreadsThanCoresAreDescheduled) {
   EXPECT_EQ(p->ToJson().at("threads"), 2 * cores);
 }
 
+TEST(SchedProbeTest, ThePauseProbeKeptIsTheOneWithTheMedianPausedShare) {
+  std::vector<SchedProbe> tries(3);
+  tries[0].running_share = 0.84;  // something else ran meanwhile
+  tries[1].running_share = 0.94;
+  tries[2].running_share = 0.92;
+  tries[2].gaps_per_s = 1600;
+  const SchedProbe& kept = MedianPausedShare(tries);
+  EXPECT_DOUBLE_EQ(kept.running_share, 0.92);
+  EXPECT_DOUBLE_EQ(kept.gaps_per_s, 1600);
+  std::vector<SchedProbe> two(2);
+  two[0].running_share = 0.5;
+  two[1].running_share = 0.9;
+  EXPECT_DOUBLE_EQ(MedianPausedShare(two).running_share, 0.9);  // the less paused of two
+  std::vector<SchedProbe> one(1);
+  one[0].running_share = 0.7;
+  EXPECT_DOUBLE_EQ(MedianPausedShare(one).running_share, 0.7);
+}
+
 TEST(SchedProbeTest, PauseProbeGivesOrderedQuantilesAboveItsThreshold) {
   auto p = ProbePauses(0.3);
   ASSERT_TRUE(p.ok()) << p.status().ToString();

@@ -666,6 +666,58 @@ TEST(ThreadModelTest, ReconnectAndRecreationStepsAreTimedFromTheSimulatedRun) {
   EXPECT_EQ(back->close_to_eof.count, d.close_to_eof.count);
 }
 
+TEST(ThreadModelTest, AContextsWaitersGoOnOneAfterAnother) {
+  // Eight receivers on one context far above its window: after each
+  // re-creation most of them wait for the new context. Woken one by one (a
+  // mutex's waiters) they number their first calls later than when all wake
+  // at once; and no waiter is ever left behind, with one context or one per
+  // connection (every operation completes).
+  Scenario s = Threads(256);
+  s.nconnect = 8;
+  s.reaction = Reaction::kDiscardContext;
+  s.gss_setup_ns = 1000000;
+  s.gss_setup_cpu_ns = 500000;
+  s.idle_wake_ns = 20000;
+  s.wakeup_preempt_ns = 5000;
+  int64_t together_p90 = 0, one_by_one_p90 = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    s.seed = seed;
+    s.context_lock_wakes_one = false;
+    const ScenarioResult together = SimOk(s);
+    s.context_lock_wakes_one = true;
+    const ScenarioResult one_by_one = SimOk(s);
+    for (const ScenarioResult* r : {&together, &one_by_one}) {
+      EXPECT_EQ(r->completed, s.ops) << seed;
+      EXPECT_FALSE(r->truncated) << seed;
+      ASSERT_GT(r->context_recreations, 5) << seed;
+      // Each new context's waiters number under it: several per re-creation.
+      EXPECT_GT(r->resume.count, r->context_recreations) << seed;
+      EXPECT_GE(r->resume.p90_ns, r->resume.p50_ns) << seed;
+    }
+    together_p90 += together.resume.p90_ns;
+    one_by_one_p90 += one_by_one.resume.p90_ns;
+  }
+  EXPECT_GT(one_by_one_p90, together_p90);
+  Scenario per = s;
+  per.per_connection_context = true;
+  per.slots = 512;  // 64 calls per connection's context, above its window
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    per.seed = seed;
+    const ScenarioResult r = SimOk(per);
+    EXPECT_EQ(r.completed, per.ops) << seed;
+    EXPECT_FALSE(r.truncated) << seed;
+  }
+  // The switch and the step survive results.json.
+  auto back = ScenarioFromJson(s.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->context_lock_wakes_one);
+  const ScenarioResult r = SimOk(s);
+  auto result = ScenarioResultFromJson(r.ToJson());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->resume.count, r.resume.count);
+  EXPECT_EQ(result->resume.p90_ns, r.resume.p90_ns);
+}
+
 TEST(ThreadModelTest, CoresBoundTheGoodput) {
   // Every call costs both ends' CPU: at most cores / (CPU per call) ops/s.
   Scenario s = Threads(8);

@@ -178,6 +178,38 @@ TEST(AttributionTest, AReCreationTakesFromItsBeginningToItsNewContext) {
   EXPECT_EQ(AttributeRecreations(rpc::CallTrace(4)).count, 0);
 }
 
+TEST(AttributionTest, AfterANewContextEachReceiversFirstCallIsTimed) {
+  using K = rpc::SetupEventKind;
+  rpc::CallTrace trace(64);
+  // A call numbered by receiver `by` at `us`.
+  const auto numbered = [&trace](uint32_t by, uint64_t us, TraceThread who) {
+    ClientCallEvent c;
+    c.context = 3;
+    c.numbered_by = who;
+    c.numbered_by_index = by;
+    c.numbered_ns = us * 1000;
+    trace.Record(c);
+  };
+  Conn(trace, K::kClientRecreateBegan, 0, 1000);
+  Conn(trace, K::kClientRecreateDone, 0, 3000);
+  numbered(0, 2000, TraceThread::kReceiver);  // before the new context: not counted
+  numbered(0, 3040, TraceThread::kReceiver);
+  numbered(0, 3050, TraceThread::kReceiver);  // its second: not counted
+  numbered(1, 3200, TraceThread::kReceiver);
+  numbered(2, 3500, TraceThread::kMonitor);  // not a receiver
+  Conn(trace, K::kClientRecreateBegan, 1, 4000);
+  numbered(2, 4100, TraceThread::kReceiver);  // after the next re-creation began
+  Conn(trace, K::kClientRecreateDone, 1, 6000);
+  numbered(2, 6400, TraceThread::kReceiver);
+  const SetupStep r = AttributeResumes(trace);
+  EXPECT_EQ(r.name, "done -> each receiver's first call");
+  // First: receivers 0 and 1 (40 and 200 us); second: 0 none, 1 none, 2 at 400 us.
+  EXPECT_EQ(r.count, 3);
+  EXPECT_DOUBLE_EQ(r.median_us, 200);
+  EXPECT_DOUBLE_EQ(r.p90_us, 400);
+  EXPECT_EQ(AttributeResumes(rpc::CallTrace(4)).count, 0);
+}
+
 TEST(AttributionTest, ATraceWithoutReconnectsHasNone) {
   rpc::CallTrace trace(16);
   Call(trace, 1, 0, 10, 0, 20);
