@@ -420,7 +420,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
           "(a thread of its own in the model too). Per-row values are in "
           "results.json. The model sends every resend (after a disconnect, an error reply or a "
           "timeout) on the next connection round-robin over "
-          "all connections, as the load generator does (Linux keeps them on their transport)."
+          "all connections, as the load generator does (Linux keeps them on their transport), "
+          "and the receivers that waited for a re-created context go on one after another, as "
+          "the waiters of the context's mutex do in the load generator (Linux wakes the tasks "
+          "waiting for a credential together)."
           "\n\n";
     if (I(c, "one_call_model_p50_ns") > 0) {
       md << "The model against its own calibration: one sys call at a time (1 connection, 1 "

@@ -301,6 +301,7 @@ Scenario EveryMechanismScenario() {
   s.server_read_ns = 20000;
   s.read_bytes = 65536;
   s.per_core_queues = true;
+  s.context_lock_wakes_one = true;
   return s;
 }
 

@@ -274,7 +274,8 @@ struct Scenario {
 // The default scenario with every mechanism of the thread model on (receiver
 // and server threads, per-wakeup batches of one 64 KiB read, two cores with a
 // run queue each, a time slice, wakeup preemption, idle-core wakeups and
-// core pauses, client CPU per call and per socket read): with the default Scenario, the two the
+// core pauses, client CPU per call and per socket read, a re-created context's waiters
+// woken one after another): with the default Scenario, the two the
 // simulator's speed is stated for (sim_bench, `secmode run`).
 Scenario EveryMechanismScenario();
 
