@@ -401,6 +401,15 @@ class Sim {
   // Stall accounting: slots blocked on a timeout, reconnect or new context.
   int64_t blocked_ = 0;
   int64_t stall_since_ = -1;
+  // Thread ticks handled in Continue without the event queue (counted as
+  // events: ScenarioResult::events and the event budget include them).
+  int64_t inline_ticks_ = 0;
+  // True when no queued event comes at or before `t` and the run would go
+  // on to `t`: a tick at `t` would be the next event.
+  bool NothingBefore(int64_t t) const {
+    return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
+           (s_.duration_ns <= 0 || t <= s_.duration_ns);
+  }
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
   // Thread model: client receivers [0, nconnect), server threads
@@ -1210,6 +1219,18 @@ void Sim::Continue(SimThread& t) {
     if (pauses_) until = std::min(until, now_ + t.to_pause);
     t.segment_from = now_;
     ++t.epoch;
+    if (NothingBefore(until)) {
+      // The tick would be the next event: handled here as the event loop
+      // would (OnTick), without the queue. Same effects in the same order.
+      ++inline_ticks_;
+      now_ = until;
+      Ran(t, now_ - t.segment_from);
+      if (pauses_ && t.to_pause <= 0) {
+        Pause(t);
+        return;
+      }
+      continue;
+    }
     events_.Push(until, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
     return;
   }
@@ -1490,7 +1511,7 @@ Result<ScenarioResult> Sim::Run() {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
     }
-    if (++events > budget) {
+    if (++events + inline_ticks_ > budget) {
       r_.truncated = true;
       break;
     }
@@ -1657,7 +1678,7 @@ Result<ScenarioResult> Sim::Run() {
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
   if (broken_) return broken();
-  r_.events = events;
+  r_.events = events + inline_ticks_;
   r_.elapsed_ns = now_;
   if (s_.thread_model && s_.cores > 0 && now_ > 0) {
     for (const SimThread& t : threads_) {
