@@ -22,6 +22,16 @@ double Us(uint64_t from, uint64_t to) {
   return to > from ? static_cast<double>(to - from) / 1e3 : 0.0;
 }
 
+// A step named `name` from its samples (us): how many, median, p90.
+SetupStep StepOf(const char* name, const std::vector<double>& us) {
+  SetupStep st;
+  st.name = name;
+  st.count = static_cast<int64_t>(us.size());
+  st.median_us = Percentile(us, 0.5);
+  st.p90_us = Percentile(us, 0.9);
+  return st;
+}
+
 uint64_t Key(uint64_t context, uint32_t seq) { return context * 0x9e3779b97f4a7c15ull ^ seq; }
 
 // Signed: a step can end before it began when two threads race.
@@ -142,12 +152,7 @@ SetupStep AttributeRecreations(const rpc::CallTrace& trace) {
       if (end != ends.end()) took.push_back(SignedUs(t, *end));
     }
   }
-  SetupStep st;
-  st.name = "began -> done";
-  st.count = static_cast<int64_t>(took.size());
-  st.median_us = Percentile(took, 0.5);
-  st.p90_us = Percentile(took, 0.9);
-  return st;
+  return StepOf("began -> done", took);
 }
 
 SetupStep AttributeResumes(const rpc::CallTrace& trace) {
@@ -177,12 +182,7 @@ SetupStep AttributeResumes(const rpc::CallTrace& trace) {
       if (first != times.end() && *first < until) took.push_back(Us(d, *first));
     }
   }
-  SetupStep st;
-  st.name = "done -> each receiver's first call";
-  st.count = static_cast<int64_t>(took.size());
-  st.median_us = Percentile(took, 0.5);
-  st.p90_us = Percentile(took, 0.9);
-  return st;
+  return StepOf("done -> each receiver's first call", took);
 }
 
 nlohmann::json SetupStep::ToJson() const {
@@ -267,14 +267,7 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
     if (accepted) step[kConnectedAccepted].push_back(SignedUs(connected, accepted));
     if (accepted && started) step[kAcceptedStarted].push_back(SignedUs(accepted, started));
   }
-  for (int i = 0; i < 6; ++i) {
-    SetupStep st;
-    st.name = names[i];
-    st.count = static_cast<int64_t>(step[i].size());
-    st.median_us = Percentile(step[i], 0.5);
-    st.p90_us = Percentile(step[i], 0.9);
-    r.steps.push_back(st);
-  }
+  for (int i = 0; i < 6; ++i) r.steps.push_back(StepOf(names[i], step[i]));
   return r;
 }
 
