@@ -126,7 +126,8 @@ nlohmann::json SchedProbe::ToJson() const {
           {"gaps_per_s", gaps_per_s},
           {"gap_quantiles_ns", gap_quantiles_ns},
           {"gap_threshold_ns", gap_threshold_ns},
-          {"switches_only", switches_only}};
+          {"switches_only", switches_only},
+          {"chosen_of", chosen_of}};
 }
 
 common::Result<SchedProbe> ProbeScheduler(int threads, double seconds, int64_t gap_threshold_ns,
@@ -227,7 +228,9 @@ common::Result<SchedProbe> ProbeMachinePauses() {
     SECMODE_ASSIGN_OR_RETURN(SchedProbe p, ProbePauses(1.0));
     tries.push_back(std::move(p));
   }
-  return MedianPausedShare(tries);
+  SchedProbe kept = MedianPausedShare(tries);
+  kept.chosen_of = static_cast<int>(tries.size());
+  return kept;
 }
 
 nlohmann::json WakeupProbe::ToJson() const {

@@ -44,6 +44,9 @@ struct SchedProbe {
   // Gaps per second a thread spun, and their lengths at sim::kPauseProbs.
   double gaps_per_s = 0;
   std::vector<int64_t> gap_quantiles_ns;
+  // How many probes this one was chosen from (ProbeMachinePauses: the one
+  // with the median paused share); 1: a single probe.
+  int chosen_of = 1;
   nlohmann::json ToJson() const;
 };
 

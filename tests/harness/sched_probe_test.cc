@@ -74,6 +74,7 @@ TEST(SchedProbeTest, ThePauseProbeKeptIsTheOneWithTheMedianPausedShare) {
   std::vector<SchedProbe> one(1);
   one[0].running_share = 0.7;
   EXPECT_DOUBLE_EQ(MedianPausedShare(one).running_share, 0.7);
+  EXPECT_EQ(one[0].ToJson().at("chosen_of"), 1);  // a single probe says so
 }
 
 TEST(SchedProbeTest, PauseProbeGivesOrderedQuantilesAboveItsThreshold) {
