@@ -12,7 +12,8 @@ PACKAGES := cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config \
   libkrb5-dev krb5-kdc krb5-admin-server krb5-user \
   libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev \
   nlohmann-json3-dev libcli11-dev libalglib-dev libcmark-gfm-dev libcmark-gfm-extensions-dev \
-  chromium libpng-dev tshark gnuplot-nox nfs-ganesha nfs-ganesha-vfs parallel
+  chromium libpng-dev tshark gnuplot-nox nfs-ganesha nfs-ganesha-vfs parallel \
+  samba samba-ad-dc samba-ad-provision
 
 JOBS ?= $(shell nproc)
 

@@ -1,11 +1,14 @@
 #include "lab/net_lab.h"
 
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "common/files.h"
 #include "common/format.h"
@@ -72,8 +75,8 @@ Result<std::unique_ptr<NetLab>> NetLab::Create() {
   lab->reaper_ = std::move(*reaper);
   // Unique per process and lab: the directory's random suffix.
   static std::atomic<int> count{0};
-  const std::string base = "secmode-lab-" + std::to_string(getpid()) + "-" +
-                           std::to_string(count.fetch_add(1));
+  const std::string base =
+      "secmode-lab-" + std::to_string(getpid()) + "-" + std::to_string(count.fetch_add(1));
   lab->server_ns_ = base + "-server";
   lab->client_ns_ = base + "-client";
   Status built = lab->Build();
@@ -97,10 +100,22 @@ Status NetLab::Ip(const std::vector<std::string>& args) {
   return Status::Ok();
 }
 
+std::string NetLab::KillInsideScript() const {
+  // Every process in the lab's namespaces is the lab's: a server's children
+  // too (samba's smbd, winbindd ...), which would otherwise outlive their
+  // killed parent for a moment and write into the directory being removed.
+  // Until none is left (a fork between listing and killing is caught by
+  // the next round), at most ten rounds.
+  return "for i in 1 2 3 4 5 6 7 8 9 10; do p=$(ip netns pids " + server_ns_ +
+         " 2>/dev/null; ip netns pids " + client_ns_ +
+         " 2>/dev/null); [ -z \"$p\" ] && break; kill -9 $p 2>/dev/null; sleep 0.1; done\n";
+}
+
 Status NetLab::WriteOnReap() {
   std::string script;
   for (pid_t p : tracked_) script += "kill -9 " + std::to_string(p) + "\n";
   if (made_) {
+    script += KillInsideScript();
     script += "ip netns del " + server_ns_ + "\nip netns del " + client_ns_ + "\n";
   }
   return common::WriteFileAtomically(dir_ + "/on-reap", script);
@@ -150,9 +165,21 @@ Status NetLab::Shape(const LinkShape& shape) {
     // least): TCP fills it without a drop (the model has no loss).
     const int64_t burst = std::max<int64_t>(2 * 1514, std::llround(bytes_per_s * 0.25e-3));
     const int64_t limit = std::max<int64_t>(4 << 20, std::llround(bytes_per_s * 0.1));
-    c.argv = {"tc",    "-n",   ns,    "qdisc", "replace", "dev",
-              dev,     "root", "tbf", "rate",  std::to_string(std::llround(bits)) + "bit",
-              "burst", std::to_string(burst), "limit", std::to_string(limit)};
+    c.argv = {"tc",
+              "-n",
+              ns,
+              "qdisc",
+              "replace",
+              "dev",
+              dev,
+              "root",
+              "tbf",
+              "rate",
+              std::to_string(std::llround(bits)) + "bit",
+              "burst",
+              std::to_string(burst),
+              "limit",
+              std::to_string(limit)};
     SECMODE_ASSIGN_OR_RETURN(int rc, common::RunAndWait(c, 20000));
     if (rc != 0) return CommandFailed(c, rc);
     return Status::Ok();
@@ -175,6 +202,32 @@ std::vector<std::string> NetLab::InClient(const std::vector<std::string>& argv) 
   return v;
 }
 
+Result<common::Fd> NetLab::ConnectFromClient(const std::string& host, uint16_t port,
+                                             common::Deadline deadline) const {
+  if (!made_) return Status::Internal("the lab was destroyed");
+  Result<common::Fd> out = Status::Internal("the connecting thread did not run");
+  // setns(CLONE_NEWNET) moves only the calling thread: a thread of its own
+  // enters the namespace, connects, and ends there.
+  std::thread t([&] {
+    const std::string path = "/var/run/netns/" + client_ns_;
+    const int ns = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0) {
+      out = Status::Unavailable("open " + path + ": " + common::ErrnoText(errno));
+      return;
+    }
+    const int rc = setns(ns, CLONE_NEWNET);
+    const int err = errno;
+    close(ns);
+    if (rc != 0) {
+      out = Status::Unavailable("setns(" + path + "): " + common::ErrnoText(err));
+      return;
+    }
+    out = common::Connect(host, port, deadline);
+  });
+  t.join();
+  return out;
+}
+
 Status NetLab::Track(pid_t pid) {
   tracked_.push_back(pid);
   return WriteOnReap();
@@ -194,6 +247,9 @@ Status NetLab::Destroy() {
   for (pid_t p : tracked_) common::Terminate(p, 2000);
   tracked_.clear();
   if (made_) {
+    common::Command c;
+    c.argv = {"sh", "-c", KillInsideScript()};
+    note(common::RunAndWait(c, 20000).status());
     // Each namespace is deleted even when the other cannot be (one that was
     // never made fails harmlessly).
     Status a = Ip({"netns", "del", server_ns_});

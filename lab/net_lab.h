@@ -9,7 +9,8 @@
 //
 // Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's `ip` and
 // `tc`; Create says which one is missing. Nothing is left behind: the
-// destructor kills the processes the lab was told about (Track) and deletes
+// destructor kills the processes the lab was told about (Track), then any
+// process still inside its namespaces (a server's children), and deletes
 // both namespaces (the pair goes with them); a reaper (common/throwaway.h)
 // does the same when the owner dies without doing so (an exception,
 // SIGINT, even SIGKILL), from the lab's private directory's on-reap script.
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/socket.h"
 #include "common/status.h"
 #include "common/throwaway.h"
 
@@ -37,7 +39,8 @@ inline constexpr const char* kClientAddress = "10.77.0.2";
 struct LinkShape {
   double c2s_bits_per_s = 0;
   double s2c_bits_per_s = 0;
-  std::string ToString() const;  // "1 Gbit/s both ways", "unshaped", "c->s 100 Mbit/s, s->c unshaped"
+  std::string ToString()
+      const;  // "1 Gbit/s both ways", "unshaped", "c->s 100 Mbit/s, s->c unshaped"
 };
 
 // Why a lab cannot be made here ("" when it can): not root, no `ip`, no
@@ -63,6 +66,14 @@ class NetLab {
   std::vector<std::string> InServer(const std::vector<std::string>& argv) const;
   std::vector<std::string> InClient(const std::vector<std::string>& argv) const;
 
+  // A TCP connection from the client namespace to host:port (a thread of
+  // this process enters the namespace only to create and connect the
+  // socket; the socket stays there for life and any thread may use it).
+  // So a client inside this process reaches a server in the lab, e.g.
+  // smb/samba_dc.h's domain controller on kServerAddress.
+  common::Result<common::Fd> ConnectFromClient(const std::string& host, uint16_t port,
+                                               common::Deadline deadline) const;
+
   // A process the lab must kill when it ends (or its reaper, if the owner
   // dies first); Forget when it has ended otherwise.
   common::Status Track(pid_t pid);
@@ -83,6 +94,7 @@ class NetLab {
   common::Status Build();
   common::Status Ip(const std::vector<std::string>& args);  // `ip ARGS`, its output in the error
   common::Status WriteOnReap();
+  std::string KillInsideScript() const;  // sh: kill what runs in the namespaces
 
   std::string dir_, server_ns_, client_ns_;
   std::vector<pid_t> tracked_;

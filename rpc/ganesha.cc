@@ -10,11 +10,13 @@
 
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/socket.h"
 #include "common/subprocess.h"
-#include "rpc/socket.h"
 
 namespace secmode::rpc {
 
+using common::Connect;
+using common::Deadline;
 using common::Result;
 using common::Status;
 

@@ -22,12 +22,18 @@
 #include "common/format.h"
 #include "common/latency.h"
 #include "common/machine.h"
+#include "common/socket.h"
 #include "rpc/client_auth.h"
 #include "rpc/gss_client.h"
-#include "rpc/socket.h"
 
 namespace secmode::rpc {
 
+using common::Connect;
+using common::Deadline;
+using common::Fd;
+using common::WaitFor;
+using common::WriteAll;
+using common::WriteAll2;
 using common::Bytes;
 using common::ByteView;
 using common::Result;

@@ -49,13 +49,13 @@
 #include <optional>
 #include <string>
 
+#include "common/socket.h"
 #include "common/status.h"
 #include "gss/protector.h"
 #include "rpc/call_trace.h"
 #include "rpc/nfs.h"
 #include "rpc/nfs41.h"
 #include "rpc/record.h"
-#include "rpc/socket.h"
 
 namespace secmode::rpc {
 
@@ -192,15 +192,17 @@ common::Result<ContextCreationTime> TimeContextCreation(const LoadOptions& optio
 // its reply, blocking, on connected socket `fd`. With a deadline, a reply
 // (or room to send) that does not come in time is an error "no <what>
 // within N ms".
-common::Result<common::Bytes> BlockingCall(int fd, common::ByteView call, Deadline deadline = {},
+common::Result<common::Bytes> BlockingCall(int fd, common::ByteView call,
+                                           common::Deadline deadline = {},
                                            const std::string& what = "reply");
 
 // The same on a fresh connection to host:port, closed afterwards (context
 // creation; the cost of a reconnect). `connect` bounds the TCP handshake,
 // `reply` the rest.
 common::Result<common::Bytes> BlockingRoundTrip(const std::string& host, uint16_t port,
-                                                common::ByteView call, Deadline connect = {},
-                                                Deadline reply = {});
+                                                common::ByteView call,
+                                                common::Deadline connect = {},
+                                                common::Deadline reply = {});
 
 }  // namespace secmode::rpc
 

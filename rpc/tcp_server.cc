@@ -18,6 +18,14 @@
 
 namespace secmode::rpc {
 
+using common::Fd;
+using common::Listen;
+using common::LocalPort;
+using common::PeerName;
+using common::ResetOnClose;
+using common::SendNow2;
+using common::SetNoDelay;
+using common::SetTimeouts;
 using common::Bytes;
 using common::ByteView;
 using common::Result;
@@ -787,8 +795,8 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     }
   }
   for (auto& e : traced) trace->Record(e);  // replies never written
-  shutdown(fd, SHUT_RDWR);   // first: a delay line blocked in send returns
-  if (delay) delay->Stop();  // replies still held are dropped with the connection
+  shutdown(fd, SHUT_RDWR);                  // first: a delay line blocked in send returns
+  if (delay) delay->Stop();                 // replies still held are dropped with the connection
   if (trace && dropped) {
     trace->Record(SetupEvent{SetupEventKind::kServerClosed, conn->index, common::NowNs()});
   }

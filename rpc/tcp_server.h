@@ -60,11 +60,11 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/socket.h"
 #include "rpc/call_trace.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
 #include "rpc/server_log.h"
-#include "rpc/socket.h"
 
 namespace secmode::rpc {
 
@@ -154,7 +154,7 @@ class TcpServer {
   struct Job;
   TcpServer() = default;
   void AcceptLoop();
-  void Admit(Fd fd);
+  void Admit(common::Fd fd);
   void RefuseWaitingClient();
   void Serve(std::shared_ptr<Conn> conn);
   void WorkerLoop();
@@ -175,8 +175,8 @@ class TcpServer {
 
   TcpServerOptions options_;
   RpcServerCore* core_ = nullptr;
-  Fd listen_fd_;
-  Fd reserve_fd_;  // given back to accept one client when out of descriptors
+  common::Fd listen_fd_;
+  common::Fd reserve_fd_;  // given back to accept one client when out of descriptors
   uint16_t port_ = 0;
   int max_connections_ = 0;
   uint64_t tick_ns_ = 1000000000ull;  // SO_RCVTIMEO: how often an idle thread looks up
@@ -205,7 +205,7 @@ class TcpServer {
   std::mutex flush_mu_;
   std::condition_variable flush_cv_;
   std::vector<std::shared_ptr<Conn>> flushing_;
-  Fd wake_fd_;  // eventfd: a connection was added to flushing_
+  common::Fd wake_fd_;  // eventfd: a connection was added to flushing_
   std::thread flusher_;
 };
 

@@ -11,15 +11,19 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/socket.h"
 #include "rpc/client_auth.h"
 #include "rpc/gss_client.h"
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
-#include "rpc/socket.h"
 
 namespace secmode::rpc {
 
+using common::Connect;
+using common::Deadline;
+using common::Fd;
+using common::WriteAll2;
 using common::Bytes;
 using common::ByteView;
 using common::Result;

@@ -32,7 +32,7 @@ void WriteHeader(const HeaderFields& h, uint8_t* out) {
   out[2] = 'M';
   out[3] = 'B';
   PutLe16(out + 4, 64);  // StructureSize
-  PutLe16(out + 6, 1);   // CreditCharge
+  PutLe16(out + 6, h.credit_charge);
   PutLe32(out + 8, h.status);
   PutLe16(out + 12, static_cast<uint16_t>(h.command));
   PutLe16(out + 14, h.credits);
@@ -59,6 +59,7 @@ Result<HeaderFields> ParseHeader(ByteView m) {
     return Status::Corrupt("SMB2 header StructureSize " + N(Le16(&m[4])) + ", expected 64");
   }
   HeaderFields h;
+  h.credit_charge = Le16(&m[6]);
   h.status = Le32(&m[8]);
   h.command = static_cast<Command>(Le16(&m[12]));
   h.credits = Le16(&m[14]);

@@ -25,6 +25,9 @@ inline constexpr size_t kReadDataOffset = kHeaderSize + kReadResponseBodySize;  
 enum class Command : uint16_t {
   kNegotiate = 0x0000,
   kSessionSetup = 0x0001,
+  kLogoff = 0x0002,
+  kTreeConnect = 0x0003,
+  kTreeDisconnect = 0x0004,
   kCreate = 0x0005,
   kClose = 0x0006,
   kRead = 0x0008,
@@ -45,7 +48,8 @@ struct HeaderFields {
   uint32_t tree_id = 1;
   uint64_t session_id = 0;
   uint32_t status = 0;
-  uint16_t credits = 1;
+  uint16_t credits = 1;        // CreditRequest / CreditResponse
+  uint16_t credit_charge = 1;  // CreditCharge
 };
 
 // Writes a 64-byte sync header at `out` (signature zero).

@@ -24,7 +24,7 @@
 #include "rpc/nfs.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
-#include "rpc/socket.h"
+#include "common/socket.h"
 #include "rpc/tcp_server.h"
 #include "sim/simulator.h"
 #include "sim/sweep.h"
@@ -362,7 +362,7 @@ Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss&
   common::Bytes call;
   uint32_t seq = 0;
   SECMODE_RETURN_IF_ERROR(auth->EncodeCall(1, 0, {}, &call, &seq));
-  SECMODE_ASSIGN_OR_RETURN(rpc::Fd established, rpc::Connect(aim.host, aim.port));
+  SECMODE_ASSIGN_OR_RETURN(common::Fd established, common::Connect(aim.host, aim.port));
   common::LatencySamples fresh, kept;
   const uint64_t c0 = common::ProcessCpuNs(), t0_cpu = common::ThreadCpuNs();
   for (int i = 0; i < rounds; ++i) {

@@ -11,15 +11,15 @@ cmake_minimum_required(VERSION 3.25)
 # Folder -> the folders it may include from (itself is always allowed).
 set(allowed_common "")
 set(allowed_gss common)
-set(allowed_smb common gss)
+set(allowed_smb common gss lab)
 set(allowed_rpc common gss)
 set(allowed_lab common gss)
 set(allowed_sim common)
-set(allowed_harness common gss smb rpc sim)
+set(allowed_harness common gss lab smb rpc sim)
 set(allowed_suite common gss smb rpc lab sim harness)
 set(allowed_render common harness)
 set(allowed_cli common gss smb rpc lab sim harness suite render)
-set(allowed_bench common gss smb rpc sim harness)
+set(allowed_bench common gss lab smb rpc sim harness)
 # Single headers a folder may include beyond its folders: the simulator uses
 # the RPC server's RFC 2203 window (a dependency-free target of its own).
 set(allowed_files_sim rpc/sequence_window.h)

@@ -14,12 +14,12 @@
 
 #include "common/files.h"
 #include "common/pcap.h"
+#include "common/socket.h"
 #include "common/subprocess.h"
 #include "rpc/gss_client.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
-#include "rpc/socket.h"
 #include "rpc/window_probe.h"
 #include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
@@ -27,6 +27,8 @@
 namespace secmode::rpc {
 namespace {
 
+using common::Connect;
+using common::Deadline;
 using common::Bytes;
 using common::ByteView;
 

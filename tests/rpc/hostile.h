@@ -16,15 +16,18 @@
 #include <string>
 
 #include "common/bytes.h"
+#include "common/socket.h"
 #include "rpc/client_auth.h"
 #include "rpc/gss_client.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
-#include "rpc/socket.h"
 #include "rpc/xdr.h"
 
 namespace secmode::rpc::hostile {
+
+using common::Connect;
+using common::Deadline;
 
 // A loopback connection that gives up after `ms` (the server's backlog may
 // be full): its descriptor, owned by the caller, or -1.

@@ -9,12 +9,12 @@
 #include <fstream>
 
 #include "common/files.h"
+#include "common/socket.h"
 #include "common/subprocess.h"
 #include "rpc/gss_client.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
-#include "rpc/socket.h"
 #include "rpc/tcp_server.h"
 #include "rpc/window_probe.h"
 #include "rpc/xdr.h"
@@ -23,6 +23,9 @@
 namespace secmode::rpc {
 namespace {
 
+using common::Connect;
+using common::Fd;
+using common::WriteAll2;
 using common::Bytes;
 using common::ByteView;
 using common::Result;

@@ -21,6 +21,7 @@ namespace {
 
 using common::Bytes;
 using common::ByteView;
+using common::WriteAll;
 using proc::ServeProcess;
 
 template <typename P>

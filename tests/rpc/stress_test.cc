@@ -34,10 +34,10 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/socket.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
-#include "rpc/socket.h"
 #include "rpc/xdr.h"
 #include "tests/rpc/hostile.h"
 #include "tests/rpc/serve_process.h"
@@ -46,6 +46,7 @@
 namespace secmode::rpc {
 namespace {
 
+using common::WriteAll;
 using common::Bytes;
 using common::ByteView;
 

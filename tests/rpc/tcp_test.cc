@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/socket.h"
 #include "rpc/client_auth.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
-#include "rpc/socket.h"
 #include "rpc/tcp_server.h"
 #include "rpc/xdr.h"
 #include "tests/gss/kinit_user.h"
@@ -30,6 +30,12 @@
 namespace secmode::rpc {
 namespace {
 
+using common::Connect;
+using common::Deadline;
+using common::Fd;
+using common::Listen;
+using common::LocalPort;
+using common::WriteAll;
 using common::Bytes;
 using common::ByteView;
 using common::Result;

@@ -1,4 +1,4 @@
-#include "rpc/socket.h"
+#include "common/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 
 #include "common/clock.h"
 
-namespace secmode::rpc {
+namespace secmode::common {
 
 using common::Result;
 using common::Status;
@@ -260,4 +260,4 @@ std::string PeerName(int fd) {
   return "?";
 }
 
-}  // namespace secmode::rpc
+}  // namespace secmode::common

@@ -1,8 +1,8 @@
 // Small POSIX TCP helpers: listen, connect (IPv4/IPv6 by name, with a
 // deadline), wait for a socket with a deadline, write all, with errors naming
 // the call, the address, errno and, for a deadline, what was waited for.
-#ifndef SECMODE_RPC_SOCKET_H_
-#define SECMODE_RPC_SOCKET_H_
+#ifndef SECMODE_COMMON_SOCKET_H_
+#define SECMODE_COMMON_SOCKET_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 #include "common/bytes.h"
 #include "common/status.h"
 
-namespace secmode::rpc {
+namespace secmode::common {
 
 // Owns a file descriptor; closes it on destruction.
 class Fd {
@@ -85,6 +85,6 @@ void ResetOnClose(int fd);
 // "address:port" of the peer ("?" when unknown), for log lines.
 std::string PeerName(int fd);
 
-}  // namespace secmode::rpc
+}  // namespace secmode::common
 
-#endif  // SECMODE_RPC_SOCKET_H_
+#endif  // SECMODE_COMMON_SOCKET_H_

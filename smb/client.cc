@@ -1,0 +1,493 @@
+#include "smb/client.h"
+
+#include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+#include <openssl/rand.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/files.h"
+#include "gss/context_pair.h"
+#include "gss/gss_error.h"
+#include "gss/gss_handles.h"
+#include "gss/private_ccache.h"
+
+namespace secmode::smb {
+
+using common::Bytes;
+using common::ByteView;
+using common::Result;
+using common::Status;
+
+namespace {
+
+// SPNEGO, RFC 4178: 1.3.6.1.5.5.2.
+gss_OID_desc kSpnegoOid = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
+
+std::string N(uint64_t v) { return std::to_string(v); }
+
+std::string Hex16(uint16_t v) {
+  char buf[8];
+  snprintf(buf, sizeof buf, "0x%04x", v);
+  return buf;
+}
+
+uint16_t SigningId(SigningAlgorithm a) {
+  switch (a) {
+    case SigningAlgorithm::kHmacSha256: return kSigningIdHmacSha256;
+    case SigningAlgorithm::kAesCmac: return kSigningIdAesCmac;
+    case SigningAlgorithm::kAesGmac: return kSigningIdAesGmac;
+  }
+  return kSigningIdAesCmac;
+}
+
+// The charge of a READ or WRITE of `bytes` (MS-SMB2 3.2.4.1.5).
+uint16_t ChargeFor(size_t bytes) {
+  return static_cast<uint16_t>(bytes == 0 ? 1 : (bytes - 1) / 65536 + 1);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SmbClient>> SmbClient::Connect(common::Fd fd,
+                                                      const SmbClientConfig& config) {
+  if (fd.get() < 0) return Status::InvalidArgument("SmbClient::Connect: no socket");
+  if (config.ccache.empty() || config.service_principal.empty() || config.unc.empty()) {
+    return Status::InvalidArgument(
+        "an SMB client needs a ccache, the server's service principal and a share (UNC)");
+  }
+  if (config.timeout_ms <= 0) return Status::InvalidArgument("the SMB request timeout must be > 0");
+  std::unique_ptr<SmbClient> c(new SmbClient(std::move(fd), config));
+  SECMODE_ASSIGN_OR_RETURN(c->mode_, ParseSmbModeName(config.mode));
+  SECMODE_RETURN_IF_ERROR(c->Negotiate().Annotate("NEGOTIATE"));
+  SECMODE_RETURN_IF_ERROR(c->SessionSetup().Annotate("SESSION_SETUP"));
+  SECMODE_RETURN_IF_ERROR(c->TreeConnect().Annotate("TREE_CONNECT " + config.unc));
+  return c;
+}
+
+HeaderFields SmbClient::NextHeader(Command command, uint16_t charge) {
+  HeaderFields h;
+  h.command = command;
+  h.message_id = next_message_id_;
+  h.credits = config_.credits_wanted;
+  h.credit_charge = charge;
+  h.session_id = session_id_;
+  h.tree_id = tree_id_;
+  return h;
+}
+
+Status SmbClient::SendFrame(ByteView a, ByteView b) {
+  const size_t size = a.size() + b.size();
+  if (size > kMaxFrame) {
+    return Status::InvalidArgument("an SMB message of " + N(size) +
+                                   " bytes does not fit the NetBIOS frame");
+  }
+  const uint8_t mark[4] = {0, static_cast<uint8_t>(size >> 16), static_cast<uint8_t>(size >> 8),
+                           static_cast<uint8_t>(size)};
+  SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), ByteView(mark, 4)));
+  SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), a));
+  if (!b.empty()) SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), b));
+  return Status::Ok();
+}
+
+Result<Bytes> SmbClient::ReceiveFrame(common::Deadline deadline) {
+  auto read_exactly = [&](uint8_t* p, size_t n, const char* what) -> Status {
+    size_t got = 0;
+    while (got < n) {
+      SECMODE_RETURN_IF_ERROR(common::WaitFor(fd_.get(), false, deadline, what));
+      const ssize_t r = recv(fd_.get(), p + got, n - got, MSG_DONTWAIT);
+      if (r == 0) {
+        return Status::Unavailable(std::string("the server closed the connection (") + what + ", " +
+                                   N(got) + " of " + N(n) + " bytes read)");
+      }
+      if (r < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return Status::IoError(std::string("recv (") + what + "): " + common::ErrnoText(errno));
+      }
+      got += static_cast<size_t>(r);
+    }
+    return Status::Ok();
+  };
+  uint8_t mark[4];
+  SECMODE_RETURN_IF_ERROR(read_exactly(mark, 4, "an SMB response"));
+  if (mark[0] != 0) {
+    return Status::Corrupt("NetBIOS frame type 0x" + Hex16(mark[0]).substr(4) +
+                           ", a session message (0x00) expected");
+  }
+  const size_t size = size_t{mark[1]} << 16 | size_t{mark[2]} << 8 | mark[3];
+  if (size < 4) return Status::Corrupt("a NetBIOS frame of " + N(size) + " bytes");
+  Bytes frame(size);
+  SECMODE_RETURN_IF_ERROR(read_exactly(frame.data(), size, "the rest of an SMB response"));
+  return frame;
+}
+
+Result<Bytes> SmbClient::Exchange(const HeaderFields& h, Bytes* message, ByteView data) {
+  const uint16_t charge = std::max<uint16_t>(h.credit_charge, 1);
+  if (credits_ < charge) {
+    return Status::Exhausted("credit starvation: the server has granted " + N(credits_) +
+                             " credits, the request needs " + N(charge));
+  }
+  credits_ -= charge;
+  next_message_id_ += charge;
+  ++counters_.requests;
+  ByteView first(*message), second = data;
+  if (protect_ && encryptor_) {
+    SECMODE_RETURN_IF_ERROR(encryptor_->Seal({ByteView(*message), data}, &wire_));
+    ++counters_.encrypted_requests;
+    first = wire_;
+    second = {};
+  } else if (protect_ &&
+             (signs() || (h.command == Command::kTreeConnect && dialect_ == kDialect311))) {
+    // MS-SMB2 3.2.4.1.1 / 3.3.5.7: on SMB 3.1.1 a TREE_CONNECT of a user's
+    // session is signed even when the session does not sign (Samba
+    // disconnects an unsigned one), so smb-plain signs that one request.
+    if (!data.empty()) message->insert(message->end(), data.begin(), data.end());
+    SECMODE_RETURN_IF_ERROR(signer_->Sign(common::MutableByteView(*message)));
+    ++counters_.signed_requests;
+    first = *message;
+    second = {};
+  }
+  if (tamper_) {
+    Bytes spoiled(first.begin(), first.end());
+    spoiled.insert(spoiled.end(), second.begin(), second.end());
+    auto f = std::move(tamper_);
+    tamper_ = nullptr;
+    f(&spoiled);
+    SECMODE_RETURN_IF_ERROR(SendFrame(spoiled, {}));
+  } else {
+    SECMODE_RETURN_IF_ERROR(SendFrame(first, second));
+  }
+
+  const common::Deadline deadline = common::Deadline::AfterMs(config_.timeout_ms);
+  for (;;) {
+    SECMODE_ASSIGN_OR_RETURN(Bytes frame, ReceiveFrame(deadline));
+    Bytes msg;
+    const bool sealed = frame.size() >= 4 && frame[0] == 0xFD && frame[1] == 'S' &&
+                        frame[2] == 'M' && frame[3] == 'B';
+    if (sealed) {
+      if (!decryptor_) {
+        return Status::Corrupt("an encrypted response on a session that negotiated no cipher");
+      }
+      SECMODE_RETURN_IF_ERROR(decryptor_->Open(frame, &msg).Annotate("the server's transform"));
+      ++counters_.responses_decrypted;
+    } else {
+      msg = std::move(frame);
+    }
+    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(msg));
+    if (!(r.flags & kFlagServerToRedir)) {
+      return Status::Corrupt("a message from the server without the response flag");
+    }
+    if (r.next_command != 0) {
+      return Status::Corrupt("a compound response to a single request");
+    }
+    if (r.message_id != h.message_id) {
+      return Status::Corrupt("a response to MessageId " + N(r.message_id) + ", expected " +
+                             N(h.message_id));
+    }
+    credits_ += r.credits;
+    const bool interim = r.status == kStatusPending && (r.flags & kFlagAsync);
+    if (protect_ && encryptor_ && !sealed) {
+      return Status::AuthFailed("the server answered in clear on an encrypted session: " +
+                                DescribeError(msg));
+    }
+    if (interim) {
+      ++counters_.interim_responses;
+      continue;
+    }
+    if (protect_ && !sealed) {
+      if (signs() && !(r.flags & kFlagSigned)) {
+        return Status::AuthFailed("an unsigned response on a signed session: " +
+                                  DescribeError(msg));
+      }
+      if (r.flags & kFlagSigned) {
+        SECMODE_RETURN_IF_ERROR(signer_->Verify(msg).Annotate("the server's signature"));
+        ++counters_.responses_verified;
+      }
+    }
+    return msg;
+  }
+}
+
+Status SmbClient::Negotiate() {
+  NegotiateRequest r;
+  if (RAND_bytes(r.client_guid, 16) != 1 || RAND_bytes(r.salt, 32) != 1) {
+    return Status::Internal("RAND_bytes failed");
+  }
+  const bool hmac =
+      mode_.protection == Protection::kSign && mode_.signing == SigningAlgorithm::kHmacSha256;
+  r.dialects = {hmac ? kDialect210 : kDialect311};
+  r.security_mode =
+      kSigningEnabled | (mode_.protection == Protection::kSign ? kSigningRequired : 0);
+  if (mode_.protection == Protection::kEncrypt) {
+    // Samba (smb2_negprot.c) looks at the encryption context only from a
+    // client that also sets CAP_ENCRYPTION, as Windows does on 3.1.1.
+    r.capabilities |= kCapEncryption;
+    r.ciphers = {mode_.cipher};
+  }
+  if (mode_.protection == Protection::kSign && !hmac) {
+    r.signing_algorithms = {SigningId(mode_.signing)};
+  }
+  Bytes request;
+  BuildNegotiateRequest(r, next_message_id_, &request);
+  preauth_.assign(64, 0);
+  if (!hmac) SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, request));
+  HeaderFields h;
+  h.command = Command::kNegotiate;
+  h.message_id = next_message_id_;
+  h.credit_charge = 0;
+  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_ASSIGN_OR_RETURN(NegotiateResponse n, ParseNegotiateResponse(response));
+  if (n.dialect != r.dialects[0]) {
+    return Status::Unavailable("the server chose dialect " + Hex16(n.dialect) + ", " +
+                               config_.mode + " needs " + Hex16(r.dialects[0]));
+  }
+  dialect_ = n.dialect;
+  max_read_ = n.max_read_size;
+  max_write_ = n.max_write_size;
+  if (max_read_ < 4096 || max_write_ < 4096) {
+    return Status::Corrupt("the server's MaxReadSize " + N(max_read_) + " / MaxWriteSize " +
+                           N(max_write_) + " are below 4 KiB");
+  }
+  if (hmac) return Status::Ok();
+  SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, response));
+  if (mode_.protection == Protection::kEncrypt && n.cipher != static_cast<uint16_t>(mode_.cipher)) {
+    return Status::Unavailable(std::string("the server chose cipher ") +
+                               (n.cipher == 0 ? "none" : Hex16(n.cipher)) + ", " + config_.mode +
+                               " offered only " + CipherName(mode_.cipher) +
+                               " (server smb3 encryption algorithms?)");
+  }
+  if (mode_.protection == Protection::kSign) {
+    const uint16_t want = SigningId(mode_.signing);
+    const uint16_t got = n.has_signing_context ? n.signing_algorithm : kSigningIdAesCmac;
+    if (got != want) {
+      return Status::Unavailable("the server chose signing algorithm " + Hex16(got) + ", " +
+                                 config_.mode + " offered only " + Hex16(want) +
+                                 " (server smb3 signing algorithms?)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status SmbClient::SessionSetup() {
+  gss::PrivateCcache ccache;
+  SECMODE_RETURN_IF_ERROR(ccache.Make(config_.ccache));
+  OM_uint32 major, minor = 0;
+  gss::NamePtr target;
+  gss_buffer_desc tbuf{config_.service_principal.size(),
+                       const_cast<char*>(config_.service_principal.data())};
+  major = gss_import_name(&minor, &tbuf, const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME),
+                          gss::Out(target));
+  if (GSS_ERROR(major)) {
+    return gss::GssError("gss_import_name(" + config_.service_principal + ")", major, minor);
+  }
+  gss_OID_set_desc spnego{1, &kSpnegoOid};
+  gss_key_value_element_desc elems[] = {{"ccache", ccache.name().c_str()}};
+  gss_key_value_set_desc store{1, elems};
+  gss::CredPtr cred;
+  major = gss_acquire_cred_from(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, &spnego, GSS_C_INITIATE,
+                                &store, gss::Out(cred), nullptr, nullptr);
+  if (GSS_ERROR(major)) {
+    return gss::GssError("gss_acquire_cred_from(SPNEGO initiator, ccache " + ccache.source() + ")",
+                         major, minor);
+  }
+  // SPNEGO offers Kerberos only (no NTLM, no IAKERB).
+  gss_OID_set_desc krb5_only{1, const_cast<gss_OID>(gss_mech_krb5)};
+  major = gss_set_neg_mechs(&minor, cred.get(), &krb5_only);
+  if (GSS_ERROR(major)) return gss::GssError("gss_set_neg_mechs(krb5)", major, minor);
+
+  const bool v311 = dialect_ == kDialect311;
+  const uint8_t security_mode = static_cast<uint8_t>(
+      kSigningEnabled | (mode_.protection == Protection::kSign ? kSigningRequired : 0));
+  gss::ContextPtr ctx;
+  Bytes in_token, request, final_response;
+  OM_uint32 init_major = GSS_S_CONTINUE_NEEDED;
+  uint16_t session_flags = 0;
+  for (int round = 0; round < 4 && final_response.empty(); ++round) {
+    gss_buffer_desc input{in_token.size(), in_token.data()};
+    gss::BufferHandle output;
+    init_major = gss_init_sec_context(
+        &minor, cred.get(), gss::Out(ctx), target.get(), &kSpnegoOid,
+        GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG, 0, GSS_C_NO_CHANNEL_BINDINGS,
+        round == 0 ? GSS_C_NO_BUFFER : &input, nullptr, &output.h, nullptr, nullptr);
+    if (GSS_ERROR(init_major)) {
+      return gss::GssError("gss_init_sec_context(SPNEGO/krb5, " + config_.service_principal + ", " +
+                               ccache.principal() + ")",
+                           init_major, minor);
+    }
+    const HeaderFields h = NextHeader(Command::kSessionSetup);
+    BuildSessionSetupRequest(h, 0, security_mode, output.view(), &request);
+    if (v311) SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, request));
+    SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
+    SECMODE_ASSIGN_OR_RETURN(SessionSetupResponse s, ParseSessionSetupResponse(response));
+    if (session_id_ == 0) session_id_ = r.session_id;
+    if (r.session_id != session_id_ || session_id_ == 0) {
+      return Status::Corrupt("SESSION_SETUP response SessionId " + N(r.session_id) +
+                             ", the session's is " + N(session_id_));
+    }
+    in_token.assign(s.token.begin(), s.token.end());
+    session_flags = s.session_flags;
+    if (r.status == kStatusMoreProcessingRequired) {
+      if (v311) SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, response));
+      continue;
+    }
+    final_response = std::move(response);
+  }
+  if (final_response.empty()) {
+    return Status::AuthFailed("the server still wanted more after 4 SESSION_SETUP rounds");
+  }
+  // The server's last token (the AP-REP, mutual authentication).
+  if (init_major == GSS_S_CONTINUE_NEEDED) {
+    gss_buffer_desc input{in_token.size(), in_token.data()};
+    gss::BufferHandle output;
+    init_major =
+        gss_init_sec_context(&minor, cred.get(), gss::Out(ctx), target.get(), &kSpnegoOid,
+                             GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG, 0, GSS_C_NO_CHANNEL_BINDINGS,
+                             &input, nullptr, &output.h, nullptr, nullptr);
+    if (GSS_ERROR(init_major)) {
+      return gss::GssError("gss_init_sec_context(the server's final token)", init_major, minor);
+    }
+  }
+  if (init_major != GSS_S_COMPLETE) {
+    return Status::AuthFailed("the server accepted the session before mutual authentication ended");
+  }
+  SECMODE_ASSIGN_OR_RETURN(gss::SessionKey key, gss::InquireSessionKey(ctx.get()));
+  gss_key_ = key.key;
+
+  SigningAlgorithm signing = SigningAlgorithm::kAesCmac;
+  if (!v311) {
+    signing = SigningAlgorithm::kHmacSha256;
+    SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb2Keys(gss_key_));
+  } else {
+    if (mode_.protection == Protection::kSign) signing = mode_.signing;
+    const CipherId cipher =
+        mode_.protection == Protection::kEncrypt ? mode_.cipher : CipherId::kAes128Gcm;
+    SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb311Keys(gss_key_, preauth_, cipher));
+  }
+  SECMODE_ASSIGN_OR_RETURN(signer_, Signer::Create(signing, keys_.signing));
+  // MS-SMB2 3.3.5.5.3: a 3.1.1 server signs the final SESSION_SETUP response
+  // (so the preauth hash, and with it the negotiated algorithms, is proven).
+  SECMODE_ASSIGN_OR_RETURN(HeaderFields fin, ParseHeader(final_response));
+  if (fin.flags & kFlagSigned) {
+    SECMODE_RETURN_IF_ERROR(
+        signer_->Verify(final_response).Annotate("the final SESSION_SETUP response's signature"));
+    ++counters_.responses_verified;
+  } else if (v311 || mode_.protection == Protection::kSign) {
+    return Status::AuthFailed("the final SESSION_SETUP response is not signed");
+  }
+  if (mode_.protection == Protection::kEncrypt) {
+    SECMODE_ASSIGN_OR_RETURN(encryptor_,
+                             Encryptor::Create(mode_.cipher, keys_.client_to_server, session_id_));
+    SECMODE_ASSIGN_OR_RETURN(decryptor_,
+                             Decryptor::Create(mode_.cipher, keys_.server_to_client, session_id_));
+  } else if (session_flags & kSessionFlagEncryptData) {
+    return Status::Unavailable("the server requires encryption for this session; " + config_.mode +
+                               " does not encrypt");
+  }
+  protect_ = true;
+  return Status::Ok();
+}
+
+Status SmbClient::TreeConnect() {
+  const HeaderFields h = NextHeader(Command::kTreeConnect);
+  Bytes request;
+  BuildTreeConnectRequest(h, config_.unc, &request);
+  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_ASSIGN_OR_RETURN(TreeConnectResponse t, ParseTreeConnectResponse(response));
+  SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
+  tree_id_ = r.tree_id;
+  share_flags_ = t.share_flags;
+  if ((t.share_flags & kShareFlagEncryptData) && !encryptor_) {
+    return Status::Unavailable("the share requires encryption; " + config_.mode +
+                               " does not encrypt");
+  }
+  return Status::Ok();
+}
+
+Result<FileId> SmbClient::Open(const std::string& name) {
+  const HeaderFields h = NextHeader(Command::kCreate);
+  Bytes request;
+  BuildOpenFileRequest(h, name, &request);
+  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  auto c = ParseCreateResponse(response);
+  if (!c.ok()) return c.status().Annotate("CREATE " + name);
+  return c->file;
+}
+
+Status SmbClient::Write(const FileId& f, uint64_t offset, ByteView data) {
+  size_t done = 0;
+  do {
+    const size_t n = std::min<size_t>(data.size() - done, max_write_);
+    const HeaderFields h = NextHeader(Command::kWrite, ChargeFor(n));
+    scratch_.resize(kWriteDataOffset);
+    BuildFileWritePrefix(h, f, static_cast<uint32_t>(n), offset + done, scratch_.data());
+    SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &scratch_, data.subspan(done, n)));
+    SECMODE_ASSIGN_OR_RETURN(uint32_t count, ParseWriteResponse(response));
+    if (count != n) {
+      return Status::IoError("WRITE of " + N(n) + " bytes at " + N(offset + done) +
+                             ": the server wrote " + N(count));
+    }
+    done += n;
+  } while (done < data.size());
+  return Status::Ok();
+}
+
+Status SmbClient::Read(const FileId& f, uint64_t offset, uint32_t length, Bytes* data) {
+  data->clear();
+  while (data->size() < length) {
+    const uint32_t n = std::min<uint32_t>(length - static_cast<uint32_t>(data->size()), max_read_);
+    const HeaderFields h = NextHeader(Command::kRead, ChargeFor(n));
+    Bytes request;
+    BuildFileReadRequest(h, f, n, offset + data->size(), &request);
+    SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
+    if (r.status == kStatusEndOfFile) break;
+    if (r.status != kStatusSuccess)
+      return Status::Unavailable("READ refused: " + NtStatusName(r.status));
+    SECMODE_ASSIGN_OR_RETURN(DataSpan span, ParseReadResponse(response));
+    if (span.length > n) {
+      return Status::Corrupt("READ of " + N(n) + " bytes answered with " + N(span.length));
+    }
+    data->insert(data->end(), response.begin() + static_cast<ptrdiff_t>(span.offset),
+                 response.begin() + static_cast<ptrdiff_t>(span.offset + span.length));
+    if (span.length < n) break;  // the end of the file
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> SmbClient::QueryEndOfFile(const FileId& f) {
+  const HeaderFields h = NextHeader(Command::kQueryInfo);
+  Bytes request;
+  BuildFileQueryInfoRequest(h, f, &request);
+  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_ASSIGN_OR_RETURN(ByteView info, ParseQueryInfoResponse(response));
+  if (info.size() < 16) {
+    return Status::Corrupt("FileStandardInformation of " + N(info.size()) + " bytes, need 16");
+  }
+  return Le64(info.data() + 8);
+}
+
+Status SmbClient::Close(const FileId& f) {
+  const HeaderFields h = NextHeader(Command::kClose);
+  Bytes request;
+  BuildFileCloseRequest(h, f, &request);
+  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  return CheckBody(response, 60, "CLOSE");
+}
+
+Status SmbClient::Logoff() {
+  Bytes request;
+  HeaderFields h = NextHeader(Command::kTreeDisconnect);
+  BuildEmptyRequest(h, &request);
+  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_RETURN_IF_ERROR(CheckBody(response, 4, "TREE_DISCONNECT"));
+  tree_id_ = 0;
+  h = NextHeader(Command::kLogoff);
+  BuildEmptyRequest(h, &request);
+  SECMODE_ASSIGN_OR_RETURN(response, Exchange(h, &request));
+  return CheckBody(response, 4, "LOGOFF");
+}
+
+}  // namespace secmode::smb

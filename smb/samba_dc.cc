@@ -1,0 +1,253 @@
+#include "smb/samba_dc.h"
+
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/hex.h"
+#include "common/subprocess.h"
+
+namespace secmode::smb {
+
+using common::Result;
+using common::Status;
+
+namespace {
+
+// What secmode sets in [global] after the provisioned lines (see the header).
+std::string OurGlobals(const std::string& dir) {
+  return "\tserver services = s3fs, rpc, ldap, cldap, kdc, winbindd\n"
+         "\tserver signing = auto\n"
+         "\tserver smb encrypt = desired\n"
+         "\tserver min protocol = SMB2_10\n"
+         "\tserver multi channel support = yes\n"
+         "\tlog file = " +
+         dir +
+         "/log.%m\n"
+         "\tlog level = 1\n";
+}
+
+bool Exited(pid_t pid, std::string* how) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+      info.si_pid == pid) {
+    *how = info.si_code == CLD_EXITED ? "exited with status " + std::to_string(info.si_status)
+                                      : "killed by signal " + std::to_string(info.si_status);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status SambaDc::Available() {
+  if (geteuid() != 0) {
+    return Status::Unavailable(
+        "a Samba domain controller runs in network namespaces as root (this is uid " +
+        std::to_string(geteuid()) + ")");
+  }
+  const std::string lab = lab::LabUnavailableReason();
+  if (!lab.empty()) return Status::Unavailable(lab);
+  for (const char* p : {"samba", "samba-tool", "kinit", "kvno"}) {
+    if (common::FindProgram(p).empty()) {
+      return Status::Unavailable(std::string("`") + p +
+                                 "` is not installed (Debian: samba samba-ad-dc "
+                                 "samba-ad-provision krb5-user)");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string SambaDc::service_principal() const {
+  return std::string("cifs/") + kDnsName + "@" + kRealm;
+}
+std::string SambaDc::user_principal() const { return std::string(kUser) + "@" + kRealm; }
+std::string SambaDc::share_unc() const { return std::string("\\\\") + kDnsName + "\\" + kShare; }
+
+Status SambaDc::Run(const std::vector<std::string>& argv, const std::string& log,
+                    const std::string& stdin_path, int timeout_ms) const {
+  common::Command c;
+  c.argv = argv;
+  c.log_path = dir_ + "/" + log;
+  c.stdin_path = stdin_path;
+  c.env = {{"KRB5_CONFIG", krb5_conf()}, {"KRB5CCNAME", ccache()}};
+  SECMODE_ASSIGN_OR_RETURN(int rc, common::RunAndWait(c, timeout_ms));
+  if (rc != 0) {
+    std::string m = "`";
+    m += c.ToString();
+    m += "` failed (exit status " + std::to_string(rc) + "): ";
+    m += common::TailOfFile(c.log_path, 8);
+    return Status::Unavailable(m);
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
+  SECMODE_RETURN_IF_ERROR(Available());
+  std::unique_ptr<SambaDc> dc(new SambaDc());
+  SECMODE_ASSIGN_OR_RETURN(dc->lab_, lab::NetLab::Create());
+  dc->dir_ = dc->lab_->dir() + "/samba";
+  // The share's files belong to the domain user's uid (winbind's idmap),
+  // which must pass through the directories above the share: they may be
+  // traversed, not listed.
+  if (chmod(dc->lab_->dir().c_str(), 0711) != 0 || mkdir(dc->dir_.c_str(), 0711) != 0 ||
+      chmod(dc->dir_.c_str(), 0711) != 0) {
+    return Status::Unavailable("making " + dc->dir_ + ": " + common::ErrnoText(errno));
+  }
+  const uint64_t t0 = common::NowNs();
+  const auto left_ms = [&] {
+    const int64_t spent = static_cast<int64_t>((common::NowNs() - t0) / 1000000);
+    return static_cast<int>(std::max<int64_t>(1, options.start_timeout_ms - spent));
+  };
+  SECMODE_RETURN_IF_ERROR(dc->Provision(options).Annotate("provisioning the Samba DC"));
+
+  common::Command c;
+  c.argv = dc->lab_->InServer({"samba", "-i", "-s", dc->dir_ + "/etc/smb.conf"});
+  c.log_path = dc->log_path();
+  c.own_process_group = true;
+  SECMODE_ASSIGN_OR_RETURN(dc->pid_, common::Spawn(c));
+  SECMODE_RETURN_IF_ERROR(dc->lab_->Track(dc->pid_));
+  SECMODE_RETURN_IF_ERROR(dc->WaitUntilServing(left_ms()));
+  SECMODE_RETURN_IF_ERROR(dc->GetTickets(left_ms()));
+
+  common::Command v;
+  v.argv = {"samba", "--version"};
+  v.log_path = dc->dir_ + "/version.log";
+  if (common::RunAndWait(v, 10000).ok()) {
+    std::string out = common::TailOfFile(v.log_path, 1);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    const std::string prefix = "Version ";
+    dc->version_ = out.rfind(prefix, 0) == 0 ? out.substr(prefix.size()) : out;
+  }
+  return dc;
+}
+
+Status SambaDc::Provision(const SambaDcOptions& options) {
+  // A random password per run: nothing here is a secret worth keeping, but
+  // a fixed one would be the same on every machine that runs this.
+  unsigned char raw[12];
+  if (RAND_bytes(raw, sizeof raw) != 1) return Status::Internal("RAND_bytes failed");
+  // Upper, lower, digit and symbol: the domain's complexity rule.
+  const std::string admin_pass = "Sa1!" + common::ToHex(common::ByteView(raw, 6));
+  const std::string user_pass = "Su1!" + common::ToHex(common::ByteView(raw + 6, 6));
+  SECMODE_RETURN_IF_ERROR(
+      Run(lab_->InServer({"samba-tool", "domain", "provision", std::string("--realm=") + kRealm,
+                          std::string("--domain=") + kDomain, "--server-role=dc",
+                          "--dns-backend=NONE", "--adminpass=" + admin_pass, "--targetdir=" + dir_,
+                          std::string("--host-name=") + kHost,
+                          std::string("--host-ip=") + lab::kServerAddress,
+                          std::string("--option=interfaces=") + lab::kServerAddress + "/32",
+                          "--option=bind interfaces only=yes"}),
+          "provision.log"));
+
+  const std::string conf_path = dir_ + "/etc/smb.conf";
+  SECMODE_ASSIGN_OR_RETURN(std::string conf, common::ReadFile(conf_path));
+  // The provisioned [global] first, then ours, then the caller's: in one
+  // section a later line wins.
+  const size_t end_of_global = conf.find("\n[", conf.find("[global]"));
+  std::string globals = OurGlobals(dir_);
+  for (const std::string& line : options.global_options) globals += "\t" + line + "\n";
+  if (end_of_global == std::string::npos) {
+    conf += globals;
+  } else {
+    conf.insert(end_of_global + 1, globals);
+  }
+  const std::string share = share_dir();
+  if (mkdir(share.c_str(), 0777) != 0 || chmod(share.c_str(), 0777) != 0) {
+    return Status::Unavailable("mkdir " + share + ": " + common::ErrnoText(errno));
+  }
+  conf += "\n[" + std::string(kShare) + "]\n\tpath = " + share + "\n\tread only = no\n";
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(conf_path, conf));
+
+  // An MIT client configuration for the client namespace: this realm only,
+  // its KDC on the server's address, no DNS.
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(
+      krb5_conf(), std::string("[libdefaults]\n  default_realm = ") + kRealm +
+                       "\n  dns_lookup_kdc = false\n  dns_lookup_realm = false\n"
+                       "  dns_canonicalize_hostname = false\n  rdns = false\n"
+                       "[realms]\n  " +
+                       kRealm + " = {\n    kdc = " + lab::kServerAddress +
+                       ":88\n  }\n[domain_realm]\n  " + kDnsName + " = " + kRealm + "\n"));
+  SECMODE_RETURN_IF_ERROR(
+      common::WriteFileAtomically(dir_ + "/user-password", user_pass + "\n" + user_pass + "\n"));
+  // The user is made in the database before the server starts.
+  return Run(lab_->InServer({"samba-tool", "user", "create", kUser, user_pass, "-s", conf_path}),
+             "user.log");
+}
+
+Status SambaDc::WaitUntilServing(int timeout_ms) {
+  const common::Deadline until = common::Deadline::AfterMs(timeout_ms);
+  for (;;) {
+    std::string how;
+    if (Exited(pid_, &how)) return Status::Unavailable("samba " + how + ": " + Describe());
+    bool all = true;
+    for (uint16_t port : {uint16_t{88}, kSmbPort}) {
+      auto fd = lab_->ConnectFromClient(lab::kServerAddress, port, common::Deadline::AfterMs(500));
+      if (!fd.ok()) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return Status::Ok();
+    if (until.Passed()) {
+      return Status::Unavailable("samba did not accept connections on ports 88 and 445 within " +
+                                 std::to_string(timeout_ms) + " ms: " + Describe());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+Status SambaDc::GetTickets(int timeout_ms) {
+  // The KDC may accept connections a moment before it answers: kinit is
+  // tried again until the deadline.
+  const common::Deadline until = common::Deadline::AfterMs(timeout_ms);
+  Status got = Status::Ok();
+  do {
+    got = Run(lab_->InClient({"kinit", user_principal()}), "kinit.log", dir_ + "/user-password",
+              10000);
+    if (got.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  } while (!until.Passed());
+  SECMODE_RETURN_IF_ERROR(got.Annotate("a ticket for " + user_principal()));
+  return Run(lab_->InClient({"kvno", service_principal()}), "kvno.log", "", 10000)
+      .Annotate("a service ticket for " + service_principal());
+}
+
+Result<common::Fd> SambaDc::Connect(common::Deadline deadline) const {
+  if (!lab_) return Status::Internal("the Samba DC was stopped");
+  return lab_->ConnectFromClient(lab::kServerAddress, kSmbPort, deadline);
+}
+
+SambaDc::~SambaDc() { (void)Stop(); }
+
+Status SambaDc::Stop() {
+  if (pid_ > 0) {
+    // SIGTERM to samba ends its children (smbd, winbindd, the KDC and LDAP
+    // workers notice their parent is gone).
+    common::Terminate(pid_, 5000);
+    if (lab_) (void)lab_->Forget(pid_);
+    pid_ = -1;
+  }
+  if (!lab_) return Status::Ok();
+  Status destroyed = lab_->Destroy();
+  lab_.reset();
+  return destroyed;
+}
+
+std::string SambaDc::Describe() const {
+  std::string state = "not started";
+  if (pid_ > 0) {
+    std::string how;
+    state = Exited(pid_, &how) ? how : "running";
+  }
+  return "Samba AD DC (samba pid " + std::to_string(pid_) + ", " + lab::kServerAddress +
+         " in the lab's server namespace, " + state + "); end of " + log_path() + ":\n" +
+         common::TailOfFile(log_path(), 20);
+}
+
+}  // namespace secmode::smb
