@@ -43,6 +43,7 @@ CLI::App* AddMergeCommand(CLI::App& app);     // command_merge.cc
 CLI::App* AddNconnectCommand(CLI::App& app);  // command_nconnect.cc
 CLI::App* AddServeCommand(CLI::App& app);     // command_serve.cc
 CLI::App* AddLoadCommand(CLI::App& app);      // command_load.cc
+CLI::App* AddSmbLoadCommand(CLI::App& app);   // command_smb_load.cc
 CLI::App* AddProbeCommand(CLI::App& app);     // command_probe.cc
 CLI::App* AddPredictCommand(CLI::App& app);   // command_predict.cc
 CLI::App* AddLabCommand(CLI::App& app);       // command_lab.cc

@@ -392,4 +392,32 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"sender_calls", r.sender_calls}};
 }
 
+json SmbLoadReportJson(const smb::SmbLoadReport& r) {
+  const auto& k = r.counters;
+  return {{"mode", r.mode},
+          {"op", smb::SmbOpName(r.options.op)},
+          {"size", r.options.op == smb::SmbOp::kMetadata ? 0u : r.options.size},
+          {"connections", r.options.connections},
+          {"outstanding", r.options.outstanding},
+          {"dialect", smb::DialectName(r.dialect)},
+          {"seconds", r.seconds},
+          {"warmup_seconds", r.options.warmup_seconds},
+          {"ops", r.ops},
+          {"ops_per_second", r.ops_per_s},
+          {"mb_per_second", r.mb_per_s},
+          {"p50_us", r.p50_us},
+          {"p90_us", r.p90_us},
+          {"p99_us", r.p99_us},
+          {"mean_us", r.mean_us},
+          {"errors", r.errors},
+          {"first_error", r.first_error},
+          {"client_cpu_seconds", r.client_cpu_seconds},
+          {"requests", k.requests},
+          {"signed_requests", k.signed_requests},
+          {"encrypted_requests", k.encrypted_requests},
+          {"responses_verified", k.responses_verified},
+          {"responses_decrypted", k.responses_decrypted},
+          {"interim_responses", k.interim_responses}};
+}
+
 }  // namespace secmode::harness

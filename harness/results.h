@@ -31,6 +31,7 @@
 #include "harness/measure.h"
 #include "rpc/load.h"
 #include "rpc/window_probe.h"
+#include "smb/load.h"
 
 namespace secmode::harness {
 
@@ -99,6 +100,8 @@ common::Result<RunResults> ReadResultsFile(const std::string& path);
 // One `secmode load` run (rpc::RunLoad) as a JSON object: the e2e rows and
 // `secmode load` print the same fields.
 nlohmann::json LoadReportJson(const rpc::LoadReport& report);
+// One `secmode smb-load` run (smb::RunSmbLoad) as a JSON object.
+nlohmann::json SmbLoadReportJson(const smb::SmbLoadReport& report);
 
 // One `secmode probe` (rpc::ProbeWindow) as a JSON object: the verdicts,
 // `model` (the `secmode nconnect` flags they map to, where they do) and

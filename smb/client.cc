@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -42,11 +43,6 @@ uint16_t SigningId(SigningAlgorithm a) {
     case SigningAlgorithm::kAesGmac: return kSigningIdAesGmac;
   }
   return kSigningIdAesCmac;
-}
-
-// The charge of a READ or WRITE of `bytes` (MS-SMB2 3.2.4.1.5).
-uint16_t ChargeFor(size_t bytes) {
-  return static_cast<uint16_t>(bytes == 0 ? 1 : (bytes - 1) / 65536 + 1);
 }
 
 }  // namespace
@@ -123,7 +119,7 @@ Result<Bytes> SmbClient::ReceiveFrame(common::Deadline deadline) {
   return frame;
 }
 
-Result<Bytes> SmbClient::Exchange(const HeaderFields& h, Bytes* message, ByteView data) {
+Status SmbClient::Send(const HeaderFields& h, Bytes* message, ByteView data) {
   const uint16_t charge = std::max<uint16_t>(h.credit_charge, 1);
   if (credits_ < charge) {
     return Status::Exhausted("credit starvation: the server has granted " + N(credits_) +
@@ -149,64 +145,145 @@ Result<Bytes> SmbClient::Exchange(const HeaderFields& h, Bytes* message, ByteVie
     first = *message;
     second = {};
   }
+  in_flight_.emplace_back(h.message_id, h.command);
   if (tamper_) {
     Bytes spoiled(first.begin(), first.end());
     spoiled.insert(spoiled.end(), second.begin(), second.end());
     auto f = std::move(tamper_);
     tamper_ = nullptr;
     f(&spoiled);
-    SECMODE_RETURN_IF_ERROR(SendFrame(spoiled, {}));
-  } else {
-    SECMODE_RETURN_IF_ERROR(SendFrame(first, second));
+    return SendFrame(spoiled, {});
   }
+  return SendFrame(first, second);
+}
 
-  const common::Deadline deadline = common::Deadline::AfterMs(config_.timeout_ms);
+Result<SmbClient::Completion> SmbClient::Receive(common::Deadline deadline) {
+  if (in_flight_.empty()) return Status::Internal("SmbClient::Receive with nothing in flight");
   for (;;) {
     SECMODE_ASSIGN_OR_RETURN(Bytes frame, ReceiveFrame(deadline));
-    Bytes msg;
+    Completion c;
     const bool sealed = frame.size() >= 4 && frame[0] == 0xFD && frame[1] == 'S' &&
                         frame[2] == 'M' && frame[3] == 'B';
     if (sealed) {
       if (!decryptor_) {
         return Status::Corrupt("an encrypted response on a session that negotiated no cipher");
       }
-      SECMODE_RETURN_IF_ERROR(decryptor_->Open(frame, &msg).Annotate("the server's transform"));
+      SECMODE_RETURN_IF_ERROR(
+          decryptor_->Open(frame, &c.message).Annotate("the server's transform"));
       ++counters_.responses_decrypted;
     } else {
-      msg = std::move(frame);
+      c.message = std::move(frame);
     }
-    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(msg));
+    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(c.message));
     if (!(r.flags & kFlagServerToRedir)) {
       return Status::Corrupt("a message from the server without the response flag");
     }
-    if (r.next_command != 0) {
-      return Status::Corrupt("a compound response to a single request");
+    if (r.next_command != 0) return Status::Corrupt("a compound response to a single request");
+    auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                           [&](const auto& p) { return p.first == r.message_id; });
+    if (it == in_flight_.end()) {
+      return Status::Corrupt("a response to MessageId " + N(r.message_id) +
+                             ", which is not in flight");
     }
-    if (r.message_id != h.message_id) {
-      return Status::Corrupt("a response to MessageId " + N(r.message_id) + ", expected " +
-                             N(h.message_id));
+    if (r.command != it->second) {
+      return Status::Corrupt("the response to MessageId " + N(r.message_id) + " is command " +
+                             N(static_cast<unsigned>(r.command)) + ", the request was " +
+                             N(static_cast<unsigned>(it->second)));
     }
     credits_ += r.credits;
-    const bool interim = r.status == kStatusPending && (r.flags & kFlagAsync);
     if (protect_ && encryptor_ && !sealed) {
       return Status::AuthFailed("the server answered in clear on an encrypted session: " +
-                                DescribeError(msg));
+                                DescribeError(c.message));
     }
-    if (interim) {
+    if (r.status == kStatusPending && (r.flags & kFlagAsync)) {
       ++counters_.interim_responses;
       continue;
     }
     if (protect_ && !sealed) {
       if (signs() && !(r.flags & kFlagSigned)) {
         return Status::AuthFailed("an unsigned response on a signed session: " +
-                                  DescribeError(msg));
+                                  DescribeError(c.message));
       }
       if (r.flags & kFlagSigned) {
-        SECMODE_RETURN_IF_ERROR(signer_->Verify(msg).Annotate("the server's signature"));
+        SECMODE_RETURN_IF_ERROR(signer_->Verify(c.message).Annotate("the server's signature"));
         ++counters_.responses_verified;
       }
     }
-    return msg;
+    in_flight_.erase(it);
+    c.message_id = r.message_id;
+    c.command = r.command;
+    c.status = r.status;
+    return c;
+  }
+}
+
+Result<Bytes> SmbClient::Exchange(const HeaderFields& h, Bytes* message, ByteView data) {
+  if (!in_flight_.empty()) {
+    return Status::Internal("a single request while " + N(in_flight_.size()) +
+                            " pipelined ones are in flight");
+  }
+  SECMODE_RETURN_IF_ERROR(Send(h, message, data));
+  SECMODE_ASSIGN_OR_RETURN(Completion c, Receive(common::Deadline::AfterMs(config_.timeout_ms)));
+  return std::move(c.message);
+}
+
+uint16_t SmbClient::ChargeFor(size_t bytes) {
+  return static_cast<uint16_t>(bytes == 0 ? 1 : (bytes - 1) / 65536 + 1);
+}
+
+Result<uint64_t> SmbClient::StartRead(const FileId& f, uint64_t offset, uint32_t length) {
+  if (length > max_read_) {
+    return Status::InvalidArgument("a READ of " + N(length) + " bytes; the server's maximum is " +
+                                   N(max_read_));
+  }
+  const HeaderFields h = NextHeader(Command::kRead, ChargeFor(length));
+  scratch_.clear();
+  BuildFileReadRequest(h, f, length, offset, &scratch_);
+  SECMODE_RETURN_IF_ERROR(Send(h, &scratch_, {}));
+  return h.message_id;
+}
+
+Result<uint64_t> SmbClient::StartWrite(const FileId& f, uint64_t offset, ByteView data) {
+  if (data.size() > max_write_) {
+    return Status::InvalidArgument("a WRITE of " + N(data.size()) +
+                                   " bytes; the server's maximum is " + N(max_write_));
+  }
+  const HeaderFields h = NextHeader(Command::kWrite, ChargeFor(data.size()));
+  scratch_.resize(kWriteDataOffset);
+  BuildFileWritePrefix(h, f, static_cast<uint32_t>(data.size()), offset, scratch_.data());
+  SECMODE_RETURN_IF_ERROR(Send(h, &scratch_, data));
+  return h.message_id;
+}
+
+Result<uint64_t> SmbClient::StartQueryInfo(const FileId& f) {
+  const HeaderFields h = NextHeader(Command::kQueryInfo);
+  scratch_.clear();
+  BuildFileQueryInfoRequest(h, f, &scratch_);
+  SECMODE_RETURN_IF_ERROR(Send(h, &scratch_, {}));
+  return h.message_id;
+}
+
+Status SmbClient::Check(const Completion& c, uint32_t bytes) {
+  switch (c.command) {
+    case Command::kRead: {
+      if (c.status != kStatusSuccess) {
+        return Status::Unavailable("READ refused: " + NtStatusName(c.status));
+      }
+      SECMODE_ASSIGN_OR_RETURN(DataSpan span, ParseReadResponse(c.message));
+      if (span.length != bytes) {
+        return Status::IoError("READ of " + N(bytes) + " bytes returned " + N(span.length));
+      }
+      return Status::Ok();
+    }
+    case Command::kWrite: {
+      SECMODE_ASSIGN_OR_RETURN(uint32_t count, ParseWriteResponse(c.message));
+      if (count != bytes) {
+        return Status::IoError("WRITE of " + N(bytes) + " bytes: the server wrote " + N(count));
+      }
+      return Status::Ok();
+    }
+    case Command::kQueryInfo: return ParseQueryInfoResponse(c.message).status();
+    default: return CheckBody(c.message, 4, "response");
   }
 }
 
@@ -406,10 +483,10 @@ Status SmbClient::TreeConnect() {
   return Status::Ok();
 }
 
-Result<FileId> SmbClient::Open(const std::string& name) {
+Result<FileId> SmbClient::Open(const std::string& name, bool delete_on_close) {
   const HeaderFields h = NextHeader(Command::kCreate);
   Bytes request;
-  BuildOpenFileRequest(h, name, &request);
+  BuildOpenFileRequest(h, name, delete_on_close, &request);
   SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
   auto c = ParseCreateResponse(response);
   if (!c.ok()) return c.status().Annotate("CREATE " + name);

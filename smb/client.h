@@ -30,8 +30,10 @@
 // signed (3.x) and its signature is verified.
 //
 // Credits: each request asks for `credits_wanted`; a READ/WRITE of n bytes
-// is charged ceil(n / 64 KiB) credits (CAP_LARGE_MTU). One request is in
-// flight at a time. STATUS_PENDING interim responses are waited through.
+// is charged ceil(n / 64 KiB) credits (CAP_LARGE_MTU). The file operations
+// keep one request in flight; Start*/Receive keep many (a load
+// generator's outstanding requests). STATUS_PENDING interim responses are
+// waited through.
 // Every wait has the config's deadline; a server that closes, answers
 // with the wrong message, a bad signature or a transform that does not
 // open is an error naming it, never a hang.
@@ -44,6 +46,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/bytes.h"
 #include "common/socket.h"
@@ -79,7 +83,9 @@ class SmbClient {
   SmbClient(const SmbClient&) = delete;
   SmbClient& operator=(const SmbClient&) = delete;
 
-  common::Result<FileId> Open(const std::string& name);
+  // CREATE (open or create) `name` for reading and writing; with
+  // `delete_on_close` the server removes it at the last CLOSE.
+  common::Result<FileId> Open(const std::string& name, bool delete_on_close = false);
   common::Status Write(const FileId& f, uint64_t offset, common::ByteView data);
   // Reads `length` bytes at `offset` into *data (fewer at the end of file).
   common::Status Read(const FileId& f, uint64_t offset, uint32_t length, common::Bytes* data);
@@ -87,6 +93,30 @@ class SmbClient {
   common::Status Close(const FileId& f);
   // TREE_DISCONNECT and LOGOFF; the session is over afterwards.
   common::Status Logoff();
+
+  // Pipelined requests for a load generator: Start* sends one (protected
+  // as the mode says) and returns its MessageId; Receive returns the next
+  // final response to any request in flight (interim ones are waited
+  // through), decrypted and verified; Check says whether it is the success
+  // its request expected. Start* refuses with kExhausted when the server
+  // has not granted the credits the request needs (Receive, then retry)
+  // and a READ or WRITE larger than the server's maximum.
+  struct Completion {
+    uint64_t message_id = 0;
+    Command command = Command::kRead;
+    uint32_t status = 0;
+    common::Bytes message;
+  };
+  common::Result<uint64_t> StartRead(const FileId& f, uint64_t offset, uint32_t length);
+  common::Result<uint64_t> StartWrite(const FileId& f, uint64_t offset, common::ByteView data);
+  common::Result<uint64_t> StartQueryInfo(const FileId& f);
+  common::Result<Completion> Receive(common::Deadline deadline);
+  // `bytes`: what a READ must return / a WRITE must have written.
+  static common::Status Check(const Completion& c, uint32_t bytes);
+  size_t in_flight() const { return in_flight_.size(); }
+  uint32_t credits() const { return credits_; }
+  // The credits a READ or WRITE of `bytes` costs (MS-SMB2 3.2.4.1.5).
+  static uint16_t ChargeFor(size_t bytes);
 
   uint16_t dialect() const { return dialect_; }
   const SmbMode& mode() const { return mode_; }
@@ -119,6 +149,7 @@ class SmbClient {
   // state, then returns the response to it (decrypted, verified).
   common::Result<common::Bytes> Exchange(const HeaderFields& h, common::Bytes* message,
                                          common::ByteView data = {});
+  common::Status Send(const HeaderFields& h, common::Bytes* message, common::ByteView data);
   common::Status SendFrame(common::ByteView a, common::ByteView b);
   common::Result<common::Bytes> ReceiveFrame(common::Deadline deadline);
 
@@ -142,6 +173,7 @@ class SmbClient {
   Counters counters_;
   common::Bytes wire_, scratch_;
   std::function<void(common::Bytes*)> tamper_;
+  std::vector<std::pair<uint64_t, Command>> in_flight_;  // MessageId, command
 };
 
 }  // namespace secmode::smb

@@ -108,6 +108,20 @@ std::string NtStatusName(uint32_t status) {
   return buf;
 }
 
+std::string DialectName(uint16_t d) {
+  switch (d) {
+    case 0x0202: return "2.0.2";
+    case kDialect210: return "2.1";
+    case 0x0300: return "3.0";
+    case 0x0302: return "3.0.2";
+    case kDialect311: return "3.1.1";
+    default: break;
+  }
+  char buf[8];
+  snprintf(buf, sizeof buf, "0x%04x", d);
+  return buf;
+}
+
 void BuildNegotiateRequest(const NegotiateRequest& r, uint64_t message_id, Bytes* out) {
   const bool v311 = [&] {
     for (uint16_t d : r.dialects)
@@ -314,18 +328,21 @@ Result<TreeConnectResponse> ParseTreeConnectResponse(ByteView m) {
   return r;
 }
 
-void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, Bytes* out) {
+void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, bool delete_on_close,
+                          Bytes* out) {
   const size_t name_bytes = 2 * name.size();
   out->assign(kHeaderSize + 56 + std::max<size_t>(name_bytes, 1), 0);
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 57);
-  PutLe32(b + 4, 2);            // ImpersonationLevel: Impersonation
-  PutLe32(b + 24, 0x0012019F);  // DesiredAccess: read, write, attributes, synchronize
-  PutLe32(b + 28, 0x80);        // FileAttributes: NORMAL
-  PutLe32(b + 32, 7);           // ShareAccess: read|write|delete
-  PutLe32(b + 36, 3);           // CreateDisposition: OPEN_IF
-  PutLe32(b + 40, 0x40);        // CreateOptions: NON_DIRECTORY_FILE
+  PutLe32(b + 4, 2);  // ImpersonationLevel: Impersonation
+  // DesiredAccess: read, write, attributes, synchronize (and DELETE).
+  PutLe32(b + 24, 0x0012019F | (delete_on_close ? 0x00010000u : 0u));
+  PutLe32(b + 28, 0x80);  // FileAttributes: NORMAL
+  PutLe32(b + 32, 7);     // ShareAccess: read|write|delete
+  PutLe32(b + 36, 3);     // CreateDisposition: OPEN_IF
+  // CreateOptions: NON_DIRECTORY_FILE (and DELETE_ON_CLOSE).
+  PutLe32(b + 40, 0x40 | (delete_on_close ? 0x1000u : 0u));
   PutLe16(b + 44, static_cast<uint16_t>(kHeaderSize + 56));
   PutLe16(b + 46, static_cast<uint16_t>(name_bytes));
   PutUtf16(name, b + 56);

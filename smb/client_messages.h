@@ -37,6 +37,8 @@ std::string NtStatusName(uint32_t status);
 
 inline constexpr uint16_t kDialect210 = 0x0210;
 inline constexpr uint16_t kDialect311 = 0x0311;
+// "2.1", "3.0", "3.0.2", "3.1.1" (MS-SMB2's names); "0x...." otherwise.
+std::string DialectName(uint16_t dialect);
 
 // SecurityMode (2.2.3).
 inline constexpr uint16_t kSigningEnabled = 0x0001;
@@ -105,8 +107,11 @@ struct FileId {
   uint64_t persistent = 0, volatile_id = 0;
 };
 // CREATE (2.2.13) of `name` (relative to the share, ASCII), read and write
-// access, OPEN_IF, a non-directory file.
-void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, common::Bytes* out);
+// access, OPEN_IF, a non-directory file; with `delete_on_close` the server
+// removes it when the last handle closes (DELETE access,
+// FILE_DELETE_ON_CLOSE).
+void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, bool delete_on_close,
+                          common::Bytes* out);
 struct CreateResponse {
   FileId file;
   uint64_t end_of_file = 0;

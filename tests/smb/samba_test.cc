@@ -9,12 +9,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "common/files.h"
 #include "smb/client.h"
+#include "smb/load.h"
 #include "smb/samba_dc.h"
 #include "tests/support/processes.h"
 
@@ -122,6 +124,42 @@ TEST_F(SambaTest, EveryModeWritesAndReadsBackThroughTheShare) {
     EXPECT_TRUE(c.Logoff().ok());
     ++seed;
   }
+}
+
+// The load generator: pipelined requests on two sessions, every one sealed,
+// none refused, and its files gone from the share afterwards.
+TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
+  for (SmbOp op : {SmbOp::kRead, SmbOp::kWrite, SmbOp::kMetadata}) {
+    SCOPED_TRACE(SmbOpName(op));
+    SmbLoadOptions o;
+    o.op = op;
+    o.size = 65536 + 100;  // two credits each
+    o.connections = 2;
+    o.outstanding = 4;
+    o.seconds = 0.3;
+    o.warmup_seconds = 0.05;
+    auto r = RunSmbLoad(o, Config("smb-enc-aes-256-gcm"),
+                        [] { return dc_->Connect(common::Deadline::AfterMs(5000)); });
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->ops, 0u);
+    EXPECT_EQ(r->errors, 0u) << r->first_error;
+    EXPECT_EQ(r->dialect, kDialect311);
+    EXPECT_GE(r->counters.encrypted_requests, r->ops);
+    EXPECT_EQ(r->counters.signed_requests, 0u);
+    EXPECT_LE(r->p50_us, r->p99_us);
+    if (op != SmbOp::kMetadata) {
+      EXPECT_EQ(r->bytes, r->ops * o.size);
+    }
+  }
+  // Delete-on-close: the share holds only what the other tests wrote.
+  for (const auto& e : std::filesystem::directory_iterator(dc_->share_dir())) {
+    EXPECT_EQ(e.path().filename().string().find("secmode-smb-load"), std::string::npos) << e.path();
+  }
+  // A bad option is refused before anything is sent.
+  SmbLoadOptions bad;
+  bad.outstanding = 0;
+  EXPECT_EQ(RunSmbLoad(bad, Config("smb-plain"), [] { return dc_->Connect(); }).status().code(),
+            common::Code::kInvalidArgument);
 }
 
 TEST_F(SambaTest, ASpoiledSignatureOrCiphertextIsRefusedWithoutAHang) {

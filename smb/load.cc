@@ -1,0 +1,224 @@
+#include "smb/load.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/latency.h"
+
+namespace secmode::smb {
+
+using common::Bytes;
+using common::Result;
+using common::Status;
+
+namespace {
+
+std::string N(uint64_t v) { return std::to_string(v); }
+
+struct Connection {
+  std::unique_ptr<SmbClient> client;
+  FileId file;
+  common::LatencySamples latency;
+  uint64_t ops = 0, bytes = 0, errors = 0;
+  std::string first_error;
+  Status failure = Status::Ok();
+};
+
+uint64_t Region(const SmbLoadOptions& o) {
+  return std::max<uint64_t>(uint64_t{o.size} * static_cast<uint64_t>(o.outstanding) * 2, 1 << 20);
+}
+
+Status SetUp(const SmbLoadOptions& o, const SmbClientConfig& config, const SmbConnector& connect,
+             int index, Connection* c) {
+  SECMODE_ASSIGN_OR_RETURN(common::Fd fd, connect());
+  SECMODE_ASSIGN_OR_RETURN(c->client, SmbClient::Connect(std::move(fd), config));
+  SmbClient& s = *c->client;
+  if (o.op != SmbOp::kMetadata && (o.size > s.max_read_size() || o.size > s.max_write_size())) {
+    return Status::InvalidArgument("--size " + N(o.size) + " is above the server's MaxReadSize " +
+                                   N(s.max_read_size()) + " / MaxWriteSize " +
+                                   N(s.max_write_size()));
+  }
+  const std::string name =
+      "secmode-smb-load-" + std::to_string(getpid()) + "-" + std::to_string(index) + ".dat";
+  SECMODE_ASSIGN_OR_RETURN(c->file, s.Open(name, /*delete_on_close=*/true));
+  if (o.op == SmbOp::kRead) {
+    // The region the reads cycle over, written once.
+    const Bytes data = common::PatternBytes(Region(o), static_cast<uint8_t>(index));
+    SECMODE_RETURN_IF_ERROR(s.Write(c->file, 0, data).Annotate("writing the file to read"));
+  }
+  return Status::Ok();
+}
+
+void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t end,
+           Connection* c) {
+  SmbClient& s = *c->client;
+  const Bytes data = o.op == SmbOp::kWrite ? common::PatternBytes(o.size, 0x5a) : Bytes();
+  const uint16_t charge = o.op == SmbOp::kMetadata ? 1 : SmbClient::ChargeFor(o.size);
+  const uint64_t slots = Region(o) / std::max<uint32_t>(o.size, 1);
+  uint64_t next_slot = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> sent;  // MessageId, send time
+  sent.reserve(static_cast<size_t>(o.outstanding));
+  for (;;) {
+    uint64_t now = common::NowNs();
+    while (now < end && s.in_flight() < static_cast<size_t>(o.outstanding) &&
+           s.credits() >= charge) {
+      const uint64_t offset = (next_slot++ % slots) * o.size;
+      Result<uint64_t> id = o.op == SmbOp::kRead    ? s.StartRead(c->file, offset, o.size)
+                            : o.op == SmbOp::kWrite ? s.StartWrite(c->file, offset, data)
+                                                    : s.StartQueryInfo(c->file);
+      if (!id.ok()) {
+        c->failure = id.status();
+        return;
+      }
+      sent.emplace_back(*id, now);
+      now = common::NowNs();
+    }
+    if (s.in_flight() == 0) {
+      if (now < end) {
+        c->failure = Status::Exhausted("credit starvation: the server granted " + N(s.credits()) +
+                                       " credits, a request needs " + N(charge));
+      }
+      return;
+    }
+    auto done = s.Receive(common::Deadline::AfterMs(timeout_ms));
+    if (!done.ok()) {
+      c->failure = done.status();
+      return;
+    }
+    const uint64_t t = common::NowNs();
+    auto it = std::find_if(sent.begin(), sent.end(),
+                           [&](const auto& p) { return p.first == done->message_id; });
+    const uint64_t started = it == sent.end() ? t : it->second;
+    if (it != sent.end()) sent.erase(it);
+    const Status ok = SmbClient::Check(*done, o.op == SmbOp::kMetadata ? 0 : o.size);
+    if (!ok.ok()) {
+      if (c->errors++ == 0) c->first_error = ok.ToString();
+    } else if (started >= warm_end && t <= end) {
+      c->latency.Add(t - started);
+      ++c->ops;
+      if (o.op != SmbOp::kMetadata) c->bytes += o.size;
+    }
+  }
+}
+
+}  // namespace
+
+Result<SmbOp> ParseSmbOp(const std::string& name) {
+  if (name == "read") return SmbOp::kRead;
+  if (name == "write") return SmbOp::kWrite;
+  if (name == "metadata" || name == "getattr") return SmbOp::kMetadata;
+  return Status::InvalidArgument("unknown SMB operation '" + name +
+                                 "' (known: read, write, metadata)");
+}
+
+const char* SmbOpName(SmbOp op) {
+  switch (op) {
+    case SmbOp::kRead: return "read";
+    case SmbOp::kWrite: return "write";
+    case SmbOp::kMetadata: return "metadata";
+  }
+  return "?";
+}
+
+Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig& config,
+                                 const SmbConnector& connect,
+                                 std::optional<SmbLoadReport>* partial) {
+  if (o.connections < 1 || o.connections > 256) {
+    return Status::InvalidArgument("connections must be 1 to 256, not " +
+                                   std::to_string(o.connections));
+  }
+  if (o.outstanding < 1 || o.outstanding > 1024) {
+    return Status::InvalidArgument("outstanding requests must be 1 to 1024, not " +
+                                   std::to_string(o.outstanding));
+  }
+  if (!(o.seconds > 0) || !std::isfinite(o.seconds) || o.seconds > 86400) {
+    return Status::InvalidArgument("seconds must be above 0 and at most a day");
+  }
+  if (!(o.warmup_seconds >= 0) || o.warmup_seconds > 3600) {
+    return Status::InvalidArgument("the warm-up must be 0 to 3600 seconds");
+  }
+  if (o.op != SmbOp::kMetadata && (o.size < 1 || o.size > (8u << 20))) {
+    return Status::InvalidArgument("size must be 1 byte to 8 MiB, not " + N(o.size));
+  }
+  SECMODE_ASSIGN_OR_RETURN(SmbMode mode, ParseSmbModeName(config.mode));
+  (void)mode;
+
+  std::vector<Connection> conns(static_cast<size_t>(o.connections));
+  for (int i = 0; i < o.connections; ++i) {
+    SECMODE_RETURN_IF_ERROR(SetUp(o, config, connect, i, &conns[static_cast<size_t>(i)])
+                                .Annotate("connection " + std::to_string(i + 1) + " of " +
+                                          std::to_string(o.connections)));
+  }
+
+  const uint64_t start = common::NowNs() + 1000000;
+  const uint64_t warm_end = start + static_cast<uint64_t>(o.warmup_seconds * 1e9);
+  const uint64_t end = warm_end + static_cast<uint64_t>(o.seconds * 1e9);
+  std::vector<std::thread> threads;
+  for (Connection& c : conns) {
+    threads.emplace_back([&o, &config, start, warm_end, end, &c] {
+      std::this_thread::sleep_until(common::SteadyAt(start));
+      Drive(o, config.timeout_ms, warm_end, end, &c);
+    });
+  }
+  std::this_thread::sleep_until(common::SteadyAt(warm_end));
+  const uint64_t cpu0 = common::ProcessCpuNs();
+  std::this_thread::sleep_until(common::SteadyAt(end));
+  const uint64_t cpu1 = common::ProcessCpuNs();
+  for (std::thread& t : threads) t.join();
+
+  SmbLoadReport r;
+  r.mode = config.mode;
+  r.options = o;
+  r.seconds = o.seconds;
+  r.client_cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;
+  common::LatencySamples all;
+  Status failure = Status::Ok();
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Connection& c = conns[i];
+    r.dialect = c.client->dialect();
+    r.ops += c.ops;
+    r.bytes += c.bytes;
+    r.errors += c.errors;
+    if (r.first_error.empty()) r.first_error = c.first_error;
+    all.Merge(c.latency);
+    if (failure.ok() && !c.failure.ok()) {
+      failure = c.failure.Annotate("connection " + std::to_string(i + 1));
+    }
+    // Close the file (the server deletes it) and end the session; a
+    // broken connection has nothing to close.
+    if (c.failure.ok()) {
+      Status closed = c.client->Close(c.file);
+      if (closed.ok()) closed = c.client->Logoff();
+      if (!closed.ok() && failure.ok()) {
+        failure = closed.Annotate("ending connection " + std::to_string(i + 1));
+      }
+    }
+    const SmbClient::Counters& k = c.client->counters();
+    r.counters.requests += k.requests;
+    r.counters.signed_requests += k.signed_requests;
+    r.counters.encrypted_requests += k.encrypted_requests;
+    r.counters.responses_verified += k.responses_verified;
+    r.counters.responses_decrypted += k.responses_decrypted;
+    r.counters.interim_responses += k.interim_responses;
+  }
+  r.ops_per_s = static_cast<double>(r.ops) / r.seconds;
+  r.mb_per_s = static_cast<double>(r.bytes) / r.seconds / 1e6;
+  if (all.count() > 0) {
+    r.p50_us = all.Percentile(0.50) / 1000;
+    r.p90_us = all.Percentile(0.90) / 1000;
+    r.p99_us = all.Percentile(0.99) / 1000;
+    r.mean_us = all.Mean() / 1000;
+  }
+  if (!failure.ok()) {
+    if (partial) *partial = r;
+    return failure;
+  }
+  return r;
+}
+
+}  // namespace secmode::smb

@@ -1,0 +1,82 @@
+// RunSmbLoad: the SMB counterpart of rpc/load.h's nconnect load generator.
+// `connections` TCP connections, each with a Kerberos session of its own
+// (smb/client.h) in the chosen smb-* mode, each keeping `outstanding`
+// requests in flight (pipelined, within the credits the server grants) on
+// a file of its own, for a warm-up and then `seconds`.
+//
+// Operations: read (READ of `size` bytes from a region written first),
+// write (WRITE of `size` bytes over a region), metadata (QUERY_INFO
+// FileStandardInformation, the SMB counterpart of GETATTR). The region is
+// max(size * outstanding * 2, 1 MiB) per connection, so reads come from the
+// server's page cache: the cost measured is the protocol's and the
+// mode's, not the disk's. The files are opened delete-on-close: nothing is
+// left on the server.
+//
+// Not SMB multichannel: each connection is a session of its own (no
+// SESSION_SETUP binding), which is what N independent clients cost the
+// server; one session over several channels is not built yet.
+//
+// Every latency is from the request's send to its response's check; only
+// requests sent after the warm-up and answered before the end count. A
+// request the server refuses is counted as an error (the first one named);
+// a broken connection ends the run with an error and what was measured.
+//
+// Thread safety: RunSmbLoad may be called from any thread; it runs one
+// thread per connection.
+#ifndef SECMODE_SMB_LOAD_H_
+#define SECMODE_SMB_LOAD_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/socket.h"
+#include "common/status.h"
+#include "smb/client.h"
+
+namespace secmode::smb {
+
+enum class SmbOp { kRead, kWrite, kMetadata };
+// "read", "write", "metadata" (or "getattr") -> SmbOp; the error lists them.
+common::Result<SmbOp> ParseSmbOp(const std::string& name);
+const char* SmbOpName(SmbOp op);
+
+struct SmbLoadOptions {
+  SmbOp op = SmbOp::kRead;
+  uint32_t size = 4096;  // READ/WRITE bytes (not used by metadata)
+  int connections = 1;
+  int outstanding = 1;  // per connection
+  double seconds = 2;
+  double warmup_seconds = 0.2;
+};
+
+struct SmbLoadReport {
+  std::string mode;
+  SmbLoadOptions options;
+  uint16_t dialect = 0;
+  double seconds = 0;  // measured
+  uint64_t ops = 0, bytes = 0, errors = 0;
+  std::string first_error;
+  double ops_per_s = 0, mb_per_s = 0;  // MB = 10^6 bytes
+  uint64_t p50_us = 0, p90_us = 0, p99_us = 0;
+  double mean_us = 0;
+  // Summed over the connections (their whole life: set-up included).
+  SmbClient::Counters counters;
+  double client_cpu_seconds = 0;  // this process's CPU during the measured time
+};
+
+// Opens one TCP connection to the server (the lab's client namespace, a
+// host's port ...).
+using SmbConnector = std::function<common::Result<common::Fd>()>;
+
+// `client` gives the mode, the tickets, the server's principal and share.
+// On failure after measuring started, *partial (when given) holds what was
+// measured.
+common::Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& options,
+                                         const SmbClientConfig& client, const SmbConnector& connect,
+                                         std::optional<SmbLoadReport>* partial = nullptr);
+
+}  // namespace secmode::smb
+
+#endif  // SECMODE_SMB_LOAD_H_
