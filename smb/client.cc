@@ -82,6 +82,12 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
   }
   const uint8_t mark[4] = {0, static_cast<uint8_t>(size >> 16), static_cast<uint8_t>(size >> 8),
                            static_cast<uint8_t>(size)};
+  if (config_.wire_observer) {
+    Bytes frame(mark, mark + 4);
+    frame.insert(frame.end(), a.begin(), a.end());
+    frame.insert(frame.end(), b.begin(), b.end());
+    config_.wire_observer(true, frame);
+  }
   SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), ByteView(mark, 4)));
   SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), a));
   if (!b.empty()) SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), b));
@@ -116,6 +122,11 @@ Result<Bytes> SmbClient::ReceiveFrame(common::Deadline deadline) {
   if (size < 4) return Status::Corrupt("a NetBIOS frame of " + N(size) + " bytes");
   Bytes frame(size);
   SECMODE_RETURN_IF_ERROR(read_exactly(frame.data(), size, "the rest of an SMB response"));
+  if (config_.wire_observer) {
+    Bytes framed(mark, mark + 4);
+    framed.insert(framed.end(), frame.begin(), frame.end());
+    config_.wire_observer(false, framed);
+  }
   return frame;
 }
 

@@ -68,6 +68,9 @@ struct SmbClientConfig {
   std::string unc;                // "\\host.example\share"
   int timeout_ms = 10000;         // each request's deadline
   uint16_t credits_wanted = 64;
+  // When set, sees every NetBIOS frame as it goes on the wire or comes off
+  // it, length prefix included (a capture for tshark); costs a copy each.
+  std::function<void(bool from_client, common::ByteView frame)> wire_observer;
 };
 
 // Largest NetBIOS-framed message accepted (the framing's 24-bit length).

@@ -3,6 +3,8 @@
 // dissected by tshark as RPC with RPCSEC_GSS: the right gss_proc, service
 // and sequence numbers in every call credential, a reply for every call, and
 // no malformed packet.
+#include "tests/support/tshark.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -23,29 +25,7 @@ namespace {
 using common::Bytes;
 using common::ByteView;
 
-std::vector<std::vector<std::string>> RunTshark(const std::string& pcap,
-                                                const std::vector<std::string>& args,
-                                                const std::string& log) {
-  common::Command cmd;
-  cmd.argv = {"tshark", "-n", "-r", pcap};
-  cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
-  cmd.log_path = log;
-  std::remove(log.c_str());
-  auto rc = common::RunAndWait(cmd, 60000);
-  EXPECT_TRUE(rc.ok() && *rc == 0) << cmd.ToString();
-  std::ifstream in(log);
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || !isdigit(static_cast<unsigned char>(line[0]))) continue;  // warnings
-    std::vector<std::string> cols;
-    std::stringstream ss(line);
-    std::string col;
-    while (std::getline(ss, col, '\t')) cols.push_back(col);
-    rows.push_back(cols);
-  }
-  return rows;
-}
+using testing::RunTshark;
 
 TEST(TsharkTest, DissectsASecmodeSessionAsRpcsecGss) {
   ASSERT_FALSE(common::FindProgram("tshark").empty()) << "tshark is not installed (make deps)";
