@@ -28,8 +28,7 @@ void WriteFileIdAt(const FileId& f, uint8_t* p) {
   PutLe64(p + 8, f.volatile_id);
 }
 
-// The header and a body of `structure_size` (its low bit says a variable
-// part follows) for `command`, a response; returns the body's offset.
+// The header of a response to `command` (the response flag set).
 Result<HeaderFields> ResponseHeader(ByteView m, Command command, const char* what) {
   SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ParseHeader(m));
   if (h.command != command) {
@@ -64,6 +63,19 @@ Result<ByteView> BufferAt(ByteView m, size_t offset, size_t length, size_t min_o
                            ") outside the " + N(m.size()) + "-byte message");
   }
   return m.subspan(offset, length);
+}
+
+// A successful response of `command` whose body has the fixed part and
+// StructureSize given: the body's first byte. A refusal is named by its
+// status.
+Result<const uint8_t*> SuccessBody(ByteView m, Command command, const char* what, size_t fixed,
+                                   uint16_t structure_size) {
+  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ResponseHeader(m, command, what));
+  if (h.status != kStatusSuccess) {
+    return Status::Unavailable(std::string(what) + " refused: " + NtStatusName(h.status));
+  }
+  SECMODE_RETURN_IF_ERROR(NeedBody(m, fixed, structure_size, what));
+  return m.data() + kHeaderSize;
 }
 
 }  // namespace
@@ -200,12 +212,8 @@ void BuildNegotiateRequest(const NegotiateRequest& r, uint64_t message_id, Bytes
 }
 
 Result<NegotiateResponse> ParseNegotiateResponse(ByteView m) {
-  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ResponseHeader(m, Command::kNegotiate, "NEGOTIATE"));
-  if (h.status != kStatusSuccess) {
-    return Status::Unavailable("NEGOTIATE refused: " + NtStatusName(h.status));
-  }
-  SECMODE_RETURN_IF_ERROR(NeedBody(m, 64, 65, "NEGOTIATE"));
-  const uint8_t* b = m.data() + kHeaderSize;
+  SECMODE_ASSIGN_OR_RETURN(const uint8_t* b,
+                           SuccessBody(m, Command::kNegotiate, "NEGOTIATE", 64, 65));
   NegotiateResponse r;
   r.security_mode = Le16(b + 2);
   r.dialect = Le16(b + 4);
@@ -314,13 +322,8 @@ void BuildTreeConnectRequest(const HeaderFields& h, const std::string& unc, Byte
 }
 
 Result<TreeConnectResponse> ParseTreeConnectResponse(ByteView m) {
-  SECMODE_ASSIGN_OR_RETURN(HeaderFields h,
-                           ResponseHeader(m, Command::kTreeConnect, "TREE_CONNECT"));
-  if (h.status != kStatusSuccess) {
-    return Status::Unavailable("TREE_CONNECT refused: " + NtStatusName(h.status));
-  }
-  SECMODE_RETURN_IF_ERROR(NeedBody(m, 16, 16, "TREE_CONNECT"));
-  const uint8_t* b = m.data() + kHeaderSize;
+  SECMODE_ASSIGN_OR_RETURN(const uint8_t* b,
+                           SuccessBody(m, Command::kTreeConnect, "TREE_CONNECT", 16, 16));
   TreeConnectResponse r;
   r.share_type = b[2];
   r.share_flags = Le32(b + 4);
@@ -349,12 +352,7 @@ void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, bool d
 }
 
 Result<CreateResponse> ParseCreateResponse(ByteView m) {
-  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ResponseHeader(m, Command::kCreate, "CREATE"));
-  if (h.status != kStatusSuccess) {
-    return Status::Unavailable("CREATE refused: " + NtStatusName(h.status));
-  }
-  SECMODE_RETURN_IF_ERROR(NeedBody(m, 88, 89, "CREATE"));
-  const uint8_t* b = m.data() + kHeaderSize;
+  SECMODE_ASSIGN_OR_RETURN(const uint8_t* b, SuccessBody(m, Command::kCreate, "CREATE", 88, 89));
   CreateResponse r;
   r.end_of_file = Le64(b + 48);
   r.file.persistent = Le64(b + 64);
@@ -413,21 +411,13 @@ void BuildEmptyRequest(const HeaderFields& h, Bytes* out) {
 }
 
 Result<uint32_t> ParseWriteResponse(ByteView m) {
-  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ResponseHeader(m, Command::kWrite, "WRITE"));
-  if (h.status != kStatusSuccess) {
-    return Status::Unavailable("WRITE refused: " + NtStatusName(h.status));
-  }
-  SECMODE_RETURN_IF_ERROR(NeedBody(m, 16, 17, "WRITE"));
-  return Le32(m.data() + kHeaderSize + 4);
+  SECMODE_ASSIGN_OR_RETURN(const uint8_t* b, SuccessBody(m, Command::kWrite, "WRITE", 16, 17));
+  return Le32(b + 4);
 }
 
 Result<ByteView> ParseQueryInfoResponse(ByteView m) {
-  SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ResponseHeader(m, Command::kQueryInfo, "QUERY_INFO"));
-  if (h.status != kStatusSuccess) {
-    return Status::Unavailable("QUERY_INFO refused: " + NtStatusName(h.status));
-  }
-  SECMODE_RETURN_IF_ERROR(NeedBody(m, 8, 9, "QUERY_INFO"));
-  const uint8_t* b = m.data() + kHeaderSize;
+  SECMODE_ASSIGN_OR_RETURN(const uint8_t* b,
+                           SuccessBody(m, Command::kQueryInfo, "QUERY_INFO", 8, 9));
   return BufferAt(m, Le16(b + 2), Le32(b + 4), kHeaderSize + 8, "QUERY_INFO output");
 }
 
