@@ -46,12 +46,15 @@ CLI::App* AddSmbLoadCommand(CLI::App& app) {
   cmd->add_option("--size", a->o.size, "READ/WRITE size in bytes, at most 8 MiB (default 4096)")
       ->check(CLI::Range(1u, 8u << 20));
   cmd->add_option("--outstanding", a->o.outstanding,
-                  "Requests in flight on each connection (default 1)")
+                  "Requests in flight on each channel (default 1)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--connections", a->o.connections,
-                  "TCP connections, each a Kerberos session of its own; not SMB multichannel "
-                  "(default 1)")
+                  "Sessions, each a Kerberos session on a TCP connection of its own (default 1)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--channels", a->o.channels,
+                  "TCP connections per session: SMB3 multichannel, the extra ones bound to the "
+                  "session (SMB 3.x modes; not smb-sign-hmac-sha256) (default 1)")
+      ->check(CLI::Range(1, 32));
   cmd->add_option("--seconds", a->o.seconds, "Measured duration (default 2)")
       ->check(CLI::Range(0.001, 86400.0));
   cmd->add_option("--warmup", a->o.warmup_seconds,

@@ -398,6 +398,7 @@ json SmbLoadReportJson(const smb::SmbLoadReport& r) {
           {"op", smb::SmbOpName(r.options.op)},
           {"size", r.options.op == smb::SmbOp::kMetadata ? 0u : r.options.size},
           {"connections", r.options.connections},
+          {"channels", r.options.channels},
           {"outstanding", r.options.outstanding},
           {"dialect", smb::DialectName(r.dialect)},
           {"seconds", r.seconds},

@@ -63,6 +63,33 @@ Result<std::unique_ptr<SmbClient>> SmbClient::Connect(common::Fd fd,
   return c;
 }
 
+Result<std::unique_ptr<SmbClient>> SmbClient::Bind(common::Fd fd, const SmbClient& session,
+                                                   uint32_t channel) {
+  if (fd.get() < 0) return Status::InvalidArgument("SmbClient::Bind: no socket");
+  if (session.dialect_ != kDialect311) {
+    return Status::InvalidArgument("multichannel needs SMB 3.x; " + session.config_.mode +
+                                   " runs on SMB " + DialectName(session.dialect_));
+  }
+  if (!session.multichannel_) {
+    return Status::Unavailable("the server did not offer multichannel (CAP_MULTI_CHANNEL)");
+  }
+  if (!session.protect_ || session.tree_id_ == 0) {
+    return Status::InvalidArgument("SmbClient::Bind: the session is not set up");
+  }
+  if (channel == 0) return Status::InvalidArgument("channel 0 is the session's own connection");
+  std::unique_ptr<SmbClient> c(new SmbClient(std::move(fd), session.config_));
+  c->mode_ = session.mode_;
+  c->channel_ = channel;
+  memcpy(c->client_guid_, session.client_guid_, 16);
+  c->has_client_guid_ = true;
+  const std::string which = "channel " + N(channel);
+  SECMODE_RETURN_IF_ERROR(c->Negotiate().Annotate(which + ": NEGOTIATE"));
+  SECMODE_RETURN_IF_ERROR(c->SessionSetup(&session).Annotate(which + ": SESSION_SETUP binding"));
+  c->tree_id_ = session.tree_id_;
+  c->share_flags_ = session.share_flags_;
+  return c;
+}
+
 HeaderFields SmbClient::NextHeader(Command command, uint16_t charge) {
   HeaderFields h;
   h.command = command;
@@ -300,9 +327,12 @@ Status SmbClient::Check(const Completion& c, uint32_t bytes) {
 
 Status SmbClient::Negotiate() {
   NegotiateRequest r;
-  if (RAND_bytes(r.client_guid, 16) != 1 || RAND_bytes(r.salt, 32) != 1) {
-    return Status::Internal("RAND_bytes failed");
+  if (!has_client_guid_) {
+    if (RAND_bytes(client_guid_, 16) != 1) return Status::Internal("RAND_bytes failed");
+    has_client_guid_ = true;
   }
+  memcpy(r.client_guid, client_guid_, 16);
+  if (RAND_bytes(r.salt, 32) != 1) return Status::Internal("RAND_bytes failed");
   const bool hmac =
       mode_.protection == Protection::kSign && mode_.signing == SigningAlgorithm::kHmacSha256;
   r.dialects = {hmac ? kDialect210 : kDialect311};
@@ -332,6 +362,7 @@ Status SmbClient::Negotiate() {
                                config_.mode + " needs " + Hex16(r.dialects[0]));
   }
   dialect_ = n.dialect;
+  multichannel_ = (n.capabilities & kCapMultiChannel) != 0;
   max_read_ = n.max_read_size;
   max_write_ = n.max_write_size;
   if (max_read_ < 4096 || max_write_ < 4096) {
@@ -358,7 +389,7 @@ Status SmbClient::Negotiate() {
   return Status::Ok();
 }
 
-Status SmbClient::SessionSetup() {
+Status SmbClient::SessionSetup(const SmbClient* bind_to) {
   gss::PrivateCcache ccache;
   SECMODE_RETURN_IF_ERROR(ccache.Make(config_.ccache));
   OM_uint32 major, minor = 0;
@@ -392,6 +423,14 @@ Status SmbClient::SessionSetup() {
   Bytes in_token, request, final_response;
   OM_uint32 init_major = GSS_S_CONTINUE_NEEDED;
   uint16_t session_flags = 0;
+  // A binding request names the session and is signed with its signing
+  // key (MS-SMB2 3.2.4.2.3, 3.2.4.1.1).
+  std::unique_ptr<Signer> session_signer;
+  if (bind_to) {
+    session_id_ = bind_to->session_id_;
+    SECMODE_ASSIGN_OR_RETURN(session_signer,
+                             Signer::Create(bind_to->signer_->algorithm(), bind_to->keys_.signing));
+  }
   for (int round = 0; round < 4 && final_response.empty(); ++round) {
     gss_buffer_desc input{in_token.size(), in_token.data()};
     gss::BufferHandle output;
@@ -405,7 +444,11 @@ Status SmbClient::SessionSetup() {
                            init_major, minor);
     }
     const HeaderFields h = NextHeader(Command::kSessionSetup);
-    BuildSessionSetupRequest(h, 0, security_mode, output.view(), &request);
+    BuildSessionSetupRequest(h, bind_to ? kSessionSetupBinding : 0, security_mode, output.view(),
+                             &request);
+    if (session_signer) {
+      SECMODE_RETURN_IF_ERROR(session_signer->Sign(common::MutableByteView(request)));
+    }
     if (v311) SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, request));
     SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
     SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
@@ -453,6 +496,14 @@ Status SmbClient::SessionSetup() {
     const CipherId cipher =
         mode_.protection == Protection::kEncrypt ? mode_.cipher : CipherId::kAes128Gcm;
     SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb311Keys(gss_key_, preauth_, cipher));
+    if (bind_to) {
+      // MS-SMB2 3.2.5.3.3: the channel signs with the key of this
+      // authentication and this binding's preauth hash; it encrypts and
+      // decrypts with the session's keys.
+      keys_.client_to_server = bind_to->keys_.client_to_server;
+      keys_.server_to_client = bind_to->keys_.server_to_client;
+      keys_.application = bind_to->keys_.application;
+    }
   }
   SECMODE_ASSIGN_OR_RETURN(signer_, Signer::Create(signing, keys_.signing));
   // MS-SMB2 3.3.5.5.3: a 3.1.1 server signs the final SESSION_SETUP response
@@ -466,11 +517,11 @@ Status SmbClient::SessionSetup() {
     return Status::AuthFailed("the final SESSION_SETUP response is not signed");
   }
   if (mode_.protection == Protection::kEncrypt) {
-    SECMODE_ASSIGN_OR_RETURN(encryptor_,
-                             Encryptor::Create(mode_.cipher, keys_.client_to_server, session_id_));
+    SECMODE_ASSIGN_OR_RETURN(
+        encryptor_, Encryptor::Create(mode_.cipher, keys_.client_to_server, session_id_, channel_));
     SECMODE_ASSIGN_OR_RETURN(decryptor_,
                              Decryptor::Create(mode_.cipher, keys_.server_to_client, session_id_));
-  } else if (session_flags & kSessionFlagEncryptData) {
+  } else if ((session_flags & kSessionFlagEncryptData) && !bind_to) {
     return Status::Unavailable("the server requires encryption for this session; " + config_.mode +
                                " does not encrypt");
   }

@@ -82,6 +82,19 @@ class SmbClient {
   // connected TCP socket).
   static common::Result<std::unique_ptr<SmbClient>> Connect(common::Fd fd,
                                                             const SmbClientConfig& config);
+  // SMB3 multichannel (MS-SMB2 3.2.4.2.3, 3.2.5.3.3): binds `fd` (a new
+  // connection to the same server) to `session`'s session as channel
+  // `channel` (1, 2 ...): NEGOTIATE with the session's ClientGuid, then a
+  // SESSION_SETUP with SMB2_SESSION_FLAG_BINDING signed with the session's
+  // signing key, authenticated afresh (a new Kerberos AP-REQ); the
+  // channel signs with its own key (from this authentication's session key
+  // and this binding's preauth hash) and seals with the session's keys
+  // (its own nonce counters: transform.h's ledger). The session's tree and
+  // files are usable on it. SMB 3.x only (not smb-sign-hmac-sha256's 2.1);
+  // the server must offer CAP_MULTI_CHANNEL. `session` is only read, and
+  // must not be used by another thread meanwhile.
+  static common::Result<std::unique_ptr<SmbClient>> Bind(common::Fd fd, const SmbClient& session,
+                                                         uint32_t channel);
   ~SmbClient() = default;
   SmbClient(const SmbClient&) = delete;
   SmbClient& operator=(const SmbClient&) = delete;
@@ -145,7 +158,8 @@ class SmbClient {
  private:
   explicit SmbClient(common::Fd fd, const SmbClientConfig& c) : fd_(std::move(fd)), config_(c) {}
   common::Status Negotiate();
-  common::Status SessionSetup();
+  // A new session, or with `bind_to` a channel of that one.
+  common::Status SessionSetup(const SmbClient* bind_to = nullptr);
   common::Status TreeConnect();
   HeaderFields NextHeader(Command command, uint16_t charge = 1);
   // Sends `message` (+ `data`, the WRITE payload) protected per the session
@@ -166,8 +180,12 @@ class SmbClient {
   uint64_t session_id_ = 0;
   uint32_t tree_id_ = 0;
   uint32_t share_flags_ = 0;
-  bool protect_ = false;   // SESSION_SETUP done: sign / encrypt from now on
-  common::Bytes preauth_;  // 3.1.1 preauth-integrity hash
+  uint8_t client_guid_[16] = {};
+  bool has_client_guid_ = false;
+  bool multichannel_ = false;  // the server offered CAP_MULTI_CHANNEL
+  uint32_t channel_ = 0;       // 0: the session's first connection
+  bool protect_ = false;       // SESSION_SETUP done: sign / encrypt from now on
+  common::Bytes preauth_;      // 3.1.1 preauth-integrity hash
   common::Bytes gss_key_;
   SessionKeys keys_;
   std::unique_ptr<Signer> signer_;

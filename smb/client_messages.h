@@ -47,6 +47,8 @@ inline constexpr uint16_t kSigningRequired = 0x0002;
 inline constexpr uint32_t kCapLargeMtu = 0x00000004;
 inline constexpr uint32_t kCapMultiChannel = 0x00000008;
 inline constexpr uint32_t kCapEncryption = 0x00000040;
+// SESSION_SETUP request Flags (2.2.5): bind a new channel to the session.
+inline constexpr uint8_t kSessionSetupBinding = 0x01;
 // SessionFlags (2.2.6) and ShareFlags (2.2.10).
 inline constexpr uint16_t kSessionFlagEncryptData = 0x0004;
 inline constexpr uint32_t kShareFlagEncryptData = 0x00008000;

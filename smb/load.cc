@@ -20,7 +20,9 @@ namespace {
 
 std::string N(uint64_t v) { return std::to_string(v); }
 
+// One channel of one session (channel 0: the session's own connection).
 struct Connection {
+  int session = 0, channel = 0;
   std::unique_ptr<SmbClient> client;
   FileId file;
   common::LatencySamples latency;
@@ -33,10 +35,17 @@ uint64_t Region(const SmbLoadOptions& o) {
   return std::max<uint64_t>(uint64_t{o.size} * static_cast<uint64_t>(o.outstanding) * 2, 1 << 20);
 }
 
+// Connects channel c->channel of session c->session (binding it to
+// `session` unless it is channel 0) and opens its file.
 Status SetUp(const SmbLoadOptions& o, const SmbClientConfig& config, const SmbConnector& connect,
-             int index, Connection* c) {
+             const SmbClient* session, int index, Connection* c) {
   SECMODE_ASSIGN_OR_RETURN(common::Fd fd, connect());
-  SECMODE_ASSIGN_OR_RETURN(c->client, SmbClient::Connect(std::move(fd), config));
+  if (session == nullptr) {
+    SECMODE_ASSIGN_OR_RETURN(c->client, SmbClient::Connect(std::move(fd), config));
+  } else {
+    SECMODE_ASSIGN_OR_RETURN(
+        c->client, SmbClient::Bind(std::move(fd), *session, static_cast<uint32_t>(c->channel)));
+  }
   SmbClient& s = *c->client;
   if (o.op != SmbOp::kMetadata && (o.size > s.max_read_size() || o.size > s.max_write_size())) {
     return Status::InvalidArgument("--size " + N(o.size) + " is above the server's MaxReadSize " +
@@ -132,6 +141,9 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
     return Status::InvalidArgument("connections must be 1 to 256, not " +
                                    std::to_string(o.connections));
   }
+  if (o.channels < 1 || o.channels > 32) {
+    return Status::InvalidArgument("channels must be 1 to 32, not " + std::to_string(o.channels));
+  }
   if (o.outstanding < 1 || o.outstanding > 1024) {
     return Status::InvalidArgument("outstanding requests must be 1 to 1024, not " +
                                    std::to_string(o.outstanding));
@@ -148,11 +160,17 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   SECMODE_ASSIGN_OR_RETURN(SmbMode mode, ParseSmbModeName(config.mode));
   (void)mode;
 
-  std::vector<Connection> conns(static_cast<size_t>(o.connections));
-  for (int i = 0; i < o.connections; ++i) {
-    SECMODE_RETURN_IF_ERROR(SetUp(o, config, connect, i, &conns[static_cast<size_t>(i)])
-                                .Annotate("connection " + std::to_string(i + 1) + " of " +
-                                          std::to_string(o.connections)));
+  std::vector<Connection> conns(static_cast<size_t>(o.connections * o.channels));
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Connection& c = conns[i];
+    c.session = static_cast<int>(i) / o.channels;
+    c.channel = static_cast<int>(i) % o.channels;
+    const SmbClient* session = c.channel == 0 ? nullptr : conns[i - c.channel].client.get();
+    SECMODE_RETURN_IF_ERROR(SetUp(o, config, connect, session, static_cast<int>(i), &c)
+                                .Annotate("session " + std::to_string(c.session + 1) + " of " +
+                                          std::to_string(o.connections) + ", channel " +
+                                          std::to_string(c.channel + 1) + " of " +
+                                          std::to_string(o.channels)));
   }
 
   const uint64_t start = common::NowNs() + 1000000;
@@ -186,17 +204,14 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
     r.errors += c.errors;
     if (r.first_error.empty()) r.first_error = c.first_error;
     all.Merge(c.latency);
-    if (failure.ok() && !c.failure.ok()) {
-      failure = c.failure.Annotate("connection " + std::to_string(i + 1));
-    }
-    // Close the file (the server deletes it) and end the session; a
-    // broken connection has nothing to close.
+    const std::string which =
+        "session " + std::to_string(c.session + 1) + " channel " + std::to_string(c.channel + 1);
+    if (failure.ok() && !c.failure.ok()) failure = c.failure.Annotate(which);
+    // Close the file (the server deletes it); a broken connection has
+    // nothing to close.
     if (c.failure.ok()) {
-      Status closed = c.client->Close(c.file);
-      if (closed.ok()) closed = c.client->Logoff();
-      if (!closed.ok() && failure.ok()) {
-        failure = closed.Annotate("ending connection " + std::to_string(i + 1));
-      }
+      const Status closed = c.client->Close(c.file);
+      if (!closed.ok() && failure.ok()) failure = closed.Annotate("closing the file of " + which);
     }
     const SmbClient::Counters& k = c.client->counters();
     r.counters.requests += k.requests;
@@ -205,6 +220,15 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
     r.counters.responses_verified += k.responses_verified;
     r.counters.responses_decrypted += k.responses_decrypted;
     r.counters.interim_responses += k.interim_responses;
+  }
+  // Then each session ends on its own connection (LOGOFF ends its
+  // channels too).
+  for (Connection& c : conns) {
+    if (c.channel != 0 || !c.failure.ok()) continue;
+    const Status ended = c.client->Logoff();
+    if (!ended.ok() && failure.ok()) {
+      failure = ended.Annotate("ending session " + std::to_string(c.session + 1));
+    }
   }
   r.ops_per_s = static_cast<double>(r.ops) / r.seconds;
   r.mb_per_s = static_cast<double>(r.bytes) / r.seconds / 1e6;

@@ -1,8 +1,10 @@
 // RunSmbLoad: the SMB counterpart of rpc/load.h's nconnect load generator.
-// `connections` TCP connections, each with a Kerberos session of its own
-// (smb/client.h) in the chosen smb-* mode, each keeping `outstanding`
-// requests in flight (pipelined, within the credits the server grants) on
-// a file of its own, for a warm-up and then `seconds`.
+// `connections` Kerberos sessions (smb/client.h) in the chosen smb-* mode,
+// each over `channels` TCP connections (SMB3 multichannel: the first
+// connection sets the session up, the others are bound to it), each
+// channel keeping `outstanding` requests in flight (pipelined, within the
+// credits the server grants) on a file of its own, for a warm-up and then
+// `seconds`.
 //
 // Operations: read (READ of `size` bytes from a region written first),
 // write (WRITE of `size` bytes over a region), metadata (QUERY_INFO
@@ -11,10 +13,6 @@
 // server's page cache: the cost measured is the protocol's and the
 // mode's, not the disk's. The files are opened delete-on-close: nothing is
 // left on the server.
-//
-// Not SMB multichannel: each connection is a session of its own (no
-// SESSION_SETUP binding), which is what N independent clients cost the
-// server; one session over several channels is not built yet.
 //
 // Every latency is from the request's send to its response's check; only
 // requests sent after the warm-up and answered before the end count. A
@@ -45,8 +43,9 @@ const char* SmbOpName(SmbOp op);
 struct SmbLoadOptions {
   SmbOp op = SmbOp::kRead;
   uint32_t size = 4096;  // READ/WRITE bytes (not used by metadata)
-  int connections = 1;
-  int outstanding = 1;  // per connection
+  int connections = 1;   // sessions, each on a connection of its own
+  int channels = 1;      // connections per session: 1 + channels bound to it (multichannel)
+  int outstanding = 1;   // per channel
   double seconds = 2;
   double warmup_seconds = 0.2;
 };

@@ -132,8 +132,55 @@ TEST_F(SambaTest, EveryModeWritesAndReadsBackThroughTheShare) {
   }
 }
 
-// The load generator: pipelined requests on two sessions, every one sealed,
-// none refused, and its files gone from the share afterwards.
+// SMB3 multichannel: channels bound to one session carry its files; a
+// file opened on the first is written on the second and read back on the
+// third, in a signing and in an encrypting mode. smb-sign-hmac-sha256 (SMB
+// 2.1) cannot bind and says so.
+TEST_F(SambaTest, ChannelsBoundToOneSessionShareItsFiles) {
+  for (const char* mode : {"smb-sign-aes-gmac", "smb-enc-aes-128-ccm"}) {
+    SCOPED_TRACE(mode);
+    auto first = Connect(mode);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    std::vector<std::unique_ptr<SmbClient>> channels;
+    for (uint32_t ch = 1; ch <= 2; ++ch) {
+      auto fd = dc_->Connect(common::Deadline::AfterMs(5000));
+      ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+      auto bound = SmbClient::Bind(std::move(*fd), **first, ch);
+      ASSERT_TRUE(bound.ok()) << bound.status().ToString() << "\n" << dc_->Describe();
+      EXPECT_EQ((*bound)->session_id(), (*first)->session_id());
+      // Each channel signs with a key of its own.
+      EXPECT_NE((*bound)->keys().signing, (*first)->keys().signing);
+      channels.push_back(std::move(*bound));
+    }
+    auto f = (*first)->Open(std::string("mc-") + mode + ".dat", /*delete_on_close=*/true);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    const Bytes data = Pattern(100000, 3);
+    auto w = channels[0]->Write(*f, 0, data);
+    ASSERT_TRUE(w.ok()) << w.ToString();
+    Bytes back;
+    auto r = channels[1]->Read(*f, 0, static_cast<uint32_t>(data.size()), &back);
+    ASSERT_TRUE(r.ok()) << r.ToString();
+    EXPECT_EQ(back, data);
+    for (const auto& ch : channels) {
+      const auto& k = ch->counters();
+      EXPECT_EQ(k.signed_requests + k.encrypted_requests, k.requests - 2) << "all but NEGOTIATE "
+                                                                             "and the binding";
+    }
+    EXPECT_TRUE((*first)->Close(*f).ok());
+    EXPECT_TRUE((*first)->Logoff().ok());
+  }
+  auto hmac = Connect("smb-sign-hmac-sha256");
+  ASSERT_TRUE(hmac.ok()) << hmac.status().ToString();
+  auto fd = dc_->Connect(common::Deadline::AfterMs(5000));
+  ASSERT_TRUE(fd.ok());
+  auto refused = SmbClient::Bind(std::move(*fd), **hmac, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("SMB 3.x"), std::string::npos);
+}
+
+// The load generator: pipelined requests on two sessions of two channels
+// each, every one sealed, none refused, and its files gone from the share
+// afterwards.
 TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
   for (SmbOp op : {SmbOp::kRead, SmbOp::kWrite, SmbOp::kMetadata}) {
     SCOPED_TRACE(SmbOpName(op));
@@ -141,6 +188,7 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
     o.op = op;
     o.size = 65536 + 100;  // two credits each
     o.connections = 2;
+    o.channels = 2;  // each session over two connections (multichannel)
     o.outstanding = 4;
     o.seconds = 0.3;
     o.warmup_seconds = 0.05;
