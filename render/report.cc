@@ -234,6 +234,7 @@ const SectionRenderer kRenderers[] = {
     {"gss", RenderGssSection},
     {"smb", RenderSmbSection},
     {"e2e", RenderE2eSection},
+    {"smb-e2e", RenderSmbE2eSection},
     {"predictions", RenderPredictionsSection},
     {"lab", RenderLabSection},
     {"windows", RenderWindowsSection},

@@ -19,6 +19,8 @@ void RenderScalingSection(const harness::RunResults& r, const nlohmann::json& se
                           Rendered& out);
 void RenderGssSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
+void RenderSmbE2eSection(const harness::RunResults& r, const nlohmann::json& section,
+                         Rendered& out);
 void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& section, Rendered& out);
 void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json& section,
                               Rendered& out);  // report_predict.cc

@@ -56,6 +56,7 @@ double PlannedScalingSeconds(const SectionContext& context);       // section_sc
 double PlannedGssSeconds(const SectionContext& context);           // section_gss.cc
 double PlannedSmbSeconds(const SectionContext& context);           // section_smb.cc
 double PlannedE2eSeconds(const SectionContext& context);           // section_e2e.cc
+double PlannedSmbE2eSeconds(const SectionContext& context);        // section_smb_e2e.cc
 double PlannedValidationSeconds(const SectionContext& context);    // section_nconnect_validation.cc
 double PlannedLabSeconds(const SectionContext& context);           // section_lab.cc
 
@@ -65,6 +66,7 @@ common::Status RunScalingSection(SectionContext& context);   // section_scaling.
 common::Status RunGssSection(SectionContext& context);       // section_gss.cc
 common::Status RunSmbSection(SectionContext& context);       // section_smb.cc
 common::Status RunE2eSection(SectionContext& context);       // section_e2e.cc
+common::Status RunSmbE2eSection(SectionContext& context);    // section_smb_e2e.cc
 common::Status RunWindowsSection(SectionContext& context);   // section_windows.cc
 common::Status RunPredictionsSection(SectionContext& context);  // section_predictions.cc
 common::Status RunLabSection(SectionContext& context);          // section_lab.cc

@@ -20,6 +20,7 @@ const Section kSections[] = {
     {"gss", RunGssSection, PlannedGssSeconds, {"krb5"}},
     {"smb", RunSmbSection, PlannedSmbSeconds, {"smb-"}},
     {"e2e", RunE2eSection, PlannedE2eSeconds, {"sys", "krb5"}},
+    {"smb-e2e", RunSmbE2eSection, PlannedSmbE2eSeconds, {"smb-"}},
     {"predictions", RunPredictionsSection, nullptr, {"krb5"}},
     {"lab", RunLabSection, PlannedLabSeconds, {"krb5"}},
     {"windows", RunWindowsSection, nullptr, {"krb5"}},

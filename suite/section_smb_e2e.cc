@@ -1,0 +1,151 @@
+// Section "smb-e2e": every smb-* mode end to end against a throwaway Samba
+// AD DC over Kerberos (smb/samba_dc.h, smb/load.h): READ and WRITE of 4 KiB
+// and 1 MiB and QUERY_INFO (metadata), on one channel and on four channels
+// of one session (multichannel; not smb-sign-hmac-sha256, whose SMB 2.1 has
+// none). Rows are interleaved by mode (each case runs every mode before the
+// next case), so drift over the section spreads over the modes; each row's
+// change against smb-plain of the same case is taken within this run.
+// A --quick run measures 1 MiB READ and metadata on one channel, shortly.
+// Where Samba cannot run (not root, packages missing), sections["smb-e2e"]
+// .not_run says why and the run goes on. Rows and settings go to
+// RunResults::sections["smb-e2e"].
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "smb/load.h"
+#include "smb/samba_dc.h"
+#include "suite/section.h"
+
+namespace secmode::suite {
+
+using common::Status;
+
+namespace {
+
+struct Case {
+  smb::SmbOp op;
+  uint32_t size;
+  int outstanding;
+};
+constexpr Case kCases[] = {{smb::SmbOp::kRead, 4096, 8},
+                           {smb::SmbOp::kWrite, 4096, 8},
+                           {smb::SmbOp::kRead, 1u << 20, 4},
+                           {smb::SmbOp::kWrite, 1u << 20, 4},
+                           {smb::SmbOp::kMetadata, 0, 8}};
+constexpr Case kQuickCases[] = {{smb::SmbOp::kRead, 1u << 20, 4}, {smb::SmbOp::kMetadata, 0, 8}};
+constexpr int kChannels[] = {1, 4};
+constexpr int kQuickChannels[] = {1};
+
+struct Budget {
+  double seconds, warmup;
+};
+Budget BudgetOf(const SectionContext& ctx) {
+  return ctx.options.quick ? Budget{0.3, 0.05} : Budget{2.0, 0.2};
+}
+
+// The smb-* modes: the run's when --modes named some, else all eight.
+std::vector<std::string> SmbModes(const SectionContext& ctx) {
+  std::vector<std::string> modes;
+  if (ctx.restricted) {
+    for (const auto& m : ctx.modes) {
+      if (m.family.rfind("smb-", 0) == 0) modes.push_back(m.family);
+    }
+    return modes;
+  }
+  return {"smb-plain",           "smb-sign-hmac-sha256", "smb-sign-aes-cmac",
+          "smb-sign-aes-gmac",   "smb-enc-aes-128-ccm",  "smb-enc-aes-128-gcm",
+          "smb-enc-aes-256-ccm", "smb-enc-aes-256-gcm"};
+}
+
+}  // namespace
+
+double PlannedSmbE2eSeconds(const SectionContext& ctx) {
+  if (!smb::SambaDc::Available().ok()) return 0;
+  const Budget b = BudgetOf(ctx);
+  const size_t cases = ctx.options.quick ? std::size(kQuickCases) : std::size(kCases);
+  const size_t channels = ctx.options.quick ? std::size(kQuickChannels) : std::size(kChannels);
+  // Each row also sets its sessions up and ends them (about 0.1 s); the
+  // domain controller takes about 8 s to provision and start.
+  return 8 + static_cast<double>(SmbModes(ctx).size() * cases * channels) *
+                 (b.seconds + b.warmup + 0.1);
+}
+
+Status RunSmbE2eSection(SectionContext& ctx) {
+  nlohmann::json& section = ctx.results.sections["smb-e2e"];
+  const Status available = smb::SambaDc::Available();
+  if (!available.ok()) {
+    section = {{"not_run", std::string(available.message())}};
+    return Status::Ok();
+  }
+  const std::vector<std::string> modes = SmbModes(ctx);
+  if (modes.empty()) {
+    section = {{"not_run", "the run's --modes name no smb-* mode"}};
+    return Status::Ok();
+  }
+  SECMODE_ASSIGN_OR_RETURN(std::unique_ptr<smb::SambaDc> dc, smb::SambaDc::Start());
+  const Budget b = BudgetOf(ctx);
+  const std::vector<Case> cases =
+      ctx.options.quick ? std::vector<Case>(std::begin(kQuickCases), std::end(kQuickCases))
+                        : std::vector<Case>(std::begin(kCases), std::end(kCases));
+  const std::vector<int> channels =
+      ctx.options.quick ? std::vector<int>(std::begin(kQuickChannels), std::end(kQuickChannels))
+                        : std::vector<int>(std::begin(kChannels), std::end(kChannels));
+  const smb::SambaDc* d = dc.get();
+  const smb::SmbConnector connect = [d] { return d->Connect(common::Deadline::AfterMs(5000)); };
+  nlohmann::json rows = nlohmann::json::array();
+  Status first_failure = Status::Ok();
+  bool interrupted = false;
+  for (const Case& c : cases) {
+    for (int ch : channels) {
+      for (const std::string& mode : modes) {
+        if (InterruptSignal(ctx.options)) {
+          interrupted = true;
+          break;
+        }
+        if (ch > 1 && mode == "smb-sign-hmac-sha256") continue;  // SMB 2.1: no multichannel
+        smb::SmbLoadOptions o;
+        o.op = c.op;
+        o.size = c.size ? c.size : 4096;
+        o.outstanding = c.outstanding;
+        o.channels = ch;
+        o.seconds = b.seconds;
+        o.warmup_seconds = b.warmup;
+        smb::SmbClientConfig config;
+        config.mode = mode;
+        config.ccache = dc->ccache();
+        config.service_principal = dc->service_principal();
+        config.unc = dc->share_unc();
+        auto r = smb::RunSmbLoad(o, config, connect);
+        const std::string what = mode + " " + smb::SmbOpName(c.op) + " " + std::to_string(c.size) +
+                                 " x" + std::to_string(ch) + " channels";
+        if (!r.ok()) {
+          ctx.log << "\n  smb-e2e " << what << " failed: " << r.status().ToString();
+          if (first_failure.ok()) first_failure = r.status().Annotate("smb-e2e " + what);
+          continue;
+        }
+        rows.push_back(harness::SmbLoadReportJson(*r));
+        if (r->errors > 0 && first_failure.ok()) {
+          first_failure = Status::Internal("smb-e2e " + what + ": " + std::to_string(r->errors) +
+                                           " refused requests, first: " + r->first_error);
+        }
+      }
+    }
+  }
+  const std::string server = "Samba " + dc->version() + " AD DC (throwaway, network namespace)";
+  SECMODE_RETURN_IF_ERROR(dc->Stop());
+  section = {{"server", server},
+             {"seconds", b.seconds},
+             {"warmup_seconds", b.warmup},
+             {"transport", "tcp over a veth pair between two network namespaces"},
+             {"rows", std::move(rows)}};
+  if (interrupted) {
+    const int sig = InterruptSignal(ctx.options);
+    section["interrupted"] = SignalName(sig);
+    ctx.results.errors.push_back(
+        InterruptedError("section", "smb-e2e", sig, "the rows after the last one were not run"));
+  }
+  return first_failure;
+}
+
+}  // namespace secmode::suite

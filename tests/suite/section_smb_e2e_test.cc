@@ -1,0 +1,65 @@
+// The smb-e2e section of `secmode run` on two modes (a quick run: 1 MiB
+// READ and metadata on one channel): its rows in results.json, every
+// request answered, and the report's table with each row's change against
+// smb-plain taken from the same run. Needs root and Debian's samba packages;
+// without them the section says why it did not run, which is checked too.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "common/files.h"
+#include "harness/results.h"
+#include "render/run_dir.h"
+#include "smb/samba_dc.h"
+#include "suite/suite.h"
+
+namespace secmode::suite {
+namespace {
+
+TEST(SectionSmbE2eTest, RowsForEveryModeAndCaseAndTheirChangeInTheReport) {
+  auto tmp = common::MakeTempDirectory("secmode-section-smb-e2e-");
+  ASSERT_TRUE(tmp.ok());
+  SuiteOptions o;
+  o.quick = true;
+  o.modes = {"smb-plain", "smb-enc-aes-128-gcm"};
+  o.sizes = {4096};
+  o.command = "section_smb_e2e_test";
+  std::ostringstream log;
+  auto run = RunSuite(o, log);
+  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n" << log.str();
+  const std::string dir = *tmp + "/run";
+  ASSERT_TRUE(render::WriteRunDirectory(dir, *run).ok());
+  auto text = common::ReadFile(dir + "/results.json");
+  ASSERT_TRUE(text.ok());
+  auto results = harness::ReadResultsJson(*text);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  auto report = common::ReadFile(dir + "/report.md");
+  ASSERT_TRUE(report.ok());
+  (void)common::RemoveTree(*tmp);
+  const nlohmann::json& section = results->sections["smb-e2e"];
+  ASSERT_TRUE(section.is_object()) << "no smb-e2e section";
+  EXPECT_NE(report->find("## SMB3 end to end against Samba"), std::string::npos);
+  const common::Status available = smb::SambaDc::Available();
+  if (!available.ok()) {
+    EXPECT_EQ(section.value("not_run", ""), std::string(available.message()));
+    GTEST_SKIP() << available.message();
+  }
+  const auto& rows = section["rows"];
+  ASSERT_EQ(rows.size(), 4u) << section.dump(1);  // 2 modes x (1 MiB read, metadata)
+  for (const auto& r : rows) {
+    EXPECT_GT(r.value("ops", 0), 0) << r.dump();
+    EXPECT_EQ(r.value("errors", 1), 0) << r.dump();
+    EXPECT_EQ(r.value("dialect", ""), "3.1.1");
+    if (r.value("mode", "") == "smb-enc-aes-128-gcm") {
+      EXPECT_GE(r.value("encrypted_requests", 0), r.value("ops", 0)) << r.dump();
+    }
+  }
+  // The encrypted rows' change against smb-plain, computed by the report.
+  const size_t enc = report->find("| smb-enc-aes-128-gcm | read | 1 MiB | 1 |");
+  ASSERT_NE(enc, std::string::npos) << *report;
+  const std::string line = report->substr(enc, report->find('\n', enc) - enc);
+  EXPECT_NE(line.find("%"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace secmode::suite
