@@ -8,29 +8,17 @@
 
 #include "common/files.h"
 #include "harness/results.h"
-#include "render/run_dir.h"
 #include "suite/suite.h"
+#include "tests/suite/saved_quick_run.h"
 
 namespace secmode::suite {
 namespace {
 
 TEST(SectionGssTest, WritesBoundsAndTheEngineComparison) {
-  auto tmp = common::MakeTempDirectory("secmode-section-gss-");
-  ASSERT_TRUE(tmp.ok());
-  SuiteOptions o;
-  o.quick = true;
-  o.modes = {"krb5p:aes128-cts-hmac-sha256-128:native"};
-  o.sizes = {128};
-  o.command = "section_gss_test";
-  std::ostringstream log;
-  auto run = RunSuite(o, log);
-  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n" << log.str();
-  const std::string dir = *tmp + "/run";
-  ASSERT_TRUE(render::WriteRunDirectory(dir, *run).ok());
-  auto text = common::ReadFile(dir + "/results.json");
-  ASSERT_TRUE(text.ok());
-  auto results = harness::ReadResultsJson(*text);
-  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  auto saved =
+      RunQuickAndSave({"krb5p:aes128-cts-hmac-sha256-128:native"}, {128}, "section_gss_test");
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  const harness::RunResults* results = &saved->results;
   bool seal_bound = false, open_bound = false;
   for (const auto& b : results->bounds) {
     EXPECT_EQ(b.size, 128u) << b.primitive;
@@ -52,15 +40,13 @@ TEST(SectionGssTest, WritesBoundsAndTheEngineComparison) {
   for (const char* engine : {"mit", "mit-iov", "native"}) {
     EXPECT_GT(comparison[0]["engines_ns"][engine].get<double>(), 0) << engine;
   }
-  auto report = common::ReadFile(dir + "/report.md");
-  ASSERT_TRUE(report.ok());
+  const std::string* report = &saved->report_md;
   EXPECT_NE(report->find("## krb5p engines vs the OpenSSL bound"), std::string::npos);
   EXPECT_NE(report->find("### aes128-cts-hmac-sha256-128"), std::string::npos);
   EXPECT_NE(report->find("| 128 B |"), std::string::npos);
   EXPECT_NE(report->find("native 128 B aes128-cts-hmac-sha256-128 seal+open <= 0.5 x mit"),
             std::string::npos)
       << *report;
-  common::RemoveTree(*tmp);
 }
 
 }  // namespace

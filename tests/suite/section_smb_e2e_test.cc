@@ -9,33 +9,19 @@
 
 #include "common/files.h"
 #include "harness/results.h"
-#include "render/run_dir.h"
 #include "smb/samba_dc.h"
 #include "suite/suite.h"
+#include "tests/suite/saved_quick_run.h"
 
 namespace secmode::suite {
 namespace {
 
 TEST(SectionSmbE2eTest, RowsForEveryModeAndCaseAndTheirChangeInTheReport) {
-  auto tmp = common::MakeTempDirectory("secmode-section-smb-e2e-");
-  ASSERT_TRUE(tmp.ok());
-  SuiteOptions o;
-  o.quick = true;
-  o.modes = {"smb-plain", "smb-enc-aes-128-gcm"};
-  o.sizes = {4096};
-  o.command = "section_smb_e2e_test";
-  std::ostringstream log;
-  auto run = RunSuite(o, log);
-  ASSERT_TRUE(run.ok()) << run.status().ToString() << "\n" << log.str();
-  const std::string dir = *tmp + "/run";
-  ASSERT_TRUE(render::WriteRunDirectory(dir, *run).ok());
-  auto text = common::ReadFile(dir + "/results.json");
-  ASSERT_TRUE(text.ok());
-  auto results = harness::ReadResultsJson(*text);
-  ASSERT_TRUE(results.ok()) << results.status().ToString();
-  auto report = common::ReadFile(dir + "/report.md");
-  ASSERT_TRUE(report.ok());
-  (void)common::RemoveTree(*tmp);
+  auto saved =
+      RunQuickAndSave({"smb-plain", "smb-enc-aes-128-gcm"}, {4096}, "section_smb_e2e_test");
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  harness::RunResults* results = &saved->results;
+  const std::string* report = &saved->report_md;
   const nlohmann::json& section = results->sections["smb-e2e"];
   ASSERT_TRUE(section.is_object()) << "no smb-e2e section";
   EXPECT_NE(report->find("## SMB3 end to end against Samba"), std::string::npos);
