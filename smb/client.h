@@ -162,6 +162,9 @@ class SmbClient {
   common::Status SessionSetup(const SmbClient* bind_to = nullptr);
   common::Status TreeConnect();
   HeaderFields NextHeader(Command command, uint16_t charge = 1);
+  // The largest READ/WRITE a file operation sends now: the server's
+  // maximum, or what the credits granted so far allow if less.
+  size_t ChunkLimit(uint32_t server_max) const;
   // Sends `message` (+ `data`, the WRITE payload) protected per the session
   // state, then returns the response to it (decrypted, verified).
   common::Result<common::Bytes> Exchange(const HeaderFields& h, common::Bytes* message,

@@ -154,7 +154,9 @@ TEST_F(SambaTest, ChannelsBoundToOneSessionShareItsFiles) {
     }
     auto f = (*first)->Open(std::string("mc-") + mode + ".dat", /*delete_on_close=*/true);
     ASSERT_TRUE(f.ok()) << f.status().ToString();
-    const Bytes data = Pattern(100000, 3);
+    // 9 MiB: more than the server's maximum WRITE (8 MiB) and more than a
+    // fresh channel's credits allow in one request.
+    const Bytes data = Pattern((9u << 20) + 17, 3);
     auto w = channels[0]->Write(*f, 0, data);
     ASSERT_TRUE(w.ok()) << w.ToString();
     Bytes back;
