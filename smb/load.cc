@@ -31,8 +31,12 @@ struct Connection {
   Status failure = Status::Ok();
 };
 
+// The file region a channel's requests cycle over: twice what is in flight,
+// at least 1 MiB, at most 64 MiB (memory: the read region is written from
+// one buffer first), never less than one request.
 uint64_t Region(const SmbLoadOptions& o) {
-  return std::max<uint64_t>(uint64_t{o.size} * static_cast<uint64_t>(o.outstanding) * 2, 1 << 20);
+  const uint64_t twice = uint64_t{o.size} * static_cast<uint64_t>(o.outstanding) * 2;
+  return std::max<uint64_t>(std::clamp<uint64_t>(twice, 1 << 20, 64 << 20), o.size);
 }
 
 // Connects channel c->channel of session c->session (binding it to
@@ -157,8 +161,7 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   if (o.op != SmbOp::kMetadata && (o.size < 1 || o.size > (8u << 20))) {
     return Status::InvalidArgument("size must be 1 byte to 8 MiB, not " + N(o.size));
   }
-  SECMODE_ASSIGN_OR_RETURN(SmbMode mode, ParseSmbModeName(config.mode));
-  (void)mode;
+  SECMODE_RETURN_IF_ERROR(ParseSmbModeName(config.mode).status());
 
   std::vector<Connection> conns(static_cast<size_t>(o.connections * o.channels));
   for (size_t i = 0; i < conns.size(); ++i) {

@@ -9,7 +9,7 @@
 // Operations: read (READ of `size` bytes from a region written first),
 // write (WRITE of `size` bytes over a region), metadata (QUERY_INFO
 // FileStandardInformation, the SMB counterpart of GETATTR). The region is
-// max(size * outstanding * 2, 1 MiB) per connection, so reads come from the
+// size * outstanding * 2 per channel, within 1 to 64 MiB, so reads come from the
 // server's page cache: the cost measured is the protocol's and the
 // mode's, not the disk's. The files are opened delete-on-close: nothing is
 // left on the server.
