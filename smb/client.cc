@@ -5,6 +5,7 @@
 #include <gssapi/gssapi_krb5.h>
 #include <openssl/rand.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -115,9 +116,41 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
     frame.insert(frame.end(), b.begin(), b.end());
     config_.wire_observer(true, frame);
   }
-  SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), ByteView(mark, 4)));
-  SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), a));
-  if (!b.empty()) SECMODE_RETURN_IF_ERROR(common::WriteAll(fd_.get(), b));
+  // One sendmsg for the whole frame (no 4-byte segment of its own), never
+  // blocking: a server that stops reading ends the wait at the deadline.
+  const common::Deadline deadline = common::Deadline::AfterMs(config_.timeout_ms);
+  ByteView parts[3] = {ByteView(mark, 4), a, b};
+  size_t first = 0;
+  while (first < 3) {
+    iovec iov[3];
+    int n = 0;
+    for (size_t i = first; i < 3; ++i) {
+      if (parts[i].empty()) continue;
+      iov[n].iov_base = const_cast<uint8_t*>(parts[i].data());
+      iov[n].iov_len = parts[i].size();
+      ++n;
+    }
+    if (n == 0) break;
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t sent = sendmsg(fd_.get(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        SECMODE_RETURN_IF_ERROR(
+            common::WaitFor(fd_.get(), true, deadline, "room to send an SMB request"));
+        continue;
+      }
+      return Status::IoError("sendmsg: " + common::ErrnoText(errno));
+    }
+    size_t left = static_cast<size_t>(sent);
+    while (first < 3 && left >= parts[first].size()) {
+      left -= parts[first].size();
+      ++first;
+    }
+    if (first < 3) parts[first] = parts[first].subspan(left);
+  }
   return Status::Ok();
 }
 
@@ -597,8 +630,10 @@ Status SmbClient::Read(const FileId& f, uint64_t offset, uint32_t length, Bytes*
     if (span.length > n) {
       return Status::Corrupt("READ of " + N(n) + " bytes answered with " + N(span.length));
     }
-    data->insert(data->end(), response.begin() + static_cast<ptrdiff_t>(span.offset),
-                 response.begin() + static_cast<ptrdiff_t>(span.offset + span.length));
+    if (span.length > 0) {
+      data->insert(data->end(), response.begin() + static_cast<ptrdiff_t>(span.offset),
+                   response.begin() + static_cast<ptrdiff_t>(span.offset + span.length));
+    }
     if (span.length < n) break;  // the end of the file
   }
   return Status::Ok();

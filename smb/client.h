@@ -70,6 +70,8 @@ struct SmbClientConfig {
   uint16_t credits_wanted = 64;
   // When set, sees every NetBIOS frame as it goes on the wire or comes off
   // it, length prefix included (a capture for tshark); costs a copy each.
+  // Bound channels and smb/load.h's threads share the config: an observer
+  // used there must be thread-safe.
   std::function<void(bool from_client, common::ByteView frame)> wire_observer;
 };
 

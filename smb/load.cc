@@ -111,10 +111,13 @@ void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t 
     const Status ok = SmbClient::Check(*done, o.op == SmbOp::kMetadata ? 0 : o.size);
     if (!ok.ok()) {
       if (c->errors++ == 0) c->first_error = ok.ToString();
-    } else if (started >= warm_end && t <= end) {
-      c->latency.Add(t - started);
+    } else if (t >= warm_end && t <= end) {
+      // Throughput counts what completed in the measured time; latency
+      // only requests that were also sent in it (none carries warm-up
+      // queueing).
       ++c->ops;
       if (o.op != SmbOp::kMetadata) c->bytes += o.size;
+      if (started >= warm_end) c->latency.Add(t - started);
     }
   }
 }
@@ -147,6 +150,12 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   }
   if (o.channels < 1 || o.channels > 32) {
     return Status::InvalidArgument("channels must be 1 to 32, not " + std::to_string(o.channels));
+  }
+  if (o.connections * o.channels > 256) {
+    return Status::InvalidArgument(
+        "connections x channels must be at most 256 (a thread and a "
+        "file region each), not " +
+        std::to_string(o.connections * o.channels));
   }
   if (o.outstanding < 1 || o.outstanding > 1024) {
     return Status::InvalidArgument("outstanding requests must be 1 to 1024, not " +

@@ -14,8 +14,9 @@
 // mode's, not the disk's. The files are opened delete-on-close: nothing is
 // left on the server.
 //
-// Every latency is from the request's send to its response's check; only
-// requests sent after the warm-up and answered before the end count. A
+// Throughput counts the requests answered within the measured time; every
+// latency is from a request's send to its response's check, for requests
+// both sent and answered within it. A
 // request the server refuses is counted as an error (the first one named);
 // a broken connection ends the run with an error and what was measured.
 //
