@@ -26,6 +26,12 @@ std::string OurGlobals(const std::string& dir) {
          "\tserver smb encrypt = desired\n"
          "\tserver min protocol = SMB2_10\n"
          "\tserver multi channel support = yes\n"
+         // Samba's pid files in the private directory: by default they are
+         // in /run/samba, shared by every samba on the machine (a second DC
+         // refused to start: "samba is already running").
+         "\tpid directory = " +
+         dir +
+         "\n"
          "\tlog file = " +
          dir +
          "/log.%m\n"

@@ -130,7 +130,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### 1m-write-qd16: write bs=1048576 iodepth=16 numjobs=1 libaio",
       "### metadata-qd64: metadata iodepth=64 numjobs=1 libaio",
       "### 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync",
-      "## The workload model on a two-host lab"};
+      "## The workload model on a two-host lab",
+      "## SMB3 end to end against Samba"};
   std::istringstream lines(*report);
   size_t next = 0;
   for (std::string line; std::getline(lines, line);) {
