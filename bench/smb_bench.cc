@@ -66,9 +66,9 @@ void Metadata(benchmark::State& state, smb::CipherId c) {
   smb::HeaderFields h;
   h.session_id = 0x25;
   switch (state.range(0)) {
-    case 0: smb::BuildCreateRequest(h, &msg); break;
-    case 1: smb::BuildCloseRequest(h, &msg); break;
-    default: smb::BuildQueryInfoRequest(h, &msg); break;
+    case 0: smb::BuildCreateRequest(h, smb::kSampleFileName, false, &msg); break;
+    case 1: smb::BuildCloseRequest(h, smb::kSampleFileId, &msg); break;
+    default: smb::BuildQueryInfoRequest(h, smb::kSampleFileId, &msg); break;
   }
   state.SetLabel(state.range(0) == 0 ? "CREATE" : state.range(0) == 1 ? "CLOSE" : "QUERY_INFO");
   const common::Bytes key = common::PatternBytes(smb::CipherKeyBytes(c), 9);
@@ -107,7 +107,7 @@ void Multichannel(benchmark::State& state, smb::CipherId c) {
   common::Bytes wire;
   for (auto _ : state) {
     ++h.message_id;
-    smb::WriteWriteRequestPrefix(h, static_cast<uint32_t>(size), 0, prefix);
+    smb::WriteWriteRequestPrefix(h, smb::kSampleFileId, static_cast<uint32_t>(size), 0, prefix);
     if (!(*e)->Seal({common::ByteView(prefix, sizeof prefix), payload}, &wire).ok()) {
       state.SkipWithError("seal failed");
       return;

@@ -105,6 +105,18 @@ Result<pid_t> Spawn(const Command& command) {
   return pid;
 }
 
+std::string HowChildEnded(pid_t pid) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid != pid) {
+    return "";
+  }
+  if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
+  const char* abbrev = sigabbrev_np(info.si_status);
+  return "was killed by signal " + std::to_string(info.si_status) +
+         (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string());
+}
+
 bool WaitForExit(pid_t pid, int timeout_ms) {
   uint64_t deadline = NowNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
   while (true) {

@@ -41,6 +41,10 @@ Result<pid_t> Spawn(const Command& command);
 // returns its exit status; non-zero exit is not an error here.
 Result<int> RunAndWait(const Command& command, int timeout_ms = 60000);
 
+// How `pid` (a child not yet reaped) ended, without reaping it: "exited
+// with status 1", "was killed by signal 9 (SIGKILL)"; "" while it runs.
+std::string HowChildEnded(pid_t pid);
+
 // Waits up to `timeout_ms` for `pid` to exit; true if it did (and was reaped).
 bool WaitForExit(pid_t pid, int timeout_ms);
 

@@ -32,20 +32,6 @@ constexpr const char* kPermitted =
     "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96 "
     "aes256-cts-hmac-sha384-192 aes128-cts-hmac-sha256-128";
 
-// How `pid` (a child not yet reaped) ended, without reaping it: "exited
-// with status 1", "was killed by signal 9 (SIGKILL)"; "" while it runs.
-std::string ExitOf(pid_t pid) {
-  siginfo_t info{};
-  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-      info.si_pid != pid) {
-    return "";
-  }
-  if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
-  const char* abbrev = sigabbrev_np(info.si_status);
-  return "was killed by signal " + std::to_string(info.si_status) +
-         (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string());
-}
-
 // The state letter of /proc/PID/stat (R, S, T, Z ...); '?' if unreadable.
 char ProcessState(pid_t pid) {
   auto stat = common::ReadFile("/proc/" + std::to_string(pid) + "/stat");
@@ -268,7 +254,7 @@ bool Realm::KdcWell(std::string* description) const {
     *description = who + " is not running";
     return false;
   }
-  const std::string exit = ExitOf(kdc_pid_);
+  const std::string exit = common::HowChildEnded(kdc_pid_);
   if (!exit.empty()) {
     *description = who + " " + exit;
     return false;

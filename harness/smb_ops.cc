@@ -58,7 +58,8 @@ class RawAead : public Op {
     nonce_len_ = static_cast<int>(smb::NonceBytes(c));
     message_.resize(smb::kWriteDataOffset + payload);
     smb::HeaderFields h;
-    smb::WriteWriteRequestPrefix(h, static_cast<uint32_t>(payload), 0, message_.data());
+    smb::WriteWriteRequestPrefix(h, smb::kSampleFileId, static_cast<uint32_t>(payload), 0,
+                                 message_.data());
     Bytes data = common::PatternBytes(payload, 21);
     if (payload) memcpy(message_.data() + smb::kWriteDataOffset, data.data(), payload);
     ct_.resize(message_.size());

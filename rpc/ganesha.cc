@@ -200,15 +200,10 @@ Status Ganesha::Stop() {
 std::string Ganesha::Describe() const {
   std::string state = "not started";
   if (pid_ > 0) {
-    siginfo_t info{};
-    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid == pid_) {
-      state = info.si_code == CLD_EXITED ? "exited with status " + std::to_string(info.si_status)
-                                         : "killed by signal " + std::to_string(info.si_status);
-    } else {
-      state = "running";
-    }
+    const std::string how = common::HowChildEnded(pid_);
+    state = how.empty() ? "running" : how;
   }
+
   return "nfs-ganesha (ganesha.nfsd pid " + std::to_string(pid_) +
          ", 127.0.0.1:" + std::to_string(port_) + ", " + state + "); end of " + log_path() + ":\n" +
          common::TailOfFile(log_path(), 20);

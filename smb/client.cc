@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/clock.h"
 #include "common/files.h"
 #include "gss/context_pair.h"
 #include "gss/gss_error.h"
@@ -58,6 +59,7 @@ Result<std::unique_ptr<SmbClient>> SmbClient::Connect(common::Fd fd,
   if (config.timeout_ms <= 0) return Status::InvalidArgument("the SMB request timeout must be > 0");
   std::unique_ptr<SmbClient> c(new SmbClient(std::move(fd), config));
   SECMODE_ASSIGN_OR_RETURN(c->mode_, ParseSmbModeName(config.mode));
+  if (RAND_bytes(c->client_guid_, 16) != 1) return Status::Internal("RAND_bytes failed");
   SECMODE_RETURN_IF_ERROR(c->Negotiate().Annotate("NEGOTIATE"));
   SECMODE_RETURN_IF_ERROR(c->SessionSetup().Annotate("SESSION_SETUP"));
   SECMODE_RETURN_IF_ERROR(c->TreeConnect().Annotate("TREE_CONNECT " + config.unc));
@@ -82,12 +84,10 @@ Result<std::unique_ptr<SmbClient>> SmbClient::Bind(common::Fd fd, const SmbClien
   c->mode_ = session.mode_;
   c->channel_ = channel;
   memcpy(c->client_guid_, session.client_guid_, 16);
-  c->has_client_guid_ = true;
   const std::string which = "channel " + N(channel);
   SECMODE_RETURN_IF_ERROR(c->Negotiate().Annotate(which + ": NEGOTIATE"));
   SECMODE_RETURN_IF_ERROR(c->SessionSetup(&session).Annotate(which + ": SESSION_SETUP binding"));
   c->tree_id_ = session.tree_id_;
-  c->share_flags_ = session.share_flags_;
   return c;
 }
 
@@ -154,18 +154,23 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
   return Status::Ok();
 }
 
-Result<Bytes> SmbClient::ReceiveFrame(common::Deadline deadline) {
+Status SmbClient::ReceiveFrame(common::Deadline deadline) {
+  // recv first, poll only when nothing is there yet: the response is
+  // usually waiting by the time it is asked for.
   auto read_exactly = [&](uint8_t* p, size_t n, const char* what) -> Status {
     size_t got = 0;
     while (got < n) {
-      SECMODE_RETURN_IF_ERROR(common::WaitFor(fd_.get(), false, deadline, what));
       const ssize_t r = recv(fd_.get(), p + got, n - got, MSG_DONTWAIT);
       if (r == 0) {
         return Status::Unavailable(std::string("the server closed the connection (") + what + ", " +
                                    N(got) + " of " + N(n) + " bytes read)");
       }
       if (r < 0) {
-        if (errno == EINTR || errno == EAGAIN) continue;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          SECMODE_RETURN_IF_ERROR(common::WaitFor(fd_.get(), false, deadline, what));
+          continue;
+        }
         return Status::IoError(std::string("recv (") + what + "): " + common::ErrnoText(errno));
       }
       got += static_cast<size_t>(r);
@@ -175,19 +180,19 @@ Result<Bytes> SmbClient::ReceiveFrame(common::Deadline deadline) {
   uint8_t mark[4];
   SECMODE_RETURN_IF_ERROR(read_exactly(mark, 4, "an SMB response"));
   if (mark[0] != 0) {
-    return Status::Corrupt("NetBIOS frame type 0x" + Hex16(mark[0]).substr(4) +
-                           ", a session message (0x00) expected");
+    return Status::Corrupt("NetBIOS frame type " + std::to_string(mark[0]) +
+                           ", a session message (0) expected");
   }
   const size_t size = size_t{mark[1]} << 16 | size_t{mark[2]} << 8 | mark[3];
   if (size < 4) return Status::Corrupt("a NetBIOS frame of " + N(size) + " bytes");
-  Bytes frame(size);
-  SECMODE_RETURN_IF_ERROR(read_exactly(frame.data(), size, "the rest of an SMB response"));
+  rx_frame_.resize(size);
+  SECMODE_RETURN_IF_ERROR(read_exactly(rx_frame_.data(), size, "the rest of an SMB response"));
   if (config_.wire_observer) {
     Bytes framed(mark, mark + 4);
-    framed.insert(framed.end(), frame.begin(), frame.end());
+    framed.insert(framed.end(), rx_frame_.begin(), rx_frame_.end());
     config_.wire_observer(false, framed);
   }
-  return frame;
+  return Status::Ok();
 }
 
 Status SmbClient::Send(const HeaderFields& h, Bytes* message, ByteView data) {
@@ -196,6 +201,9 @@ Status SmbClient::Send(const HeaderFields& h, Bytes* message, ByteView data) {
     return Status::Exhausted("credit starvation: the server has granted " + N(credits_) +
                              " credits, the request needs " + N(charge));
   }
+  // A request's latency starts before it is signed or sealed: the client's
+  // own crypto is part of what a user waits for.
+  const uint64_t started = common::NowNs();
   credits_ -= charge;
   next_message_id_ += charge;
   ++counters_.requests;
@@ -210,13 +218,11 @@ Status SmbClient::Send(const HeaderFields& h, Bytes* message, ByteView data) {
     // MS-SMB2 3.2.4.1.1 / 3.3.5.7: on SMB 3.1.1 a TREE_CONNECT of a user's
     // session is signed even when the session does not sign (Samba
     // disconnects an unsigned one), so smb-plain signs that one request.
-    if (!data.empty()) message->insert(message->end(), data.begin(), data.end());
-    SECMODE_RETURN_IF_ERROR(signer_->Sign(common::MutableByteView(*message)));
+    // The WRITE data is signed where it lies, not copied behind the header.
+    SECMODE_RETURN_IF_ERROR(signer_->Sign(common::MutableByteView(*message), data));
     ++counters_.signed_requests;
-    first = *message;
-    second = {};
   }
-  in_flight_.emplace_back(h.message_id, h.command);
+  in_flight_.push_back({h.message_id, h.command, started});
   if (tamper_) {
     Bytes spoiled(first.begin(), first.end());
     spoiled.insert(spoiled.end(), second.begin(), second.end());
@@ -231,40 +237,39 @@ Status SmbClient::Send(const HeaderFields& h, Bytes* message, ByteView data) {
 Result<SmbClient::Completion> SmbClient::Receive(common::Deadline deadline) {
   if (in_flight_.empty()) return Status::Internal("SmbClient::Receive with nothing in flight");
   for (;;) {
-    SECMODE_ASSIGN_OR_RETURN(Bytes frame, ReceiveFrame(deadline));
-    Completion c;
-    const bool sealed = frame.size() >= 4 && frame[0] == 0xFD && frame[1] == 'S' &&
-                        frame[2] == 'M' && frame[3] == 'B';
+    SECMODE_RETURN_IF_ERROR(ReceiveFrame(deadline));
+    const bool sealed = rx_frame_.size() >= 4 && rx_frame_[0] == 0xFD && rx_frame_[1] == 'S' &&
+                        rx_frame_[2] == 'M' && rx_frame_[3] == 'B';
+    ByteView message = rx_frame_;
     if (sealed) {
       if (!decryptor_) {
         return Status::Corrupt("an encrypted response on a session that negotiated no cipher");
       }
       SECMODE_RETURN_IF_ERROR(
-          decryptor_->Open(frame, &c.message).Annotate("the server's transform"));
+          decryptor_->Open(rx_frame_, &rx_plain_).Annotate("the server's transform"));
       ++counters_.responses_decrypted;
-    } else {
-      c.message = std::move(frame);
+      message = rx_plain_;
     }
-    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(c.message));
+    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(message));
     if (!(r.flags & kFlagServerToRedir)) {
       return Status::Corrupt("a message from the server without the response flag");
     }
     if (r.next_command != 0) return Status::Corrupt("a compound response to a single request");
     auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                           [&](const auto& p) { return p.first == r.message_id; });
+                           [&](const InFlight& f) { return f.message_id == r.message_id; });
     if (it == in_flight_.end()) {
       return Status::Corrupt("a response to MessageId " + N(r.message_id) +
                              ", which is not in flight");
     }
-    if (r.command != it->second) {
+    if (r.command != it->command) {
       return Status::Corrupt("the response to MessageId " + N(r.message_id) + " is command " +
                              N(static_cast<unsigned>(r.command)) + ", the request was " +
-                             N(static_cast<unsigned>(it->second)));
+                             N(static_cast<unsigned>(it->command)));
     }
     credits_ += r.credits;
     if (protect_ && encryptor_ && !sealed) {
       return Status::AuthFailed("the server answered in clear on an encrypted session: " +
-                                DescribeError(c.message));
+                                DescribeError(message));
     }
     if (r.status == kStatusPending && (r.flags & kFlagAsync)) {
       ++counters_.interim_responses;
@@ -273,29 +278,34 @@ Result<SmbClient::Completion> SmbClient::Receive(common::Deadline deadline) {
     if (protect_ && !sealed) {
       if (signs() && !(r.flags & kFlagSigned)) {
         return Status::AuthFailed("an unsigned response on a signed session: " +
-                                  DescribeError(c.message));
+                                  DescribeError(message));
       }
       if (r.flags & kFlagSigned) {
-        SECMODE_RETURN_IF_ERROR(signer_->Verify(c.message).Annotate("the server's signature"));
+        SECMODE_RETURN_IF_ERROR(signer_->Verify(message).Annotate("the server's signature"));
         ++counters_.responses_verified;
       }
     }
+    Completion c{r.message_id, r.command, r.status, it->sent_ns, message};
     in_flight_.erase(it);
-    c.message_id = r.message_id;
-    c.command = r.command;
-    c.status = r.status;
     return c;
   }
 }
 
-Result<Bytes> SmbClient::Exchange(const HeaderFields& h, Bytes* message, ByteView data) {
+Result<SmbClient::Completion> SmbClient::Await() {
+  if (in_flight_.size() != 1) {
+    return Status::Internal("a single request while " + N(in_flight_.size()) + " are in flight");
+  }
+  return Receive(common::Deadline::AfterMs(config_.timeout_ms));
+}
+
+Result<ByteView> SmbClient::Exchange(const HeaderFields& h, Bytes* message, ByteView data) {
   if (!in_flight_.empty()) {
     return Status::Internal("a single request while " + N(in_flight_.size()) +
                             " pipelined ones are in flight");
   }
   SECMODE_RETURN_IF_ERROR(Send(h, message, data));
-  SECMODE_ASSIGN_OR_RETURN(Completion c, Receive(common::Deadline::AfterMs(config_.timeout_ms)));
-  return std::move(c.message);
+  SECMODE_ASSIGN_OR_RETURN(Completion c, Await());
+  return c.message;
 }
 
 size_t SmbClient::ChunkLimit(uint32_t server_max) const {
@@ -315,8 +325,7 @@ Result<uint64_t> SmbClient::StartRead(const FileId& f, uint64_t offset, uint32_t
                                    N(max_read_));
   }
   const HeaderFields h = NextHeader(Command::kRead, ChargeFor(length));
-  scratch_.clear();
-  BuildFileReadRequest(h, f, length, offset, &scratch_);
+  BuildReadRequest(h, f, length, offset, &scratch_);
   SECMODE_RETURN_IF_ERROR(Send(h, &scratch_, {}));
   return h.message_id;
 }
@@ -328,28 +337,33 @@ Result<uint64_t> SmbClient::StartWrite(const FileId& f, uint64_t offset, ByteVie
   }
   const HeaderFields h = NextHeader(Command::kWrite, ChargeFor(data.size()));
   scratch_.resize(kWriteDataOffset);
-  BuildFileWritePrefix(h, f, static_cast<uint32_t>(data.size()), offset, scratch_.data());
+  WriteWriteRequestPrefix(h, f, static_cast<uint32_t>(data.size()), offset, scratch_.data());
   SECMODE_RETURN_IF_ERROR(Send(h, &scratch_, data));
   return h.message_id;
 }
 
 Result<uint64_t> SmbClient::StartQueryInfo(const FileId& f) {
   const HeaderFields h = NextHeader(Command::kQueryInfo);
-  scratch_.clear();
-  BuildFileQueryInfoRequest(h, f, &scratch_);
+  BuildQueryInfoRequest(h, f, &scratch_);
   SECMODE_RETURN_IF_ERROR(Send(h, &scratch_, {}));
   return h.message_id;
+}
+
+Result<ByteView> SmbClient::ReadData(const Completion& c) {
+  if (c.command != Command::kRead) return Status::Internal("ReadData of a non-READ response");
+  if (c.status != kStatusSuccess) {
+    return Status::Unavailable("READ refused: " + NtStatusName(c.status));
+  }
+  SECMODE_ASSIGN_OR_RETURN(DataSpan span, ParseReadResponse(c.message));
+  return c.message.subspan(span.offset, span.length);
 }
 
 Status SmbClient::Check(const Completion& c, uint32_t bytes) {
   switch (c.command) {
     case Command::kRead: {
-      if (c.status != kStatusSuccess) {
-        return Status::Unavailable("READ refused: " + NtStatusName(c.status));
-      }
-      SECMODE_ASSIGN_OR_RETURN(DataSpan span, ParseReadResponse(c.message));
-      if (span.length != bytes) {
-        return Status::IoError("READ of " + N(bytes) + " bytes returned " + N(span.length));
+      SECMODE_ASSIGN_OR_RETURN(ByteView got, ReadData(c));
+      if (got.size() != bytes) {
+        return Status::IoError("READ of " + N(bytes) + " bytes returned " + N(got.size()));
       }
       return Status::Ok();
     }
@@ -367,10 +381,6 @@ Status SmbClient::Check(const Completion& c, uint32_t bytes) {
 
 Status SmbClient::Negotiate() {
   NegotiateRequest r;
-  if (!has_client_guid_) {
-    if (RAND_bytes(client_guid_, 16) != 1) return Status::Internal("RAND_bytes failed");
-    has_client_guid_ = true;
-  }
   memcpy(r.client_guid, client_guid_, 16);
   if (RAND_bytes(r.salt, 32) != 1) return Status::Internal("RAND_bytes failed");
   const bool hmac =
@@ -388,14 +398,11 @@ Status SmbClient::Negotiate() {
     r.signing_algorithms = {SigningId(mode_.signing)};
   }
   Bytes request;
-  BuildNegotiateRequest(r, next_message_id_, &request);
+  const HeaderFields h = NextHeader(Command::kNegotiate, /*charge=*/0);
+  BuildNegotiateRequest(r, h, &request);
   preauth_.assign(64, 0);
   if (!hmac) SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, request));
-  HeaderFields h;
-  h.command = Command::kNegotiate;
-  h.message_id = next_message_id_;
-  h.credit_charge = 0;
-  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_ASSIGN_OR_RETURN(ByteView response, Exchange(h, &request));
   SECMODE_ASSIGN_OR_RETURN(NegotiateResponse n, ParseNegotiateResponse(response));
   if (n.dialect != r.dialects[0]) {
     return Status::Unavailable("the server chose dialect " + Hex16(n.dialect) + ", " +
@@ -471,18 +478,24 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
     SECMODE_ASSIGN_OR_RETURN(session_signer,
                              Signer::Create(bind_to->signer_->algorithm(), bind_to->keys_.signing));
   }
-  for (int round = 0; round < 4 && final_response.empty(); ++round) {
+  // One gss_init_sec_context step on the server's last token (none at
+  // first); its output token in *output.
+  auto step = [&](bool first, gss::BufferHandle* output) -> Status {
     gss_buffer_desc input{in_token.size(), in_token.data()};
-    gss::BufferHandle output;
-    init_major = gss_init_sec_context(
-        &minor, cred.get(), gss::Out(ctx), target.get(), &kSpnegoOid,
-        GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG, 0, GSS_C_NO_CHANNEL_BINDINGS,
-        round == 0 ? GSS_C_NO_BUFFER : &input, nullptr, &output.h, nullptr, nullptr);
+    init_major = gss_init_sec_context(&minor, cred.get(), gss::Out(ctx), target.get(), &kSpnegoOid,
+                                      GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG, 0,
+                                      GSS_C_NO_CHANNEL_BINDINGS, first ? GSS_C_NO_BUFFER : &input,
+                                      nullptr, &output->h, nullptr, nullptr);
     if (GSS_ERROR(init_major)) {
       return gss::GssError("gss_init_sec_context(SPNEGO/krb5, " + config_.service_principal + ", " +
                                ccache.principal() + ")",
                            init_major, minor);
     }
+    return Status::Ok();
+  };
+  for (int round = 0; round < 4 && final_response.empty(); ++round) {
+    gss::BufferHandle output;
+    SECMODE_RETURN_IF_ERROR(step(round == 0, &output));
     const HeaderFields h = NextHeader(Command::kSessionSetup);
     BuildSessionSetupRequest(h, bind_to ? kSessionSetupBinding : 0, security_mode, output.view(),
                              &request);
@@ -490,7 +503,8 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
       SECMODE_RETURN_IF_ERROR(session_signer->Sign(common::MutableByteView(request)));
     }
     if (v311) SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, request));
-    SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+    SECMODE_ASSIGN_OR_RETURN(ByteView got, Exchange(h, &request));
+    Bytes response(got.begin(), got.end());  // kept past the next exchange
     SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
     SECMODE_ASSIGN_OR_RETURN(SessionSetupResponse s, ParseSessionSetupResponse(response));
     if (session_id_ == 0) session_id_ = r.session_id;
@@ -511,15 +525,8 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
   }
   // The server's last token (the AP-REP, mutual authentication).
   if (init_major == GSS_S_CONTINUE_NEEDED) {
-    gss_buffer_desc input{in_token.size(), in_token.data()};
     gss::BufferHandle output;
-    init_major =
-        gss_init_sec_context(&minor, cred.get(), gss::Out(ctx), target.get(), &kSpnegoOid,
-                             GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG, 0, GSS_C_NO_CHANNEL_BINDINGS,
-                             &input, nullptr, &output.h, nullptr, nullptr);
-    if (GSS_ERROR(init_major)) {
-      return gss::GssError("gss_init_sec_context(the server's final token)", init_major, minor);
-    }
+    SECMODE_RETURN_IF_ERROR(step(false, &output).Annotate("the server's final token"));
   }
   if (init_major != GSS_S_COMPLETE) {
     return Status::AuthFailed("the server accepted the session before mutual authentication ended");
@@ -573,11 +580,10 @@ Status SmbClient::TreeConnect() {
   const HeaderFields h = NextHeader(Command::kTreeConnect);
   Bytes request;
   BuildTreeConnectRequest(h, config_.unc, &request);
-  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_ASSIGN_OR_RETURN(ByteView response, Exchange(h, &request));
   SECMODE_ASSIGN_OR_RETURN(TreeConnectResponse t, ParseTreeConnectResponse(response));
   SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
   tree_id_ = r.tree_id;
-  share_flags_ = t.share_flags;
   if ((t.share_flags & kShareFlagEncryptData) && !encryptor_) {
     return Status::Unavailable("the share requires encryption; " + config_.mode +
                                " does not encrypt");
@@ -588,8 +594,8 @@ Status SmbClient::TreeConnect() {
 Result<FileId> SmbClient::Open(const std::string& name, bool delete_on_close) {
   const HeaderFields h = NextHeader(Command::kCreate);
   Bytes request;
-  BuildOpenFileRequest(h, name, delete_on_close, &request);
-  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  BuildCreateRequest(h, name, delete_on_close, &request);
+  SECMODE_ASSIGN_OR_RETURN(ByteView response, Exchange(h, &request));
   auto c = ParseCreateResponse(response);
   if (!c.ok()) return c.status().Annotate("CREATE " + name);
   return c->file;
@@ -599,15 +605,10 @@ Status SmbClient::Write(const FileId& f, uint64_t offset, ByteView data) {
   size_t done = 0;
   do {
     const size_t n = std::min<size_t>(data.size() - done, ChunkLimit(max_write_));
-    const HeaderFields h = NextHeader(Command::kWrite, ChargeFor(n));
-    scratch_.resize(kWriteDataOffset);
-    BuildFileWritePrefix(h, f, static_cast<uint32_t>(n), offset + done, scratch_.data());
-    SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &scratch_, data.subspan(done, n)));
-    SECMODE_ASSIGN_OR_RETURN(uint32_t count, ParseWriteResponse(response));
-    if (count != n) {
-      return Status::IoError("WRITE of " + N(n) + " bytes at " + N(offset + done) +
-                             ": the server wrote " + N(count));
-    }
+    SECMODE_RETURN_IF_ERROR(StartWrite(f, offset + done, data.subspan(done, n)).status());
+    SECMODE_ASSIGN_OR_RETURN(Completion c, Await());
+    SECMODE_RETURN_IF_ERROR(
+        Check(c, static_cast<uint32_t>(n)).Annotate("at offset " + N(offset + done)));
     done += n;
   } while (done < data.size());
   return Status::Ok();
@@ -618,44 +619,34 @@ Status SmbClient::Read(const FileId& f, uint64_t offset, uint32_t length, Bytes*
   while (data->size() < length) {
     const uint32_t n = std::min<uint32_t>(length - static_cast<uint32_t>(data->size()),
                                           static_cast<uint32_t>(ChunkLimit(max_read_)));
-    const HeaderFields h = NextHeader(Command::kRead, ChargeFor(n));
-    Bytes request;
-    BuildFileReadRequest(h, f, n, offset + data->size(), &request);
-    SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
-    SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
-    if (r.status == kStatusEndOfFile) break;
-    if (r.status != kStatusSuccess)
-      return Status::Unavailable("READ refused: " + NtStatusName(r.status));
-    SECMODE_ASSIGN_OR_RETURN(DataSpan span, ParseReadResponse(response));
-    if (span.length > n) {
-      return Status::Corrupt("READ of " + N(n) + " bytes answered with " + N(span.length));
+    SECMODE_RETURN_IF_ERROR(StartRead(f, offset + data->size(), n).status());
+    SECMODE_ASSIGN_OR_RETURN(Completion c, Await());
+    if (c.status == kStatusEndOfFile) break;
+    SECMODE_ASSIGN_OR_RETURN(ByteView got, ReadData(c));
+    if (got.size() > n) {
+      return Status::Corrupt("READ of " + N(n) + " bytes answered with " + N(got.size()));
     }
-    if (span.length > 0) {
-      data->insert(data->end(), response.begin() + static_cast<ptrdiff_t>(span.offset),
-                   response.begin() + static_cast<ptrdiff_t>(span.offset + span.length));
-    }
-    if (span.length < n) break;  // the end of the file
+    data->insert(data->end(), got.begin(), got.end());
+    if (got.size() < n) break;  // the end of the file
   }
   return Status::Ok();
 }
 
 Result<uint64_t> SmbClient::QueryEndOfFile(const FileId& f) {
-  const HeaderFields h = NextHeader(Command::kQueryInfo);
-  Bytes request;
-  BuildFileQueryInfoRequest(h, f, &request);
-  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
-  SECMODE_ASSIGN_OR_RETURN(ByteView info, ParseQueryInfoResponse(response));
+  SECMODE_RETURN_IF_ERROR(StartQueryInfo(f).status());
+  SECMODE_ASSIGN_OR_RETURN(Completion c, Await());
+  SECMODE_ASSIGN_OR_RETURN(ByteView info, ParseQueryInfoResponse(c.message));
   if (info.size() < 16) {
     return Status::Corrupt("FileStandardInformation of " + N(info.size()) + " bytes, need 16");
   }
-  return Le64(info.data() + 8);
+  return Le64(info.data() + 8);  // EndOfFile
 }
 
 Status SmbClient::Close(const FileId& f) {
   const HeaderFields h = NextHeader(Command::kClose);
   Bytes request;
-  BuildFileCloseRequest(h, f, &request);
-  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  BuildCloseRequest(h, f, &request);
+  SECMODE_ASSIGN_OR_RETURN(ByteView response, Exchange(h, &request));
   return CheckBody(response, 60, "CLOSE");
 }
 
@@ -663,7 +654,7 @@ Status SmbClient::Logoff() {
   Bytes request;
   HeaderFields h = NextHeader(Command::kTreeDisconnect);
   BuildEmptyRequest(h, &request);
-  SECMODE_ASSIGN_OR_RETURN(Bytes response, Exchange(h, &request));
+  SECMODE_ASSIGN_OR_RETURN(ByteView response, Exchange(h, &request));
   SECMODE_RETURN_IF_ERROR(CheckBody(response, 4, "TREE_DISCONNECT"));
   tree_id_ = 0;
   h = NextHeader(Command::kLogoff);

@@ -123,7 +123,10 @@ class SmbClient {
     uint64_t message_id = 0;
     Command command = Command::kRead;
     uint32_t status = 0;
-    common::Bytes message;
+    uint64_t sent_ns = 0;  // when its request began to be sent (before signing or sealing)
+    // The response (decrypted): the client's own buffer, valid until its
+    // next Receive (no allocation per response).
+    common::ByteView message;
   };
   common::Result<uint64_t> StartRead(const FileId& f, uint64_t offset, uint32_t length);
   common::Result<uint64_t> StartWrite(const FileId& f, uint64_t offset, common::ByteView data);
@@ -131,6 +134,8 @@ class SmbClient {
   common::Result<Completion> Receive(common::Deadline deadline);
   // `bytes`: what a READ must return / a WRITE must have written.
   static common::Status Check(const Completion& c, uint32_t bytes);
+  // A successful READ's data (inside c.message).
+  static common::Result<common::ByteView> ReadData(const Completion& c);
   size_t in_flight() const { return in_flight_.size(); }
   uint32_t credits() const { return credits_; }
   // The credits a READ or WRITE of `bytes` costs (MS-SMB2 3.2.4.1.5).
@@ -145,7 +150,6 @@ class SmbClient {
   uint32_t max_write_size() const { return max_write_; }
   const SessionKeys& keys() const { return keys_; }
   const common::Bytes& gss_session_key() const { return gss_key_; }
-  uint32_t tree_share_flags() const { return share_flags_; }
 
   struct Counters {
     uint64_t requests = 0, signed_requests = 0, encrypted_requests = 0;
@@ -168,12 +172,16 @@ class SmbClient {
   // maximum, or what the credits granted so far allow if less.
   size_t ChunkLimit(uint32_t server_max) const;
   // Sends `message` (+ `data`, the WRITE payload) protected per the session
-  // state, then returns the response to it (decrypted, verified).
-  common::Result<common::Bytes> Exchange(const HeaderFields& h, common::Bytes* message,
-                                         common::ByteView data = {});
+  // state, then returns the response to it (decrypted, verified), valid
+  // until the next Receive. Only with nothing else in flight.
+  common::Result<common::ByteView> Exchange(const HeaderFields& h, common::Bytes* message,
+                                            common::ByteView data = {});
+  // The response to the one request in flight (a file operation's).
+  common::Result<Completion> Await();
   common::Status Send(const HeaderFields& h, common::Bytes* message, common::ByteView data);
   common::Status SendFrame(common::ByteView a, common::ByteView b);
-  common::Result<common::Bytes> ReceiveFrame(common::Deadline deadline);
+  // The next frame into rx_frame_.
+  common::Status ReceiveFrame(common::Deadline deadline);
 
   common::Fd fd_;
   SmbClientConfig config_;
@@ -184,22 +192,26 @@ class SmbClient {
   uint32_t credits_ = 1;
   uint64_t session_id_ = 0;
   uint32_t tree_id_ = 0;
-  uint32_t share_flags_ = 0;
-  uint8_t client_guid_[16] = {};
-  bool has_client_guid_ = false;
-  bool multichannel_ = false;  // the server offered CAP_MULTI_CHANNEL
-  uint32_t channel_ = 0;       // 0: the session's first connection
-  bool protect_ = false;       // SESSION_SETUP done: sign / encrypt from now on
-  common::Bytes preauth_;      // 3.1.1 preauth-integrity hash
+  uint8_t client_guid_[16] = {};  // random per session; a bound channel copies it
+  bool multichannel_ = false;     // the server offered CAP_MULTI_CHANNEL
+  uint32_t channel_ = 0;          // 0: the session's first connection
+  bool protect_ = false;          // SESSION_SETUP done: sign / encrypt from now on
+  common::Bytes preauth_;         // 3.1.1 preauth-integrity hash
   common::Bytes gss_key_;
   SessionKeys keys_;
   std::unique_ptr<Signer> signer_;
   std::unique_ptr<Encryptor> encryptor_;
   std::unique_ptr<Decryptor> decryptor_;
   Counters counters_;
-  common::Bytes wire_, scratch_;
+  common::Bytes wire_, scratch_;       // a request sealed; a request built
+  common::Bytes rx_frame_, rx_plain_;  // a response as read; decrypted
   std::function<void(common::Bytes*)> tamper_;
-  std::vector<std::pair<uint64_t, Command>> in_flight_;  // MessageId, command
+  struct InFlight {
+    uint64_t message_id;
+    Command command;
+    uint64_t sent_ns;
+  };
+  std::vector<InFlight> in_flight_;
 };
 
 }  // namespace secmode::smb

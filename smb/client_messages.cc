@@ -16,18 +16,6 @@ std::string N(size_t v) { return std::to_string(v); }
 
 size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
-void PutUtf16(const std::string& s, uint8_t* out) {
-  for (size_t i = 0; i < s.size(); ++i) {
-    out[2 * i] = static_cast<uint8_t>(s[i]);
-    out[2 * i + 1] = 0;
-  }
-}
-
-void WriteFileIdAt(const FileId& f, uint8_t* p) {
-  PutLe64(p, f.persistent);
-  PutLe64(p + 8, f.volatile_id);
-}
-
 // The header of a response to `command` (the response flag set).
 Result<HeaderFields> ResponseHeader(ByteView m, Command command, const char* what) {
   SECMODE_ASSIGN_OR_RETURN(HeaderFields h, ParseHeader(m));
@@ -134,7 +122,7 @@ std::string DialectName(uint16_t d) {
   return buf;
 }
 
-void BuildNegotiateRequest(const NegotiateRequest& r, uint64_t message_id, Bytes* out) {
+void BuildNegotiateRequest(const NegotiateRequest& r, const HeaderFields& h, Bytes* out) {
   const bool v311 = [&] {
     for (uint16_t d : r.dialects)
       if (d == kDialect311) return true;
@@ -182,12 +170,6 @@ void BuildNegotiateRequest(const NegotiateRequest& r, uint64_t message_id, Bytes
     }
   }
   out->assign(size, 0);
-  HeaderFields h;
-  h.command = Command::kNegotiate;
-  h.message_id = message_id;
-  h.tree_id = 0;
-  h.credits = 1;
-  h.credit_charge = 0;
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 36);
@@ -318,7 +300,7 @@ void BuildTreeConnectRequest(const HeaderFields& h, const std::string& unc, Byte
   PutLe16(b + 0, 9);
   PutLe16(b + 4, static_cast<uint16_t>(kHeaderSize + 8));
   PutLe16(b + 6, static_cast<uint16_t>(2 * unc.size()));
-  PutUtf16(unc, b + 8);
+  PutUtf16Ascii(unc, b + 8);
 }
 
 Result<TreeConnectResponse> ParseTreeConnectResponse(ByteView m) {
@@ -331,26 +313,6 @@ Result<TreeConnectResponse> ParseTreeConnectResponse(ByteView m) {
   return r;
 }
 
-void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, bool delete_on_close,
-                          Bytes* out) {
-  const size_t name_bytes = 2 * name.size();
-  out->assign(kHeaderSize + 56 + std::max<size_t>(name_bytes, 1), 0);
-  WriteHeader(h, out->data());
-  uint8_t* b = out->data() + kHeaderSize;
-  PutLe16(b + 0, 57);
-  PutLe32(b + 4, 2);  // ImpersonationLevel: Impersonation
-  // DesiredAccess: read, write, attributes, synchronize (and DELETE).
-  PutLe32(b + 24, 0x0012019F | (delete_on_close ? 0x00010000u : 0u));
-  PutLe32(b + 28, 0x80);  // FileAttributes: NORMAL
-  PutLe32(b + 32, 7);     // ShareAccess: read|write|delete
-  PutLe32(b + 36, 3);     // CreateDisposition: OPEN_IF
-  // CreateOptions: NON_DIRECTORY_FILE (and DELETE_ON_CLOSE).
-  PutLe32(b + 40, 0x40 | (delete_on_close ? 0x1000u : 0u));
-  PutLe16(b + 44, static_cast<uint16_t>(kHeaderSize + 56));
-  PutLe16(b + 46, static_cast<uint16_t>(name_bytes));
-  PutUtf16(name, b + 56);
-}
-
 Result<CreateResponse> ParseCreateResponse(ByteView m) {
   SECMODE_ASSIGN_OR_RETURN(const uint8_t* b, SuccessBody(m, Command::kCreate, "CREATE", 88, 89));
   CreateResponse r;
@@ -358,50 +320,6 @@ Result<CreateResponse> ParseCreateResponse(ByteView m) {
   r.file.persistent = Le64(b + 64);
   r.file.volatile_id = Le64(b + 72);
   return r;
-}
-
-void BuildFileReadRequest(const HeaderFields& h, const FileId& f, uint32_t length, uint64_t offset,
-                          Bytes* out) {
-  out->assign(kHeaderSize + 49, 0);
-  WriteHeader(h, out->data());
-  uint8_t* b = out->data() + kHeaderSize;
-  PutLe16(b + 0, 49);
-  b[2] = static_cast<uint8_t>(kReadDataOffset);  // Padding: where the data should start
-  PutLe32(b + 4, length);
-  PutLe64(b + 8, offset);
-  WriteFileIdAt(f, b + 16);
-  PutLe32(b + 32, 0);  // MinimumCount
-}
-
-void BuildFileWritePrefix(const HeaderFields& h, const FileId& f, uint32_t length, uint64_t offset,
-                          uint8_t out[kWriteDataOffset]) {
-  WriteHeader(h, out);
-  uint8_t* b = out + kHeaderSize;
-  memset(b, 0, kWriteRequestBodySize);
-  PutLe16(b + 0, 49);
-  PutLe16(b + 2, static_cast<uint16_t>(kWriteDataOffset));
-  PutLe32(b + 4, length);
-  PutLe64(b + 8, offset);
-  WriteFileIdAt(f, b + 16);
-}
-
-void BuildFileCloseRequest(const HeaderFields& h, const FileId& f, Bytes* out) {
-  out->assign(kHeaderSize + 24, 0);
-  WriteHeader(h, out->data());
-  uint8_t* b = out->data() + kHeaderSize;
-  PutLe16(b + 0, 24);
-  WriteFileIdAt(f, b + 8);
-}
-
-void BuildFileQueryInfoRequest(const HeaderFields& h, const FileId& f, Bytes* out) {
-  out->assign(kHeaderSize + 41, 0);
-  WriteHeader(h, out->data());
-  uint8_t* b = out->data() + kHeaderSize;
-  PutLe16(b + 0, 41);
-  b[2] = 1;            // InfoType: SMB2_0_INFO_FILE
-  b[3] = 5;            // FileStandardInformation
-  PutLe32(b + 4, 24);  // OutputBufferLength: its 24 bytes
-  WriteFileIdAt(f, b + 24);
 }
 
 void BuildEmptyRequest(const HeaderFields& h, Bytes* out) {

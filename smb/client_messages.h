@@ -70,7 +70,8 @@ struct NegotiateRequest {
   std::vector<CipherId> ciphers;
   std::vector<uint16_t> signing_algorithms;
 };
-void BuildNegotiateRequest(const NegotiateRequest& r, uint64_t message_id, common::Bytes* out);
+// `h`: the header (command NEGOTIATE, CreditCharge 0).
+void BuildNegotiateRequest(const NegotiateRequest& r, const HeaderFields& h, common::Bytes* out);
 
 struct NegotiateResponse {
   uint16_t security_mode = 0;
@@ -105,31 +106,12 @@ struct TreeConnectResponse {
 };
 common::Result<TreeConnectResponse> ParseTreeConnectResponse(common::ByteView message);
 
-struct FileId {
-  uint64_t persistent = 0, volatile_id = 0;
-};
-// CREATE (2.2.13) of `name` (relative to the share, ASCII), read and write
-// access, OPEN_IF, a non-directory file; with `delete_on_close` the server
-// removes it when the last handle closes (DELETE access,
-// FILE_DELETE_ON_CLOSE).
-void BuildOpenFileRequest(const HeaderFields& h, const std::string& name, bool delete_on_close,
-                          common::Bytes* out);
 struct CreateResponse {
   FileId file;
   uint64_t end_of_file = 0;
 };
 common::Result<CreateResponse> ParseCreateResponse(common::ByteView message);
 
-// READ / WRITE / CLOSE / QUERY_INFO on a real FileId (2.2.19, 2.2.21,
-// 2.2.15, 2.2.37); QUERY_INFO asks FileStandardInformation (its size).
-void BuildFileReadRequest(const HeaderFields& h, const FileId& f, uint32_t length, uint64_t offset,
-                          common::Bytes* out);
-// Only the fixed part (kWriteDataOffset bytes): the data follows it on the
-// wire, so a caller sends or seals the two without copying the data.
-void BuildFileWritePrefix(const HeaderFields& h, const FileId& f, uint32_t length, uint64_t offset,
-                          uint8_t out[kWriteDataOffset]);
-void BuildFileCloseRequest(const HeaderFields& h, const FileId& f, common::Bytes* out);
-void BuildFileQueryInfoRequest(const HeaderFields& h, const FileId& f, common::Bytes* out);
 // LOGOFF (2.2.7) and TREE_DISCONNECT (2.2.11): StructureSize 4.
 void BuildEmptyRequest(const HeaderFields& h, common::Bytes* out);
 

@@ -29,7 +29,7 @@ size_t PrefixSize(Shape s) {
 
 void WritePrefix(Shape s, const HeaderFields& h, size_t data_length, uint8_t* out) {
   if (s == Shape::kWriteRequest) {
-    WriteWriteRequestPrefix(h, static_cast<uint32_t>(data_length), 0, out);
+    WriteWriteRequestPrefix(h, kSampleFileId, static_cast<uint32_t>(data_length), 0, out);
   } else {
     WriteReadResponsePrefix(h, static_cast<uint32_t>(data_length), out);
   }

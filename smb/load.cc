@@ -74,8 +74,6 @@ void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t 
   const uint16_t charge = o.op == SmbOp::kMetadata ? 1 : SmbClient::ChargeFor(o.size);
   const uint64_t slots = Region(o) / std::max<uint32_t>(o.size, 1);
   uint64_t next_slot = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> sent;  // MessageId, send time
-  sent.reserve(static_cast<size_t>(o.outstanding));
   for (;;) {
     uint64_t now = common::NowNs();
     while (now < end && s.in_flight() < static_cast<size_t>(o.outstanding) &&
@@ -88,7 +86,6 @@ void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t 
         c->failure = id.status();
         return;
       }
-      sent.emplace_back(*id, now);
       now = common::NowNs();
     }
     if (s.in_flight() == 0) {
@@ -104,10 +101,7 @@ void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t 
       return;
     }
     const uint64_t t = common::NowNs();
-    auto it = std::find_if(sent.begin(), sent.end(),
-                           [&](const auto& p) { return p.first == done->message_id; });
-    const uint64_t started = it == sent.end() ? t : it->second;
-    if (it != sent.end()) sent.erase(it);
+    const uint64_t started = done->sent_ns;
     const Status ok = SmbClient::Check(*done, o.op == SmbOp::kMetadata ? 0 : o.size);
     if (!ok.ok()) {
       if (c->errors++ == 0) c->first_error = ok.ToString();

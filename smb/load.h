@@ -15,10 +15,11 @@
 // left on the server.
 //
 // Throughput counts the requests answered within the measured time; every
-// latency is from a request's send to its response's check, for requests
-// both sent and answered within it. A
-// request the server refuses is counted as an error (the first one named);
-// a broken connection ends the run with an error and what was measured.
+// latency runs from the start of a request's signing or sealing to the
+// check of its response (both ends' crypto included), for requests both
+// sent and answered within it. A request the server refuses is counted as
+// an error (the first one named); a broken connection ends the run with an
+// error and what was measured.
 //
 // Thread safety: RunSmbLoad may be called from any thread; it runs one
 // thread per connection.

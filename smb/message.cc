@@ -1,5 +1,6 @@
 #include "smb/message.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -12,13 +13,9 @@ using common::Status;
 
 namespace {
 
-// A fixed FileId (persistent, volatile) as a server would hand out.
-constexpr uint64_t kFileIdPersistent = 0x0000000400000006ull;
-constexpr uint64_t kFileIdVolatile = 0x0000000400000001ull;
-
-void WriteFileId(uint8_t* p) {
-  PutLe64(p, kFileIdPersistent);
-  PutLe64(p + 8, kFileIdVolatile);
+void WriteFileId(const FileId& f, uint8_t* p) {
+  PutLe64(p, f.persistent);
+  PutLe64(p + 8, f.volatile_id);
 }
 
 std::string N(size_t v) { return std::to_string(v); }
@@ -71,8 +68,8 @@ Result<HeaderFields> ParseHeader(ByteView m) {
   return h;
 }
 
-void WriteWriteRequestPrefix(const HeaderFields& h, uint32_t data_length, uint64_t file_offset,
-                             uint8_t* out) {
+void WriteWriteRequestPrefix(const HeaderFields& h, const FileId& file, uint32_t data_length,
+                             uint64_t file_offset, uint8_t* out) {
   WriteHeader(h, out);
   uint8_t* b = out + kHeaderSize;
   memset(b, 0, kWriteRequestBodySize);
@@ -80,7 +77,7 @@ void WriteWriteRequestPrefix(const HeaderFields& h, uint32_t data_length, uint64
   PutLe16(b + 2, static_cast<uint16_t>(kWriteDataOffset));
   PutLe32(b + 4, data_length);
   PutLe64(b + 8, file_offset);
-  WriteFileId(b + 16);
+  WriteFileId(file, b + 16);
   // Channel, RemainingBytes, WriteChannelInfoLength, Flags: 0. Windows puts
   // the data offset in WriteChannelInfoOffset even with no channel info.
   PutLe16(b + 40, static_cast<uint16_t>(kWriteDataOffset));
@@ -97,7 +94,7 @@ void WriteReadResponsePrefix(const HeaderFields& h, uint32_t data_length, uint8_
 
 void BuildWriteRequest(const HeaderFields& h, ByteView data, Bytes* out) {
   out->resize(kWriteDataOffset + data.size());
-  WriteWriteRequestPrefix(h, static_cast<uint32_t>(data.size()), 0, out->data());
+  WriteWriteRequestPrefix(h, kSampleFileId, static_cast<uint32_t>(data.size()), 0, out->data());
   if (!data.empty()) memcpy(out->data() + kWriteDataOffset, data.data(), data.size());
 }
 
@@ -107,16 +104,17 @@ void BuildReadResponse(const HeaderFields& h, ByteView data, Bytes* out) {
   if (!data.empty()) memcpy(out->data() + kReadDataOffset, data.data(), data.size());
 }
 
-void BuildReadRequest(const HeaderFields& h, uint32_t length, uint64_t file_offset, Bytes* out) {
+void BuildReadRequest(const HeaderFields& h, const FileId& file, uint32_t length,
+                      uint64_t file_offset, Bytes* out) {
   out->assign(kHeaderSize + 49, 0);
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 49);
-  b[2] = 0;  // Padding
+  b[2] = static_cast<uint8_t>(kReadDataOffset);  // Padding: where the data should start
   PutLe32(b + 4, length);
   PutLe64(b + 8, file_offset);
-  WriteFileId(b + 16);
-  PutLe32(b + 32, 1);  // MinimumCount
+  WriteFileId(file, b + 16);
+  // MinimumCount, Channel, RemainingBytes, ReadChannelInfo: 0.
 }
 
 void BuildWriteResponse(const HeaderFields& h, uint32_t count, Bytes* out) {
@@ -127,41 +125,43 @@ void BuildWriteResponse(const HeaderFields& h, uint32_t count, Bytes* out) {
   PutLe32(b + 4, count);
 }
 
-void BuildCreateRequest(const HeaderFields& h, Bytes* out) {
-  static const char kName[] = "dir\\secmode-file.dat";  // 20 characters
-  const size_t name_bytes = 2 * (sizeof kName - 1);
-  out->assign(kHeaderSize + 56 + name_bytes, 0);
+void BuildCreateRequest(const HeaderFields& h, const std::string& name, bool delete_on_close,
+                        Bytes* out) {
+  const size_t name_bytes = 2 * name.size();
+  out->assign(kHeaderSize + 56 + std::max<size_t>(name_bytes, 1), 0);
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 57);
-  PutLe32(b + 4, 2);            // ImpersonationLevel: Impersonation
-  PutLe32(b + 24, 0x0012019F);  // DesiredAccess: generic read/write set
-  PutLe32(b + 28, 0x80);        // FileAttributes: NORMAL
-  PutLe32(b + 32, 7);           // ShareAccess: read|write|delete
-  PutLe32(b + 36, 3);           // CreateDisposition: OPEN_IF
-  PutLe32(b + 40, 0x40);        // CreateOptions: NON_DIRECTORY_FILE
+  PutLe32(b + 4, 2);  // ImpersonationLevel: Impersonation
+  // DesiredAccess: read, write, attributes, synchronize (and DELETE).
+  PutLe32(b + 24, 0x0012019F | (delete_on_close ? 0x00010000u : 0u));
+  PutLe32(b + 28, 0x80);  // FileAttributes: NORMAL
+  PutLe32(b + 32, 7);     // ShareAccess: read|write|delete
+  PutLe32(b + 36, 3);     // CreateDisposition: OPEN_IF
+  // CreateOptions: NON_DIRECTORY_FILE (and DELETE_ON_CLOSE).
+  PutLe32(b + 40, 0x40 | (delete_on_close ? 0x1000u : 0u));
   PutLe16(b + 44, static_cast<uint16_t>(kHeaderSize + 56));  // NameOffset
   PutLe16(b + 46, static_cast<uint16_t>(name_bytes));
-  for (size_t i = 0; i + 1 < sizeof kName; ++i) b[56 + 2 * i] = static_cast<uint8_t>(kName[i]);
+  PutUtf16Ascii(name, b + 56);
 }
 
-void BuildCloseRequest(const HeaderFields& h, Bytes* out) {
+void BuildCloseRequest(const HeaderFields& h, const FileId& file, Bytes* out) {
   out->assign(kHeaderSize + 24, 0);
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 24);
-  WriteFileId(b + 8);
+  WriteFileId(file, b + 8);
 }
 
-void BuildQueryInfoRequest(const HeaderFields& h, Bytes* out) {
+void BuildQueryInfoRequest(const HeaderFields& h, const FileId& file, Bytes* out) {
   out->assign(kHeaderSize + 41, 0);
   WriteHeader(h, out->data());
   uint8_t* b = out->data() + kHeaderSize;
   PutLe16(b + 0, 41);
-  b[2] = 1;              // InfoType: SMB2_0_INFO_FILE
-  b[3] = 18;             // FileAllInformation
-  PutLe32(b + 4, 4096);  // OutputBufferLength
-  WriteFileId(b + 24);
+  b[2] = 1;            // InfoType: SMB2_0_INFO_FILE
+  b[3] = 5;            // FileStandardInformation
+  PutLe32(b + 4, 24);  // OutputBufferLength: its 24 bytes
+  WriteFileId(file, b + 24);
 }
 
 Result<DataSpan> ParseWriteRequest(ByteView m) { return ParseWriteRequestPrefix(m, m.size()); }

@@ -9,6 +9,7 @@
 #define SECMODE_SMB_MESSAGE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "common/bytes.h"
 #include "common/status.h"
@@ -73,29 +74,51 @@ inline void PutLe32(uint8_t* p, uint32_t v) {
 inline void PutLe64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
+// An ASCII name as the UTF-16LE SMB2 carries (2 bytes per character).
+inline void PutUtf16Ascii(const std::string& s, uint8_t* out) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    out[2 * i] = static_cast<uint8_t>(s[i]);
+    out[2 * i + 1] = 0;
+  }
+}
+
+// A file handle as CREATE returns it (MS-SMB2 2.2.14.1).
+struct FileId {
+  uint64_t persistent = 0, volatile_id = 0;
+};
+// The handle the measured messages carry (as a server would hand out).
+inline constexpr FileId kSampleFileId{0x0000000400000006ull, 0x0000000400000001ull};
+// The name the measured CREATE carries: 20 characters.
+inline constexpr const char* kSampleFileName = "dir\\secmode-file.dat";
 
 // The fixed part (header + body up to the data) of a WRITE request
 // (MS-SMB2 2.2.21: StructureSize 49, DataOffset 0x70, Length, Offset, FileId)
 // carrying `data_length` bytes, written at `out` (kWriteDataOffset bytes).
-void WriteWriteRequestPrefix(const HeaderFields& h, uint32_t data_length, uint64_t file_offset,
-                             uint8_t* out);
+void WriteWriteRequestPrefix(const HeaderFields& h, const FileId& file, uint32_t data_length,
+                             uint64_t file_offset, uint8_t* out);
 // The fixed part of a READ response (2.2.20: StructureSize 17, DataOffset
 // 0x50, DataLength), kReadDataOffset bytes.
 void WriteReadResponsePrefix(const HeaderFields& h, uint32_t data_length, uint8_t* out);
 
-// Whole messages: header + body + data, into *out.
+// Whole messages: header + body + data, into *out (WRITE to kSampleFileId
+// at offset 0: the measured legs' message).
 void BuildWriteRequest(const HeaderFields& h, common::ByteView data, common::Bytes* out);
 void BuildReadResponse(const HeaderFields& h, common::ByteView data, common::Bytes* out);
-// READ request (2.2.19, 49 bytes + 1 pad byte) and WRITE response (2.2.22,
-// 17 bytes) for `length` bytes: the small messages of a data exchange.
-void BuildReadRequest(const HeaderFields& h, uint32_t length, uint64_t file_offset,
-                      common::Bytes* out);
+// READ request (2.2.19, 49 bytes + 1 pad byte; the data asked at 0x50 of
+// the response) and WRITE response (2.2.22, 17 bytes) for `length` bytes:
+// the small messages of a data exchange.
+void BuildReadRequest(const HeaderFields& h, const FileId& file, uint32_t length,
+                      uint64_t file_offset, common::Bytes* out);
 void BuildWriteResponse(const HeaderFields& h, uint32_t count, common::Bytes* out);
-// Metadata-sized messages: CREATE request with a 20-character UTF-16 name
-// (2.2.13), CLOSE request (2.2.15), QUERY_INFO request (2.2.37).
-void BuildCreateRequest(const HeaderFields& h, common::Bytes* out);
-void BuildCloseRequest(const HeaderFields& h, common::Bytes* out);
-void BuildQueryInfoRequest(const HeaderFields& h, common::Bytes* out);
+// Metadata messages: CREATE request of `name` (2.2.13; relative to the
+// share, ASCII, sent as UTF-16LE; read and write access, OPEN_IF, a
+// non-directory file; with `delete_on_close` DELETE access and
+// FILE_DELETE_ON_CLOSE), CLOSE request (2.2.15), QUERY_INFO request for
+// FileStandardInformation (2.2.37).
+void BuildCreateRequest(const HeaderFields& h, const std::string& name, bool delete_on_close,
+                        common::Bytes* out);
+void BuildCloseRequest(const HeaderFields& h, const FileId& file, common::Bytes* out);
+void BuildQueryInfoRequest(const HeaderFields& h, const FileId& file, common::Bytes* out);
 
 // Where the data of a WRITE request or READ response lies in `message`.
 struct DataSpan {

@@ -42,7 +42,7 @@ Result<MultichannelResult> RunMultichannelSeal(CipherId cipher, common::ByteView
     uint8_t prefix[kWriteDataOffset];
     HeaderFields h;
     h.session_id = session_id;
-    WriteWriteRequestPrefix(h, static_cast<uint32_t>(payload.size()), 0, prefix);
+    WriteWriteRequestPrefix(h, kSampleFileId, static_cast<uint32_t>(payload.size()), 0, prefix);
     SECMODE_RETURN_IF_ERROR(
         encryptors[i]->Seal({common::ByteView(prefix, sizeof prefix), payload}, &wires[i]));
     Bytes opened;
@@ -67,7 +67,7 @@ Result<MultichannelResult> RunMultichannelSeal(CipherId cipher, common::ByteView
       uint64_t n = 0;
       while (!stop.load(std::memory_order_relaxed)) {
         h.message_id = n + 2;
-        WriteWriteRequestPrefix(h, static_cast<uint32_t>(payload.size()), 0, prefix);
+        WriteWriteRequestPrefix(h, kSampleFileId, static_cast<uint32_t>(payload.size()), 0, prefix);
         Status s = e.Seal({common::ByteView(prefix, sizeof prefix), payload}, &wire);
         if (!s.ok()) {
           errors[i] = s;

@@ -2,7 +2,6 @@
 
 #include <openssl/rand.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <thread>
@@ -38,25 +37,10 @@ std::string OurGlobals(const std::string& dir) {
          "\tlog level = 1\n";
 }
 
-bool Exited(pid_t pid, std::string* how) {
-  siginfo_t info{};
-  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-      info.si_pid == pid) {
-    *how = info.si_code == CLD_EXITED ? "exited with status " + std::to_string(info.si_status)
-                                      : "killed by signal " + std::to_string(info.si_status);
-    return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 Status SambaDc::Available() {
-  if (geteuid() != 0) {
-    return Status::Unavailable(
-        "a Samba domain controller runs in network namespaces as root (this is uid " +
-        std::to_string(geteuid()) + ")");
-  }
+  // The lab's reason names root (namespaces) and iproute2.
   const std::string lab = lab::LabUnavailableReason();
   if (!lab.empty()) return Status::Unavailable(lab);
   for (const char* p : {"samba", "samba-tool", "kinit", "kvno"}) {
@@ -110,7 +94,7 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
     const int64_t spent = static_cast<int64_t>((common::NowNs() - t0) / 1000000);
     return static_cast<int>(std::max<int64_t>(1, options.start_timeout_ms - spent));
   };
-  SECMODE_RETURN_IF_ERROR(dc->Provision(options).Annotate("provisioning the Samba DC"));
+  SECMODE_RETURN_IF_ERROR(dc->Provision().Annotate("provisioning the Samba DC"));
 
   common::Command c;
   c.argv = dc->lab_->InServer({"samba", "-i", "-s", dc->dir_ + "/etc/smb.conf"});
@@ -133,7 +117,7 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
   return dc;
 }
 
-Status SambaDc::Provision(const SambaDcOptions& options) {
+Status SambaDc::Provision() {
   // A random password per run: nothing here is a secret worth keeping, but
   // a fixed one would be the same on every machine that runs this.
   unsigned char raw[12];
@@ -153,11 +137,10 @@ Status SambaDc::Provision(const SambaDcOptions& options) {
 
   const std::string conf_path = dir_ + "/etc/smb.conf";
   SECMODE_ASSIGN_OR_RETURN(std::string conf, common::ReadFile(conf_path));
-  // The provisioned [global] first, then ours, then the caller's: in one
-  // section a later line wins.
+  // The provisioned [global] first, then ours: in one section a later
+  // line wins.
   const size_t end_of_global = conf.find("\n[", conf.find("[global]"));
-  std::string globals = OurGlobals(dir_);
-  for (const std::string& line : options.global_options) globals += "\t" + line + "\n";
+  const std::string globals = OurGlobals(dir_);
   if (end_of_global == std::string::npos) {
     conf += globals;
   } else {
@@ -179,8 +162,7 @@ Status SambaDc::Provision(const SambaDcOptions& options) {
                        "[realms]\n  " +
                        kRealm + " = {\n    kdc = " + lab::kServerAddress +
                        ":88\n  }\n[domain_realm]\n  " + kDnsName + " = " + kRealm + "\n"));
-  SECMODE_RETURN_IF_ERROR(
-      common::WriteFileAtomically(dir_ + "/user-password", user_pass + "\n" + user_pass + "\n"));
+  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir_ + "/user-password", user_pass + "\n"));
   // The user is made in the database before the server starts.
   return Run(lab_->InServer({"samba-tool", "user", "create", kUser, user_pass, "-s", conf_path}),
              "user.log");
@@ -189,8 +171,8 @@ Status SambaDc::Provision(const SambaDcOptions& options) {
 Status SambaDc::WaitUntilServing(int timeout_ms) {
   const common::Deadline until = common::Deadline::AfterMs(timeout_ms);
   for (;;) {
-    std::string how;
-    if (Exited(pid_, &how)) return Status::Unavailable("samba " + how + ": " + Describe());
+    const std::string how = common::HowChildEnded(pid_);
+    if (!how.empty()) return Status::Unavailable("samba " + how + ": " + Describe());
     bool all = true;
     for (uint16_t port : {uint16_t{88}, kSmbPort}) {
       auto fd = lab_->ConnectFromClient(lab::kServerAddress, port, common::Deadline::AfterMs(500));
@@ -248,8 +230,8 @@ Status SambaDc::Stop() {
 std::string SambaDc::Describe() const {
   std::string state = "not started";
   if (pid_ > 0) {
-    std::string how;
-    state = Exited(pid_, &how) ? how : "running";
+    const std::string how = common::HowChildEnded(pid_);
+    state = how.empty() ? "running" : how;
   }
   return "Samba AD DC (samba pid " + std::to_string(pid_) + ", " + lab::kServerAddress +
          " in the lab's server namespace, " + state + "); end of " + log_path() + ":\n" +

@@ -55,9 +55,6 @@
 namespace secmode::smb {
 
 struct SambaDcOptions {
-  // Extra smb.conf [global] lines ("server signing = mandatory"), after
-  // secmode's own, so they override them.
-  std::vector<std::string> global_options;
   int start_timeout_ms = 60000;
 };
 
@@ -106,7 +103,7 @@ class SambaDc {
 
  private:
   SambaDc() = default;
-  common::Status Provision(const SambaDcOptions& options);
+  common::Status Provision();
   common::Status Run(const std::vector<std::string>& argv, const std::string& log,
                      const std::string& stdin_path = "", int timeout_ms = 120000) const;
   common::Status WaitUntilServing(int timeout_ms);

@@ -29,15 +29,17 @@ constexpr uint8_t kZeroSignature[16] = {};
 
 std::string N(size_t v) { return std::to_string(v); }
 
-Status CheckMessage(ByteView message) {
+// `message` (its header first) followed by `tail`, one SMB2 message.
+Status CheckMessage(ByteView message, ByteView tail = {}) {
   if (message.size() < kHeaderSize) {
     return Status::Corrupt("truncated signed message: " + N(message.size()) +
                            " bytes, need at least the 64-byte header");
   }
   // OpenSSL's cipher calls (GMAC's AAD) take int lengths: a longer message
   // would be signed over a truncated length, leaving its tail unsigned.
-  if (message.size() > static_cast<size_t>(INT_MAX)) {
-    return Status::InvalidArgument("message of " + N(message.size()) +
+  const size_t size = message.size() + tail.size();
+  if (size > static_cast<size_t>(INT_MAX) || size < message.size()) {
+    return Status::InvalidArgument("message of " + N(size) +
                                    " bytes is larger than a signature here can cover (2^31-1)");
   }
   return Status::Ok();
@@ -55,12 +57,13 @@ class HmacSigner : public Signer {
     return hmac_.Init(common::HashKind::kSha256, key);
   }
 
-  Status Compute(ByteView m, uint8_t signature[16]) override {
-    SECMODE_RETURN_IF_ERROR(CheckMessage(m));
+  Status ComputeParts(ByteView m, ByteView tail, uint8_t signature[16]) override {
+    SECMODE_RETURN_IF_ERROR(CheckMessage(m, tail));
     hmac_.Start();
     hmac_.Update(m.data(), kSignatureOffset);
     hmac_.Update(kZeroSignature, 16);
     hmac_.Update(m.data() + kHeaderSize, m.size() - kHeaderSize);
+    if (!tail.empty()) hmac_.Update(tail.data(), tail.size());
     uint8_t out[32];
     hmac_.Finish(out);
     memcpy(signature, out, 16);
@@ -95,12 +98,13 @@ class CmacSigner : public Signer {
     return Status::Ok();
   }
 
-  Status Compute(ByteView m, uint8_t signature[16]) override {
-    SECMODE_RETURN_IF_ERROR(CheckMessage(m));
+  Status ComputeParts(ByteView m, ByteView tail, uint8_t signature[16]) override {
+    SECMODE_RETURN_IF_ERROR(CheckMessage(m, tail));
     if (EVP_MAC_init(ctx_.get(), nullptr, 0, nullptr) != 1) return OpenSslError("EVP_MAC_init");
     if (EVP_MAC_update(ctx_.get(), m.data(), kSignatureOffset) != 1 ||
         EVP_MAC_update(ctx_.get(), kZeroSignature, 16) != 1 ||
-        EVP_MAC_update(ctx_.get(), m.data() + kHeaderSize, m.size() - kHeaderSize) != 1) {
+        EVP_MAC_update(ctx_.get(), m.data() + kHeaderSize, m.size() - kHeaderSize) != 1 ||
+        (!tail.empty() && EVP_MAC_update(ctx_.get(), tail.data(), tail.size()) != 1)) {
       return OpenSslError("EVP_MAC_update");
     }
     uint8_t out[EVP_MAX_MD_SIZE];
@@ -139,8 +143,8 @@ class GmacSigner : public Signer {
     return Status::Ok();
   }
 
-  Status Compute(ByteView m, uint8_t signature[16]) override {
-    SECMODE_RETURN_IF_ERROR(CheckMessage(m));
+  Status ComputeParts(ByteView m, ByteView tail, uint8_t signature[16]) override {
+    SECMODE_RETURN_IF_ERROR(CheckMessage(m, tail));
     // MS-SMB2 3.1.4.1: nonce = MessageId || role bit | cancel bit << 1.
     uint8_t nonce[12] = {};
     memcpy(nonce, m.data() + 24, 8);
@@ -156,7 +160,9 @@ class GmacSigner : public Signer {
         EVP_EncryptUpdate(ctx_.get(), nullptr, &len, kZeroSignature, 16) != 1 ||
         (m.size() > kHeaderSize &&
          EVP_EncryptUpdate(ctx_.get(), nullptr, &len, m.data() + kHeaderSize,
-                           static_cast<int>(m.size() - kHeaderSize)) != 1)) {
+                           static_cast<int>(m.size() - kHeaderSize)) != 1) ||
+        (!tail.empty() && EVP_EncryptUpdate(ctx_.get(), nullptr, &len, tail.data(),
+                                            static_cast<int>(tail.size())) != 1)) {
       return OpenSslError("EVP_EncryptUpdate (GMAC AAD)");
     }
     uint8_t none[16];
@@ -204,11 +210,11 @@ Result<std::unique_ptr<Signer>> Signer::Create(SigningAlgorithm algorithm, ByteV
   return std::unique_ptr<Signer>(std::move(s));
 }
 
-Status Signer::Sign(MutableByteView message) {
-  SECMODE_RETURN_IF_ERROR(CheckMessage(message));
+Status Signer::Sign(MutableByteView message, ByteView tail) {
+  SECMODE_RETURN_IF_ERROR(CheckMessage(message, tail));
   PutLe32(message.data() + 16, Le32(message.data() + 16) | kFlagSigned);
   uint8_t sig[16];
-  SECMODE_RETURN_IF_ERROR(Compute(message, sig));
+  SECMODE_RETURN_IF_ERROR(ComputeParts(message, tail, sig));
   memcpy(message.data() + kSignatureOffset, sig, 16);
   return Status::Ok();
 }

@@ -55,10 +55,17 @@ class Signer {
   // (kCorrupt) or longer than INT_MAX bytes (kInvalidArgument: OpenSSL's
   // lengths are int, and a truncated length would leave the tail unsigned).
   // Sign, SignChain, Verify and VerifyChain refuse the same.
-  virtual common::Status Compute(common::ByteView message, uint8_t signature[16]) = 0;
+  common::Status Compute(common::ByteView message, uint8_t signature[16]) {
+    return ComputeParts(message, {}, signature);
+  }
+  // The same over `message` followed by `tail` (one SMB2 message in two
+  // pieces: a WRITE's fixed part and its data, never copied together).
+  virtual common::Status ComputeParts(common::ByteView message, common::ByteView tail,
+                                      uint8_t signature[16]) = 0;
 
-  // Sets SMB2_FLAGS_SIGNED and writes the signature into `message`.
-  common::Status Sign(common::MutableByteView message);
+  // Sets SMB2_FLAGS_SIGNED and writes the signature into `message` (the
+  // header's piece; `tail`, when given, is the rest of the message).
+  common::Status Sign(common::MutableByteView message, common::ByteView tail = {});
   // Signs every message of a compound chain, following NextCommand.
   common::Status SignChain(common::MutableByteView chain);
   // Checks the signature of one message; an all-zero or wrong signature is

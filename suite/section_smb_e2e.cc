@@ -9,6 +9,7 @@
 // Where Samba cannot run (not root, packages missing), sections["smb-e2e"]
 // .not_run says why and the run goes on. Rows and settings go to
 // RunResults::sections["smb-e2e"].
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,18 +45,16 @@ Budget BudgetOf(const SectionContext& ctx) {
   return ctx.options.quick ? Budget{0.3, 0.05} : Budget{2.0, 0.2};
 }
 
-// The smb-* modes: the run's when --modes named some, else all eight.
+// The smb-* modes of the run (every registered one by default), once each.
 std::vector<std::string> SmbModes(const SectionContext& ctx) {
   std::vector<std::string> modes;
-  if (ctx.restricted) {
-    for (const auto& m : ctx.modes) {
-      if (m.family.rfind("smb-", 0) == 0) modes.push_back(m.family);
+  for (const auto& m : ctx.restricted ? ctx.modes : harness::DefaultModes()) {
+    if (m.family.rfind("smb-", 0) == 0 &&
+        std::find(modes.begin(), modes.end(), m.family) == modes.end()) {
+      modes.push_back(m.family);
     }
-    return modes;
   }
-  return {"smb-plain",           "smb-sign-hmac-sha256", "smb-sign-aes-cmac",
-          "smb-sign-aes-gmac",   "smb-enc-aes-128-ccm",  "smb-enc-aes-128-gcm",
-          "smb-enc-aes-256-ccm", "smb-enc-aes-256-gcm"};
+  return modes;
 }
 
 }  // namespace

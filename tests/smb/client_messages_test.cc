@@ -46,13 +46,21 @@ Bytes Negotiate311(uint16_t preauth_algorithm, bool with_cipher) {
   return Response(Command::kNegotiate, b);
 }
 
+HeaderFields NegotiateHeader() {
+  HeaderFields h;
+  h.command = Command::kNegotiate;
+  h.tree_id = 0;
+  h.credit_charge = 0;
+  return h;
+}
+
 TEST(ClientMessagesTest, NegotiateRequestCarriesDialectsAndAlignedContexts) {
   NegotiateRequest r;
   r.dialects = {kDialect311};
   r.ciphers = {CipherId::kAes256Gcm};
   r.signing_algorithms = {kSigningIdAesGmac};
   Bytes m;
-  BuildNegotiateRequest(r, 0, &m);
+  BuildNegotiateRequest(r, NegotiateHeader(), &m);
   const uint8_t* b = m.data() + kHeaderSize;
   EXPECT_EQ(Le16(b), 36);
   EXPECT_EQ(Le16(b + 2), 1);
@@ -72,7 +80,7 @@ TEST(ClientMessagesTest, NegotiateRequestCarriesDialectsAndAlignedContexts) {
 
   // SMB 2.1 only: no contexts at all.
   r.dialects = {kDialect210};
-  BuildNegotiateRequest(r, 0, &m);
+  BuildNegotiateRequest(r, NegotiateHeader(), &m);
   EXPECT_EQ(m.size(), kHeaderSize + 36 + 2);
 }
 

@@ -202,7 +202,6 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
     EXPECT_EQ(r->dialect, kDialect311);
     EXPECT_GE(r->counters.encrypted_requests, r->ops);
     EXPECT_EQ(r->counters.signed_requests, 0u);
-    EXPECT_LE(r->p50_us, r->p99_us);
     if (op != SmbOp::kMetadata) {
       EXPECT_EQ(r->bytes, r->ops * o.size);
     }

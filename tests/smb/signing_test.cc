@@ -143,6 +143,31 @@ TEST_P(SigningBadInput, OtherKeyIsRejected) {
   EXPECT_EQ((*t)->Verify(m).code(), Code::kAuthFailed);
 }
 
+// A message signed in two pieces (a WRITE's fixed part, then its data where
+// it lies) carries the signature of the whole, and verifies as the whole.
+TEST_P(SigningBadInput, TwoPiecesSignAsTheWhole) {
+  auto signer = Make(GetParam());
+  for (size_t data : {size_t{0}, size_t{1}, size_t{4096}, size_t{70000}}) {
+    Bytes whole = Message(9, 0, Command::kWrite, data);
+    Bytes head(whole.begin(), whole.begin() + kWriteDataOffset);
+    const common::ByteView tail = common::ByteView(whole).subspan(kWriteDataOffset);
+    ASSERT_TRUE(signer->Sign(head, tail).ok());
+    ASSERT_TRUE(signer->Sign(whole).ok());
+    EXPECT_TRUE(std::equal(head.begin(), head.end(), whole.begin())) << data << " data bytes";
+    Bytes joined = head;
+    joined.insert(joined.end(), tail.begin(), tail.end());
+    EXPECT_TRUE(signer->Verify(joined).ok()) << data;
+    // A changed data byte is noticed through the tail too.
+    if (data > 0) {
+      Bytes other(tail.begin(), tail.end());
+      other[data / 2] ^= 1;
+      Bytes head2(whole.begin(), whole.begin() + kWriteDataOffset);
+      ASSERT_TRUE(signer->Sign(head2, other).ok());
+      EXPECT_FALSE(std::equal(head2.begin() + 48, head2.begin() + 64, whole.begin() + 48));
+    }
+  }
+}
+
 TEST_P(SigningBadInput, CompoundChainIsSignedPerMessage) {
   auto s = Make(GetParam());
   // Three messages, each padded to 8 bytes, linked by NextCommand.

@@ -133,7 +133,7 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   h.command = Command::kRead;
   h.message_id = 2;
   h.flags = 0;
-  BuildReadRequest(h, static_cast<uint32_t>(data.size()), 0, &message);
+  BuildReadRequest(h, kSampleFileId, static_cast<uint32_t>(data.size()), 0, &message);
   ASSERT_TRUE((*client)->Seal({message}, &wire).ok());
   send(true, wire);
 
