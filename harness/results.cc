@@ -413,6 +413,8 @@ json SmbLoadReportJson(const smb::SmbLoadReport& r) {
           {"errors", r.errors},
           {"first_error", r.first_error},
           {"client_cpu_seconds", r.client_cpu_seconds},
+          {"idle_fraction", r.idle_fraction},
+          {"steal_fraction", r.steal_fraction},
           {"requests", k.requests},
           {"signed_requests", k.signed_requests},
           {"encrypted_requests", k.encrypted_requests},

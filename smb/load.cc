@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/latency.h"
+#include "common/machine.h"
 
 namespace secmode::smb {
 
@@ -191,8 +192,10 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   }
   std::this_thread::sleep_until(common::SteadyAt(warm_end));
   const uint64_t cpu0 = common::ProcessCpuNs();
+  const common::CpuTimes machine0 = common::ReadCpuTimes();
   std::this_thread::sleep_until(common::SteadyAt(end));
   const uint64_t cpu1 = common::ProcessCpuNs();
+  const common::CpuTimes machine1 = common::ReadCpuTimes();
   for (std::thread& t : threads) t.join();
 
   SmbLoadReport r;
@@ -200,6 +203,8 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   r.options = o;
   r.seconds = o.seconds;
   r.client_cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;
+  r.idle_fraction = common::IdleFraction(machine0, machine1);
+  r.steal_fraction = common::StealFraction(machine0, machine1);
   common::LatencySamples all;
   Status failure = Status::Ok();
   for (size_t i = 0; i < conns.size(); ++i) {

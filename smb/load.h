@@ -65,6 +65,10 @@ struct SmbLoadReport {
   // Summed over the connections (their whole life: set-up included).
   SmbClient::Counters counters;
   double client_cpu_seconds = 0;  // this process's CPU during the measured time
+  // The machine's share of CPU time idle and taken by the hypervisor during
+  // the measured time (common/machine.h); -1 where unknown. Client and
+  // server on one machine: the busy rest is both ends and the kernel.
+  double idle_fraction = -1, steal_fraction = -1;
 };
 
 // Opens one TCP connection to the server (the lab's client namespace, a

@@ -2,10 +2,12 @@
 // AD DC over Kerberos (smb/samba_dc.h, smb/load.h): READ and WRITE of 4 KiB
 // and 1 MiB and QUERY_INFO (metadata), on one channel and on four channels
 // of one session (multichannel; not smb-sign-hmac-sha256, whose SMB 2.1 has
-// none). Rows are interleaved by mode (each case runs every mode before the
-// next case), so drift over the section spreads over the modes; each row's
-// change against smb-plain of the same case is taken within this run.
-// A --quick run measures 1 MiB READ and metadata on one channel, shortly.
+// none). Each case runs three times, and each time every mode runs one
+// after the other (smb-plain first), so drift over the section spreads over
+// the modes and each repetition's change against smb-plain is taken side by
+// side (suite/smb_e2e_summary.h: medians, ranges, and how much of each
+// mode's extra CPU per operation its crypto legs explain).
+// A --quick run measures 1 MiB READ and metadata on one channel, once each, shortly.
 // Where Samba cannot run (not root, packages missing), sections["smb-e2e"]
 // .not_run says why and the run goes on. Rows and settings go to
 // RunResults::sections["smb-e2e"].
@@ -17,6 +19,7 @@
 #include "smb/load.h"
 #include "smb/samba_dc.h"
 #include "suite/section.h"
+#include "suite/smb_e2e_summary.h"
 
 namespace secmode::suite {
 
@@ -40,9 +43,10 @@ constexpr int kQuickChannels[] = {1};
 
 struct Budget {
   double seconds, warmup;
+  int repetitions;
 };
 Budget BudgetOf(const SectionContext& ctx) {
-  return ctx.options.quick ? Budget{0.3, 0.05} : Budget{2.0, 0.2};
+  return ctx.options.quick ? Budget{0.3, 0.05, 1} : Budget{1.0, 0.2, 3};
 }
 
 // The smb-* modes of the run (every registered one by default), once each.
@@ -66,7 +70,7 @@ double PlannedSmbE2eSeconds(const SectionContext& ctx) {
   const size_t channels = ctx.options.quick ? std::size(kQuickChannels) : std::size(kChannels);
   // Each row also sets its sessions up and ends them (about 0.1 s); the
   // domain controller takes about 8 s to provision and start.
-  return 8 + static_cast<double>(SmbModes(ctx).size() * cases * channels) *
+  return 8 + static_cast<double>(SmbModes(ctx).size() * cases * channels) * b.repetitions *
                  (b.seconds + b.warmup + 0.1);
 }
 
@@ -92,43 +96,60 @@ Status RunSmbE2eSection(SectionContext& ctx) {
                         : std::vector<int>(std::begin(kChannels), std::end(kChannels));
   const smb::SambaDc* d = dc.get();
   const smb::SmbConnector connect = [d] { return d->Connect(common::Deadline::AfterMs(5000)); };
-  nlohmann::json rows = nlohmann::json::array();
-  Status first_failure = Status::Ok();
-  bool interrupted = false;
+  // The runs in the order they are made: by case and channels, then by
+  // repetition, every mode within a repetition.
+  struct Step {
+    Case c;
+    int channels, rep;
+    const std::string* mode;
+  };
+  std::vector<Step> plan;
   for (const Case& c : cases) {
     for (int ch : channels) {
-      for (const std::string& mode : modes) {
-        if (InterruptSignal(ctx.options)) {
-          interrupted = true;
-          break;
-        }
-        if (ch > 1 && mode == "smb-sign-hmac-sha256") continue;  // SMB 2.1: no multichannel
-        smb::SmbLoadOptions o;
-        o.op = c.op;
-        o.size = c.size ? c.size : 4096;
-        o.outstanding = c.outstanding;
-        o.channels = ch;
-        o.seconds = b.seconds;
-        o.warmup_seconds = b.warmup;
-        smb::SmbClientConfig config;
-        config.mode = mode;
-        config.ccache = dc->ccache();
-        config.service_principal = dc->service_principal();
-        config.unc = dc->share_unc();
-        auto r = smb::RunSmbLoad(o, config, connect);
-        const std::string what = mode + " " + smb::SmbOpName(c.op) + " " + std::to_string(c.size) +
-                                 " x" + std::to_string(ch) + " channels";
-        if (!r.ok()) {
-          ctx.log << "\n  smb-e2e " << what << " failed: " << r.status().ToString();
-          if (first_failure.ok()) first_failure = r.status().Annotate("smb-e2e " + what);
-          continue;
-        }
-        rows.push_back(harness::SmbLoadReportJson(*r));
-        if (r->errors > 0 && first_failure.ok()) {
-          first_failure = Status::Internal("smb-e2e " + what + ": " + std::to_string(r->errors) +
-                                           " refused requests, first: " + r->first_error);
+      for (int rep = 0; rep < b.repetitions; ++rep) {
+        for (const std::string& mode : modes) {
+          if (ch > 1 && mode == "smb-sign-hmac-sha256") continue;  // SMB 2.1: no multichannel
+          plan.push_back({c, ch, rep, &mode});
         }
       }
+    }
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  Status first_failure = Status::Ok();
+  bool interrupted = false;
+  for (const Step& step : plan) {
+    if (InterruptSignal(ctx.options)) {
+      interrupted = true;
+      break;
+    }
+    const Case& c = step.c;
+    smb::SmbLoadOptions o;
+    o.op = c.op;
+    o.size = c.size ? c.size : 4096;
+    o.outstanding = c.outstanding;
+    o.channels = step.channels;
+    o.seconds = b.seconds;
+    o.warmup_seconds = b.warmup;
+    smb::SmbClientConfig config;
+    config.mode = *step.mode;
+    config.ccache = dc->ccache();
+    config.service_principal = dc->service_principal();
+    config.unc = dc->share_unc();
+    auto r = smb::RunSmbLoad(o, config, connect);
+    const std::string what = *step.mode + " " + smb::SmbOpName(c.op) + " " +
+                             std::to_string(c.size) + " x" + std::to_string(step.channels) +
+                             " channels, repetition " + std::to_string(step.rep + 1);
+    if (!r.ok()) {
+      ctx.log << "\n  smb-e2e " << what << " failed: " << r.status().ToString();
+      if (first_failure.ok()) first_failure = r.status().Annotate("smb-e2e " + what);
+      continue;
+    }
+    nlohmann::json run = harness::SmbLoadReportJson(*r);
+    run["repetition"] = step.rep;
+    runs.push_back(std::move(run));
+    if (r->errors > 0 && first_failure.ok()) {
+      first_failure = Status::Internal("smb-e2e " + what + ": " + std::to_string(r->errors) +
+                                       " refused requests, first: " + r->first_error);
     }
   }
   const std::string server = "Samba " + dc->version() + " AD DC (throwaway, network namespace)";
@@ -136,8 +157,9 @@ Status RunSmbE2eSection(SectionContext& ctx) {
   section = {{"server", server},
              {"seconds", b.seconds},
              {"warmup_seconds", b.warmup},
+             {"repetitions", b.repetitions},
              {"transport", "tcp over a veth pair between two network namespaces"},
-             {"rows", std::move(rows)}};
+             {"rows", SummarizeSmbE2e(runs, ctx.results.micro, ctx.results.machine.logical_cpus)}};
   if (interrupted) {
     const int sig = InterruptSignal(ctx.options);
     section["interrupted"] = SignalName(sig);

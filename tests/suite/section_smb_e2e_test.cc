@@ -36,8 +36,14 @@ TEST(SectionSmbE2eTest, RowsForEveryModeAndCaseAndTheirChangeInTheReport) {
     EXPECT_GT(r.value("ops", 0), 0) << r.dump();
     EXPECT_EQ(r.value("errors", 1), 0) << r.dump();
     EXPECT_EQ(r.value("dialect", ""), "3.1.1");
+    EXPECT_EQ(r.value("repetitions", 0), 1) << r.dump();
+    EXPECT_EQ(r["runs"].size(), 1u) << r.dump();
     if (r.value("mode", "") == "smb-enc-aes-128-gcm") {
       EXPECT_GE(r.value("encrypted_requests", 0), r.value("ops", 0)) << r.dump();
+      // Beside smb-plain of the same repetition, and either what its
+      // crypto explains or why not.
+      EXPECT_EQ(r["vs_plain"].value("pairs", 0), 1) << r.dump();
+      EXPECT_TRUE(r.contains("from_legs") != r.contains("from_legs_skipped")) << r.dump();
     }
   }
   // The encrypted rows' change against smb-plain, computed by the report.
@@ -45,6 +51,7 @@ TEST(SectionSmbE2eTest, RowsForEveryModeAndCaseAndTheirChangeInTheReport) {
   ASSERT_NE(enc, std::string::npos) << *report;
   const std::string line = report->substr(enc, report->find('\n', enc) - enc);
   EXPECT_NE(line.find("%"), std::string::npos) << line;
+  EXPECT_NE(report->find("### How much of the change the crypto explains"), std::string::npos);
 }
 
 }  // namespace
