@@ -404,6 +404,7 @@ json SmbLoadReportJson(const smb::SmbLoadReport& r) {
           {"seconds", r.seconds},
           {"warmup_seconds", r.options.warmup_seconds},
           {"ops", r.ops},
+          {"ops_per_connection", r.ops_per_connection},
           {"ops_per_second", r.ops_per_s},
           {"mb_per_second", r.mb_per_s},
           {"p50_us", r.p50_us},

@@ -211,6 +211,7 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
     Connection& c = conns[i];
     r.dialect = c.client->dialect();
     r.ops += c.ops;
+    r.ops_per_connection.push_back(c.ops);
     r.bytes += c.bytes;
     r.errors += c.errors;
     if (r.first_error.empty()) r.first_error = c.first_error;

@@ -30,6 +30,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/socket.h"
 #include "common/status.h"
@@ -60,6 +61,9 @@ struct SmbLoadReport {
   uint64_t ops = 0, bytes = 0, errors = 0;
   std::string first_error;
   double ops_per_s = 0, mb_per_s = 0;  // MB = 10^6 bytes
+  // Answered requests of each connection (session by session, its channels
+  // in order), so a channel that carried nothing shows.
+  std::vector<uint64_t> ops_per_connection;
   uint64_t p50_us = 0, p90_us = 0, p99_us = 0;
   double mean_us = 0;
   // Summed over the connections (their whole life: set-up included).

@@ -217,6 +217,27 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
             common::Code::kInvalidArgument);
 }
 
+// Sixteen channels of one session (the most the issue names), in a signing
+// and an encrypting mode (binding derives a channel's signing key; sealing
+// shares the session's keys): every channel carries answered requests.
+TEST_F(SambaTest, LoadOverSixteenChannelsOfOneSession) {
+  for (const char* mode : {"smb-sign-aes-gmac", "smb-enc-aes-128-ccm"}) {
+    SCOPED_TRACE(mode);
+    SmbLoadOptions o;
+    o.op = SmbOp::kWrite;
+    o.size = 4096;
+    o.channels = 16;
+    o.outstanding = 2;
+    o.seconds = 0.3;
+    o.warmup_seconds = 0.05;
+    auto r = RunSmbLoad(o, Config(mode), [] { return dc_->Connect(common::Deadline::AfterMs(5000)); });
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->errors, 0u) << r->first_error;
+    ASSERT_EQ(r->ops_per_connection.size(), 16u);
+    for (size_t i = 0; i < 16; ++i) EXPECT_GT(r->ops_per_connection[i], 0u) << "channel " << i + 1;
+  }
+}
+
 // tshark as an independent judge of a live encrypted session with Samba:
 // captured as it went over the wire, decrypted by Wireshark given only the
 // session id and keys, every request and response an SMB2 message of the
