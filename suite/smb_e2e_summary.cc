@@ -37,18 +37,6 @@ uint64_t Sum(const std::vector<const nlohmann::json*>& runs, const char* key) {
   return total;
 }
 
-// The median busy CPU per operation of `runs`; nothing when any lacks it.
-std::optional<double> MedianBusyCpu(const std::vector<const nlohmann::json*>& runs, int cpus) {
-  std::vector<double> v;
-  for (const nlohmann::json* r : runs) {
-    const std::optional<double> cpu = harness::BusyCpuNsPerCall(*r, cpus);
-    if (!cpu) return std::nullopt;
-    v.push_back(*cpu);
-  }
-  if (v.empty()) return std::nullopt;
-  return common::Median(v);
-}
-
 }  // namespace
 
 nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,
@@ -118,11 +106,11 @@ nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,
 
     // The change, paired by repetition.
     std::vector<double> changes;
-    std::vector<const nlohmann::json*> plain_runs;
+    std::vector<std::pair<const nlohmann::json*, const nlohmann::json*>> pairs;  // mode, plain
     for (const nlohmann::json* r : rs) {
       const auto p = plain.find({key.second, r->value("repetition", 0)});
       if (p == plain.end()) continue;
-      plain_runs.push_back(p->second);
+      pairs.emplace_back(r, p->second);
       const double base = p->second->value(figure, 0.0);
       if (base > 0) changes.push_back(r->value(figure, 0.0) / base - 1);
     }
@@ -131,43 +119,61 @@ nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,
       row["vs_plain"] = {{"median", c.median}, {"min", c.min}, {"max", c.max}, {"pairs", c.n}};
     }
 
-    // What the crypto explains.
+    // What the crypto explains, pair by pair.
     auto skip = [&row](const std::string& why) { row["from_legs_skipped"] = why; };
     const auto legs = harness::LegCostsFromMicro(micro, mode);
-    const std::optional<double> plain_cpu = MedianBusyCpu(plain_runs, logical_cpus);
-    const std::optional<double> measured_cpu = MedianBusyCpu(rs, logical_cpus);
     const int64_t call = op == "write" ? static_cast<int64_t>(size) : 0;
     const int64_t reply = op == "read" ? static_cast<int64_t>(size) : 0;
+    std::vector<double> plain_cpu, mode_cpu, extra_cpu;
+    bool idle_known = true;
+    for (const auto& [m, p] : pairs) {
+      const std::optional<double> cm = harness::BusyCpuNsPerCall(*m, logical_cpus);
+      const std::optional<double> cp = harness::BusyCpuNsPerCall(*p, logical_cpus);
+      if (!cm || !cp) {
+        idle_known = false;
+        break;
+      }
+      mode_cpu.push_back(*cm);
+      plain_cpu.push_back(*cp);
+      extra_cpu.push_back(*cm - *cp);
+    }
     if (!plain_legs.ok()) {
       skip(std::string(plain_legs.status().message()));
     } else if (!legs.ok()) {
       skip(std::string(legs.status().message()));
-    } else if (plain_runs.empty()) {
+    } else if (pairs.empty()) {
       skip("no smb-plain run of the same case");
-    } else if (!plain_cpu || !measured_cpu) {
+    } else if (!idle_known) {
       skip("the machine's idle time was not measured");
     } else if (auto extra = sim::LegsExtraAt(*legs, *plain_legs, call, reply); !extra.ok()) {
       skip(std::string(extra.status().message()));
     } else {
       const double legs_extra = extra->client_ns + extra->server_ns;
-      const double end_to_end_extra = *measured_cpu - *plain_cpu;
-      const double predicted_cpu = *plain_cpu + legs_extra;
-      // The row's busy CPU time spent at the predicted cost per operation.
-      const double predicted_ops =
-          predicted_cpu > 0 ? ops.median * *measured_cpu / predicted_cpu : 0;
+      // Each run's busy CPU time spent at its smb-plain partner's CPU per
+      // operation plus the legs' extra.
+      std::vector<double> predicted, ratio;
+      for (size_t i = 0; i < pairs.size(); ++i) {
+        const double per_op = plain_cpu[i] + legs_extra;
+        const double ops_i = pairs[i].first->value("ops_per_second", 0.0);
+        const double p = per_op > 0 ? ops_i * mode_cpu[i] / per_op : 0;
+        predicted.push_back(p);
+        if (p > 0) ratio.push_back(ops_i / p);
+      }
+      const common::Spread e = common::Summarize(extra_cpu);
       nlohmann::json f = {{"call_payload", call},
                           {"reply_payload", reply},
-                          {"plain_cpu_ns_per_op", *plain_cpu},
-                          {"measured_cpu_ns_per_op", *measured_cpu},
-                          {"extra_cpu_ns_per_op", end_to_end_extra},
+                          {"pairs", pairs.size()},
+                          {"plain_cpu_ns_per_op", common::Median(plain_cpu)},
+                          {"measured_cpu_ns_per_op", common::Median(mode_cpu)},
+                          {"extra_cpu_ns_per_op", e.median},
+                          {"extra_cpu_ns_per_op_range", {e.min, e.max}},
                           {"legs_extra_ns", legs_extra},
-                          {"predicted_ops_per_second", predicted_ops},
-                          {"measured_over_predicted",
-                           predicted_ops > 0 ? ops.median / predicted_ops : 0.0}};
-      // A share only of a growth: with no extra CPU end to end there is
-      // nothing for the crypto to explain.
-      f["crypto_share"] = end_to_end_extra > 0 ? nlohmann::json(legs_extra / end_to_end_extra)
-                                               : nlohmann::json(nullptr);
+                          {"predicted_ops_per_second", common::Median(predicted)},
+                          {"measured_over_predicted", common::Median(ratio)}};
+      // A share only of a growth every pair shows: where some pair used no
+      // more CPU than smb-plain, the extra is within the runs' noise.
+      f["crypto_share"] = e.min > 0 ? nlohmann::json(legs_extra / e.median)
+                                    : nlohmann::json(nullptr);
       row["from_legs"] = std::move(f);
     }
     rows.push_back(std::move(row));

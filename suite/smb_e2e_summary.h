@@ -13,17 +13,21 @@
 // client and server share this machine, so a run's busy CPU per operation
 // (harness::BusyCpuNsPerCall: logical CPUs x (1 - idle - steal) x seconds /
 // operations) is both ends and the kernel together. A mode's extra CPU per
-// operation end to end is its busy CPU per operation minus smb-plain's
-// (medians over the repetitions); its crypto's is the four legs' extra cost
-// over smb-plain's legs (micro rows, one thread: sim::LegsExtraAt) at the
-// payload each message carries (a WRITE's request, a READ's response; a
-// metadata operation's none, costed at the smallest measured size). The
-// share is legs / end-to-end extra: near 1, the crypto is the cost; well
-// below, something else grew too (Samba's own per-message work in the mode,
-// more messages, waits); above 1, less than the legs' cost showed up (the
-// crypto overlapped with waiting that smb-plain also had). The predicted
-// rate is the row's busy CPU time over smb-plain's CPU per operation plus
-// the legs' extra.
+// operation end to end is, pair by pair, its run's busy CPU per operation
+// minus its smb-plain partner's (median and range over the pairs). The
+// crypto's is the four legs' extra cost over smb-plain's legs (micro rows,
+// one thread: sim::LegsExtraAt) at the payload each message carries (a
+// WRITE's request, a READ's response; a metadata operation's none, costed
+// at the smallest measured size). The server's two legs are secmode's own
+// (OpenSSL) code standing in for Samba's crypto, which is not measured
+// apart. The share is legs / end-to-end extra (median), given only when
+// every pair shows extra CPU (else the extra is within the runs' noise):
+// near 1, secmode's crypto accounts for the cost; well below, something
+// costs more than secmode's legs say, first of all Samba's own crypto (its
+// library, not OpenSSL) and its per-message work in the mode; above 1,
+// less extra CPU showed up than the legs cost. The predicted rate is, per
+// pair, the run's busy CPU time at its partner's CPU per operation plus the
+// legs' extra (median over the pairs).
 #ifndef SECMODE_SUITE_SMB_E2E_SUMMARY_H_
 #define SECMODE_SUITE_SMB_E2E_SUMMARY_H_
 
@@ -44,9 +48,10 @@ namespace secmode::suite {
 // responses_verified, responses_decrypted (summed); runs (the runs as
 // given); vs_plain {median, min, max, pairs} (fractions; not for
 // smb-plain, nor without a plain run of the same case and repetition);
-// from_legs {call_payload, reply_payload, plain_cpu_ns_per_op,
-// measured_cpu_ns_per_op, extra_cpu_ns_per_op, legs_extra_ns,
-// crypto_share, predicted_ops_per_second, measured_over_predicted} or
+// from_legs {call_payload, reply_payload, pairs, plain_cpu_ns_per_op,
+// measured_cpu_ns_per_op, extra_cpu_ns_per_op (+ _range [min, max]),
+// legs_extra_ns, crypto_share (null within noise),
+// predicted_ops_per_second, measured_over_predicted} or
 // from_legs_skipped (the reason: no micro rows of the mode, the machine's
 // idle time not measured, ...).
 nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,

@@ -57,17 +57,16 @@ nlohmann::json LoadRun(const std::string& mode, const std::string& op, int rep, 
 TEST(SmbE2eSummaryTest, PairsEachRepetitionWithPlainsAndTakesMedians) {
   nlohmann::json runs = nlohmann::json::array();
   // Plain drifts from 1000 to 500 ops/s over the repetitions; the mode is
-  // always half of the plain run beside it.
+  // always half of the plain run of its repetition. Given out of order, so
+  // pairing by position would pair the wrong runs.
   const double plain[] = {1000, 800, 500};
-  for (int rep = 0; rep < 3; ++rep) {
-    runs.push_back(LoadRun("smb-plain", "read", rep, plain[rep], 0.5));
-    runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", rep, plain[rep] / 2, 0.5));
-  }
+  for (int rep : {2, 0, 1}) runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", rep, plain[rep] / 2, 0.5));
+  for (int rep : {0, 1, 2}) runs.push_back(LoadRun("smb-plain", "read", rep, plain[rep], 0.5));
   const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
   ASSERT_EQ(rows.size(), 2u) << rows.dump(1);
-  EXPECT_EQ(rows[0]["mode"], "smb-plain");
-  EXPECT_FALSE(rows[0].contains("vs_plain"));
-  const nlohmann::json& enc = rows[1];
+  ASSERT_EQ(rows[1]["mode"], "smb-plain");  // in the order of first appearance
+  EXPECT_FALSE(rows[1].contains("vs_plain"));
+  const nlohmann::json& enc = rows[0];
   EXPECT_EQ(enc["repetitions"], 3);
   EXPECT_EQ(enc["figure"], "mb_per_second");
   EXPECT_DOUBLE_EQ(enc["ops_per_second"].get<double>(), 400);
@@ -78,11 +77,53 @@ TEST(SmbE2eSummaryTest, PairsEachRepetitionWithPlainsAndTakesMedians) {
   EXPECT_EQ(enc["ops"], 2300);  // 500, 400 and 250 ops/s, 2 s each
   // Paired, the change is -50% every time, however much plain drifted;
   // medians taken apart would also say -50% here, ranges taken apart not.
+  ASSERT_TRUE(enc.contains("vs_plain")) << enc.dump(1);
   EXPECT_NEAR(enc["vs_plain"]["median"].get<double>(), -0.5, 1e-12);
   EXPECT_NEAR(enc["vs_plain"]["min"].get<double>(), -0.5, 1e-12);
   EXPECT_NEAR(enc["vs_plain"]["max"].get<double>(), -0.5, 1e-12);
   EXPECT_EQ(enc["vs_plain"]["pairs"], 3);
-  ASSERT_EQ(enc["runs"].size(), 3u);
+  ASSERT_TRUE(enc.contains("runs"));
+  EXPECT_EQ(enc["runs"].size(), 3u);
+}
+
+TEST(SmbE2eSummaryTest, ARepetitionWithoutItsPlainRunIsNotPaired) {
+  nlohmann::json runs = nlohmann::json::array();
+  runs.push_back(LoadRun("smb-plain", "read", 0, 1000, 0.5));
+  runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", 0, 900, 0.5));
+  // Repetition 1 of plain failed; the mode's run 1 has no partner.
+  runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", 1, 100, 0.5));
+  const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[1].contains("vs_plain")) << rows[1].dump(1);
+  EXPECT_EQ(rows[1]["vs_plain"]["pairs"], 1);
+  EXPECT_NEAR(rows[1]["vs_plain"]["median"].get<double>(), -0.1, 1e-12);
+  ASSERT_TRUE(rows[1].contains("from_legs")) << rows[1].dump(1);
+  EXPECT_EQ(rows[1]["from_legs"]["pairs"], 1);
+}
+
+TEST(SmbE2eSummaryTest, NoShareWhereAPairShowsNoExtraCpu) {
+  // Plain at 1 ms per op each time; the mode 1.5, 0.9 and 2 ms: one pair
+  // used less CPU than its plain partner, so the extra is within noise.
+  nlohmann::json runs = nlohmann::json::array();
+  const double idle[] = {0.25, 0.55, 0.0};  // busy CPU/op = 4 s x (1 - idle) / (ops/s x 2 s)
+  for (int rep = 0; rep < 3; ++rep) {
+    runs.push_back(LoadRun("smb-plain", "read", rep, 1000, 0.5));
+    runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", rep, 1000, idle[rep]));
+  }
+  nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  ASSERT_EQ(rows.size(), 2u);
+  const nlohmann::json& f = rows[1]["from_legs"];
+  ASSERT_TRUE(f.is_object()) << rows[1].dump(1);
+  EXPECT_NEAR(f["extra_cpu_ns_per_op"].get<double>(), 0.5e6, 1e-3);
+  EXPECT_NEAR(f["extra_cpu_ns_per_op_range"][0].get<double>(), -0.1e6, 1e-3);
+  EXPECT_NEAR(f["extra_cpu_ns_per_op_range"][1].get<double>(), 1e6, 1e-3);
+  EXPECT_TRUE(f["crypto_share"].is_null()) << f.dump(1);
+  // With every pair above plain, the share is the legs over the median extra.
+  runs[3]["idle_fraction"] = 0.45;  // 1.1 ms per op: +0.1 ms
+  rows = SummarizeSmbE2e(runs, Legs(), 2);
+  const nlohmann::json& g = rows[1]["from_legs"];
+  ASSERT_TRUE(g["crypto_share"].is_number()) << g.dump(1);
+  EXPECT_NEAR(g["crypto_share"].get<double>(), 202000 / 0.5e6, 1e-9);
 }
 
 TEST(SmbE2eSummaryTest, CryptoShareIsTheLegsOverTheExtraCpuPerOperation) {
@@ -107,7 +148,7 @@ TEST(SmbE2eSummaryTest, CryptoShareIsTheLegsOverTheExtraCpuPerOperation) {
   EXPECT_NEAR(f["predicted_ops_per_second"].get<double>(), 500 * 4e6 / 1.202e6, 1e-6);
 }
 
-TEST(SmbE2eSummaryTest, NoShareWithoutExtraCpuAndReasonsWhenSomethingIsMissing) {
+TEST(SmbE2eSummaryTest, NoShareWithLessCpuAndReasonsWhenSomethingIsMissing) {
   nlohmann::json runs = nlohmann::json::array();
   runs.push_back(LoadRun("smb-plain", "metadata", 0, 1000, 0.5));
   // The mode used less CPU per operation than plain: nothing to explain.
@@ -123,9 +164,11 @@ TEST(SmbE2eSummaryTest, NoShareWithoutExtraCpuAndReasonsWhenSomethingIsMissing) 
   runs.push_back(LoadRun("smb-enc-aes-128-gcm", "write", 0, 400, 0.5));
   const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
   ASSERT_EQ(rows.size(), 6u) << rows.dump(1);
+  ASSERT_TRUE(rows[1].contains("from_legs")) << rows[1].dump(1);
   EXPECT_TRUE(rows[1]["from_legs"]["crypto_share"].is_null()) << rows[1].dump(1);
   EXPECT_NE(rows[2].value("from_legs_skipped", "").find("smb-sign-aes-gmac"), std::string::npos)
       << rows[2].dump(1);
+  ASSERT_TRUE(rows[2].contains("vs_plain")) << rows[2].dump(1);
   EXPECT_NEAR(rows[2]["vs_plain"]["median"].get<double>(), -0.1, 1e-12);
   EXPECT_NE(rows[4].value("from_legs_skipped", "").find("idle"), std::string::npos);
   EXPECT_FALSE(rows[5].contains("vs_plain"));
