@@ -37,7 +37,8 @@ std::string Size(const nlohmann::json& r) {
 
 }  // namespace
 
-void RenderSmbE2eSection(const harness::RunResults&, const nlohmann::json& section, Rendered& out) {
+void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::json& section,
+                         Rendered& out) {
   std::ostringstream md;
   md << "\n## SMB3 end to end against Samba\n\n";
   if (section.contains("not_run")) {
@@ -154,7 +155,8 @@ void RenderSmbE2eSection(const harness::RunResults&, const nlohmann::json& secti
         "sequential read from 875 MiB/s to about 250 MiB/s (-71%, client CPU bound); encryption "
         "costs 10-15% on read/write and 5% on metadata-heavy work; multichannel with 4 "
         "connections suffices for random I/O, sequential reads keep scaling to 8 and 16. There "
-        "the client and the server each had their own cores; here they share two.\n";
+        "the client and the server each had their own cores; here they share this machine's "
+     << results.machine.logical_cpus << " logical CPUs.\n";
   if (section.contains("interrupted")) {
     md << "\nInterrupted (" << section.value("interrupted", "")
        << "): the rows after the last one were not run.\n";

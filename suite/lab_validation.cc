@@ -92,8 +92,8 @@ Result<double> PingUs(lab::LabHosts& hosts, double rtt_ms) {
 std::string Rule() {
   return common::Sprintf(
       "the model's assumptions hold at a point unless it is CPU-bound: predicted so (its most "
-      "used station is a CPU over half busy, or, one call at a time, over half of the call's "
-      "time is CPU), or measured so (the machine under %g%% idle during "
+      "used station is a CPU over half busy, or over half of an operation's time is CPU), or "
+      "measured so (the machine under %g%% idle during "
       "the point). The model gives client and server a core each and no CPU to the network, "
       "while in the lab they share this machine's CPUs with the kernel's TCP and the delay "
       "lines that emulate the round trip. Where they hold, the measured throughput must be "
@@ -270,12 +270,12 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
               top_station = p.stations[i].name;
             }
           }
-          // One call at a time spends its whole time at one station after
-          // another, so no station is more than its share busy however
-          // CPU-bound the call is: there, CPU-bound is most of the call's
-          // time being CPU.
+          // CPU-bound: a CPU station over half busy, or most of an
+          // operation's time CPU. The second also catches one call at a
+          // time, whose stations are each busy only for their share of the
+          // call, however CPU-bound the call is.
           bool cpu_bound = (top_use >= 0.5 && top_station.find("CPU") != std::string::npos) ||
-                           (w.Outstanding() == 1 && cpu_share >= 0.5);
+                           cpu_share >= 0.5;
           row["assumptions_hold"] = !cpu_bound;
           if (cpu_bound && w.Outstanding() == 1 && env.rtt_ns == 0) {
             row["why_not"] =
@@ -284,9 +284,9 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
                 "batches) leaves out";
           } else if (cpu_bound) {
             row["why_not"] = common::Sprintf(
-                "CPU-bound (%s %.0f%% busy): the model gives each end its own core; here they "
-                "share the machine's %d",
-                top_station.c_str(), top_use * 100, cpus);
+                "CPU-bound (%s %.0f%% busy, %.0f%% of an operation's time CPU): the model gives "
+                "each end its own core; here they share the machine's %d",
+                top_station.c_str(), top_use * 100, cpu_share * 100, cpus);
           }
           if (!m.ok() && o.interrupt && o.interrupt->load() != 0) {
             interrupted = true;  // stopped by the signal, not a failure of the point

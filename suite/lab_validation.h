@@ -31,9 +31,9 @@
 //
 // The agreement rule, stated in the report: the model's assumptions hold
 // at a point unless it is CPU-bound, predicted (the model's most used
-// station a CPU over half busy, or, one call at a time, most of the call's
-// time CPU: no station of a lone call is busier than its share of the
-// call) or measured (the machine under a quarter
+// station a CPU over half busy, or most of an operation's time CPU: no
+// station of a lone call is busier than its share of the call) or measured
+// (the machine under a quarter
 // idle during the point): the model gives each end its own core and no
 // CPU to the network, while in the lab client, server, the kernel's TCP
 // and the delay lines share this machine's CPUs. Where they hold, measured

@@ -1,6 +1,5 @@
 #include "suite/smb_e2e_summary.h"
 
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,20 +43,16 @@ nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,
   nlohmann::json rows = nlohmann::json::array();
   if (!runs.is_array()) return rows;
   // Runs by mode and case, in order of first appearance (pointers into `runs`).
+  // And smb-plain's run of each case and repetition, for the pairing.
   std::vector<std::pair<std::string, Case>> order;
   std::map<std::pair<std::string, Case>, std::vector<const nlohmann::json*>> by_row;
+  std::map<std::pair<Case, int>, const nlohmann::json*> plain;
   for (const nlohmann::json& run : runs) {
     const auto key = std::make_pair(run.value("mode", ""), CaseOf(run));
     auto [it, inserted] = by_row.try_emplace(key);
     if (inserted) order.push_back(key);
     it->second.push_back(&run);
-  }
-  // smb-plain's run of each case and repetition, for the pairing.
-  std::map<std::pair<Case, int>, const nlohmann::json*> plain;
-  for (const nlohmann::json& run : runs) {
-    if (run.value("mode", "") == "smb-plain") {
-      plain[{CaseOf(run), run.value("repetition", 0)}] = &run;
-    }
+    if (key.first == "smb-plain") plain[{key.second, run.value("repetition", 0)}] = &run;
   }
   const auto plain_legs = harness::LegCostsFromMicro(micro, "smb-plain");
 

@@ -60,6 +60,10 @@ class SambaTest : public ::testing::Test {
     c.timeout_ms = 10000;
     return c;
   }
+  // smb-load against the fixture's DC.
+  static common::Result<SmbLoadReport> Load(const SmbLoadOptions& o, const std::string& mode) {
+    return RunSmbLoad(o, Config(mode), [] { return dc_->Connect(common::Deadline::AfterMs(5000)); });
+  }
   static common::Result<std::unique_ptr<SmbClient>> Connect(const std::string& mode) {
     SECMODE_ASSIGN_OR_RETURN(common::Fd fd, dc_->Connect(common::Deadline::AfterMs(5000)));
     return SmbClient::Connect(std::move(fd), Config(mode));
@@ -194,8 +198,7 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
     o.outstanding = 4;
     o.seconds = 0.3;
     o.warmup_seconds = 0.05;
-    auto r = RunSmbLoad(o, Config("smb-enc-aes-256-gcm"),
-                        [] { return dc_->Connect(common::Deadline::AfterMs(5000)); });
+    auto r = Load(o, "smb-enc-aes-256-gcm");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_GT(r->ops, 0u);
     EXPECT_EQ(r->errors, 0u) << r->first_error;
@@ -230,7 +233,7 @@ TEST_F(SambaTest, LoadOverSixteenChannelsOfOneSession) {
     o.outstanding = 2;
     o.seconds = 0.3;
     o.warmup_seconds = 0.05;
-    auto r = RunSmbLoad(o, Config(mode), [] { return dc_->Connect(common::Deadline::AfterMs(5000)); });
+    auto r = Load(o, mode);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->errors, 0u) << r->first_error;
     ASSERT_EQ(r->ops_per_connection.size(), 16u);
