@@ -211,6 +211,12 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
     auto at = std::lower_bound(it->second.begin(), it->second.end(), ns);
     return at == it->second.end() ? 0 : *at;
   };
+  auto last_before = [&](SetupEventKind kind, uint32_t c, uint64_t ns) -> uint64_t {
+    auto it = times.find({kind, c});
+    if (it == times.end()) return 0;
+    auto at = std::lower_bound(it->second.begin(), it->second.end(), ns);
+    return at == it->second.begin() ? 0 : *(at - 1);
+  };
   auto only = [&](SetupEventKind kind, uint32_t c) -> uint64_t {
     auto it = times.find({kind, c});
     return it == times.end() || it->second.empty() ? 0 : it->second.front();
@@ -245,8 +251,13 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
     const auto& calls = wit->second;
     auto after = std::lower_bound(calls.begin(), calls.end(), eof,
                                   [](auto* x, uint64_t ns) { return x->written_ns < ns; });
-    // The old connection: the last call written on it before the end.
-    if (after != calls.begin()) {
+    // The old connection: the last call written on it before the end, if
+    // one was written after its connect (a connection whose calls were all
+    // still held, a skewed one's in its delay line, has none: the last call
+    // before the end then went to the connection before it, whose close is
+    // not this end's).
+    const uint64_t opened = last_before(SetupEventKind::kClientConnected, e.conn, eof);
+    if (after != calls.begin() && (*(after - 1))->written_ns >= opened) {
       auto old = at_server.find(Key((*(after - 1))->context, (*(after - 1))->seq));
       if (old != at_server.end()) {
         const uint64_t closed = only(SetupEventKind::kServerClosed, old->second->conn);

@@ -162,6 +162,25 @@ TEST(AttributionTest, AnAcceptBeforeTheConnectReturnedIsANegativeStep) {
   EXPECT_DOUBLE_EQ(Step(AttributeReconnects(trace), "connected -> accepted").median_us, -10);
 }
 
+TEST(AttributionTest, AnEndWithNoCallWrittenSinceItsConnectHasNoClose) {
+  using K = rpc::SetupEventKind;
+  rpc::CallTrace trace(16);
+  // Client connection 0's first connection ends; the calls for its
+  // replacement are all still held (a skew's delay line) when the server
+  // closes that one too: the second end is not timed from the first close.
+  Call(trace, 1, 0, 100, 1, 110);
+  Conn(trace, K::kServerClosed, 1, 200);
+  Conn(trace, K::kClientEof, 0, 260);
+  Conn(trace, K::kClientConnected, 0, 300);
+  Conn(trace, K::kServerAccepted, 7, 310);
+  Conn(trace, K::kServerClosed, 7, 10250);
+  Conn(trace, K::kClientEof, 0, 10300);
+  const ReconnectTimes r = AttributeReconnects(trace);
+  EXPECT_EQ(r.reconnects, 2);
+  EXPECT_EQ(Step(r, "close -> eof").count, 1);
+  EXPECT_DOUBLE_EQ(Step(r, "close -> eof").p90_us, 60);
+}
+
 TEST(AttributionTest, AReCreationTakesFromItsBeginningToItsNewContext) {
   using K = rpc::SetupEventKind;
   rpc::CallTrace trace(16);
