@@ -205,17 +205,16 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
   std::map<std::pair<SetupEventKind, uint32_t>, std::vector<uint64_t>> times;
   for (const auto& e : conn) times[{e.kind, e.conn}].push_back(e.ns);
   for (auto& [key, v] : times) std::sort(v.begin(), v.end());
-  auto first_at_or_after = [&](SetupEventKind kind, uint32_t c, uint64_t ns) -> uint64_t {
+  // The times of one kind on connection c around ns: the last one before
+  // it and the first at or after it (0: none).
+  auto around = [&](SetupEventKind kind, uint32_t c, uint64_t ns) -> std::pair<uint64_t, uint64_t> {
     auto it = times.find({kind, c});
-    if (it == times.end()) return 0;
+    if (it == times.end()) return {0, 0};
     auto at = std::lower_bound(it->second.begin(), it->second.end(), ns);
-    return at == it->second.end() ? 0 : *at;
+    return {at == it->second.begin() ? 0 : *(at - 1), at == it->second.end() ? 0 : *at};
   };
-  auto last_before = [&](SetupEventKind kind, uint32_t c, uint64_t ns) -> uint64_t {
-    auto it = times.find({kind, c});
-    if (it == times.end()) return 0;
-    auto at = std::lower_bound(it->second.begin(), it->second.end(), ns);
-    return at == it->second.begin() ? 0 : *(at - 1);
+  auto first_at_or_after = [&](SetupEventKind kind, uint32_t c, uint64_t ns) {
+    return around(kind, c, ns).second;
   };
   auto only = [&](SetupEventKind kind, uint32_t c) -> uint64_t {
     auto it = times.find({kind, c});
@@ -256,7 +255,7 @@ ReconnectTimes AttributeReconnects(const rpc::CallTrace& trace) {
     // still held, a skewed one's in its delay line, has none: the last call
     // before the end then went to the connection before it, whose close is
     // not this end's).
-    const uint64_t opened = last_before(SetupEventKind::kClientConnected, e.conn, eof);
+    const uint64_t opened = around(SetupEventKind::kClientConnected, e.conn, eof).first;
     if (after != calls.begin() && (*(after - 1))->written_ns >= opened) {
       auto old = at_server.find(Key((*(after - 1))->context, (*(after - 1))->seq));
       if (old != at_server.end()) {
