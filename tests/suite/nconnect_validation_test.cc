@@ -225,7 +225,7 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   // side is the median of as many seeds.
   bool saw_collapse_point = false;
   for (const auto& o : run.outcomes) {
-    if (o.point.name != "shared-s256-skew0") continue;
+    if (o.point.name != "shared-n8-s256-skew0") continue;
     saw_collapse_point = true;
     auto median_ops = [&](int window) {
       std::vector<double> ops;
