@@ -3,40 +3,66 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
+#include "common/format.h"
 #include "common/stats.h"
 
 namespace secmode::sim {
 
 using common::Median;
 
-Comparison CompareToRuns(const ScenarioResult& sim, const std::vector<ScenarioResult>& runs,
-                         const Tolerance& tol) {
+namespace {
+
+double Mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
+                         const std::vector<ScenarioResult>& runs, const Tolerance& tol) {
   Comparison c;
-  char buf[320];
-  if (sim.completed <= 0 || runs.empty()) {
-    c.detail =
-        sim.completed <= 0 ? "no completed operations in the simulated run" : "no measured run";
+  char buf[400];
+  const bool none =
+      seeds.empty() || std::any_of(seeds.begin(), seeds.end(),
+                                   [](const ScenarioResult& r) { return r.completed <= 0; });
+  if (none || runs.empty()) {
+    c.detail = none ? "no completed operations in the simulated run" : "no measured run";
     return c;
   }
+  // Every count per the first seed's completed operations.
+  const double per = static_cast<double>(seeds.front().completed);
+  auto scale = [per](const ScenarioResult& r) {
+    return static_cast<double>(r.violations) * per / static_cast<double>(r.completed);
+  };
   std::vector<double> scaled, ops;
   for (const ScenarioResult& m : runs) {
     if (m.completed <= 0) {
       c.detail = "no completed operations in a measured run";
       return c;
     }
-    scaled.push_back(static_cast<double>(m.violations) * static_cast<double>(sim.completed) /
-                     static_cast<double>(m.completed));
+    scaled.push_back(scale(m));
     ops.push_back(m.ops_per_s);
   }
-  const double sv = static_cast<double>(sim.violations);
+  std::vector<double> sim_scaled, sim_ops;
+  for (const ScenarioResult& r : seeds) {
+    sim_scaled.push_back(scale(r));
+    sim_ops.push_back(r.ops_per_s);
+  }
+  c.seeds = static_cast<int>(seeds.size());
+  c.simulated_violations = Mean(sim_scaled);
+  c.simulated_violations_min = *std::min_element(sim_scaled.begin(), sim_scaled.end());
+  c.simulated_violations_max = *std::max_element(sim_scaled.begin(), sim_scaled.end());
+  c.simulated_ops_per_s = Mean(sim_ops);
+  const double sv = c.simulated_violations;
   const double lo = *std::min_element(scaled.begin(), scaled.end());
   const double hi = *std::max_element(scaled.begin(), scaled.end());
   c.measured_violations_scaled = Median(scaled);
   c.measured_violations_min = lo;
   c.measured_violations_max = hi;
   std::string vrule;
-  if (sim.violations == 0) {
+  if (sv == 0) {
     c.violations_agree = hi == 0;
     vrule = "model says zero";
   } else {
@@ -48,19 +74,29 @@ Comparison CompareToRuns(const ScenarioResult& sim, const std::vector<ScenarioRe
     vrule = buf;
   }
   const double median_ops = Median(ops);
-  if (sim.ops_per_s > 0 && median_ops > 0) {
-    c.goodput_ratio = median_ops / sim.ops_per_s;
+  if (c.simulated_ops_per_s > 0 && median_ops > 0) {
+    c.goodput_ratio = median_ops / c.simulated_ops_per_s;
     const double f = std::max(c.goodput_ratio, 1.0 / c.goodput_ratio);
     c.goodput_agree = f <= tol.goodput_factor;
   }
+  std::string simulated = common::Fmt("%.1f", sv);
+  if (seeds.size() > 1) {
+    simulated += common::Sprintf(" (mean of %zu seeds, %.0f..%.0f)", seeds.size(),
+                                 c.simulated_violations_min, c.simulated_violations_max);
+  }
   snprintf(buf, sizeof buf,
-           "violations sim %lld vs measured %.1f..%.1f in %zu run(s) (%s): %s; goodput measured "
+           "violations sim %s vs measured %.1f..%.1f in %zu run(s) (%s): %s; goodput measured "
            "median/sim %.3f (limit %.2fx): %s",
-           static_cast<long long>(sim.violations), lo, hi, runs.size(), vrule.c_str(),
+           simulated.c_str(), lo, hi, runs.size(), vrule.c_str(),
            c.violations_agree ? "agree" : "DISAGREE", c.goodput_ratio, tol.goodput_factor,
            c.goodput_agree ? "agree" : "DISAGREE");
   c.detail = buf;
   return c;
+}
+
+Comparison CompareToRuns(const ScenarioResult& simulated, const std::vector<ScenarioResult>& runs,
+                         const Tolerance& tol) {
+  return CompareToRuns(std::vector<ScenarioResult>{simulated}, runs, tol);
 }
 
 }  // namespace secmode::sim

@@ -13,6 +13,11 @@
 //    the factor still separates "a few" from "most calls".
 //  - Goodput (ops/s) agrees within `goodput_factor` of the runs' median,
 //    either way.
+//  - The simulated side is the model run with several seeds, as the real
+//    side is several runs: its violations (each seed's scaled to the first
+//    seed's completed operations) and its goodput are the seeds' means, and
+//    it says zero only when every seed does. One seed is one sample: where
+//    violations are rare, which seed ran would decide the verdict.
 //
 // Pure functions; thread-safe.
 #ifndef SECMODE_SIM_COMPARE_H_
@@ -39,9 +44,21 @@ struct Comparison {
   double measured_violations_scaled = 0;  // the runs' median, per the simulated run's ops
   double measured_violations_min = 0, measured_violations_max = 0;  // likewise
   double goodput_ratio = 0;  // measured median / simulated ops/s
-  std::string detail;        // one line, says which rule decided
+  // The simulated side: how many seeds, their mean violations (scaled as
+  // the measured ones are), their range, and their mean goodput.
+  int seeds = 0;
+  double simulated_violations = 0;
+  double simulated_violations_min = 0, simulated_violations_max = 0;
+  double simulated_ops_per_s = 0;
+  std::string detail;  // one line, says which rule decided
 };
 
+// `simulated_seeds`: the model's runs of the scenario, one per seed (at
+// least one).
+Comparison CompareToRuns(const std::vector<ScenarioResult>& simulated_seeds,
+                         const std::vector<ScenarioResult>& measured_runs,
+                         const Tolerance& tolerance = Tolerance());
+// One seed.
 Comparison CompareToRuns(const ScenarioResult& simulated,
                          const std::vector<ScenarioResult>& measured_runs,
                          const Tolerance& tolerance = Tolerance());

@@ -14,6 +14,7 @@
 #include "common/format.h"
 #include "common/latency.h"
 #include "common/machine.h"
+#include "common/socket.h"
 #include "common/stats.h"
 #include "gss/enctype.h"
 #include "gss/protector.h"
@@ -24,7 +25,6 @@
 #include "rpc/nfs.h"
 #include "rpc/record.h"
 #include "rpc/server_core.h"
-#include "common/socket.h"
 #include "rpc/tcp_server.h"
 #include "sim/simulator.h"
 #include "sim/sweep.h"
@@ -833,12 +833,19 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
         (out.simulation_error.empty() ? "" : "; ") + what + ": " + st.ToString();
   };
   bool simulated = true;
-  if (auto sim_result = sim::Simulate(out.row.scenario); sim_result.ok()) {
-    out.row.simulated = *sim_result;
-  } else {
-    note_failure("the scenario", sim_result.status());
-    simulated = false;
+  for (int i = 0; i < std::max(1, options.model_seeds) && simulated; ++i) {
+    sim::Scenario seeded = out.row.scenario;
+    seeded.seed += static_cast<uint64_t>(i);
+    if (auto sim_result = sim::Simulate(seeded); sim_result.ok()) {
+      out.simulated_seeds.push_back(*sim_result);
+    } else {
+      note_failure(i == 0 ? std::string("the scenario")
+                          : "the scenario with seed " + std::to_string(seeded.seed),
+                   sim_result.status());
+      simulated = false;
+    }
   }
+  if (!out.simulated_seeds.empty()) out.row.simulated = out.simulated_seeds.front();
   if (simulated && options.ablation && out.row.scenario.thread_model) {
     struct Variant {
       const char* name;
@@ -911,7 +918,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     }
   }
 
-  out.comparison = sim::CompareToRuns(out.row.simulated, measured);
+  out.comparison = sim::CompareToRuns(out.simulated_seeds, measured);
   // The run of median goodput stands for the point in tables.
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -940,13 +947,16 @@ std::string Diagnose(const ValidationOutcome& o) {
   std::string out;
   if (c.measured_violations_max == 0 && c.goodput_ratio == 0) return c.detail;  // no runs
   if (!c.violations_agree) {
-    const double sv = static_cast<double>(sim.violations);
-    out += std::string(sim.violations == 0              ? "model says zero, real runs lost calls"
+    // The seeds' mean (sim::CompareToRuns); a comparison made without one
+    // has the first seed's count.
+    const double sv = c.seeds > 0 ? c.simulated_violations : static_cast<double>(sim.violations);
+    const std::string shown = common::Fmt(sv == std::floor(sv) ? "%.0f" : "%.1f", sv);
+    out += std::string(sv == 0                          ? "model says zero, real runs lost calls"
                        : sv < c.measured_violations_min ? "model under-counts violations"
                        : sv > c.measured_violations_max ? "model over-counts violations"
                                                         : "violations outside the widened range") +
-           " (" + std::to_string(sim.violations) + " vs " +
-           common::Fmt("%.0f", c.measured_violations_min) + ".." +
+           " (" + shown + (c.seeds > 1 ? " in " + std::to_string(c.seeds) + " seeds' mean" : "") +
+           " vs " + common::Fmt("%.0f", c.measured_violations_min) + ".." +
            common::Fmt("%.0f", c.measured_violations_max) + ")";
     if (o.attribution.violations > 0 && !o.attribution.causes.empty()) {
       const ViolationCause& top = o.attribution.causes.front();
@@ -963,14 +973,15 @@ std::string Diagnose(const ValidationOutcome& o) {
       }
     }
     if (worst >= 0) {
-      out += std::string("; the model's at ") + kStages[worst] + " (" +
-             std::to_string(sim.violation_stage[worst]) + " of " + std::to_string(sim.violations) +
-             ")";
+      out += std::string(c.seeds > 1 ? "; the first seed's at " : "; the model's at ") +
+             kStages[worst] + " (" + std::to_string(sim.violation_stage[worst]) + " of " +
+             std::to_string(sim.violations) + ")";
     }
   }
   if (!c.goodput_agree) {
     out += std::string(out.empty() ? "" : "; ") + "goodput measured/sim " +
-           common::Fmt("%.2f", c.goodput_ratio) + " (disconnects sim " +
+           common::Fmt("%.2f", c.goodput_ratio) +
+           (c.seeds > 1 ? " (the first seed's disconnects " : " (disconnects sim ") +
            std::to_string(sim.disconnects) + " vs real " + std::to_string(real.disconnects) +
            ", p99 " + common::Fmt("%.1f", sim.p99_ns / 1e6) + " vs " +
            common::Fmt("%.1f", real.p99_ns / 1e6) + " ms";
@@ -1048,6 +1059,24 @@ nlohmann::json MeasuredRunsJson(const std::vector<sim::ScenarioResult>& runs) {
   return rows;
 }
 
+// The model's seeds: each one's violations and goodput, and what the
+// comparison took from them (the means, the violations scaled as the
+// measured ones are).
+nlohmann::json SeedsJson(const ValidationOutcome& o) {
+  nlohmann::json violations = nlohmann::json::array(), ops = nlohmann::json::array();
+  for (const auto& r : o.simulated_seeds) {
+    violations.push_back(r.violations);
+    ops.push_back(r.ops_per_s);
+  }
+  return {{"seeds", o.simulated_seeds.size()},
+          {"violations", violations},
+          {"ops_per_s", ops},
+          {"violations_mean", o.comparison.simulated_violations},
+          {"violations_min", o.comparison.simulated_violations_min},
+          {"violations_max", o.comparison.simulated_violations_max},
+          {"ops_per_s_mean", o.comparison.simulated_ops_per_s}};
+}
+
 }  // namespace
 
 std::vector<nlohmann::json> ValidationRun::JsonRows() const {
@@ -1064,6 +1093,7 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
          {"simulated", o.row.simulated.ToJson()},
          {"measured", o.row.measured.ToJson()},
          {"measured_runs", MeasuredRunsJson(o.measured_runs)},
+         {"simulated_seeds", SeedsJson(o)},
          {"reruns", {{"measured", o.rerun_measured}, {"no_violation", o.rerun_calibration}}},
          {"violations_measured_min", o.comparison.measured_violations_min},
          {"violations_measured_max", o.comparison.measured_violations_max},
@@ -1107,6 +1137,7 @@ nlohmann::json ValidationRun::SectionJson() const {
             {"rerun_no_violation", no_violation}}},
           {"server_workers", options.server_workers},
           {"runs", options.runs},
+          {"model_seeds", options.model_seeds},
           {"thread_model", options.thread_model},
           {"ops", options.ops},
           {"calibration", calibration.ToJson()},

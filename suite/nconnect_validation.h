@@ -249,6 +249,10 @@ struct ValidationOptions {
   // Real runs per point: the simulated result is held against their range
   // (sim::CompareToRuns).
   int runs = 3;
+  // The model runs each point with this many seeds (the point's seed and the
+  // next ones); their mean is held against the real runs (sim::CompareToRuns).
+  // The traces, stages and ablation are the first seed's.
+  int model_seeds = 5;
 };
 
 // One simulated variant of a point with a mechanism off.
@@ -279,6 +283,9 @@ struct ValidationOutcome {
   SetupStep resumes;          // and how soon its receivers numbered calls after each
   std::vector<AblationRow> ablation;
   std::vector<sim::ScenarioResult> measured_runs;  // every real run; row.measured is the median
+  // The model's run per seed (ValidationOptions::model_seeds); row.simulated
+  // is the first.
+  std::vector<sim::ScenarioResult> simulated_seeds;
   // Real runs made again (kCalmSteal): of the point's runs, and of its
   // no-violation run.
   int rerun_measured = 0, rerun_calibration = 0;

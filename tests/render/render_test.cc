@@ -164,6 +164,37 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
   EXPECT_NE(md.find("- b: d"), std::string::npos) << md;
   // Fewer than two slot counts of one shared no-skew series: no collapse plot.
   EXPECT_EQ(md.find("### The collapse"), std::string::npos) << md;
+  EXPECT_EQ(md.find("seeds"), std::string::npos) << md;  // one seed: nothing to say
+}
+
+TEST(RenderTest, ValidationShowsTheModelsSeedsMeanAndRange) {
+  harness::RunResults r = Sample();
+  r.nconnect = {json{{"kind", "validation"},
+                     {"name", "a"},
+                     {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+                     {"simulated", {{"violations", 7}, {"ops_per_s", 1000.0}}},
+                     {"simulated_seeds",
+                      {{"seeds", 5},
+                       {"violations", {7, 0, 0, 3, 2}},
+                       {"violations_mean", 2.4},
+                       {"violations_min", 0.0},
+                       {"violations_max", 7.0},
+                       {"ops_per_s_mean", 1234.0}}},
+                     {"measured", json::object()},
+                     {"violations_agree", true},
+                     {"goodput_agree", true},
+                     {"detail", "d"}}};
+  r.sections["nconnect-validation"] = {
+      {"mode", "krb5p:aes256-cts-hmac-sha1-96:native"},
+      {"model_seeds", 5},
+      {"tolerance", {{"violation_factor", 1.5}, {"violation_slack", 5}, {"goodput_factor", 1.3}}},
+      {"calibration", json::object()}};
+  auto rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  const std::string md = rendered->report_md;
+  EXPECT_NE(md.find("| 2.4 (0..7, 5 seeds) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1234 |"), std::string::npos) << md;  // the seeds' mean goodput
+  EXPECT_NE(md.find("and 5 times in the model (seeds"), std::string::npos) << md;
 }
 
 TEST(RenderTest, MergedShardsAndHostsAreSaidAndEachRowCarriesItsHost) {

@@ -72,6 +72,53 @@ TEST(CompareTest, GoodputWithinStatedFactor) {
   EXPECT_DOUBLE_EQ(CompareToRuns(R(1000, 0, 1000), {R(1000, 0, 1250)}).goodput_ratio, 1.25);
 }
 
+TEST(CompareTest, SeveralSeedsCompareByTheirMean) {
+  const std::vector<ScenarioResult> runs = {R(1000, 40, 100), R(1000, 60, 100)};
+  // One seed at 20 is outside 40..60 widened (26.7..90); the mean of 20 and
+  // 80 is inside.
+  EXPECT_FALSE(CompareToRuns(R(1000, 20, 100), runs).violations_agree);
+  Comparison c =
+      CompareToRuns(std::vector<ScenarioResult>{R(1000, 20, 100), R(1000, 80, 300)}, runs);
+  EXPECT_TRUE(c.violations_agree) << c.detail;
+  EXPECT_EQ(c.seeds, 2);
+  EXPECT_DOUBLE_EQ(c.simulated_violations, 50);
+  EXPECT_DOUBLE_EQ(c.simulated_violations_min, 20);
+  EXPECT_DOUBLE_EQ(c.simulated_violations_max, 80);
+  // Goodput: the seeds' mean (200) against the runs' median (100).
+  EXPECT_DOUBLE_EQ(c.simulated_ops_per_s, 200);
+  EXPECT_DOUBLE_EQ(c.goodput_ratio, 0.5);
+  EXPECT_FALSE(c.goodput_agree);
+  EXPECT_NE(c.detail.find("mean of 2 seeds, 20..80"), std::string::npos) << c.detail;
+  // Each seed's count is scaled to the first seed's operations.
+  c = CompareToRuns(std::vector<ScenarioResult>{R(1000, 10, 100), R(2000, 40, 100)}, runs);
+  EXPECT_DOUBLE_EQ(c.simulated_violations, 15);
+}
+
+TEST(CompareTest, SeedsSayZeroOnlyWhenEverySeedDoes) {
+  const std::vector<ScenarioResult> one_event = {R(1000, 0, 100), R(1000, 1, 100)};
+  // Every seed at zero: the model's zero, refuted by the one event.
+  Comparison c =
+      CompareToRuns(std::vector<ScenarioResult>{R(1000, 0, 100), R(1000, 0, 100)}, one_event);
+  EXPECT_FALSE(c.violations_agree);
+  EXPECT_NE(c.detail.find("model says zero"), std::string::npos);
+  // One seed of five with an event: a rare count, not a zero; within 5 events.
+  std::vector<ScenarioResult> seeds(4, R(1000, 0, 100));
+  seeds.push_back(R(1000, 2, 100));
+  c = CompareToRuns(seeds, one_event);
+  EXPECT_DOUBLE_EQ(c.simulated_violations, 0.4);
+  EXPECT_TRUE(c.violations_agree) << c.detail;
+  // And a rare count is still refuted by many.
+  EXPECT_FALSE(CompareToRuns(seeds, {R(1000, 30, 100)}).violations_agree);
+}
+
+TEST(CompareTest, NoSimulatedSeedNeverAgrees) {
+  Comparison c = CompareToRuns(std::vector<ScenarioResult>{}, {R(1000, 0, 100)});
+  EXPECT_FALSE(c.agree());
+  EXPECT_NE(c.detail.find("simulated"), std::string::npos);
+  c = CompareToRuns(std::vector<ScenarioResult>{R(1000, 0, 100), R(0, 0, 0)}, {R(1000, 0, 100)});
+  EXPECT_FALSE(c.agree());
+}
+
 TEST(CompareTest, NoCompletedOperationsNeverAgrees) {
   Comparison c = CompareToRuns(R(1000, 0, 100), {R(0, 0, 0)});
   EXPECT_FALSE(c.agree());

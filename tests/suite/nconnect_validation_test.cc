@@ -90,6 +90,20 @@ TEST(NconnectValidateTest, DiagnosisNamesTheMissAndTheEvidence) {
   EXPECT_NE(Diagnose(o).find("model says zero, real runs lost calls (0 vs 0..2)"),
             std::string::npos)
       << Diagnose(o);
+  // With several seeds: their mean, said to be one, and the first seed's stages.
+  o.comparison.seeds = 5;
+  o.comparison.simulated_violations = 0.4;
+  o.comparison.measured_violations_min = 3;
+  o.comparison.measured_violations_max = 9;
+  o.row.simulated.violations = 2;
+  o.row.simulated.violation_stage[1] = 2;
+  o.row.simulated.violation_stage[3] = 0;
+  EXPECT_NE(Diagnose(o).find("model under-counts violations (0.4 in 5 seeds' mean vs 3..9)"),
+            std::string::npos)
+      << Diagnose(o);
+  EXPECT_NE(Diagnose(o).find("the first seed's at hold (2 of 2)"), std::string::npos)
+      << Diagnose(o);
+  o.comparison.seeds = 0;
   // No completed runs to compare: the comparison's own words.
   o.comparison.measured_violations_max = 0;
   o.comparison.goodput_ratio = 0;
@@ -202,7 +216,7 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
     }
     if (o.point.scenario.skew_ns > 0 && !o.point.scenario.per_connection_context) {
       // Clearly many on both sides, so the comparison above is not 0 vs 0.
-      EXPECT_GE(o.row.simulated.violations, 20) << o.point.name;
+      EXPECT_GE(o.comparison.simulated_violations, 20) << o.point.name;  // the seeds' mean
       EXPECT_GE(o.row.measured.violations, 20) << o.point.name;
       // The trace finds the delay that was injected: most violations were
       // held in the skewed connection's delay line, for about the skew.
@@ -246,7 +260,7 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
               << o.calibration.no_violation_ops_per_s << " ("
               << o.row.measured.ops_per_s / o.calibration.no_violation_ops_per_s << ")\n";
     EXPECT_GE(o.row.measured.violations, 50) << o.comparison.detail;
-    EXPECT_GE(o.row.simulated.violations, 50) << o.comparison.detail;
+    EXPECT_GE(o.comparison.simulated_violations, 50) << o.comparison.detail;
     // Every reconnect of the traced run was recorded, and most were joined
     // through their first call to the server's new connection.
     ASSERT_FALSE(o.measured_runs.empty());
