@@ -169,21 +169,29 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
 
 TEST(RenderTest, ValidationShowsTheModelsSeedsMeanAndRange) {
   harness::RunResults r = Sample();
-  r.nconnect = {json{{"kind", "validation"},
-                     {"name", "a"},
-                     {"scenario", {{"nconnect", 4}, {"slots", 16}}},
-                     {"simulated", {{"violations", 7}, {"ops_per_s", 1000.0}}},
-                     {"simulated_seeds",
-                      {{"seeds", 5},
-                       {"violations", {7, 0, 0, 3, 2}},
-                       {"violations_mean", 2.4},
-                       {"violations_min", 0.0},
-                       {"violations_max", 7.0},
-                       {"ops_per_s_mean", 1234.0}}},
-                     {"measured", json::object()},
-                     {"violations_agree", true},
-                     {"goodput_agree", true},
-                     {"detail", "d"}}};
+  json row = json::object();
+  row["kind"] = "validation";
+  row["name"] = "a";
+  row["scenario"] = json::object();
+  row["scenario"]["nconnect"] = 4;
+  row["scenario"]["slots"] = 16;
+  row["simulated"] = json::object();
+  row["simulated"]["violations"] = 7;
+  row["simulated"]["ops_per_s"] = 1000.0;
+  json seeds = json::object();
+  seeds["seeds"] = 5;
+  seeds["violations"] = json::array({7, 0, 0, 3, 2});
+  seeds["violations_mean"] = 2.4;
+  seeds["violations_min"] = 0.0;
+  seeds["violations_max"] = 7.0;
+  seeds["ops_per_s_mean"] = 1234.0;
+  row["simulated_seeds"] = seeds;
+  row["measured"] = json::object();
+  row["violations_agree"] = true;
+  row["goodput_agree"] = true;
+  row["detail"] = "d";
+  r.nconnect.clear();
+  r.nconnect.push_back(row);
   r.sections["nconnect-validation"] = {
       {"mode", "krb5p:aes256-cts-hmac-sha1-96:native"},
       {"model_seeds", 5},
