@@ -1,9 +1,7 @@
 #include "sim/compare.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <numeric>
 
 #include "common/format.h"
 #include "common/stats.h"
@@ -12,18 +10,9 @@ namespace secmode::sim {
 
 using common::Median;
 
-namespace {
-
-double Mean(const std::vector<double>& v) {
-  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-}  // namespace
-
 Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
                          const std::vector<ScenarioResult>& runs, const Tolerance& tol) {
   Comparison c;
-  char buf[400];
   const bool none =
       seeds.empty() || std::any_of(seeds.begin(), seeds.end(),
                                    [](const ScenarioResult& r) { return r.completed <= 0; });
@@ -50,11 +39,12 @@ Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
     sim_scaled.push_back(scale(r));
     sim_ops.push_back(r.ops_per_s);
   }
+  const common::Spread sim_violations = common::Summarize(sim_scaled);
   c.seeds = static_cast<int>(seeds.size());
-  c.simulated_violations = Mean(sim_scaled);
-  c.simulated_violations_min = *std::min_element(sim_scaled.begin(), sim_scaled.end());
-  c.simulated_violations_max = *std::max_element(sim_scaled.begin(), sim_scaled.end());
-  c.simulated_ops_per_s = Mean(sim_ops);
+  c.simulated_violations = sim_violations.mean;
+  c.simulated_violations_min = sim_violations.min;
+  c.simulated_violations_max = sim_violations.max;
+  c.simulated_ops_per_s = common::Summarize(sim_ops).mean;
   const double sv = c.simulated_violations;
   const double lo = *std::min_element(scaled.begin(), scaled.end());
   const double hi = *std::max_element(scaled.begin(), scaled.end());
@@ -69,9 +59,8 @@ Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
     const double from = lo / tol.violation_factor, to = hi * tol.violation_factor;
     const double slack = static_cast<double>(tol.violation_slack);
     c.violations_agree = (sv >= from && sv <= to) || (sv >= lo - slack && sv <= hi + slack);
-    snprintf(buf, sizeof buf, "range %.1f..%.1f widened x%.2f or %lld events", lo, hi,
-             tol.violation_factor, static_cast<long long>(tol.violation_slack));
-    vrule = buf;
+    vrule = common::Sprintf("range %.1f..%.1f widened x%.2f or %lld events", lo, hi,
+                            tol.violation_factor, static_cast<long long>(tol.violation_slack));
   }
   const double median_ops = Median(ops);
   if (c.simulated_ops_per_s > 0 && median_ops > 0) {
@@ -84,13 +73,12 @@ Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
     simulated += common::Sprintf(" (mean of %zu seeds, %.0f..%.0f)", seeds.size(),
                                  c.simulated_violations_min, c.simulated_violations_max);
   }
-  snprintf(buf, sizeof buf,
-           "violations sim %s vs measured %.1f..%.1f in %zu run(s) (%s): %s; goodput measured "
-           "median/sim %.3f (limit %.2fx): %s",
-           simulated.c_str(), lo, hi, runs.size(), vrule.c_str(),
-           c.violations_agree ? "agree" : "DISAGREE", c.goodput_ratio, tol.goodput_factor,
-           c.goodput_agree ? "agree" : "DISAGREE");
-  c.detail = buf;
+  c.detail = common::Sprintf(
+      "violations sim %s vs measured %.1f..%.1f in %zu run(s) (%s): %s; goodput measured "
+      "median/sim %.3f (limit %.2fx): %s",
+      simulated.c_str(), lo, hi, runs.size(), vrule.c_str(),
+      c.violations_agree ? "agree" : "DISAGREE", c.goodput_ratio, tol.goodput_factor,
+      c.goodput_agree ? "agree" : "DISAGREE");
   return c;
 }
 

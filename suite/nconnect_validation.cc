@@ -947,9 +947,7 @@ std::string Diagnose(const ValidationOutcome& o) {
   std::string out;
   if (c.measured_violations_max == 0 && c.goodput_ratio == 0) return c.detail;  // no runs
   if (!c.violations_agree) {
-    // The seeds' mean (sim::CompareToRuns); a comparison made without one
-    // has the first seed's count.
-    const double sv = c.seeds > 0 ? c.simulated_violations : static_cast<double>(sim.violations);
+    const double sv = c.simulated_violations;  // the seeds' mean (sim::CompareToRuns)
     const std::string shown = common::Fmt(sv == std::floor(sv) ? "%.0f" : "%.1f", sv);
     out += std::string(sv == 0                          ? "model says zero, real runs lost calls"
                        : sv < c.measured_violations_min ? "model under-counts violations"

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stats.h"
 #include "harness/modes.h"
 #include "harness/sched_probe.h"
 #include "rpc/record.h"
@@ -63,6 +64,8 @@ TEST(NconnectValidateTest, DiagnosisNamesTheMissAndTheEvidence) {
   o.row.measured.p99_ns = 9000000;
   o.comparison.violations_agree = false;
   o.comparison.goodput_agree = true;
+  o.comparison.seeds = 1;
+  o.comparison.simulated_violations = 10;
   o.comparison.measured_violations_min = 40;
   o.comparison.measured_violations_max = 55;
   o.attribution.violations = 50;
@@ -82,9 +85,9 @@ TEST(NconnectValidateTest, DiagnosisNamesTheMissAndTheEvidence) {
             std::string::npos)
       << d;
   // More than measured: over-counts; zero against 0..2: says so.
-  o.row.simulated.violations = 500;
+  o.comparison.simulated_violations = 500;
   EXPECT_NE(Diagnose(o).find("model over-counts"), std::string::npos);
-  o.row.simulated.violations = 0;
+  o.comparison.simulated_violations = 0;
   o.comparison.measured_violations_min = 0;
   o.comparison.measured_violations_max = 2;
   EXPECT_NE(Diagnose(o).find("model says zero, real runs lost calls (0 vs 0..2)"),
@@ -235,26 +238,23 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   // shared context. Both the real run and the model lose many calls and
   // fall below half the goodput the same load has when no call can fall
   // out of the window (measured by the calibration run; simulated with a
-  // wide window). The real side is the median of its runs, so the model's
-  // side is the median of as many seeds.
+  // wide window). The real side is the median of its runs, the model's the
+  // median of the point's seeds, and its free run that of as many seeds.
   bool saw_collapse_point = false;
   for (const auto& o : run.outcomes) {
     if (o.point.name != "shared-n8-s256-skew0") continue;
     saw_collapse_point = true;
-    auto median_ops = [&](int window) {
-      std::vector<double> ops;
-      for (uint64_t seed = 1; seed <= o.measured_runs.size(); ++seed) {
-        sim::Scenario s = o.row.scenario;
-        s.window = window;
-        s.seed = seed;
-        auto r = sim::Simulate(s);
-        EXPECT_TRUE(r.ok());
-        if (r.ok()) ops.push_back(r->ops_per_s);
-      }
-      std::sort(ops.begin(), ops.end());
-      return ops.empty() ? 0.0 : ops[ops.size() / 2];
-    };
-    const double collapsed = median_ops(o.row.scenario.window), free_run = median_ops(4096);
+    std::vector<double> collapsed_ops, free_ops;
+    for (const sim::ScenarioResult& r : o.simulated_seeds) collapsed_ops.push_back(r.ops_per_s);
+    for (size_t i = 0; i < o.simulated_seeds.size(); ++i) {
+      sim::Scenario s = o.row.scenario;
+      s.window = 4096;
+      s.seed += i;  // the seeds the point ran (RunValidationPoint)
+      auto r = sim::Simulate(s);
+      EXPECT_TRUE(r.ok());
+      if (r.ok()) free_ops.push_back(r->ops_per_s);
+    }
+    const double collapsed = common::Median(collapsed_ops), free_run = common::Median(free_ops);
     std::cerr << "collapse: model " << collapsed << " of " << free_run << " ops/s ("
               << collapsed / free_run << "), real " << o.row.measured.ops_per_s << " of "
               << o.calibration.no_violation_ops_per_s << " ("
