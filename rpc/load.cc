@@ -28,16 +28,16 @@
 
 namespace secmode::rpc {
 
+using common::Bytes;
+using common::ByteView;
 using common::Connect;
 using common::Deadline;
 using common::Fd;
+using common::Result;
+using common::Status;
 using common::WaitFor;
 using common::WriteAll;
 using common::WriteAll2;
-using common::Bytes;
-using common::ByteView;
-using common::Result;
-using common::Status;
 
 Result<Bytes> BlockingRoundTrip(const std::string& host, uint16_t port, ByteView call,
                                 Deadline connect, Deadline reply) {
@@ -200,6 +200,21 @@ struct Conn {
   // down under fd_mu alone, even while a writer is blocked in send.
   std::mutex write_mu, fd_mu;
   int fd = -1;
+  // A batch's calls for this connection that found write_mu taken wait
+  // here, and the writer holding it writes them before it lets go
+  // (Runner::WriteQueued), as the Linux client's transport lock holder
+  // transmits the requests queued on its transport: no thread sleeps on
+  // the lock with numbered calls in hand (with 8 connections such sleeps
+  // behind a descheduled holder were most of the client's long holds).
+  // Guarded by pending_mu, taken after write_mu, never before it.
+  std::mutex pending_mu;
+  Bytes pending;
+  // Their trace events (tracing); written_by stays the thread that queued them.
+  std::vector<ClientCallEvent> pending_traced;
+  // What the writer holding write_mu takes from `pending` to write (guarded
+  // by write_mu; the two swap, so neither allocates once grown).
+  Bytes writing;
+  std::vector<ClientCallEvent> writing_traced;
   // Replies this connection's receiver read, published by it when it
   // reconnects and when it ends (read after it was joined).
   uint64_t replies = 0;
@@ -225,7 +240,8 @@ struct Conn {
 // them; this keeps the load generator from being the bottleneck.
 struct SendBatch {
   std::vector<Bytes> per_conn;
-  std::vector<ClientCallEvent> traced;  // calls in per_conn, written at Flush
+  std::vector<ClientCallEvent> traced;       // calls in per_conn, written at Flush
+  std::vector<ClientCallEvent> conn_traced;  // Flush: one connection's of them
 };
 thread_local SendBatch* tl_batch = nullptr;
 // The thread that is numbering and writing calls (tracing).
@@ -278,6 +294,15 @@ class Runner {
   // Destroys the contexts the run holds (RFC 2203 5.4) into r's counters.
   void DestroyAll(LoadReport* r);
   void Flush(SendBatch* batch);
+  // Queues `out` (with its calls' trace events) for connection c and writes
+  // what is queued unless another writer holds the connection, which then
+  // writes it.
+  void WriteOrQueue(Conn& c, Bytes& out, std::vector<ClientCallEvent>* traced);
+  // With c.write_mu held: writes what is queued for c until nothing is.
+  void WriteQueued(Conn& c);
+  // After c.write_mu was released: takes it again while something is queued
+  // (queued after the holder's last look, by a writer that found it taken).
+  void WriteQueuedIfFree(Conn& c);
   void NoteError(const std::string& e) {
     errors_++;
     std::lock_guard<std::mutex> l(err_mu_);
@@ -462,32 +487,99 @@ void Runner::Transmit(Slot& s, Bytes& record, ClientCallEvent* traced) {
     if (traced) tl_batch->traced.push_back(*traced);
     return;
   }
-  std::lock_guard<std::mutex> lock(c.write_mu);
-  // A failed send shows up as a disconnect on the receiving side.
-  (void)WriteAll2(c.fd, ByteView(mark, 4), record);
-  if (traced) {
-    traced->written_ns = common::NowNs();
-    o_.trace->Record(*traced);
+  {
+    // A large call is written by its own thread, after what was queued
+    // before it (the connection's order).
+    std::lock_guard<std::mutex> lock(c.write_mu);
+    WriteQueued(c);
+    // A failed send shows up as a disconnect on the receiving side.
+    (void)WriteAll2(c.fd, ByteView(mark, 4), record);
+    if (traced) {
+      traced->written_ns = common::NowNs();
+      o_.trace->Record(*traced);
+    }
+    WriteQueued(c);
+  }
+  WriteQueuedIfFree(c);
+}
+
+void Runner::WriteQueued(Conn& c) {
+  while (true) {
+    {
+      std::lock_guard<std::mutex> l(c.pending_mu);
+      if (c.pending.empty()) return;
+      c.writing.swap(c.pending);
+      c.writing_traced.swap(c.pending_traced);
+    }
+    // A failed send shows up as a disconnect on the receiving side.
+    (void)WriteAll(c.fd, c.writing);
+    c.writing.clear();
+    if (!c.writing_traced.empty()) {
+      const uint64_t now = common::NowNs();
+      for (auto& e : c.writing_traced) {
+        e.written_ns = now;
+        o_.trace->Record(e);
+      }
+      c.writing_traced.clear();
+    }
   }
 }
 
+void Runner::WriteQueuedIfFree(Conn& c) {
+  while (true) {
+    {
+      std::lock_guard<std::mutex> l(c.pending_mu);
+      if (c.pending.empty()) return;
+    }
+    if (!c.write_mu.try_lock()) return;  // its holder looks again after it lets go
+    WriteQueued(c);
+    c.write_mu.unlock();
+  }
+}
+
+void Runner::WriteOrQueue(Conn& c, Bytes& out, std::vector<ClientCallEvent>* traced) {
+  if (c.write_mu.try_lock()) {
+    // Free: written from here, after what others left queued before.
+    WriteQueued(c);
+    (void)WriteAll(c.fd, out);
+    if (traced) {
+      const uint64_t now = common::NowNs();
+      for (auto& e : *traced) {
+        e.written_ns = now;
+        o_.trace->Record(e);
+      }
+    }
+    WriteQueued(c);
+    c.write_mu.unlock();
+    out.clear();
+    WriteQueuedIfFree(c);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> l(c.pending_mu);
+    c.pending.insert(c.pending.end(), out.begin(), out.end());
+    if (traced) {
+      c.pending_traced.insert(c.pending_traced.end(), traced->begin(), traced->end());
+    }
+  }
+  out.clear();
+  WriteQueuedIfFree(c);
+}
+
 void Runner::Flush(SendBatch* batch) {
-  std::vector<uint64_t> written;
-  if (o_.trace) written.assign(batch->per_conn.size(), 0);
+  // Each connection's calls with one send, in connection order; a
+  // connection another thread is writing takes them from its queue.
+  std::vector<ClientCallEvent>& events = batch->conn_traced;
   for (size_t i = 0; i < batch->per_conn.size(); ++i) {
     Bytes& out = batch->per_conn[i];
     if (out.empty()) continue;
-    Conn& c = *conns_[i];
-    {
-      std::lock_guard<std::mutex> lock(c.write_mu);
-      (void)WriteAll(c.fd, out);
+    if (o_.trace) {
+      events.clear();
+      for (const auto& e : batch->traced) {
+        if (e.conn == i) events.push_back(e);
+      }
     }
-    if (o_.trace) written[i] = common::NowNs();
-    out.clear();
-  }
-  for (auto& e : batch->traced) {
-    e.written_ns = written[e.conn];
-    o_.trace->Record(e);
+    WriteOrQueue(*conns_[i], out, o_.trace ? &events : nullptr);
   }
   batch->traced.clear();
 }
@@ -559,7 +651,14 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
     if (c->fd >= 0) close(c->fd);
     c->fd = fd.ok() ? fd->Release() : -1;
     c->epoch++;
+    // Calls queued for the old connection were never written: they are
+    // resent below with the others outstanding on it.
+    std::lock_guard<std::mutex> pending_lock(c->pending_mu);
+    c->pending.clear();
+    c->pending_traced.clear();
   }
+  // What was queued for the new connection while this held it.
+  WriteQueuedIfFree(*c);
   c->reconnecting = false;
   if (!fd.ok()) {
     NoteError("reconnecting: " + fd.status().ToString());
@@ -596,7 +695,7 @@ void Runner::Receive(Conn* c) {
   uint64_t replies = 0, reads = 0;
   int fd;
   {
-    std::lock_guard<std::mutex> lock(c->write_mu);
+    std::lock_guard<std::mutex> lock(c->fd_mu);  // the fd changes under both locks
     fd = c->fd;
   }
   while (!stopping_) {
@@ -618,7 +717,7 @@ void Runner::Receive(Conn* c) {
         o_.trace->Record(SetupEvent{SetupEventKind::kClientResent, static_cast<uint32_t>(c->index),
                                     common::NowNs()});
       }
-      std::lock_guard<std::mutex> lock(c->write_mu);
+      std::lock_guard<std::mutex> lock(c->fd_mu);  // the fd changes under both locks
       fd = c->fd;
       reader = RecordReader(o_.max_record);
       if (fd < 0) break;

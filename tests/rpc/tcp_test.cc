@@ -9,6 +9,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "common/clock.h"
 #include "common/socket.h"
+#include "rpc/call_trace.h"
 #include "rpc/client_auth.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
@@ -30,15 +32,15 @@
 namespace secmode::rpc {
 namespace {
 
+using common::Bytes;
+using common::ByteView;
 using common::Connect;
 using common::Deadline;
 using common::Fd;
 using common::Listen;
 using common::LocalPort;
-using common::WriteAll;
-using common::Bytes;
-using common::ByteView;
 using common::Result;
+using common::WriteAll;
 
 struct Server {
   explicit Server(ServerOptions so = {}, TcpServerOptions to = {},
@@ -251,6 +253,69 @@ TEST(TcpLoadTest, DropDisconnectMakesTheClientReconnect) {
   EXPECT_GT(s.core->counters().disconnects, 0u);
   EXPECT_GT(r->disconnects, 0u);
   EXPECT_GT(r->ops, 0u);
+}
+
+TEST(TcpLoadTest, CallsLeftForAConnectionsWriterAreWrittenByItOnceEach) {
+  // Eight connections and 256 calls outstanding: each receiver writes its
+  // batch's calls to every connection, and often finds one another thread
+  // is writing; it leaves its calls queued there and the writer holding the
+  // connection writes them (rpc/load.cc, Conn::pending). Every call the
+  // server read was written once, none was left behind, and the window
+  // (wider than the slots) saw no call twice or late.
+  CallTrace trace(1u << 20);
+  TcpServerOptions to;
+  to.trace = &trace;
+  Server s(GssServer(WindowPolicy::kDrop, 4096), to);
+  LoadOptions o = Load(s, "krb5p");
+  o.connections = 8;
+  o.slots = 256;
+  o.context_per_connection = true;
+  o.op = NfsOp::kRead;
+  o.size = 4096;
+  o.seconds = 1;
+  o.timeout_ms = 60000;  // no retransmission: a call left unwritten stays so
+  o.trace = &trace;
+  auto r = RunLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_EQ(r->retransmits, 0u);
+  EXPECT_EQ(r->disconnects, 0u);
+  EXPECT_EQ(s.core->counters().duplicates, 0u);
+  EXPECT_EQ(s.core->counters().below_window, 0u);
+  ASSERT_EQ(trace.dropped(), 0u);
+  const auto client = trace.client_events();
+  const auto server = trace.server_events();
+  ASSERT_GT(server.size(), 1000u);
+  std::map<std::pair<uint64_t, uint32_t>, const ClientCallEvent*> written;
+  uint64_t last_numbered = 0;
+  for (const auto& e : client) last_numbered = std::max<uint64_t>(last_numbered, e.numbered_ns);
+  size_t unwritten_early = 0;
+  for (const auto& e : client) {
+    if (e.written_ns == 0) {
+      // Only calls numbered at the very end may be unwritten when it stops.
+      if (e.numbered_ns + 500'000'000 < last_numbered) ++unwritten_early;
+      continue;
+    }
+    EXPECT_GE(e.written_ns, e.queued_ns);
+    EXPECT_TRUE(written.emplace(std::make_pair(e.context, e.seq), &e).second)
+        << "written twice: context " << e.context << " seq " << e.seq;
+  }
+  EXPECT_EQ(unwritten_early, 0u);
+  // Each context's RPCSEC_GSS_DESTROY at the end is no call of the load:
+  // the server's only calls the client did not trace, each above every
+  // number the context's calls used.
+  std::map<uint64_t, uint32_t> highest;
+  for (const auto& [key, e] : written)
+    highest[key.first] = std::max(highest[key.first], key.second);
+  size_t unknown = 0, destroys = 0;
+  for (const auto& e : server) {
+    if (written.count({e.context, e.seq})) continue;
+    (e.seq > highest[e.context] ? destroys : unknown)++;
+  }
+  EXPECT_EQ(unknown, 0u) << "calls the server read that the client never wrote";
+  EXPECT_LE(destroys, static_cast<size_t>(o.connections));
+  // Written but not read when the run stopped: at most the calls outstanding.
+  EXPECT_LE(written.size(), server.size() + static_cast<size_t>(o.slots));
 }
 
 TEST(TcpLoadTest, ReencodeBeforeTransmission) {
