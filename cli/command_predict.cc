@@ -91,6 +91,14 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
     }
     jobs.push_back(w);
   }
+  // NFS modes against sys, SMB modes against smb-plain.
+  std::string baseline = "sys";
+  if (!a.explain) {
+    auto b = harness::BaselineOfModes(a.modes);
+    if (!b.ok()) Fail(kCmd, b.status().Annotate("--modes"));
+    baseline = *b;
+  }
+  const bool smb = baseline == "smb-plain";
   // The costs: a saved run.
   std::string path = a.results;
   const harness::RunResults saved = ReadSavedRunOrFail(kCmd, &path);
@@ -104,10 +112,15 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
   if (!a.bandwidth_c2s.empty()) env.c2s_bytes_per_s = Rate("--bandwidth-c2s", a.bandwidth_c2s);
   if (!a.bandwidth_s2c.empty()) env.s2c_bytes_per_s = Rate("--bandwidth-s2c", a.bandwidth_s2c);
   env.connections = a.connections;
-  env.slots = a.slots;
+  // SMB: as many requests at once as Samba's credits allow (its "smb2 max
+  // credits", 8192 unless set).
+  env.slots = smb && cmd.count("--slots") == 0 ? harness::kSambaMaxCredits : a.slots;
   const int cpus = run->machine.logical_cpus > 0 ? run->machine.logical_cpus : 1;
   env.client_cores = a.client_cores > 0 ? a.client_cores : cpus;
   env.server_cores = a.server_cores > 0 ? a.server_cores : cpus;
+  // SMB: the jobs share one session, which Samba serves on one thread
+  // (sim::Environment::server_threads).
+  if (smb) env.server_threads = 1;
   if (!a.tcp_window.empty()) {
     auto w = sim::ParseFioSize(a.tcp_window);
     if (!w.ok()) Fail(kCmd, w.status().Annotate("--tcp-window"));
@@ -133,9 +146,10 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
     env.protocol_cost_source = "given: client " + std::to_string(a.client_op_us) + " us, server " +
                                std::to_string(a.server_op_us) + " us per op";
   } else {
-    auto costs = harness::ProtocolCostsFromRun(*run, &env.protocol_cost_source);
+    auto costs = harness::ProtocolCostsFromRun(*run, baseline, &env.protocol_cost_source);
     if (!costs.ok()) Fail(kCmd, costs.status());
-    env.client = env.server = *costs;
+    env.client = costs->client;
+    env.server = costs->server;
   }
   if (auto s = env.Validate(); !s.ok()) Fail(kCmd, s);
   if (a.explain) {
@@ -164,9 +178,10 @@ CLI::App* AddPredictCommand(CLI::App& app) {
   auto a = std::make_shared<PredictArgs>();
   CLI::App* cmd = app.add_subcommand(
       "predict",
-      "Predict what a fio-like job gets under sys, krb5, krb5i and krb5p (IOPS, MB/s, mean and "
-      "p99 latency, the bottleneck, the change against sys) from a saved run's measured costs: "
-      "a closed queueing model of client CPU, links, server CPU, storage and the round trip "
+      "Predict what a fio-like job gets under sys, krb5, krb5i and krb5p over NFS, or smb-plain, "
+      "SMB3 signing and encryption (IOPS, MB/s, mean and p99 latency, the bottleneck, the "
+      "change against sys or smb-plain) from a saved run's measured costs: a closed queueing "
+      "model of client CPU, links, server CPU, storage and the round trip "
       "(sim/workload_model.h)");
   AddResultsOption(cmd, &a->results);
   cmd->add_option("--fio", a->fio,
@@ -191,17 +206,20 @@ CLI::App* AddPredictCommand(CLI::App& app) {
                   "Link rate each way, as tc writes it: 100mbit, 1gbit ... (default unlimited)");
   cmd->add_option("--bandwidth-c2s", a->bandwidth_c2s, "Client to server link rate");
   cmd->add_option("--bandwidth-s2c", a->bandwidth_s2c, "Server to client link rate");
-  cmd->add_option("--connections", a->connections, "TCP connections (nconnect) (default 1)")
+  cmd->add_option("--connections", a->connections,
+                  "TCP connections (nconnect, or SMB channels) (default 1)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--slots", a->slots,
-                  "Calls on the wire at once, the NFSv4.1 session's slot table (default 64, "
-                  "Linux's)")
+                  "Calls on the wire at once: the NFSv4.1 session's slot table (default 64, "
+                  "Linux's); for SMB the requests the server's credits allow (default 8192, "
+                  "Samba's smb2 max credits)")
       ->check(CLI::Range(int64_t{1}, sim::kMaxModelSlots));
   cmd->add_option("--client-cores", a->client_cores,
                   "Client cores (default: the run's machine's logical CPUs)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--server-cores", a->server_cores,
-                  "Server cores (default: the run's machine's logical CPUs)")
+                  "Server cores (default: the run's machine's logical CPUs); SMB modes use one "
+                  "of them, as Samba serves a session and all its channels on one smbd thread")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--storage-ms", a->storage_ms, "Server storage latency per op in ms (default 0)")
       ->check(CLI::NonNegativeNumber);
@@ -210,12 +228,17 @@ CLI::App* AddPredictCommand(CLI::App& app) {
                   "net.ipv4.tcp_rmem maximum)");
   cmd->add_option("--client-op-us", a->client_op_us,
                   "The client's protocol CPU per op without security, us (with --server-op-us; "
-                  "default: half the run's end-to-end sys CPU per call)")
+                  "default: half the run's end-to-end sys CPU per call, for SMB its smb-e2e "
+                  "smb-plain CPU per operation against Samba)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--server-op-us", a->server_op_us,
                   "The server's protocol CPU per op without security, us")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--modes", a->modes, "Modes besides sys (default krb5 krb5i krb5p)");
+  cmd->add_option("--modes", a->modes,
+                  "Modes besides the baseline (default krb5 krb5i krb5p, against sys); SMB modes "
+                  "(smb-sign-hmac-sha256, smb-sign-aes-cmac, smb-sign-aes-gmac, "
+                  "smb-enc-aes-{128,256}-{ccm,gcm}) are predicted against smb-plain, from the "
+                  "run's SMB legs and its smb-e2e section; one protocol at a time");
   cmd->add_option("--engine", a->engine,
                   "GSS engine of the krb5 modes' costs (default native when the run has it)");
   cmd->add_option("--enctype", a->enctype,

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
+
+#include "common/stats.h"
+#include "smb/legs.h"
 
 namespace secmode::harness {
 
@@ -72,8 +76,41 @@ Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
   return out;
 }
 
-Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* source) {
-  sim::OpCosts out;
+Result<std::string> BaselineOfModes(const std::vector<std::string>& modes) {
+  std::string baseline, first;
+  for (const std::string& m : modes) {
+    const bool nfs = m == "sys" || m == "krb5" || m == "krb5i" || m == "krb5p";
+    if (!nfs && (!sim::IsSmbMode(m) || !smb::ParseSmbModeName(m).ok())) {
+      return Status::InvalidArgument(
+          "mode '" + m +
+          "' is not one the model predicts (sys, krb5, krb5i, krb5p; smb-plain, "
+          "smb-sign-hmac-sha256, smb-sign-aes-cmac, smb-sign-aes-gmac, "
+          "smb-enc-aes-{128,256}-{ccm,gcm})");
+    }
+    const std::string b = sim::BaselineOf(m);
+    if (baseline.empty()) {
+      baseline = b;
+      first = m;
+    } else if (b != baseline) {
+      return Status::InvalidArgument("modes '" + first + "' and '" + m +
+                                     "' are of two protocols (NFS against sys, SMB against "
+                                     "smb-plain): predict them apart");
+    }
+  }
+  return baseline.empty() ? "sys" : baseline;
+}
+
+namespace {
+
+sim::CostCurve* CurveOf(sim::OpCosts& out, const std::string& op) {
+  return op == "read"                          ? &out.read
+         : op == "write"                       ? &out.write
+         : op == "getattr" || op == "metadata" ? &out.metadata
+                                               : nullptr;
+}
+
+Result<ProtocolCosts> NfsProtocolCosts(const RunResults& run, std::string* source) {
+  sim::OpCosts half;
   const int cpus = run.machine.logical_cpus;
   for (const auto& row : run.e2e) {
     if (row.value("mode", "") != "sys") continue;
@@ -82,15 +119,11 @@ Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* so
     const std::optional<double> cpu = BusyCpuNsPerCall(row, cpus);
     if (!cpu) continue;
     const std::string op = row.value("op", "");
-    const int64_t size = row.value("size", int64_t{0});
-    sim::CostCurve* curve = op == "read"      ? &out.read
-                            : op == "write"   ? &out.write
-                            : op == "getattr" ? &out.metadata
-                                              : nullptr;
+    sim::CostCurve* curve = CurveOf(half, op);
     if (curve == nullptr) continue;
-    (*curve)[op == "getattr" ? 0 : size] = *cpu / 2;
+    (*curve)[op == "getattr" ? 0 : row.value("size", int64_t{0})] = *cpu / 2;
   }
-  if (out.read.empty() && out.write.empty() && out.metadata.empty()) {
+  if (half.read.empty() && half.write.empty() && half.metadata.empty()) {
     return Status::InvalidArgument(
         "the run has no end-to-end sys rows to take the protocol's own CPU per operation from "
         "(give --client-op-us and --server-op-us)");
@@ -100,7 +133,60 @@ Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* so
         "half each of the busy CPU per call of the run's end-to-end sys rows (client, "
         "server and kernel on one machine over loopback)";
   }
+  return ProtocolCosts{half, half};
+}
+
+Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* source) {
+  ProtocolCosts out;
+  std::map<std::pair<sim::CostCurve*, int64_t>, double> least_busy;
+  const int cpus = run.machine.logical_cpus;
+  const nlohmann::json section = run.sections.value("smb-e2e", nlohmann::json::object());
+  for (const auto& row : section.value("rows", nlohmann::json::array())) {
+    if (!row.is_object() || row.value("mode", "") != "smb-plain") continue;
+    std::vector<double> client, server;
+    for (const auto& r : row.value("runs", nlohmann::json::array())) {
+      if (!r.is_object()) continue;
+      const std::optional<double> busy = BusyCpuNsPerCall(r, cpus);
+      const double ops = r.value("ops", 0.0), own = r.value("client_cpu_seconds", -1.0);
+      if (!busy || ops <= 0 || own < 0) continue;
+      const double c = std::min(*busy, own * 1e9 / ops);
+      client.push_back(c);
+      server.push_back(*busy - c);
+    }
+    if (client.empty()) continue;
+    const std::string op = row.value("op", "");
+    sim::CostCurve* c = CurveOf(out.client, op);
+    sim::CostCurve* s = CurveOf(out.server, op);
+    if (c == nullptr || s == nullptr) continue;
+    const int64_t size = op == "metadata" ? 0 : row.value("size", int64_t{0});
+    const double cm = common::Summarize(client).median, sm = common::Summarize(server).median;
+    auto [it, fresh] = least_busy.emplace(std::make_pair(c, size), cm + sm);
+    if (!fresh && it->second <= cm + sm) continue;
+    it->second = cm + sm;
+    (*c)[size] = cm;
+    (*s)[size] = sm;
+  }
+  if (out.client.read.empty() && out.client.write.empty() && out.client.metadata.empty()) {
+    return Status::InvalidArgument(
+        "the run has no smb-e2e smb-plain rows (the SMB end-to-end section against Samba) to "
+        "take the protocol's own CPU per operation from (give --client-op-us and "
+        "--server-op-us)");
+  }
+  if (source != nullptr) {
+    *source = "the run's smb-e2e smb-plain rows: the client's own CPU per operation, and the "
+              "rest of the machine's busy CPU to the server (" +
+              section.value("server", std::string("Samba")) + ", and the kernel)";
+  }
   return out;
+}
+
+}  // namespace
+
+Result<ProtocolCosts> ProtocolCostsFromRun(const RunResults& run, const std::string& baseline,
+                                           std::string* source) {
+  if (baseline == "sys") return NfsProtocolCosts(run, source);
+  if (baseline == "smb-plain") return SmbProtocolCosts(run, source);
+  return Status::InvalidArgument("no protocol has the baseline '" + baseline + "'");
 }
 
 Result<std::string> NewestResultsFile(const std::string& root) {
@@ -149,14 +235,16 @@ Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run
                                    const std::vector<std::string>& families,
                                    const std::string& engine, const std::string& enctype,
                                    const std::vector<std::string>& warnings) {
-  SECMODE_ASSIGN_OR_RETURN(sim::LegCosts sys, LegCostsFromRun(run, "sys"));
+  SECMODE_ASSIGN_OR_RETURN(const std::string baseline, BaselineOfModes(families));
+  SECMODE_ASSIGN_OR_RETURN(sim::LegCosts sys, LegCostsFromRun(run, baseline));
+  const bool smb = baseline == "smb-plain";
+  if (smb && !(engine.empty() && enctype.empty())) {
+    return Status::InvalidArgument(
+        "--engine and --enctype choose the krb5 modes' costs; the SMB modes have one each");
+  }
   std::vector<sim::LegCosts> modes;
   for (const std::string& family : families) {
-    if (family == "sys") continue;
-    if (family != "krb5" && family != "krb5i" && family != "krb5p") {
-      return Status::InvalidArgument("mode '" + family +
-                                     "' is not one the model predicts (sys, krb5, krb5i, krb5p)");
-    }
+    if (family == baseline) continue;
     SECMODE_ASSIGN_OR_RETURN(sim::LegCosts m, LegCostsFromRun(run, family, engine, enctype));
     modes.push_back(std::move(m));
   }
@@ -168,11 +256,13 @@ Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run
       nlohmann::json row = m.ToJson();
       row["job"] = w.name;
       row["workload"] = w.Describe();
+      row["baseline"] = baseline;
       rows.push_back(std::move(row));
     }
   }
   return nlohmann::json{{"schema", "secmode-predictions/1"},
                         {"source", SourceJson(run, run_path)},
+                        {"baseline", baseline},
                         {"environment", env.ToJson()},
                         {"warnings", warnings},
                         {"predictions", rows}};

@@ -1,12 +1,15 @@
 // What the workload model (sim/workload_model.h) needs from a saved run:
 // each mode's four legs (micro rows, one thread) and the protocol's own CPU
-// per operation without security (the e2e sys rows against secmode's server).
+// per operation without security: for NFS the e2e sys rows against
+// secmode's server, for SMB the smb-e2e section's smb-plain rows against
+// Samba.
 //
-// The e2e rows run client and server on the same machine over loopback, so a
-// sys row's busy CPU per call (BusyCpuNsPerCall) is both ends and the kernel
-// together; ProtocolCostsFromRun gives each end half of it and says so in
-// Environment::protocol_cost_source. Rows one call at a time are left out
-// (latency, not CPU, bounds them).
+// Both run client and server on the same machine (loopback, or a veth pair
+// between two namespaces), so a baseline row's busy CPU per call
+// (BusyCpuNsPerCall) is both ends and the kernel together;
+// ProtocolCostsFromRun splits it between the ends (below) and says how in
+// Environment::protocol_cost_source. NFS rows one call at a time are left
+// out (latency, not CPU, bounds them).
 //
 // Thread safety: pure functions.
 #ifndef SECMODE_HARNESS_WORKLOAD_INPUTS_H_
@@ -41,9 +44,32 @@ common::Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& mic
                                                 const std::string& engine = "",
                                                 const std::string& enctype = "");
 
-// Client and server protocol CPU per op (half the sys e2e row's busy CPU
-// each), by op and payload size; an error when the run has no e2e sys rows.
-common::Result<sim::OpCosts> ProtocolCostsFromRun(const RunResults& run, std::string* source);
+// The baseline the modes are predicted against (sim::BaselineOf): sys for
+// sys, krb5, krb5i and krb5p, smb-plain for smb-plain, smb-sign-* and
+// smb-enc-* (smb::ParseSmbModeName's names); an error names a mode the
+// model does not know or a list that mixes the two protocols.
+common::Result<std::string> BaselineOfModes(const std::vector<std::string>& modes);
+
+// What an SMB prediction assumes of the server unless told otherwise: as
+// many requests at once as Samba's credits allow ("smb2 max credits",
+// 8192 unless set), and one thread for the session
+// (sim::Environment::server_threads).
+inline constexpr int64_t kSambaMaxCredits = 8192;
+
+// The protocol's own CPU per op on each end, by op and payload size.
+struct ProtocolCosts {
+  sim::OpCosts client, server;
+};
+// For `baseline` sys: half each of the e2e sys rows' busy CPU (the client
+// and secmode's server share one process). For smb-plain: the smb-e2e
+// section's smb-plain rows, the client's own CPU per operation (its
+// process's, client_cpu_seconds) and the rest of the busy CPU to the server
+// (Samba and the kernel), each the median over a row's repetitions; of
+// several rows of one op and size (1 and 4 channels) the one with the least
+// busy CPU. An error when the run has no such rows.
+common::Result<ProtocolCosts> ProtocolCostsFromRun(const RunResults& run,
+                                                   const std::string& baseline,
+                                                   std::string* source);
 
 // The newest results.json under `root`/results/runs/ (directory names are
 // UTC timestamps), else under `root`/results/reference/; an error saying how
@@ -54,13 +80,14 @@ common::Result<std::string> NewestResultsFile(const std::string& root);
 // field): the default per-connection window of the model.
 common::Result<int64_t> MaxTcpReceiveWindow();
 
-// `secmode predict`'s document: each job under each mode (sys first, then
-// `families`, each with `engine` and `enctype` as LegCostsFromRun picks
-// them), as rows {job, workload, ...sim::ModePrediction::ToJson()}, with the
-// source run, the environment and `warnings`:
-// {"schema": "secmode-predictions/1", "source", "environment", "warnings",
-//  "predictions"}. An error names the job or the mode that cannot be
-// predicted.
+// `secmode predict`'s document: each job under each mode (the baseline of
+// `families` first, then `families`, each with `engine` and `enctype` as
+// LegCostsFromRun picks them; SMB modes have one engine and no enctype), as
+// rows {job, workload, baseline, ...sim::ModePrediction::ToJson()}, with the source
+// run, the baseline, the environment and `warnings`:
+// {"schema": "secmode-predictions/1", "source", "baseline", "environment",
+//  "warnings", "predictions"}. An error names the job or the mode that
+// cannot be predicted.
 common::Result<nlohmann::json> PredictJobs(const RunResults& run, const std::string& run_path,
                                            const std::vector<sim::Workload>& jobs,
                                            const sim::Environment& env,

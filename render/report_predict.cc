@@ -49,6 +49,9 @@ std::string Header(const nlohmann::json& doc) {
       << rate(env.value("s2c_bytes_per_s", 0.0)) << ", " << env.value("connections", 0)
       << " connection(s), " << env.value("slots", 0) << " slots, client cores "
       << env.value("client_cores", 0) << ", server cores " << env.value("server_cores", 0)
+      << (env.value("server_threads", 0) > 0
+              ? " (the server works on " + std::to_string(env.value("server_threads", 0)) + " thread(s))"
+              : std::string())
       << ", storage " << Fmt("%g", env.value("storage_ms", 0.0)) << " ms, TCP window "
       << env.value("tcp_window_bytes", 0) << " B per connection\n"
       << "Protocol CPU without security: " << env.value("protocol_cost_source", "?") << "\n";
@@ -77,6 +80,7 @@ std::string PredictionsText(const nlohmann::json& doc) {
     PrintTable(out, table);
     table.clear();
   };
+  const std::string baseline = doc.value("baseline", std::string("sys"));
   for (const auto& row : doc.value("predictions", nlohmann::json::array())) {
     const std::string this_job = row.value("job", "") + ": " + row.value("workload", "");
     if (this_job != job) {
@@ -84,9 +88,9 @@ std::string PredictionsText(const nlohmann::json& doc) {
       job = this_job;
       out << "\n" << job << "\n";
       table.push_back({"mode", "IOPS", "MB/s", "mean ms", "p99 ms (est.)", "bottleneck",
-                       "IOPS vs sys", "latency vs sys"});
+                       "IOPS vs " + baseline, "latency vs " + baseline});
     }
-    const bool base = row.value("mode", "") == "sys";
+    const bool base = row.value("mode", "") == baseline;
     table.push_back(
         {row.value("mode", ""), Fmt("%.0f", row.value("iops", 0.0)),
          Fmt("%.1f", row.value("mb_per_s", 0.0)), Fmt("%.3f", row.value("mean_latency_ms", 0.0)),
@@ -191,31 +195,50 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
                               Rendered& out) {
   std::ostringstream md;
   md << "\n## Predicted workloads (secmode predict)\n\n";
-  if (section.contains("not_run")) {
-    md << "Not predicted: " << section.value("not_run", "") << ".\n";
-    out.report_md.append(md.str());
-    return;
-  }
-  const nlohmann::json env = section.value("environment", nlohmann::json::object());
-  md << "What a few fio-like jobs would get on " << env.value("hosts", "") << ", with "
-     << env.value("connections", 0) << " connections, " << env.value("slots", 0)
-     << " slots and a TCP window of " << env.value("tcp_window_bytes", 0)
-     << " B per connection: a closed queueing model (sim/workload_model.h) fed with this run's "
-        "legs (each mode's extra over sys at the payload each message carries) and the "
-        "protocol's own CPU per operation ("
-     << env.value("protocol_cost_source", "") << "). p99 is an estimate (queueing as if "
-     << "exponential). `secmode predict --results DIR` answers for any job and network.\n";
-  std::string job;
+  // One paragraph per protocol: what it assumed, or why it was not predicted.
+  auto intro = [&](const char* protocol, const char* env_key, const char* not_run_key,
+                   const std::string& baseline, const std::string& extra) {
+    if (section.contains(not_run_key)) {
+      md << protocol << " not predicted: " << section.value(not_run_key, "") << ".\n\n";
+      return;
+    }
+    if (!section.contains(env_key)) return;
+    const nlohmann::json env = section.value(env_key, nlohmann::json::object());
+    md << protocol << ": what a few fio-like jobs would get on " << env.value("hosts", "")
+       << ", with " << env.value("connections", 0) << " connections, "
+       << env.value("slots", 0) << " slots and a TCP window of "
+       << env.value("tcp_window_bytes", 0)
+       << " B per connection: a closed queueing model (sim/workload_model.h) fed with this "
+          "run's legs (each mode's extra over "
+       << baseline
+       << " at the payload each message carries) and the protocol's own CPU per operation ("
+       << env.value("protocol_cost_source", "") << ")" << extra << ".";
+    for (const auto& j : env.value("skipped_jobs", nlohmann::json::array())) {
+      md << " Not predicted: " << j.value("job", "") << " (" << j.value("why", "") << ").";
+    }
+    md << "\n\n";
+  };
+  intro("NFS", "environment", "not_run", "sys", "");
+  intro("SMB", "smb_environment", "smb_not_run", "smb-plain",
+        "; the connections are the channels of one session, which the server works on one "
+        "thread (as Samba's smbd does), all of the server's CPU counted on that thread, the "
+        "kernel's and Samba's file I/O threads' share too (an upper bound on the "
+        "serialisation)");
+  md << "p99 is an estimate (queueing as if exponential). `secmode predict --results DIR` "
+        "answers for any job and network.\n";
+  std::string group;
   for (const auto& row : r.predictions) {
-    const std::string this_job = row.value("job", "");
-    if (this_job != job) {
-      job = this_job;
-      md << "\n### " << job << ": " << row.value("workload", "") << "\n\n"
-         << "| mode | IOPS | MB/s | mean ms | p99 ms (estimate) | bottleneck | IOPS vs sys "
-            "| latency vs sys |\n"
+    const std::string baseline = row.value("baseline", std::string("sys"));
+    const std::string this_group = baseline + "\n" + row.value("job", "");
+    if (this_group != group) {
+      group = this_group;
+      md << "\n### " << (baseline == "sys" ? "NFS" : "SMB") << ", " << row.value("job", "")
+         << ": " << row.value("workload", "") << "\n\n"
+         << "| mode | IOPS | MB/s | mean ms | p99 ms (estimate) | bottleneck | IOPS vs "
+         << baseline << " | latency vs " << baseline << " |\n"
          << "|---|---:|---:|---:|---:|---|---:|---:|\n";
     }
-    const bool base = row.value("mode", "") == "sys";
+    const bool base = row.value("mode", "") == baseline;
     md << "| " << row.value("mode", "") << " | " << Fmt("%.0f", row.value("iops", 0.0)) << " | "
        << Fmt("%.1f", row.value("mb_per_s", 0.0)) << " | "
        << Fmt("%.3f", row.value("mean_latency_ms", 0.0)) << " | "

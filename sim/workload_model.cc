@@ -48,21 +48,30 @@ Result<OpDemand> Demand(const Workload& w, const Environment& env, const LegCost
                             : kind == "write" ? env.server.write
                                               : env.server.metadata;
   OpDemand d;
+  // One measured size says nothing of how the cost grows with the size.
+  for (const CostCurve* c : {&client, &server}) {
+    if (c->size() == 1 && c->begin()->first != 0 && c->begin()->first != size) {
+      return Status::InvalidArgument("the protocol's own cost of " + kind +
+                                     " was measured at " + std::to_string(c->begin()->first) +
+                                     " bytes only, not at " + std::to_string(size));
+    }
+  }
   auto base = CostAt(client, size);
   if (!base.ok()) return base.status().Annotate("client protocol cost of " + kind);
   d.client_ns = *base;
   base = CostAt(server, size);
   if (!base.ok()) return base.status().Annotate("server protocol cost of " + kind);
   d.server_ns = *base;
-  if (mode.mode != "sys") {
+  if (mode.mode != sys.mode) {
     SECMODE_ASSIGN_OR_RETURN(LegsExtra extra, LegsExtraAt(mode, sys, call_payload, reply_payload));
     d.client_ns += extra.client_ns;
     d.server_ns += extra.server_ns;
   }
   d.client_ns = std::max(0.0, d.client_ns);
   d.server_ns = std::max(0.0, d.server_ns);
-  d.call_bytes = static_cast<double>(kRequestOverhead + call_payload);
-  d.reply_bytes = static_cast<double>(kReplyOverhead + reply_payload);
+  const WireOverhead wire = WireOverheadOf(mode.mode);
+  d.call_bytes = static_cast<double>(wire.call + call_payload);
+  d.reply_bytes = static_cast<double>(wire.reply + reply_payload);
   return d;
 }
 
@@ -91,7 +100,9 @@ Result<ModePrediction> PredictOne(const Workload& w, const Environment& env, con
   if (env.c2s_bytes_per_s > 0) {
     out.stations.push_back({"link c->s", d.call_bytes / env.c2s_bytes_per_s, 1, false});
   }
-  out.stations.push_back({"server CPU", d.server_ns * 1e-9, env.server_cores, false});
+  const int server_servers =
+      env.server_threads > 0 ? std::min(env.server_cores, env.server_threads) : env.server_cores;
+  out.stations.push_back({"server CPU", d.server_ns * 1e-9, server_servers, false});
   if (env.s2c_bytes_per_s > 0) {
     out.stations.push_back({"link s->c", d.reply_bytes / env.s2c_bytes_per_s, 1, false});
   }
@@ -192,8 +203,19 @@ Result<double> CostAt(const CostCurve& curve, int64_t bytes) {
 }
 
 std::string LegCosts::Label() const {
-  if (mode == "sys" || (enctype.empty() && engine.empty())) return mode;
+  if (mode == "sys" || enctype.empty()) return mode;
   return mode + ":" + enctype + ":" + engine;
+}
+
+bool IsSmbMode(const std::string& mode) { return mode.rfind("smb-", 0) == 0; }
+
+std::string BaselineOf(const std::string& mode) { return IsSmbMode(mode) ? "smb-plain" : "sys"; }
+
+WireOverhead WireOverheadOf(const std::string& mode) {
+  if (!IsSmbMode(mode)) return {kRequestOverhead, kReplyOverhead};
+  constexpr int64_t kDirectTcp = 4, kSmb2Header = 64, kTransform = 52;
+  const int64_t encrypted = mode.rfind("smb-enc-", 0) == 0 ? kTransform : 0;
+  return {kDirectTcp + encrypted + kSmb2Header + 48, kDirectTcp + encrypted + kSmb2Header + 16};
 }
 
 Status Environment::Validate() const {
@@ -207,6 +229,7 @@ Status Environment::Validate() const {
   }
   if (client_cores < 1) return Status::InvalidArgument("client cores must be at least 1");
   if (server_cores < 1) return Status::InvalidArgument("server cores must be at least 1");
+  if (server_threads < 0) return Status::InvalidArgument("server threads must not be negative");
   if (storage_ns < 0) return Status::InvalidArgument("storage latency must not be negative");
   if (tcp_window_bytes < 0) return Status::InvalidArgument("tcp window must not be negative");
   return Status::Ok();
@@ -220,6 +243,7 @@ nlohmann::json Environment::ToJson() const {
           {"slots", slots},
           {"client_cores", client_cores},
           {"server_cores", server_cores},
+          {"server_threads", server_threads},
           {"storage_ms", static_cast<double>(storage_ns) / 1e6},
           {"tcp_window_bytes", tcp_window_bytes},
           {"protocol_cost_source", protocol_cost_source}};
@@ -285,12 +309,21 @@ Result<std::vector<ModePrediction>> PredictWorkload(const Workload& w, const Env
                                                     const std::vector<LegCosts>& modes) {
   SECMODE_RETURN_IF_ERROR(w.Validate());
   SECMODE_RETURN_IF_ERROR(env.Validate());
-  if (sys.mode != "sys") return Status::InvalidArgument("the baseline must be sys");
+  if (sys.mode != BaselineOf(sys.mode)) {
+    return Status::InvalidArgument("the baseline must be sys or smb-plain, not " + sys.mode);
+  }
+  for (const LegCosts& m : modes) {
+    if (BaselineOf(m.mode) != sys.mode) {
+      return Status::InvalidArgument("mode " + m.mode + " is taken against " +
+                                     BaselineOf(m.mode) + ", not " + sys.mode +
+                                     ": predict NFS and SMB modes apart");
+    }
+  }
   std::vector<ModePrediction> out;
   SECMODE_ASSIGN_OR_RETURN(ModePrediction base, PredictOne(w, env, sys, sys));
   out.push_back(base);
   for (const LegCosts& m : modes) {
-    if (m.mode == "sys") continue;
+    if (m.mode == sys.mode) continue;
     auto p = PredictOne(w, env, m, sys);
     if (!p.ok()) return p.status().Annotate(m.Label());
     p->iops_change_pct = base.iops > 0 ? (p->iops / base.iops - 1) * 100 : 0;

@@ -9,19 +9,25 @@
 //                client-seal (the call) and client-open (the reply) minus
 //                sys's, at the payload each message carries
 //   link c->s    queueing, one server: the call's bytes / bandwidth
-//   server CPU   queueing, server_cores servers: Environment::server plus
-//                server-open and server-seal minus sys's
+//   server CPU   queueing, server_cores servers (fewer when the server
+//                runs on fewer threads, Environment::server_threads):
+//                Environment::server plus server-open and server-seal
+//                minus sys's
 //   link s->c    queueing, one server: the reply's bytes / bandwidth
 //   storage      delay: Environment::storage_ns
 //   network      delay: the round trip
 // A call carries the job's block size when it writes, a reply when it
 // reads; otherwise the message has no payload and its legs are looked up at
 // the smallest measured size (as suite/e2e_from_legs.h does). Bytes on the
-// wire add kRequestOverhead / kReplyOverhead (sim/scenario.h).
+// wire add the protocol's own (WireOverheadOf).
+//
+// Two protocols, each with its baseline: NFS (sys; krb5, krb5i, krb5p are
+// its modes) and SMB3 (smb-plain; smb-sign-* and smb-enc-*). A mode's legs
+// are taken minus its baseline's, and its change is against the baseline.
 //
 // Customers: the job's I/Os in flight (Workload::Outstanding), of which at
 // most Environment::slots are on the wire (the NFSv4.1 session's slot
-// table); the others wait in the client, which adds to their latency and
+// table, or the requests an SMB server's credits allow); the others wait in the client, which adds to their latency and
 // not to the rate. A station with c servers is Seidmann's approximation: a
 // queue with demand D/c followed by a delay of D(c-1)/c. After the solution,
 // each connection carries at most tcp_window_bytes per round trip in each
@@ -32,7 +38,7 @@
 // law over every I/O in flight), a p99 estimate (the delays and the fixed
 // service as they are, the queueing part as if exponential: x ln 100), the
 // bottleneck (the most utilised station, or "latency" when none is over
-// half busy), and the change against sys in percent and in ms.
+// half busy), and the change against the baseline in percent and in ms.
 //
 // Thread safety: pure functions of their arguments.
 #ifndef SECMODE_SIM_WORKLOAD_MODEL_H_
@@ -56,13 +62,34 @@ common::Result<double> CostAt(const CostCurve& curve, int64_t bytes);
 
 // One mode's four legs (client-seal, server-open, server-seal, client-open).
 struct LegCosts {
-  std::string mode;  // sys, krb5, krb5i, krb5p
+  std::string mode;  // sys, krb5, krb5i, krb5p, smb-plain, smb-sign-*, smb-enc-*
   std::string engine, enctype;
   std::map<std::string, CostCurve> legs;
-  std::string Label() const;  // "krb5p:aes256-cts-hmac-sha1-96:native", "sys"
+  // "krb5p:aes256-cts-hmac-sha1-96:native"; the mode alone without an
+  // enctype ("sys", "smb-enc-aes-128-gcm").
+  std::string Label() const;
 };
 
+// True for smb-plain, smb-sign-* and smb-enc-*.
+bool IsSmbMode(const std::string& mode);
+// The mode a mode's change is taken against: smb-plain for SMB modes, sys
+// for the others.
+std::string BaselineOf(const std::string& mode);
+
+// Bytes a message carries on the wire besides its payload. NFS: the ONC RPC
+// call and reply (kRequestOverhead / kReplyOverhead, sim/scenario.h). SMB
+// (MS-SMB2 2.1, 2.2): the 4-byte Direct TCP header, the 64-byte SMB2 header
+// and a READ or WRITE request's 48 fixed bytes or a response's 16, taken
+// for every operation; smb-enc-* adds the 52-byte TRANSFORM_HEADER to each.
+struct WireOverhead {
+  int64_t call = 0, reply = 0;
+};
+WireOverhead WireOverheadOf(const std::string& mode);
+
 // The protocol's own CPU per operation without security, on one end.
+// A curve of one size above 0 is used at that size only (an error
+// elsewhere: one size says nothing of how the cost grows); a lone point at
+// 0 is a cost given for every size.
 struct OpCosts {
   CostCurve read, write, metadata;  // ns by payload size (metadata: at 0)
 };
@@ -78,6 +105,15 @@ struct Environment {
   int64_t slots = 64;  // calls on the wire at once (Linux's NFSv4.1 slot table)
   int client_cores = 1;
   int server_cores = 1;
+  // Threads the server does the protocol's and the crypto's work on, 0 for
+  // as many as it has cores: the server CPU station has
+  // min(server_cores, server_threads) servers. Samba serves an SMB session,
+  // all its channels, from one smbd process, whose main thread signs,
+  // seals and answers every request (its worker threads read and write the
+  // files): 1 for the SMB modes' one session. The whole server demand goes
+  // on that thread, the kernel's and the worker threads' share too (not
+  // measured apart): an upper bound on the serialisation.
+  int server_threads = 0;
   int64_t storage_ns = 0;
   int64_t tcp_window_bytes = 0;  // per connection and direction; 0: no limit
   OpCosts client, server;
@@ -111,7 +147,7 @@ struct ModePrediction {
   double iops = 0, mb_per_s = 0, mean_latency_s = 0, p99_latency_s = 0;
   std::string bottleneck;
   bool tcp_window_limited = false;
-  double iops_change_pct = 0, latency_change_ms = 0;  // against sys
+  double iops_change_pct = 0, latency_change_ms = 0;  // against the baseline
   nlohmann::json ToJson() const;
 };
 
@@ -129,7 +165,9 @@ common::Result<LegsExtra> LegsExtraAt(const LegCosts& mode, const LegCosts& sys,
 common::Result<LegsExtra> LegsExtraPerOp(const Workload& w, const LegCosts& mode,
                                          const LegCosts& sys);
 
-// sys first, then each of `modes` (sys in `modes` is not repeated).
+// The baseline first (`sys`: sys or smb-plain, LegCosts of BaselineOf each
+// of `modes`), then each of `modes` (the baseline in `modes` is not
+// repeated); an error names a mode of the other protocol.
 common::Result<std::vector<ModePrediction>> PredictWorkload(const Workload& w,
                                                             const Environment& env,
                                                             const LegCosts& sys,

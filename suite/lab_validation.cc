@@ -128,8 +128,8 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
     legs.push_back(*l);
   }
   std::string cost_source;
-  SECMODE_ASSIGN_OR_RETURN(sim::OpCosts protocol,
-                           harness::ProtocolCostsFromRun(run, &cost_source));
+  SECMODE_ASSIGN_OR_RETURN(harness::ProtocolCosts protocol,
+                           harness::ProtocolCostsFromRun(run, "sys", &cost_source));
   // This machine's CPUs (the lab runs here, whatever machine made the
   // costs), halved; no end runs more than a thread per connection.
   const int cpus = std::max(1, common::LogicalCpus());
@@ -211,7 +211,8 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
         env.connections = kLabConnections;
         env.slots = w.Outstanding();
         env.client_cores = env.server_cores = cores_each;
-        env.client = env.server = protocol;
+        env.client = protocol.client;
+        env.server = protocol.server;
         env.protocol_cost_source = cost_source;
         SECMODE_ASSIGN_OR_RETURN(auto preds, sim::PredictWorkload(w, env, sys, legs));
         // preds: sys first, then `legs` in order; keep the asked families.

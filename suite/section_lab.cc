@@ -37,7 +37,7 @@ Status RunLabSection(SectionContext& ctx) {
     return Status::Ok();
   }
   std::string source;
-  if (auto c = harness::ProtocolCostsFromRun(ctx.results, &source); !c.ok()) {
+  if (auto c = harness::ProtocolCostsFromRun(ctx.results, "sys", &source); !c.ok()) {
     section = {{"not_run", std::string(c.status().message())}};
     return Status::Ok();
   }

@@ -1,10 +1,15 @@
 // Section "predictions": what a few standard fio-like jobs would get under
-// each krb5 mode the run measured against sys, on two hosts like this one
+// each krb5 mode the run measured against sys, and under each SMB mode it
+// measured against smb-plain, on two hosts like this one
 // (sim/workload_model.h through harness::PredictJobs, as `secmode predict`
-// does): rows to RunResults::predictions, the environment and the jobs to
-// RunResults::sections["predictions"]. It needs the micro rows of sys and
-// of a krb5 family and the e2e section's sys rows; without them it records
-// why it did not predict instead of failing the run.
+// does): rows to RunResults::predictions (NFS first, then SMB, each row with
+// its baseline), the environments and the jobs to
+// RunResults::sections["predictions"]. NFS needs the micro rows of sys and
+// of a krb5 family and the e2e section's sys rows, SMB those of smb-plain
+// and an SMB mode and the smb-e2e section's smb-plain rows; without them it
+// records why it did not predict ("not_run", "smb_not_run") instead of
+// failing the run.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,33 +58,61 @@ Status RunPredictionsSection(SectionContext& ctx) {
   }
   nlohmann::json& section = ctx.results.sections["predictions"];
   section = {{"jobs", job_names}};
-  // The krb5 families the run measured.
-  std::vector<std::string> families;
-  for (const char* f : {"krb5", "krb5i", "krb5p"}) {
-    if (harness::LegCostsFromRun(ctx.results, f).ok()) families.push_back(f);
-  }
-  sim::Environment env;
-  env.connections = kConnections;
+  ctx.results.predictions = nlohmann::json::array();
   const int cpus = ctx.results.machine.logical_cpus > 0 ? ctx.results.machine.logical_cpus : 1;
-  env.client_cores = env.server_cores = cpus;
-  if (auto w = harness::MaxTcpReceiveWindow(); w.ok()) env.tcp_window_bytes = *w;
-  auto costs = harness::ProtocolCostsFromRun(ctx.results, &env.protocol_cost_source);
-  if (families.empty() || !costs.ok()) {
-    section["not_run"] =
-        families.empty() ? "the run measured no krb5 family" : costs.status().message();
-    return Status::Ok();
-  }
-  env.client = env.server = *costs;
-  auto doc = harness::PredictJobs(ctx.results, "this run", jobs, env, families, "", "", {});
-  if (!doc.ok()) {
-    section["not_run"] = doc.status().message();
-    return Status::Ok();
-  }
-  section["environment"] = (*doc)["environment"];
-  section["environment"]["hosts"] =
+  const std::string hosts =
       "two hosts like this one (client and server each with its logical CPUs), a network as "
       "fast as loopback (no round trip, no bandwidth limit)";
-  ctx.results.predictions = (*doc)["predictions"];
+  // One protocol's rows; the reason when it cannot be predicted.
+  auto predict = [&](const std::string& baseline, const std::vector<std::string>& families,
+                     sim::Environment env, const char* env_key) -> std::string {
+    if (families.empty()) return "the run measured no " + baseline + " mode besides it";
+    auto costs = harness::ProtocolCostsFromRun(ctx.results, baseline, &env.protocol_cost_source);
+    if (!costs.ok()) return costs.status().message();
+    env.client = costs->client;
+    env.server = costs->server;
+    // Job by job: a job whose operation the run did not measure end to end
+    // is listed with the reason, the others predicted.
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const sim::Workload& w : jobs) {
+      auto doc = harness::PredictJobs(ctx.results, "this run", {w}, env, families, "", "", {});
+      if (!doc.ok()) {
+        skipped.push_back({{"job", w.name}, {"why", doc.status().message()}});
+        continue;
+      }
+      section[env_key] = (*doc)["environment"];
+      section[env_key]["hosts"] = hosts;
+      for (auto& row : (*doc)["predictions"]) ctx.results.predictions.push_back(row);
+    }
+    if (!section.contains(env_key)) return skipped.front().value("why", "");
+    if (!skipped.empty()) section[env_key]["skipped_jobs"] = skipped;
+    return "";
+  };
+  sim::Environment env;
+  env.connections = kConnections;
+  env.client_cores = env.server_cores = cpus;
+  if (auto w = harness::MaxTcpReceiveWindow(); w.ok()) env.tcp_window_bytes = *w;
+  // NFS: the krb5 families the run measured.
+  std::vector<std::string> nfs;
+  for (const char* f : {"krb5", "krb5i", "krb5p"}) {
+    if (harness::LegCostsFromRun(ctx.results, f).ok()) nfs.push_back(f);
+  }
+  if (std::string why = predict("sys", nfs, env, "environment"); !why.empty()) {
+    section["not_run"] = nfs.empty() ? "the run measured no krb5 family" : why;
+  }
+  // SMB: the signing and encryption modes the run measured, on one session
+  // of kConnections channels.
+  std::set<std::string> smb;
+  for (const harness::MicroRow& m : ctx.results.micro) {
+    if (m.threads == 1 && sim::IsSmbMode(m.mode) && m.mode != "smb-plain") smb.insert(m.mode);
+  }
+  sim::Environment smb_env = env;
+  smb_env.slots = harness::kSambaMaxCredits;
+  smb_env.server_threads = 1;
+  if (std::string why = predict("smb-plain", {smb.begin(), smb.end()}, smb_env, "smb_environment");
+      !why.empty()) {
+    section["smb_not_run"] = smb.empty() ? "the run measured no SMB signing or encryption mode" : why;
+  }
   return Status::Ok();
 }
 

@@ -21,7 +21,7 @@ const Section kSections[] = {
     {"smb", RunSmbSection, PlannedSmbSeconds, {"smb-"}},
     {"e2e", RunE2eSection, PlannedE2eSeconds, {"sys", "krb5"}},
     {"smb-e2e", RunSmbE2eSection, PlannedSmbE2eSeconds, {"smb-"}},
-    {"predictions", RunPredictionsSection, nullptr, {"krb5"}},
+    {"predictions", RunPredictionsSection, nullptr, {"krb5", "smb-"}},
     {"lab", RunLabSection, PlannedLabSeconds, {"krb5"}},
     {"windows", RunWindowsSection, nullptr, {"krb5"}},
     {"nconnect", RunNconnectSection, nullptr, {}},

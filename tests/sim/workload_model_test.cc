@@ -121,6 +121,85 @@ TEST(WorkloadModelTest, LinkAndTcpWindowBindWhereTheyShould) {
   EXPECT_GE((*p)[0].p99_latency_s, (*p)[0].mean_latency_s);
 }
 
+// SMB modes are taken against smb-plain, with SMB2's bytes on the wire (the
+// transform header only when encrypting), and never mixed with NFS's.
+TEST(WorkloadModelTest, SmbModesAreTakenAgainstSmbPlainWithTheirOwnHeaders) {
+  auto smb = [](const std::string& mode, double fixed_ns) {
+    LegCosts l = Legs(mode, fixed_ns, 0);
+    l.engine = "openssl";
+    l.enctype = "";
+    return l;
+  };
+  const LegCosts plain = smb("smb-plain", 50), sign = smb("smb-sign-aes-gmac", 550),
+                 enc = smb("smb-enc-aes-128-gcm", 1050);
+  EXPECT_TRUE(IsSmbMode("smb-plain"));
+  EXPECT_FALSE(IsSmbMode("krb5p"));
+  EXPECT_EQ(BaselineOf("smb-enc-aes-256-ccm"), "smb-plain");
+  EXPECT_EQ(BaselineOf("krb5i"), "sys");
+  EXPECT_EQ(WireOverheadOf("sys").call, kRequestOverhead);
+  EXPECT_EQ(WireOverheadOf("smb-enc-aes-128-gcm").reply - WireOverheadOf("smb-sign-aes-gmac").reply,
+            52);
+  EXPECT_EQ(WireOverheadOf("smb-plain").call, WireOverheadOf("smb-sign-aes-cmac").call);
+  Workload w;
+  w.rw = Rw::kRead;
+  w.bs = 1 << 20;
+  w.iodepth = 32;
+  w.engine = EngineClass::kAsync;
+  Environment env = Env(1000);
+  // CPU-bound first: each mode's four legs cost (fixed - 50) ns more than
+  // smb-plain's, two on each end.
+  auto p = PredictWorkload(w, env, plain, {sign, enc});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->size(), 3u);
+  EXPECT_EQ((*p)[0].mode, "smb-plain");
+  EXPECT_EQ((*p)[2].mode, "smb-enc-aes-128-gcm");
+  EXPECT_NEAR((*p)[1].stations[0].demand_s * 1e9, 1000 + 2 * 500, 1e-6);
+  EXPECT_NEAR((*p)[2].stations[0].demand_s * 1e9, 1000 + 2 * 1000, 1e-6);
+  EXPECT_LT((*p)[2].iops_change_pct, (*p)[1].iops_change_pct);
+  EXPECT_LT((*p)[1].iops_change_pct, 0);
+  // Link-bound: 1 MiB responses over 1 Gbit/s, each with its own headers.
+  env.s2c_bytes_per_s = 125e6;
+  p = PredictWorkload(w, env, plain, {sign, enc});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)[2].bottleneck, "link s->c");
+  EXPECT_NEAR((*p)[1].iops, 125e6 / ((1 << 20) + WireOverheadOf("smb-sign-aes-gmac").reply), 0.5);
+  EXPECT_NEAR((*p)[2].iops, 125e6 / ((1 << 20) + WireOverheadOf("smb-enc-aes-128-gcm").reply),
+              0.5);
+  // A server serving on one thread has one server CPU, whatever its cores.
+  env.s2c_bytes_per_s = 0;
+  env.client_cores = 4;
+  env.server_cores = 2;
+  Environment one = env;
+  one.server_threads = 1;
+  auto two_cores = PredictWorkload(w, env, plain, {enc});
+  auto one_thread = PredictWorkload(w, one, plain, {enc});
+  ASSERT_TRUE(two_cores.ok() && one_thread.ok());
+  EXPECT_EQ((*one_thread)[1].bottleneck, "server CPU");
+  // Saturated: just under 1 / 3 us, the server's demand (1 us + two legs).
+  EXPECT_LT((*one_thread)[1].iops, 1e9 / 3000);
+  EXPECT_GT((*one_thread)[1].iops, 0.95e9 / 3000);
+  EXPECT_GT((*two_cores)[1].iops, 1.5 * (*one_thread)[1].iops);
+  one.server_threads = -1;
+  EXPECT_FALSE(PredictWorkload(w, one, plain, {enc}).ok());
+  env.client_cores = env.server_cores = 1;
+  // A protocol cost measured at one size is used at that size only.
+  Environment measured_once = env;
+  measured_once.client.read = measured_once.server.read = {{4096, 20000.0}};
+  auto once = PredictWorkload(w, measured_once, plain, {enc});
+  ASSERT_FALSE(once.ok());
+  EXPECT_NE(once.status().message().find("measured at 4096 bytes only, not at 1048576"),
+            std::string::npos);
+  w.bs = 4096;
+  EXPECT_TRUE(PredictWorkload(w, measured_once, plain, {enc}).ok());
+  w.bs = 1 << 20;
+  // One protocol at a time.
+  auto mixed = PredictWorkload(w, env, plain, {Legs("krb5p", 1100, 1)});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("predict NFS and SMB modes apart"), std::string::npos);
+  EXPECT_FALSE(PredictWorkload(w, env, Legs("sys", 100, 0), {enc}).ok());
+  EXPECT_FALSE(PredictWorkload(w, env, sign, {}).ok());  // not a baseline
+}
+
 TEST(WorkloadModelTest, CallsBeyondTheSlotsWaitInTheClient) {
   Workload w;
   w.rw = Rw::kMetadata;

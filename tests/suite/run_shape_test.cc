@@ -65,8 +65,30 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   EXPECT_TRUE(run->machine.secmode_commit.size() == 40 || run->machine.secmode_commit == "unknown")
       << run->machine.secmode_commit;
   EXPECT_TRUE(run->noise.contains("steal_fraction"));
-  // Every job of the predictions section under sys and each krb5 family.
-  EXPECT_EQ(run->predictions.size(), 6u * 4u) << run->sections["predictions"].dump();
+  // Every job of the predictions section under sys and each krb5 family,
+  // and, where the run measured SMB end to end, under smb-plain and each SMB
+  // mode it measured.
+  size_t nfs_rows = 0, smb_rows = 0;
+  for (const auto& row : run->predictions) {
+    (row.value("baseline", "") == "smb-plain" ? smb_rows : nfs_rows)++;
+  }
+  EXPECT_EQ(nfs_rows, 6u * 4u) << run->sections["predictions"].dump();
+  std::set<std::string> smb_modes;
+  for (const auto& m : run->micro) {
+    if (m.threads == 1 && m.mode.rfind("smb-", 0) == 0 && m.mode != "smb-plain") {
+      smb_modes.insert(m.mode);
+    }
+  }
+  if (run->sections["predictions"].contains("smb_environment")) {
+    // Jobs whose operation the smb-e2e section did not run are listed.
+    const size_t skipped =
+        run->sections["predictions"]["smb_environment"].value("skipped_jobs", json::array()).size();
+    EXPECT_LT(skipped, 6u);
+    EXPECT_EQ(smb_rows, (6u - skipped) * (1 + smb_modes.size()));
+  } else {
+    EXPECT_EQ(smb_rows, 0u);
+    EXPECT_TRUE(run->sections["predictions"].contains("smb_not_run"));
+  }
   ASSERT_TRUE(run->sections.contains("scaling"));
   EXPECT_FALSE(run->sections["scaling"]["rows"].empty());
   auto text = common::ReadFile(*tmp + "/results.json");
@@ -95,7 +117,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "predictions[].mb_per_s", "predictions[].mean_latency_ms",
       "predictions[].p99_latency_ms_estimate", "predictions[].bottleneck",
       "predictions[].tcp_window_limited", "predictions[].iops_change_pct",
-      "predictions[].latency_change_ms"};
+      "predictions[].latency_change_ms", "predictions[].baseline"};
   for (const auto& k : now) {
     // machine.libraries.<file name> and noise.* name what this machine has;
     // a prediction's demands and utilisations are keyed by station; an e2e
@@ -124,12 +146,18 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### Beside the published Azure NetApp Files figures",
       "### Predicted from the legs",
       "## Predicted workloads (secmode predict)",
-      "### 4k-randread-qd64: randread bs=4096 iodepth=64 numjobs=1 libaio",
-      "### 4k-randwrite-qd64: randwrite bs=4096 iodepth=64 numjobs=1 libaio",
-      "### 1m-read-qd16: read bs=1048576 iodepth=16 numjobs=1 libaio",
-      "### 1m-write-qd16: write bs=1048576 iodepth=16 numjobs=1 libaio",
-      "### metadata-qd64: metadata iodepth=64 numjobs=1 libaio",
-      "### 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync",
+      "### NFS, 4k-randread-qd64: randread bs=4096 iodepth=64 numjobs=1 libaio",
+      "### NFS, 4k-randwrite-qd64: randwrite bs=4096 iodepth=64 numjobs=1 libaio",
+      "### NFS, 1m-read-qd16: read bs=1048576 iodepth=16 numjobs=1 libaio",
+      "### NFS, 1m-write-qd16: write bs=1048576 iodepth=16 numjobs=1 libaio",
+      "### NFS, metadata-qd64: metadata iodepth=64 numjobs=1 libaio",
+      "### NFS, 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync",
+      "### SMB, 4k-randread-qd64: randread bs=4096 iodepth=64 numjobs=1 libaio",
+      "### SMB, 4k-randwrite-qd64: randwrite bs=4096 iodepth=64 numjobs=1 libaio",
+      "### SMB, 1m-read-qd16: read bs=1048576 iodepth=16 numjobs=1 libaio",
+      "### SMB, 1m-write-qd16: write bs=1048576 iodepth=16 numjobs=1 libaio",
+      "### SMB, metadata-qd64: metadata iodepth=64 numjobs=1 libaio",
+      "### SMB, 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync",
       "## The workload model on a two-host lab",
       "## SMB3 end to end against Samba",
       "### How much of the change the crypto explains"};
