@@ -136,6 +136,18 @@ Result<ProtocolCosts> NfsProtocolCosts(const RunResults& run, std::string* sourc
   return ProtocolCosts{half, half};
 }
 
+Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* source);
+
+// The same for a results.json of any shape: a field of the wrong type is an
+// error naming the section, not an exception.
+Result<ProtocolCosts> SmbProtocolCostsChecked(const RunResults& run, std::string* source) {
+  try {
+    return SmbProtocolCosts(run, source);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corrupt(std::string("sections.smb-e2e: ") + e.what());
+  }
+}
+
 Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* source) {
   ProtocolCosts out;
   std::map<std::pair<sim::CostCurve*, int64_t>, double> least_busy;
@@ -185,7 +197,7 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
 Result<ProtocolCosts> ProtocolCostsFromRun(const RunResults& run, const std::string& baseline,
                                            std::string* source) {
   if (baseline == "sys") return NfsProtocolCosts(run, source);
-  if (baseline == "smb-plain") return SmbProtocolCosts(run, source);
+  if (baseline == "smb-plain") return SmbProtocolCostsChecked(run, source);
   return Status::InvalidArgument("no protocol has the baseline '" + baseline + "'");
 }
 

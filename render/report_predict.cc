@@ -224,8 +224,10 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
         "thread (as Samba's smbd does), all of the server's CPU counted on that thread, the "
         "kernel's and Samba's file I/O threads' share too (an upper bound on the "
         "serialisation)");
-  md << "p99 is an estimate (queueing as if exponential). `secmode predict --results DIR` "
-        "answers for any job and network.\n";
+  if (!r.predictions.empty()) {
+    md << "p99 is an estimate (queueing as if exponential). `secmode predict --results DIR` "
+          "answers for any job and network.\n";
+  }
   std::string group;
   for (const auto& row : r.predictions) {
     const std::string baseline = row.value("baseline", std::string("sys"));

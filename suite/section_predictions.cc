@@ -104,7 +104,10 @@ Status RunPredictionsSection(SectionContext& ctx) {
   // of kConnections channels.
   std::set<std::string> smb;
   for (const harness::MicroRow& m : ctx.results.micro) {
-    if (m.threads == 1 && sim::IsSmbMode(m.mode) && m.mode != "smb-plain") smb.insert(m.mode);
+    if (m.threads == 1 && sim::IsSmbMode(m.mode) && m.mode != "smb-plain" &&
+        harness::LegCostsFromRun(ctx.results, m.mode).ok()) {
+      smb.insert(m.mode);
+    }
   }
   sim::Environment smb_env = env;
   smb_env.slots = harness::kSambaMaxCredits;

@@ -84,6 +84,16 @@ TEST(WorkloadInputsTest, SmbProtocolCostsSplitTheSmbPlainRowsBusyCpuByTheClients
   EXPECT_TRUE(costs->client.metadata.empty());
   EXPECT_TRUE(costs->server.metadata.empty());
   EXPECT_NE(source.find("Samba 4.17"), std::string::npos);
+  // A field of the wrong type is an error naming the section.
+  RunResults bad = run;
+  bad.sections["smb-e2e"]["rows"][0]["runs"][0]["ops"] = "many";
+  auto corrupt = ProtocolCostsFromRun(bad, "smb-plain", &source);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_EQ(corrupt.status().code(), common::Code::kCorrupt);
+  EXPECT_NE(corrupt.status().message().find("sections.smb-e2e"), std::string::npos);
+  bad.sections["smb-e2e"] = "not an object";
+  EXPECT_EQ(ProtocolCostsFromRun(bad, "smb-plain", &source).status().code(),
+            common::Code::kCorrupt);
   // The NFS baseline reads other rows: this run has none.
   EXPECT_FALSE(ProtocolCostsFromRun(run, "sys", &source).ok());
   EXPECT_FALSE(ProtocolCostsFromRun(run, "krb5p", &source).ok());
