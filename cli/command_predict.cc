@@ -98,7 +98,6 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
     if (!b.ok()) Fail(kCmd, b.status().Annotate("--modes"));
     baseline = *b;
   }
-  const bool smb = baseline == "smb-plain";
   // The costs: a saved run.
   std::string path = a.results;
   const harness::RunResults saved = ReadSavedRunOrFail(kCmd, &path);
@@ -112,15 +111,15 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
   if (!a.bandwidth_c2s.empty()) env.c2s_bytes_per_s = Rate("--bandwidth-c2s", a.bandwidth_c2s);
   if (!a.bandwidth_s2c.empty()) env.s2c_bytes_per_s = Rate("--bandwidth-s2c", a.bandwidth_s2c);
   env.connections = a.connections;
-  // SMB: as many requests at once as Samba's credits allow (its "smb2 max
-  // credits", 8192 unless set).
-  env.slots = smb && cmd.count("--slots") == 0 ? harness::kSambaMaxCredits : a.slots;
+  env.slots = a.slots;
   const int cpus = run->machine.logical_cpus > 0 ? run->machine.logical_cpus : 1;
   env.client_cores = a.client_cores > 0 ? a.client_cores : cpus;
   env.server_cores = a.server_cores > 0 ? a.server_cores : cpus;
-  // SMB: the jobs share one session, which Samba serves on one thread
-  // (sim::Environment::server_threads).
-  if (smb) env.server_threads = 1;
+  // SMB: the jobs share one session of Samba's; --slots still holds.
+  if (baseline == "smb-plain") {
+    harness::UseSambaServer(&env);
+    if (cmd.count("--slots") > 0) env.slots = a.slots;
+  }
   if (!a.tcp_window.empty()) {
     auto w = sim::ParseFioSize(a.tcp_window);
     if (!w.ok()) Fail(kCmd, w.status().Annotate("--tcp-window"));
@@ -228,8 +227,8 @@ CLI::App* AddPredictCommand(CLI::App& app) {
                   "net.ipv4.tcp_rmem maximum)");
   cmd->add_option("--client-op-us", a->client_op_us,
                   "The client's protocol CPU per op without security, us (with --server-op-us; "
-                  "default: half the run's end-to-end sys CPU per call, for SMB its smb-e2e "
-                  "smb-plain CPU per operation against Samba)")
+                  "default: half the run's end-to-end sys CPU per call; for SMB the client's own "
+                  "CPU per operation in the run's smb-e2e smb-plain rows, the rest to the server)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--server-op-us", a->server_op_us,
                   "The server's protocol CPU per op without security, us")

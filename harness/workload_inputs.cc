@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "common/stats.h"
-#include "smb/legs.h"
+#include "harness/modes.h"
+#include "smb/message.h"
+#include "smb/transform.h"
 
 namespace secmode::harness {
 
@@ -73,19 +75,38 @@ Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
     }
     out.legs[m.leg][static_cast<int64_t>(m.size)] = m.m.ns_per_op;
   }
+  if (sim::IsSmbMode(family)) {
+    constexpr int64_t kDirectTcpHeader = 4;
+    const int64_t transform =
+        family.rfind("smb-enc-", 0) == 0 ? static_cast<int64_t>(smb::kTransformHeaderSize) : 0;
+    const int64_t header = kDirectTcpHeader + transform + static_cast<int64_t>(smb::kHeaderSize);
+    out.wire = {header + static_cast<int64_t>(smb::kWriteRequestBodySize),
+                header + static_cast<int64_t>(smb::kReadResponseBodySize)};
+  }
   return out;
+}
+
+void UseSambaServer(sim::Environment* env) {
+  constexpr int64_t kSambaMaxCredits = 8192;  // smb.conf's "smb2 max credits" default
+  env->slots = kSambaMaxCredits;
+  env->server_threads = 1;
+}
+
+std::vector<std::string> SmbModesOfRun(const RunResults& run) {
+  std::set<std::string> families;
+  for (const MicroRow& m : run.micro) {
+    if (m.threads == 1 && sim::IsSmbMode(m.mode) && m.mode != "smb-plain") families.insert(m.mode);
+  }
+  return {families.begin(), families.end()};
 }
 
 Result<std::string> BaselineOfModes(const std::vector<std::string>& modes) {
   std::string baseline, first;
   for (const std::string& m : modes) {
-    const bool nfs = m == "sys" || m == "krb5" || m == "krb5i" || m == "krb5p";
-    if (!nfs && (!sim::IsSmbMode(m) || !smb::ParseSmbModeName(m).ok())) {
-      return Status::InvalidArgument(
-          "mode '" + m +
-          "' is not one the model predicts (sys, krb5, krb5i, krb5p; smb-plain, "
-          "smb-sign-hmac-sha256, smb-sign-aes-cmac, smb-sign-aes-gmac, "
-          "smb-enc-aes-{128,256}-{ccm,gcm})");
+    SECMODE_ASSIGN_OR_RETURN(const ModeName name, ParseModeName(m));
+    if (name.family != m) {
+      return Status::InvalidArgument("mode '" + m + "': give the family alone (" + name.family +
+                                     "); --engine and --enctype choose its costs");
     }
     const std::string b = sim::BaselineOf(m);
     if (baseline.empty()) {
@@ -300,14 +321,8 @@ Result<nlohmann::json> ExplainPublished(const RunResults& run, const std::string
   if (!plain.ok()) {
     notes.push_back("no SMB figures explained: " + plain.status().message());
   } else {
-    std::set<std::string> families;
-    for (const MicroRow& m : run.micro) {
-      if (m.threads == 1 && m.mode.rfind("smb-", 0) == 0 && m.mode != "smb-plain") {
-        families.insert(m.mode);
-      }
-    }
     std::vector<sim::LegCosts> smb_modes;
-    for (const std::string& f : families) {
+    for (const std::string& f : SmbModesOfRun(run)) {
       SECMODE_ASSIGN_OR_RETURN(sim::LegCosts m, LegCostsFromRun(run, f));
       smb_modes.push_back(std::move(m));
     }

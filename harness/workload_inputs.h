@@ -38,7 +38,11 @@ common::Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::
                                               const std::string& engine = "",
                                               const std::string& enctype = "");
 
-// The same from micro rows alone.
+// The same from micro rows alone. An SMB family's LegCosts::wire is SMB2's
+// (MS-SMB2 2.1, 2.2): the 4-byte Direct TCP header, the SMB2 header and a
+// READ/WRITE request's or response's fixed part (smb/message.h), taken for
+// every operation, and the TRANSFORM_HEADER (smb/transform.h) in front of
+// each message of an smb-enc-* mode.
 common::Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
                                                 const std::string& family,
                                                 const std::string& engine = "",
@@ -46,15 +50,19 @@ common::Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& mic
 
 // The baseline the modes are predicted against (sim::BaselineOf): sys for
 // sys, krb5, krb5i and krb5p, smb-plain for smb-plain, smb-sign-* and
-// smb-enc-* (smb::ParseSmbModeName's names); an error names a mode the
-// model does not know or a list that mixes the two protocols.
+// smb-enc-*; each a family of the mode registry (harness/modes.h; its
+// enctype and engine are chosen apart); an error names a mode that is not
+// one or a list that mixes the two protocols.
 common::Result<std::string> BaselineOfModes(const std::vector<std::string>& modes);
 
-// What an SMB prediction assumes of the server unless told otherwise: as
-// many requests at once as Samba's credits allow ("smb2 max credits",
-// 8192 unless set), and one thread for the session
-// (sim::Environment::server_threads).
-inline constexpr int64_t kSambaMaxCredits = 8192;
+// What an SMB prediction assumes of the server: as many requests at once
+// as Samba's credits allow ("smb2 max credits", 8192 unless set) and one
+// thread for the session (sim::Environment::server_threads).
+void UseSambaServer(sim::Environment* env);
+
+// The SMB signing and encryption families the run measured (one-thread
+// micro rows), in name order.
+std::vector<std::string> SmbModesOfRun(const RunResults& run);
 
 // The protocol's own CPU per op on each end, by op and payload size.
 struct ProtocolCosts {

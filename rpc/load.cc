@@ -300,6 +300,11 @@ class Runner {
   void WriteOrQueue(Conn& c, Bytes& out, std::vector<ClientCallEvent>* traced);
   // With c.write_mu held: writes what is queued for c until nothing is.
   void WriteQueued(Conn& c);
+  // Lets c.write_mu go, leaving nothing queued behind: what is queued is
+  // written first, and what was queued meanwhile by WriteQueuedIfFree.
+  void Release(Conn& c);
+  // Stamps calls written now and records them (tracing).
+  void RecordWritten(std::vector<ClientCallEvent>& events);
   // After c.write_mu was released: takes it again while something is queued
   // (queued after the holder's last look, by a writer that found it taken).
   void WriteQueuedIfFree(Conn& c);
@@ -487,20 +492,26 @@ void Runner::Transmit(Slot& s, Bytes& record, ClientCallEvent* traced) {
     if (traced) tl_batch->traced.push_back(*traced);
     return;
   }
-  {
-    // A large call is written by its own thread, after what was queued
-    // before it (the connection's order).
-    std::lock_guard<std::mutex> lock(c.write_mu);
-    WriteQueued(c);
-    // A failed send shows up as a disconnect on the receiving side.
-    (void)WriteAll2(c.fd, ByteView(mark, 4), record);
-    if (traced) {
-      traced->written_ns = common::NowNs();
-      o_.trace->Record(*traced);
-    }
-    WriteQueued(c);
+  // A large call is written by its own thread, after what was queued
+  // before it (the connection's order).
+  c.write_mu.lock();
+  WriteQueued(c);
+  // A failed send shows up as a disconnect on the receiving side.
+  (void)WriteAll2(c.fd, ByteView(mark, 4), record);
+  if (traced) {
+    traced->written_ns = common::NowNs();
+    o_.trace->Record(*traced);
   }
-  WriteQueuedIfFree(c);
+  Release(c);
+}
+
+void Runner::RecordWritten(std::vector<ClientCallEvent>& events) {
+  if (events.empty()) return;
+  const uint64_t now = common::NowNs();
+  for (auto& e : events) {
+    e.written_ns = now;
+    o_.trace->Record(e);
+  }
 }
 
 void Runner::WriteQueued(Conn& c) {
@@ -514,15 +525,15 @@ void Runner::WriteQueued(Conn& c) {
     // A failed send shows up as a disconnect on the receiving side.
     (void)WriteAll(c.fd, c.writing);
     c.writing.clear();
-    if (!c.writing_traced.empty()) {
-      const uint64_t now = common::NowNs();
-      for (auto& e : c.writing_traced) {
-        e.written_ns = now;
-        o_.trace->Record(e);
-      }
-      c.writing_traced.clear();
-    }
+    RecordWritten(c.writing_traced);
+    c.writing_traced.clear();
   }
+}
+
+void Runner::Release(Conn& c) {
+  WriteQueued(c);
+  c.write_mu.unlock();
+  WriteQueuedIfFree(c);
 }
 
 void Runner::WriteQueuedIfFree(Conn& c) {
@@ -542,17 +553,9 @@ void Runner::WriteOrQueue(Conn& c, Bytes& out, std::vector<ClientCallEvent>* tra
     // Free: written from here, after what others left queued before.
     WriteQueued(c);
     (void)WriteAll(c.fd, out);
-    if (traced) {
-      const uint64_t now = common::NowNs();
-      for (auto& e : *traced) {
-        e.written_ns = now;
-        o_.trace->Record(e);
-      }
-    }
-    WriteQueued(c);
-    c.write_mu.unlock();
+    if (traced) RecordWritten(*traced);
     out.clear();
-    WriteQueuedIfFree(c);
+    Release(c);
     return;
   }
   {

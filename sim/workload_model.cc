@@ -69,9 +69,8 @@ Result<OpDemand> Demand(const Workload& w, const Environment& env, const LegCost
   }
   d.client_ns = std::max(0.0, d.client_ns);
   d.server_ns = std::max(0.0, d.server_ns);
-  const WireOverhead wire = WireOverheadOf(mode.mode);
-  d.call_bytes = static_cast<double>(wire.call + call_payload);
-  d.reply_bytes = static_cast<double>(wire.reply + reply_payload);
+  d.call_bytes = static_cast<double>(mode.wire.call + call_payload);
+  d.reply_bytes = static_cast<double>(mode.wire.reply + reply_payload);
   return d;
 }
 
@@ -210,13 +209,6 @@ std::string LegCosts::Label() const {
 bool IsSmbMode(const std::string& mode) { return mode.rfind("smb-", 0) == 0; }
 
 std::string BaselineOf(const std::string& mode) { return IsSmbMode(mode) ? "smb-plain" : "sys"; }
-
-WireOverhead WireOverheadOf(const std::string& mode) {
-  if (!IsSmbMode(mode)) return {kRequestOverhead, kReplyOverhead};
-  constexpr int64_t kDirectTcp = 4, kSmb2Header = 64, kTransform = 52;
-  const int64_t encrypted = mode.rfind("smb-enc-", 0) == 0 ? kTransform : 0;
-  return {kDirectTcp + encrypted + kSmb2Header + 48, kDirectTcp + encrypted + kSmb2Header + 16};
-}
 
 Status Environment::Validate() const {
   if (rtt_ns < 0) return Status::InvalidArgument("rtt must not be negative");

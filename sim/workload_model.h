@@ -19,7 +19,7 @@
 // A call carries the job's block size when it writes, a reply when it
 // reads; otherwise the message has no payload and its legs are looked up at
 // the smallest measured size (as suite/e2e_from_legs.h does). Bytes on the
-// wire add the protocol's own (WireOverheadOf).
+// wire add the mode's own (LegCosts::wire).
 //
 // Two protocols, each with its baseline: NFS (sys; krb5, krb5i, krb5p are
 // its modes) and SMB3 (smb-plain; smb-sign-* and smb-enc-*). A mode's legs
@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sim/scenario.h"
 #include "sim/workload.h"
 
 namespace secmode::sim {
@@ -60,11 +61,20 @@ namespace secmode::sim {
 using CostCurve = std::map<int64_t, double>;
 common::Result<double> CostAt(const CostCurve& curve, int64_t bytes);
 
+// Bytes a message carries on the wire besides its payload.
+struct WireOverhead {
+  int64_t call = 0, reply = 0;
+};
+
 // One mode's four legs (client-seal, server-open, server-seal, client-open).
 struct LegCosts {
   std::string mode;  // sys, krb5, krb5i, krb5p, smb-plain, smb-sign-*, smb-enc-*
   std::string engine, enctype;
   std::map<std::string, CostCurve> legs;
+  // ONC RPC's call and reply (kRequestOverhead / kReplyOverhead,
+  // sim/scenario.h) unless the mode's protocol says otherwise
+  // (harness::LegCostsFromMicro sets SMB's).
+  WireOverhead wire = {kRequestOverhead, kReplyOverhead};
   // "krb5p:aes256-cts-hmac-sha1-96:native"; the mode alone without an
   // enctype ("sys", "smb-enc-aes-128-gcm").
   std::string Label() const;
@@ -76,15 +86,6 @@ bool IsSmbMode(const std::string& mode);
 // for the others.
 std::string BaselineOf(const std::string& mode);
 
-// Bytes a message carries on the wire besides its payload. NFS: the ONC RPC
-// call and reply (kRequestOverhead / kReplyOverhead, sim/scenario.h). SMB
-// (MS-SMB2 2.1, 2.2): the 4-byte Direct TCP header, the 64-byte SMB2 header
-// and a READ or WRITE request's 48 fixed bytes or a response's 16, taken
-// for every operation; smb-enc-* adds the 52-byte TRANSFORM_HEADER to each.
-struct WireOverhead {
-  int64_t call = 0, reply = 0;
-};
-WireOverhead WireOverheadOf(const std::string& mode);
 
 // The protocol's own CPU per operation without security, on one end.
 // A curve of one size above 0 is used at that size only (an error

@@ -9,7 +9,6 @@
 // and an SMB mode and the smb-e2e section's smb-plain rows; without them it
 // records why it did not predict ("not_run", "smb_not_run") instead of
 // failing the run.
-#include <set>
 #include <string>
 #include <vector>
 
@@ -63,10 +62,10 @@ Status RunPredictionsSection(SectionContext& ctx) {
   const std::string hosts =
       "two hosts like this one (client and server each with its logical CPUs), a network as "
       "fast as loopback (no round trip, no bandwidth limit)";
-  // One protocol's rows; the reason when it cannot be predicted.
+  // One protocol's rows (`families` not empty); the reason when none can be
+  // predicted.
   auto predict = [&](const std::string& baseline, const std::vector<std::string>& families,
                      sim::Environment env, const char* env_key) -> std::string {
-    if (families.empty()) return "the run measured no " + baseline + " mode besides it";
     auto costs = harness::ProtocolCostsFromRun(ctx.results, baseline, &env.protocol_cost_source);
     if (!costs.ok()) return costs.status().message();
     env.client = costs->client;
@@ -97,24 +96,24 @@ Status RunPredictionsSection(SectionContext& ctx) {
   for (const char* f : {"krb5", "krb5i", "krb5p"}) {
     if (harness::LegCostsFromRun(ctx.results, f).ok()) nfs.push_back(f);
   }
-  if (std::string why = predict("sys", nfs, env, "environment"); !why.empty()) {
-    section["not_run"] = nfs.empty() ? "the run measured no krb5 family" : why;
+  if (nfs.empty()) {
+    section["not_run"] = "the run measured no krb5 family";
+  } else if (std::string why = predict("sys", nfs, env, "environment"); !why.empty()) {
+    section["not_run"] = why;
   }
   // SMB: the signing and encryption modes the run measured, on one session
   // of kConnections channels.
-  std::set<std::string> smb;
-  for (const harness::MicroRow& m : ctx.results.micro) {
-    if (m.threads == 1 && sim::IsSmbMode(m.mode) && m.mode != "smb-plain" &&
-        harness::LegCostsFromRun(ctx.results, m.mode).ok()) {
-      smb.insert(m.mode);
-    }
+  std::vector<std::string> smb;
+  for (const std::string& f : harness::SmbModesOfRun(ctx.results)) {
+    if (harness::LegCostsFromRun(ctx.results, f).ok()) smb.push_back(f);
   }
   sim::Environment smb_env = env;
-  smb_env.slots = harness::kSambaMaxCredits;
-  smb_env.server_threads = 1;
-  if (std::string why = predict("smb-plain", {smb.begin(), smb.end()}, smb_env, "smb_environment");
-      !why.empty()) {
-    section["smb_not_run"] = smb.empty() ? "the run measured no SMB signing or encryption mode" : why;
+  harness::UseSambaServer(&smb_env);
+  if (smb.empty()) {
+    section["smb_not_run"] = "the run measured no SMB signing or encryption mode";
+  } else if (std::string why = predict("smb-plain", smb, smb_env, "smb_environment");
+             !why.empty()) {
+    section["smb_not_run"] = why;
   }
   return Status::Ok();
 }

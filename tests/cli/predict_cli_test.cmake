@@ -35,9 +35,9 @@ expect_run(0 "seq: write bs=1048576 iodepth=32 numjobs=1 libaio" ${P} --fio ${WO
 expect_run(2 "bs must be at least 1 byte" ${P} --bs 0)
 expect_run(2 "iodepth must be 1 to" ${P} --iodepth 0)
 expect_run(2 "--rtt-ms" ${P} --rtt-ms -1)
-expect_run(2 "mode 'nfs' is not one the model predicts" ${P} --modes nfs)
+expect_run(2 "unknown mode 'nfs'" ${P} --modes nfs)
 expect_run(2 "the run has no krb5p rows with engine mit (it has native)" ${P} --engine mit)
-expect_run(2 "mode 'smb-enc-aes-512-gcm' is not one the model predicts" ${SECMODE} predict --results ${RESULTS} --modes smb-enc-aes-512-gcm)
+expect_run(2 "unknown mode 'smb-enc-aes-512-gcm'" ${SECMODE} predict --results ${RESULTS} --modes smb-enc-aes-512-gcm)
 # SMB modes against smb-plain, from the SMB legs and the smb-e2e rows.
 set(S ${SECMODE} predict --results ${RESULTS} --modes smb-sign-aes-gmac smb-enc-aes-128-gcm)
 expect_run(0 "IOPS vs smb-plain" ${S})

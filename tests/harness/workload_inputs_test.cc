@@ -17,11 +17,53 @@ TEST(WorkloadInputsTest, TheModesNameTheirBaselineAndOneProtocolAtATime) {
   ASSERT_FALSE(mixed.ok());
   EXPECT_EQ(mixed.status().code(), common::Code::kInvalidArgument);
   EXPECT_NE(mixed.status().message().find("'krb5p' and 'smb-enc-aes-128-gcm'"), std::string::npos);
+  // Names outside the mode registry (harness/modes.h), and a family with
+  // its enctype (chosen by --enctype instead).
   for (const char* bad : {"nfs", "smb-enc-aes-512-gcm", "smb-", "krb5x"}) {
     auto r = BaselineOfModes({bad});
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.status().message().find(std::string("mode '") + bad + "'"), std::string::npos);
+    EXPECT_NE(r.status().message().find(std::string("unknown mode '") + bad + "'"),
+              std::string::npos)
+        << r.status().message();
   }
+  auto with_enctype = BaselineOfModes({"krb5p:aes128-cts-hmac-sha1-96"});
+  ASSERT_FALSE(with_enctype.ok());
+  EXPECT_NE(with_enctype.status().message().find("give the family alone (krb5p)"),
+            std::string::npos);
+}
+
+// An SMB family's legs carry SMB2's bytes on the wire, the transform header
+// in front when it encrypts; NFS families keep ONC RPC's.
+TEST(WorkloadInputsTest, SmbLegsCarrySmb2sBytesOnTheWire) {
+  std::vector<MicroRow> micro;
+  for (const char* mode : {"sys", "smb-plain", "smb-sign-aes-gmac", "smb-enc-aes-128-gcm"}) {
+    MicroRow m;
+    m.mode = mode;
+    m.engine = std::string(mode) == "sys" ? "none" : "openssl";
+    m.leg = "client-seal";
+    m.size = 4096;
+    m.threads = 1;
+    m.m.ns_per_op = 100;
+    micro.push_back(m);
+  }
+  auto sys = LegCostsFromMicro(micro, "sys");
+  auto plain = LegCostsFromMicro(micro, "smb-plain");
+  auto sign = LegCostsFromMicro(micro, "smb-sign-aes-gmac");
+  auto enc = LegCostsFromMicro(micro, "smb-enc-aes-128-gcm");
+  ASSERT_TRUE(sys.ok() && plain.ok() && sign.ok() && enc.ok());
+  EXPECT_EQ(sys->wire.call, sim::kRequestOverhead);
+  EXPECT_EQ(sys->wire.reply, sim::kReplyOverhead);
+  // Direct TCP 4 + SMB2 header 64 + a request's 48 fixed bytes / a
+  // response's 16 (MS-SMB2 2.1, 2.2.1, 2.2.19-2.2.22).
+  EXPECT_EQ(plain->wire.call, 4 + 64 + 48);
+  EXPECT_EQ(plain->wire.reply, 4 + 64 + 16);
+  EXPECT_EQ(sign->wire.call, plain->wire.call);
+  EXPECT_EQ(enc->wire.call - plain->wire.call, 52);  // TRANSFORM_HEADER (2.2.41)
+  EXPECT_EQ(enc->wire.reply - plain->wire.reply, 52);
+  EXPECT_EQ(SmbModesOfRun(RunResults{}).size(), 0u);
+  RunResults run;
+  run.micro = micro;
+  EXPECT_EQ(SmbModesOfRun(run), (std::vector<std::string>{"smb-enc-aes-128-gcm", "smb-sign-aes-gmac"}));
 }
 
 // One smb-e2e row's run: `busy` of 2 CPUs for one second over `ops`, of
