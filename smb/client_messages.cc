@@ -76,6 +76,7 @@ std::string NtStatusName(uint32_t status) {
     case kStatusMoreProcessingRequired: name = "STATUS_MORE_PROCESSING_REQUIRED"; break;
     case kStatusAccessDenied: name = "STATUS_ACCESS_DENIED"; break;
     case kStatusEndOfFile: name = "STATUS_END_OF_FILE"; break;
+    case kStatusInternalError: name = "STATUS_INTERNAL_ERROR"; break;
     case 0xC000000D: name = "STATUS_INVALID_PARAMETER"; break;
     case 0xC000006D: name = "STATUS_LOGON_FAILURE"; break;
     case 0xC00000BB: name = "STATUS_NOT_SUPPORTED"; break;
@@ -281,6 +282,12 @@ void BuildSessionSetupRequest(const HeaderFields& h, uint8_t flags, uint8_t secu
 Result<SessionSetupResponse> ParseSessionSetupResponse(ByteView m) {
   SECMODE_ASSIGN_OR_RETURN(HeaderFields h,
                            ResponseHeader(m, Command::kSessionSetup, "SESSION_SETUP"));
+  if (h.status == kStatusInternalError) {
+    // The server failed on its side, not on the credentials (Samba as an
+    // AD DC answers so when its winbindd does not map the user's SIDs).
+    return Status::Unavailable("SESSION_SETUP refused: " + NtStatusName(h.status) +
+                               " (a failure inside the server)");
+  }
   if (h.status != kStatusSuccess && h.status != kStatusMoreProcessingRequired) {
     return Status::AuthFailed("SESSION_SETUP refused: " + NtStatusName(h.status));
   }

@@ -31,6 +31,7 @@ inline constexpr uint32_t kStatusPending = 0x00000103;
 inline constexpr uint32_t kStatusMoreProcessingRequired = 0xC0000016;
 inline constexpr uint32_t kStatusAccessDenied = 0xC0000022;
 inline constexpr uint32_t kStatusEndOfFile = 0xC0000011;
+inline constexpr uint32_t kStatusInternalError = 0xC00000E5;
 // "STATUS_ACCESS_DENIED (0xc0000022)" for the few the client names, else
 // "NTSTATUS 0x........".
 std::string NtStatusName(uint32_t status);

@@ -96,8 +96,21 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
   };
   SECMODE_RETURN_IF_ERROR(dc->Provision().Annotate("provisioning the Samba DC"));
 
+  // Samba's processes find each other by sockets in /run/samba, a path
+  // built into them (smbd looks for winbindd's there whatever smb.conf
+  // says): with two DCs on the machine, one DC's smbd asked the other's
+  // winbindd to map its users' SIDs and SESSION_SETUP failed with
+  // STATUS_INTERNAL_ERROR. So samba runs in a mount namespace of its own
+  // where /run/samba is a directory of this DC's.
+  const std::string run = dc->dir_ + "/run";
+  if (mkdir(run.c_str(), 0755) != 0) {
+    return Status::Unavailable("making " + run + ": " + common::ErrnoText(errno));
+  }
   common::Command c;
-  c.argv = dc->lab_->InServer({"samba", "-i", "-s", dc->dir_ + "/etc/smb.conf"});
+  c.argv = dc->lab_->InServer(
+      {"unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+       "mkdir -p /run/samba && mount --bind \"$0\" /run/samba && exec samba -i -s \"$1\"", run,
+       dc->dir_ + "/etc/smb.conf"});
   c.log_path = dc->log_path();
   c.own_process_group = true;
   SECMODE_ASSIGN_OR_RETURN(dc->pid_, common::Spawn(c));

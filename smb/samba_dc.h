@@ -22,7 +22,10 @@
 // provision` (realm kRealm, domain kDomain, host kHost, no DNS server) run
 // in the server namespace, a share `kShare` in the directory, a user kUser
 // with a random password, smb.conf amended (below), `samba -i` in the
-// foreground in the server namespace (its log kept), waited for until its
+// foreground in the server namespace and in a mount namespace of its own
+// where /run/samba (the sockets Samba's processes find each other by, a
+// path built into them) is the DC's own directory, so two DCs on the machine
+// never reach each other's winbindd (its log kept), waited for until its
 // KDC and SMB ports accept connections from the client namespace and a
 // ticket is issued. smb.conf: signing offered, not required ("server
 // signing = auto", so smb-plain can be measured; a DC requires it by

@@ -126,6 +126,12 @@ TEST(ClientMessagesTest, RefusalsAreNamedByTheirStatus) {
   ASSERT_FALSE(logon.ok());
   EXPECT_EQ(logon.status().code(), common::Code::kAuthFailed);
   EXPECT_NE(logon.status().message().find("LOGON_FAILURE"), std::string::npos);
+  // The server failing on its side is not a refusal of the credentials.
+  auto failed = ParseSessionSetupResponse(
+      Response(Command::kSessionSetup, Bytes(8, 0), kStatusInternalError));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), common::Code::kUnavailable);
+  EXPECT_NE(failed.status().message().find("STATUS_INTERNAL_ERROR"), std::string::npos);
   EXPECT_NE(NtStatusName(0xC0001234).find("0xc0001234"), std::string::npos);
 }
 

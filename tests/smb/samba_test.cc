@@ -31,6 +31,16 @@ namespace {
 
 using common::Bytes;
 
+SmbClientConfig ConfigFor(const SambaDc& dc, const std::string& mode) {
+  SmbClientConfig c;
+  c.mode = mode;
+  c.ccache = dc.ccache();
+  c.service_principal = dc.service_principal();
+  c.unc = dc.share_unc();
+  c.timeout_ms = 10000;
+  return c;
+}
+
 class SambaTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -51,15 +61,7 @@ class SambaTest : public ::testing::Test {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_NE(dc_, nullptr);
   }
-  static SmbClientConfig Config(const std::string& mode) {
-    SmbClientConfig c;
-    c.mode = mode;
-    c.ccache = dc_->ccache();
-    c.service_principal = dc_->service_principal();
-    c.unc = dc_->share_unc();
-    c.timeout_ms = 10000;
-    return c;
-  }
+  static SmbClientConfig Config(const std::string& mode) { return ConfigFor(*dc_, mode); }
   // smb-load against the fixture's DC.
   static common::Result<SmbLoadReport> Load(const SmbLoadOptions& o, const std::string& mode) {
     return RunSmbLoad(o, Config(mode), [] { return dc_->Connect(common::Deadline::AfterMs(5000)); });
@@ -353,20 +355,45 @@ TEST_F(SambaTest, ASpoiledSignatureOrCiphertextIsRefusedWithoutAHang) {
   }
 }
 
-TEST(SambaDcTest, LeavesNothingBehind) {
-  const common::Status why = SambaDc::Available();
-  if (!why.ok()) GTEST_SKIP() << why.message();
-  auto dc = SambaDc::Start();
-  ASSERT_TRUE(dc.ok()) << dc.status().ToString();
-  const std::string dir = (*dc)->dir();
-  const std::string ns = (*dc)->lab().server_namespace();
-  const pid_t pid = (*dc)->pid();
-  EXPECT_FALSE((*dc)->version().empty());
-  ASSERT_TRUE((*dc)->Stop().ok());
+// A DC stopped and removed.
+void ExpectStoppedLeavingNothing(SambaDc* dc) {
+  const std::string dir = dc->dir();
+  const std::string ns = dc->lab().server_namespace();
+  const pid_t pid = dc->pid();
+  ASSERT_TRUE(dc->Stop().ok());
   struct stat st;
   EXPECT_NE(stat(dir.c_str(), &st), 0) << dir;
   EXPECT_NE(stat(("/var/run/netns/" + ns).c_str(), &st), 0) << ns;
   EXPECT_FALSE(secmode::testing::ProcessRunning(pid));
+}
+
+// Two DCs at once, as ctest -j2 runs two of these tests: the second one
+// ends first, and the first still sets sessions up (its smbd asks its own
+// winbindd to map the user's SIDs; when both shared /run/samba, it asked the
+// second's, gone, and SESSION_SETUP failed with STATUS_INTERNAL_ERROR).
+// Each leaves nothing behind.
+TEST(SambaDcTest, TwoAtOnceServeTheirOwnSessionsAndLeaveNothingBehind) {
+  const common::Status why = SambaDc::Available();
+  if (!why.ok()) GTEST_SKIP() << why.message();
+  std::unique_ptr<SambaDc> dcs[2];
+  for (auto& dc : dcs) {
+    auto started = SambaDc::Start();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    dc = std::move(*started);
+    EXPECT_FALSE(dc->version().empty());
+  }
+  const auto session = [](const SambaDc& dc) -> common::Status {
+    SECMODE_ASSIGN_OR_RETURN(common::Fd fd, dc.Connect(common::Deadline::AfterMs(5000)));
+    SECMODE_ASSIGN_OR_RETURN(auto client,
+                             SmbClient::Connect(std::move(fd), ConfigFor(dc, "smb-sign-aes-cmac")));
+    return client->Logoff();
+  };
+  const common::Status second = session(*dcs[1]);
+  EXPECT_TRUE(second.ok()) << second.ToString();
+  ExpectStoppedLeavingNothing(dcs[1].get());
+  const common::Status first = session(*dcs[0]);
+  EXPECT_TRUE(first.ok()) << first.ToString();
+  ExpectStoppedLeavingNothing(dcs[0].get());
 }
 
 // Processes whose command line names `needle` (samba's children carry the
