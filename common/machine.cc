@@ -5,12 +5,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <map>
-
-#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -62,8 +62,8 @@ std::string BuildType() {
 // The shared objects this process loaded whose file names start with one
 // of these: what the measured code runs (Kerberos, GSS-API, gssrpc,
 // OpenSSL, ALGLIB), by file name, each with its resolved path.
-constexpr const char* kLibraryPrefixes[] = {"libkrb5.",     "libgssapi_krb5.", "libk5crypto.",
-                                            "libgssrpc.",   "libcrypto.",      "libssl.",
+constexpr const char* kLibraryPrefixes[] = {"libkrb5.",   "libgssapi_krb5.", "libk5crypto.",
+                                            "libgssrpc.", "libcrypto.",      "libssl.",
                                             "libalglib."};
 
 std::map<std::string, std::string> LoadedLibraries() {
@@ -189,6 +189,102 @@ LoadAverage ReadLoadAverage() {
   std::ifstream in("/proc/loadavg");
   if (in >> l.one >> l.five >> l.fifteen) l.known = true;
   return l;
+}
+
+namespace {
+
+// /proc/.../stat: "pid (comm) state ppid pgrp session tty tpgid flags
+// minflt cminflt majflt cmajflt utime stime ..."; comm may hold spaces and
+// parentheses, so the fields are counted from its last ')'.
+struct StatLine {
+  std::string comm;
+  long ppid = 0;
+  unsigned long long utime = 0, stime = 0;
+};
+bool ParseStat(const std::string& text, StatLine* out) {
+  const size_t open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  out->comm = text.substr(open + 1, close - open - 1);
+  std::istringstream rest(text.substr(close + 1));
+  std::string state;
+  long pgrp = 0, session = 0, tty = 0, tpgid = 0;
+  unsigned long long flags = 0, minflt = 0, cminflt = 0, majflt = 0, cmajflt = 0;
+  return static_cast<bool>(rest >> state >> out->ppid >> pgrp >> session >> tty >> tpgid >> flags >>
+                           minflt >> cminflt >> majflt >> cmajflt >> out->utime >> out->stime);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
+  std::vector<TaskCpu> tasks;
+  if (root <= 0) return tasks;
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0) return tasks;
+  const uint64_t ns_per_tick = 1000000000ull / static_cast<uint64_t>(hz);
+  // Every process's parent, then those that descend from `root`.
+  std::map<long, long> parent;
+  std::error_code ec;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = proc.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    StatLine p;
+    if (ParseStat(Slurp(proc.path().string() + "/stat"), &p))
+      parent[std::atol(pid.c_str())] = p.ppid;
+  }
+  for (const auto& [pid, ppid] : parent) {
+    long up = pid;
+    for (int depth = 0; up > 0 && up != root && depth < 64; ++depth) {
+      const auto it = parent.find(up);
+      up = it == parent.end() ? 0 : it->second;
+    }
+    if (up != root) continue;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    std::error_code tec;
+    for (const auto& task : std::filesystem::directory_iterator(dir, tec)) {
+      StatLine t;
+      if (!ParseStat(Slurp(task.path().string() + "/stat"), &t)) continue;
+      TaskCpu c;
+      c.pid = static_cast<int>(pid);
+      c.tid = std::atoi(task.path().filename().string().c_str());
+      c.name = t.comm;
+      c.user_ns = t.utime * ns_per_tick;
+      c.system_ns = t.stime * ns_per_tick;
+      tasks.push_back(std::move(c));
+    }
+  }
+  return tasks;
+}
+
+TaskCpuSpent SpentBetween(const std::vector<TaskCpu>& before, const std::vector<TaskCpu>& after,
+                          const std::string& busiest_among) {
+  std::map<int, const TaskCpu*> was;
+  for (const TaskCpu& t : before) was[t.tid] = &t;
+  TaskCpuSpent s;
+  for (const TaskCpu& t : after) {
+    const auto w = was.find(t.tid);
+    // A tid reused by another process's thread in between is a new thread.
+    const bool same = w != was.end() && w->second->pid == t.pid &&
+                      w->second->user_ns <= t.user_ns && w->second->system_ns <= t.system_ns;
+    const uint64_t user = t.user_ns - (same ? w->second->user_ns : 0);
+    const uint64_t system = t.system_ns - (same ? w->second->system_ns : 0);
+    const double spent = static_cast<double>(user + system) / 1e9;
+    if (spent <= 0) continue;
+    s.seconds += spent;
+    ++s.threads;
+    if (spent > s.busiest_seconds && t.name.rfind(busiest_among, 0) == 0) {
+      s.busiest_seconds = spent;
+      s.busiest_system_seconds = static_cast<double>(system) / 1e9;
+      s.busiest = t.name + " (tid " + std::to_string(t.tid) + ")";
+    }
+  }
+  return s;
 }
 
 MachineInfo ReadMachineInfo() {

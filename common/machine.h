@@ -17,10 +17,10 @@ struct MachineInfo {
   std::vector<std::string> cpu_flags;
   std::string kernel;  // uname -srm
   std::string hostname;
-  std::string openssl;     // runtime OpenSSL_version()
-  std::string krb5;        // MIT krb5 version the binary was built against
-  std::string compiler;    // "g++ 12.2.0" / "clang 14.0.6"
-  std::string build_type;  // CMAKE_BUILD_TYPE, plus "+asan" etc.
+  std::string openssl;         // runtime OpenSSL_version()
+  std::string krb5;            // MIT krb5 version the binary was built against
+  std::string compiler;        // "g++ 12.2.0" / "clang 14.0.6"
+  std::string build_type;      // CMAKE_BUILD_TYPE, plus "+asan" etc.
   std::string compiler_flags;  // CMAKE_CXX_FLAGS and the build type's flags
   // secmode's own source: the git commit it was built from, and whether
   // its tracked files differed from that commit ("clean" / "dirty"); both
@@ -50,6 +50,32 @@ CpuTimes ReadCpuTimes();
 double IdleFraction(const CpuTimes& before, const CpuTimes& after);
 // The share of it the hypervisor took (steal); -1 likewise.
 double StealFraction(const CpuTimes& before, const CpuTimes& after);
+
+// One thread's CPU time since it started (/proc/<pid>/task/<tid>/stat:
+// utime and stime, in the kernel's clock ticks, here in ns).
+struct TaskCpu {
+  int pid = 0, tid = 0;
+  std::string name;  // the thread's comm
+  uint64_t user_ns = 0, system_ns = 0;
+};
+// Every thread of process `root` and of its descendants (daemons that
+// start sessions of their own included; threads that end while it reads
+// are left out); empty when there is no such process or /proc cannot be
+// read.
+std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root);
+
+// What threads spent between two readings: in all, and the one thread
+// that spent most of those whose name begins with `busiest_among` (all
+// when empty; a thread that started in between counts from zero, one that
+// ended is left out).
+struct TaskCpuSpent {
+  double seconds = 0;
+  int threads = 0;      // that spent anything
+  std::string busiest;  // "<comm> (tid N)"; empty when none of them spent anything
+  double busiest_seconds = 0, busiest_system_seconds = 0;
+};
+TaskCpuSpent SpentBetween(const std::vector<TaskCpu>& before, const std::vector<TaskCpu>& after,
+                          const std::string& busiest_among = "");
 
 // /proc/loadavg: runnable threads averaged over 1, 5 and 15 minutes.
 struct LoadAverage {

@@ -173,6 +173,7 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
   ProtocolCosts out;
   std::map<std::pair<sim::CostCurve*, int64_t>, double> least_busy;
   const int cpus = run.machine.logical_cpus;
+  int thread_measured = 0, thread_unmeasured = 0;
   const nlohmann::json section = run.sections.value("smb-e2e", nlohmann::json::object());
   for (const auto& row : section.value("rows", nlohmann::json::array())) {
     if (!row.is_object() || row.value("mode", "") != "smb-plain") continue;
@@ -184,7 +185,17 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
       if (!busy || ops <= 0 || own < 0) continue;
       const double c = std::min(*busy, own * 1e9 / ops);
       client.push_back(c);
-      server.push_back(*busy - c);
+      // The server's one thread (UseSambaServer): the session's smbd
+      // thread's own CPU where the run measured Samba's threads; else the
+      // rest of the busy CPU, all of it on that thread.
+      const double thread = r.value("server_session_thread_cpu_seconds", -1.0);
+      if (thread >= 0) {
+        server.push_back(std::min(*busy - c, thread * 1e9 / ops));
+        ++thread_measured;
+      } else {
+        server.push_back(*busy - c);
+        ++thread_unmeasured;
+      }
     }
     if (client.empty()) continue;
     const std::string op = row.value("op", "");
@@ -206,9 +217,23 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
         "--server-op-us)");
   }
   if (source != nullptr) {
-    *source = "the run's smb-e2e smb-plain rows: the client's own CPU per operation, and the "
-              "rest of the machine's busy CPU to the server (" +
-              section.value("server", std::string("Samba")) + ", and the kernel)";
+    const std::string server = section.value("server", std::string("Samba"));
+    if (thread_unmeasured == 0) {
+      *source =
+          "the run's smb-e2e smb-plain rows: the client's own CPU per operation, and the "
+          "CPU of the thread serving the session (" +
+          server +
+          ": its busiest smbd thread, system calls included) to the server's one thread; "
+          "Samba's other threads and the kernel's work elsewhere are not on that thread "
+          "and not modelled";
+    } else {
+      *source =
+          "the run's smb-e2e smb-plain rows: the client's own CPU per operation, and the "
+          "rest of the machine's busy CPU to the server's one thread (" +
+          server + ", and the kernel" +
+          (thread_measured > 0 ? "; Samba's threads were measured in only some runs" : "") +
+          "): an upper bound on that thread's work";
+    }
   }
   return out;
 }

@@ -71,8 +71,11 @@ struct ProtocolCosts {
 // For `baseline` sys: half each of the e2e sys rows' busy CPU (the client
 // and secmode's server share one process). For smb-plain: the smb-e2e
 // section's smb-plain rows, the client's own CPU per operation (its
-// process's, client_cpu_seconds) and the rest of the busy CPU to the server
-// (Samba and the kernel), each the median over a row's repetitions; of
+// process's, client_cpu_seconds) and to the server the CPU of Samba's
+// thread that serves the session (server_session_thread_cpu_seconds) where
+// every run measured it, else the rest of the busy CPU (Samba and the
+// kernel: an upper bound on that thread's), each the median over a row's
+// repetitions; of
 // several rows of one op and size (1 and 4 channels) the one with the least
 // busy CPU. An error when the run has no such rows.
 common::Result<ProtocolCosts> ProtocolCostsFromRun(const RunResults& run,

@@ -221,9 +221,8 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
   intro("NFS", "environment", "not_run", "sys", "");
   intro("SMB", "smb_environment", "smb_not_run", "smb-plain",
         "; the connections are the channels of one session, which the server works on one "
-        "thread (as Samba's smbd does), all of the server's CPU counted on that thread, the "
-        "kernel's and Samba's file I/O threads' share too (an upper bound on the "
-        "serialisation)");
+        "thread (as Samba's smbd does), the server's protocol cost all on that thread (what "
+        "that cost is: the source above)");
   if (!r.predictions.empty()) {
     md << "p99 is an estimate (queueing as if exponential). `secmode predict --results DIR` "
           "answers for any job and network.\n";

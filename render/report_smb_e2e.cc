@@ -18,8 +18,7 @@ namespace {
 
 // What Azure NetApp Files published for the same kind of change (Windows
 // clients against ANF SMB volumes), or "-".
-std::string Published(const std::string& mode, const std::string& op, uint64_t size,
-                      int channels) {
+std::string Published(const std::string& mode, const std::string& op, uint64_t size, int channels) {
   if (mode.rfind("smb-sign-", 0) == 0 && op == "read" && size >= (1u << 20) && channels == 1) {
     return "-71% (875 to about 250 MiB/s)";
   }
@@ -58,9 +57,9 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
      << " s of warm-up, one session; `channels` > 1: SMB3 multichannel (connections bound to "
         "the session). Client and server share this machine's cores, so both ends' crypto is in "
         "every figure. Each case ran "
-     << reps
-     << (reps == 1 ? " time" : " times")
-     << " (`runs`: fewer where a signal cut the section short), every mode one after the other each time; figures are medians over the runs "
+     << reps << (reps == 1 ? " time" : " times")
+     << " (`runs`: fewer where a signal cut the section short), every mode one after the other "
+        "each time; figures are medians over the runs "
         "[lowest, highest]. The change is against smb-plain's run of the same operation, size, "
         "channels and repetition (MB/s; ops/s for metadata), median [lowest, highest] over the "
         "repetitions. Published: Azure NetApp Files with Windows clients, for the same kind of "
@@ -136,8 +135,8 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
         extra += " [" + Fmt("%+.1f", span[0].get<double>() / 1e3) + ", " +
                  Fmt("%+.1f", span[1].get<double>() / 1e3) + "]";
       }
-      md << "| " << r.value("mode", "") << " | " << r.value("op", "") << " | " << Size(r)
-         << " | " << r.value("channels", 1) << " | "
+      md << "| " << r.value("mode", "") << " | " << r.value("op", "") << " | " << Size(r) << " | "
+         << r.value("channels", 1) << " | "
          << Fmt("%.1f", f.value("plain_cpu_ns_per_op", 0.0) / 1e3) << " | "
          << Fmt("%.1f", f.value("measured_cpu_ns_per_op", 0.0) / 1e3) << " | " << extra << " | "
          << Fmt("%.1f", f.value("legs_extra_ns", 0.0) / 1e3) << " | "
@@ -148,8 +147,39 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
     }
   }
   if (skipped > 0) {
-    md << "\n" << skipped << " rows without the crypto's share; the first because: " << first_skip
-       << ".\n";
+    md << "\n"
+       << skipped << " rows without the crypto's share; the first because: " << first_skip << ".\n";
+  }
+  bool threads_measured = false;
+  for (const auto& r : rows) {
+    threads_measured =
+        threads_measured || r.value("server_thread_core_share", nlohmann::json()).is_number();
+  }
+  if (threads_measured) {
+    md << "\n### Where the CPU goes\n\n"
+          "CPU per operation over the measured time (median of the runs): secmode's client "
+          "process; Samba's threads (smbd, winbindd, the KDC ...: CPU counted on those threads, "
+          "system calls included; not the kernel's work on other threads, such as softirqs); "
+          "and the thread serving the session, Samba's busiest smbd thread (its system-call "
+          "part in brackets), with its share of one core. A share near 100% is a session bound by "
+          "one "
+          "smbd thread, whatever the cores.\n\n"
+          "| mode | op | size | channels | client us/op | Samba us/op | session thread us/op "
+          "(system) | session thread's share of a core |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|\n";
+    const auto us = [](const nlohmann::json& v) {
+      return v.is_number() ? Fmt("%.1f", v.get<double>()) : std::string("-");
+    };
+    for (const auto& r : rows) {
+      const nlohmann::json share = r.value("server_thread_core_share", nlohmann::json());
+      if (!share.is_number()) continue;
+      md << "| " << r.value("mode", "") << " | " << r.value("op", "") << " | " << Size(r) << " | "
+         << r.value("channels", 1) << " | " << us(r.value("client_us_per_op", nlohmann::json()))
+         << " | " << us(r.value("server_us_per_op", nlohmann::json())) << " | "
+         << us(r.value("server_thread_us_per_op", nlohmann::json())) << " ("
+         << us(r.value("server_thread_system_us_per_op", nlohmann::json())) << ") | "
+         << Fmt("%.0f%%", share.get<double>() * 100) << " |\n";
+    }
   }
   md << "\nPublished (Azure NetApp Files SMB, a Windows client): signing cut single-connection "
         "sequential read from 875 MiB/s to about 250 MiB/s (-71%, client CPU bound); encryption "

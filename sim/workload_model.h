@@ -112,8 +112,8 @@ struct Environment {
   // all its channels, from one smbd process, whose main thread signs,
   // seals and answers every request (its worker threads read and write the
   // files): 1 for the SMB modes' one session. The whole server demand goes
-  // on that thread, the kernel's and the worker threads' share too (not
-  // measured apart): an upper bound on the serialisation.
+  // on that thread: the caller gives the thread's own measured CPU, or
+  // (where it was not measured) all of the server's, an upper bound.
   int server_threads = 0;
   int64_t storage_ns = 0;
   int64_t tcp_window_bytes = 0;  // per connection and direction; 0: no limit

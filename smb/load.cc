@@ -193,9 +193,13 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   std::this_thread::sleep_until(common::SteadyAt(warm_end));
   const uint64_t cpu0 = common::ProcessCpuNs();
   const common::CpuTimes machine0 = common::ReadCpuTimes();
+  std::vector<common::TaskCpu> server0;
+  if (o.server_threads) server0 = o.server_threads();
   std::this_thread::sleep_until(common::SteadyAt(end));
   const uint64_t cpu1 = common::ProcessCpuNs();
   const common::CpuTimes machine1 = common::ReadCpuTimes();
+  std::vector<common::TaskCpu> server1;
+  if (o.server_threads) server1 = o.server_threads();
   for (std::thread& t : threads) t.join();
 
   SmbLoadReport r;
@@ -205,6 +209,14 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   r.client_cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;
   r.idle_fraction = common::IdleFraction(machine0, machine1);
   r.steal_fraction = common::StealFraction(machine0, machine1);
+  if (!server1.empty()) {
+    const common::TaskCpuSpent spent =
+        common::SpentBetween(server0, server1, o.server_session_thread);
+    r.server_cpu_seconds = spent.seconds;
+    r.server_session_thread_cpu_seconds = spent.busiest_seconds;
+    r.server_session_thread_system_seconds = spent.busiest_system_seconds;
+    r.server_session_thread = spent.busiest;
+  }
   common::LatencySamples all;
   Status failure = Status::Ok();
   for (size_t i = 0; i < conns.size(); ++i) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "common/machine.h"
 #include "common/socket.h"
 #include "common/status.h"
 #include "smb/client.h"
@@ -51,6 +52,12 @@ struct SmbLoadOptions {
   int outstanding = 1;   // per channel
   double seconds = 2;
   double warmup_seconds = 0.2;
+  // When set, read at the measured time's start and end: the server's
+  // threads (e.g. SambaDc::TaskCpu), for the report's server_* fields; the
+  // busiest of those named server_session_thread... (e.g. "smbd") is taken
+  // for the thread that serves the session.
+  std::function<std::vector<common::TaskCpu>()> server_threads;
+  std::string server_session_thread;
 };
 
 struct SmbLoadReport {
@@ -73,6 +80,14 @@ struct SmbLoadReport {
   // the measured time (common/machine.h); -1 where unknown. Client and
   // server on one machine: the busy rest is both ends and the kernel.
   double idle_fraction = -1, steal_fraction = -1;
+  // With server_threads: the server's threads' CPU during the measured
+  // time, in all and of the thread serving the session (the busiest of
+  // server_session_thread's name: Samba serves a session on one smbd
+  // thread), and how much of that thread's was in the kernel (its system
+  // calls: the sockets' work done on its behalf); -1 without.
+  double server_cpu_seconds = -1;
+  double server_session_thread_cpu_seconds = -1, server_session_thread_system_seconds = -1;
+  std::string server_session_thread;  // "<comm> (tid N)"
 };
 
 // Opens one TCP connection to the server (the lab's client namespace, a

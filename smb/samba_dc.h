@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "common/machine.h"
 #include "common/socket.h"
 #include "common/status.h"
 #include "lab/net_lab.h"
@@ -95,6 +96,12 @@ class SambaDc {
   std::string share_dir() const { return dir_ + "/share"; }
   std::string dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/samba.log"; }
+  // CPU time so far of every thread of samba and its children (smbd,
+  // winbindd, the KDC and LDAP workers: samba's descendants).
+  std::vector<common::TaskCpu> TaskCpu() const { return common::ReadProcessTreeTaskCpu(pid_); }
+  // The name (comm) of the threads that serve SMB sessions: each session's
+  // smbd process does its work on its main thread.
+  static constexpr const char* kSessionThreadName = "smbd";
   std::string krb5_conf() const { return dir_ + "/krb5.conf"; }
   pid_t pid() const { return pid_; }
   // "4.17.12-Debian", from `samba --version`.

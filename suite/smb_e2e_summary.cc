@@ -30,6 +30,18 @@ std::vector<double> Values(const std::vector<const nlohmann::json*>& runs, const
   return v;
 }
 
+// The median over the runs that measured it (>= 0) of `key` per answered
+// operation, in us; absent (null) when none did.
+nlohmann::json MedianUsPerOp(const std::vector<const nlohmann::json*>& runs, const char* key) {
+  std::vector<double> v;
+  for (const nlohmann::json* r : runs) {
+    const double seconds = r->value(key, -1.0), ops = r->value("ops", 0.0);
+    if (seconds >= 0 && ops > 0) v.push_back(seconds / ops * 1e6);
+  }
+  if (v.empty()) return nullptr;
+  return common::Median(v);
+}
+
 uint64_t Sum(const std::vector<const nlohmann::json*>& runs, const char* key) {
   uint64_t total = 0;
   for (const nlohmann::json* r : runs) total += r->value(key, uint64_t{0});
@@ -94,6 +106,22 @@ nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,
     nlohmann::json copies = nlohmann::json::array();
     for (const nlohmann::json* r : rs) copies.push_back(*r);
     row["runs"] = std::move(copies);
+    // Where the CPU went, per operation: this process (the client), Samba's
+    // threads (all, and the one serving the session) and that thread's
+    // share of a core over the measured time.
+    row["client_us_per_op"] = MedianUsPerOp(rs, "client_cpu_seconds");
+    row["server_us_per_op"] = MedianUsPerOp(rs, "server_cpu_seconds");
+    row["server_thread_us_per_op"] = MedianUsPerOp(rs, "server_session_thread_cpu_seconds");
+    row["server_thread_system_us_per_op"] =
+        MedianUsPerOp(rs, "server_session_thread_system_seconds");
+    std::vector<double> shares;
+    for (const nlohmann::json* r : rs) {
+      const double busiest = r->value("server_session_thread_cpu_seconds", -1.0);
+      const double seconds = r->value("seconds", 0.0);
+      if (busiest >= 0 && seconds > 0) shares.push_back(busiest / seconds);
+    }
+    row["server_thread_core_share"] =
+        shares.empty() ? nlohmann::json(nullptr) : nlohmann::json(common::Median(shares));
     if (mode == "smb-plain") {
       rows.push_back(std::move(row));
       continue;
@@ -167,8 +195,8 @@ nlohmann::json SummarizeSmbE2e(const nlohmann::json& runs,
                           {"measured_over_predicted", common::Median(ratio)}};
       // A share only of a growth every pair shows: where some pair used no
       // more CPU than smb-plain, the extra is within the runs' noise.
-      f["crypto_share"] = e.min > 0 ? nlohmann::json(legs_extra / e.median)
-                                    : nlohmann::json(nullptr);
+      f["crypto_share"] =
+          e.min > 0 ? nlohmann::json(legs_extra / e.median) : nlohmann::json(nullptr);
       row["from_legs"] = std::move(f);
     }
     rows.push_back(std::move(row));

@@ -3,7 +3,13 @@
 #include "common/machine.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "common/clock.h"
 #include "common/subprocess.h"
 
 namespace secmode::common {
@@ -71,6 +77,71 @@ TEST(MachineTest, TheFingerprintNamesTheSourceCommitAndTheLoadedLibrariesVersion
     EXPECT_EQ(crypto.find("unknown"), std::string::npos) << crypto;
     EXPECT_NE(crypto.find("(libssl3"), std::string::npos) << crypto;
   }
+}
+
+}  // namespace
+}  // namespace secmode::common
+
+namespace secmode::common {
+namespace {
+
+// What a thread spent is read from /proc and counted: this process's tree
+// holds this thread, and a thread that spins for 200 ms of CPU is the
+// busiest, with at least most of that (the kernel counts in clock ticks).
+TEST(TaskCpuTest, ASpinningThreadIsTheBusiestOfItsGroup) {
+  const std::vector<TaskCpu> before = ReadProcessTreeTaskCpu(getpid());
+  bool found = false;
+  for (const TaskCpu& t : before) found = found || t.tid == gettid();
+  EXPECT_TRUE(found) << "this thread is not among " << before.size() << " threads";
+  int spinner_tid = 0;
+  std::thread spinner([&spinner_tid] {
+    spinner_tid = gettid();
+    const uint64_t start = ThreadCpuNs();
+    volatile uint64_t x = 0;
+    while (ThreadCpuNs() - start < 200000000) x = x + 1;
+  });
+  spinner.join();
+  // The spinner has ended: it is left out. Another one, still running, counts.
+  std::atomic<bool> stop{false};
+  std::atomic<bool> spun{false};
+  std::thread second([&] {
+    const uint64_t start = ThreadCpuNs();
+    volatile uint64_t x = 0;
+    while (!stop.load()) {
+      x = x + 1;
+      if (ThreadCpuNs() - start > 200000000) spun.store(true);
+    }
+  });
+  while (!spun.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const TaskCpuSpent spent = SpentBetween(before, ReadProcessTreeTaskCpu(getpid()));
+  stop.store(true);
+  second.join();
+  EXPECT_GE(spent.busiest_seconds, 0.15);
+  EXPECT_GE(spent.seconds, spent.busiest_seconds);
+  EXPECT_NE(spent.busiest.find("tid"), std::string::npos);
+  EXPECT_EQ(spent.busiest.find("tid " + std::to_string(spinner_tid) + ")"), std::string::npos);
+}
+
+TEST(TaskCpuTest, NewThreadsCountFromZeroAndAReusedTidIsANewThread) {
+  const std::vector<TaskCpu> before = {{10, 11, "a", 1000000000, 0},
+                                       {20, 21, "b", 500000000, 100000000},
+                                       {30, 31, "gone", 9000000000, 0}};
+  const std::vector<TaskCpu> after = {{10, 11, "a", 1300000000, 0},         // 0.3 s
+                                      {20, 21, "b", 500000000, 200000000},  // 0.1 s, kernel
+                                      {40, 41, "new", 0, 400000000},        // 0.4 s, new
+                                      {50, 31, "reused", 50000000, 0}};     // another pid: new
+  const TaskCpuSpent s = SpentBetween(before, after);
+  EXPECT_NEAR(s.seconds, 0.3 + 0.1 + 0.4 + 0.05, 1e-9);
+  EXPECT_EQ(s.threads, 4);
+  EXPECT_EQ(s.busiest, "new (tid 41)");
+  EXPECT_NEAR(s.busiest_seconds, 0.4, 1e-9);
+  EXPECT_NEAR(s.busiest_system_seconds, 0.4, 1e-9);
+  EXPECT_EQ(ReadProcessTreeTaskCpu(0).size(), 0u);
+  // The busiest of those with a name: "a" (0.3 s), though "new" spent more.
+  const TaskCpuSpent a = SpentBetween(before, after, "a");
+  EXPECT_EQ(a.busiest, "a (tid 11)");
+  EXPECT_NEAR(a.seconds, s.seconds, 1e-9);
+  EXPECT_TRUE(SpentBetween(before, after, "none").busiest.empty());
 }
 
 }  // namespace

@@ -63,7 +63,8 @@ TEST(WorkloadInputsTest, SmbLegsCarrySmb2sBytesOnTheWire) {
   EXPECT_EQ(SmbModesOfRun(RunResults{}).size(), 0u);
   RunResults run;
   run.micro = micro;
-  EXPECT_EQ(SmbModesOfRun(run), (std::vector<std::string>{"smb-enc-aes-128-gcm", "smb-sign-aes-gmac"}));
+  EXPECT_EQ(SmbModesOfRun(run),
+            (std::vector<std::string>{"smb-enc-aes-128-gcm", "smb-sign-aes-gmac"}));
 }
 
 // One smb-e2e row's run: `busy` of 2 CPUs for one second over `ops`, of
@@ -91,11 +92,12 @@ TEST(WorkloadInputsTest, SmbProtocolCostsSplitTheSmbPlainRowsBusyCpuByTheClients
   // (client 100 us); a signing row, a row without runs and a run without
   // the client's CPU are not used.
   nlohmann::json rows = nlohmann::json::array();
-  rows.push_back({{"mode", "smb-plain"},
-                  {"op", "read"},
-                  {"size", 4096},
-                  {"channels", 1},
-                  {"runs", {SmbRun(0.8, 20000, 0.4), SmbRun(0.9, 20000, 0.5), SmbRun(0.7, 20000, 0.3)}}});
+  rows.push_back(
+      {{"mode", "smb-plain"},
+       {"op", "read"},
+       {"size", 4096},
+       {"channels", 1},
+       {"runs", {SmbRun(0.8, 20000, 0.4), SmbRun(0.9, 20000, 0.5), SmbRun(0.7, 20000, 0.3)}}});
   rows.push_back({{"mode", "smb-plain"},
                   {"op", "read"},
                   {"size", 4096},
@@ -126,6 +128,7 @@ TEST(WorkloadInputsTest, SmbProtocolCostsSplitTheSmbPlainRowsBusyCpuByTheClients
   EXPECT_TRUE(costs->client.metadata.empty());
   EXPECT_TRUE(costs->server.metadata.empty());
   EXPECT_NE(source.find("Samba 4.17"), std::string::npos);
+  EXPECT_NE(source.find("upper bound"), std::string::npos) << source;
   // A field of the wrong type is an error naming the section.
   RunResults bad = run;
   bad.sections["smb-e2e"]["rows"][0]["runs"][0]["ops"] = "many";
@@ -138,6 +141,30 @@ TEST(WorkloadInputsTest, SmbProtocolCostsSplitTheSmbPlainRowsBusyCpuByTheClients
             common::Code::kCorrupt);
   // The NFS baseline reads other rows: this run has none.
   EXPECT_FALSE(ProtocolCostsFromRun(run, "sys", &source).ok());
+}
+
+// Where every run measured Samba's busiest thread (the session's), the
+// server's one thread gets that thread's CPU per operation, not the rest of
+// the busy CPU; never more than that rest.
+TEST(WorkloadInputsTest, SmbServerCostIsTheSessionThreadsCpuWhereTheRunMeasuredIt) {
+  RunResults run;
+  run.machine.logical_cpus = 2;
+  nlohmann::json a = SmbRun(0.8, 20000, 0.4);    // busy 80 us/op, client 20
+  a["server_session_thread_cpu_seconds"] = 0.5;  // 25 us/op on the thread
+  nlohmann::json b = SmbRun(0.8, 20000, 0.4);
+  b["server_session_thread_cpu_seconds"] = 1.6;  // 80 us/op: more than the rest (60)
+  nlohmann::json rows = nlohmann::json::array();
+  rows.push_back({{"mode", "smb-plain"}, {"op", "read"}, {"size", 4096}, {"runs", {a}}});
+  rows.push_back({{"mode", "smb-plain"}, {"op", "write"}, {"size", 4096}, {"runs", {b}}});
+  run.sections["smb-e2e"] = {{"rows", rows}, {"server", "Samba 4.17"}};
+  std::string source;
+  auto costs = ProtocolCostsFromRun(run, "smb-plain", &source);
+  ASSERT_TRUE(costs.ok()) << costs.status().ToString();
+  EXPECT_NEAR(costs->client.read.at(4096), 20e3, 1e-6);
+  EXPECT_NEAR(costs->server.read.at(4096), 25e3, 1e-6);
+  EXPECT_NEAR(costs->server.write.at(4096), 60e3, 1e-6);
+  EXPECT_NE(source.find("thread serving the session"), std::string::npos) << source;
+  EXPECT_EQ(source.find("upper bound"), std::string::npos) << source;
   EXPECT_FALSE(ProtocolCostsFromRun(run, "krb5p", &source).ok());
 }
 

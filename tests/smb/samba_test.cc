@@ -200,10 +200,22 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
     o.outstanding = 4;
     o.seconds = 0.3;
     o.warmup_seconds = 0.05;
+    o.server_threads = [] { return dc_->TaskCpu(); };
+    o.server_session_thread = SambaDc::kSessionThreadName;
     auto r = Load(o, "smb-enc-aes-256-gcm");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_GT(r->ops, 0u);
     EXPECT_EQ(r->errors, 0u) << r->first_error;
+    // The server's threads over the measured time: smbd serves the
+    // sessions; no thread runs longer than the time (plus a clock tick at
+    // either end).
+    EXPECT_GT(r->server_cpu_seconds, 0);
+    EXPECT_NE(r->server_session_thread.find("smbd"), std::string::npos)
+        << r->server_session_thread;
+    EXPECT_GT(r->server_session_thread_cpu_seconds, 0);
+    EXPECT_LE(r->server_session_thread_cpu_seconds, r->server_cpu_seconds + 1e-9);
+    EXPECT_LE(r->server_session_thread_cpu_seconds, o.seconds + 0.05);
+    EXPECT_LE(r->server_session_thread_system_seconds, r->server_session_thread_cpu_seconds);
     EXPECT_EQ(r->dialect, kDialect311);
     EXPECT_GE(r->counters.encrypted_requests, r->ops);
     EXPECT_EQ(r->counters.signed_requests, 0u);
@@ -238,6 +250,7 @@ TEST_F(SambaTest, LoadOverSixteenChannelsOfOneSession) {
     auto r = Load(o, mode);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->errors, 0u) << r->first_error;
+    EXPECT_EQ(r->server_cpu_seconds, -1);  // not asked for
     ASSERT_EQ(r->ops_per_connection.size(), 16u);
     for (size_t i = 0; i < 16; ++i) EXPECT_GT(r->ops_per_connection[i], 0u) << "channel " << i + 1;
   }

@@ -79,7 +79,16 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       smb_modes.insert(m.mode);
     }
   }
+  // Where SMB ran end to end, every row measured Samba's threads, and the
+  // SMB predictions take the session thread's CPU from them.
+  for (const auto& row : run->sections["smb-e2e"].value("rows", json::array())) {
+    EXPECT_TRUE(row.value("server_thread_core_share", json()).is_number()) << row.dump();
+  }
   if (run->sections["predictions"].contains("smb_environment")) {
+    EXPECT_NE(run->sections["predictions"]["smb_environment"]
+                  .value("protocol_cost_source", "")
+                  .find("thread serving the session"),
+              std::string::npos);
     // Jobs whose operation the smb-e2e section did not run are listed.
     const size_t skipped =
         run->sections["predictions"]["smb_environment"].value("skipped_jobs", json::array()).size();
@@ -160,7 +169,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### SMB, 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync",
       "## The workload model on a two-host lab",
       "## SMB3 end to end against Samba",
-      "### How much of the change the crypto explains"};
+      "### How much of the change the crypto explains",
+      "### Where the CPU goes"};
   std::istringstream lines(*report);
   size_t next = 0;
   for (std::string line; std::getline(lines, line);) {
