@@ -228,12 +228,13 @@ CLI::App* AddPredictCommand(CLI::App& app) {
   cmd->add_option("--client-op-us", a->client_op_us,
                   "The client's protocol CPU per op without security, us (with --server-op-us; "
                   "default: half the run's end-to-end sys CPU per call; for SMB the client's own "
-                  "CPU per operation in the run's smb-e2e smb-plain rows, and the server's the CPU "
-                  "of Samba's thread serving the session where the run measured it, else the "
-                  "rest of the busy CPU)")
+                  "CPU per operation in the run's smb-e2e smb-plain rows)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--server-op-us", a->server_op_us,
-                  "The server's protocol CPU per op without security, us")
+                  "The server's protocol CPU per op without security, us (with --client-op-us; "
+                  "default: half the run's end-to-end sys CPU per call; for SMB the CPU per "
+                  "operation of Samba's thread serving the session in the run's smb-e2e "
+                  "smb-plain rows where every run measured it, else the rest of their busy CPU)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--modes", a->modes,
                   "Modes besides the baseline (default krb5 krb5i krb5p, against sys); SMB modes "

@@ -99,8 +99,7 @@ CLI::App* AddSmbLoadCommand(CLI::App& app) {
       config.unc = dc->share_unc();
       smb::SambaDc* d = dc.get();
       connect = [d] { return d->Connect(common::Deadline::AfterMs(5000)); };
-      o.server_threads = [d] { return d->TaskCpu(); };
-      o.server_session_thread = smb::SambaDc::kSessionThreadName;
+      d->WatchThreads(&o);
     } else {
       if (a->host.empty() || a->principal.empty() || a->share.empty()) {
         FailUsage("smb-load", "give --local, or --host, --principal and --share");

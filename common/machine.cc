@@ -213,11 +213,25 @@ bool ParseStat(const std::string& text, StatLine* out) {
                            minflt >> cminflt >> majflt >> cmajflt >> out->utime >> out->stime);
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+bool ReadStat(const std::string& path, StatLine* out) {
+  const Result<std::string> text = ReadFile(path);
+  return text.ok() && ParseStat(*text, out);
+}
+
+// The names in `dir`; what could not be listed is left out (a process or
+// thread that ended meanwhile), never an exception.
+std::vector<std::string> Names(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  return names;
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
 }  // namespace
@@ -230,13 +244,11 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
   const uint64_t ns_per_tick = 1000000000ull / static_cast<uint64_t>(hz);
   // Every process's parent, then those that descend from `root`.
   std::map<long, long> parent;
-  std::error_code ec;
-  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = proc.path().filename().string();
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+  for (const std::string& pid : Names("/proc")) {
     StatLine p;
-    if (ParseStat(Slurp(proc.path().string() + "/stat"), &p))
+    if (AllDigits(pid) && ReadStat("/proc/" + pid + "/stat", &p)) {
       parent[std::atol(pid.c_str())] = p.ppid;
+    }
   }
   for (const auto& [pid, ppid] : parent) {
     long up = pid;
@@ -246,13 +258,12 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
     }
     if (up != root) continue;
     const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-    std::error_code tec;
-    for (const auto& task : std::filesystem::directory_iterator(dir, tec)) {
+    for (const std::string& tid : Names(dir)) {
       StatLine t;
-      if (!ParseStat(Slurp(task.path().string() + "/stat"), &t)) continue;
+      if (!AllDigits(tid) || !ReadStat(dir + "/" + tid + "/stat", &t)) continue;
       TaskCpu c;
       c.pid = static_cast<int>(pid);
-      c.tid = std::atoi(task.path().filename().string().c_str());
+      c.tid = std::atoi(tid.c_str());
       c.name = t.comm;
       c.user_ns = t.utime * ns_per_tick;
       c.system_ns = t.stime * ns_per_tick;
@@ -263,7 +274,7 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
 }
 
 TaskCpuSpent SpentBetween(const std::vector<TaskCpu>& before, const std::vector<TaskCpu>& after,
-                          const std::string& busiest_among) {
+                          const std::function<bool(const TaskCpu&)>& candidate) {
   std::map<int, const TaskCpu*> was;
   for (const TaskCpu& t : before) was[t.tid] = &t;
   TaskCpuSpent s;
@@ -278,7 +289,7 @@ TaskCpuSpent SpentBetween(const std::vector<TaskCpu>& before, const std::vector<
     if (spent <= 0) continue;
     s.seconds += spent;
     ++s.threads;
-    if (spent > s.busiest_seconds && t.name.rfind(busiest_among, 0) == 0) {
+    if (spent > s.busiest_seconds && (!candidate || candidate(t))) {
       s.busiest_seconds = spent;
       s.busiest_system_seconds = static_cast<double>(system) / 1e9;
       s.busiest = t.name + " (tid " + std::to_string(t.tid) + ")";

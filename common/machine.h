@@ -3,6 +3,7 @@
 #define SECMODE_COMMON_MACHINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,9 +66,9 @@ struct TaskCpu {
 std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root);
 
 // What threads spent between two readings: in all, and the one thread
-// that spent most of those whose name begins with `busiest_among` (all
-// when empty; a thread that started in between counts from zero, one that
-// ended is left out).
+// that spent most of those `candidate` accepts (all when it is empty; a
+// thread that started in between counts from zero, one that ended is left
+// out).
 struct TaskCpuSpent {
   double seconds = 0;
   int threads = 0;      // that spent anything
@@ -75,7 +76,7 @@ struct TaskCpuSpent {
   double busiest_seconds = 0, busiest_system_seconds = 0;
 };
 TaskCpuSpent SpentBetween(const std::vector<TaskCpu>& before, const std::vector<TaskCpu>& after,
-                          const std::string& busiest_among = "");
+                          const std::function<bool(const TaskCpu&)>& candidate = {});
 
 // /proc/loadavg: runnable threads averaged over 1, 5 and 15 minutes.
 struct LoadAverage {

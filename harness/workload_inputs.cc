@@ -173,9 +173,20 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
   ProtocolCosts out;
   std::map<std::pair<sim::CostCurve*, int64_t>, double> least_busy;
   const int cpus = run.machine.logical_cpus;
-  int thread_measured = 0, thread_unmeasured = 0;
   const nlohmann::json section = run.sections.value("smb-e2e", nlohmann::json::object());
-  for (const auto& row : section.value("rows", nlohmann::json::array())) {
+  const nlohmann::json rows = section.value("rows", nlohmann::json::array());
+  // One rule for every row: the session thread's CPU only if every
+  // smb-plain run measured it (a merge of older and newer runs may mix).
+  bool every_thread = true;
+  for (const auto& row : rows) {
+    if (!row.is_object() || row.value("mode", "") != "smb-plain") continue;
+    for (const auto& r : row.value("runs", nlohmann::json::array())) {
+      if (r.is_object() && r.value("server_session_thread_cpu_seconds", -1.0) <= 0) {
+        every_thread = false;
+      }
+    }
+  }
+  for (const auto& row : rows) {
     if (!row.is_object() || row.value("mode", "") != "smb-plain") continue;
     std::vector<double> client, server;
     for (const auto& r : row.value("runs", nlohmann::json::array())) {
@@ -186,16 +197,10 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
       const double c = std::min(*busy, own * 1e9 / ops);
       client.push_back(c);
       // The server's one thread (UseSambaServer): the session's smbd
-      // thread's own CPU where the run measured Samba's threads; else the
+      // thread's own CPU where the runs measured Samba's threads; else the
       // rest of the busy CPU, all of it on that thread.
       const double thread = r.value("server_session_thread_cpu_seconds", -1.0);
-      if (thread >= 0) {
-        server.push_back(std::min(*busy - c, thread * 1e9 / ops));
-        ++thread_measured;
-      } else {
-        server.push_back(*busy - c);
-        ++thread_unmeasured;
-      }
+      server.push_back(every_thread ? std::min(*busy - c, thread * 1e9 / ops) : *busy - c);
     }
     if (client.empty()) continue;
     const std::string op = row.value("op", "");
@@ -218,21 +223,21 @@ Result<ProtocolCosts> SmbProtocolCosts(const RunResults& run, std::string* sourc
   }
   if (source != nullptr) {
     const std::string server = section.value("server", std::string("Samba"));
-    if (thread_unmeasured == 0) {
+    if (every_thread) {
       *source =
           "the run's smb-e2e smb-plain rows: the client's own CPU per operation, and the "
           "CPU of the thread serving the session (" +
           server +
-          ": its busiest smbd thread, system calls included) to the server's one thread; "
+          ": its busiest smbd main thread, system calls included) to the server's one thread; "
           "Samba's other threads and the kernel's work elsewhere are not on that thread "
           "and not modelled";
     } else {
       *source =
           "the run's smb-e2e smb-plain rows: the client's own CPU per operation, and the "
           "rest of the machine's busy CPU to the server's one thread (" +
-          server + ", and the kernel" +
-          (thread_measured > 0 ? "; Samba's threads were measured in only some runs" : "") +
-          "): an upper bound on that thread's work";
+          server +
+          ", and the kernel; not every run measured Samba's threads): an upper bound on that "
+          "thread's work";
     }
   }
   return out;

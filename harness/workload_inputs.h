@@ -75,9 +75,9 @@ struct ProtocolCosts {
 // thread that serves the session (server_session_thread_cpu_seconds) where
 // every run measured it, else the rest of the busy CPU (Samba and the
 // kernel: an upper bound on that thread's), each the median over a row's
-// repetitions; of
-// several rows of one op and size (1 and 4 channels) the one with the least
-// busy CPU. An error when the run has no such rows.
+// repetitions; of several rows of one op and size (1 and 4 channels) the
+// one whose client and server costs sum least. An error when the run has no
+// such rows.
 common::Result<ProtocolCosts> ProtocolCostsFromRun(const RunResults& run,
                                                    const std::string& baseline,
                                                    std::string* source);

@@ -285,8 +285,7 @@ Result<SessionSetupResponse> ParseSessionSetupResponse(ByteView m) {
   if (h.status == kStatusInternalError) {
     // The server failed on its side, not on the credentials (Samba as an
     // AD DC answers so when its winbindd does not map the user's SIDs).
-    return Status::Unavailable("SESSION_SETUP refused: " + NtStatusName(h.status) +
-                               " (a failure inside the server)");
+    return Status::Unavailable("SESSION_SETUP failed in the server: " + NtStatusName(h.status));
   }
   if (h.status != kStatusSuccess && h.status != kStatusMoreProcessingRequired) {
     return Status::AuthFailed("SESSION_SETUP refused: " + NtStatusName(h.status));

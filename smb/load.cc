@@ -191,10 +191,12 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
     });
   }
   std::this_thread::sleep_until(common::SteadyAt(warm_end));
-  const uint64_t cpu0 = common::ProcessCpuNs();
-  const common::CpuTimes machine0 = common::ReadCpuTimes();
+  // The server's threads are read outside this process's and the machine's
+  // readings, so that reading /proc is not counted as the client's CPU.
   std::vector<common::TaskCpu> server0;
   if (o.server_threads) server0 = o.server_threads();
+  const uint64_t cpu0 = common::ProcessCpuNs();
+  const common::CpuTimes machine0 = common::ReadCpuTimes();
   std::this_thread::sleep_until(common::SteadyAt(end));
   const uint64_t cpu1 = common::ProcessCpuNs();
   const common::CpuTimes machine1 = common::ReadCpuTimes();
@@ -209,13 +211,19 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   r.client_cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;
   r.idle_fraction = common::IdleFraction(machine0, machine1);
   r.steal_fraction = common::StealFraction(machine0, machine1);
-  if (!server1.empty()) {
+  if (!server0.empty() && !server1.empty()) {
+    // The session's thread: a process's main thread (its worker threads
+    // read and write the files) of the name given.
     const common::TaskCpuSpent spent =
-        common::SpentBetween(server0, server1, o.server_session_thread);
+        common::SpentBetween(server0, server1, [&o](const common::TaskCpu& t) {
+          return t.tid == t.pid && t.name.rfind(o.server_session_thread, 0) == 0;
+        });
     r.server_cpu_seconds = spent.seconds;
-    r.server_session_thread_cpu_seconds = spent.busiest_seconds;
-    r.server_session_thread_system_seconds = spent.busiest_system_seconds;
-    r.server_session_thread = spent.busiest;
+    if (!spent.busiest.empty()) {
+      r.server_session_thread_cpu_seconds = spent.busiest_seconds;
+      r.server_session_thread_system_seconds = spent.busiest_system_seconds;
+      r.server_session_thread = spent.busiest;
+    }
   }
   common::LatencySamples all;
   Status failure = Status::Ok();

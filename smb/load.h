@@ -53,9 +53,10 @@ struct SmbLoadOptions {
   double seconds = 2;
   double warmup_seconds = 0.2;
   // When set, read at the measured time's start and end: the server's
-  // threads (e.g. SambaDc::TaskCpu), for the report's server_* fields; the
-  // busiest of those named server_session_thread... (e.g. "smbd") is taken
-  // for the thread that serves the session.
+  // threads (SambaDc::WatchThreads sets both), for the report's server_*
+  // fields; the busiest main thread of a process whose name begins with
+  // server_session_thread (e.g. "smbd") is taken for the thread that serves
+  // the session.
   std::function<std::vector<common::TaskCpu>()> server_threads;
   std::string server_session_thread;
 };
@@ -84,7 +85,8 @@ struct SmbLoadReport {
   // time, in all and of the thread serving the session (the busiest of
   // server_session_thread's name: Samba serves a session on one smbd
   // thread), and how much of that thread's was in the kernel (its system
-  // calls: the sockets' work done on its behalf); -1 without.
+  // calls, and softirq work the kernel ran on it, e.g. the peer's TCP
+  // receive over a veth pair); -1 without, or when no thread had the name.
   double server_cpu_seconds = -1;
   double server_session_thread_cpu_seconds = -1, server_session_thread_system_seconds = -1;
   std::string server_session_thread;  // "<comm> (tid N)"

@@ -25,12 +25,6 @@ std::string OurGlobals(const std::string& dir) {
          "\tserver smb encrypt = desired\n"
          "\tserver min protocol = SMB2_10\n"
          "\tserver multi channel support = yes\n"
-         // Samba's pid files in the private directory: by default they are
-         // in /run/samba, shared by every samba on the machine (a second DC
-         // refused to start: "samba is already running").
-         "\tpid directory = " +
-         dir +
-         "\n"
          "\tlog file = " +
          dir +
          "/log.%m\n"
@@ -48,11 +42,11 @@ Status SambaDc::Available() {
   // The lab's reason names root (namespaces) and iproute2.
   const std::string lab = lab::LabUnavailableReason();
   if (!lab.empty()) return Status::Unavailable(lab);
-  for (const char* p : {"samba", "samba-tool", "kinit", "kvno"}) {
+  for (const char* p : {"samba", "samba-tool", "kinit", "kvno", "unshare", "mount"}) {
     if (common::FindProgram(p).empty()) {
       return Status::Unavailable(std::string("`") + p +
                                  "` is not installed (Debian: samba samba-ad-dc "
-                                 "samba-ad-provision krb5-user)");
+                                 "samba-ad-provision krb5-user util-linux mount)");
     }
   }
   return Status::Ok();
@@ -103,10 +97,11 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
 
   // Samba's processes find each other by sockets in /run/samba, a path
   // built into them (smbd looks for winbindd's there whatever smb.conf
-  // says): with two DCs on the machine, one DC's smbd asked the other's
-  // winbindd to map its users' SIDs and SESSION_SETUP failed with
-  // STATUS_INTERNAL_ERROR. So samba runs in a mount namespace of its own
-  // where /run/samba is a directory of this DC's.
+  // says), and keep their pid files there: with two DCs on the machine, one
+  // DC's smbd asked the other's winbindd to map its users' SIDs and
+  // SESSION_SETUP failed with STATUS_INTERNAL_ERROR (and a second DC once
+  // refused to start: "samba is already running"). So samba runs in a mount
+  // namespace of its own where /run/samba is a directory of this DC's.
   const std::string run = dc->dir_ + "/run";
   if (mkdir(run.c_str(), 0755) != 0) {
     return Status::Unavailable("making " + run + ": " + common::ErrnoText(errno));
@@ -114,8 +109,8 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
   common::Command c;
   c.argv = dc->lab_->InServer(
       {"unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-       "mkdir -p /run/samba && mount --bind \"$0\" /run/samba && exec samba -i -s \"$1\"", run,
-       dc->dir_ + "/etc/smb.conf"});
+       "mkdir -p /run/samba && mount --bind \"$1\" /run/samba && exec samba -i -s \"$2\"", "sh",
+       run, dc->dir_ + "/etc/smb.conf"});
   c.log_path = dc->log_path();
   c.own_process_group = true;
   SECMODE_ASSIGN_OR_RETURN(dc->pid_, common::Spawn(c));

@@ -55,6 +55,7 @@
 #include "common/socket.h"
 #include "common/status.h"
 #include "lab/net_lab.h"
+#include "smb/load.h"
 
 namespace secmode::smb {
 
@@ -98,10 +99,14 @@ class SambaDc {
   std::string log_path() const { return dir_ + "/samba.log"; }
   // CPU time so far of every thread of samba and its children (smbd,
   // winbindd, the KDC and LDAP workers: samba's descendants).
-  std::vector<common::TaskCpu> TaskCpu() const { return common::ReadProcessTreeTaskCpu(pid_); }
-  // The name (comm) of the threads that serve SMB sessions: each session's
-  // smbd process does its work on its main thread.
-  static constexpr const char* kSessionThreadName = "smbd";
+  std::vector<common::TaskCpu> ThreadCpu() const { return common::ReadProcessTreeTaskCpu(pid_); }
+  // Has a load against this DC read its threads (SmbLoadOptions'
+  // server_threads): each session's smbd process serves it on its main
+  // thread. The DC must outlive the load.
+  void WatchThreads(SmbLoadOptions* o) const {
+    o->server_threads = [this] { return ThreadCpu(); };
+    o->server_session_thread = "smbd";
+  }
   std::string krb5_conf() const { return dir_ + "/krb5.conf"; }
   pid_t pid() const { return pid_; }
   // "4.17.12-Debian", from `samba --version`.

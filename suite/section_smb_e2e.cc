@@ -133,8 +133,7 @@ Status RunSmbE2eSection(SectionContext& ctx) {
     o.channels = step.channels;
     o.seconds = b.seconds;
     o.warmup_seconds = b.warmup;
-    o.server_threads = [d] { return d->TaskCpu(); };
-    o.server_session_thread = smb::SambaDc::kSessionThreadName;
+    dc->WatchThreads(&o);
     smb::SmbClientConfig config;
     config.mode = *step.mode;
     config.ccache = dc->ccache();
