@@ -165,6 +165,15 @@ TEST(WorkloadInputsTest, SmbServerCostIsTheSessionThreadsCpuWhereTheRunMeasuredI
   EXPECT_NEAR(costs->server.write.at(4096), 60e3, 1e-6);
   EXPECT_NE(source.find("thread serving the session"), std::string::npos) << source;
   EXPECT_EQ(source.find("upper bound"), std::string::npos) << source;
+  // One run without it (a merge of older and newer runs): every row takes
+  // the rest of the busy CPU, and the source says it is an upper bound.
+  nlohmann::json old = SmbRun(0.8, 20000, 0.4);
+  run.sections["smb-e2e"]["rows"][1]["runs"].push_back(old);
+  auto mixed = ProtocolCostsFromRun(run, "smb-plain", &source);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  EXPECT_NEAR(mixed->server.read.at(4096), 60e3, 1e-6);
+  EXPECT_NEAR(mixed->server.write.at(4096), 60e3, 1e-6);
+  EXPECT_NE(source.find("upper bound"), std::string::npos) << source;
   EXPECT_FALSE(ProtocolCostsFromRun(run, "krb5p", &source).ok());
 }
 
