@@ -9,6 +9,8 @@
 
 #include "common/stats.h"
 #include "harness/modes.h"
+#include "smb/client.h"
+#include "smb/legs.h"
 #include "smb/message.h"
 #include "smb/transform.h"
 
@@ -76,10 +78,12 @@ Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
     out.legs[m.leg][static_cast<int64_t>(m.size)] = m.m.ns_per_op;
   }
   if (sim::IsSmbMode(family)) {
-    constexpr int64_t kDirectTcpHeader = 4;
-    const int64_t transform =
-        family.rfind("smb-enc-", 0) == 0 ? static_cast<int64_t>(smb::kTransformHeaderSize) : 0;
-    const int64_t header = kDirectTcpHeader + transform + static_cast<int64_t>(smb::kHeaderSize);
+    SECMODE_ASSIGN_OR_RETURN(const smb::SmbMode smb_mode, smb::ParseSmbModeName(family));
+    const int64_t transform = smb_mode.protection == smb::Protection::kEncrypt
+                                  ? static_cast<int64_t>(smb::kTransformHeaderSize)
+                                  : 0;
+    const int64_t header = static_cast<int64_t>(smb::kFrameHeaderSize) + transform +
+                           static_cast<int64_t>(smb::kHeaderSize);
     out.wire = {header + static_cast<int64_t>(smb::kWriteRequestBodySize),
                 header + static_cast<int64_t>(smb::kReadResponseBodySize)};
   }

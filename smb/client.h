@@ -77,6 +77,9 @@ struct SmbClientConfig {
 
 // Largest NetBIOS-framed message accepted (the framing's 24-bit length).
 inline constexpr size_t kMaxFrame = (size_t{1} << 24) - 1;
+// The Direct TCP transport header before each SMB2 message (MS-SMB2 2.1):
+// a zero byte and the message's 24-bit length.
+inline constexpr size_t kFrameHeaderSize = 4;
 
 class SmbClient {
  public:
