@@ -403,6 +403,7 @@ json SmbLoadReportJson(const smb::SmbLoadReport& r) {
           {"dialect", smb::DialectName(r.dialect)},
           {"seconds", r.seconds},
           {"warmup_seconds", r.options.warmup_seconds},
+          {"round_trip_us", r.options.round_trip_us},
           {"ops", r.ops},
           {"ops_per_connection", r.ops_per_connection},
           {"ops_per_second", r.ops_per_s},

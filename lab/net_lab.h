@@ -5,7 +5,7 @@
 // kServerAddress and kClientAddress. Each direction can be shaped by the
 // kernel (tc tbf on the sending end's interface); this kernel has no netem,
 // so the round trip is added by the programs themselves (`secmode serve
-// --delay-ms`, `secmode load --delay-ms`, rpc/delay_line.h).
+// --delay-ms`, `secmode load --delay-ms`, common/delay_line.h).
 //
 // Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's `ip` and
 // `tc`; Create says which one is missing. Nothing is left behind: the

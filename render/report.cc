@@ -237,6 +237,7 @@ const SectionRenderer kRenderers[] = {
     {"smb-e2e", RenderSmbE2eSection},
     {"predictions", RenderPredictionsSection},
     {"lab", RenderLabSection},
+    {"smb-lab", RenderSmbLabSection},
     {"windows", RenderWindowsSection},
     {"nconnect", RenderNconnectSection},
     {"nconnect-validation", RenderValidationSection},

@@ -1,5 +1,6 @@
 #include "render/report_lab.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/format.h"
@@ -11,9 +12,15 @@ using common::Fmt;
 
 namespace {
 
-std::string Point(const nlohmann::json& r) {
-  return r.value("mode", "") + " " + r.value("op", "") + " " + common::SizeLabel(r.value("size", uint64_t{0})) +
-         " iodepth " + std::to_string(r.value("iodepth", 0)) + " numjobs " +
+std::string Point(const nlohmann::json& r, bool smb) {
+  const std::string head = r.value("mode", "") + " " + r.value("op", "") + " " +
+                           common::SizeLabel(r.value("size", uint64_t{0}));
+  if (smb) {
+    const int channels = std::max(1, r.value("connections", 1));
+    return head + " " + std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") +
+           " x " + std::to_string(r.value("iodepth", 0) / channels) + " in flight";
+  }
+  return head + " iodepth " + std::to_string(r.value("iodepth", 0)) + " numjobs " +
          std::to_string(r.value("numjobs", 0));
 }
 
@@ -26,12 +33,24 @@ std::string LabMarkdown(const nlohmann::json& lab) {
     return md.str();
   }
   const nlohmann::json in = lab.value("model_inputs", nlohmann::json::object());
-  md << "The workload model (`secmode predict`, sim/workload_model.h) against `secmode load` "
-        "between two hosts in network namespaces joined by a veth pair (lab/): bandwidth "
-        "shaped by the kernel (tc tbf), the round trip added by `serve --delay-ms` and `load "
-        "--delay-ms` (this kernel has no netem; TCP does not see the delay), nconnect "
-     << in.value("connections", 0) << ", the server's window " << in.value("server_window", 0)
-     << " (no drops), native engine. Grid: " << lab.value("grid", "")
+  const bool smb = lab.value("protocol", "nfs") == "smb";
+  if (smb) {
+    md << "The workload model (`secmode predict`, sim/workload_model.h) against secmode's SMB "
+          "load (smb/load.h) and " << lab.value("server", "Samba")
+       << " in two network namespaces joined by a veth pair (lab/): bandwidth shaped by the "
+          "kernel (tc tbf), the whole round trip added by the client, which holds each request "
+          "before it sends it (`smb-load --round-trip-ms`; this kernel has no netem, Samba cannot "
+          "hold its responses; TCP does not see the delay), one session over each point's "
+          "channels. Grid: " << lab.value("grid", "");
+  } else {
+    md << "The workload model (`secmode predict`, sim/workload_model.h) against `secmode load` "
+          "between two hosts in network namespaces joined by a veth pair (lab/): bandwidth "
+          "shaped by the kernel (tc tbf), the round trip added by `serve --delay-ms` and `load "
+          "--delay-ms` (this kernel has no netem; TCP does not see the delay), nconnect "
+       << in.value("connections", 0) << ", the server's window " << in.value("server_window", 0)
+       << " (no drops), native engine. Grid: " << lab.value("grid", "");
+  }
+  md
      << ". The model's inputs, measured, none fitted: legs from " << in.value("legs", "")
      << "; protocol CPU from " << in.value("protocol_cpu", "") << "; round trip "
      << in.value("round_trip", "") << "; link rate " << in.value("link_rate", "") << "; cores "
@@ -47,7 +66,8 @@ std::string LabMarkdown(const nlohmann::json& lab) {
                                                                  "complete."
                                                                : "")
      << "\n\n";
-  md << "| link | measured round trip ms | one-slot GETATTR us |\n|---|---:|---:|\n";
+  md << "| link | measured round trip ms | one " << (smb ? "QUERY_INFO" : "GETATTR")
+     << " at a time, p50 us |\n|---|---:|---:|\n";
   for (const auto& l : lab.value("links", nlohmann::json::array())) {
     md << "| " << l.value("link", "") << " | " << Fmt("%.3f", l.value("measured_rtt_ms", 0.0))
        << " | " << Fmt("%.0f", l.value("ping_p50_us", 0.0)) << " |\n";
@@ -65,7 +85,7 @@ std::string LabMarkdown(const nlohmann::json& lab) {
     } else {
       verdict = r.value("within_tolerance", false) ? "agrees" : "**outside**";
     }
-    md << "| " << r.value("link", "") << " | " << Point(r) << " | "
+    md << "| " << r.value("link", "") << " | " << Point(r, smb) << " | "
        << Fmt("%.1f", m.value("iops", 0.0)) << " | " << Fmt("%.2f", m.value("mb_per_s", 0.0))
        << " | " << Fmt("%.2f", m.value("p50_ms", 0.0)) << " | "
        << Fmt("%.1f", p.value("iops", 0.0)) << " | " << p.value("bottleneck", "") << " | "
@@ -76,22 +96,37 @@ std::string LabMarkdown(const nlohmann::json& lab) {
     if (r.value("within_tolerance", true) && !r.contains("error")) continue;
     if (!any) md << "\nPoints outside " << "the tolerance, and why:\n\n";
     any = true;
-    md << "- " << r.value("link", "") << ", " << Point(r) << ": ";
+    md << "- " << r.value("link", "") << ", " << Point(r, smb) << ": ";
     if (r.contains("error")) {
       md << "failed: " << r.value("error", "") << "\n";
     } else {
       md << "measured/predicted " << Fmt("%.2f", r.value("ratio", 0.0)) << "; "
          << (r.value("assumptions_hold", true) ? "the model's assumptions hold here: a "
                                                  "disagreement of the model"
-                                               : r.value("why_not", ""))
-         << "\n";
+                                               : r.value("why_not", ""));
+      // Each end's CPU per operation, the model's beside the measured.
+      const nlohmann::json m = r.value("measured", nlohmann::json::object());
+      const nlohmann::json p = r.value("predicted", nlohmann::json::object());
+      if (m.contains("client_cpu_us_per_op") || m.contains("server_thread_us_per_op")) {
+        md << " (CPU per operation, model / measured: client "
+           << Fmt("%.0f", p.value("client_cpu_us_per_op", 0.0)) << " / "
+           << (m.contains("client_cpu_us_per_op")
+                   ? Fmt("%.0f", m.value("client_cpu_us_per_op", 0.0))
+                   : std::string("not measured"))
+           << " us, server " << Fmt("%.0f", p.value("server_cpu_us_per_op", 0.0)) << " / "
+           << (m.contains("server_thread_us_per_op")
+                   ? Fmt("%.0f", m.value("server_thread_us_per_op", 0.0)) + " us (its session thread)"
+                   : std::string("not measured"))
+           << ")";
+      }
+      md << "\n";
     }
   }
   const nlohmann::json pruned = lab.value("pruned", nlohmann::json::array());
   if (!pruned.empty()) {
     md << "\nPruned:\n\n";
     for (const auto& r : pruned) {
-      md << "- " << r.value("link", "") << ", " << Point(r) << ": " << r.value("why", "") << "\n";
+      md << "- " << r.value("link", "") << ", " << Point(r, smb) << ": " << r.value("why", "") << "\n";
     }
   }
   md << "\nThe modes' order (pairs the model separates by the margin; others are ties):\n\n"
@@ -113,6 +148,12 @@ std::string LabMarkdown(const nlohmann::json& lab) {
 
 void RenderLabSection(const harness::RunResults&, const nlohmann::json& section, Rendered& out) {
   out.report_md.append("\n## The workload model on a two-host lab\n\n");
+  out.report_md.append(LabMarkdown(section));
+}
+
+void RenderSmbLabSection(const harness::RunResults&, const nlohmann::json& section,
+                         Rendered& out) {
+  out.report_md.append("\n## The SMB workload model on a two-host lab\n\n");
   out.report_md.append(LabMarkdown(section));
 }
 

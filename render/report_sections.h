@@ -26,6 +26,8 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
                               Rendered& out);  // report_predict.cc
 void RenderLabSection(const harness::RunResults& r, const nlohmann::json& section,
                       Rendered& out);  // report_lab.cc
+void RenderSmbLabSection(const harness::RunResults& r, const nlohmann::json& section,
+                         Rendered& out);  // report_lab.cc
 void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& section,
                           Rendered& out);
 void RenderNconnectSection(const harness::RunResults& r, const nlohmann::json& section,

@@ -14,7 +14,7 @@
 #include <system_error>
 
 #include "common/clock.h"
-#include "rpc/delay_line.h"
+#include "common/delay_line.h"
 
 namespace secmode::rpc {
 
@@ -653,10 +653,10 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   // A failed write shuts the connection down at once, so this thread's
   // recv returns and it ends (the descriptor stays valid until then: the
   // line is stopped before it is closed).
-  std::unique_ptr<DelayLine> delay;
+  std::unique_ptr<common::DelayLine> delay;
   if (options_.reply_delay_us > 0) {
     try {
-      delay = std::make_unique<DelayLine>(uint64_t{options_.reply_delay_us} * 1000,
+      delay = std::make_unique<common::DelayLine>(uint64_t{options_.reply_delay_us} * 1000,
                                           kMaxDelayedBytes, [&](Bytes& buf) {
                                             if (send_all(buf)) return true;
                                             shutdown(fd, SHUT_RDWR);

@@ -103,7 +103,7 @@ struct TcpServerOptions {
   double send_timeout_s = 30;
   // Holds every batch of replies this long before it is written: a one-way
   // network delay from server to client, emulated in user space
-  // (rpc/delay_line.h; the lab's RTT where the kernel has no netem). Each
+  // (common/delay_line.h; the lab's RTT where the kernel has no netem). Each
   // connection's delay line holds at most 64 MiB; beyond, its thread waits.
   // Replies still held when a connection ends are dropped; a write that
   // fails closes the connection. Only with workers 0. TCP does not see the

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/delay_line.h"
 #include "common/files.h"
 #include "gss/context_pair.h"
 #include "gss/gss_error.h"
@@ -117,10 +118,47 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
     frame.insert(frame.end(), b.begin(), b.end());
     config_.wire_observer(true, frame);
   }
+  if (send_delay_ns_ > 0) {
+    // Held for the emulated round trip, then written by the line's thread
+    // (the frame joined: the line keeps its buffers, nothing allocated per
+    // request once it runs).
+    if (!delay_) {
+      delay_ = std::make_unique<common::DelayLine>(
+          send_delay_ns_, kDelayedBytesBound, [this](Bytes& frame) {
+            ByteView one[3] = {ByteView(frame), {}, {}};
+            const Status sent = WriteFrameParts(one);
+            if (!sent.ok()) {
+              std::lock_guard<std::mutex> lock(delay_mu_);
+              delay_failure_ = sent;
+            }
+            return sent.ok();
+          });
+    }
+    delayed_.assign(mark, mark + kFrameHeaderSize);
+    delayed_.insert(delayed_.end(), a.begin(), a.end());
+    delayed_.insert(delayed_.end(), b.begin(), b.end());
+    if (!delay_->Push(delayed_)) {
+      std::lock_guard<std::mutex> lock(delay_mu_);
+      return delay_failure_.ok()
+                 ? Status::Unavailable("the delayed send has stopped")
+                 : Status(delay_failure_).Annotate("a delayed SMB request");
+    }
+    return Status::Ok();
+  }
+  ByteView parts[3] = {ByteView(mark, kFrameHeaderSize), a, b};
+  return WriteFrameParts(parts);
+}
+
+void SmbClient::HoldRequests(uint64_t ns) {
+  if (ns == send_delay_ns_) return;
+  delay_.reset();  // called with nothing in flight: it holds nothing
+  send_delay_ns_ = ns;
+}
+
+Status SmbClient::WriteFrameParts(ByteView (&parts)[3]) {
   // One sendmsg for the whole frame (no 4-byte segment of its own), never
   // blocking: a server that stops reading ends the wait at the deadline.
   const common::Deadline deadline = common::Deadline::AfterMs(config_.timeout_ms);
-  ByteView parts[3] = {ByteView(mark, 4), a, b};
   size_t first = 0;
   while (first < 3) {
     iovec iov[3];

@@ -45,11 +45,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/delay_line.h"
 #include "common/socket.h"
 #include "common/status.h"
 #include "smb/client_messages.h"
@@ -80,6 +82,8 @@ inline constexpr size_t kMaxFrame = (size_t{1} << 24) - 1;
 // The Direct TCP transport header before each SMB2 message (MS-SMB2 2.1):
 // a zero byte and the message's 24-bit length.
 inline constexpr size_t kFrameHeaderSize = 4;
+// Bytes of requests an emulated round trip (HoldRequests) holds at most.
+inline constexpr size_t kDelayedBytesBound = size_t{64} << 20;
 
 class SmbClient {
  public:
@@ -160,6 +164,16 @@ class SmbClient {
   };
   const Counters& counters() const { return counters_; }
 
+  // From now on every request is held `ns` before it goes on the wire, by a
+  // thread of this connection's own (common/delay_line.h): an emulated
+  // round trip for the lab, whose kernel has no netem (Samba cannot hold
+  // its responses, so the whole round trip is on this side). A request's
+  // latency counts the hold. At most kDelayedBytesBound bytes wait at once;
+  // a request beyond them waits for room. 0 sends at once again. Called
+  // with nothing in flight (smb/load.h: after the set-up, so a long round
+  // trip does not stretch it).
+  void HoldRequests(uint64_t ns);
+
   // Tests only: called with the next request's bytes as they go on the
   // wire (after signing or sealing), once, to spoil them.
   void TamperWithNextRequest(std::function<void(common::Bytes*)> f) { tamper_ = std::move(f); }
@@ -183,6 +197,9 @@ class SmbClient {
   common::Result<Completion> Await();
   common::Status Send(const HeaderFields& h, common::Bytes* message, common::ByteView data);
   common::Status SendFrame(common::ByteView a, common::ByteView b);
+  // Writes the three parts of one frame (taken up as they go), waiting at
+  // most timeout_ms for room.
+  common::Status WriteFrameParts(common::ByteView (&parts)[3]);
   // The next frame into rx_frame_.
   common::Status ReceiveFrame(common::Deadline deadline);
 
@@ -209,6 +226,14 @@ class SmbClient {
   common::Bytes wire_, scratch_;       // a request sealed; a request built
   common::Bytes rx_frame_, rx_plain_;  // a response as read; decrypted
   std::function<void(common::Bytes*)> tamper_;
+  // With HoldRequests: the hold, the frame being queued, the line's first failure
+  // (set on its thread), and the line, declared after fd_ so that it stops
+  // before the socket closes.
+  uint64_t send_delay_ns_ = 0;
+  common::Bytes delayed_;
+  std::mutex delay_mu_;
+  common::Status delay_failure_;
+  std::unique_ptr<common::DelayLine> delay_;
   struct InFlight {
     uint64_t message_id;
     Command command;

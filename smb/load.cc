@@ -165,6 +165,10 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   if (o.op != SmbOp::kMetadata && (o.size < 1 || o.size > (8u << 20))) {
     return Status::InvalidArgument("size must be 1 byte to 8 MiB, not " + N(o.size));
   }
+  if (o.round_trip_us > 10000000) {
+    return Status::InvalidArgument("the emulated round trip must be at most 10 s, not " +
+                                   N(o.round_trip_us) + " us");
+  }
   SECMODE_RETURN_IF_ERROR(ParseSmbModeName(config.mode).status());
 
   std::vector<Connection> conns(static_cast<size_t>(o.connections * o.channels));
@@ -179,6 +183,8 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
                                           std::to_string(c.channel + 1) + " of " +
                                           std::to_string(o.channels)));
   }
+  // The emulated round trip from here on: the set-up went at once.
+  for (Connection& c : conns) c.client->HoldRequests(uint64_t{o.round_trip_us} * 1000);
 
   const uint64_t start = common::NowNs() + 1000000;
   const uint64_t warm_end = start + static_cast<uint64_t>(o.warmup_seconds * 1e9);

@@ -52,6 +52,12 @@ struct SmbLoadOptions {
   int outstanding = 1;   // per channel
   double seconds = 2;
   double warmup_seconds = 0.2;
+  // An emulated round trip (the lab: this kernel has no netem, Samba cannot
+  // hold its responses): every request after the set-up (sessions, files,
+  // the region to read) held this long before it goes on the wire
+  // (SmbClient::HoldRequests), by a thread of each channel's own, whose CPU
+  // counts as the client's. At most 10 s.
+  uint32_t round_trip_us = 0;
   // When set, read at the measured time's start and end: the server's
   // threads (SambaDc::WatchThreads sets both), for the report's server_*
   // fields; the busiest main thread of a process whose name begins with

@@ -56,6 +56,19 @@ std::string SambaDc::service_principal() const {
   return std::string("cifs/") + kDnsName + "@" + kRealm;
 }
 std::string SambaDc::user_principal() const { return std::string(kUser) + "@" + kRealm; }
+SmbClientConfig SambaDc::ClientConfig(const std::string& mode) const {
+  SmbClientConfig config;
+  config.mode = mode;
+  config.ccache = ccache();
+  config.service_principal = service_principal();
+  config.unc = share_unc();
+  return config;
+}
+
+SmbConnector SambaDc::Connector() const {
+  return [this] { return Connect(common::Deadline::AfterMs(5000)); };
+}
+
 std::string SambaDc::share_unc() const { return std::string("\\\\") + kDnsName + "\\" + kShare; }
 
 Status SambaDc::Run(const std::vector<std::string>& argv, const std::string& log,

@@ -86,6 +86,13 @@ class SambaDc {
   // A TCP connection to the DC's SMB port from the client namespace.
   common::Result<common::Fd> Connect(common::Deadline deadline = {}) const;
 
+  // A client of kUser in `mode` for this DC's share (ccache, principal,
+  // share), the timeout left at its default; and a connector that opens
+  // each connection from the client namespace (5 s to connect). The DC
+  // must outlive both.
+  SmbClientConfig ClientConfig(const std::string& mode) const;
+  SmbConnector Connector() const;
+
   // The server's Kerberos service principal, "cifs/dc1.smb.secmode.test@SMB.SECMODE.TEST".
   std::string service_principal() const;
   // kUser's ccache ("FILE:<dir>/ccache"): its TGT and a ticket for

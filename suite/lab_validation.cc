@@ -9,6 +9,8 @@
 #include "harness/workload_inputs.h"
 #include "sim/workload.h"
 #include "sim/workload_model.h"
+#include "smb/load.h"
+#include "smb/samba_dc.h"
 
 namespace secmode::suite {
 
@@ -25,8 +27,11 @@ struct OpSpec {
   const char* op;  // read, write
   uint32_t size;
 };
+// The requests in flight: NFS iodepth x numjobs over nconnect
+// kLabConnections; SMB one job of `iodepth` over `connections` channels
+// (iodepth / connections each).
 struct DepthSpec {
-  int iodepth, numjobs;
+  int iodepth, numjobs, connections;
 };
 struct Grid {
   std::vector<LinkSpec> links;  // the first is the undelayed unshaped link (the base)
@@ -34,16 +39,18 @@ struct Grid {
   std::vector<DepthSpec> depths;
 };
 
-Grid GridFor(LabGrid g) {
+Grid GridFor(LabGrid g, LabProtocol protocol) {
+  const bool smb = protocol == LabProtocol::kSmb;
+  const std::vector<DepthSpec> quick_depths =
+      smb ? std::vector<DepthSpec>{{1, 1, 1}, {64, 1, 4}}
+          : std::vector<DepthSpec>{{1, 1, kLabConnections}, {64, 1, kLabConnections}};
   switch (g) {
     case LabGrid::kQuick:
-      return {{{0, 0}, {20, 1e9}, {2, 100e6}},
-              {{"read", 4096}, {"write", 1u << 20}},
-              {{1, 1}, {64, 1}}};
+      return {{{0, 0}, {20, 1e9}, {2, 100e6}}, {{"read", 4096}, {"write", 1u << 20}}, quick_depths};
     case LabGrid::kDefault:
       return {{{0, 0}, {1, 0}, {20, 1e9}, {200, 100e6}},
               {{"read", 4096}, {"write", 1u << 20}},
-              {{1, 1}, {64, 1}}};
+              smb ? std::vector<DepthSpec>{{1, 1, 1}, {64, 1, 4}, {64, 1, 16}} : quick_depths};
     case LabGrid::kFull:
       break;
   }
@@ -52,7 +59,16 @@ Grid GridFor(LabGrid g) {
     for (double bits : {0.0, 1e9, 100e6}) full.links.push_back({rtt, bits});
   }
   full.ops = {{"read", 4096}, {"write", 4096}, {"read", 1u << 20}, {"write", 1u << 20}};
-  full.depths = {{1, 1}, {64, 1}, {1, 4}, {64, 4}};
+  if (smb) {
+    for (int channels : {1, 4, 16}) {
+      for (int each : {1, 16}) full.depths.push_back({channels * each, 1, channels});
+    }
+  } else {
+    full.depths = {{1, 1, kLabConnections},
+                   {64, 1, kLabConnections},
+                   {1, 4, kLabConnections},
+                   {64, 4, kLabConnections}};
+  }
   return full;
 }
 
@@ -72,22 +88,119 @@ constexpr double kTargetOps = 150;       // a point runs long enough for about t
 constexpr double kMinSeconds = 1.5, kMaxSeconds = 6;
 constexpr double kMinOpsToRun = 10;      // predicted in kMaxSeconds, else pruned
 
-// A one-slot sys GETATTR's median latency on the link as it is, in us.
-Result<double> PingUs(lab::LabHosts& hosts, double rtt_ms) {
-  lab::LabLoad l;
-  l.mode = "sys";
-  l.op = "getattr";
-  l.size = 0;
-  l.connections = 1;
-  l.slots = 1;
-  l.seconds = std::clamp(40 * rtt_ms / 1000, 1.0, 4.0);
-  l.warmup = 0.2 + 2 * rtt_ms / 1000;
-  SECMODE_ASSIGN_OR_RETURN(nlohmann::json j, hosts.Load(l));
-  if (j.contains("failure")) {
-    return Status::Unavailable("measuring the link's round trip: " + j["failure"].get<std::string>());
+// One protocol's two hosts on the lab: its server, its load, its ping.
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual Status SetLink(const LinkSpec& spec) = 0;
+  // One request at a time on the link as it is: its median latency in us.
+  virtual Result<double> PingUs(double rtt_ms) = 0;
+  // One point: the load's JSON report (ops_per_second, mb_per_second,
+  // p50_us, p99_us, ops, idle_fraction, errors; `failure` when it failed
+  // after measuring); an error when it measured nothing.
+  virtual Result<nlohmann::json> Load(const std::string& family, const OpSpec& op,
+                                      const DepthSpec& depth, double seconds, double warmup) = 0;
+};
+
+// `secmode serve` and `secmode load` (lab/lab_hosts.h).
+class NfsTarget : public Target {
+ public:
+  explicit NfsTarget(std::unique_ptr<lab::LabHosts> hosts) : hosts_(std::move(hosts)) {}
+  Status SetLink(const LinkSpec& spec) override {
+    lab::LabLink link;
+    link.one_way_delay_ms = spec.rtt_ms / 2;
+    link.shape = {spec.bits_per_s, spec.bits_per_s};
+    return hosts_->SetLink(link);
   }
-  return j.value("p50_us", 0.0);
-}
+  Result<double> PingUs(double rtt_ms) override {
+    lab::LabLoad l;
+    l.mode = "sys";
+    l.op = "getattr";
+    l.size = 0;
+    l.connections = 1;
+    l.slots = 1;
+    l.seconds = std::clamp(40 * rtt_ms / 1000, 1.0, 4.0);
+    l.warmup = 0.2 + 2 * rtt_ms / 1000;
+    SECMODE_ASSIGN_OR_RETURN(nlohmann::json j, hosts_->Load(l));
+    if (j.contains("failure")) {
+      return Status::Unavailable("measuring the link's round trip: " +
+                                 j["failure"].get<std::string>());
+    }
+    return j.value("p50_us", 0.0);
+  }
+  Result<nlohmann::json> Load(const std::string& family, const OpSpec& op, const DepthSpec& depth,
+                              double seconds, double warmup) override {
+    lab::LabLoad l;
+    l.mode = family;
+    l.op = op.op;
+    l.size = op.size;
+    l.connections = depth.connections;
+    l.slots = depth.iodepth * depth.numjobs;
+    l.seconds = seconds;
+    l.warmup = warmup;
+    return hosts_->Load(l);
+  }
+
+ private:
+  std::unique_ptr<lab::LabHosts> hosts_;
+};
+
+// smb/load.h in this process (the lab's client namespace) against a
+// throwaway Samba AD DC in the lab's server namespace; the whole round trip
+// held on the client.
+class SmbTarget : public Target {
+ public:
+  explicit SmbTarget(std::unique_ptr<smb::SambaDc> dc) : dc_(std::move(dc)) {}
+  ~SmbTarget() override { (void)dc_->Stop(); }
+  Status SetLink(const LinkSpec& spec) override {
+    SECMODE_RETURN_IF_ERROR(dc_->lab().Shape({spec.bits_per_s, spec.bits_per_s}));
+    round_trip_us_ = static_cast<uint32_t>(std::llround(spec.rtt_ms * 1000));
+    return Status::Ok();
+  }
+  Result<double> PingUs(double rtt_ms) override {
+    SECMODE_ASSIGN_OR_RETURN(nlohmann::json j,
+                             Run("smb-plain", smb::SmbOp::kMetadata, 0, 1, 1,
+                                 std::clamp(40 * rtt_ms / 1000, 1.0, 4.0), 0.2 + 2 * rtt_ms / 1000));
+    if (j.contains("failure")) {
+      return Status::Unavailable("measuring the link's round trip: " +
+                                 j["failure"].get<std::string>());
+    }
+    return j.value("p50_us", 0.0);
+  }
+  Result<nlohmann::json> Load(const std::string& family, const OpSpec& op, const DepthSpec& depth,
+                              double seconds, double warmup) override {
+    SECMODE_ASSIGN_OR_RETURN(smb::SmbOp o, smb::ParseSmbOp(op.op));
+    return Run(family, o, op.size, depth.connections,
+               std::max(1, depth.iodepth * depth.numjobs / depth.connections), seconds, warmup);
+  }
+  std::string Server() const { return "Samba " + dc_->version() + " AD DC (throwaway)"; }
+
+ private:
+  Result<nlohmann::json> Run(const std::string& family, smb::SmbOp op, uint32_t size, int channels,
+                             int outstanding, double seconds, double warmup) {
+    smb::SmbLoadOptions o;
+    o.op = op;
+    if (op != smb::SmbOp::kMetadata) o.size = size;
+    o.connections = 1;
+    o.channels = channels;
+    o.outstanding = outstanding;
+    o.seconds = seconds;
+    o.warmup_seconds = warmup;
+    o.round_trip_us = round_trip_us_;
+    dc_->WatchThreads(&o);
+    smb::SmbClientConfig config = dc_->ClientConfig(family);
+    config.timeout_ms = 60000;  // a slow link's queue is not a lost request
+    std::optional<smb::SmbLoadReport> partial;
+    auto r = smb::RunSmbLoad(o, config, dc_->Connector(), &partial);
+    if (!r.ok() && !partial) return r.status();
+    nlohmann::json j = harness::SmbLoadReportJson(r.ok() ? *r : *partial);
+    if (!r.ok()) j["failure"] = r.status().ToString();
+    return j;
+  }
+
+  std::unique_ptr<smb::SambaDc> dc_;
+  uint32_t round_trip_us_ = 0;
+};
 
 std::string Rule() {
   return common::Sprintf(
@@ -105,57 +218,96 @@ std::string Rule() {
 
 }  // namespace
 
+std::string LabValidationUnavailableReason(LabProtocol protocol) {
+  const std::string why = lab::LabUnavailableReason();
+  if (!why.empty() || protocol == LabProtocol::kNfs) return why;
+  const Status samba = smb::SambaDc::Available();
+  return samba.ok() ? "" : std::string(samba.message());
+}
+
 Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Realm* realm,
                                         const LabValidationOptions& o) {
   std::ostream* log = o.log;
+  const bool smb = o.protocol == LabProtocol::kSmb;
+  const std::string tag = smb ? "smb-lab" : "lab";
   auto say = [&](const std::string& line) {
-    if (log) *log << "lab: " << line << std::endl;
+    if (log) *log << tag << ": " << line << std::endl;
   };
   // The costs, all from the run.
-  SECMODE_ASSIGN_OR_RETURN(sim::LegCosts sys, harness::LegCostsFromRun(run, "sys"));
+  const std::string baseline = smb ? "smb-plain" : "sys";
+  const std::string engine = smb ? "" : "native";
+  SECMODE_ASSIGN_OR_RETURN(sim::LegCosts sys, harness::LegCostsFromRun(run, baseline));
   std::vector<std::string> families = o.families;
   if (families.empty()) {
-    families.push_back("sys");
-    for (const char* f : {"krb5", "krb5i", "krb5p"}) {
-      if (harness::LegCostsFromRun(run, f, "native").ok()) families.push_back(f);
+    families.push_back(baseline);
+    const std::vector<std::string> others =
+        smb ? std::vector<std::string>{"smb-sign-aes-cmac", "smb-enc-aes-128-gcm"}
+            : std::vector<std::string>{"krb5", "krb5i", "krb5p"};
+    for (const std::string& f : others) {
+      if (harness::LegCostsFromRun(run, f, engine).ok()) families.push_back(f);
     }
   }
-  std::vector<sim::LegCosts> legs;  // the families other than sys, in order
+  std::vector<sim::LegCosts> legs;  // the families other than the baseline, in order
   for (const std::string& f : families) {
-    if (f == "sys") continue;
-    auto l = harness::LegCostsFromRun(run, f, "native");
+    if (f == baseline) continue;
+    auto l = harness::LegCostsFromRun(run, f, engine);
     if (!l.ok()) return l.status().Annotate("the lab's " + f + " costs");
     legs.push_back(*l);
   }
   std::string cost_source;
   SECMODE_ASSIGN_OR_RETURN(harness::ProtocolCosts protocol,
-                           harness::ProtocolCostsFromRun(run, "sys", &cost_source));
+                           harness::ProtocolCostsFromRun(run, baseline, &cost_source));
   // This machine's CPUs (the lab runs here, whatever machine made the
   // costs), halved; no end runs more than a thread per connection.
   const int cpus = std::max(1, common::LogicalCpus());
   const int cores_each = std::clamp(cpus / 2, 1, kLabConnections);
 
-  lab::LabHostsOptions ho;
-  ho.secmode_path = o.secmode_path;
-  ho.engine = "native";
-  SECMODE_ASSIGN_OR_RETURN(auto hosts, lab::LabHosts::Start(ho, realm));
+  std::unique_ptr<Target> target;
+  std::string server;
+  nlohmann::json window;
+  if (smb) {
+    SECMODE_ASSIGN_OR_RETURN(auto dc, smb::SambaDc::Start());
+    auto t = std::make_unique<SmbTarget>(std::move(dc));
+    server = t->Server();
+    target = std::move(t);
+  } else {
+    if (realm == nullptr) return Status::InvalidArgument("the NFS lab needs a realm");
+    lab::LabHostsOptions ho;
+    ho.secmode_path = o.secmode_path;
+    ho.engine = "native";
+    SECMODE_ASSIGN_OR_RETURN(auto hosts, lab::LabHosts::Start(ho, realm));
+    target = std::make_unique<NfsTarget>(std::move(hosts));
+    server = "secmode serve";
+    window = ho.window;
+  }
 
-  const Grid grid = GridFor(o.grid);
+  const Grid grid = GridFor(o.grid, o.protocol);
   nlohmann::json doc;
+  doc["protocol"] = smb ? "smb" : "nfs";
   doc["grid"] = GridName(o.grid);
   doc["rule"] = Rule();
+  doc["server"] = server;
   doc["model_inputs"] = {
-      {"legs", "micro rows of " + o.cost_source + " (native engine), linear between measured sizes"},
+      {"legs", "micro rows of " + o.cost_source + (smb ? "" : " (native engine)") +
+                   ", linear between measured sizes"},
       {"protocol_cpu", cost_source},
-      {"round_trip", "measured on each link: a one-slot sys GETATTR's median latency minus the "
-                     "same on the undelayed unshaped link"},
+      {"round_trip",
+       smb ? "measured on each link: one QUERY_INFO at a time, its median latency minus the "
+             "same on the undelayed unshaped link"
+           : "measured on each link: a one-slot sys GETATTR's median latency minus the "
+             "same on the undelayed unshaped link"},
       {"link_rate", common::Sprintf("tbf rate x %.4f (TCP payload per 1514-byte frame)",
                                 kFramePayloadShare)},
-      {"cores", common::Sprintf("client %d, server %d (this machine's %d logical CPUs halved)",
-                            cores_each, cores_each, cpus)},
-      {"tcp_window", "none: the delay is added in user space, TCP does not see it"},
-      {"server_window", ho.window},
-      {"connections", kLabConnections}};
+      {"cores", common::Sprintf("client %d, server %d (this machine's %d logical CPUs halved)%s",
+                            cores_each, cores_each, cpus,
+                            smb ? "; Samba serves the session on one thread" : "")},
+      {"tcp_window", "none: the delay is added in user space, TCP does not see it"}};
+  if (smb) {
+    doc["model_inputs"]["connections"] = "the point's channels, one session";
+  } else {
+    doc["model_inputs"]["server_window"] = window;
+    doc["model_inputs"]["connections"] = kLabConnections;
+  }
   doc["links"] = nlohmann::json::array();
   doc["rows"] = nlohmann::json::array();
   doc["pruned"] = nlohmann::json::array();
@@ -164,14 +316,14 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
   bool interrupted = false;
   for (size_t li = 0; li < grid.links.size() && !interrupted; ++li) {
     const LinkSpec& spec = grid.links[li];
-    lab::LabLink link;
+    lab::LabLink link;  // its name
     link.one_way_delay_ms = spec.rtt_ms / 2;
     link.shape = {spec.bits_per_s, spec.bits_per_s};
     const std::string name = link.Describe();
     // A link that cannot be set up or measured is reported and skipped;
     // the base link (the first) is needed by every other.
-    Status set = hosts->SetLink(link);
-    auto ping = set.ok() ? PingUs(*hosts, spec.rtt_ms) : Result<double>(set);
+    Status set = target->SetLink(spec);
+    auto ping = set.ok() ? target->PingUs(spec.rtt_ms) : Result<double>(set);
     if (!ping.ok()) {
       if (o.interrupt && o.interrupt->load() != 0) {
         interrupted = true;
@@ -190,7 +342,7 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
                             {"bits_per_s", spec.bits_per_s},
                             {"ping_p50_us", ping_us},
                             {"measured_rtt_ms", rtt_us / 1000}});
-    say(name + ": one-slot GETATTR " + common::Sprintf("%.0f", ping_us) + " us, round trip " +
+    say(name + ": one request at a time " + common::Sprintf("%.0f", ping_us) + " us, round trip " +
         common::Sprintf("%.3f", rtt_us / 1000) + " ms");
     for (const OpSpec& op : grid.ops) {
       for (const DepthSpec& depth : grid.depths) {
@@ -208,20 +360,23 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
         sim::Environment env;
         env.rtt_ns = static_cast<int64_t>(rtt_us * 1000);
         env.c2s_bytes_per_s = env.s2c_bytes_per_s = spec.bits_per_s / 8 * kFramePayloadShare;
-        env.connections = kLabConnections;
+        env.connections = depth.connections;
         env.slots = w.Outstanding();
+        if (smb) harness::UseSambaServer(&env);
         env.client_cores = env.server_cores = cores_each;
         env.client = protocol.client;
         env.server = protocol.server;
         env.protocol_cost_source = cost_source;
         SECMODE_ASSIGN_OR_RETURN(auto preds, sim::PredictWorkload(w, env, sys, legs));
-        // preds: sys first, then `legs` in order; keep the asked families.
+        // preds: the baseline first, then `legs` in order; keep the asked families.
         std::map<std::string, const sim::ModePrediction*> by_family;
-        by_family["sys"] = &preds[0];
+        by_family[baseline] = &preds[0];
         for (size_t i = 0; i < legs.size(); ++i) by_family[legs[i].mode] = &preds[i + 1];
         std::map<std::string, double> measured_rate;
-        const std::string group = common::Sprintf("%s %u B qd%dx%d", op.op, op.size, depth.iodepth,
-                                              depth.numjobs);
+        const std::string group =
+            smb ? common::Sprintf("%s %u B %d channel(s) x %d", op.op, op.size, depth.connections,
+                                  depth.iodepth / depth.connections)
+                : common::Sprintf("%s %u B qd%dx%d", op.op, op.size, depth.iodepth, depth.numjobs);
         for (const std::string& family : families) {
           if (o.interrupt && o.interrupt->load() != 0) {
             interrupted = true;
@@ -232,6 +387,7 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
                                 {"costs", p.mode},  {"op", op.op},
                                 {"size", op.size},  {"iodepth", depth.iodepth},
                                 {"numjobs", depth.numjobs},
+                                {"connections", depth.connections},
                                 {"slots", w.Outstanding()}};
           if (p.iops * kMaxSeconds < kMinOpsToRun) {
             row["why"] = common::Sprintf("predicted %.2f operations/s: fewer than %g in %g s", p.iops,
@@ -239,30 +395,29 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
             doc["pruned"].push_back(row);
             continue;
           }
-          lab::LabLoad l;
-          l.mode = family;
-          l.op = op.op;
-          l.size = op.size;
-          l.connections = kLabConnections;
-          l.slots = static_cast<int>(w.Outstanding());
-          l.seconds = std::clamp(kTargetOps / p.iops, kMinSeconds, kMaxSeconds);
-          l.warmup = std::clamp(0.3 + 3 * rtt_us / 1e6, 0.3, 3.0);
-          auto m = hosts->Load(l);
-          row["seconds"] = l.seconds;
-          row["warmup"] = l.warmup;
+          const double seconds = std::clamp(kTargetOps / p.iops, kMinSeconds, kMaxSeconds);
+          const double warmup = std::clamp(0.3 + 3 * rtt_us / 1e6, 0.3, 3.0);
+          auto m = target->Load(family, op, depth, seconds, warmup);
+          row["seconds"] = seconds;
+          row["warmup"] = warmup;
           // How much of one operation's time (its demands at every station)
           // is CPU: where it is small, the costs hardly decide the point.
-          double cpu_s = 0, all_s = 0;
+          double cpu_s = 0, all_s = 0, client_s = 0, server_s = 0;
           for (const sim::Station& st : p.stations) {
             all_s += st.demand_s;
             if (st.name.find("CPU") != std::string::npos) cpu_s += st.demand_s;
+            if (st.name == "client CPU") client_s = st.demand_s;
+            if (st.name == "server CPU") server_s = st.demand_s;
           }
           const double cpu_share = all_s > 0 ? cpu_s / all_s : 0.0;
           row["predicted"] = {{"iops", p.iops},
                               {"mb_per_s", p.mb_per_s},
                               {"mean_latency_ms", p.mean_latency_s * 1e3},
                               {"bottleneck", p.bottleneck},
-                              {"cpu_share", cpu_share}};
+                              {"cpu_share", cpu_share},
+                              // Each end's CPU per operation the model gave it.
+                              {"client_cpu_us_per_op", client_s * 1e6},
+                              {"server_cpu_us_per_op", server_s * 1e6}};
           double top_use = 0;
           std::string top_station;
           for (size_t i = 0; i < p.stations.size(); ++i) {
@@ -281,7 +436,7 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
           if (cpu_bound && w.Outstanding() == 1 && env.rtt_ns == 0) {
             row["why_not"] =
                 "one call at a time with no delay: its round trip is both ends' wakeups and the "
-                "kernel's TCP path, which the per-op CPU (measured with 64 calls in flight, in "
+                "kernel's TCP path, which the per-op CPU (measured with many calls in flight, in "
                 "batches) leaves out";
           } else if (cpu_bound) {
             row["why_not"] = common::Sprintf(
@@ -333,6 +488,18 @@ Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Rea
                              {"retransmits", m->value("retransmits", 0)},
                              {"errors", m->value("errors", 0)}};
           if (m->contains("failure")) row["measured"]["failure"] = (*m)["failure"];
+          // Each end's CPU per operation as measured, beside the model's:
+          // the client's process (SMB: this one, its delay lines included)
+          // and Samba's thread serving the session.
+          const double client_cpu_s = m->value("client_cpu_seconds", -1.0);
+          if (client_cpu_s >= 0 && m->value("ops", 0.0) > 0) {
+            row["measured"]["client_cpu_us_per_op"] = client_cpu_s * 1e6 / m->value("ops", 1.0);
+          }
+          const double thread_s = m->value("server_session_thread_cpu_seconds", -1.0);
+          if (thread_s >= 0 && m->value("ops", 0.0) > 0) {
+            row["measured"]["server_thread_us_per_op"] = thread_s * 1e6 / m->value("ops", 1.0);
+            row["measured"]["server_thread_core_share"] = thread_s / m->value("seconds", 1.0);
+          }
           const double ratio = p.iops > 0 ? iops / p.iops : 0;
           row["ratio"] = ratio;
           row["within_tolerance"] = std::fabs(ratio - 1) <= kLabTolerance;

@@ -59,6 +59,7 @@ double PlannedE2eSeconds(const SectionContext& context);           // section_e2
 double PlannedSmbE2eSeconds(const SectionContext& context);        // section_smb_e2e.cc
 double PlannedValidationSeconds(const SectionContext& context);    // section_nconnect_validation.cc
 double PlannedLabSeconds(const SectionContext& context);           // section_lab.cc
+double PlannedSmbLabSeconds(const SectionContext& context);        // section_lab.cc
 
 // The sections, one file each.
 common::Status RunMicroSection(SectionContext& context);     // section_micro.cc
@@ -70,6 +71,7 @@ common::Status RunSmbE2eSection(SectionContext& context);    // section_smb_e2e.
 common::Status RunWindowsSection(SectionContext& context);   // section_windows.cc
 common::Status RunPredictionsSection(SectionContext& context);  // section_predictions.cc
 common::Status RunLabSection(SectionContext& context);          // section_lab.cc
+common::Status RunSmbLabSection(SectionContext& context);       // section_lab.cc
 common::Status RunNconnectSection(SectionContext& context);  // section_nconnect.cc
 common::Status RunNconnectValidationSection(
     SectionContext& context);  // section_nconnect_validation.cc

@@ -97,8 +97,7 @@ Status RunSmbE2eSection(SectionContext& ctx) {
   const std::vector<int> channels =
       ctx.options.quick ? std::vector<int>(std::begin(kQuickChannels), std::end(kQuickChannels))
                         : std::vector<int>(std::begin(kChannels), std::end(kChannels));
-  const smb::SambaDc* d = dc.get();
-  const smb::SmbConnector connect = [d] { return d->Connect(common::Deadline::AfterMs(5000)); };
+  const smb::SmbConnector connect = dc->Connector();
   // The runs in the order they are made: by case and channels, then by
   // repetition, every mode within a repetition.
   struct Step {
@@ -134,12 +133,7 @@ Status RunSmbE2eSection(SectionContext& ctx) {
     o.seconds = b.seconds;
     o.warmup_seconds = b.warmup;
     dc->WatchThreads(&o);
-    smb::SmbClientConfig config;
-    config.mode = *step.mode;
-    config.ccache = dc->ccache();
-    config.service_principal = dc->service_principal();
-    config.unc = dc->share_unc();
-    auto r = smb::RunSmbLoad(o, config, connect);
+    auto r = smb::RunSmbLoad(o, dc->ClientConfig(*step.mode), connect);
     const std::string what = *step.mode + " " + smb::SmbOpName(c.op) + " " +
                              std::to_string(c.size) + " x" + std::to_string(step.channels) +
                              " channels, repetition " + std::to_string(step.rep + 1);

@@ -23,6 +23,7 @@ const Section kSections[] = {
     {"smb-e2e", RunSmbE2eSection, PlannedSmbE2eSeconds, {"smb-"}},
     {"predictions", RunPredictionsSection, nullptr, {"krb5", "smb-"}},
     {"lab", RunLabSection, PlannedLabSeconds, {"krb5"}},
+    {"smb-lab", RunSmbLabSection, PlannedSmbLabSeconds, {"smb-"}},
     {"windows", RunWindowsSection, nullptr, {"krb5"}},
     {"nconnect", RunNconnectSection, nullptr, {}},
     {"nconnect-validation", RunNconnectValidationSection, PlannedValidationSeconds, {}},

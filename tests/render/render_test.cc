@@ -14,6 +14,7 @@
 #include "harness/results.h"
 #include "render/report.h"
 #include "render/report_html.h"
+#include "render/report_lab.h"
 #include "render/run_dir.h"
 #include "tests/support/private_tmpfs.h"
 
@@ -101,6 +102,38 @@ TEST(FormatTest, SizesAndNumbers) {
   EXPECT_EQ(SkewLabel(2000000), "2 ms skew");
   EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
   EXPECT_EQ(CsvField("say \"x\""), "\"say \"\"x\"\"\"");
+}
+
+// The lab's tables name each protocol's points in its own terms, and a
+// point outside the tolerance carries each end's CPU per operation, the
+// model's beside the measured, where the run measured them.
+TEST(RenderTest, LabPointsNameTheirProtocolsDepthAndTheCpuBehindADisagreement) {
+  const nlohmann::json row = {
+      {"link", "no added delay, unshaped"}, {"mode", "smb-plain"}, {"op", "write"},
+      {"size", 1048576}, {"iodepth", 64}, {"numjobs", 1}, {"connections", 4},
+      {"assumptions_hold", false}, {"why_not", "CPU-bound"}, {"ratio", 2.0},
+      {"within_tolerance", false},
+      {"predicted", {{"iops", 100.0}, {"client_cpu_us_per_op", 300.0},
+                     {"server_cpu_us_per_op", 1500.0}}},
+      {"measured", {{"iops", 200.0}, {"client_cpu_us_per_op", 280.0},
+                    {"server_thread_us_per_op", 600.0}}}};
+  nlohmann::json smb = {{"protocol", "smb"}, {"server", "Samba 4.17 AD DC"},
+                        {"rows", nlohmann::json::array({row})}};
+  const std::string md = render::LabMarkdown(smb);
+  EXPECT_NE(md.find("smb-plain write 1 MiB 4 channels x 16 in flight"), std::string::npos) << md;
+  EXPECT_NE(md.find("model / measured: client 300 / 280 us, server 1500 / 600 us (its session "
+                    "thread)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("QUERY_INFO"), std::string::npos) << md;
+  nlohmann::json nfs_row = row;
+  nfs_row["mode"] = "krb5p";
+  nfs_row["measured"] = {{"iops", 200.0}};
+  const nlohmann::json nfs = {{"rows", nlohmann::json::array({nfs_row})}};
+  const std::string nfs_md = render::LabMarkdown(nfs);
+  EXPECT_NE(nfs_md.find("krb5p write 1 MiB iodepth 64 numjobs 1"), std::string::npos) << nfs_md;
+  EXPECT_EQ(nfs_md.find("model / measured"), std::string::npos) << nfs_md;
+  EXPECT_NE(nfs_md.find("GETATTR"), std::string::npos) << nfs_md;
 }
 
 TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {

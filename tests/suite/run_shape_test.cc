@@ -168,6 +168,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### SMB, metadata-qd64: metadata iodepth=64 numjobs=1 libaio",
       "### SMB, 4k-randread-qd1: randread bs=4096 iodepth=1 numjobs=1 psync",
       "## The workload model on a two-host lab",
+      "## The SMB workload model on a two-host lab",
       "## SMB3 end to end against Samba",
       "### How much of the change the crypto explains",
       "### Where the CPU goes"};

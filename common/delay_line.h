@@ -16,8 +16,8 @@
 //
 // Thread safety: Push from one thread at a time; Stop from the owner.
 // Ownership: the line owns its thread; the writer must outlive Stop().
-#ifndef SECMODE_RPC_DELAY_LINE_H_
-#define SECMODE_RPC_DELAY_LINE_H_
+#ifndef SECMODE_COMMON_DELAY_LINE_H_
+#define SECMODE_COMMON_DELAY_LINE_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -29,12 +29,12 @@
 
 #include "common/bytes.h"
 
-namespace secmode::rpc {
+namespace secmode::common {
 
 class DelayLine {
  public:
   // `write` sends one joined batch; false: the peer is gone (the line fails).
-  using Writer = std::function<bool(common::Bytes&)>;
+  using Writer = std::function<bool(Bytes&)>;
   DelayLine(uint64_t delay_ns, size_t max_bytes, Writer write);
   ~DelayLine() { Stop(); }
   DelayLine(const DelayLine&) = delete;
@@ -43,7 +43,7 @@ class DelayLine {
   // Queues `bytes` (taken; `bytes` is left empty, or with a spent buffer's
   // capacity), due `delay` from now.
   // False once the writer failed or the line stopped (nothing queued).
-  bool Push(common::Bytes& bytes);
+  bool Push(Bytes& bytes);
   // Wakes the thread, drops what is still queued, joins. Idempotent.
   void Stop();
   // Batches written.
@@ -52,7 +52,7 @@ class DelayLine {
  private:
   struct Item {
     uint64_t due_ns = 0;
-    common::Bytes bytes;
+    Bytes bytes;
   };
   void Loop();
 
@@ -64,13 +64,13 @@ class DelayLine {
   std::condition_variable room_cv_;   // bytes left the queue, or failing
   static constexpr size_t kSpareBuffers = 4;
   std::deque<Item> q_;
-  std::vector<common::Bytes> spare_;
+  std::vector<Bytes> spare_;
   size_t queued_bytes_ = 0;
   bool stopping_ = false, failed_ = false;
   uint64_t batches_ = 0;
   std::thread thread_;
 };
 
-}  // namespace secmode::rpc
+}  // namespace secmode::common
 
-#endif  // SECMODE_RPC_DELAY_LINE_H_
+#endif  // SECMODE_COMMON_DELAY_LINE_H_

@@ -1,4 +1,4 @@
-#include "rpc/delay_line.h"
+#include "common/delay_line.h"
 
 #include <sys/prctl.h>
 
@@ -8,14 +8,14 @@
 
 #include "common/clock.h"
 
-namespace secmode::rpc {
+namespace secmode::common {
 
 DelayLine::DelayLine(uint64_t delay_ns, size_t max_bytes, Writer write)
     : delay_ns_(delay_ns), max_bytes_(max_bytes), write_(std::move(write)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
-bool DelayLine::Push(common::Bytes& bytes) {
+bool DelayLine::Push(Bytes& bytes) {
   std::unique_lock<std::mutex> lock(mu_);
   // One batch larger than the bound still goes, alone.
   room_cv_.wait(lock, [&] {
@@ -23,7 +23,7 @@ bool DelayLine::Push(common::Bytes& bytes) {
   });
   if (stopping_ || failed_) return false;
   Item item;
-  item.due_ns = common::NowNs() + delay_ns_;
+  item.due_ns = NowNs() + delay_ns_;
   item.bytes.swap(bytes);
   if (!spare_.empty()) {
     bytes.swap(spare_.back());
@@ -53,18 +53,18 @@ uint64_t DelayLine::batches_written() const {
 void DelayLine::Loop() {
   // The delay must not grow by the kernel's default 50 us timer slack.
   prctl(PR_SET_TIMERSLACK, 1UL);
-  std::vector<common::Bytes> due;
+  std::vector<Bytes> due;
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [&] { return stopping_ || !q_.empty(); });
     if (stopping_) break;
     // Stop wakes the wait; a batch pushed meanwhile is due later.
     const uint64_t first_due = q_.front().due_ns;
-    if (first_due > common::NowNs()) {
-      cv_.wait_until(lock, common::SteadyAt(first_due), [&] { return stopping_; });
+    if (first_due > NowNs()) {
+      cv_.wait_until(lock, SteadyAt(first_due), [&] { return stopping_; });
       if (stopping_) break;
     }
-    const uint64_t now = common::NowNs();
+    const uint64_t now = NowNs();
     while (!q_.empty() && q_.front().due_ns <= now) {
       due.push_back(std::move(q_.front().bytes));
       q_.pop_front();
@@ -73,7 +73,7 @@ void DelayLine::Loop() {
     lock.unlock();
     bool ok = true;
     size_t sent_bytes = 0;
-    for (common::Bytes& b : due) {
+    for (Bytes& b : due) {
       sent_bytes += b.size();
       if (ok) ok = write_(b);
     }
@@ -81,7 +81,7 @@ void DelayLine::Loop() {
     queued_bytes_ -= std::min(queued_bytes_, sent_bytes);
     batches_ += due.size();
     // Their buffers go back to Push (no allocation per batch).
-    for (common::Bytes& b : due) {
+    for (Bytes& b : due) {
       if (spare_.size() >= kSpareBuffers) break;
       b.clear();
       spare_.push_back(std::move(b));
@@ -98,4 +98,4 @@ void DelayLine::Loop() {
   room_cv_.notify_all();
 }
 
-}  // namespace secmode::rpc
+}  // namespace secmode::common
