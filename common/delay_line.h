@@ -2,8 +2,10 @@
 // writer in the order they came: a one-way network delay emulated in user
 // space (the lab's RTT, lab/README.md; this kernel has no netem). secmode's
 // server holds each connection's replies in one (TcpServerOptions::
-// reply_delay_us); the load generator's calls have their own delay line
-// (LoadOptions::delay_us), which numbers each call as it leaves.
+// reply_delay_us), the SMB client each connection's requests for the whole
+// round trip (SmbClient::HoldRequests); the NFS load generator's calls have
+// their own delay line (LoadOptions::delay_us), which numbers each call as
+// it leaves.
 //
 // Every batch waits exactly `delay` from Push (one delay per line, so the
 // queue is in due order); the batches due at one wakeup are written one

@@ -61,7 +61,10 @@ std::string LabMarkdown(const nlohmann::json& lab) {
      << s.value("assumptions_hold", 0) << "** points where the model's assumptions hold are "
      << "within the tolerance (" << s.value("points", 0) << " points measured); the modes' "
      << "order agrees in " << s.value("order_groups_agree", 0)
-     << " of " << s.value("order_groups", 0) << " groups; " << s.value("pruned", 0)
+     << " of " << s.value("order_groups", 0) << " groups ("
+     << s.value("order_groups_agree_where_they_hold", 0) << " of "
+     << s.value("order_groups_assumptions_hold", 0)
+     << " where the model's assumptions hold at every point); " << s.value("pruned", 0)
      << " points pruned." << (lab.value("interrupted", false) ? " Interrupted: the grid is not "
                                                                  "complete."
                                                                : "")
@@ -140,8 +143,9 @@ std::string LabMarkdown(const nlohmann::json& lab) {
                    p.value("measured_ratio", 0.0));
     }
     md << "| " << g.value("link", "") << " | " << g.value("group", "") << " | "
-       << (pairs.empty() ? "all ties" : pairs) << " | " << (g.value("agrees", false) ? "yes" : "**no**")
-       << " |\n";
+       << (pairs.empty() ? "all ties" : pairs) << " | "
+       << (g.value("agrees", false) ? "yes" : "**no**")
+       << (g.value("assumptions_hold", true) ? "" : " (CPU-bound points)") << " |\n";
   }
   return md.str();
 }

@@ -128,8 +128,12 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
             ByteView one[3] = {ByteView(frame), {}, {}};
             const Status sent = WriteFrameParts(one);
             if (!sent.ok()) {
-              std::lock_guard<std::mutex> lock(delay_mu_);
-              delay_failure_ = sent;
+              {
+                std::lock_guard<std::mutex> lock(delay_mu_);
+                delay_failure_ = sent;
+              }
+              // The owner, waiting for a response, learns of it at once.
+              shutdown(fd_.get(), SHUT_RDWR);
             }
             return sent.ok();
           });
@@ -149,10 +153,15 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
   return WriteFrameParts(parts);
 }
 
-void SmbClient::HoldRequests(uint64_t ns) {
-  if (ns == send_delay_ns_) return;
-  delay_.reset();  // called with nothing in flight: it holds nothing
+Status SmbClient::HoldRequests(uint64_t ns) {
+  if (!in_flight_.empty()) {
+    return Status::Internal("the emulated round trip changes only with nothing in flight (" +
+                                      N(in_flight_.size()) + " requests are)");
+  }
+  delay_.reset();  // nothing in flight: it holds nothing
+  delay_failure_ = Status::Ok();
   send_delay_ns_ = ns;
+  return Status::Ok();
 }
 
 Status SmbClient::WriteFrameParts(ByteView (&parts)[3]) {
@@ -276,7 +285,11 @@ Status SmbClient::Send(const HeaderFields& h, Bytes* message, ByteView data) {
 Result<SmbClient::Completion> SmbClient::Receive(common::Deadline deadline) {
   if (in_flight_.empty()) return Status::Internal("SmbClient::Receive with nothing in flight");
   for (;;) {
-    SECMODE_RETURN_IF_ERROR(ReceiveFrame(deadline));
+    if (Status got = ReceiveFrame(deadline); !got.ok()) {
+      // A delayed request that could not be written is the cause.
+      std::lock_guard<std::mutex> lock(delay_mu_);
+      return delay_failure_.ok() ? got : Status(delay_failure_).Annotate("a delayed SMB request");
+    }
     const bool sealed = rx_frame_.size() >= 4 && rx_frame_[0] == 0xFD && rx_frame_[1] == 'S' &&
                         rx_frame_[2] == 'M' && rx_frame_[3] == 'B';
     ByteView message = rx_frame_;

@@ -169,10 +169,12 @@ class SmbClient {
   // round trip for the lab, whose kernel has no netem (Samba cannot hold
   // its responses, so the whole round trip is on this side). A request's
   // latency counts the hold. At most kDelayedBytesBound bytes wait at once;
-  // a request beyond them waits for room. 0 sends at once again. Called
-  // with nothing in flight (smb/load.h: after the set-up, so a long round
-  // trip does not stretch it).
-  void HoldRequests(uint64_t ns);
+  // a request beyond them waits for room. 0 sends at once again. Only with
+  // nothing in flight (Internal otherwise; smb/load.h sets it
+  // after the set-up, so a long round trip does not stretch it). A request
+  // the line cannot write shuts the connection down, and the next Receive
+  // returns that error.
+  common::Status HoldRequests(uint64_t ns);
 
   // Tests only: called with the next request's bytes as they go on the
   // wire (after signing or sealing), once, to spoil them.

@@ -184,7 +184,9 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
                                           std::to_string(o.channels)));
   }
   // The emulated round trip from here on: the set-up went at once.
-  for (Connection& c : conns) c.client->HoldRequests(uint64_t{o.round_trip_us} * 1000);
+  for (Connection& c : conns) {
+    SECMODE_RETURN_IF_ERROR(c.client->HoldRequests(uint64_t{o.round_trip_us} * 1000));
+  }
 
   const uint64_t start = common::NowNs() + 1000000;
   const uint64_t warm_end = start + static_cast<uint64_t>(o.warmup_seconds * 1e9);
@@ -193,7 +195,8 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   for (Connection& c : conns) {
     threads.emplace_back([&o, &config, start, warm_end, end, &c] {
       std::this_thread::sleep_until(common::SteadyAt(start));
-      Drive(o, config.timeout_ms, warm_end, end, &c);
+      // A response comes no sooner than the emulated round trip.
+      Drive(o, config.timeout_ms + static_cast<int>(o.round_trip_us / 1000), warm_end, end, &c);
     });
   }
   std::this_thread::sleep_until(common::SteadyAt(warm_end));

@@ -56,7 +56,9 @@ Status RunLab(SectionContext& ctx, LabProtocol protocol, const char* name) {
 
 double Planned(const SectionContext& ctx, LabProtocol protocol) {
   if (ctx.options.quick || !LabValidationUnavailableReason(protocol).empty()) return 0;
-  return ctx.options.full ? 2700 : 300;
+  // The full SMB grid has 864 points with three modes, NFS's 768 with four.
+  if (ctx.options.full) return protocol == LabProtocol::kSmb ? 3600 : 2700;
+  return 300;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -30,8 +31,11 @@ namespace {
 // bound by the link or the round trip (an operation's time mostly not CPU:
 // costs half again as high or low would move the prediction by less than a
 // third of the tolerance), at least `min_asserted` such points, the modes'
-// order in every group, `points` points measured.
-void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_asserted) {
+// order in every group (with `order_where_cpu_bound`; else in the groups
+// where the model's assumptions hold at every point, the others reported),
+// `points` points measured.
+void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_asserted,
+                   bool order_where_cpu_bound) {
   auto results = harness::NewestResultsFile(SECMODE_SOURCE_DIR);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   auto dir = common::MakeTempDirectory("secmode-lab-test-");
@@ -62,6 +66,10 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
   }
   EXPECT_GE(asserted, min_asserted) << "too few points where the model's assumptions hold";
   for (const auto& g : doc.at("order")) {
+    if (!order_where_cpu_bound && !g.value("assumptions_hold", false)) {
+      if (!g.value("agrees", false)) std::cout << "order not asserted (CPU-bound): " << g.dump() << "\n";
+      continue;
+    }
     EXPECT_TRUE(g.value("agrees", false)) << g.dump();
   }
   EXPECT_EQ(doc.at("summary").value("points", 0), points);
@@ -71,15 +79,22 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
 TEST(LabValidationTest, TheModelAgreesWithTheLabWhereItsAssumptionsHold) {
   const std::string why = LabUnavailableReason();
   if (!why.empty()) GTEST_SKIP() << "no lab: " << why;
-  CheckQuickLab({"--modes", "krb5p"}, 24, 8);
+  CheckQuickLab({"--modes", "krb5p"}, 24, 8, /*order_where_cpu_bound=*/true);
 }
 
 // The SMB side: smb-plain and smb-enc-aes-128-gcm against a throwaway
-// Samba DC in the lab, one session over 1 and 4 channels.
+// Samba DC in the lab, one session over 1 and 4 channels. The modes' order
+// is asserted where the model's assumptions hold; at the CPU-bound points
+// (the unshaped link: the client and Samba's one session thread on this
+// machine's two CPUs) it is reported, not asserted: there the two modes
+// differ by about the spread between runs, and the model's server cost per
+// operation, from the saved run's SMB end-to-end rows, does not follow how
+// Samba's thread's cost changes with the channels and requests in flight.
 TEST(LabValidationTest, TheSmbModelAgreesWithTheLabWhereItsAssumptionsHold) {
   const std::string why = suite::LabValidationUnavailableReason(suite::LabProtocol::kSmb);
   if (!why.empty()) GTEST_SKIP() << "no SMB lab: " << why;
-  CheckQuickLab({"--smb", "--modes", "smb-enc-aes-128-gcm"}, 24, 8);
+  CheckQuickLab({"--smb", "--modes", "smb-enc-aes-128-gcm"}, 24, 8,
+                /*order_where_cpu_bound=*/false);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The two delays on real loopback TCP (common/delay_line.h in each): the
-// server's reply delay and the load generator's call delay each add their
+// The two delays on real loopback TCP (the server's a common/delay_line.h,
+// the load generator's its own numbering sender): the server's reply delay
+// and the load generator's call delay each add their
 // time to every call's latency, and a server with workers refuses a delay.
 #include <gtest/gtest.h>
 

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/hex.h"
 #include "common/pcap.h"
@@ -274,6 +275,23 @@ TEST_F(SambaTest, ARoundTripHeldOnTheClientAddsToEveryRequest) {
   ASSERT_EQ(r->ops_per_connection.size(), 2u);
   for (uint64_t ops : r->ops_per_connection) EXPECT_GT(ops, 0u);
   EXPECT_GE(r->counters.signed_requests, r->ops);
+  // One client: the hold changes only with nothing in flight; a held
+  // request's answer comes no sooner than the hold.
+  auto c = Connect("smb-enc-aes-128-gcm");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  SmbClient& client = **c;
+  auto file = client.Open("secmode-hold-test.dat", /*delete_on_close=*/true);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE(client.HoldRequests(30000000).ok());
+  const uint64_t t0 = common::NowNs();
+  ASSERT_TRUE(client.StartQueryInfo(*file).ok());
+  const common::Status busy = client.HoldRequests(0);
+  EXPECT_EQ(busy.code(), common::Code::kInternal) << busy.ToString();
+  auto done = client.Receive(common::Deadline::AfterMs(10000));
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_GE(common::NowNs() - t0, 30000000u);
+  ASSERT_TRUE(client.HoldRequests(0).ok());
+  EXPECT_TRUE(client.Close(*file).ok());
   SmbLoadOptions too_long = o;
   too_long.round_trip_us = 10000001;
   auto refused = Load(too_long, "smb-plain");
