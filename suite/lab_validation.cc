@@ -93,13 +93,26 @@ class Target {
  public:
   virtual ~Target() = default;
   virtual Status SetLink(const LinkSpec& spec) = 0;
-  // One request at a time on the link as it is: its median latency in us.
-  virtual Result<double> PingUs(double rtt_ms) = 0;
+  // One request at a time on the link as it is (a link of about `rtt_ms`):
+  // its median latency in us.
+  Result<double> PingUs(double rtt_ms) {
+    SECMODE_ASSIGN_OR_RETURN(nlohmann::json j, Ping(std::clamp(40 * rtt_ms / 1000, 1.0, 4.0),
+                                                    0.2 + 2 * rtt_ms / 1000));
+    if (j.contains("failure")) {
+      return Status::Unavailable("measuring the link's round trip: " +
+                                 j["failure"].get<std::string>());
+    }
+    return j.value("p50_us", 0.0);
+  }
   // One point: the load's JSON report (ops_per_second, mb_per_second,
   // p50_us, p99_us, ops, idle_fraction, errors; `failure` when it failed
   // after measuring); an error when it measured nothing.
   virtual Result<nlohmann::json> Load(const std::string& family, const OpSpec& op,
                                       const DepthSpec& depth, double seconds, double warmup) = 0;
+
+ protected:
+  // One request at a time for `seconds`: the load's JSON report.
+  virtual Result<nlohmann::json> Ping(double seconds, double warmup) = 0;
 };
 
 // `secmode serve` and `secmode load` (lab/lab_hosts.h).
@@ -112,21 +125,17 @@ class NfsTarget : public Target {
     link.shape = {spec.bits_per_s, spec.bits_per_s};
     return hosts_->SetLink(link);
   }
-  Result<double> PingUs(double rtt_ms) override {
+  // A one-slot sys GETATTR.
+  Result<nlohmann::json> Ping(double seconds, double warmup) override {
     lab::LabLoad l;
     l.mode = "sys";
     l.op = "getattr";
     l.size = 0;
     l.connections = 1;
     l.slots = 1;
-    l.seconds = std::clamp(40 * rtt_ms / 1000, 1.0, 4.0);
-    l.warmup = 0.2 + 2 * rtt_ms / 1000;
-    SECMODE_ASSIGN_OR_RETURN(nlohmann::json j, hosts_->Load(l));
-    if (j.contains("failure")) {
-      return Status::Unavailable("measuring the link's round trip: " +
-                                 j["failure"].get<std::string>());
-    }
-    return j.value("p50_us", 0.0);
+    l.seconds = seconds;
+    l.warmup = warmup;
+    return hosts_->Load(l);
   }
   Result<nlohmann::json> Load(const std::string& family, const OpSpec& op, const DepthSpec& depth,
                               double seconds, double warmup) override {
@@ -157,15 +166,9 @@ class SmbTarget : public Target {
     round_trip_us_ = static_cast<uint32_t>(std::llround(spec.rtt_ms * 1000));
     return Status::Ok();
   }
-  Result<double> PingUs(double rtt_ms) override {
-    SECMODE_ASSIGN_OR_RETURN(nlohmann::json j,
-                             Run("smb-plain", smb::SmbOp::kMetadata, 0, 1, 1,
-                                 std::clamp(40 * rtt_ms / 1000, 1.0, 4.0), 0.2 + 2 * rtt_ms / 1000));
-    if (j.contains("failure")) {
-      return Status::Unavailable("measuring the link's round trip: " +
-                                 j["failure"].get<std::string>());
-    }
-    return j.value("p50_us", 0.0);
+  // One smb-plain QUERY_INFO at a time.
+  Result<nlohmann::json> Ping(double seconds, double warmup) override {
+    return Run("smb-plain", smb::SmbOp::kMetadata, 0, 1, 1, seconds, warmup);
   }
   Result<nlohmann::json> Load(const std::string& family, const OpSpec& op, const DepthSpec& depth,
                               double seconds, double warmup) override {
