@@ -28,6 +28,7 @@ bool DelayLine::Push(Bytes& bytes) {
   if (!spare_.empty()) {
     bytes.swap(spare_.back());
     spare_.pop_back();
+    spare_capacity_ -= std::min(spare_capacity_, bytes.capacity());
   }
   queued_bytes_ += item.bytes.size();
   q_.push_back(std::move(item));
@@ -82,7 +83,8 @@ void DelayLine::Loop() {
     batches_ += due.size();
     // Their buffers go back to Push (no allocation per batch).
     for (Bytes& b : due) {
-      if (spare_.size() >= kSpareBuffers) break;
+      if (spare_capacity_ + b.capacity() > max_bytes_) break;
+      spare_capacity_ += b.capacity();
       b.clear();
       spare_.push_back(std::move(b));
     }

@@ -10,8 +10,9 @@
 // Every batch waits exactly `delay` from Push (one delay per line, so the
 // queue is in due order); the batches due at one wakeup are written one
 // after the other (not copied together: a batch may hold megabytes), and
-// their buffers are handed back to Push, so the line allocates nothing per
-// batch once it runs. At most `max_bytes` wait at once: Push blocks while they do
+// their buffers are handed back to Push (as many as were held at once, up
+// to max_bytes of capacity), so the line allocates nothing per batch once
+// it runs. At most `max_bytes` wait at once: Push blocks while they do
 // (back-pressure, as a full TCP window pushes back), so memory is bounded.
 // The writer runs on the line's own thread; when it fails, Push returns
 // false from then on and what is queued is dropped.
@@ -64,9 +65,11 @@ class DelayLine {
   mutable std::mutex mu_;
   std::condition_variable cv_;        // items came, or stopping
   std::condition_variable room_cv_;   // bytes left the queue, or failing
-  static constexpr size_t kSpareBuffers = 4;
   std::deque<Item> q_;
+  // Written batches' buffers, for Push to hand back: as many as were held
+  // at once, their capacity at most max_bytes in all.
   std::vector<Bytes> spare_;
+  size_t spare_capacity_ = 0;
   size_t queued_bytes_ = 0;
   bool stopping_ = false, failed_ = false;
   uint64_t batches_ = 0;

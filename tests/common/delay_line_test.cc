@@ -50,6 +50,31 @@ TEST(DelayLineTest, WritesEveryBatchInOrderNoSoonerThanItsDelay) {
   EXPECT_EQ(line.batches_written(), 5u);
 }
 
+// Every batch held at once leaves a buffer to reuse: after eight batches
+// are written, eight pushes get a spent buffer back, none a new one.
+TEST(DelayLineTest, AsManyBuffersComeBackAsWereHeldAtOnce) {
+  std::atomic<int> written{0};
+  DelayLine line(1 * kMs, 1 << 20, [&](Bytes&) {
+    ++written;
+    return true;
+  });
+  for (int i = 0; i < 8; ++i) {
+    Bytes b(1000, 1);
+    ASSERT_TRUE(line.Push(b));
+  }
+  const uint64_t deadline = common::NowNs() + 2000 * kMs;
+  while (written.load() < 8 && common::NowNs() < deadline) {
+    std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 1 * kMs));
+  }
+  ASSERT_EQ(written.load(), 8);
+  for (int i = 0; i < 8; ++i) {
+    Bytes b(10, 2);
+    ASSERT_TRUE(line.Push(b));
+    EXPECT_GE(b.capacity(), 1000u) << "push " << i << " got no spent buffer";
+    EXPECT_TRUE(b.empty());
+  }
+}
+
 TEST(DelayLineTest, PushWaitsWhileTheBoundIsHeld) {
   DelayLine line(30 * kMs, 1000, [](Bytes&) { return true; });
   Bytes a(800, 1), b(800, 2);
