@@ -31,11 +31,11 @@ class EventQueue {
   const Event& top() const { return heap_.front(); }
 
   void Push(int64_t time, uint32_t kind, uint32_t target, uint32_t tag) {
-    Event e{time, next_order_++, kind, target, tag};
+    const Event e{time, next_order_++, kind, target, tag};
     size_t i = heap_.size();
     heap_.push_back(e);
     while (i > 0) {  // sift up
-      size_t parent = (i - 1) / 2;
+      const size_t parent = (i - 1) / 2;
       if (!Less(e, heap_[parent])) break;
       heap_[i] = heap_[parent];
       i = parent;
@@ -43,20 +43,27 @@ class EventQueue {
     heap_[i] = e;
   }
 
+  // Bottom-up: the hole at the root goes down to a leaf along the smaller
+  // children (a comparison without a branch at each level), then the last
+  // element rises from there (mostly not at all: it was a leaf). The pops
+  // come out in the same order as with any correct heap, keys being unique.
   Event Pop() {
-    Event out = heap_.front();
-    Event last = heap_.back();
+    const Event out = heap_.front();
+    const Event last = heap_.back();
     heap_.pop_back();
     const size_t n = heap_.size();
-    if (n > 0) {  // sift the last element down from the root
+    if (n > 0) {
       size_t i = 0;
-      for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && Less(heap_[child + 1], heap_[child])) ++child;
-        if (!Less(heap_[child], last)) break;
+      for (size_t child = 1; child < n; child = 2 * i + 1) {
+        if (child + 1 < n) child += Less(heap_[child + 1], heap_[child]) ? 1 : 0;
         heap_[i] = heap_[child];
         i = child;
+      }
+      while (i > 0) {
+        const size_t parent = (i - 1) / 2;
+        if (!Less(last, heap_[parent])) break;
+        heap_[i] = heap_[parent];
+        i = parent;
       }
       heap_[i] = last;
     }
@@ -64,8 +71,13 @@ class EventQueue {
   }
 
  private:
+  // (time, order) as one unsigned 128-bit number: one comparison without a
+  // branch (times are never negative).
   static bool Less(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.order < b.order);
+    using Key = unsigned __int128;
+    const Key ka = (Key{static_cast<uint64_t>(a.time)} << 64) | a.order;
+    const Key kb = (Key{static_cast<uint64_t>(b.time)} << 64) | b.order;
+    return ka < kb;
   }
   std::vector<Event> heap_;
   uint64_t next_order_ = 0;

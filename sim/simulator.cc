@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <deque>
 #include <vector>
 
 #include "sim/event_queue.h"
 #include "sim/random.h"
+#include "sim/ring_queue.h"
 #include "sim/server_window.h"
 
 namespace secmode::sim {
@@ -107,13 +107,13 @@ struct Conn {
   bool tx_timer = false;
   QueueItem in_tx{};
   int64_t last_arrival = 0;  // TCP order, client -> server
-  std::deque<QueueItem> sendq;
+  RingQueue<QueueItem> sendq;
   bool reply_busy = false;
   QueueItem in_reply{};
   int64_t in_reply_done = 0;       // when in_reply's serialisation ends
   int64_t last_reply_arrival = 0;  // TCP order, server -> client
-  std::deque<QueueItem> replyq;
-  std::deque<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
+  RingQueue<QueueItem> replyq;
+  RingQueue<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
   std::vector<int> parked;        // thread model: its receiver, reconnecting
   // Thread model, for ScenarioResult's steps: when the server closed it,
   // when its receiver read the end of the stream, and whether the resends
@@ -131,7 +131,7 @@ struct Context {
   ServerWindow server;
   bool xmit_any = false;
   uint64_t seq_xmit = 0;  // highest number transmitted (for re-encode)
-  std::deque<uint32_t> gate;
+  RingQueue<uint32_t> gate;
   // Thread model: client receivers waiting for the new context (the real
   // client's receiver blocks on the context's lock while it is re-created).
   std::vector<int> parked;
@@ -145,7 +145,7 @@ struct Context {
   int64_t ready_ns = -1;
   // Numbers issued and not yet released, for the spread cap: held[i] is
   // whether held_base + i is still outstanding.
-  std::deque<uint8_t> held;
+  RingQueue<uint8_t> held;
   uint64_t held_base = 0;
 };
 
@@ -176,8 +176,8 @@ struct SimThread {
   bool server = false;
   int conn = 0;
   St st = St::kIdle;
-  std::deque<WorkItem> inbox;  // arrived, not yet read (its socket)
-  std::deque<WorkItem> batch;  // read when it last got to its socket
+  RingQueue<WorkItem> inbox;  // arrived, not yet read (its socket)
+  RingQueue<WorkItem> batch;  // read when it last got to its socket
   bool has_item = false;
   WorkItem item{};
   int64_t remaining = 0;     // CPU ns left of `item`
@@ -364,11 +364,11 @@ class Sim {
   }
   void Pause(SimThread& t);
   void Deschedule(SimThread& t);
-  void Enqueue(std::deque<int>& q, SimThread& t, bool woken);
+  void Enqueue(RingQueue<int>& q, SimThread& t, bool woken);
   void Preempt(SimThread& victim);
   void OnPreemptDue(SimThread& t);
   // The queue `t` waits on for a core: its core's, or the one for all.
-  std::deque<int>& Waiting(const SimThread& t) {
+  RingQueue<int>& Waiting(const SimThread& t) {
     return cores_.empty() ? runq_ : cores_[static_cast<size_t>(t.core)].q;
   }
   bool BeginItem(SimThread& t);
@@ -397,7 +397,7 @@ class Sim {
   uint64_t rr_ = 0;
   // Server workers.
   int busy_workers_ = 0;
-  std::deque<QueueItem> work_;
+  RingQueue<QueueItem> work_;
   size_t server_rr_ = 0;       // kRoundRobin: the connection whose turn is next
   int64_t server_queued_ = 0;  // kRoundRobin: calls in all serverq
   // Stall accounting: slots blocked on a timeout, reconnect or new context.
@@ -424,11 +424,11 @@ class Sim {
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
   bool pauses_ = false;      // Scenario::pause_per_s, with cores
   int64_t busy_ns_ = 0;      // the threads' time on a core, for ScenarioResult::idle_fraction
-  std::deque<int> runq_;     // runnable threads waiting for a core
+  RingQueue<int> runq_;     // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
   struct Core {
     int running = -1;
-    std::deque<int> q;
+    RingQueue<int> q;
     uint32_t idle_epoch = 0;
     int64_t idle_since = 0;  // when it last had no thread running
   };
@@ -652,7 +652,8 @@ void Sim::ServerDisconnect(int c) {
     sent = std::max(sent, conn.in_reply_done);
     client_done = std::max(client_done, SendReply(conn, conn.in_reply, sent));
   }
-  for (const QueueItem& item : conn.replyq) {
+  for (size_t i = 0; i < conn.replyq.size(); ++i) {
+    const QueueItem& item = conn.replyq[i];
     if (slots_[item.slot].attempt != item.attempt) continue;
     sent += slots_[item.slot].error_reply ? error_tx_ns_ : reply_tx_ns_;
     client_done = std::max(client_done, SendReply(conn, item, sent));
@@ -1031,16 +1032,16 @@ void Sim::Deschedule(SimThread& t) {
 // Scenario::woken_first_share: that share of the threads that wake wait
 // behind the others that did so, ahead of those descheduled with work left;
 // the rest (and a descheduled thread always) at the back.
-void Sim::Enqueue(std::deque<int>& q, SimThread& t, bool woken) {
+void Sim::Enqueue(RingQueue<int>& q, SimThread& t, bool woken) {
   const double share = s_.woken_first_share;
   t.queued_woken = woken && share > 0 && (share >= 1 || rng_.Uniform() < share);
   if (!t.queued_woken) {
     q.push_back(ThreadIndex(t));
     return;
   }
-  auto it = q.begin();
-  while (it != q.end() && threads_[static_cast<size_t>(*it)].queued_woken) ++it;
-  q.insert(it, ThreadIndex(t));
+  size_t i = 0;
+  while (i < q.size() && threads_[static_cast<size_t>(q[i])].queued_woken) ++i;
+  q.insert(i, ThreadIndex(t));
 }
 
 // `t` got a core: a fresh time slice.
@@ -1142,11 +1143,11 @@ bool Sim::PullInto(int core) {
   Core& c = cores_[static_cast<size_t>(core)];
   int64_t next_cool = -1;
   for (Core& other : cores_) {
-    for (auto it = other.q.begin(); it != other.q.end(); ++it) {
-      SimThread& w = threads_[static_cast<size_t>(*it)];
+    for (size_t i = 0; i < other.q.size(); ++i) {
+      SimThread& w = threads_[static_cast<size_t>(other.q[i])];
       const int64_t cool_at = w.off_ns + s_.migrate_ns;
       if (cool_at <= now_) {
-        other.q.erase(it);
+        other.q.erase(i);
         w.core = core;
         Run(w);
         return true;
@@ -1218,7 +1219,8 @@ void Sim::Continue(SimThread& t) {
         // recv, and the traced real runs check a call within a few us of
         // the recv that returned it, as the model then does.
         bool bytes = false;
-        for (WorkItem& w : t.batch) {
+        for (size_t i = 0; i < t.batch.size(); ++i) {
+          WorkItem& w = t.batch[i];
           if (t.server) w.read_ns = now_;
           bytes = bytes || w.kind == Work::kReplyOpen || w.kind == Work::kServerCall;
         }
@@ -1455,7 +1457,7 @@ void Sim::FinishItem(SimThread& t) {
         slot.state = State::kEncoding;
         const WorkItem resend{w.slot, slot.attempt, Work::kCallSeal};
         if (creates && s_.gss_setup_cpu_ns > 0) {
-          t.batch.insert(t.batch.begin() + 1, resend);  // after its GSS work
+          t.batch.insert(1, resend);  // after its GSS work
           return;
         }
         t.batch.push_front(resend);

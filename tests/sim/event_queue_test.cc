@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -42,6 +43,37 @@ TEST(EventQueueTest, InterleavedPushPop) {
   EXPECT_EQ(q.Pop().kind, 1u);  // same time as kind 4, pushed first
   EXPECT_EQ(q.Pop().kind, 4u);
   EXPECT_TRUE(q.empty());
+}
+
+// Pushes and pops interleaved as a simulation does them (each push at or
+// after the last pop's time, heaps of every size from empty to a few
+// thousand, times up to the simulator's 2^60 ns limit): every pop is the
+// smallest (time, insertion) pair still queued, as a std::set says.
+TEST(EventQueueTest, EveryPopIsTheSmallestQueuedAsASortedSetSays) {
+  EventQueue q;
+  std::set<std::pair<int64_t, uint32_t>> ref;
+  Rng rng(11);
+  int64_t now = 0;
+  uint32_t next = 0;
+  for (int round = 0; round < 200000; ++round) {
+    const uint64_t r = rng.Next();
+    // Phases that grow the heap and phases that drain it.
+    const bool push = ref.empty() || ((round / 5000) % 2 == 0 ? r % 3 != 0 : r % 3 == 0);
+    if (push) {
+      int64_t t = now + static_cast<int64_t>((r >> 8) % 100);  // many ties
+      if (r % 97 == 0) t = (int64_t{1} << 60) - static_cast<int64_t>(r % 1000);
+      q.Push(t, 0, next, 0);
+      ref.emplace(t, next);
+      ++next;
+      continue;
+    }
+    ASSERT_FALSE(q.empty());
+    const Event e = q.Pop();
+    ASSERT_EQ(std::make_pair(e.time, e.target), *ref.begin()) << "round " << round;
+    ref.erase(ref.begin());
+    now = e.time;
+    ASSERT_EQ(q.size(), ref.size());
+  }
 }
 
 }  // namespace
