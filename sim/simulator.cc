@@ -100,7 +100,17 @@ struct QueueItem {
   int64_t eligible_ns;
 };
 
+// Seeds of the streams derived from a scenario's seed (Scenario::seed): `n`
+// numbers each stream apart by splitmix64.
+inline uint64_t StreamSeed(uint64_t seed, uint64_t n) {
+  uint64_t state = seed ^ (0xd1b54a32d192ed03ULL * (n + 1));
+  return SplitMix64(state);
+}
+
 struct Conn {
+  // The connection's one-way delays, each direction its own random stream
+  // (drawn in the order its messages leave, whatever else the run draws).
+  Rng to_server{0}, to_client{0};
   uint32_t epoch = 0;
   bool up = true;
   bool tx_busy = false;
@@ -226,6 +236,10 @@ class Sim {
         error_tx_ns_(SerialiseNs(kReplyOverhead)),
         slots_(static_cast<size_t>(s.slots)),
         conns_(static_cast<size_t>(s.nconnect)) {
+    for (size_t c = 0; c < conns_.size(); ++c) {
+      conns_[c].to_server = Rng(StreamSeed(s.seed, 2 * c));
+      conns_[c].to_client = Rng(StreamSeed(s.seed, 2 * c + 1));
+    }
     const int nctx = s.per_connection_context ? s.nconnect : 1;
     ctxs_.reserve(nctx);
     for (int i = 0; i < nctx; ++i) ctxs_.emplace_back(s.window);
@@ -263,11 +277,12 @@ class Sim {
   int64_t SerialiseNs(int64_t bytes) const {
     return static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / s_.bandwidth_bytes_per_s + 0.5);
   }
-  int64_t Sample(Dist d, int64_t mean, double sigma) {
+  int64_t Sample(Dist d, int64_t mean, double sigma) { return Sample(rng_, d, mean, sigma); }
+  static int64_t Sample(Rng& rng, Dist d, int64_t mean, double sigma) {
     if (mean <= 0) return 0;
     double v = static_cast<double>(mean);
-    if (d == Dist::kExponential) v = rng_.Exponential(v);
-    if (d == Dist::kLogNormal) v = rng_.LogNormal(v, sigma);
+    if (d == Dist::kExponential) v = rng.Exponential(v);
+    if (d == Dist::kLogNormal) v = rng.LogNormal(v, sigma);
     // A heavy lognormal tail can exceed what int64 ns holds; no delay in a
     // scenario needs more than about 11 days.
     if (!(v < kMaxSampleNs)) v = kMaxSampleNs;
@@ -293,7 +308,10 @@ class Sim {
     const double q1 = static_cast<double>(quantiles[i]);
     return static_cast<int64_t>(q0 + (q1 - q0) * (u - p0) / (p1 - p0) + 0.5);
   }
-  int64_t OneWay() { return s_.rtt_ns / 2 + Sample(s_.jitter_dist, s_.jitter_ns, s_.jitter_sigma); }
+  // A one-way delay drawn from a direction's own stream (Conn).
+  int64_t OneWay(Rng& stream) const {
+    return s_.rtt_ns / 2 + Sample(stream, s_.jitter_dist, s_.jitter_ns, s_.jitter_sigma);
+  }
   Context& CtxOf(const Slot& slot) { return ctxs_[s_.per_connection_context ? slot.conn : 0]; }
   uint32_t Index(const Slot& slot) const { return static_cast<uint32_t>(&slot - slots_.data()); }
 
@@ -601,7 +619,7 @@ void Sim::TryReplyTx(int c) {
 int64_t Sim::SendReply(Conn& conn, const QueueItem& item, int64_t sent) {
   Slot& slot = slots_[item.slot];
   if (slot.attempt != item.attempt) return 0;
-  const int64_t at = std::max(conn.last_reply_arrival, sent + OneWay());
+  const int64_t at = std::max(conn.last_reply_arrival, sent + OneWay(conn.to_client));
   conn.last_reply_arrival = at;
   if (s_.thread_model) {
     events_.Push(at, kReplyArrive, item.slot, item.attempt);
@@ -1589,7 +1607,7 @@ Result<ScenarioResult> Sim::Run() {
           }
           slot.sent = true;
           slot.tx_done_ns = now_;
-          int64_t delay = OneWay();
+          int64_t delay = OneWay(conn.to_server);
           if (s_.skew_where == SkewWhere::kNetwork && slot.conn == s_.skew_conn) {
             delay += s_.skew_ns;
           }

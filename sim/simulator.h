@@ -1,5 +1,10 @@
 // Simulate: the nconnect sequence-window simulator. One client, one server,
-// discrete events (sim/event_queue.h), deterministic per Scenario::seed.
+// discrete events (sim/event_queue.h), deterministic per Scenario::seed. Each
+// direction of each connection draws its one-way delays from its own stream
+// (derived from the seed), in the order its messages leave: a change
+// elsewhere in the model (another mechanism switched on, an event more or
+// less) does not shift every link's delays, so two scenarios that differ in
+// one knob differ by that knob, not by a reshuffled network.
 //
 // The model, in the order a request lives through it:
 //  - The client keeps Scenario::slots requests outstanding. Each new request
