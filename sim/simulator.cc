@@ -349,6 +349,7 @@ class Sim {
   void TryReplyTx(int c);
   void ServerAccept(Slot& slot);
   void ServerCheck(Slot& slot, bool at_pickup);
+  void ScheduleTimeout(const Slot& slot);
   void PickUp();
   void StartService(uint32_t slot, uint32_t attempt);
   void QueueReply(Slot& slot, bool error);
@@ -759,16 +760,26 @@ void Sim::ServerCheck(Slot& slot, bool at_pickup) {
   ++r_.drops;
   slot.state = State::kLost;
   SetBlocked(slot, true);
-  // The client's timer runs from the transmission; scheduling it only for
-  // dropped calls is equivalent (a reply would have cancelled it) and keeps
-  // the heap small.
-  events_.Push(slot.tx_done_ns + s_.retransmit_timeout_ns, kTimeout, Index(slot), slot.attempt);
+  ScheduleTimeout(slot);
   if (v != rpc::SeqVerdict::kBelowWindow) return;
   if (s_.reaction == Reaction::kDropDisconnect) {
     ServerDisconnect(slot.conn);
   } else if (s_.reaction == Reaction::kDiscardContext) {
     ctx.server_dead = true;
   }
+}
+
+// The client's timer for a call the server dropped. It runs from the
+// transmission; scheduling it only for dropped calls is equivalent (a reply
+// would have cancelled it) and keeps the heap small, as long as the server
+// drops a call before its timer would have run out. A call that waited at
+// the server longer than that (a timeout shorter than the server's queue)
+// is resent when it is dropped, not back in time: later than a real client
+// would resend it, and the model resends no call whose reply comes after
+// its timer. The model holds for timeouts longer than any wait at the server.
+void Sim::ScheduleTimeout(const Slot& slot) {
+  events_.Push(std::max(now_, slot.tx_done_ns + s_.retransmit_timeout_ns), kTimeout, Index(slot),
+               slot.attempt);
 }
 
 void Sim::OnComplete(Slot& slot) {
@@ -1417,7 +1428,7 @@ bool Sim::BeginItem(SimThread& t) {
       ++r_.drops;
       slot.state = State::kLost;
       SetBlocked(slot, true);
-      events_.Push(slot.tx_done_ns + s_.retransmit_timeout_ns, kTimeout, w.slot, slot.attempt);
+      ScheduleTimeout(slot);
       if (check.verdict != rpc::SeqVerdict::kBelowWindow) return false;
       if (s_.reaction == Reaction::kDropDisconnect) {
         // The replies of this batch so far go out, then the connection
@@ -1578,6 +1589,10 @@ Result<ScenarioResult> Sim::Run() {
     if (s_.duration_ns > 0 && e.time > s_.duration_ns) {
       now_ = s_.duration_ns;
       break;
+    }
+    if (e.time < now_) {
+      return Status::Internal("simulator: an event at " + std::to_string(e.time) +
+                              " ns came after " + std::to_string(now_) + " ns (model bug)");
     }
     now_ = e.time;
     switch (e.kind) {

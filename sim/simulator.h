@@ -87,7 +87,7 @@ namespace secmode::sim {
 
 // Validates the scenario, then runs it. Fails only on invalid parameters, or
 // when the model runs out of events or its scheduler's state breaks (a thread
-// leaving a core it does not hold): bugs, reported as kInternal. A run that exceeds its event
+// leaving a core it does not hold, an event due before the time it has reached): bugs, reported as kInternal. A run that exceeds its event
 // budget (a thrashing scenario) returns what it did, marked `truncated`.
 common::Result<ScenarioResult> Simulate(const Scenario& scenario);
 
