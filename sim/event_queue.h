@@ -30,8 +30,18 @@ class EventQueue {
   size_t size() const { return heap_.size(); }
   const Event& top() const { return heap_.front(); }
 
-  void Push(int64_t time, uint32_t kind, uint32_t target, uint32_t tag) {
-    const Event e{time, next_order_++, kind, target, tag};
+  // Returns the event's insertion number.
+  uint64_t Push(int64_t time, uint32_t kind, uint32_t target, uint32_t tag) {
+    const uint64_t order = next_order_++;
+    PushWithOrder(time, order, kind, target, tag);
+    return order;
+  }
+  // An insertion number taken now for an event pushed later with
+  // PushWithOrder: it comes out among events of its time as if pushed now.
+  uint64_t TakeOrder() { return next_order_++; }
+  // `order` from TakeOrder, each used at most once.
+  void PushWithOrder(int64_t time, uint64_t order, uint32_t kind, uint32_t target, uint32_t tag) {
+    const Event e{time, order, kind, target, tag};
     size_t i = heap_.size();
     heap_.push_back(e);
     while (i > 0) {  // sift up

@@ -23,32 +23,32 @@ constexpr int64_t kMaxSimNs = int64_t{1} << 60;
 
 // A run processes at most kBudgetBase + kBudgetPerOp x ops events (see Run).
 // That also bounds the sequence numbers the server's window sees. Each
-// number a context issues schedules an event of its own when it is issued
-// (its encode, or the transmission it was re-encoded for), due no later
-// than the end of the transmission carrying any later number of that
-// context (encode and transmit times are fixed per run, numbers are issued
-// in time order, and ties pop in scheduling order). So when number n
-// reaches the server, the events of the context's numbers 0..n (numbering
-// restarts with each new context) and the call's arrival have been
-// processed: n + 2 events, hence n < budget <= MAXSEQ, and ServerWindow's
-// conversion to a 32-bit seq_num cannot wrap.
+// number a context issues is tied to an event of its own: its encode (due
+// before the encode of any later number ends: encode times are fixed per
+// run, numbers are issued in time order, and ties pop in scheduling order),
+// the thread's run segment that numbered it, or, for a number given at
+// transmit (re-encode), the arrival of the call carrying it, which may come
+// after a later number's (one per call still on the wire, so at most
+// `slots` of them). So when number n reaches the server, all but at most
+// `slots` of the context's numbers 0..n (numbering restarts with each new
+// context) have had their events processed: n + 1 <= events + slots, hence
+// n < budget + kMaxSlots <= MAXSEQ, and ServerWindow's conversion to a
+// 32-bit seq_num cannot wrap.
 constexpr int64_t kBudgetBase = 100000;
 constexpr int64_t kBudgetPerOp = 25;
 // The thread model spends more events per call (a thread's run segments)
 // and reproduces collapses in which every call is sent many times over, so
 // it gets a larger budget. Either way the budget never exceeds kMaxBudget.
 constexpr int64_t kThreadBudgetPerOp = 200;
-constexpr int64_t kMaxBudget = int64_t{rpc::kMaxGssSeq} - 1;
+constexpr int64_t kMaxBudget = int64_t{rpc::kMaxGssSeq} - 1 - kMaxSlots;
 static_assert(kBudgetBase + kBudgetPerOp * kMaxOps <= kMaxBudget,
               "the event budget must keep sequence numbers below RFC 2203 MAXSEQ");
 
 enum Kind : uint32_t {
   kEncodeDone,         // target slot, tag attempt
-  kTxReady,            // target conn, tag epoch: a skew-held message may go now
-  kTxDone,             // target conn, tag epoch: the call left the client's socket
+  kTxReady,            // target conn, tag epoch: the call at the head of its send queue may go now
   kArrive,             // target slot, tag attempt: the call reached the server
   kServiceDone,        // target slot, tag attempt: a worker finished it
-  kReplyTxDone,        // target conn, tag epoch: the reply left the server's socket
   kComplete,           // target slot, tag attempt: the client opened the reply
   kTimeout,            // target slot, tag attempt
   kDisconnectNoticed,  // target conn, tag epoch
@@ -88,6 +88,9 @@ struct Slot {
   bool sent = false;         // transmitted at least once for this operation
   bool error_reply = false;  // the pending reply is "context problem"
   bool blocked = false;      // counted in Sim::blocked_
+  // The order of an arrival event of a transmission the server's close cut
+  // short (it never arrives).
+  uint64_t cancelled_arrive = ~uint64_t{0};
   // Thread model: when the current call was numbered, sealed and written,
   // and the thread that wrote it (-1: written outside the threads).
   int64_t numbered_ns = 0, sealed_ns = 0, written_ns = 0;
@@ -113,16 +116,28 @@ struct Conn {
   Rng to_server{0}, to_client{0};
   uint32_t epoch = 0;
   bool up = true;
-  bool tx_busy = false;
-  bool tx_timer = false;
+  // Each direction is a FIFO with a fixed serialisation time per message,
+  // so when a message leaves follows from when the one ahead of it left:
+  // it is sent on its way (its arrival an event) when its transmission
+  // starts, with no event for its end.
+  int64_t tx_free_at = 0;      // when the call being transmitted has left
+  uint64_t tx_free_order = 0;  // the event order its end would have had
+  bool tx_timer = false;       // a kTxReady is due, at tx_timer_at
+  int64_t tx_timer_at = 0;
+  // The call being transmitted, and what its transmission changed, undone
+  // if the server closes the connection before it has left.
   QueueItem in_tx{};
+  bool in_tx_was_sent = false;
+  int64_t in_tx_was_done = 0;
+  uint64_t in_tx_arrive_order = 0;
+  Rng to_server_before{0};
   int64_t last_arrival = 0;  // TCP order, client -> server
   RingQueue<QueueItem> sendq;
-  bool reply_busy = false;
-  QueueItem in_reply{};
-  int64_t in_reply_done = 0;       // when in_reply's serialisation ends
+  int64_t reply_free_at = 0;       // when the last reply written has left
   int64_t last_reply_arrival = 0;  // TCP order, server -> client
-  RingQueue<QueueItem> replyq;
+  // Without the thread model: when each reply written leaves and when the
+  // client is done with it, for the replies that may not have left yet.
+  RingQueue<std::pair<int64_t, int64_t>> reply_tail;
   RingQueue<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
   std::vector<int> parked;        // thread model: its receiver, reconnecting
   // Thread model, for ScenarioResult's steps: when the server closed it,
@@ -346,7 +361,7 @@ class Sim {
   void DrainGate(Context& ctx);
   void Resend(Slot& slot);
   void TryTx(int c);
-  void TryReplyTx(int c);
+  void CutTransmission(Conn& conn);
   void ServerAccept(Slot& slot);
   void ServerCheck(Slot& slot, bool at_pickup);
   void ScheduleTimeout(const Slot& slot);
@@ -427,6 +442,14 @@ class Sim {
   int64_t inline_ticks_ = 0;
   // True when no queued event comes at or before `t` and the run would go
   // on to `t`: a tick at `t` would be the next event.
+  // The order of the event being handled (kNoOrder: a tick handled in
+  // Continue, or the run's end), and whether a moment that would have been
+  // an event at (time, order) has passed.
+  static constexpr uint64_t kNoOrder = ~uint64_t{0};
+  uint64_t cur_order_ = kNoOrder;
+  bool Passed(int64_t time, uint64_t order) const {
+    return time < now_ || (time == now_ && order < cur_order_);
+  }
   bool NothingBefore(int64_t t) const {
     return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
            (s_.duration_ns <= 0 || t <= s_.duration_ns);
@@ -559,17 +582,26 @@ void Sim::Resend(Slot& slot) {
 
 void Sim::TryTx(int c) {
   Conn& conn = conns_[c];
-  while (conn.up && !conn.tx_busy && !conn.sendq.empty()) {
+  while (conn.up && !conn.sendq.empty()) {
     QueueItem item = conn.sendq.front();
     Slot& slot = slots_[item.slot];
     if (slot.attempt != item.attempt || slot.state != State::kQueued) {
       conn.sendq.pop_front();
       continue;
     }
-    if (item.eligible_ns > now_) {
-      if (!conn.tx_timer) {
+    // It goes when it is due (a skew holds it) and the call ahead has left.
+    const int64_t ready = std::max(item.eligible_ns, conn.tx_free_at);
+    if (ready > now_) {
+      if (!conn.tx_timer || ready < conn.tx_timer_at) {
         conn.tx_timer = true;
-        events_.Push(item.eligible_ns, kTxReady, static_cast<uint32_t>(c), conn.epoch);
+        conn.tx_timer_at = ready;
+        // At the link's end: in the order that transmission's end had.
+        if (ready == conn.tx_free_at) {
+          events_.PushWithOrder(ready, conn.tx_free_order, kTxReady, static_cast<uint32_t>(c),
+                                conn.epoch);
+        } else {
+          events_.Push(ready, kTxReady, static_cast<uint32_t>(c), conn.epoch);
+        }
       }
       return;
     }
@@ -593,23 +625,41 @@ void Sim::TryTx(int c) {
       ctx.xmit_any = true;
     }
     slot.state = State::kInFlight;
-    conn.tx_busy = true;
+    // The call leaves at `left`, and crosses the wire (TCP order).
+    const int64_t left = now_ + extra + req_tx_ns_;
+    conn.tx_free_at = left;
+    conn.tx_free_order = events_.TakeOrder();
     conn.in_tx = item;
-    events_.Push(now_ + extra + req_tx_ns_, kTxDone, static_cast<uint32_t>(c), conn.epoch);
+    conn.in_tx_was_sent = slot.sent;
+    conn.in_tx_was_done = slot.tx_done_ns;
+    conn.to_server_before = conn.to_server;
+    if (slot.sent) {
+      ++r_.retransmissions;
+      r_.retransmitted_bytes += req_bytes_;
+    }
+    slot.sent = true;
+    slot.tx_done_ns = left;
+    int64_t delay = OneWay(conn.to_server);
+    if (s_.skew_where == SkewWhere::kNetwork && slot.conn == s_.skew_conn) delay += s_.skew_ns;
+    const int64_t at = std::max(conn.last_arrival, left + delay);
+    conn.last_arrival = at;
+    conn.in_tx_arrive_order = events_.Push(at, kArrive, item.slot, item.attempt);
   }
 }
 
-void Sim::TryReplyTx(int c) {
-  Conn& conn = conns_[c];
-  while (!conn.reply_busy && !conn.replyq.empty()) {
-    QueueItem item = conn.replyq.front();
-    conn.replyq.pop_front();
-    if (slots_[item.slot].attempt != item.attempt) continue;
-    conn.reply_busy = true;
-    conn.in_reply = item;
-    const int64_t tx = slots_[item.slot].error_reply ? error_tx_ns_ : reply_tx_ns_;
-    conn.in_reply_done = now_ + tx;
-    events_.Push(now_ + tx, kReplyTxDone, static_cast<uint32_t>(c), conn.epoch);
+// The server closed connection c while a call was still being transmitted
+// on it: that call never left, as if its transmission had not begun.
+void Sim::CutTransmission(Conn& conn) {
+  if (Passed(conn.tx_free_at, conn.tx_free_order)) return;
+  conn.to_server = conn.to_server_before;
+  Slot& slot = slots_[conn.in_tx.slot];
+  slot.cancelled_arrive = conn.in_tx_arrive_order;
+  slot.sent = conn.in_tx_was_sent;
+  slot.tx_done_ns = conn.in_tx_was_done;
+  if (conn.in_tx_was_sent) {
+    --r_.retransmissions;
+    r_.retransmitted_bytes -= req_bytes_;
+    conn.in_tx_was_sent = false;  // undone once
   }
 }
 
@@ -635,8 +685,16 @@ void Sim::QueueReply(Slot& slot, bool error) {
   slot.error_reply = error;
   Conn& conn = conns_[slot.conn];
   if (!conn.up) return;  // closed by the server: the reply is lost
-  conn.replyq.push_back({Index(slot), slot.attempt, now_});
-  TryReplyTx(slot.conn);
+  // It leaves once the replies written before it have (Conn).
+  const int64_t left = std::max(now_, conn.reply_free_at) + (error ? error_tx_ns_ : reply_tx_ns_);
+  conn.reply_free_at = left;
+  const int64_t client_done = SendReply(conn, {Index(slot), slot.attempt, now_}, left);
+  if (!s_.thread_model) {
+    while (!conn.reply_tail.empty() && conn.reply_tail.front().first <= now_) {
+      conn.reply_tail.pop_front();
+    }
+    conn.reply_tail.push_back({left, client_done});
+  }
 }
 
 void Sim::StartService(uint32_t index, uint32_t attempt) {
@@ -661,24 +719,22 @@ void Sim::ServerDisconnect(int c) {
   ++r_.disconnects;
   ++conn.epoch;
   conn.up = false;
-  conn.tx_busy = false;
+  CutTransmission(conn);
+  conn.tx_free_at = now_;
   conn.tx_timer = false;
   // The replies the server wrote before it closed are TCP's to deliver: they
   // reach the client, in order, before the end of the stream (the server
-  // writes a batch's replies, then shuts the connection down).
-  int64_t sent = now_, client_done = 0;
-  if (conn.reply_busy) {
-    sent = std::max(sent, conn.in_reply_done);
-    client_done = std::max(client_done, SendReply(conn, conn.in_reply, sent));
+  // writes a batch's replies, then shuts the connection down). They are on
+  // their way already (QueueReply); the client notices the close once it is
+  // done with the last of those still leaving.
+  int64_t client_done = 0;
+  for (size_t i = 0; i < conn.reply_tail.size(); ++i) {
+    if (conn.reply_tail[i].first > now_) {
+      client_done = std::max(client_done, conn.reply_tail[i].second);
+    }
   }
-  for (size_t i = 0; i < conn.replyq.size(); ++i) {
-    const QueueItem& item = conn.replyq[i];
-    if (slots_[item.slot].attempt != item.attempt) continue;
-    sent += slots_[item.slot].error_reply ? error_tx_ns_ : reply_tx_ns_;
-    client_done = std::max(client_done, SendReply(conn, item, sent));
-  }
-  conn.reply_busy = false;
-  conn.replyq.clear();
+  conn.reply_tail.clear();
+  conn.reply_free_at = now_;
   server_queued_ -= static_cast<int64_t>(conn.serverq.size());
   conn.serverq.clear();
   conn.last_arrival = 0;
@@ -1290,6 +1346,7 @@ void Sim::Continue(SimThread& t) {
       // would (OnTick), without the queue. Same effects in the same order.
       ++inline_ticks_;
       now_ = until;
+      cur_order_ = kNoOrder;
       Ran(t, now_ - t.segment_from);
       if (pauses_ && t.to_pause <= 0) {
         Pause(t);
@@ -1588,6 +1645,7 @@ Result<ScenarioResult> Sim::Run() {
     }
     if (s_.duration_ns > 0 && e.time > s_.duration_ns) {
       now_ = s_.duration_ns;
+      cur_order_ = kNoOrder;
       break;
     }
     if (e.time < now_) {
@@ -1595,6 +1653,7 @@ Result<ScenarioResult> Sim::Run() {
                               " ns came after " + std::to_string(now_) + " ns (model bug)");
     }
     now_ = e.time;
+    cur_order_ = e.order;
     switch (e.kind) {
       case kEncodeDone: {
         Slot& slot = slots_[e.target];
@@ -1606,36 +1665,13 @@ Result<ScenarioResult> Sim::Run() {
       case kTxReady: {
         Conn& conn = conns_[e.target];
         if (conn.epoch != e.tag) break;
-        conn.tx_timer = false;
-        TryTx(static_cast<int>(e.target));
-        break;
-      }
-      case kTxDone: {
-        Conn& conn = conns_[e.target];
-        if (conn.epoch != e.tag) break;
-        conn.tx_busy = false;
-        Slot& slot = slots_[conn.in_tx.slot];
-        if (slot.attempt == conn.in_tx.attempt) {
-          if (slot.sent) {
-            ++r_.retransmissions;
-            r_.retransmitted_bytes += req_bytes_;
-          }
-          slot.sent = true;
-          slot.tx_done_ns = now_;
-          int64_t delay = OneWay(conn.to_server);
-          if (s_.skew_where == SkewWhere::kNetwork && slot.conn == s_.skew_conn) {
-            delay += s_.skew_ns;
-          }
-          const int64_t at = std::max(conn.last_arrival, now_ + delay);
-          conn.last_arrival = at;
-          events_.Push(at, kArrive, conn.in_tx.slot, conn.in_tx.attempt);
-        }
+        if (conn.tx_timer && conn.tx_timer_at == now_) conn.tx_timer = false;
         TryTx(static_cast<int>(e.target));
         break;
       }
       case kArrive: {
         Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag) break;
+        if (slot.attempt != e.tag || slot.cancelled_arrive == e.order) break;
         OnArrive(slot);
         break;
       }
@@ -1650,14 +1686,6 @@ Result<ScenarioResult> Sim::Run() {
         Slot& slot = slots_[e.target];
         if (slot.attempt != e.tag) break;
         QueueReply(slot, /*error=*/false);
-        break;
-      }
-      case kReplyTxDone: {
-        Conn& conn = conns_[e.target];
-        if (conn.epoch != e.tag) break;
-        conn.reply_busy = false;
-        SendReply(conn, conn.in_reply, now_);
-        TryReplyTx(static_cast<int>(e.target));
         break;
       }
       case kComplete: {
@@ -1737,6 +1765,13 @@ Result<ScenarioResult> Sim::Run() {
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
   if (broken_) return broken();
+  // A retransmission counts once it has left (TryTx counted it as it began).
+  for (Conn& conn : conns_) {
+    if (!Passed(conn.tx_free_at, conn.tx_free_order) && conn.in_tx_was_sent) {
+      --r_.retransmissions;
+      r_.retransmitted_bytes -= req_bytes_;
+    }
+  }
   r_.events = events + inline_ticks_;
   r_.elapsed_ns = now_;
   if (s_.thread_model && s_.cores > 0 && now_ > 0) {

@@ -15,7 +15,10 @@
 //    thread, so encodes of different requests overlap (no client CPU limit).
 //  - Each connection has a FIFO send queue and its own bandwidth, so a
 //    message waits for the ones ahead of it to be serialised (large WRITEs
-//    delay the small calls behind them). With re-encode on, a request whose
+//    delay the small calls behind them). When a message leaves follows
+//    from when the one ahead of it left, so it is computed as the
+//    transmission starts and only the arrival is an event (a close by the
+//    server cuts a call still being transmitted: it never arrives). With re-encode on, a request whose
 //    number is `window` or more below the highest number its context has
 //    transmitted is given a new number (and pays the seal cost again) when it
 //    reaches the socket, as Linux does since about v5.0.
