@@ -78,10 +78,14 @@ inline double PortableLog(double x) {
   const double m = std::bit_cast<double>(bits);
   const log_detail::Entry& en = log_detail::kTable[(bits >> 45) & 127];
   const double t = (m - en.c) * en.inv_c;  // m - c is exact (same binade)
-  const double p =
-      t *
-      (1.0 + t * (-1.0 / 2 +
-                  t * (1.0 / 3 + t * (-1.0 / 4 + t * (1.0 / 5 + t * (-1.0 / 6 + t * (1.0 / 7)))))));
+  // The series in pairs of terms (Estrin's scheme): four multiplications
+  // deep instead of Horner's fourteen dependent operations, the simulator's
+  // hottest arithmetic (a few logs per simulated RPC).
+  const double t2 = t * t;
+  const double t3 = t2 * t;
+  const double t5 = t3 * t2;
+  const double p = (t * (1.0 + t * (-1.0 / 2)) + t3 * (1.0 / 3 + t * (-1.0 / 4))) +
+                   (t5 * (1.0 / 5 + t * (-1.0 / 6)) + (t5 * t2) * (1.0 / 7));
   const double ed = static_cast<double>(e);
   return ed * log_detail::kLn2Hi + (ed * log_detail::kLn2Lo + (en.ln_c + p));
 }
