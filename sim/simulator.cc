@@ -130,7 +130,11 @@ struct Conn {
   bool in_tx_was_sent = false;
   int64_t in_tx_was_done = 0;
   uint64_t in_tx_arrive_order = 0;
-  Rng to_server_before{0};
+  int64_t in_tx_delay = 0;
+  // The one-way delay a cut call drew: the next call sent takes it, as it
+  // would have drawn it had the cut call never been sent.
+  bool has_unused_delay = false;
+  int64_t unused_delay = 0;
   int64_t last_arrival = 0;  // TCP order, client -> server
   RingQueue<QueueItem> sendq;
   int64_t reply_free_at = 0;       // when the last reply written has left
@@ -632,14 +636,15 @@ void Sim::TryTx(int c) {
     conn.in_tx = item;
     conn.in_tx_was_sent = slot.sent;
     conn.in_tx_was_done = slot.tx_done_ns;
-    conn.to_server_before = conn.to_server;
     if (slot.sent) {
       ++r_.retransmissions;
       r_.retransmitted_bytes += req_bytes_;
     }
     slot.sent = true;
     slot.tx_done_ns = left;
-    int64_t delay = OneWay(conn.to_server);
+    int64_t delay = conn.has_unused_delay ? conn.unused_delay : OneWay(conn.to_server);
+    conn.has_unused_delay = false;
+    conn.in_tx_delay = delay;
     if (s_.skew_where == SkewWhere::kNetwork && slot.conn == s_.skew_conn) delay += s_.skew_ns;
     const int64_t at = std::max(conn.last_arrival, left + delay);
     conn.last_arrival = at;
@@ -651,7 +656,8 @@ void Sim::TryTx(int c) {
 // on it: that call never left, as if its transmission had not begun.
 void Sim::CutTransmission(Conn& conn) {
   if (Passed(conn.tx_free_at, conn.tx_free_order)) return;
-  conn.to_server = conn.to_server_before;
+  conn.has_unused_delay = true;
+  conn.unused_delay = conn.in_tx_delay;
   Slot& slot = slots_[conn.in_tx.slot];
   slot.cancelled_arrive = conn.in_tx_arrive_order;
   slot.sent = conn.in_tx_was_sent;
