@@ -61,7 +61,7 @@ class RingQueue {
   }
 
  private:
-  void Grow() {
+  [[gnu::noinline]] void Grow() {  // out of line: push_back stays small enough to inline
     const size_t n = buf_.empty() ? 8 : buf_.size() * 2;
     std::vector<T> next(n);
     for (size_t k = 0; k < size_; ++k) next[k] = (*this)[k];
