@@ -338,7 +338,8 @@ class Sim {
   // A call goes to the next connection round-robin (new calls always;
   // resends with Scenario::resend_any_connection, as the load generator).
   void ToNextConn(Slot& slot) {
-    slot.conn = static_cast<int>(rr_++ % static_cast<uint64_t>(s_.nconnect));
+    slot.conn = rr_;
+    rr_ = rr_ + 1 == s_.nconnect ? 0 : rr_ + 1;  // round-robin without a division
   }
   void ResendConn(Slot& slot) {
     if (s_.resend_any_connection) ToNextConn(slot);
@@ -432,7 +433,7 @@ class Sim {
   std::vector<Context> ctxs_;
   EventQueue events_;
   int64_t now_ = 0;
-  uint64_t rr_ = 0;
+  int rr_ = 0;  // the connection the next new call goes to
   // Server workers.
   int busy_workers_ = 0;
   RingQueue<QueueItem> work_;
