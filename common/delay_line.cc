@@ -74,13 +74,16 @@ void DelayLine::Loop() {
     lock.unlock();
     bool ok = true;
     size_t sent_bytes = 0;
+    uint64_t written = 0;
     for (Bytes& b : due) {
       sent_bytes += b.size();
-      if (ok) ok = write_(b);
+      if (!ok) continue;  // after a failed write the rest is dropped
+      ok = write_(b);
+      if (ok) ++written;
     }
     lock.lock();
     queued_bytes_ -= std::min(queued_bytes_, sent_bytes);
-    batches_ += due.size();
+    batches_ += written;
     // Their buffers go back to Push (no allocation per batch).
     for (Bytes& b : due) {
       if (spare_capacity_ + b.capacity() > max_bytes_) break;

@@ -49,7 +49,8 @@ class DelayLine {
   bool Push(Bytes& bytes);
   // Wakes the thread, drops what is still queued, joins. Idempotent.
   void Stop();
-  // Batches written.
+  // Batches the writer took (a failed write and what was dropped after it
+  // do not count).
   uint64_t batches_written() const;
 
  private:

@@ -85,22 +85,31 @@ TEST(DelayLineTest, PushWaitsWhileTheBoundIsHeld) {
 }
 
 TEST(DelayLineTest, AFailedWriteFailsTheLineAndDropsTheRest) {
+  // Three batches pushed at once (due within microseconds of each other,
+  // so mostly at one wakeup), then more while the line runs: the writer
+  // fails on the first, and is never called again, neither for the batches
+  // due at the same wakeup nor for later ones; Push refuses from then on.
   std::atomic<int> calls{0};
-  DelayLine line(1 * kMs, 1 << 20, [&](Bytes&) {
+  DelayLine line(5 * kMs, 1 << 20, [&](Bytes&) {
     ++calls;
     return false;
   });
-  Bytes a(10, 1);
-  ASSERT_TRUE(line.Push(a));
+  for (int i = 0; i < 3; ++i) {
+    Bytes b(10, static_cast<uint8_t>(i));
+    ASSERT_TRUE(line.Push(b));
+  }
   const uint64_t deadline = common::NowNs() + 2000 * kMs;
   bool refused = false;
   while (!refused && common::NowNs() < deadline) {
-    Bytes more(10, 2);
+    Bytes more(10, 9);
     refused = !line.Push(more);
     std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 1 * kMs));
   }
   EXPECT_TRUE(refused);
-  EXPECT_GE(calls.load(), 1);
+  // Long after every batch pushed before the refusal was due.
+  std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 20 * kMs));
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(line.batches_written(), 0u);
 }
 
 TEST(DelayLineTest, StopReturnsAtOnceAndDropsWhatIsHeld) {
