@@ -24,12 +24,13 @@ class RingQueue {
   T& operator[](size_t i) { return buf_[(head_ + i) & mask_]; }
   const T& operator[](size_t i) const { return buf_[(head_ + i) & mask_]; }
 
-  void push_back(const T& v) {
+  // By value: `v` may be an item of this queue, which Grow moves.
+  void push_back(T v) {
     if (size_ == buf_.size()) Grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
-  void push_front(const T& v) {
+  void push_front(T v) {
     if (size_ == buf_.size()) Grow();
     head_ = (head_ - 1) & mask_;
     buf_[head_] = v;

@@ -21,28 +21,22 @@ constexpr double kMaxSampleNs = 1e15;
 constexpr size_t kMaxStageSamples = 1u << 20;
 constexpr int64_t kMaxSimNs = int64_t{1} << 60;
 
-// A run processes at most kBudgetBase + kBudgetPerOp x ops events (see Run).
-// That also bounds the sequence numbers the server's window sees. Each
-// number a context issues is tied to an event of its own: its encode (due
-// before the encode of any later number ends: encode times are fixed per
-// run, numbers are issued in time order, and ties pop in scheduling order),
-// the thread's run segment that numbered it, or, for a number given at
-// transmit (re-encode), the arrival of the call carrying it, which may come
-// after a later number's (one per call still on the wire, so at most
-// `slots` of them). So when number n reaches the server, all but at most
-// `slots` of the context's numbers 0..n (numbering restarts with each new
-// context) have had their events processed: n + 1 <= events + slots, hence
-// n < budget + kMaxSlots <= MAXSEQ, and ServerWindow's conversion to a
-// 32-bit seq_num cannot wrap.
+// A run processes at most kBudgetBase + kBudgetPerOp x ops events (see Run),
+// and never more than kMaxBudget: a scenario that thrashes returns what it
+// did, marked `truncated`.
 constexpr int64_t kBudgetBase = 100000;
 constexpr int64_t kBudgetPerOp = 25;
 // The thread model spends more events per call (a thread's run segments)
 // and reproduces collapses in which every call is sent many times over, so
-// it gets a larger budget. Either way the budget never exceeds kMaxBudget.
+// it gets a larger budget.
 constexpr int64_t kThreadBudgetPerOp = 200;
-constexpr int64_t kMaxBudget = int64_t{rpc::kMaxGssSeq} - 1 - kMaxSlots;
-static_assert(kBudgetBase + kBudgetPerOp * kMaxOps <= kMaxBudget,
-              "the event budget must keep sequence numbers below RFC 2203 MAXSEQ");
+constexpr int64_t kMaxBudget = int64_t{1} << 31;  // minutes of CPU
+// The numbers a context issues are bounded on their own: once one has
+// issued kMaxSeqIssued, the run ends (truncated) after the event that
+// issued it, which issues at most a number per slot and a re-numbered call
+// per connection more. So no number reaches RFC 2203's MAXSEQ, and
+// ServerWindow's conversion to a 32-bit seq_num cannot wrap.
+constexpr uint64_t kMaxSeqIssued = uint64_t{rpc::kMaxGssSeq} - 4 * uint64_t{kMaxSlots};
 
 enum Kind : uint32_t {
   kEncodeDone,         // target slot, tag attempt
@@ -449,11 +443,12 @@ class Sim {
   // on to `t`: a tick at `t` would be the next event.
   // The order of the event being handled (kNoOrder: a tick handled in
   // Continue, or the run's end), and whether a moment that would have been
-  // an event at (time, order) has passed.
+  // an event at (time, order) has come: it is earlier, or the same time and
+  // at or before the event being handled in the order.
   static constexpr uint64_t kNoOrder = ~uint64_t{0};
   uint64_t cur_order_ = kNoOrder;
   bool Passed(int64_t time, uint64_t order) const {
-    return time < now_ || (time == now_ && order < cur_order_);
+    return time < now_ || (time == now_ && order <= cur_order_);
   }
   bool NothingBefore(int64_t t) const {
     return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
@@ -516,6 +511,10 @@ void Sim::Issue(Slot& slot) {
 }
 
 uint64_t Sim::AssignSeq(Context& ctx) {
+  if (ctx.next_seq >= kMaxSeqIssued) {
+    r_.truncated = true;
+    done_ = true;
+  }
   if (s_.spread_cap > 0) {
     if (ctx.held.empty()) ctx.held_base = ctx.next_seq;
     ctx.held.push_back(1);
@@ -594,13 +593,17 @@ void Sim::TryTx(int c) {
       conn.sendq.pop_front();
       continue;
     }
-    // It goes when it is due (a skew holds it) and the call ahead has left.
+    // It goes when it is due (a skew holds it) and the call ahead has left:
+    // at that call's end, in the order the end of its transmission has among
+    // the events of that time (so a call with no serialisation time leaves
+    // at the same time as the one ahead, but after it, one per event).
     const int64_t ready = std::max(item.eligible_ns, conn.tx_free_at);
-    if (ready > now_) {
+    if (ready > now_ || !Passed(conn.tx_free_at, conn.tx_free_order)) {
+      // A timer due later than this one is superseded (it finds nothing
+      // to do, or what this one left).
       if (!conn.tx_timer || ready < conn.tx_timer_at) {
         conn.tx_timer = true;
         conn.tx_timer_at = ready;
-        // At the link's end: in the order that transmission's end had.
         if (ready == conn.tx_free_at) {
           events_.PushWithOrder(ready, conn.tx_free_order, kTxReady, static_cast<uint32_t>(c),
                                 conn.epoch);
@@ -728,6 +731,8 @@ void Sim::ServerDisconnect(int c) {
   conn.up = false;
   CutTransmission(conn);
   conn.tx_free_at = now_;
+  conn.tx_free_order = 0;  // the new connection's link is free
+  conn.in_tx_was_sent = false;
   conn.tx_timer = false;
   // The replies the server wrote before it closed are TCP's to deliver: they
   // reach the client, in order, before the end of the stream (the server

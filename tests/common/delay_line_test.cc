@@ -90,7 +90,7 @@ TEST(DelayLineTest, AFailedWriteFailsTheLineAndDropsTheRest) {
   // fails on the first, and is never called again, neither for the batches
   // due at the same wakeup nor for later ones; Push refuses from then on.
   std::atomic<int> calls{0};
-  DelayLine line(5 * kMs, 1 << 20, [&](Bytes&) {
+  DelayLine line(50 * kMs, 1 << 20, [&](Bytes&) {
     ++calls;
     return false;
   });
@@ -107,7 +107,7 @@ TEST(DelayLineTest, AFailedWriteFailsTheLineAndDropsTheRest) {
   }
   EXPECT_TRUE(refused);
   // Long after every batch pushed before the refusal was due.
-  std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 20 * kMs));
+  std::this_thread::sleep_until(common::SteadyAt(common::NowNs() + 100 * kMs));
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(line.batches_written(), 0u);
 }

@@ -45,6 +45,25 @@ TEST(EventQueueTest, InterleavedPushPop) {
   EXPECT_TRUE(q.empty());
 }
 
+// An order taken early (TakeOrder) puts a later push among the events of
+// its time where a push at that moment would have gone: after those pushed
+// before it, before those pushed after it; Push returns each one's order.
+TEST(EventQueueTest, AnOrderTakenEarlyKeepsItsPlaceAmongSameTimeEvents) {
+  EventQueue q;
+  const uint64_t first = q.Push(10, 1, 0, 0);
+  const uint64_t reserved = q.TakeOrder();
+  const uint64_t later = q.Push(10, 3, 0, 0);
+  EXPECT_LT(first, reserved);
+  EXPECT_LT(reserved, later);
+  q.Push(5, 4, 0, 0);
+  q.PushWithOrder(10, reserved, 2, 0, 0);
+  EXPECT_EQ(q.Pop().kind, 4u);
+  EXPECT_EQ(q.Pop().kind, 1u);
+  EXPECT_EQ(q.Pop().kind, 2u);
+  EXPECT_EQ(q.Pop().kind, 3u);
+  EXPECT_TRUE(q.empty());
+}
+
 // Pushes and pops interleaved as a simulation does them (each push at or
 // after the last pop's time, heaps of every size from empty to a few
 // thousand, times up to the simulator's 2^60 ns limit): every pop is the
