@@ -64,7 +64,16 @@ std::string FromLegsText(const nlohmann::json& section) {
         "server dropped calls at its sequence window ran once more against a server whose "
         "window nothing fell out of: that run is the call path's own rate, checked against the "
         "prediction, and the gap to the first is what the drops cost (a dropped call is resent "
-        "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).\n";
+        "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).";
+  bool serialised = false;
+  for (const auto& row : rows) serialised = serialised || row.value("engine", "") == "mit";
+  if (serialised) {
+    md << " The legs are one thread's: where the engine serialises the calls of one context "
+          "(MIT's, above), the connections' threads also wait for each other's crypto and switch "
+          "more, a cost the legs do not hold, so its rows with one context for all connections "
+          "can fall short of the prediction.";
+  }
+  md << "\n";
   if (!rows.empty()) {
     md << "\n| mode | op | size | call / reply payload | sys CPU us/call | legs add us "
           "| predicted us/call | measured us/call | predicted ops/s | measured ops/s "

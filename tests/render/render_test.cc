@@ -136,6 +136,27 @@ TEST(RenderTest, LabPointsNameTheirProtocolsDepthAndTheCpuBehindADisagreement) {
   EXPECT_NE(nfs_md.find("GETATTR"), std::string::npos) << nfs_md;
 }
 
+TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
+  harness::RunResults r = Sample();
+  const json native = {{"mode", "krb5p"}, {"engine", "native"}, {"op", "getattr"},
+                       {"measured_over_predicted", 0.95}, {"within", true}};
+  r.sections["e2e"]["from_legs"] = {{"tolerance", 0.15}, {"rows", json::array({native})}};
+  auto only_native = RenderRun(r);
+  ASSERT_TRUE(only_native.ok()) << only_native.status().ToString();
+  ASSERT_NE(only_native->report_md.find("### Predicted from the legs"), std::string::npos);
+  EXPECT_EQ(only_native->report_md.find("serialises the calls of one context"), std::string::npos);
+  json mit = native;
+  mit["engine"] = "mit";
+  mit["measured_over_predicted"] = 0.74;
+  mit["within"] = false;
+  r.sections["e2e"]["from_legs"]["rows"].push_back(mit);
+  auto with_mit = RenderRun(r);
+  ASSERT_TRUE(with_mit.ok()) << with_mit.status().ToString();
+  EXPECT_NE(with_mit->report_md.find("serialises the calls of one context"), std::string::npos);
+  EXPECT_NE(with_mit->report_md.find("| krb5p::mit | getattr |"), std::string::npos)
+      << with_mit->report_md;
+}
+
 TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {
   auto rendered = RenderRun(Sample());
   ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
