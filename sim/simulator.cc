@@ -116,8 +116,10 @@ struct Conn {
   // starts, with no event for its end.
   int64_t tx_free_at = 0;      // when the call being transmitted has left
   uint64_t tx_free_order = 0;  // the event order its end would have had
-  bool tx_timer = false;       // a kTxReady is due, at tx_timer_at
-  int64_t tx_timer_at = 0;
+  // A kTxReady is due for the call at the head of sendq. There is only
+  // ever one: the head's time to go only grows (its due time and the link's
+  // end do), so it never needs an earlier one.
+  bool tx_timer = false;
   // The call being transmitted, and what its transmission changed, undone
   // if the server closes the connection before it has left.
   QueueItem in_tx{};
@@ -361,6 +363,7 @@ class Sim {
   void Resend(Slot& slot);
   void TryTx(int c);
   void CutTransmission(Conn& conn);
+  void UncountRetransmission(Conn& conn);
   void ServerAccept(Slot& slot);
   void ServerCheck(Slot& slot, bool at_pickup);
   void ScheduleTimeout(const Slot& slot);
@@ -439,8 +442,6 @@ class Sim {
   // Thread ticks handled in Continue without the event queue (counted as
   // events: ScenarioResult::events and the event budget include them).
   int64_t inline_ticks_ = 0;
-  // True when no queued event comes at or before `t` and the run would go
-  // on to `t`: a tick at `t` would be the next event.
   // The order of the event being handled (kNoOrder: a tick handled in
   // Continue, or the run's end), and whether a moment that would have been
   // an event at (time, order) has come: it is earlier, or the same time and
@@ -450,6 +451,8 @@ class Sim {
   bool Passed(int64_t time, uint64_t order) const {
     return time < now_ || (time == now_ && order <= cur_order_);
   }
+  // True when no queued event comes at or before `t` and the run would go
+  // on to `t`: a tick at `t` would be the next event.
   bool NothingBefore(int64_t t) const {
     return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
            (s_.duration_ns <= 0 || t <= s_.duration_ns);
@@ -599,11 +602,8 @@ void Sim::TryTx(int c) {
     // at the same time as the one ahead, but after it, one per event).
     const int64_t ready = std::max(item.eligible_ns, conn.tx_free_at);
     if (ready > now_ || !Passed(conn.tx_free_at, conn.tx_free_order)) {
-      // A timer due later than this one is superseded (it finds nothing
-      // to do, or what this one left).
-      if (!conn.tx_timer || ready < conn.tx_timer_at) {
+      if (!conn.tx_timer) {
         conn.tx_timer = true;
-        conn.tx_timer_at = ready;
         if (ready == conn.tx_free_at) {
           events_.PushWithOrder(ready, conn.tx_free_order, kTxReady, static_cast<uint32_t>(c),
                                 conn.epoch);
@@ -666,11 +666,17 @@ void Sim::CutTransmission(Conn& conn) {
   slot.cancelled_arrive = conn.in_tx_arrive_order;
   slot.sent = conn.in_tx_was_sent;
   slot.tx_done_ns = conn.in_tx_was_done;
-  if (conn.in_tx_was_sent) {
-    --r_.retransmissions;
-    r_.retransmitted_bytes -= req_bytes_;
-    conn.in_tx_was_sent = false;  // undone once
-  }
+  UncountRetransmission(conn);
+}
+
+// The call being transmitted on `conn` had been sent before: TryTx counted
+// it as a retransmission as it began, which is taken back (once) when it
+// does not leave.
+void Sim::UncountRetransmission(Conn& conn) {
+  if (!conn.in_tx_was_sent) return;
+  --r_.retransmissions;
+  r_.retransmitted_bytes -= req_bytes_;
+  conn.in_tx_was_sent = false;
 }
 
 // A reply whose serialisation ended at `sent` crosses the wire (TCP order)
@@ -732,7 +738,6 @@ void Sim::ServerDisconnect(int c) {
   CutTransmission(conn);
   conn.tx_free_at = now_;
   conn.tx_free_order = 0;  // the new connection's link is free
-  conn.in_tx_was_sent = false;
   conn.tx_timer = false;
   // The replies the server wrote before it closed are TCP's to deliver: they
   // reach the client, in order, before the end of the stream (the server
@@ -1677,7 +1682,7 @@ Result<ScenarioResult> Sim::Run() {
       case kTxReady: {
         Conn& conn = conns_[e.target];
         if (conn.epoch != e.tag) break;
-        if (conn.tx_timer && conn.tx_timer_at == now_) conn.tx_timer = false;
+        conn.tx_timer = false;
         TryTx(static_cast<int>(e.target));
         break;
       }
@@ -1777,12 +1782,9 @@ Result<ScenarioResult> Sim::Run() {
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
   if (broken_) return broken();
-  // A retransmission counts once it has left (TryTx counted it as it began).
+  // A retransmission counts once it has left.
   for (Conn& conn : conns_) {
-    if (!Passed(conn.tx_free_at, conn.tx_free_order) && conn.in_tx_was_sent) {
-      --r_.retransmissions;
-      r_.retransmitted_bytes -= req_bytes_;
-    }
+    if (!Passed(conn.tx_free_at, conn.tx_free_order)) UncountRetransmission(conn);
   }
   r_.events = events + inline_ticks_;
   r_.elapsed_ns = now_;
