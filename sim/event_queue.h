@@ -1,5 +1,6 @@
-// EventQueue: the simulator's future event list, a binary min-heap ordered
-// by (time, insertion number).
+// EventQueue: the simulator's future event list, a 4-ary min-heap ordered
+// by (time, insertion number): half the levels of a binary heap, and a pop's
+// four comparisons per level do not wait for each other.
 //
 // The insertion number makes every key unique, so events at the same time
 // come out in the order they were scheduled on every platform (a plain
@@ -45,7 +46,7 @@ class EventQueue {
     size_t i = heap_.size();
     heap_.push_back(e);
     while (i > 0) {  // sift up
-      const size_t parent = (i - 1) / 2;
+      const size_t parent = (i - 1) / kArity;
       if (!Less(e, heap_[parent])) break;
       heap_[i] = heap_[parent];
       i = parent;
@@ -53,8 +54,8 @@ class EventQueue {
     heap_[i] = e;
   }
 
-  // Bottom-up: the hole at the root goes down to a leaf along the smaller
-  // children (a comparison without a branch at each level), then the last
+  // Bottom-up: the hole at the root goes down to a leaf along the least
+  // children (comparisons without a branch at each level), then the last
   // element rises from there (mostly not at all: it was a leaf). The pops
   // come out in the same order as with any correct heap, keys being unique.
   Event Pop() {
@@ -64,13 +65,19 @@ class EventQueue {
     const size_t n = heap_.size();
     if (n > 0) {
       size_t i = 0;
-      for (size_t child = 1; child < n; child = 2 * i + 1) {
-        if (child + 1 < n) child += Less(heap_[child + 1], heap_[child]) ? 1 : 0;
+      for (size_t child = 1; child < n; child = kArity * i + 1) {
+        if (child + kArity <= n) {  // all four children: the least in two rounds
+          const size_t a = child + (Less(heap_[child + 1], heap_[child]) ? 1 : 0);
+          const size_t b = child + 2 + (Less(heap_[child + 3], heap_[child + 2]) ? 1 : 0);
+          child = Less(heap_[b], heap_[a]) ? b : a;
+        } else {
+          for (size_t k = child + 1; k < n; ++k) child = Less(heap_[k], heap_[child]) ? k : child;
+        }
         heap_[i] = heap_[child];
         i = child;
       }
       while (i > 0) {
-        const size_t parent = (i - 1) / 2;
+        const size_t parent = (i - 1) / kArity;
         if (!Less(last, heap_[parent])) break;
         heap_[i] = heap_[parent];
         i = parent;
@@ -81,6 +88,7 @@ class EventQueue {
   }
 
  private:
+  static constexpr size_t kArity = 4;
   // (time, order) as one unsigned 128-bit number: one comparison without a
   // branch (times are never negative).
   static bool Less(const Event& a, const Event& b) {
