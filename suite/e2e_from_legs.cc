@@ -83,27 +83,29 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     const double predicted_ops = predicted_cpu > 0 ? busy_cpu_ns / predicted_cpu / seconds : 0;
     const double measured_ops = row.value("ops_per_second", 0.0);
     const double ratio = predicted_ops > 0 ? measured_ops / predicted_ops : 0;
-    // The same load against a server whose window dropped nothing: the
-    // call path's own rate, predicted from its own busy CPU time.
-    std::optional<nlohmann::json> wide;
-    if (row.contains("wide_window") && row["wide_window"].is_object()) {
-      const nlohmann::json& w = row["wide_window"];
-      const std::optional<double> wide_cpu = harness::BusyCpuNsPerCall(w, logical_cpus);
-      const double wide_seconds = w.value("seconds", 0.0);
-      if (wide_cpu && wide_seconds > 0 && predicted_cpu > 0) {
-        const double wide_predicted =
-            *wide_cpu * w.value("ops", 0.0) / predicted_cpu / wide_seconds;
-        const double wide_measured = w.value("ops_per_second", 0.0);
-        const double wide_ratio = wide_predicted > 0 ? wide_measured / wide_predicted : 0;
-        wide = nlohmann::json{{"window", w.value("window", 0u)},
-                              {"server_window_drops", w.value("server_window_drops", 0u)},
-                              {"measured_cpu_ns_per_call", *wide_cpu},
-                              {"predicted_ops_per_second", wide_predicted},
-                              {"measured_ops_per_second", wide_measured},
-                              {"measured_over_predicted", wide_ratio},
-                              {"within", std::abs(wide_ratio - 1.0) <= kLegsPredictionTolerance}};
-      }
-    }
+    // A control run of the same load (row.wide_window: a server whose window
+    // dropped nothing; row.context_per_connection: also no context shared,
+    // so no call waited for another connection's crypto), predicted from its
+    // own busy CPU time.
+    auto control = [&](const char* key) -> std::optional<nlohmann::json> {
+      if (!row.contains(key) || !row[key].is_object()) return std::nullopt;
+      const nlohmann::json& w = row[key];
+      const std::optional<double> cpu = harness::BusyCpuNsPerCall(w, logical_cpus);
+      const double w_seconds = w.value("seconds", 0.0);
+      if (!cpu || w_seconds <= 0 || predicted_cpu <= 0) return std::nullopt;
+      const double w_predicted = *cpu * w.value("ops", 0.0) / predicted_cpu / w_seconds;
+      const double w_measured = w.value("ops_per_second", 0.0);
+      const double w_ratio = w_predicted > 0 ? w_measured / w_predicted : 0;
+      return nlohmann::json{{"window", w.value("window", 0u)},
+                            {"server_window_drops", w.value("server_window_drops", 0u)},
+                            {"measured_cpu_ns_per_call", *cpu},
+                            {"predicted_ops_per_second", w_predicted},
+                            {"measured_ops_per_second", w_measured},
+                            {"measured_over_predicted", w_ratio},
+                            {"within", std::abs(w_ratio - 1.0) <= kLegsPredictionTolerance}};
+    };
+    std::optional<nlohmann::json> wide = control("wide_window");
+    std::optional<nlohmann::json> per_connection = control("context_per_connection");
     out.rows.push_back({{"mode", mode},
                         {"engine", engine},
                         {"enctype", enctype},
@@ -128,6 +130,7 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     out.rows.back()["call_path_within"] =
         wide ? (*wide)["within"].get<bool>() : std::abs(ratio - 1.0) <= kLegsPredictionTolerance;
     if (wide) out.rows.back()["wide_window"] = std::move(*wide);
+    if (per_connection) out.rows.back()["context_per_connection"] = std::move(*per_connection);
   }
   return out;
 }

@@ -16,7 +16,9 @@
 // per call. A row whose server dropped calls at its window and that ran again against a server with
 // a window nothing fell out of (row.wide_window, suite/section_e2e.cc) is predicted on both runs:
 // the second is the call path's own rate, the gap between them what the drops and the resends after
-// them cost. Rows one call at a time (latency, not CPU, bounds them) and rows against another
+// them cost. A row of an engine that serialises a context's calls (MIT's) may also have run with a
+// context per connection against that server (row.context_per_connection): predicted the same way,
+// it is the call path's rate without the engine's serialisation. Rows one call at a time (latency, not CPU, bounds them) and rows against another
 // server (its CPU is not secmode's legs) are left out.
 #ifndef SECMODE_SUITE_E2E_FROM_LEGS_H_
 #define SECMODE_SUITE_E2E_FROM_LEGS_H_
@@ -40,7 +42,8 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 // server_window_drops, timeouts, call_path_within (on the wide-window run
 // when there is one) and, when there is, wide_window {window,
 // server_window_drops, measured_cpu_ns_per_call, predicted_ops_per_second,
-// measured_ops_per_second, measured_over_predicted, within}. A row that
+// measured_ops_per_second, measured_over_predicted, within}, and
+// context_per_connection {the same fields} when that run was made. A row that
 // lacks what it needs is left out (`skipped` lists each with the reason).
 struct LegsPrediction {
   nlohmann::json rows = nlohmann::json::array();

@@ -1,7 +1,8 @@
 // Section "e2e": short end-to-end runs of every RPC mode (sys, krb5, krb5i,
 // krb5p) over real loopback TCP against the in-process server
 // (harness/local_rpc.h) with the run's realm: NFSv4.1-shaped GETATTR and
-// 4 KiB / 1 MiB READ and WRITE, connections sharing one GSS context. Rows go
+// 4 KiB / 1 MiB READ and WRITE, connections sharing one GSS context (controls:
+// a wide window, a context per connection; see below). Rows go
 // to RunResults::e2e; the load shape and the servers' totals to
 // RunResults::sections["e2e"]. Interrupted (suite/suite.h), it runs no
 // further row and says so there ("interrupted") and in "errors".
@@ -58,6 +59,12 @@ constexpr double kGaneshaSeconds = 1.0, kGaneshaMaxSeconds = 4.0;
 const char* const kDefaultRows[] = {"sys",          "krb5",          "krb5i",        "krb5p",
                                     "krb5::native", "krb5i::native", "krb5p::native"};
 
+// The rows of an engine that serialises a context's calls (MIT's) run once
+// more with a context per connection where its crypto is a large share of
+// the call (GETATTR and 4 KiB, under load), not where the data's crypto
+// dwarfs the waits (1 MiB) or nothing waits (one call at a time).
+bool PerConnectionControl(const Case& c) { return !c.one_at_a_time && c.size < (1u << 20); }
+
 // The files the rows read and write in Ganesha's export: "read" holds
 // nfs.h's pattern (READ data is checked byte for byte), "write" is empty;
 // both open to the user the realm's principal maps to (nobody).
@@ -112,6 +119,9 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
     seconds += std::size(kCases) * (b.seconds + b.warmup);
     if (ganesha && m.engine != "native") {
       seconds += std::size(kCases) * (std::min(b.seconds, kGaneshaSeconds) + b.warmup);
+    }
+    if (m.family != "sys" && m.engine != "native") {  // MIT's: PerConnectionControl
+      for (const Case& c : kCases) seconds += PerConnectionControl(c) ? b.seconds + b.warmup : 0;
     }
   }
   return seconds;
@@ -263,6 +273,32 @@ Status RunE2eSection(SectionContext& ctx) {
                     << " failed: " << failed.ToString();
           }
         }
+        if (peer == 0 && r->crypto_threads == "serialised" && PerConnectionControl(c) &&
+            !InterruptSignal(ctx.options)) {
+          // Only a control, as the wide window's: the same load with a
+          // context per connection (so no call waits for another
+          // connection's crypto) against a server whose window drops
+          // nothing: the call path's rate without the engine serialising it.
+          auto wide = server_for(name.engine, kWideWindow);
+          Status failed = wide.status();
+          if (wide.ok()) {
+            (*wide)->Aim(o);
+            rpc::LoadOptions per_connection = o;
+            per_connection.context_per_connection = true;
+            Measured control = measure(**wide, per_connection);
+            failed = control.report.status();
+            if (control.report.ok()) {
+              nlohmann::json w = harness::LoadReportJson(*control.report);
+              w["window"] = kWideWindow;
+              w["server_window_drops"] = control.window_drops;
+              row["context_per_connection"] = std::move(w);
+            }
+          }
+          if (!failed.ok()) {
+            ctx.log << "\n  e2e " << name.family << " " << key
+                    << " with a context per connection failed: " << failed.ToString();
+          }
+        }
         ctx.results.e2e.push_back(std::move(row));
         if (r->errors > 0 && first_failure.ok()) {
           first_failure =
@@ -293,6 +329,10 @@ Status RunE2eSection(SectionContext& ctx) {
       {"shared_context", true},
       {"window", window},
       {"wide_window", kWideWindow},
+      {"context_per_connection_control",
+       "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: once more "
+       "with a context per connection, window " +
+           std::to_string(kWideWindow)},
       {"timeout_ms", rpc::LoadOptions{}.timeout_ms},
       {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}},
       {"ganesha_seconds", std::min(seconds, kGaneshaSeconds)},

@@ -155,6 +155,19 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   EXPECT_NE(with_mit->report_md.find("serialises the calls of one context"), std::string::npos);
   EXPECT_NE(with_mit->report_md.find("| krb5p::mit | getattr |"), std::string::npos)
       << with_mit->report_md;
+  EXPECT_NE(with_mit->report_md.find("(outside) | - | - |"), std::string::npos)
+      << with_mit->report_md;
+  // Its run with a context per connection, in the last two columns.
+  r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"] = {
+      {"measured_ops_per_second", 123456.0},
+      {"server_window_drops", 0},
+      {"measured_over_predicted", 0.91},
+      {"within", true}};
+  auto per_connection = RenderRun(r);
+  ASSERT_TRUE(per_connection.ok()) << per_connection.status().ToString();
+  EXPECT_NE(per_connection->report_md.find("(outside) | 123456 (0 drops) | 0.91 |"),
+            std::string::npos)
+      << per_connection->report_md;
 }
 
 TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {
