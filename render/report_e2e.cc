@@ -66,10 +66,13 @@ std::string FromLegsText(const nlohmann::json& section) {
         "prediction, and the gap to the first is what the drops cost (a dropped call is resent "
         "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).";
   bool serialised = false;
-  for (const auto& row : rows) serialised = serialised || row.value("engine", "") == "mit";
+  for (const auto& row : rows) {
+    serialised = serialised || row.value("engine", "") == "mit" ||
+                 row.value("engine", "") == "mit-iov" || row.contains("context_per_connection");
+  }
   if (serialised) {
     md << " The legs are one thread's: where the engine serialises the calls of one context "
-          "(MIT's, above), the connections' threads also wait for each other's crypto and switch "
+          "(MIT's), the connections' threads also wait for each other's crypto and switch "
           "more, a cost the legs do not hold, so its rows with one context for all connections "
           "can fall short of the prediction; where such a row also ran with a context per "
           "connection (against the wide window), that run is the call path without the "

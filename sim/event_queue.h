@@ -1,6 +1,6 @@
 // EventQueue: the simulator's future event list, a 4-ary min-heap ordered
-// by (time, insertion number): half the levels of a binary heap, and a pop's
-// four comparisons per level do not wait for each other.
+// by (time, insertion number): half the levels of a binary heap, and of a
+// pop's three comparisons per level the first two do not wait for each other.
 //
 // The insertion number makes every key unique, so events at the same time
 // come out in the order they were scheduled on every platform (a plain

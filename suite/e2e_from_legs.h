@@ -16,9 +16,10 @@
 // per call. A row whose server dropped calls at its window and that ran again against a server with
 // a window nothing fell out of (row.wide_window, suite/section_e2e.cc) is predicted on both runs:
 // the second is the call path's own rate, the gap between them what the drops and the resends after
-// them cost. A row of an engine that serialises a context's calls (MIT's) may also have run with a
-// context per connection against that server (row.context_per_connection): predicted the same way,
-// it is the call path's rate without the engine's serialisation. Rows one call at a time (latency, not CPU, bounds them) and rows against another
+// them cost. A row of an engine that serialises a context's calls (MIT's) may also have
+// run with a context per connection against that server (row.context_per_connection):
+// predicted the same way, it is the call path's rate without the engine's serialisation.
+// Rows one call at a time (latency, not CPU, bounds them) and rows against another
 // server (its CPU is not secmode's legs) are left out.
 #ifndef SECMODE_SUITE_E2E_FROM_LEGS_H_
 #define SECMODE_SUITE_E2E_FROM_LEGS_H_

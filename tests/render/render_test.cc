@@ -168,6 +168,13 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   EXPECT_NE(per_connection->report_md.find("(outside) | 123456 (0 drops) | 0.91 |"),
             std::string::npos)
       << per_connection->report_md;
+  r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["measured_over_predicted"] =
+      0.8;
+  r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["within"] = false;
+  auto outside = RenderRun(r);
+  ASSERT_TRUE(outside.ok()) << outside.status().ToString();
+  EXPECT_NE(outside->report_md.find("| 123456 (0 drops) | 0.80 (outside) |"), std::string::npos)
+      << outside->report_md;
 }
 
 TEST(RenderTest, RatiosComeFromTheRowsOfTheRun) {

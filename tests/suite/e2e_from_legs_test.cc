@@ -144,10 +144,11 @@ TEST(E2eFromLegsTest, PredictsTheRunWithAContextPerConnectionOnItsOwnBusyTime) {
   nlohmann::json e2e = nlohmann::json::array();
   e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));
   // One shared context: 50 k calls/s, 0.6 of the predicted 83 333. With a
-  // context per connection: 75 k calls/s at 10% idle -> 24 us per call, as
-  // predicted; the shared context's verdict stays its own.
+  // context per connection: 72 k calls/s at 10% idle -> 25 us per call, 0.96
+  // of the 75 000 its busy time predicts at 24 us; the shared context's
+  // verdict stays its own.
   nlohmann::json krb5p = Row("krb5p", "getattr", 0, 50000, 0.0);
-  krb5p["context_per_connection"] = Row("krb5p", "getattr", 0, 75000, 0.1);
+  krb5p["context_per_connection"] = Row("krb5p", "getattr", 0, 72000, 0.1);
   krb5p["context_per_connection"]["window"] = 65536;
   krb5p["context_per_connection"]["server_window_drops"] = 0;
   e2e.push_back(krb5p);
@@ -160,9 +161,9 @@ TEST(E2eFromLegsTest, PredictsTheRunWithAContextPerConnectionOnItsOwnBusyTime) {
   ASSERT_TRUE(g.contains("context_per_connection")) << g.dump(1);
   const nlohmann::json& c = g["context_per_connection"];
   EXPECT_EQ(c["window"], 65536u);
-  EXPECT_DOUBLE_EQ(c["measured_cpu_ns_per_call"].get<double>(), 24000);
+  EXPECT_DOUBLE_EQ(c["measured_cpu_ns_per_call"].get<double>(), 25000);
   EXPECT_NEAR(c["predicted_ops_per_second"].get<double>(), 75000, 1e-6);
-  EXPECT_NEAR(c["measured_over_predicted"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(c["measured_over_predicted"].get<double>(), 0.96, 1e-9);
   EXPECT_TRUE(c["within"].get<bool>());
 }
 
