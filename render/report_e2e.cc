@@ -43,6 +43,15 @@ std::string HostsText(const nlohmann::json& section) {
   return md.str();
 }
 
+// " [lowest, highest]" of the sys runs a prediction's baseline is the median
+// of, when there were several.
+std::string SysRange(const nlohmann::json& row) {
+  const nlohmann::json range = row.value("sys_cpu_ns_per_call_range", nlohmann::json::array());
+  if (row.value("sys_runs", 0) < 2 || range.size() != 2) return "";
+  return " [" + Fmt("%.2f", range[0].get<double>() / 1e3) + ", " +
+         Fmt("%.2f", range[1].get<double>() / 1e3) + "]";
+}
+
 // What the legs predict beside what each row measured (suite/e2e_from_legs.h).
 std::string FromLegsText(const nlohmann::json& section) {
   if (!section.contains("from_legs")) return "";
@@ -53,7 +62,9 @@ std::string FromLegsText(const nlohmann::json& section) {
   std::ostringstream md;
   md << "\n### Predicted from the legs\n\n"
      << "A call of a mode costs what the sys row of the same op, size and load cost end to end "
-        "(the machine's busy CPU time over its calls: client, server, kernel), plus each of the "
+        "(the machine's busy CPU time over its calls: client, server, kernel; the median of the "
+        "sys runs of that load, one before the modes, one midway and one after them, their "
+        "lowest and highest in brackets), plus each of the "
         "four legs' cost in that mode minus its cost in sys (the micro rows, one thread), at the "
         "payload the leg protects (call legs: a WRITE's data, else none; reply legs: a READ's "
         "data, else none; linear between measured sizes, the smallest size's cost below it). "
@@ -96,7 +107,7 @@ std::string FromLegsText(const nlohmann::json& section) {
        << row.value("op", "") << " | " << (size == 0 ? "-" : SizeLabel(size)) << " | "
        << SizeLabel(row.value("call_payload", 0u)) << " / "
        << SizeLabel(row.value("reply_payload", 0u)) << " | "
-       << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3) << " | "
+       << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3) << SysRange(row) << " | "
        << Fmt("%.2f", row.value("legs_extra_ns", 0.0) / 1e3) << " | "
        << Fmt("%.2f", row.value("predicted_cpu_ns_per_call", 0.0) / 1e3) << " | "
        << Fmt("%.2f", row.value("measured_cpu_ns_per_call", 0.0) / 1e3) << " | "

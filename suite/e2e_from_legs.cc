@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/workload_inputs.h"
 #include "sim/workload_model.h"
@@ -53,7 +54,19 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       skip(row, "no sys row with the same op, size and load");
       continue;
     }
-    const std::optional<double> sys_cpu = harness::BusyCpuNsPerCall(*sys->second, logical_cpus);
+    // The sys row's runs (itself and its repeats): their median CPU per call.
+    std::vector<double> sys_cpus;
+    if (auto first = harness::BusyCpuNsPerCall(*sys->second, logical_cpus)) {
+      sys_cpus.push_back(*first);
+      for (const auto& again : sys->second->value("repeats", nlohmann::json::array())) {
+        if (auto cpu = harness::BusyCpuNsPerCall(again, logical_cpus)) sys_cpus.push_back(*cpu);
+      }
+    }
+    std::sort(sys_cpus.begin(), sys_cpus.end());
+    const size_t n_sys = sys_cpus.size();
+    const std::optional<double> sys_cpu =
+        n_sys == 0 ? std::nullopt
+                   : std::optional<double>((sys_cpus[(n_sys - 1) / 2] + sys_cpus[n_sys / 2]) / 2);
     const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
     if (!sys_cpu || !measured_cpu) {
       skip(row, "the machine's idle time was not measured");
@@ -116,6 +129,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                         {"call_payload", call_size},
                         {"reply_payload", reply_size},
                         {"sys_cpu_ns_per_call", *sys_cpu},
+                        {"sys_runs", n_sys},
+                        {"sys_cpu_ns_per_call_range", {sys_cpus.front(), sys_cpus.back()}},
                         {"legs_extra_ns", extra},
                         {"predicted_cpu_ns_per_call", predicted_cpu},
                         {"measured_cpu_ns_per_call", *measured_cpu},

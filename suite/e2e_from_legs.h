@@ -5,7 +5,8 @@
 // The model, one line: a call of mode M costs the CPU a sys call of the same
 // op, size and load costs end to end (the machine's busy CPU time over the
 // calls of the sys row in the same run: client, server, kernel, everything
-// that is not security), plus, for each of the four legs (client-seal,
+// that is not security; the median over the row and its `repeats`, runs of
+// the same load made later in the run), plus, for each of the four legs (client-seal,
 // server-open, server-seal, client-open), M's cost minus sys's cost of that
 // leg (micro rows, one thread, same enctype and engine) at the payload of
 // the message it protects: the call's for client-seal and server-open (a
@@ -37,7 +38,8 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 // One row per e2e row of a krb5 family with a sys row of the same op, size
 // and load and micro rows for every leg it needs: mode, enctype, engine, op,
 // size, connections, slots, call_payload, reply_payload,
-// sys_cpu_ns_per_call, legs_extra_ns, predicted_cpu_ns_per_call,
+// sys_cpu_ns_per_call (the median), sys_runs, sys_cpu_ns_per_call_range
+// [min, max], legs_extra_ns, predicted_cpu_ns_per_call,
 // measured_cpu_ns_per_call, predicted_ops_per_second,
 // measured_ops_per_second, measured_over_predicted, within, window,
 // server_window_drops, timeouts, call_path_within (on the wide-window run

@@ -168,6 +168,14 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   EXPECT_NE(per_connection->report_md.find("(outside) | 123456 (0 drops) | 0.91 |"),
             std::string::npos)
       << per_connection->report_md;
+  // A baseline that is the median of three sys runs shows their range.
+  r.sections["e2e"]["from_legs"]["rows"][1]["sys_cpu_ns_per_call"] = 5510.0;
+  r.sections["e2e"]["from_legs"]["rows"][1]["sys_runs"] = 3;
+  r.sections["e2e"]["from_legs"]["rows"][1]["sys_cpu_ns_per_call_range"] = {5270.0, 6620.0};
+  auto ranged = RenderRun(r);
+  ASSERT_TRUE(ranged.ok()) << ranged.status().ToString();
+  EXPECT_NE(ranged->report_md.find("| 5.51 [5.27, 6.62] |"), std::string::npos)
+      << ranged->report_md;
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["measured_over_predicted"] =
       0.8;
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["within"] = false;
