@@ -1,6 +1,5 @@
 #include "harness/workload_inputs.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,6 +25,19 @@ std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cp
   const double ops = row.value("ops", 0.0);
   if (idle < 0 || seconds <= 0 || ops <= 0 || logical_cpus <= 0) return std::nullopt;
   return logical_cpus * seconds * 1e9 * std::max(0.0, 1.0 - idle - steal) / ops;
+}
+
+std::optional<BaselineCpu> BaselineCpuNsPerCall(const nlohmann::json& row, int logical_cpus) {
+  const std::optional<double> first = BusyCpuNsPerCall(row, logical_cpus);
+  if (!first) return std::nullopt;
+  std::vector<double> cpus = {*first};
+  const nlohmann::json none = nlohmann::json::array();
+  const nlohmann::json& repeats = row.contains("repeats") ? row["repeats"] : none;
+  for (const auto& again : repeats) {
+    if (auto cpu = BusyCpuNsPerCall(again, logical_cpus)) cpus.push_back(*cpu);
+  }
+  const common::Spread spread = common::Summarize(cpus);
+  return BaselineCpu{spread.median, spread.n, spread.min, spread.max};
 }
 
 Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& family,
@@ -141,12 +153,12 @@ Result<ProtocolCosts> NfsProtocolCosts(const RunResults& run, std::string* sourc
     if (row.value("mode", "") != "sys") continue;
     if (row.value("server", std::string("secmode")) != "secmode") continue;
     if (row.value("connections", 0) <= 1 && row.value("slots", 0) <= 1) continue;
-    const std::optional<double> cpu = BusyCpuNsPerCall(row, cpus);
+    const std::optional<BaselineCpu> cpu = BaselineCpuNsPerCall(row, cpus);
     if (!cpu) continue;
     const std::string op = row.value("op", "");
     sim::CostCurve* curve = CurveOf(half, op);
     if (curve == nullptr) continue;
-    (*curve)[op == "getattr" ? 0 : row.value("size", int64_t{0})] = *cpu / 2;
+    (*curve)[op == "getattr" ? 0 : row.value("size", int64_t{0})] = cpu->median_ns / 2;
   }
   if (half.read.empty() && half.write.empty() && half.metadata.empty()) {
     return Status::InvalidArgument(
@@ -156,7 +168,7 @@ Result<ProtocolCosts> NfsProtocolCosts(const RunResults& run, std::string* sourc
   if (source != nullptr) {
     *source =
         "half each of the busy CPU per call of the run's end-to-end sys rows (client, "
-        "server and kernel on one machine over loopback)";
+        "server and kernel on one machine over loopback; the median over each row's runs)";
   }
   return ProtocolCosts{half, half};
 }

@@ -6,7 +6,8 @@
 //
 // Both run client and server on the same machine (loopback, or a veth pair
 // between two namespaces), so a baseline row's busy CPU per call
-// (BusyCpuNsPerCall) is both ends and the kernel together;
+// (BusyCpuNsPerCall; the median over its repeats, BaselineCpuNsPerCall) is
+// both ends and the kernel together;
 // ProtocolCostsFromRun splits it between the ends (below) and says how in
 // Environment::protocol_cost_source. NFS rows one call at a time are left
 // out (latency, not CPU, bounds them).
@@ -29,6 +30,18 @@ namespace secmode::harness {
 // A row's busy CPU time per completed call: logical CPUs x seconds x
 // (1 - idle - steal) / ops; nothing when the row lacks any of them.
 std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
+
+// A baseline row's busy CPU per call over the row and its `repeats` (runs
+// of the same load later in the run: the e2e section's sys rows), whose
+// single runs can be far apart on a shared machine: the median over the
+// runs that have one, how many, the lowest and the highest. Nothing when
+// the row's own run has none.
+struct BaselineCpu {
+  double median_ns = 0;
+  size_t runs = 0;
+  double min_ns = 0, max_ns = 0;
+};
+std::optional<BaselineCpu> BaselineCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
 
 // The legs of `family` (sys, krb5, krb5i, krb5p) from the run's one-thread
 // micro rows. `engine` and `enctype` empty: the run's only choice, or for
@@ -69,7 +82,8 @@ struct ProtocolCosts {
   sim::OpCosts client, server;
 };
 // For `baseline` sys: half each of the e2e sys rows' busy CPU (the client
-// and secmode's server share one process). For smb-plain: the smb-e2e
+// and secmode's server share one process; the median over each row's
+// repeats, BaselineCpuNsPerCall). For smb-plain: the smb-e2e
 // section's smb-plain rows, the client's own CPU per operation (its
 // process's, client_cpu_seconds) and to the server the CPU of Samba's
 // thread that serves the session (server_session_thread_cpu_seconds) where

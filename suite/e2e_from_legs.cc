@@ -55,18 +55,10 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       continue;
     }
     // The sys row's runs (itself and its repeats): their median CPU per call.
-    std::vector<double> sys_cpus;
-    if (auto first = harness::BusyCpuNsPerCall(*sys->second, logical_cpus)) {
-      sys_cpus.push_back(*first);
-      for (const auto& again : sys->second->value("repeats", nlohmann::json::array())) {
-        if (auto cpu = harness::BusyCpuNsPerCall(again, logical_cpus)) sys_cpus.push_back(*cpu);
-      }
-    }
-    std::sort(sys_cpus.begin(), sys_cpus.end());
-    const size_t n_sys = sys_cpus.size();
+    const std::optional<harness::BaselineCpu> sys_runs =
+        harness::BaselineCpuNsPerCall(*sys->second, logical_cpus);
     const std::optional<double> sys_cpu =
-        n_sys == 0 ? std::nullopt
-                   : std::optional<double>((sys_cpus[(n_sys - 1) / 2] + sys_cpus[n_sys / 2]) / 2);
+        sys_runs ? std::optional<double>(sys_runs->median_ns) : std::nullopt;
     const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
     if (!sys_cpu || !measured_cpu) {
       skip(row, "the machine's idle time was not measured");
@@ -129,8 +121,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                         {"call_payload", call_size},
                         {"reply_payload", reply_size},
                         {"sys_cpu_ns_per_call", *sys_cpu},
-                        {"sys_runs", n_sys},
-                        {"sys_cpu_ns_per_call_range", {sys_cpus.front(), sys_cpus.back()}},
+                        {"sys_runs", sys_runs->runs},
+                        {"sys_cpu_ns_per_call_range", {sys_runs->min_ns, sys_runs->max_ns}},
                         {"legs_extra_ns", extra},
                         {"predicted_cpu_ns_per_call", predicted_cpu},
                         {"measured_cpu_ns_per_call", *measured_cpu},

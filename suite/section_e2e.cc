@@ -60,9 +60,20 @@ constexpr double kGaneshaSeconds = 1.0, kGaneshaMaxSeconds = 4.0;
 const char* const kDefaultRows[] = {"sys",          "krb5",          "krb5i",        "krb5p",
                                     "krb5::native", "krb5i::native", "krb5p::native"};
 
-// Runs of each case's sys row besides the first (midway through the case's
-// modes and after them).
-constexpr int kSysRepeats = 2;
+// After how many of `modes` a case's sys row runs again: midway through
+// them and after the last, each only after sys itself has run (none without
+// sys or without another mode).
+std::vector<size_t> SysRepeatPoints(const std::vector<harness::ModeName>& modes) {
+  std::vector<size_t> points;
+  const auto sys = std::find_if(modes.begin(), modes.end(),
+                                [](const harness::ModeName& m) { return m.family == "sys"; });
+  if (sys == modes.end()) return points;
+  const size_t sys_done = static_cast<size_t>(sys - modes.begin()) + 1;
+  for (size_t done : {(modes.size() + 1) / 2, modes.size()}) {
+    if (done > sys_done && (points.empty() || points.back() != done)) points.push_back(done);
+  }
+  return points;
+}
 
 // The rows of an engine that serialises a context's calls (MIT's) run once
 // more with a context per connection where its crypto is a large share of
@@ -132,10 +143,9 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
       for (const Case& c : kCases) seconds += PerConnectionControl(c) ? b.seconds + b.warmup : 0;
     }
   }
-  const bool sys = std::any_of(modes->begin(), modes->end(),
-                               [](const harness::ModeName& m) { return m.family == "sys"; });
-  if (sys && modes->size() > 1) {  // the sys repeats (at most kSysRepeats)
-    for (const Case& c : kCases) seconds += c.one_at_a_time ? 0 : kSysRepeats * (b.seconds + b.warmup);
+  const size_t repeats = SysRepeatPoints(*modes).size();
+  for (const Case& c : kCases) {
+    seconds += c.one_at_a_time ? 0 : static_cast<double>(repeats) * (b.seconds + b.warmup);
   }
   return seconds;
 }
@@ -198,6 +208,7 @@ Status RunE2eSection(SectionContext& ctx) {
   for (const harness::ModeName& name : modes) {
     rows_planned += std::size(kCases) * (ganesha && name.engine != "native" ? 2 : 1);
   }
+  const std::vector<size_t> sys_repeat_points = SysRepeatPoints(modes);
   for (const Case& c : kCases) {
     // This case's sys row against secmode's server (its index in
     // ctx.results.e2e) and the load it ran, for the repeats below.
@@ -333,17 +344,20 @@ Status RunE2eSection(SectionContext& ctx) {
       // The sys row is the baseline of every prediction from the legs, and
       // one run of it can be a quarter off the next on this kind of machine:
       // it runs again midway through the case's modes and after them
-      // (kSysRepeats), and the prediction takes the runs' median.
+      // (SysRepeatPoints), and the prediction takes the runs' median.
       const size_t done = mode_index + 1;
-      if (sys_row && mode_index > 0 && (done == (modes.size() + 1) / 2 || done == modes.size()) &&
+      if (sys_row &&
+          std::find(sys_repeat_points.begin(), sys_repeat_points.end(), done) !=
+              sys_repeat_points.end() &&
           !InterruptSignal(ctx.options)) {
         SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(sys_engine, window));
         server->Aim(sys_options);
         Measured again = measure(*server, sys_options);
         nlohmann::json& base = ctx.results.e2e[*sys_row];
-        if (!again.report.ok()) {  // only a repeat: logged, the row stays
-          ctx.log << "\n  e2e sys " << rpc::NfsOpName(c.op) << "/" << c.size
-                  << " repeat failed: " << again.report.status().ToString();
+        if (!again.report.ok() || again.report->errors > 0) {  // a repeat: logged, the row stays
+          ctx.log << "\n  e2e sys " << rpc::NfsOpName(c.op) << "/" << c.size << " repeat failed: "
+                  << (again.report.ok() ? again.report->first_error
+                                        : again.report.status().ToString());
         } else {
           nlohmann::json repeat = harness::LoadReportJson(*again.report);
           repeat["window"] = window;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace secmode::harness {
 namespace {
 
@@ -79,6 +81,40 @@ nlohmann::json SmbRun(double busy_fraction, double ops, double client_s) {
 
 // The client's own CPU per operation to the client, the rest of the busy
 // CPU to the server.
+TEST(WorkloadInputsTest, NfsProtocolCostsTakeTheMedianOfASysRowsRuns) {
+  RunResults run;
+  run.machine.logical_cpus = 2;
+  // GETATTR under load: 2 CPUs x 1 s / 100000 calls = 20 us busy per call;
+  // its repeats at 40 us (50000 calls) and 25 us (80000 calls, 0 idle) put
+  // the median at 25 us. A repeat without an idle figure is not counted.
+  auto sys = [](double ops) {
+    return nlohmann::json{{"mode", "sys"},     {"server", "secmode"}, {"op", "getattr"},
+                          {"size", 0},         {"connections", 4},    {"slots", 64},
+                          {"seconds", 1.0},    {"ops", ops},          {"idle_fraction", 0.0},
+                          {"steal_fraction", 0.0}};
+  };
+  nlohmann::json row = sys(100000);
+  nlohmann::json unknown = sys(1000);
+  unknown.erase("idle_fraction");
+  row["repeats"] = nlohmann::json::array({sys(50000), unknown, sys(80000)});
+  const std::optional<BaselineCpu> cpu = BaselineCpuNsPerCall(row, 2);
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->runs, 3u);
+  EXPECT_NEAR(cpu->median_ns, 25e3, 1e-6);
+  EXPECT_NEAR(cpu->min_ns, 20e3, 1e-6);
+  EXPECT_NEAR(cpu->max_ns, 40e3, 1e-6);
+  run.e2e.push_back(row);
+  std::string source;
+  auto costs = ProtocolCostsFromRun(run, "sys", &source);
+  ASSERT_TRUE(costs.ok()) << costs.status().ToString();
+  EXPECT_NEAR(costs->client.metadata.at(0), 12.5e3, 1e-6);
+  EXPECT_NEAR(costs->server.metadata.at(0), 12.5e3, 1e-6);
+  EXPECT_NE(source.find("median"), std::string::npos) << source;
+  // Without its own run's figure the row has no baseline, whatever its repeats.
+  row.erase("idle_fraction");
+  EXPECT_FALSE(BaselineCpuNsPerCall(row, 2).has_value());
+}
+
 TEST(WorkloadInputsTest, SmbProtocolCostsSplitTheSmbPlainRowsBusyCpuByTheClientsOwn) {
   RunResults run;
   run.machine.logical_cpus = 2;

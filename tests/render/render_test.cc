@@ -168,6 +168,14 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   EXPECT_NE(per_connection->report_md.find("(outside) | 123456 (0 drops) | 0.91 |"),
             std::string::npos)
       << per_connection->report_md;
+  // One sys run: no range, whatever the row holds.
+  r.sections["e2e"]["from_legs"]["rows"][1]["sys_cpu_ns_per_call"] = 5510.0;
+  r.sections["e2e"]["from_legs"]["rows"][1]["sys_runs"] = 1;
+  r.sections["e2e"]["from_legs"]["rows"][1]["sys_cpu_ns_per_call_range"] = {5510.0, 5510.0};
+  auto single = RenderRun(r);
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  EXPECT_NE(single->report_md.find("| 5.51 |"), std::string::npos) << single->report_md;
+  EXPECT_EQ(single->report_md.find("5.51 ["), std::string::npos) << single->report_md;
   // A baseline that is the median of three sys runs shows their range.
   r.sections["e2e"]["from_legs"]["rows"][1]["sys_cpu_ns_per_call"] = 5510.0;
   r.sections["e2e"]["from_legs"]["rows"][1]["sys_runs"] = 3;

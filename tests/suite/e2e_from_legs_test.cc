@@ -169,11 +169,11 @@ TEST(E2eFromLegsTest, PredictsTheRunWithAContextPerConnectionOnItsOwnBusyTime) {
 
 TEST(E2eFromLegsTest, TheSysBaselineIsTheMedianOfTheSysRunsOfTheLoad) {
   nlohmann::json e2e = nlohmann::json::array();
-  // The sys row at 20 us per call, run again at 25 and at 40 us: the
+  // The sys row at 20 us per call, run again at 40 and at 25 us: the
   // baseline is 25 us, the range 20-40.
   nlohmann::json sys = Row("sys", "getattr", 0, 100000, 0.0);
   sys["repeats"] = nlohmann::json::array(
-      {Row("sys", "getattr", 0, 80000, 0.0), Row("sys", "getattr", 0, 50000, 0.0)});
+      {Row("sys", "getattr", 0, 50000, 0.0), Row("sys", "getattr", 0, 80000, 0.0)});
   e2e.push_back(sys);
   e2e.push_back(Row("krb5p", "getattr", 0, 50000, 0.0));
   const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
@@ -185,8 +185,8 @@ TEST(E2eFromLegsTest, TheSysBaselineIsTheMedianOfTheSysRunsOfTheLoad) {
   EXPECT_DOUBLE_EQ(g["sys_cpu_ns_per_call_range"][1].get<double>(), 40000);
   EXPECT_DOUBLE_EQ(g["predicted_cpu_ns_per_call"].get<double>(), 29000);
   EXPECT_NEAR(g["measured_over_predicted"].get<double>(), 29000.0 / 40000, 1e-9);
-  // Two runs: the median is their mean.
-  e2e[0]["repeats"].erase(1);
+  // Two runs (20 and 25 us): the median is their mean.
+  e2e[0]["repeats"].erase(0);
   const LegsPrediction two = PredictE2eFromLegs(Legs(), e2e, 2);
   ASSERT_EQ(two.rows.size(), 1u);
   EXPECT_EQ(two.rows[0]["sys_runs"], 2u);

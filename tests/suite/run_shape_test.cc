@@ -98,6 +98,20 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
     EXPECT_EQ(smb_rows, 0u);
     EXPECT_TRUE(run->sections["predictions"].contains("smb_not_run"));
   }
+  // The default modes start with sys: each sys row under load against
+  // secmode's server ran again midway through its case's modes and after
+  // them (a failed repeat would be logged and missing here).
+  size_t sys_rows = 0;
+  for (const auto& row : run->e2e) {
+    if (row.value("mode", "") != "sys" || row.value("server", "") != "secmode" ||
+        row.value("connections", 0) <= 1) {
+      EXPECT_FALSE(row.contains("repeats")) << row.dump();
+      continue;
+    }
+    ++sys_rows;
+    EXPECT_EQ(row.value("repeats", json::array()).size(), 2u) << row.dump();
+  }
+  EXPECT_EQ(sys_rows, 5u);
   ASSERT_TRUE(run->sections.contains("scaling"));
   EXPECT_FALSE(run->sections["scaling"]["rows"].empty());
   auto text = common::ReadFile(*tmp + "/results.json");
