@@ -208,6 +208,28 @@ Status RunE2eSection(SectionContext& ctx) {
   for (const harness::ModeName& name : modes) {
     rows_planned += std::size(kCases) * (ganesha && name.engine != "native" ? 2 : 1);
   }
+  // A control run of `load` against the engine's server whose window drops
+  // nothing: its report with that window and the drops counted, or nothing
+  // (the failure logged, naming `what`).
+  auto control = [&](const std::string& engine, const rpc::LoadOptions& load,
+                     const std::string& what) -> std::optional<nlohmann::json> {
+    auto wide = server_for(engine, kWideWindow);
+    Status failed = wide.status();
+    if (wide.ok()) {
+      rpc::LoadOptions aimed = load;
+      (*wide)->Aim(aimed);
+      Measured m = measure(**wide, aimed);
+      failed = m.report.status();
+      if (m.report.ok()) {
+        nlohmann::json w = harness::LoadReportJson(*m.report);
+        w["window"] = kWideWindow;
+        w["server_window_drops"] = m.window_drops;
+        return w;
+      }
+    }
+    ctx.log << "\n  e2e " << what << " failed: " << failed.ToString();
+    return std::nullopt;
+  };
   const std::vector<size_t> sys_repeat_points = SysRepeatPoints(modes);
   for (const Case& c : kCases) {
     // This case's sys row against secmode's server (its index in
@@ -283,50 +305,25 @@ Status RunE2eSection(SectionContext& ctx) {
           row["window"] = window;
           row["server_window_drops"] = window_drops;
         }
+        // Only controls: a server or run that fails is logged, the row stays.
         if (peer == 0 && window_drops > 0 && !InterruptSignal(ctx.options)) {
-          // Only a control: a server or run that fails is logged, the row stays.
-          auto wide = server_for(name.engine, kWideWindow);
-          Status failed = wide.status();
-          if (wide.ok()) {
-            (*wide)->Aim(o);
-            Measured control = measure(**wide, o);
-            failed = control.report.status();
-            if (control.report.ok()) {
-              nlohmann::json w = harness::LoadReportJson(*control.report);
-              w["window"] = kWideWindow;
-              w["server_window_drops"] = control.window_drops;
-              row["wide_window"] = std::move(w);
-            }
-          }
-          if (!failed.ok()) {
-            ctx.log << "\n  e2e " << name.family << " " << key << " with window " << kWideWindow
-                    << " failed: " << failed.ToString();
+          if (auto w = control(name.engine, o,
+                               name.family + " " + key + " with window " +
+                                   std::to_string(kWideWindow))) {
+            row["wide_window"] = std::move(*w);
           }
         }
         if (peer == 0 && r->crypto_threads == "serialised" && PerConnectionControl(c) &&
             !InterruptSignal(ctx.options)) {
-          // Only a control, as the wide window's: the same load with a
-          // context per connection (so no call waits for another
-          // connection's crypto) against a server whose window drops
-          // nothing: the call path's rate without the engine serialising it.
-          auto wide = server_for(name.engine, kWideWindow);
-          Status failed = wide.status();
-          if (wide.ok()) {
-            (*wide)->Aim(o);
-            rpc::LoadOptions per_connection = o;
-            per_connection.context_per_connection = true;
-            Measured control = measure(**wide, per_connection);
-            failed = control.report.status();
-            if (control.report.ok()) {
-              nlohmann::json w = harness::LoadReportJson(*control.report);
-              w["window"] = kWideWindow;
-              w["server_window_drops"] = control.window_drops;
-              row["context_per_connection"] = std::move(w);
-            }
-          }
-          if (!failed.ok()) {
-            ctx.log << "\n  e2e " << name.family << " " << key
-                    << " with a context per connection failed: " << failed.ToString();
+          // The same load with a context per connection (so no call waits
+          // for another connection's crypto) against a server whose window
+          // drops nothing: the call path's rate without the engine
+          // serialising it.
+          rpc::LoadOptions per_connection = o;
+          per_connection.context_per_connection = true;
+          if (auto w = control(name.engine, per_connection,
+                               name.family + " " + key + " with a context per connection")) {
+            row["context_per_connection"] = std::move(*w);
           }
         }
         if (peer == 0 && name.family == "sys" && !c.one_at_a_time) {
