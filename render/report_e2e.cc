@@ -78,8 +78,7 @@ std::string FromLegsText(const nlohmann::json& section) {
         "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).";
   bool serialised = false;
   for (const auto& row : rows) {
-    serialised = serialised || row.value("engine", "") == "mit" ||
-                 row.value("engine", "") == "mit-iov" || row.contains("context_per_connection");
+    serialised = serialised || row.value("crypto_threads", "") == "serialised";
   }
   if (serialised) {
     md << " The legs are one thread's: where the engine serialises the calls of one context "

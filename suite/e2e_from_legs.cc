@@ -57,10 +57,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
     // The sys row's runs (itself and its repeats): their median CPU per call.
     const std::optional<harness::BaselineCpu> sys_runs =
         harness::BaselineCpuNsPerCall(*sys->second, logical_cpus);
-    const std::optional<double> sys_cpu =
-        sys_runs ? std::optional<double>(sys_runs->median_ns) : std::nullopt;
     const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
-    if (!sys_cpu || !measured_cpu) {
+    if (!sys_runs || !measured_cpu) {
       skip(row, "the machine's idle time was not measured");
       continue;
     }
@@ -82,7 +80,7 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       continue;
     }
     const double extra = legs_extra->client_ns + legs_extra->server_ns;
-    const double predicted_cpu = *sys_cpu + extra;
+    const double predicted_cpu = sys_runs->median_ns + extra;
     const double busy_cpu_ns = *measured_cpu * row.value("ops", 0.0);
     const double seconds = row.value("seconds", 0.0);
     const double predicted_ops = predicted_cpu > 0 ? busy_cpu_ns / predicted_cpu / seconds : 0;
@@ -120,7 +118,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                         {"slots", row.value("slots", 0)},
                         {"call_payload", call_size},
                         {"reply_payload", reply_size},
-                        {"sys_cpu_ns_per_call", *sys_cpu},
+                        {"sys_cpu_ns_per_call", sys_runs->median_ns},
+                        {"crypto_threads", row.value("crypto_threads", "")},
                         {"sys_runs", sys_runs->runs},
                         {"sys_cpu_ns_per_call_range", {sys_runs->min_ns, sys_runs->max_ns}},
                         {"legs_extra_ns", extra},

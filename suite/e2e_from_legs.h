@@ -39,7 +39,8 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 // and load and micro rows for every leg it needs: mode, enctype, engine, op,
 // size, connections, slots, call_payload, reply_payload,
 // sys_cpu_ns_per_call (the median), sys_runs, sys_cpu_ns_per_call_range
-// [min, max], legs_extra_ns, predicted_cpu_ns_per_call,
+// [min, max], crypto_threads (the row's: "serialised" where one context's
+// calls waited for each other), legs_extra_ns, predicted_cpu_ns_per_call,
 // measured_cpu_ns_per_call, predicted_ops_per_second,
 // measured_ops_per_second, measured_over_predicted, within, window,
 // server_window_drops, timeouts, call_path_within (on the wide-window run

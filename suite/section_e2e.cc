@@ -208,21 +208,26 @@ Status RunE2eSection(SectionContext& ctx) {
   for (const harness::ModeName& name : modes) {
     rows_planned += std::size(kCases) * (ganesha && name.engine != "native" ? 2 : 1);
   }
-  // A control run of `load` against the engine's server whose window drops
-  // nothing: its report with that window and the drops counted, or nothing
-  // (the failure logged, naming `what`).
-  auto control = [&](const std::string& engine, const rpc::LoadOptions& load,
-                     const std::string& what) -> std::optional<nlohmann::json> {
-    auto wide = server_for(engine, kWideWindow);
-    Status failed = wide.status();
-    if (wide.ok()) {
+  // One more run of a row's load, against the server of `engine` with
+  // `window_of`: its report with that window and the drops counted, or
+  // nothing when the server, the run or any reply failed (logged, naming
+  // `what`: these runs are controls and repeats, the row stays).
+  auto run_again = [&](const std::string& engine, uint32_t window_of, const rpc::LoadOptions& load,
+                       const std::string& what) -> std::optional<nlohmann::json> {
+    auto server = server_for(engine, window_of);
+    Status failed = server.status();
+    if (server.ok()) {
       rpc::LoadOptions aimed = load;
-      (*wide)->Aim(aimed);
-      Measured m = measure(**wide, aimed);
+      (*server)->Aim(aimed);
+      Measured m = measure(**server, aimed);
       failed = m.report.status();
-      if (m.report.ok()) {
+      if (m.report.ok() && m.report->errors > 0) {
+        failed = Status::Internal(std::to_string(m.report->errors) +
+                                  " failed replies, first: " + m.report->first_error);
+      }
+      if (failed.ok()) {
         nlohmann::json w = harness::LoadReportJson(*m.report);
-        w["window"] = kWideWindow;
+        w["window"] = window_of;
         w["server_window_drops"] = m.window_drops;
         return w;
       }
@@ -307,9 +312,9 @@ Status RunE2eSection(SectionContext& ctx) {
         }
         // Only controls: a server or run that fails is logged, the row stays.
         if (peer == 0 && window_drops > 0 && !InterruptSignal(ctx.options)) {
-          if (auto w = control(name.engine, o,
-                               name.family + " " + key + " with window " +
-                                   std::to_string(kWideWindow))) {
+          if (auto w = run_again(name.engine, kWideWindow, o,
+                                 name.family + " " + key + " with window " +
+                                     std::to_string(kWideWindow))) {
             row["wide_window"] = std::move(*w);
           }
         }
@@ -321,8 +326,8 @@ Status RunE2eSection(SectionContext& ctx) {
           // serialising it.
           rpc::LoadOptions per_connection = o;
           per_connection.context_per_connection = true;
-          if (auto w = control(name.engine, per_connection,
-                               name.family + " " + key + " with a context per connection")) {
+          if (auto w = run_again(name.engine, kWideWindow, per_connection,
+                                 name.family + " " + key + " with a context per connection")) {
             row["context_per_connection"] = std::move(*w);
           }
         }
@@ -347,20 +352,12 @@ Status RunE2eSection(SectionContext& ctx) {
           std::find(sys_repeat_points.begin(), sys_repeat_points.end(), done) !=
               sys_repeat_points.end() &&
           !InterruptSignal(ctx.options)) {
-        SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(sys_engine, window));
-        server->Aim(sys_options);
-        Measured again = measure(*server, sys_options);
-        nlohmann::json& base = ctx.results.e2e[*sys_row];
-        if (!again.report.ok() || again.report->errors > 0) {  // a repeat: logged, the row stays
-          ctx.log << "\n  e2e sys " << rpc::NfsOpName(c.op) << "/" << c.size << " repeat failed: "
-                  << (again.report.ok() ? again.report->first_error
-                                        : again.report.status().ToString());
-        } else {
-          nlohmann::json repeat = harness::LoadReportJson(*again.report);
-          repeat["window"] = window;
-          repeat["server_window_drops"] = again.window_drops;
+        if (auto repeat = run_again(sys_engine, window, sys_options,
+                                    "sys " + std::string(rpc::NfsOpName(c.op)) + "/" +
+                                        std::to_string(c.size) + " repeat")) {
+          nlohmann::json& base = ctx.results.e2e[*sys_row];
           if (!base.contains("repeats")) base["repeats"] = nlohmann::json::array();
-          base["repeats"].push_back(std::move(repeat));
+          base["repeats"].push_back(std::move(*repeat));
         }
       }
     }

@@ -148,6 +148,7 @@ TEST(E2eFromLegsTest, PredictsTheRunWithAContextPerConnectionOnItsOwnBusyTime) {
   // of the 75 000 its busy time predicts at 24 us; the shared context's
   // verdict stays its own.
   nlohmann::json krb5p = Row("krb5p", "getattr", 0, 50000, 0.0);
+  krb5p["crypto_threads"] = "serialised";
   krb5p["context_per_connection"] = Row("krb5p", "getattr", 0, 72000, 0.1);
   krb5p["context_per_connection"]["window"] = 65536;
   krb5p["context_per_connection"]["server_window_drops"] = 0;
@@ -158,6 +159,7 @@ TEST(E2eFromLegsTest, PredictsTheRunWithAContextPerConnectionOnItsOwnBusyTime) {
   EXPECT_FALSE(g["within"].get<bool>());
   EXPECT_FALSE(g["call_path_within"].get<bool>());
   EXPECT_FALSE(g.contains("wide_window"));
+  EXPECT_EQ(g["crypto_threads"], "serialised");
   ASSERT_TRUE(g.contains("context_per_connection")) << g.dump(1);
   const nlohmann::json& c = g["context_per_connection"];
   EXPECT_EQ(c["window"], 65536u);
