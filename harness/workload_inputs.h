@@ -6,7 +6,7 @@
 //
 // Both run client and server on the same machine (loopback, or a veth pair
 // between two namespaces), so a baseline row's busy CPU per call
-// (BusyCpuNsPerCall; the median over its repeats, BaselineCpuNsPerCall) is
+// (BusyCpuNsPerCall; the median over its repeats, MedianCpuNsPerCall) is
 // both ends and the kernel together;
 // ProtocolCostsFromRun splits it between the ends (below) and says how in
 // Environment::protocol_cost_source. NFS rows one call at a time are left
@@ -31,17 +31,27 @@ namespace secmode::harness {
 // (1 - idle - steal) / ops; nothing when the row lacks any of them.
 std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
 
-// A baseline row's busy CPU per call over the row and its `repeats` (runs
-// of the same load later in the run: the e2e section's sys rows), whose
-// single runs can be far apart on a shared machine: the median over the
-// runs that have one, how many, the lowest and the highest. Nothing when
-// the row's own run has none.
-struct BaselineCpu {
+// A row's busy CPU per call over the row and its `repeats` (runs of the
+// same load later in the run: the e2e section's rounds), whose single runs
+// can be far apart on a shared machine: the median over the runs that have
+// one, how many, the lowest and the highest. Nothing when the row's own
+// run has none.
+struct CpuOverRuns {
   double median_ns = 0;
   size_t runs = 0;
   double min_ns = 0, max_ns = 0;
 };
-std::optional<BaselineCpu> BaselineCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
+std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
+
+// Makes `row`'s own figures those of its median run: of the row's run and
+// its `repeats`, the one with the median busy CPU per call (the lower
+// middle of an even count; a run without the figure counts as the
+// costliest) has each of its fields put at the row's top level, and the
+// row's former values of those fields become a run in `repeats` in its
+// place. So every reader of the row's figures reads one real run, the
+// middle one, and the row's median is its own figure. Fields a run lacks
+// (the row's engine, its controls) stay. A row without repeats stays as it is.
+void PutMedianRunFirst(nlohmann::json& row, int logical_cpus);
 
 // The legs of `family` (sys, krb5, krb5i, krb5p) from the run's one-thread
 // micro rows. `engine` and `enctype` empty: the run's only choice, or for
@@ -83,7 +93,7 @@ struct ProtocolCosts {
 };
 // For `baseline` sys: half each of the e2e sys rows' busy CPU (the client
 // and secmode's server share one process; the median over each row's
-// repeats, BaselineCpuNsPerCall). For smb-plain: the smb-e2e
+// repeats, MedianCpuNsPerCall). For smb-plain: the smb-e2e
 // section's smb-plain rows, the client's own CPU per operation (its
 // process's, client_cpu_seconds) and to the server the CPU of Samba's
 // thread that serves the session (server_session_thread_cpu_seconds) where

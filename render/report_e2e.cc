@@ -43,11 +43,11 @@ std::string HostsText(const nlohmann::json& section) {
   return md.str();
 }
 
-// " [lowest, highest]" of the sys runs a prediction's baseline is the median
-// of, when there were several.
-std::string SysRange(const nlohmann::json& row) {
-  const nlohmann::json range = row.value("sys_cpu_ns_per_call_range", nlohmann::json::array());
-  if (row.value("sys_runs", 0) < 2 || range.size() != 2) return "";
+// " [lowest, highest]" in us of the runs (count in `runs_key`, range in
+// `range_key`, ns) a figure is the median of, when there were several.
+std::string RunsRange(const nlohmann::json& row, const char* runs_key, const char* range_key) {
+  const nlohmann::json range = row.value(range_key, nlohmann::json::array());
+  if (row.value(runs_key, 0) < 2 || range.size() != 2) return "";
   return " [" + Fmt("%.2f", range[0].get<double>() / 1e3) + ", " +
          Fmt("%.2f", range[1].get<double>() / 1e3) + "]";
 }
@@ -62,14 +62,14 @@ std::string FromLegsText(const nlohmann::json& section) {
   std::ostringstream md;
   md << "\n### Predicted from the legs\n\n"
      << "A call of a mode costs what the sys row of the same op, size and load cost end to end "
-        "(the machine's busy CPU time over its calls: client, server, kernel; the median of the "
-        "sys runs of that load, by default one before the modes, one midway and one after them, "
-        "their lowest and highest in brackets where there were several), plus each of the "
+        "(the machine's busy CPU time over its calls: client, server, kernel), plus each of the "
         "four legs' cost in that mode minus its cost in sys (the micro rows, one thread), at the "
         "payload the leg protects (call legs: a WRITE's data, else none; reply legs: a READ's "
         "data, else none; linear between measured sizes, the smallest size's cost below it). "
         "Predicted ops/s: the row's busy "
-        "CPU time over that cost. The prediction holds when measured/predicted is within "
+        "CPU time over that cost. Every figure here is a row's median run (of its rounds, sys "
+        "and the modes alternating; CPU per call of the lowest and highest run in brackets where "
+        "there were several). The prediction holds when measured/predicted is within "
      << Fmt("%.0f", tol * 100)
      << "%; where it does not, the call path costs more (or less) than its crypto. A row whose "
         "server dropped calls at its sequence window ran once more against a server whose "
@@ -106,10 +106,12 @@ std::string FromLegsText(const nlohmann::json& section) {
        << row.value("op", "") << " | " << (size == 0 ? "-" : SizeLabel(size)) << " | "
        << SizeLabel(row.value("call_payload", 0u)) << " / "
        << SizeLabel(row.value("reply_payload", 0u)) << " | "
-       << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3) << SysRange(row) << " | "
+       << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3)
+       << RunsRange(row, "sys_runs", "sys_cpu_ns_per_call_range") << " | "
        << Fmt("%.2f", row.value("legs_extra_ns", 0.0) / 1e3) << " | "
        << Fmt("%.2f", row.value("predicted_cpu_ns_per_call", 0.0) / 1e3) << " | "
-       << Fmt("%.2f", row.value("measured_cpu_ns_per_call", 0.0) / 1e3) << " | "
+       << Fmt("%.2f", row.value("measured_cpu_ns_per_call", 0.0) / 1e3)
+       << RunsRange(row, "runs", "measured_cpu_ns_per_call_range") << " | "
        << Fmt("%.0f", row.value("predicted_ops_per_second", 0.0)) << " | "
        << Fmt("%.0f", row.value("measured_ops_per_second", 0.0)) << " | " << Fmt("%.2f", ratio)
        << " | " << row.value("server_window_drops", 0u) << ", " << row.value("timeouts", 0u)
@@ -153,10 +155,16 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
      << "In-process server, " << connections
      << " connections sharing one RPCSEC_GSS context (one sequence counter), "
      << section.value("slots", 0) << " outstanding calls (" << section.value("slots_large_io", 0)
-     << " for 1 MiB), " << section.value("seconds", 0.0) << " s per row (longer, up to "
+     << " for 1 MiB), " << section.value("seconds", 0.0) << " s per run (longer, up to "
      << section.value("max_seconds", 0.0) << " s, until " << section.value("min_ops", 0)
-     << " calls completed) after " << section.value("warmup_seconds", 0.0)
-     << " s warm-up; client re-encodes calls that fell out of the window before sending (as Linux "
+     << " calls completed) after " << section.value("warmup_seconds", 0.0) << " s warm-up"
+     << (section.value("rounds", 1) > 1
+             ? "; each row under load against secmode's server ran in " +
+                   std::to_string(section.value("rounds", 1)) +
+                   " rounds (each round every mode of its op and size once, one after the "
+                   "other) and shows its median run by busy CPU per call"
+             : std::string())
+     << "; client re-encodes calls that fell out of the window before sending (as Linux "
         "does); the mode column names enctype and engine (both ends use it). Client and server "
         "share the machine's cores, so each row is the cost of both ends. Crypto: how the one "
         "shared context's messages are protected on the connections' threads at both ends: "

@@ -55,10 +55,13 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       continue;
     }
     // The sys row's runs (itself and its repeats): their median CPU per call.
-    const std::optional<harness::BaselineCpu> sys_runs =
-        harness::BaselineCpuNsPerCall(*sys->second, logical_cpus);
+    const std::optional<harness::CpuOverRuns> sys_runs =
+        harness::MedianCpuNsPerCall(*sys->second, logical_cpus);
+    // The row's own figure is its median run's (suite/section_e2e.cc).
     const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
-    if (!sys_runs || !measured_cpu) {
+    const std::optional<harness::CpuOverRuns> row_runs =
+        harness::MedianCpuNsPerCall(row, logical_cpus);
+    if (!sys_runs || !measured_cpu || !row_runs) {
       skip(row, "the machine's idle time was not measured");
       continue;
     }
@@ -94,14 +97,17 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       if (!row.contains(key) || !row[key].is_object()) return std::nullopt;
       const nlohmann::json& w = row[key];
       const std::optional<double> cpu = harness::BusyCpuNsPerCall(w, logical_cpus);
+      const std::optional<harness::CpuOverRuns> runs = harness::MedianCpuNsPerCall(w, logical_cpus);
       const double w_seconds = w.value("seconds", 0.0);
-      if (!cpu || w_seconds <= 0 || predicted_cpu <= 0) return std::nullopt;
+      if (!cpu || !runs || w_seconds <= 0 || predicted_cpu <= 0) return std::nullopt;
       const double w_predicted = *cpu * w.value("ops", 0.0) / predicted_cpu / w_seconds;
       const double w_measured = w.value("ops_per_second", 0.0);
       const double w_ratio = w_predicted > 0 ? w_measured / w_predicted : 0;
       return nlohmann::json{{"window", w.value("window", 0u)},
                             {"server_window_drops", w.value("server_window_drops", 0u)},
                             {"measured_cpu_ns_per_call", *cpu},
+                            {"runs", runs->runs},
+                            {"measured_cpu_ns_per_call_range", {runs->min_ns, runs->max_ns}},
                             {"predicted_ops_per_second", w_predicted},
                             {"measured_ops_per_second", w_measured},
                             {"measured_over_predicted", w_ratio},
@@ -125,6 +131,8 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
                         {"legs_extra_ns", extra},
                         {"predicted_cpu_ns_per_call", predicted_cpu},
                         {"measured_cpu_ns_per_call", *measured_cpu},
+                        {"runs", row_runs->runs},
+                        {"measured_cpu_ns_per_call_range", {row_runs->min_ns, row_runs->max_ns}},
                         {"predicted_ops_per_second", predicted_ops},
                         {"measured_ops_per_second", measured_ops},
                         {"measured_over_predicted", ratio},

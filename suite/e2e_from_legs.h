@@ -6,7 +6,7 @@
 // op, size and load costs end to end (the machine's busy CPU time over the
 // calls of the sys row in the same run: client, server, kernel, everything
 // that is not security; the median over the row and its `repeats`, runs of
-// the same load made later in the run), plus, for each of the four legs (client-seal,
+// the same load in the section's later rounds), plus, for each of the four legs (client-seal,
 // server-open, server-seal, client-open), M's cost minus sys's cost of that
 // leg (micro rows, one thread, same enctype and engine) at the payload of
 // the message it protects: the call's for client-seal and server-open (a
@@ -41,11 +41,14 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 // sys_cpu_ns_per_call (the median), sys_runs, sys_cpu_ns_per_call_range
 // [min, max], crypto_threads (the row's: "serialised" where one context's
 // calls waited for each other), legs_extra_ns, predicted_cpu_ns_per_call,
-// measured_cpu_ns_per_call, predicted_ops_per_second,
+// measured_cpu_ns_per_call (the row's own figure: the section makes it
+// its median run's), runs, measured_cpu_ns_per_call_range [min, max] (over
+// the row and its repeats), predicted_ops_per_second,
 // measured_ops_per_second, measured_over_predicted, within, window,
 // server_window_drops, timeouts, call_path_within (on the wide-window run
 // when there is one) and, when there is, wide_window {window,
-// server_window_drops, measured_cpu_ns_per_call, predicted_ops_per_second,
+// server_window_drops, measured_cpu_ns_per_call, runs,
+// measured_cpu_ns_per_call_range, predicted_ops_per_second,
 // measured_ops_per_second, measured_over_predicted, within}, and
 // context_per_connection {the same fields} when that run was made. A row that
 // lacks what it needs is left out (`skipped` lists each with the reason).

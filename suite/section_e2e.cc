@@ -2,7 +2,11 @@
 // krb5p) over real loopback TCP against the in-process server
 // (harness/local_rpc.h) with the run's realm: NFSv4.1-shaped GETATTR and
 // 4 KiB / 1 MiB READ and WRITE, connections sharing one GSS context (controls:
-// a wide window, a context per connection; see below). Rows go
+// a wide window, a context per connection; see below). Every row under
+// load against secmode's server runs in rounds (Budget::rounds): in each
+// round every mode of the case once, one after the other, so drift over
+// the section spreads over the modes; a row's figures are its median run's
+// (harness::PutMedianRunFirst), the other runs in `repeats`. Rows go
 // to RunResults::e2e; the load shape and the servers' totals to
 // RunResults::sections["e2e"]. Interrupted (suite/suite.h), it runs no
 // further row and says so there ("interrupted") and in "errors".
@@ -21,6 +25,7 @@
 #include "common/files.h"
 #include "gss/enctype.h"
 #include "harness/local_rpc.h"
+#include "harness/workload_inputs.h"
 #include "rpc/ganesha.h"
 #include "rpc/load.h"
 #include "rpc/nfs.h"
@@ -59,21 +64,6 @@ constexpr double kGaneshaSeconds = 1.0, kGaneshaMaxSeconds = 4.0;
 // RFC 4121 in OpenSSL: what the Linux kernel's data path does).
 const char* const kDefaultRows[] = {"sys",          "krb5",          "krb5i",        "krb5p",
                                     "krb5::native", "krb5i::native", "krb5p::native"};
-
-// After how many of `modes` a case's sys row runs again: midway through
-// them and after the last, each only after sys itself has run (none without
-// sys or without another mode).
-std::vector<size_t> SysRepeatPoints(const std::vector<harness::ModeName>& modes) {
-  std::vector<size_t> points;
-  const auto sys = std::find_if(modes.begin(), modes.end(),
-                                [](const harness::ModeName& m) { return m.family == "sys"; });
-  if (sys == modes.end()) return points;
-  const size_t sys_done = static_cast<size_t>(sys - modes.begin()) + 1;
-  for (size_t done : {(modes.size() + 1) / 2, modes.size()}) {
-    if (done > sys_done && (points.empty() || points.back() != done)) points.push_back(done);
-  }
-  return points;
-}
 
 // The rows of an engine that serialises a context's calls (MIT's) run once
 // more with a context per connection where its crypto is a large share of
@@ -115,13 +105,23 @@ common::Result<std::vector<harness::ModeName>> E2eModes(const SectionContext& ct
   return modes;
 }
 
-// Each row's measured and warm-up seconds.
+// Each run's measured and warm-up seconds, and how many rounds the rows
+// under load against secmode's server run. One run of a load can be a
+// quarter off the next on a shared machine (a slow spell of the host lasts
+// seconds and slows client, server and kernel alike); of three runs the
+// median is the one most likely outside such a spell.
 struct Budget {
   double seconds, warmup, max_seconds;
+  int rounds;
 };
 Budget BudgetOf(const SectionContext& ctx) {
-  return ctx.options.quick ? Budget{0.4, 0.1, 2.5} : Budget{3.0, 0.3, 10};
+  return ctx.options.quick ? Budget{0.4, 0.1, 2.5, 2} : Budget{2.0, 0.3, 10, 3};
 }
+
+// A row under load against secmode's server: it runs again in each later
+// round (one call at a time, latency bounds it; nfs-ganesha's rows are not
+// predicted from the legs and run once).
+bool RunsInRounds(const Case& c, int peer) { return peer == 0 && !c.one_at_a_time; }
 
 }  // namespace
 
@@ -130,22 +130,18 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
   if (!modes.ok()) return 0;
   const Budget b = BudgetOf(ctx);
   const bool ganesha = rpc::Ganesha::Available().ok();
+  const double run = b.seconds + b.warmup;
   double seconds = 0;
   for (const auto& m : *modes) {
-    seconds += std::size(kCases) * (b.seconds + b.warmup);
-    if (ganesha && m.engine != "native") {
-      seconds += std::size(kCases) * (std::min(b.seconds, kGaneshaSeconds) + b.warmup);
+    for (const Case& c : kCases) {
+      const double runs = RunsInRounds(c, 0) ? b.rounds : 1;
+      seconds += runs * run;
+      if (ganesha && m.engine != "native") seconds += std::min(b.seconds, kGaneshaSeconds) + b.warmup;
+      // MIT's engines serialise a context's calls (the control runs when the
+      // load reports "serialised": the native engine would too on a context
+      // with GSS-level replay detection, which RPCSEC_GSS contexts do not ask for).
+      if (m.family != "sys" && m.engine != "native" && PerConnectionControl(c)) seconds += runs * run;
     }
-    // MIT's engines serialise a context's calls (the control runs when the
-    // load reports "serialised": the native engine would too on a context
-    // with GSS-level replay detection, which RPCSEC_GSS contexts do not ask for).
-    if (m.family != "sys" && m.engine != "native") {
-      for (const Case& c : kCases) seconds += PerConnectionControl(c) ? b.seconds + b.warmup : 0;
-    }
-  }
-  const size_t repeats = SysRepeatPoints(*modes).size();
-  for (const Case& c : kCases) {
-    seconds += c.one_at_a_time ? 0 : static_cast<double>(repeats) * (b.seconds + b.warmup);
   }
   return seconds;
 }
@@ -209,11 +205,11 @@ Status RunE2eSection(SectionContext& ctx) {
     rows_planned += std::size(kCases) * (ganesha && name.engine != "native" ? 2 : 1);
   }
   // One more run of a row's load, against the server of `engine` with
-  // `window_of`: its report with that window and the drops counted, or
-  // nothing when the server, the run or any reply failed (logged, naming
-  // `what`: these runs are controls and repeats, the row stays).
+  // `window_of`: its report with that window, the drops counted and its
+  // `round`, or nothing when the server, the run or any reply failed
+  // (logged, naming `what`: these runs are controls and repeats, the row stays).
   auto run_again = [&](const std::string& engine, uint32_t window_of, const rpc::LoadOptions& load,
-                       const std::string& what) -> std::optional<nlohmann::json> {
+                       int round, const std::string& what) -> std::optional<nlohmann::json> {
     auto server = server_for(engine, window_of);
     Status failed = server.status();
     if (server.ok()) {
@@ -229,21 +225,24 @@ Status RunE2eSection(SectionContext& ctx) {
         nlohmann::json w = harness::LoadReportJson(*m.report);
         w["window"] = window_of;
         w["server_window_drops"] = m.window_drops;
+        w["round"] = round;
         return w;
       }
     }
     ctx.log << "\n  e2e " << what << " failed: " << failed.ToString();
     return std::nullopt;
   };
-  const std::vector<size_t> sys_repeat_points = SysRepeatPoints(modes);
+  size_t runs_not_made = 0;  // of later rounds, after an interruption
   for (const Case& c : kCases) {
-    // This case's sys row against secmode's server (its index in
-    // ctx.results.e2e) and the load it ran, for the repeats below.
-    std::optional<size_t> sys_row;
-    rpc::LoadOptions sys_options;
-    std::string sys_engine;
-    for (size_t mode_index = 0; mode_index < modes.size(); ++mode_index) {
-      const harness::ModeName& name = modes[mode_index];
+    // This case's rows that run again in later rounds: index in
+    // ctx.results.e2e, the load and engine, and a name for the log.
+    struct InRounds {
+      size_t row;
+      rpc::LoadOptions load;
+      std::string engine, what;
+    };
+    std::vector<InRounds> in_rounds;
+    for (const harness::ModeName& name : modes) {
       for (int peer = 0; peer < (ganesha ? 2 : 1); ++peer) {
         // Ganesha's rows: the MIT engine's (its own GSS is MIT's; the
         // native engine would change only this client's half).
@@ -309,10 +308,11 @@ Status RunE2eSection(SectionContext& ctx) {
         if (peer == 0) {
           row["window"] = window;
           row["server_window_drops"] = window_drops;
+          row["round"] = 0;
         }
         // Only controls: a server or run that fails is logged, the row stays.
         if (peer == 0 && window_drops > 0 && !InterruptSignal(ctx.options)) {
-          if (auto w = run_again(name.engine, kWideWindow, o,
+          if (auto w = run_again(name.engine, kWideWindow, o, 0,
                                  name.family + " " + key + " with window " +
                                      std::to_string(kWideWindow))) {
             row["wide_window"] = std::move(*w);
@@ -326,15 +326,13 @@ Status RunE2eSection(SectionContext& ctx) {
           // serialising it.
           rpc::LoadOptions per_connection = o;
           per_connection.context_per_connection = true;
-          if (auto w = run_again(name.engine, kWideWindow, per_connection,
+          if (auto w = run_again(name.engine, kWideWindow, per_connection, 0,
                                  name.family + " " + key + " with a context per connection")) {
             row["context_per_connection"] = std::move(*w);
           }
         }
-        if (peer == 0 && name.family == "sys" && !c.one_at_a_time) {
-          sys_row = ctx.results.e2e.size();
-          sys_options = o;
-          sys_engine = name.engine;
+        if (RunsInRounds(c, peer)) {
+          in_rounds.push_back({ctx.results.e2e.size(), o, name.engine, name.family + " " + key});
         }
         ctx.results.e2e.push_back(std::move(row));
         if (r->errors > 0 && first_failure.ok()) {
@@ -343,22 +341,43 @@ Status RunE2eSection(SectionContext& ctx) {
                                " failed replies, first: " + r->first_error);
         }
       }
-      // The sys row is the baseline of every prediction from the legs, and
-      // one run of it can be a quarter off the next on this kind of machine:
-      // it runs again midway through the case's modes and after them
-      // (SysRepeatPoints), and the prediction takes the runs' median.
-      const size_t done = mode_index + 1;
-      if (sys_row &&
-          std::find(sys_repeat_points.begin(), sys_repeat_points.end(), done) !=
-              sys_repeat_points.end() &&
-          !InterruptSignal(ctx.options)) {
-        if (auto repeat = run_again(sys_engine, window, sys_options,
-                                    "sys " + std::string(rpc::NfsOpName(c.op)) + "/" +
-                                        std::to_string(c.size) + " repeat")) {
-          nlohmann::json& base = ctx.results.e2e[*sys_row];
-          if (!base.contains("repeats")) base["repeats"] = nlohmann::json::array();
-          base["repeats"].push_back(std::move(*repeat));
+    }
+    // The later rounds: each row's load again, the modes in the same order,
+    // and its controls after it.
+    for (int round = 1; round < budget.rounds; ++round) {
+      for (const InRounds& r : in_rounds) {
+        const size_t runs = 1 + ctx.results.e2e[r.row].contains("wide_window") +
+                            ctx.results.e2e[r.row].contains("context_per_connection");
+        if (InterruptSignal(ctx.options)) {
+          runs_not_made += runs;
+          continue;
         }
+        const std::string in_round = " (round " + std::to_string(round + 1) + ")";
+        auto again = [&](const char* control, uint32_t window_of, const rpc::LoadOptions& load,
+                         const std::string& what) {
+          nlohmann::json& row = ctx.results.e2e[r.row];
+          if (control != nullptr && !row.contains(control)) return;
+          nlohmann::json& target = control != nullptr ? row[control] : row;
+          if (auto run = run_again(r.engine, window_of, load, round, what + in_round)) {
+            target["repeats"].push_back(std::move(*run));
+          }
+        };
+        again(nullptr, window, r.load, r.what);
+        again("wide_window", kWideWindow, r.load,
+              r.what + " with window " + std::to_string(kWideWindow));
+        rpc::LoadOptions per_connection = r.load;
+        per_connection.context_per_connection = true;
+        again("context_per_connection", kWideWindow, per_connection,
+              r.what + " with a context per connection");
+      }
+    }
+    // Each row's (and control's) figures: its median run's.
+    const int cpus = ctx.results.machine.logical_cpus;
+    for (const InRounds& r : in_rounds) {
+      nlohmann::json& row = ctx.results.e2e[r.row];
+      harness::PutMedianRunFirst(row, cpus);
+      for (const char* control : {"wide_window", "context_per_connection"}) {
+        if (row.contains(control)) harness::PutMedianRunFirst(row[control], cpus);
       }
     }
   }
@@ -383,9 +402,11 @@ Status RunE2eSection(SectionContext& ctx) {
       {"shared_context", true},
       {"window", window},
       {"wide_window", kWideWindow},
-      {"sys_repeats",
-       "each load's sys row against secmode's server ran again midway through the case's modes "
-       "and after them (`repeats`); the prediction from the legs takes the median CPU per call"},
+      {"rounds", budget.rounds},
+      {"rounds_note",
+       "each row under load against secmode's server, and its controls, ran once per round, "
+       "the case's modes one after the other in each round; a row's figures are its median "
+       "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`)"},
       {"context_per_connection_control",
        "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: once more "
        "with a context per connection, window " +
@@ -401,12 +422,15 @@ Status RunE2eSection(SectionContext& ctx) {
   ctx.results.sections["e2e"]["from_legs"] = {{"tolerance", kLegsPredictionTolerance},
                                               {"rows", from_legs.rows},
                                               {"skipped", from_legs.skipped}};
-  if (rows_not_run > 0) {
+  if (rows_not_run > 0 || runs_not_made > 0) {
     const int sig = InterruptSignal(ctx.options);
     ctx.results.sections["e2e"]["interrupted"] = SignalName(sig);
     ctx.results.errors.push_back(InterruptedError(
         "section", "e2e", sig,
-        std::to_string(rows_not_run) + " of " + std::to_string(rows_planned) + " rows not run"));
+        std::to_string(rows_not_run) + " of " + std::to_string(rows_planned) + " rows not run" +
+            (runs_not_made > 0
+                 ? ", nor " + std::to_string(runs_not_made) + " runs of rows' later rounds"
+                 : std::string())));
   }
   return first_failure;
 }

@@ -97,7 +97,7 @@ TEST(WorkloadInputsTest, NfsProtocolCostsTakeTheMedianOfASysRowsRuns) {
   nlohmann::json unknown = sys(1000);
   unknown.erase("idle_fraction");
   row["repeats"] = nlohmann::json::array({sys(50000), unknown, sys(80000)});
-  const std::optional<BaselineCpu> cpu = BaselineCpuNsPerCall(row, 2);
+  const std::optional<CpuOverRuns> cpu = MedianCpuNsPerCall(row, 2);
   ASSERT_TRUE(cpu.has_value());
   EXPECT_EQ(cpu->runs, 3u);
   EXPECT_NEAR(cpu->median_ns, 25e3, 1e-6);
@@ -112,7 +112,52 @@ TEST(WorkloadInputsTest, NfsProtocolCostsTakeTheMedianOfASysRowsRuns) {
   EXPECT_NE(source.find("median"), std::string::npos) << source;
   // Without its own run's figure the row has no baseline, whatever its repeats.
   row.erase("idle_fraction");
-  EXPECT_FALSE(BaselineCpuNsPerCall(row, 2).has_value());
+  EXPECT_FALSE(MedianCpuNsPerCall(row, 2).has_value());
+}
+
+// The middle run's fields go to the row's top level and the row's own run
+// takes its place among the repeats; the row's other fields stay.
+TEST(WorkloadInputsTest, PutMedianRunFirstMakesTheMiddleRunTheRowsFigures) {
+  auto run = [](double ops, int round) {
+    return nlohmann::json{{"seconds", 1.0},       {"ops", ops},     {"idle_fraction", 0.0},
+                          {"ops_per_second", ops}, {"round", round}, {"window", 128}};
+  };
+  // Busy CPU per call: the row's 20 us, repeats 40 us and 25 us: the middle is 25 us.
+  nlohmann::json row = run(100000, 0);
+  row["mode"] = "krb5";
+  row["wide_window"] = {{"ops", 1}};
+  row["repeats"] = nlohmann::json::array({run(50000, 1), run(80000, 2)});
+  PutMedianRunFirst(row, 2);
+  EXPECT_EQ(row["ops"], 80000.0);
+  EXPECT_EQ(row["ops_per_second"], 80000.0);
+  EXPECT_EQ(row["round"], 2);
+  EXPECT_EQ(row["mode"], "krb5");
+  EXPECT_EQ(row["wide_window"]["ops"], 1);
+  ASSERT_EQ(row["repeats"].size(), 2u);
+  EXPECT_EQ(row["repeats"][0], run(50000, 1));
+  EXPECT_EQ(row["repeats"][1], run(100000, 0));
+  // Its median is now its own figure, and putting it first again changes nothing.
+  const nlohmann::json before = row;
+  PutMedianRunFirst(row, 2);
+  EXPECT_EQ(row, before);
+  auto median = MedianCpuNsPerCall(row, 2);
+  ASSERT_TRUE(median.has_value());
+  EXPECT_NEAR(median->median_ns, *BusyCpuNsPerCall(row, 2), 1e-6);
+  // Of two runs the lower middle (the cheaper) leads; a run without the
+  // figure counts as the costliest.
+  nlohmann::json two = run(50000, 0);  // 40 us
+  nlohmann::json unknown = run(90000, 1);
+  unknown.erase("idle_fraction");
+  two["repeats"] = nlohmann::json::array({unknown, run(100000, 2)});  // ?, 20 us
+  PutMedianRunFirst(two, 2);
+  EXPECT_EQ(two["round"], 0);  // order: 20 us, 40 us, unknown: the middle is the row's own
+  two["repeats"].erase(0);
+  PutMedianRunFirst(two, 2);
+  EXPECT_EQ(two["round"], 2);
+  // No repeats: nothing changes.
+  nlohmann::json single = run(1000, 0);
+  PutMedianRunFirst(single, 2);
+  EXPECT_EQ(single, run(1000, 0));
 }
 
 TEST(WorkloadInputsTest, SmbProtocolCostsSplitTheSmbPlainRowsBusyCpuByTheClientsOwn) {

@@ -189,6 +189,14 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   ASSERT_TRUE(ranged.ok()) << ranged.status().ToString();
   EXPECT_NE(ranged->report_md.find("| 5.51 [5.27, 6.62] |"), std::string::npos)
       << ranged->report_md;
+  // A row that is the median of its rounds shows its runs' range beside its figure.
+  r.sections["e2e"]["from_legs"]["rows"][1]["measured_cpu_ns_per_call"] = 7100.0;
+  r.sections["e2e"]["from_legs"]["rows"][1]["runs"] = 3;
+  r.sections["e2e"]["from_legs"]["rows"][1]["measured_cpu_ns_per_call_range"] = {6900.0, 8800.0};
+  auto rounds = RenderRun(r);
+  ASSERT_TRUE(rounds.ok()) << rounds.status().ToString();
+  EXPECT_NE(rounds->report_md.find("| 7.10 [6.90, 8.80] |"), std::string::npos)
+      << rounds->report_md;
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["measured_over_predicted"] =
       0.8;
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["within"] = false;

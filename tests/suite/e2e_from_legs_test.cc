@@ -195,6 +195,35 @@ TEST(E2eFromLegsTest, TheSysBaselineIsTheMedianOfTheSysRunsOfTheLoad) {
   EXPECT_DOUBLE_EQ(two.rows[0]["sys_cpu_ns_per_call"].get<double>(), 22500);
 }
 
+// A mode row that ran in rounds is predicted on its own figure (the
+// section made it its median run's) and shows how many runs and their range;
+// so does a control that ran in rounds.
+TEST(E2eFromLegsTest, AModeRowInRoundsShowsItsRunsAndTheirRange) {
+  nlohmann::json e2e = nlohmann::json::array();
+  e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));                 // 20 us
+  nlohmann::json krb5p = Row("krb5p", "getattr", 0, 50000, 0.0);        // 40 us
+  krb5p["repeats"] = nlohmann::json::array({Row("krb5p", "getattr", 0, 40000, 0.0),    // 50 us
+                                            Row("krb5p", "getattr", 0, 80000, 0.0)});  // 25 us
+  krb5p["wide_window"] = Row("krb5p", "getattr", 0, 62500, 0.0);        // 32 us
+  krb5p["wide_window"]["window"] = 65536;
+  krb5p["wide_window"]["repeats"] = nlohmann::json::array({Row("krb5p", "getattr", 0, 50000, 0.0)});
+  e2e.push_back(krb5p);
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 1u) << p.rows.dump(1);
+  const nlohmann::json& g = p.rows[0];
+  EXPECT_EQ(g["runs"], 3u);
+  EXPECT_DOUBLE_EQ(g["measured_cpu_ns_per_call"].get<double>(), 40000);
+  EXPECT_DOUBLE_EQ(g["measured_cpu_ns_per_call_range"][0].get<double>(), 25000);
+  EXPECT_DOUBLE_EQ(g["measured_cpu_ns_per_call_range"][1].get<double>(), 50000);
+  EXPECT_NEAR(g["measured_over_predicted"].get<double>(), 24000.0 / 40000, 1e-9);
+  const nlohmann::json& w = g["wide_window"];
+  EXPECT_EQ(w["runs"], 2u);
+  EXPECT_DOUBLE_EQ(w["measured_cpu_ns_per_call"].get<double>(), 32000);
+  EXPECT_DOUBLE_EQ(w["measured_cpu_ns_per_call_range"][0].get<double>(), 32000);
+  EXPECT_DOUBLE_EQ(w["measured_cpu_ns_per_call_range"][1].get<double>(), 40000);
+  EXPECT_NEAR(w["measured_over_predicted"].get<double>(), 24000.0 / 32000, 1e-9);
+}
+
 TEST(E2eFromLegsTest, LeavesOutWhatItCannotPredictAndSaysWhy) {
   nlohmann::json e2e = nlohmann::json::array();
   e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));
