@@ -29,7 +29,9 @@ namespace {
 struct Figure {
   std::string unit;
   double value = 0;
-  std::vector<double> repetitions;  // micro rows: each repetition's ns/op
+  // micro rows: each repetition's ns/op; e2e rows that ran in rounds: each
+  // run's ops/s; none for a figure measured once.
+  std::vector<double> repetitions;
 };
 using Rows = std::map<std::pair<std::string, std::string>, Figure>;  // (table, key)
 
@@ -86,7 +88,16 @@ Result<Rows> RowsOf(const RunResults& r, const char* side) {
     }
     key += ", crypto ";
     key += Text(row, "crypto_threads");
-    SECMODE_RETURN_IF_ERROR(add("e2e", key, {"ops/s", row["ops_per_second"].get<double>(), {}}));
+    Figure f{"ops/s", row["ops_per_second"].get<double>(), {}};
+    if (row.contains("repeats") && row["repeats"].is_array() && !row["repeats"].empty()) {
+      f.repetitions.push_back(f.value);
+      for (const json& again : row["repeats"]) {
+        if (again.contains("ops_per_second") && again["ops_per_second"].is_number()) {
+          f.repetitions.push_back(again["ops_per_second"].get<double>());
+        }
+      }
+    }
+    SECMODE_RETURN_IF_ERROR(add("e2e", key, std::move(f)));
   }
   return rows;
 }
@@ -128,14 +139,15 @@ Result<RunComparison> CompareRuns(const RunResults& a, const RunResults& b, doub
     c.ratio = fa.value != 0 ? fb.value / fa.value : 0;
     c.a_repetitions = fa.repetitions.size();
     c.b_repetitions = fb.repetitions.size();
-    if (c.table == "micro") {
+    if (!fa.repetitions.empty() && !fb.repetitions.empty()) {
       SECMODE_ASSIGN_OR_RETURN(c.test, common::MannWhitneyU(fa.repetitions, fb.repetitions));
+      const bool lower_is_faster = c.unit == "ns/op";
       if (!c.test.applicable) {
         c.verdict = Verdict::kTooFewRepetitions;
       } else if (c.test.p >= alpha) {
         c.verdict = Verdict::kSame;
       } else {
-        c.verdict = c.b < c.a ? Verdict::kFaster : Verdict::kSlower;  // ns/op: lower is faster
+        c.verdict = (c.b < c.a) == lower_is_faster ? Verdict::kFaster : Verdict::kSlower;
       }
     }
     out.rows.push_back(std::move(c));

@@ -13,7 +13,10 @@
 // "errors" (an entry of a run interrupted by a signal has "interrupted":
 // "SIGINT"; sections.e2e.interrupted too), "method.cycle_source",
 // "method.pinned_cpu" (a CPU number or "not pinned"), e2e rows'
-// "crypto_threads", "stale_replies" and "first_error", and validation rows'
+// "crypto_threads", "stale_replies", "first_error", "window",
+// "server_window_drops", "round", "repeats" (the row's other runs),
+// "wide_window" and "context_per_connection" (control runs, each with its
+// own "repeats"), and validation rows'
 // "assert_goodput" and "attribution"; micro rows' "repetitions_ns" (each
 // repetition's mean), "cv" and "noisy" (ns_per_op is then their median);
 // machine's "compiler_flags", "secmode_commit", "secmode_tree" and

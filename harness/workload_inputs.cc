@@ -29,36 +29,49 @@ std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cp
   return logical_cpus * seconds * 1e9 * std::max(0.0, 1.0 - idle - steal) / ops;
 }
 
-std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int logical_cpus) {
-  const std::optional<double> first = BusyCpuNsPerCall(row, logical_cpus);
-  if (!first) return std::nullopt;
-  std::vector<double> cpus = {*first};
-  const nlohmann::json none = nlohmann::json::array();
-  const nlohmann::json& repeats = row.contains("repeats") ? row["repeats"] : none;
-  for (const auto& again : repeats) {
-    if (auto cpu = BusyCpuNsPerCall(again, logical_cpus)) cpus.push_back(*cpu);
+namespace {
+
+// The runs of `row` that have a busy CPU per call, the cheapest first: (that
+// figure, 0 for the row's own run or i + 1 for its repeat i); ties keep the
+// runs' order.
+std::vector<std::pair<double, size_t>> RunsByCpu(const nlohmann::json& row, int logical_cpus) {
+  std::vector<std::pair<double, size_t>> runs;
+  if (auto own = BusyCpuNsPerCall(row, logical_cpus)) runs.emplace_back(*own, 0);
+  if (row.contains("repeats") && row["repeats"].is_array()) {
+    const nlohmann::json& repeats = row["repeats"];
+    for (size_t i = 0; i < repeats.size(); ++i) {
+      if (auto cpu = BusyCpuNsPerCall(repeats[i], logical_cpus)) runs.emplace_back(*cpu, i + 1);
+    }
   }
-  const common::Spread spread = common::Summarize(cpus);
-  return CpuOverRuns{spread.median, spread.n, spread.min, spread.max};
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return runs;
+}
+
+// The median run of runs sorted by RunsByCpu: the lower middle of an even count.
+size_t MedianOf(size_t runs) { return (runs - 1) / 2; }
+
+}  // namespace
+
+std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int logical_cpus) {
+  if (!BusyCpuNsPerCall(row, logical_cpus)) return std::nullopt;
+  const auto runs = RunsByCpu(row, logical_cpus);
+  return CpuOverRuns{runs[MedianOf(runs.size())].first, runs.size(), runs.front().first,
+                     runs.back().first};
 }
 
 void PutMedianRunFirst(nlohmann::json& row, int logical_cpus) {
-  if (!row.contains("repeats") || !row["repeats"].is_array() || row["repeats"].empty()) return;
-  nlohmann::json& repeats = row["repeats"];
-  // (busy CPU per call, run): 0 is the row's own, i the repeat i - 1.
-  std::vector<std::pair<double, size_t>> order;
-  const double none = std::numeric_limits<double>::infinity();
-  order.emplace_back(BusyCpuNsPerCall(row, logical_cpus).value_or(none), 0);
-  for (size_t i = 0; i < repeats.size(); ++i) {
-    order.emplace_back(BusyCpuNsPerCall(repeats[i], logical_cpus).value_or(none), i + 1);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  const size_t middle = order[(order.size() - 1) / 2].second;
-  if (middle == 0 || !repeats[middle - 1].is_object()) return;
-  nlohmann::json& chosen = repeats[middle - 1];
+  // A first run with failed replies stays in sight (its later runs refused any).
+  if (row.value("errors", uint64_t{0}) > 0) return;
+  const auto runs = RunsByCpu(row, logical_cpus);
+  if (runs.empty()) return;
+  const auto [figure, run] = runs[MedianOf(runs.size())];
+  const std::optional<double> own = BusyCpuNsPerCall(row, logical_cpus);
+  if (run == 0 || (own && *own == figure)) return;  // already first (or as good as)
+  nlohmann::json& chosen = row["repeats"][run - 1];
   nlohmann::json former = nlohmann::json::object();
   for (auto& [key, value] : chosen.items()) {
+    if (key == "repeats") continue;  // a row's runs are its own, never a run's
     if (row.contains(key)) former[key] = std::move(row[key]);
     row[key] = std::move(value);
   }

@@ -33,9 +33,9 @@ std::optional<double> BusyCpuNsPerCall(const nlohmann::json& row, int logical_cp
 
 // A row's busy CPU per call over the row and its `repeats` (runs of the
 // same load later in the run: the e2e section's rounds), whose single runs
-// can be far apart on a shared machine: the median over the runs that have
-// one, how many, the lowest and the highest. Nothing when the row's own
-// run has none.
+// can be far apart on a shared machine: the median run's figure (the lower
+// middle of an even count: always a run's own figure), how many runs have
+// one, the lowest and the highest. Nothing when the row's own run has none.
 struct CpuOverRuns {
   double median_ns = 0;
   size_t runs = 0;
@@ -43,14 +43,14 @@ struct CpuOverRuns {
 };
 std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int logical_cpus);
 
-// Makes `row`'s own figures those of its median run: of the row's run and
-// its `repeats`, the one with the median busy CPU per call (the lower
-// middle of an even count; a run without the figure counts as the
-// costliest) has each of its fields put at the row's top level, and the
-// row's former values of those fields become a run in `repeats` in its
-// place. So every reader of the row's figures reads one real run, the
-// middle one, and the row's median is its own figure. Fields a run lacks
-// (the row's engine, its controls) stay. A row without repeats stays as it is.
+// Makes `row`'s own figures those of its median run (as MedianCpuNsPerCall
+// picks it; runs without the figure are not ranked): each of that run's
+// fields is put at the row's top level, and the row's former values of
+// those fields become a run in `repeats` in its place. So every reader of
+// the row's figures reads one real run, the middle one, and
+// MedianCpuNsPerCall's median is the row's own figure. Fields a run lacks
+// (the row's engine, its controls) stay, and so does a row whose own run
+// had failed replies (it stays in sight). Idempotent.
 void PutMedianRunFirst(nlohmann::json& row, int logical_cpus);
 
 // The legs of `family` (sys, krb5, krb5i, krb5p) from the run's one-thread

@@ -44,8 +44,10 @@ std::string Method(const RunComparison& c) {
          "runs' repetitions at alpha " +
          Fmt("%g", c.alpha) + " (a side with fewer than " +
          std::to_string(common::kMinUTestSamples) +
-         " repetitions cannot be tested). bounds (MB/s) and e2e (ops/s) rows are measured once "
-         "per run: their ratio has no verdict.";
+         " repetitions cannot be tested). e2e (ops/s) figures are a row's median run; where "
+         "both runs ran the row in rounds, the same test is over each run's ops/s (above 1 is "
+         "faster). bounds (MB/s), and e2e rows run once, are measured once per run: their ratio "
+         "has no verdict.";
 }
 
 }  // namespace

@@ -52,6 +52,25 @@ std::string RunsRange(const nlohmann::json& row, const char* runs_key, const cha
          Fmt("%.2f", range[1].get<double>() / 1e3) + "]";
 }
 
+// Which runs the figures of "Predicted from the legs" are, as the section
+// recorded it: rounds (each row its median run), or in older runs sys rows
+// run again midway and after the modes (`sys_repeats`), or one run each.
+std::string RunsText(const nlohmann::json& section) {
+  const int rounds = section.value("rounds", 1);
+  if (rounds > 1) {
+    return "Every figure here is a row's median run by busy CPU per call, of the " +
+           std::to_string(rounds) +
+           " rounds it ran in (in each round sys and then every mode of the op and size once); "
+           "CPU per call of the lowest and highest run in brackets where there were several. ";
+  }
+  if (section.contains("sys_repeats")) {
+    return "The sys figure is the median of the sys runs of that load (one before the modes, "
+           "one midway and one after them; the lowest and highest in brackets); the modes' rows "
+           "are one run each. ";
+  }
+  return "Every row is one run. ";
+}
+
 // What the legs predict beside what each row measured (suite/e2e_from_legs.h).
 std::string FromLegsText(const nlohmann::json& section) {
   if (!section.contains("from_legs")) return "";
@@ -66,14 +85,12 @@ std::string FromLegsText(const nlohmann::json& section) {
         "four legs' cost in that mode minus its cost in sys (the micro rows, one thread), at the "
         "payload the leg protects (call legs: a WRITE's data, else none; reply legs: a READ's "
         "data, else none; linear between measured sizes, the smallest size's cost below it). "
-        "Predicted ops/s: the row's busy "
-        "CPU time over that cost. Every figure here is a row's median run (of its rounds, sys "
-        "and the modes alternating; CPU per call of the lowest and highest run in brackets where "
-        "there were several). The prediction holds when measured/predicted is within "
+        "Predicted ops/s: the row's busy CPU time over that cost. "
+     << RunsText(section) << "The prediction holds when measured/predicted is within "
      << Fmt("%.0f", tol * 100)
      << "%; where it does not, the call path costs more (or less) than its crypto. A row whose "
-        "server dropped calls at its sequence window ran once more against a server whose "
-        "window nothing fell out of: that run is the call path's own rate, checked against the "
+        "server dropped calls at its sequence window (in its first run) ran once more against a "
+        "server whose window nothing fell out of (in each round where it ran in rounds): that run is the call path's own rate, checked against the "
         "prediction, and the gap to the first is what the drops cost (a dropped call is resent "
         "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).";
   bool serialised = false;

@@ -256,7 +256,7 @@ common::Result<harness::RunResults> MergeHostRuns(const std::vector<harness::Run
     if (shape == nullptr) {
       shape = &e2e;
     } else {
-      for (const char* key : {"connections", "slots", "slots_large_io", "seconds"}) {
+      for (const char* key : {"connections", "slots", "slots_large_io", "seconds", "rounds"}) {
         if (e2e.value(key, json()) != shape->value(key, json())) {
           return Status::InvalidArgument("merge: the " + which + " (" + host +
                                          ") ran its e2e rows with another " + key + " (" +

@@ -8,8 +8,9 @@
 // the section spreads over the modes; a row's figures are its median run's
 // (harness::PutMedianRunFirst), the other runs in `repeats`. Rows go
 // to RunResults::e2e; the load shape and the servers' totals to
-// RunResults::sections["e2e"]. Interrupted (suite/suite.h), it runs no
-// further row and says so there ("interrupted") and in "errors".
+// RunResults::sections["e2e"]. Interrupted (suite/suite.h), it makes no
+// further run (of a row, a control or a later round) and says so there
+// ("interrupted") and in "errors".
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -106,22 +107,38 @@ common::Result<std::vector<harness::ModeName>> E2eModes(const SectionContext& ct
 }
 
 // Each run's measured and warm-up seconds, and how many rounds the rows
-// under load against secmode's server run. One run of a load can be a
-// quarter off the next on a shared machine (a slow spell of the host lasts
-// seconds and slows client, server and kernel alike); of three runs the
-// median is the one most likely outside such a spell.
+// under load against secmode's server run. On a shared machine a run's CPU
+// per call can differ from the next run's of the same load by more than a
+// longer run narrows (each run starts its threads anew); more, shorter runs
+// sample that spread, and their median is a typical run.
 struct Budget {
   double seconds, warmup, max_seconds;
   int rounds;
 };
 Budget BudgetOf(const SectionContext& ctx) {
-  return ctx.options.quick ? Budget{0.4, 0.1, 2.5, 2} : Budget{2.0, 0.3, 10, 3};
+  return ctx.options.quick ? Budget{0.4, 0.1, 2.5, 2} : Budget{1.0, 0.3, 10, 5};
 }
 
-// A row under load against secmode's server: it runs again in each later
-// round (one call at a time, latency bounds it; nfs-ganesha's rows are not
-// predicted from the legs and run once).
+// Whether a row runs again in each later round: those under load against
+// secmode's server do. Rows one call at a time (latency bounds them) and
+// nfs-ganesha's rows are not predicted from the legs and run once.
 bool RunsInRounds(const Case& c, int peer) { return peer == 0 && !c.one_at_a_time; }
+
+int SlotsOf(const Case& c) {
+  return c.one_at_a_time ? 1 : c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
+}
+
+// The runs of a row's load beside the row (suite/e2e_from_legs.h): the key
+// of its object in the row and whether it has a context per connection.
+// Both run against the wide-window server. The first round decides whether
+// a row has one; later rounds run the ones it has again.
+struct Control {
+  const char* key;
+  bool context_per_connection;
+};
+constexpr Control kWideWindowControl = {"wide_window", false};
+constexpr Control kPerConnectionControl = {"context_per_connection", true};
+constexpr Control kControls[] = {kWideWindowControl, kPerConnectionControl};
 
 }  // namespace
 
@@ -132,15 +149,20 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
   const bool ganesha = rpc::Ganesha::Available().ok();
   const double run = b.seconds + b.warmup;
   double seconds = 0;
+  const uint32_t window = rpc::ServerOptions{}.window;
   for (const auto& m : *modes) {
     for (const Case& c : kCases) {
       const double runs = RunsInRounds(c, 0) ? b.rounds : 1;
       seconds += runs * run;
       if (ganesha && m.engine != "native") seconds += std::min(b.seconds, kGaneshaSeconds) + b.warmup;
+      if (m.family == "sys") continue;
+      // The wide window where more calls are outstanding than the window
+      // holds (the run decides on the drops it counts).
+      if (static_cast<uint32_t>(kConnections * SlotsOf(c)) > window) seconds += runs * run;
       // MIT's engines serialise a context's calls (the control runs when the
       // load reports "serialised": the native engine would too on a context
       // with GSS-level replay detection, which RPCSEC_GSS contexts do not ask for).
-      if (m.family != "sys" && m.engine != "native" && PerConnectionControl(c)) seconds += runs * run;
+      if (m.engine != "native" && PerConnectionControl(c)) seconds += runs * run;
     }
   }
   return seconds;
@@ -232,6 +254,18 @@ Status RunE2eSection(SectionContext& ctx) {
     ctx.log << "\n  e2e " << what << " failed: " << failed.ToString();
     return std::nullopt;
   };
+  // A control run of a row's load (`what` names the row).
+  auto run_control = [&](const Control& control, const std::string& engine,
+                         const rpc::LoadOptions& load, int round,
+                         const std::string& what) -> std::optional<nlohmann::json> {
+    rpc::LoadOptions aimed = load;
+    aimed.context_per_connection = control.context_per_connection;
+    return run_again(engine, kWideWindow, aimed, round,
+                     what + (control.context_per_connection
+                                 ? " with a context per connection"
+                                 : " with window " + std::to_string(kWideWindow)) +
+                         (round > 0 ? " (round " + std::to_string(round + 1) + ")" : ""));
+  };
   size_t runs_not_made = 0;  // of later rounds, after an interruption
   for (const Case& c : kCases) {
     // This case's rows that run again in later rounds: index in
@@ -275,7 +309,7 @@ Status RunE2eSection(SectionContext& ctx) {
         o.op = c.op;
         o.size = c.size ? c.size : 4096;
         o.connections = c.one_at_a_time ? 1 : kConnections;
-        o.slots = c.one_at_a_time ? 1 : c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
+        o.slots = SlotsOf(c);
         // Ganesha's rows are shorter, so the default suite keeps its time.
         o.seconds = peer == 1 ? std::min(seconds, kGaneshaSeconds) : seconds;
         o.warmup_seconds = warmup;
@@ -311,24 +345,22 @@ Status RunE2eSection(SectionContext& ctx) {
           row["round"] = 0;
         }
         // Only controls: a server or run that fails is logged, the row stays.
-        if (peer == 0 && window_drops > 0 && !InterruptSignal(ctx.options)) {
-          if (auto w = run_again(name.engine, kWideWindow, o, 0,
-                                 name.family + " " + key + " with window " +
-                                     std::to_string(kWideWindow))) {
-            row["wide_window"] = std::move(*w);
+        // The wide window where this server dropped calls at its window; a
+        // context per connection where the engine serialised one context's
+        // calls (the call path's rate without that), for loads whose crypto
+        // is a large share of the call.
+        if (peer == 0 && !InterruptSignal(ctx.options)) {
+          const std::string what = name.family + " " + key;
+          if (window_drops > 0) {
+            if (auto w = run_control(kWideWindowControl, name.engine, o, 0, what)) {
+              row[kWideWindowControl.key] = std::move(*w);
+            }
           }
-        }
-        if (peer == 0 && r->crypto_threads == "serialised" && PerConnectionControl(c) &&
-            !InterruptSignal(ctx.options)) {
-          // The same load with a context per connection (so no call waits
-          // for another connection's crypto) against a server whose window
-          // drops nothing: the call path's rate without the engine
-          // serialising it.
-          rpc::LoadOptions per_connection = o;
-          per_connection.context_per_connection = true;
-          if (auto w = run_again(name.engine, kWideWindow, per_connection, 0,
-                                 name.family + " " + key + " with a context per connection")) {
-            row["context_per_connection"] = std::move(*w);
+          if (r->crypto_threads == "serialised" && PerConnectionControl(c) &&
+              !InterruptSignal(ctx.options)) {
+            if (auto w = run_control(kPerConnectionControl, name.engine, o, 0, what)) {
+              row[kPerConnectionControl.key] = std::move(*w);
+            }
           }
         }
         if (RunsInRounds(c, peer)) {
@@ -343,32 +375,28 @@ Status RunE2eSection(SectionContext& ctx) {
       }
     }
     // The later rounds: each row's load again, the modes in the same order,
-    // and its controls after it.
+    // each row's controls after it; a run not made after a signal is counted.
     for (int round = 1; round < budget.rounds; ++round) {
       for (const InRounds& r : in_rounds) {
-        const size_t runs = 1 + ctx.results.e2e[r.row].contains("wide_window") +
-                            ctx.results.e2e[r.row].contains("context_per_connection");
-        if (InterruptSignal(ctx.options)) {
-          runs_not_made += runs;
-          continue;
-        }
-        const std::string in_round = " (round " + std::to_string(round + 1) + ")";
-        auto again = [&](const char* control, uint32_t window_of, const rpc::LoadOptions& load,
-                         const std::string& what) {
-          nlohmann::json& row = ctx.results.e2e[r.row];
-          if (control != nullptr && !row.contains(control)) return;
-          nlohmann::json& target = control != nullptr ? row[control] : row;
-          if (auto run = run_again(r.engine, window_of, load, round, what + in_round)) {
-            target["repeats"].push_back(std::move(*run));
-          }
+        auto add_to_repeats = [&](nlohmann::json& target, std::optional<nlohmann::json> run) {
+          if (run) target["repeats"].push_back(std::move(*run));
         };
-        again(nullptr, window, r.load, r.what);
-        again("wide_window", kWideWindow, r.load,
-              r.what + " with window " + std::to_string(kWideWindow));
-        rpc::LoadOptions per_connection = r.load;
-        per_connection.context_per_connection = true;
-        again("context_per_connection", kWideWindow, per_connection,
-              r.what + " with a context per connection");
+        if (InterruptSignal(ctx.options)) {
+          ++runs_not_made;
+        } else {
+          add_to_repeats(ctx.results.e2e[r.row],
+                         run_again(r.engine, window, r.load, round,
+                                   r.what + " (round " + std::to_string(round + 1) + ")"));
+        }
+        for (const Control& control : kControls) {
+          if (!ctx.results.e2e[r.row].contains(control.key)) continue;
+          if (InterruptSignal(ctx.options)) {
+            ++runs_not_made;
+            continue;
+          }
+          add_to_repeats(ctx.results.e2e[r.row][control.key],
+                         run_control(control, r.engine, r.load, round, r.what));
+        }
       }
     }
     // Each row's (and control's) figures: its median run's.
@@ -376,8 +404,8 @@ Status RunE2eSection(SectionContext& ctx) {
     for (const InRounds& r : in_rounds) {
       nlohmann::json& row = ctx.results.e2e[r.row];
       harness::PutMedianRunFirst(row, cpus);
-      for (const char* control : {"wide_window", "context_per_connection"}) {
-        if (row.contains(control)) harness::PutMedianRunFirst(row[control], cpus);
+      for (const Control& control : kControls) {
+        if (row.contains(control.key)) harness::PutMedianRunFirst(row[control.key], cpus);
       }
     }
   }
@@ -406,7 +434,9 @@ Status RunE2eSection(SectionContext& ctx) {
       {"rounds_note",
        "each row under load against secmode's server, and its controls, ran once per round, "
        "the case's modes one after the other in each round; a row's figures are its median "
-       "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`)"},
+       "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`); "
+       "the first round decided which controls a row has (the wide window where its server "
+       "dropped calls then)"},
       {"context_per_connection_control",
        "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: once more "
        "with a context per connection, window " +
@@ -427,9 +457,11 @@ Status RunE2eSection(SectionContext& ctx) {
     ctx.results.sections["e2e"]["interrupted"] = SignalName(sig);
     ctx.results.errors.push_back(InterruptedError(
         "section", "e2e", sig,
-        std::to_string(rows_not_run) + " of " + std::to_string(rows_planned) + " rows not run" +
+        (rows_not_run > 0 ? std::to_string(rows_not_run) + " of " +
+                                std::to_string(rows_planned) + " rows not run"
+                          : std::string("every row ran")) +
             (runs_not_made > 0
-                 ? ", nor " + std::to_string(runs_not_made) + " runs of rows' later rounds"
+                 ? ", " + std::to_string(runs_not_made) + " runs of rows' later rounds not made"
                  : std::string())));
   }
   return first_failure;

@@ -85,6 +85,41 @@ TEST(CompareRunsTest, VerdictsFollowTheRepetitions) {
   EXPECT_EQ(c->rows.front().table, "micro");  // micro rows first
 }
 
+// An e2e row that ran in rounds is tested over its runs' ops/s (higher is
+// faster); one run once is "measured once"; three runs are too few.
+TEST(CompareRunsTest, E2eRowsInRoundsAreTestedOverTheirRuns) {
+  auto e2e = [](const std::string& op, std::vector<double> ops) {
+    nlohmann::json row = {{"server", "secmode"}, {"transport", "tcp-loopback"},
+                          {"mode", "krb5p"},      {"engine", "native"},
+                          {"enctype", "aes256"},  {"op", op},
+                          {"size", 0},            {"connections", 4},
+                          {"slots", 64},          {"crypto_threads", "parallel"},
+                          {"ops_per_second", ops[0]}};
+    for (size_t i = 1; i < ops.size(); ++i) {
+      row["repeats"].push_back({{"ops_per_second", ops[i]}});
+    }
+    return row;
+  };
+  RunResults a = SyntheticRun({}, 1e9), b = SyntheticRun({}, 1e9);
+  a.e2e = {e2e("getattr", {100, 101, 99, 100, 102}), e2e("read", {100, 101, 99}),
+           e2e("write", {100})};
+  b.e2e = {e2e("getattr", {150, 151, 149, 150, 152}), e2e("read", {150, 151, 149}),
+           e2e("write", {150})};
+  auto c = CompareRuns(a, b);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const RowComparison* getattr = Find(*c, "getattr");
+  ASSERT_NE(getattr, nullptr);
+  EXPECT_EQ(getattr->verdict, Verdict::kFaster);
+  EXPECT_EQ(getattr->a_repetitions, 5u);
+  EXPECT_DOUBLE_EQ(getattr->ratio, 1.5);
+  const RowComparison* read = Find(*c, "read");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->verdict, Verdict::kTooFewRepetitions);
+  const RowComparison* write = Find(*c, "write");
+  ASSERT_NE(write, nullptr);
+  EXPECT_EQ(write->verdict, Verdict::kMeasuredOnce);
+}
+
 TEST(CompareRunsTest, AStricterAlphaTurnsADifferenceIntoNone) {
   const RunResults a = SyntheticRun({Row("client-seal", 128, {100, 101, 99, 100, 102})}, 1e9);
   const RunResults b = SyntheticRun({Row("client-seal", 128, {150, 151, 149, 150, 152})}, 1e9);

@@ -144,16 +144,32 @@ TEST(WorkloadInputsTest, PutMedianRunFirstMakesTheMiddleRunTheRowsFigures) {
   ASSERT_TRUE(median.has_value());
   EXPECT_NEAR(median->median_ns, *BusyCpuNsPerCall(row, 2), 1e-6);
   // Of two runs the lower middle (the cheaper) leads; a run without the
-  // figure counts as the costliest.
+  // figure is not ranked.
   nlohmann::json two = run(50000, 0);  // 40 us
   nlohmann::json unknown = run(90000, 1);
   unknown.erase("idle_fraction");
   two["repeats"] = nlohmann::json::array({unknown, run(100000, 2)});  // ?, 20 us
   PutMedianRunFirst(two, 2);
-  EXPECT_EQ(two["round"], 0);  // order: 20 us, 40 us, unknown: the middle is the row's own
-  two["repeats"].erase(0);
-  PutMedianRunFirst(two, 2);
   EXPECT_EQ(two["round"], 2);
+  EXPECT_EQ(two["repeats"][0], unknown);
+  EXPECT_EQ(two["repeats"][1], run(50000, 0));
+  // Only runs without the figure besides the row's own: nothing to rank against.
+  nlohmann::json alone = run(50000, 0);
+  alone["repeats"] = nlohmann::json::array({unknown, unknown});
+  PutMedianRunFirst(alone, 2);
+  EXPECT_EQ(alone["round"], 0);
+  // Equal figures: the row stays, however often it is asked.
+  nlohmann::json tied = run(50000, 0);
+  tied["repeats"] = nlohmann::json::array({run(50000, 1), run(50000, 2)});
+  PutMedianRunFirst(tied, 2);
+  EXPECT_EQ(tied["round"], 0);
+  // A first run with failed replies stays in sight, whatever its repeats.
+  nlohmann::json failed = run(200000, 0);  // 10 us
+  failed["errors"] = 3;
+  failed["repeats"] = nlohmann::json::array({run(50000, 1), run(80000, 2)});
+  PutMedianRunFirst(failed, 2);
+  EXPECT_EQ(failed["round"], 0);
+  EXPECT_EQ(failed["errors"], 3);
   // No repeats: nothing changes.
   nlohmann::json single = run(1000, 0);
   PutMedianRunFirst(single, 2);

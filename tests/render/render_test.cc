@@ -197,6 +197,17 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   ASSERT_TRUE(rounds.ok()) << rounds.status().ToString();
   EXPECT_NE(rounds->report_md.find("| 7.10 [6.90, 8.80] |"), std::string::npos)
       << rounds->report_md;
+  // Which runs the figures are, as the section recorded it.
+  EXPECT_EQ(rounds->report_md.find("rounds it ran in"), std::string::npos) << rounds->report_md;
+  r.sections["e2e"]["rounds"] = 3;
+  auto in_rounds = RenderRun(r);
+  ASSERT_TRUE(in_rounds.ok()) << in_rounds.status().ToString();
+  EXPECT_NE(in_rounds->report_md.find("median run by busy CPU per call, of the 3 rounds it ran in"),
+            std::string::npos)
+      << in_rounds->report_md;
+  EXPECT_NE(in_rounds->report_md.find("ran in 3 rounds"), std::string::npos)
+      << in_rounds->report_md;
+  r.sections["e2e"].erase("rounds");
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["measured_over_predicted"] =
       0.8;
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["within"] = false;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/workload_inputs.h"
+
 namespace secmode::suite {
 namespace {
 
@@ -187,12 +189,12 @@ TEST(E2eFromLegsTest, TheSysBaselineIsTheMedianOfTheSysRunsOfTheLoad) {
   EXPECT_DOUBLE_EQ(g["sys_cpu_ns_per_call_range"][1].get<double>(), 40000);
   EXPECT_DOUBLE_EQ(g["predicted_cpu_ns_per_call"].get<double>(), 29000);
   EXPECT_NEAR(g["measured_over_predicted"].get<double>(), 29000.0 / 40000, 1e-9);
-  // Two runs (20 and 25 us): the median is their mean.
+  // Two runs (20 and 25 us): the median run is the lower middle, a run's own figure.
   e2e[0]["repeats"].erase(0);
   const LegsPrediction two = PredictE2eFromLegs(Legs(), e2e, 2);
   ASSERT_EQ(two.rows.size(), 1u);
   EXPECT_EQ(two.rows[0]["sys_runs"], 2u);
-  EXPECT_DOUBLE_EQ(two.rows[0]["sys_cpu_ns_per_call"].get<double>(), 22500);
+  EXPECT_DOUBLE_EQ(two.rows[0]["sys_cpu_ns_per_call"].get<double>(), 20000);
 }
 
 // A mode row that ran in rounds is predicted on its own figure (the
@@ -222,6 +224,28 @@ TEST(E2eFromLegsTest, AModeRowInRoundsShowsItsRunsAndTheirRange) {
   EXPECT_DOUBLE_EQ(w["measured_cpu_ns_per_call_range"][0].get<double>(), 32000);
   EXPECT_DOUBLE_EQ(w["measured_cpu_ns_per_call_range"][1].get<double>(), 40000);
   EXPECT_NEAR(w["measured_over_predicted"].get<double>(), 24000.0 / 32000, 1e-9);
+}
+
+// Rows as the section leaves them (their median run put first) of two
+// rounds each: the baseline and the measured figure are both a real run's,
+// by the same rule, the cheaper of two.
+TEST(E2eFromLegsTest, TwoRoundsPutFirstArePredictedOnTheSameRule) {
+  nlohmann::json e2e = nlohmann::json::array();
+  nlohmann::json sys = Row("sys", "getattr", 0, 80000, 0.0);  // 25 us
+  sys["repeats"] = nlohmann::json::array({Row("sys", "getattr", 0, 100000, 0.0)});  // 20 us
+  nlohmann::json krb5p = Row("krb5p", "getattr", 0, 40000, 0.0);  // 50 us
+  krb5p["repeats"] = nlohmann::json::array({Row("krb5p", "getattr", 0, 50000, 0.0)});  // 40 us
+  e2e.push_back(sys);
+  e2e.push_back(krb5p);
+  for (auto& row : e2e) harness::PutMedianRunFirst(row, 2);
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 1u) << p.rows.dump(1);
+  const nlohmann::json& g = p.rows[0];
+  EXPECT_DOUBLE_EQ(g["sys_cpu_ns_per_call"].get<double>(), 20000);
+  EXPECT_DOUBLE_EQ(g["measured_cpu_ns_per_call"].get<double>(), 40000);
+  EXPECT_NEAR(g["measured_over_predicted"].get<double>(), 24000.0 / 40000, 1e-9);
+  EXPECT_EQ(g["runs"], 2u);
+  EXPECT_DOUBLE_EQ(g["measured_cpu_ns_per_call_range"][1].get<double>(), 50000);
 }
 
 TEST(E2eFromLegsTest, LeavesOutWhatItCannotPredictAndSaysWhy) {
