@@ -24,9 +24,10 @@ CLI::App* AddCompareCommand(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
-      "Compare two saved runs row by row: B's figure over A's, and for the micro figures the "
-      "two-sided Mann-Whitney U test over their repetitions (faster / slower / no significant "
-      "difference); rows in one run only are listed");
+      "Compare two saved runs row by row: B's figure over A's, and for the micro figures (and "
+      "the end-to-end rows that ran in rounds: their runs' ops/s) the two-sided Mann-Whitney U "
+      "test over their repetitions (faster / slower / no significant difference; too few "
+      "repetitions below 5 a side); rows in one run only are listed");
   cmd->add_option("A", args->a, "The first run: a run directory or its results.json")->required();
   cmd->add_option("B", args->b, "The second run, compared against A")->required();
   // ALGLIB's U test reports no p below 1e-4: a smaller alpha could never be met.

@@ -136,7 +136,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
   run->add_option("--out", args->out_dir,
                   "Output directory (default: results/runs/<UTC timestamp>-<hostname>)");
   run->add_flag("--quick", args->suite.quick,
-                "Short measurements (under 2 minutes on 2 cores): every mode and size, noisier "
+                "Short measurements (about 3 minutes on 2 cores): every mode and size, noisier "
                 "numbers, a small nconnect grid");
   run->add_flag("--full", args->suite.full,
                 "Everything: krb5p micro rows for every enctype and engine (the default has the "
@@ -167,7 +167,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
       ->check(CLI::Range(size_t{0}, size_t{64} << 20));
   run->footer(
       "Interrupted (SIGINT, e.g. Ctrl-C, or SIGTERM), `secmode run` stops after the step it is "
-      "in (a mode of the micro table, an end-to-end row, or any other section: the nconnect "
+      "in (a mode of the micro table, an end-to-end run, or any other section: the nconnect "
       "validation finishes its grid first), writes what was measured (results.json `errors` "
       "lists what was not, each with \"interrupted\"; report.md says so), removes its realm and "
       "servers, and exits with status 130 (SIGINT) or 143 (SIGTERM). A second signal ends it at "

@@ -139,7 +139,7 @@ Result<RunComparison> CompareRuns(const RunResults& a, const RunResults& b, doub
     c.ratio = fa.value != 0 ? fb.value / fa.value : 0;
     c.a_repetitions = fa.repetitions.size();
     c.b_repetitions = fb.repetitions.size();
-    if (!fa.repetitions.empty() && !fb.repetitions.empty()) {
+    if (c.table == "micro" || (!fa.repetitions.empty() && !fb.repetitions.empty())) {
       SECMODE_ASSIGN_OR_RETURN(c.test, common::MannWhitneyU(fa.repetitions, fb.repetitions));
       const bool lower_is_faster = c.unit == "ns/op";
       if (!c.test.applicable) {
@@ -147,7 +147,9 @@ Result<RunComparison> CompareRuns(const RunResults& a, const RunResults& b, doub
       } else if (c.test.p >= alpha) {
         c.verdict = Verdict::kSame;
       } else {
-        c.verdict = (c.b < c.a) == lower_is_faster ? Verdict::kFaster : Verdict::kSlower;
+        // The direction of what was tested: the repetitions' medians.
+        const bool lower = common::Median(fb.repetitions) < common::Median(fa.repetitions);
+        c.verdict = lower == lower_is_faster ? Verdict::kFaster : Verdict::kSlower;
       }
     }
     out.rows.push_back(std::move(c));

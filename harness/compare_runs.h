@@ -9,9 +9,10 @@
 // the two runs' repetitions (as Google Benchmark's compare.py does): "faster"
 // or "slower" when p < alpha, "no significant difference" otherwise, and
 // "too few repetitions" when either side has fewer than
-// common::kMinUTestSamples. An e2e row that ran in rounds (its figure is its
+// common::kMinUTestSamples. An e2e row that ran again (its figure is its
 // median run, suite/section_e2e.cc) is tested the same way over its runs'
-// ops/s (higher is faster). Bounds, and e2e rows of runs without rounds, are
+// ops/s (higher is faster; "too few repetitions" below that many runs, as
+// for a --quick run's two rounds). Bounds, and e2e rows run once, are
 // measured once per run: their ratio is shown with the verdict "measured once".
 #ifndef SECMODE_HARNESS_COMPARE_RUNS_H_
 #define SECMODE_HARNESS_COMPARE_RUNS_H_

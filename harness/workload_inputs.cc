@@ -61,8 +61,11 @@ std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int log
 }
 
 void PutMedianRunFirst(nlohmann::json& row, int logical_cpus) {
-  // A first run with failed replies stays in sight (its later runs refused any).
-  if (row.value("errors", uint64_t{0}) > 0) return;
+  if (!row.is_object()) return;
+  // A first run with failed replies stays in sight.
+  if (row.contains("errors") && row["errors"].is_number() && row["errors"].get<double>() > 0) {
+    return;
+  }
   const auto runs = RunsByCpu(row, logical_cpus);
   if (runs.empty()) return;
   const auto [figure, run] = runs[MedianOf(runs.size())];
@@ -71,7 +74,8 @@ void PutMedianRunFirst(nlohmann::json& row, int logical_cpus) {
   nlohmann::json& chosen = row["repeats"][run - 1];
   nlohmann::json former = nlohmann::json::object();
   for (auto& [key, value] : chosen.items()) {
-    if (key == "repeats") continue;  // a row's runs are its own, never a run's
+    // A row's runs are its own: a run's own `repeats` (none is made) would be dropped.
+    if (key == "repeats") continue;
     if (row.contains(key)) former[key] = std::move(row[key]);
     row[key] = std::move(value);
   }

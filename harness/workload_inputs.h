@@ -50,7 +50,8 @@ std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int log
 // the row's figures reads one real run, the middle one, and
 // MedianCpuNsPerCall's median is the row's own figure. Fields a run lacks
 // (the row's engine, its controls) stay, and so does a row whose own run
-// had failed replies (it stays in sight). Idempotent.
+// had failed replies (it stays in sight; the e2e section runs such a row
+// once). Idempotent.
 void PutMedianRunFirst(nlohmann::json& row, int logical_cpus);
 
 // The legs of `family` (sys, krb5, krb5i, krb5p) from the run's one-thread

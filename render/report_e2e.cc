@@ -60,7 +60,8 @@ std::string RunsText(const nlohmann::json& section) {
   if (rounds > 1) {
     return "Every figure here is a row's median run by busy CPU per call, of the " +
            std::to_string(rounds) +
-           " rounds it ran in (in each round sys and then every mode of the op and size once); "
+           " rounds it ran in (in each round every mode of the run once, for that op and size, in the "
+           "order of the table); "
            "CPU per call of the lowest and highest run in brackets where there were several. ";
   }
   if (section.contains("sys_repeats")) {
@@ -88,11 +89,12 @@ std::string FromLegsText(const nlohmann::json& section) {
         "Predicted ops/s: the row's busy CPU time over that cost. "
      << RunsText(section) << "The prediction holds when measured/predicted is within "
      << Fmt("%.0f", tol * 100)
-     << "%; where it does not, the call path costs more (or less) than its crypto. A row whose "
-        "server dropped calls at its sequence window (in its first run) ran once more against a "
-        "server whose window nothing fell out of (in each round where it ran in rounds): that run is the call path's own rate, checked against the "
-        "prediction, and the gap to the first is what the drops cost (a dropped call is resent "
-        "after the client's timeout, its slot idle meanwhile, so fewer calls are in flight).";
+     << "%; where it does not, the call path costs more (or less) than its crypto. Where the "
+        "server's sequence window could drop a row's calls, the row also ran against a server "
+        "whose window nothing falls out of (the wide window; in every round where it ran in "
+        "rounds): that run is the call path's own rate, checked against the prediction, and the "
+        "gap to the row is what the drops cost (a dropped call is resent after the client's "
+        "timeout, its slot idle meanwhile, so fewer calls are in flight).";
   bool serialised = false;
   for (const auto& row : rows) {
     serialised = serialised || row.value("crypto_threads", "") == "serialised";

@@ -54,10 +54,11 @@ constexpr int kConnections = 4;
 constexpr int kSlots = 64;
 constexpr int kSlotsLargeIo = 16;  // 1 MiB rows: bounds memory
 constexpr uint64_t kMinOps = 20;
-// A row whose server dropped calls at its sequence window (the default
-// 128, Linux nfsd's) is run once more against a server whose window no call
-// of these loads falls out of: the call path's own rate beside what the
-// drops (and the resends after them) cost on top.
+// A GSS row whose load keeps more calls outstanding than the server's
+// sequence window (the default 128, Linux nfsd's) holds also runs, in each
+// of its rounds, against a server whose window no call of these loads falls
+// out of: the call path's own rate beside what the drops (and the resends
+// after them) cost on top.
 constexpr uint32_t kWideWindow = 1u << 16;
 constexpr double kGaneshaSeconds = 1.0, kGaneshaMaxSeconds = 4.0;
 // The default rows: every RPC family with MIT's library, and the krb5
@@ -66,8 +67,8 @@ constexpr double kGaneshaSeconds = 1.0, kGaneshaMaxSeconds = 4.0;
 const char* const kDefaultRows[] = {"sys",          "krb5",          "krb5i",        "krb5p",
                                     "krb5::native", "krb5i::native", "krb5p::native"};
 
-// The rows of an engine that serialises a context's calls (MIT's) run once
-// more with a context per connection where its crypto is a large share of
+// The rows of an engine that serialises a context's calls (MIT's) also run,
+// in each of their rounds, with a context per connection where its crypto is a large share of
 // the call (GETATTR and 4 KiB, under load), not where the data's crypto
 // dwarfs the waits (1 MiB) or nothing waits (one call at a time).
 bool PerConnectionControl(const Case& c) { return !c.one_at_a_time && c.size < (1u << 20); }
@@ -128,6 +129,14 @@ int SlotsOf(const Case& c) {
   return c.one_at_a_time ? 1 : c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
 }
 
+// Whether a row of `family` gets the wide-window control: a GSS row whose
+// load keeps more calls outstanding than `window` holds (decided by the
+// load, not by one run's drops, so every round of the row has it).
+bool WideWindowControl(const std::string& family, const Case& c, uint32_t window) {
+  return family != "sys" && static_cast<uint32_t>(c.one_at_a_time ? 1 : kConnections * SlotsOf(c)) >
+                                window;
+}
+
 // The runs of a row's load beside the row (suite/e2e_from_legs.h): the key
 // of its object in the row and whether it has a context per connection.
 // Both run against the wide-window server. The first round decides whether
@@ -155,10 +164,8 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
       const double runs = RunsInRounds(c, 0) ? b.rounds : 1;
       seconds += runs * run;
       if (ganesha && m.engine != "native") seconds += std::min(b.seconds, kGaneshaSeconds) + b.warmup;
+      if (WideWindowControl(m.family, c, window)) seconds += runs * run;
       if (m.family == "sys") continue;
-      // The wide window where more calls are outstanding than the window
-      // holds (the run decides on the drops it counts).
-      if (static_cast<uint32_t>(kConnections * SlotsOf(c)) > window) seconds += runs * run;
       // MIT's engines serialise a context's calls (the control runs when the
       // load reports "serialised": the native engine would too on a context
       // with GSS-level replay detection, which RPCSEC_GSS contexts do not ask for).
@@ -266,7 +273,7 @@ Status RunE2eSection(SectionContext& ctx) {
                                  : " with window " + std::to_string(kWideWindow)) +
                          (round > 0 ? " (round " + std::to_string(round + 1) + ")" : ""));
   };
-  size_t runs_not_made = 0;  // of later rounds, after an interruption
+  size_t runs_not_made = 0;  // of controls and later rounds, after an interruption
   for (const Case& c : kCases) {
     // This case's rows that run again in later rounds: index in
     // ctx.results.e2e, the load and engine, and a name for the log.
@@ -345,25 +352,28 @@ Status RunE2eSection(SectionContext& ctx) {
           row["round"] = 0;
         }
         // Only controls: a server or run that fails is logged, the row stays.
-        // The wide window where this server dropped calls at its window; a
-        // context per connection where the engine serialised one context's
-        // calls (the call path's rate without that), for loads whose crypto
-        // is a large share of the call.
-        if (peer == 0 && !InterruptSignal(ctx.options)) {
+        // The wide window where the load keeps more calls outstanding than
+        // the window holds; a context per connection where the engine
+        // serialised one context's calls (the call path's rate without
+        // that), for loads whose crypto is a large share of the call.
+        if (peer == 0) {
           const std::string what = name.family + " " + key;
-          if (window_drops > 0) {
-            if (auto w = run_control(kWideWindowControl, name.engine, o, 0, what)) {
-              row[kWideWindowControl.key] = std::move(*w);
+          const bool controls[] = {
+              WideWindowControl(name.family, c, window),
+              r->crypto_threads == "serialised" && PerConnectionControl(c)};
+          for (size_t i = 0; i < std::size(kControls); ++i) {
+            if (!controls[i]) continue;
+            if (InterruptSignal(ctx.options)) {
+              ++runs_not_made;
+              continue;
             }
-          }
-          if (r->crypto_threads == "serialised" && PerConnectionControl(c) &&
-              !InterruptSignal(ctx.options)) {
-            if (auto w = run_control(kPerConnectionControl, name.engine, o, 0, what)) {
-              row[kPerConnectionControl.key] = std::move(*w);
+            if (auto w = run_control(kControls[i], name.engine, o, 0, what)) {
+              row[kControls[i].key] = std::move(*w);
             }
           }
         }
-        if (RunsInRounds(c, peer)) {
+        // A row with failed replies is a failure of the section; it runs once.
+        if (RunsInRounds(c, peer) && r->errors == 0) {
           in_rounds.push_back({ctx.results.e2e.size(), o, name.engine, name.family + " " + key});
         }
         ctx.results.e2e.push_back(std::move(row));
@@ -435,11 +445,11 @@ Status RunE2eSection(SectionContext& ctx) {
        "each row under load against secmode's server, and its controls, ran once per round, "
        "the case's modes one after the other in each round; a row's figures are its median "
        "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`); "
-       "the first round decided which controls a row has (the wide window where its server "
-       "dropped calls then)"},
+       "a GSS row whose load keeps more calls outstanding than the window holds has the wide "
+       "window control in every round"},
       {"context_per_connection_control",
-       "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: once more "
-       "with a context per connection, window " +
+       "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: in each "
+       "round also with a context per connection, window " +
            std::to_string(kWideWindow)},
       {"timeout_ms", rpc::LoadOptions{}.timeout_ms},
       {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}},
@@ -461,7 +471,7 @@ Status RunE2eSection(SectionContext& ctx) {
                                 std::to_string(rows_planned) + " rows not run"
                           : std::string("every row ran")) +
             (runs_not_made > 0
-                 ? ", " + std::to_string(runs_not_made) + " runs of rows' later rounds not made"
+                 ? ", " + std::to_string(runs_not_made) + " runs of controls and later rounds not made"
                  : std::string())));
   }
   return first_failure;

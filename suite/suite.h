@@ -10,7 +10,8 @@
 // Interruption: when *SuiteOptions::interrupt holds a signal number (the
 // CLI's SIGINT/SIGTERM watcher sets it from another thread), the run stops
 // early and returns what it measured. The micro section stops before its
-// next mode and the e2e section before its next row; any other section in
+// next mode and the e2e section before its next run (of a row, a control or
+// a later round); any other section in
 // progress finishes first (the nconnect validation's grid takes minutes);
 // sections not yet started are skipped. Each mode, row set or section not
 // measured is an entry of RunResults::errors with "interrupted": "SIGINT".

@@ -101,10 +101,10 @@ TEST(CompareRunsTest, E2eRowsInRoundsAreTestedOverTheirRuns) {
     return row;
   };
   RunResults a = SyntheticRun({}, 1e9), b = SyntheticRun({}, 1e9);
-  a.e2e = {e2e("getattr", {100, 101, 99, 100, 102}), e2e("read", {100, 101, 99}),
-           e2e("write", {100})};
-  b.e2e = {e2e("getattr", {150, 151, 149, 150, 152}), e2e("read", {150, 151, 149}),
-           e2e("write", {150})};
+  a.e2e = nlohmann::json::array({e2e("getattr", {100, 101, 99, 100, 102}),
+                                 e2e("read", {100, 101, 99}), e2e("write", {100})});
+  b.e2e = nlohmann::json::array({e2e("getattr", {150, 151, 149, 150, 152}),
+                                 e2e("read", {150, 151, 149}), e2e("write", {150})});
   auto c = CompareRuns(a, b);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const RowComparison* getattr = Find(*c, "getattr");
@@ -118,6 +118,18 @@ TEST(CompareRunsTest, E2eRowsInRoundsAreTestedOverTheirRuns) {
   const RowComparison* write = Find(*c, "write");
   ASSERT_NE(write, nullptr);
   EXPECT_EQ(write->verdict, Verdict::kMeasuredOnce);
+  // The direction is the tested runs' (their medians), not the rows' own
+  // figures: A's row shows 145 ops/s, B's 140, but A's runs' median is 100
+  // and B's 151 (24 of the 25 pairs have B above A): faster.
+  a.e2e = nlohmann::json::array({e2e("getattr", {145, 100, 101, 99, 100})});
+  b.e2e = nlohmann::json::array({e2e("getattr", {140, 150, 151, 152, 153})});
+  auto turned = CompareRuns(a, b);
+  ASSERT_TRUE(turned.ok()) << turned.status().ToString();
+  const RowComparison* row = Find(*turned, "getattr");
+  ASSERT_NE(row, nullptr);
+  EXPECT_LT(row->test.p, 0.05);
+  EXPECT_EQ(row->verdict, Verdict::kFaster);
+  EXPECT_DOUBLE_EQ(row->ratio, 140.0 / 145);
 }
 
 TEST(CompareRunsTest, AStricterAlphaTurnsADifferenceIntoNone) {
