@@ -102,16 +102,20 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   // Every row under load against secmode's server ran in the quick run's
   // two rounds, and so did its controls (a failed run would be logged and
   // missing here); the row shows its median run, which for two is the
-  // cheaper by busy CPU per call. Rows one call at a time and nfs-ganesha's
+  // cheaper by busy CPU per call (of those that have the figure). Rows one call at a time and nfs-ganesha's
   // ran once.
   const int cpus = run->machine.logical_cpus;
   auto check_rounds = [&](const json& row) {
     ASSERT_EQ(row.value("repeats", json::array()).size(), 1u) << row.dump();
     const json& other = row["repeats"][0];
     EXPECT_EQ(row.value("round", -1) + other.value("round", -1), 1) << row.dump();
+    // A short run can lack the machine's idle time (idle_fraction -1), so
+    // no figure: then the run with one is shown.
     auto own = harness::BusyCpuNsPerCall(row, cpus), theirs = harness::BusyCpuNsPerCall(other, cpus);
-    ASSERT_TRUE(own && theirs) << row.dump();
-    EXPECT_LE(*own, *theirs);
+    EXPECT_TRUE(own || !theirs) << row.dump();
+    if (own && theirs) {
+      EXPECT_LE(*own, *theirs) << row.dump();
+    }
   };
   size_t rows_in_rounds = 0;
   for (const auto& row : run->e2e) {
