@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -69,8 +68,10 @@ void PutMedianRunFirst(nlohmann::json& row, int logical_cpus) {
   const auto runs = RunsByCpu(row, logical_cpus);
   if (runs.empty()) return;
   const auto [figure, run] = runs[MedianOf(runs.size())];
-  const std::optional<double> own = BusyCpuNsPerCall(row, logical_cpus);
-  if (run == 0 || (own && *own == figure)) return;  // already first (or as good as)
+  // Already first, or the row's own run ties with the median.
+  for (const auto& [cpu, index] : runs) {
+    if (index == 0 && cpu == figure) return;
+  }
   nlohmann::json& chosen = row["repeats"][run - 1];
   nlohmann::json former = nlohmann::json::object();
   for (auto& [key, value] : chosen.items()) {
