@@ -52,11 +52,29 @@ std::string RunsRange(const nlohmann::json& row, const char* runs_key, const cha
          Fmt("%.2f", range[1].get<double>() / 1e3) + "]";
 }
 
+// " [lowest, highest]" of a row's measured/predicted over its pairs (each
+// run against the sys run just before it), when there were several.
+std::string RatioRange(const nlohmann::json& row) {
+  const nlohmann::json range = row.value("measured_over_predicted_range", nlohmann::json::array());
+  if (row.value("pairs", 0) < 2 || range.size() != 2) return "";
+  return " [" + Fmt("%.2f", range[0].get<double>()) + ", " + Fmt("%.2f", range[1].get<double>()) +
+         "]";
+}
+
 // Which runs the figures of "Predicted from the legs" are, as the section
 // recorded it: rounds (each row its median run), or in older runs sys rows
 // run again midway and after the modes (`sys_repeats`), or one run each.
 std::string RunsText(const nlohmann::json& section) {
   const int rounds = section.value("rounds", 1);
+  if (rounds > 1 && section.contains("sys_just_before")) {
+    return "Each run of a mode's row (and of its controls) ran in one of " +
+           std::to_string(rounds) +
+           " rounds, just after a sys run of the same load: the CPU a loopback call costs can "
+           "change for stretches of seconds, for every process on the machine alike, so each run "
+           "is predicted from the sys run of its round. A row's figures are its median pair's "
+           "by measured/predicted, with the lowest and highest in brackets where there were "
+           "several (and of the CPU per call over its runs and their sys runs). ";
+  }
   if (rounds > 1) {
     return "Every figure here is a row's median run by busy CPU per call, of the " +
            std::to_string(rounds) +
@@ -133,13 +151,13 @@ std::string FromLegsText(const nlohmann::json& section) {
        << RunsRange(row, "runs", "measured_cpu_ns_per_call_range") << " | "
        << Fmt("%.0f", row.value("predicted_ops_per_second", 0.0)) << " | "
        << Fmt("%.0f", row.value("measured_ops_per_second", 0.0)) << " | " << Fmt("%.2f", ratio)
-       << " | " << row.value("server_window_drops", 0u) << ", " << row.value("timeouts", 0u)
+       << RatioRange(row) << " | " << row.value("server_window_drops", 0u) << ", " << row.value("timeouts", 0u)
        << " | ";
     if (row.contains("wide_window")) {
       const nlohmann::json& w = row["wide_window"];
       md << Fmt("%.0f", w.value("measured_ops_per_second", 0.0)) << " (window "
          << w.value("window", 0u) << ", " << w.value("server_window_drops", 0u) << " drops) | "
-         << Fmt("%.2f", w.value("measured_over_predicted", 0.0));
+         << Fmt("%.2f", w.value("measured_over_predicted", 0.0)) << RatioRange(w);
     } else {
       md << "- | -";
     }
@@ -148,7 +166,7 @@ std::string FromLegsText(const nlohmann::json& section) {
       const nlohmann::json& w = row["context_per_connection"];
       md << Fmt("%.0f", w.value("measured_ops_per_second", 0.0)) << " ("
          << w.value("server_window_drops", 0u) << " drops) | "
-         << Fmt("%.2f", w.value("measured_over_predicted", 0.0))
+         << Fmt("%.2f", w.value("measured_over_predicted", 0.0)) << RatioRange(w)
          << (w.value("within", false) ? "" : " (outside)");
     } else {
       md << "- | -";

@@ -19,6 +19,74 @@ std::string LoadKey(const nlohmann::json& row) {
          std::to_string(row.value("connections", 0)) + "x" + std::to_string(row.value("slots", 0));
 }
 
+// The busy CPU per call of the sys run just before each run of `row`
+// (its `sys_just_before`, suite/section_e2e.cc), by round.
+std::map<int, double> SysJustBefore(const nlohmann::json& row, int logical_cpus) {
+  std::map<int, double> out;
+  if (!row.contains("sys_just_before") || !row["sys_just_before"].is_array()) return out;
+  for (const auto& run : row["sys_just_before"]) {
+    if (!run.is_object()) continue;
+    const int round = run.value("round", -1);
+    const std::optional<double> cpu = harness::BusyCpuNsPerCall(run, logical_cpus);
+    if (cpu && round >= 0) out.emplace(round, *cpu);
+  }
+  return out;
+}
+
+// One run predicted from the sys run of its round: that sys run's CPU per
+// call plus the legs' extra, against the run's own.
+struct Pair {
+  double ratio;  // predicted / measured CPU per call = measured / predicted ops/s
+  double sys_ns, cpu_ns, ops_per_second;
+};
+
+// The runs of `holder` (itself and its repeats) that have a figure and a
+// sys run in `sys` of their round, lowest measured/predicted first (ties
+// keep the runs' order).
+std::vector<Pair> PairsOf(const nlohmann::json& holder, const std::map<int, double>& sys,
+                          double extra, int logical_cpus) {
+  std::vector<Pair> pairs;
+  auto add = [&](const nlohmann::json& run) {
+    if (!run.is_object()) return;
+    const auto it = sys.find(run.value("round", -1));
+    const std::optional<double> cpu = harness::BusyCpuNsPerCall(run, logical_cpus);
+    if (it == sys.end() || !cpu || *cpu <= 0) return;
+    pairs.push_back({(it->second + extra) / *cpu, it->second, *cpu,
+                     run.value("ops_per_second", 0.0)});
+  };
+  add(holder);
+  if (holder.contains("repeats") && holder["repeats"].is_array()) {
+    for (const auto& run : holder["repeats"]) add(run);
+  }
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const Pair& a, const Pair& b) { return a.ratio < b.ratio; });
+  return pairs;
+}
+
+// The median pair (the lower middle of an even count, the rule of
+// harness::MedianCpuNsPerCall) and its figures in the fields the rows share
+// with the unpaired prediction.
+nlohmann::json PairedFigures(const std::vector<Pair>& pairs, double extra) {
+  const Pair& m = pairs[(pairs.size() - 1) / 2];
+  double sys_min = m.sys_ns, sys_max = m.sys_ns;
+  for (const Pair& p : pairs) {
+    sys_min = std::min(sys_min, p.sys_ns);
+    sys_max = std::max(sys_max, p.sys_ns);
+  }
+  return {{"sys_baseline", "the sys run just before each run"},
+          {"pairs", pairs.size()},
+          {"sys_cpu_ns_per_call", m.sys_ns},
+          {"sys_runs", pairs.size()},
+          {"sys_cpu_ns_per_call_range", {sys_min, sys_max}},
+          {"predicted_cpu_ns_per_call", m.sys_ns + extra},
+          {"measured_cpu_ns_per_call", m.cpu_ns},
+          {"predicted_ops_per_second", m.ratio > 0 ? m.ops_per_second / m.ratio : 0},
+          {"measured_ops_per_second", m.ops_per_second},
+          {"measured_over_predicted", m.ratio},
+          {"measured_over_predicted_range", {pairs.front().ratio, pairs.back().ratio}},
+          {"within", std::abs(m.ratio - 1.0) <= kLegsPredictionTolerance}};
+}
+
 }  // namespace
 
 LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
@@ -49,22 +117,6 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       skip(row, sys_legs.status().message());
       continue;
     }
-    auto sys = sys_rows.find(LoadKey(row));
-    if (sys == sys_rows.end()) {
-      skip(row, "no sys row with the same op, size and load");
-      continue;
-    }
-    // The sys row's runs (itself and its repeats): their median CPU per call.
-    const std::optional<harness::CpuOverRuns> sys_runs =
-        harness::MedianCpuNsPerCall(*sys->second, logical_cpus);
-    // The row's own figure is its median run's (suite/section_e2e.cc).
-    const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
-    const std::optional<harness::CpuOverRuns> row_runs =
-        harness::MedianCpuNsPerCall(row, logical_cpus);
-    if (!sys_runs || !measured_cpu || !row_runs) {
-      skip(row, "the machine's idle time was not measured");
-      continue;
-    }
     const std::string op = row.value("op", ""), engine = row.value("engine", ""),
                       enctype = row.value("enctype", "");
     const size_t size = row.value("size", 0u);
@@ -83,68 +135,106 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
       continue;
     }
     const double extra = legs_extra->client_ns + legs_extra->server_ns;
-    const double predicted_cpu = sys_runs->median_ns + extra;
-    const double busy_cpu_ns = *measured_cpu * row.value("ops", 0.0);
-    const double seconds = row.value("seconds", 0.0);
-    const double predicted_ops = predicted_cpu > 0 ? busy_cpu_ns / predicted_cpu / seconds : 0;
-    const double measured_ops = row.value("ops_per_second", 0.0);
-    const double ratio = predicted_ops > 0 ? measured_ops / predicted_ops : 0;
+    // Each run against the sys run just before it, where the section made
+    // them (a mode and its baseline measured in the same stretch); else
+    // against the sys row's median run.
+    const std::map<int, double> sys_by_round = SysJustBefore(row, logical_cpus);
+    const std::vector<Pair> pairs = PairsOf(row, sys_by_round, extra, logical_cpus);
+    const std::optional<harness::CpuOverRuns> row_runs =
+        harness::MedianCpuNsPerCall(row, logical_cpus);
+    nlohmann::json figures;
+    double predicted_cpu = 0;  // the unpaired prediction, for unpaired controls
+    if (!pairs.empty() && row_runs) {
+      figures = PairedFigures(pairs, extra);
+      predicted_cpu = figures["predicted_cpu_ns_per_call"].get<double>();
+    } else {
+      auto sys = sys_rows.find(LoadKey(row));
+      if (sys == sys_rows.end()) {
+        skip(row, "no sys row with the same op, size and load");
+        continue;
+      }
+      // The sys row's runs (itself and its repeats): their median CPU per call.
+      const std::optional<harness::CpuOverRuns> sys_runs =
+          harness::MedianCpuNsPerCall(*sys->second, logical_cpus);
+      // The row's own figure is its median run's (suite/section_e2e.cc).
+      const std::optional<double> measured_cpu = harness::BusyCpuNsPerCall(row, logical_cpus);
+      if (!sys_runs || !measured_cpu || !row_runs) {
+        skip(row, "the machine's idle time was not measured");
+        continue;
+      }
+      predicted_cpu = sys_runs->median_ns + extra;
+      const double busy_cpu_ns = *measured_cpu * row.value("ops", 0.0);
+      const double seconds = row.value("seconds", 0.0);
+      const double predicted_ops = predicted_cpu > 0 ? busy_cpu_ns / predicted_cpu / seconds : 0;
+      const double measured_ops = row.value("ops_per_second", 0.0);
+      const double ratio = predicted_ops > 0 ? measured_ops / predicted_ops : 0;
+      figures = {{"sys_baseline", "the sys row's median run"},
+                 {"sys_cpu_ns_per_call", sys_runs->median_ns},
+                 {"sys_runs", sys_runs->runs},
+                 {"sys_cpu_ns_per_call_range", {sys_runs->min_ns, sys_runs->max_ns}},
+                 {"predicted_cpu_ns_per_call", predicted_cpu},
+                 {"measured_cpu_ns_per_call", *measured_cpu},
+                 {"predicted_ops_per_second", predicted_ops},
+                 {"measured_ops_per_second", measured_ops},
+                 {"measured_over_predicted", ratio},
+                 {"within", std::abs(ratio - 1.0) <= kLegsPredictionTolerance}};
+    }
     // A control run of the same load (row.wide_window: a server whose window
     // dropped nothing; row.context_per_connection: also no context shared,
-    // so no call waited for another connection's crypto), predicted from its
-    // own busy CPU time.
+    // so no call waited for another connection's crypto): each of its runs
+    // against the sys run of its round when the row has them, else against
+    // the row's prediction.
     auto control = [&](const char* key) -> std::optional<nlohmann::json> {
       if (!row.contains(key) || !row[key].is_object()) return std::nullopt;
       const nlohmann::json& w = row[key];
       const std::optional<double> cpu = harness::BusyCpuNsPerCall(w, logical_cpus);
       const std::optional<harness::CpuOverRuns> runs = harness::MedianCpuNsPerCall(w, logical_cpus);
+      if (!cpu || !runs) return std::nullopt;
+      nlohmann::json out = {{"window", w.value("window", 0u)},
+                            {"server_window_drops", w.value("server_window_drops", 0u)},
+                            {"runs", runs->runs},
+                            {"measured_cpu_ns_per_call_range", {runs->min_ns, runs->max_ns}}};
+      const std::vector<Pair> w_pairs = PairsOf(w, sys_by_round, extra, logical_cpus);
+      if (!w_pairs.empty()) {
+        out.update(PairedFigures(w_pairs, extra));
+        return out;
+      }
       const double w_seconds = w.value("seconds", 0.0);
-      if (!cpu || !runs || w_seconds <= 0 || predicted_cpu <= 0) return std::nullopt;
+      if (w_seconds <= 0 || predicted_cpu <= 0) return std::nullopt;
       const double w_predicted = *cpu * w.value("ops", 0.0) / predicted_cpu / w_seconds;
       const double w_measured = w.value("ops_per_second", 0.0);
       const double w_ratio = w_predicted > 0 ? w_measured / w_predicted : 0;
-      return nlohmann::json{{"window", w.value("window", 0u)},
-                            {"server_window_drops", w.value("server_window_drops", 0u)},
-                            {"measured_cpu_ns_per_call", *cpu},
-                            {"runs", runs->runs},
-                            {"measured_cpu_ns_per_call_range", {runs->min_ns, runs->max_ns}},
-                            {"predicted_ops_per_second", w_predicted},
-                            {"measured_ops_per_second", w_measured},
-                            {"measured_over_predicted", w_ratio},
-                            {"within", std::abs(w_ratio - 1.0) <= kLegsPredictionTolerance}};
+      out.update({{"measured_cpu_ns_per_call", *cpu},
+                  {"predicted_ops_per_second", w_predicted},
+                  {"measured_ops_per_second", w_measured},
+                  {"measured_over_predicted", w_ratio},
+                  {"within", std::abs(w_ratio - 1.0) <= kLegsPredictionTolerance}});
+      return out;
     };
     std::optional<nlohmann::json> wide = control("wide_window");
     std::optional<nlohmann::json> per_connection = control("context_per_connection");
-    out.rows.push_back({{"mode", mode},
-                        {"engine", engine},
-                        {"enctype", enctype},
-                        {"op", op},
-                        {"size", size},
-                        {"connections", row.value("connections", 0)},
-                        {"slots", row.value("slots", 0)},
-                        {"call_payload", call_size},
-                        {"reply_payload", reply_size},
-                        {"sys_cpu_ns_per_call", sys_runs->median_ns},
-                        {"crypto_threads", row.value("crypto_threads", "")},
-                        {"sys_runs", sys_runs->runs},
-                        {"sys_cpu_ns_per_call_range", {sys_runs->min_ns, sys_runs->max_ns}},
-                        {"legs_extra_ns", extra},
-                        {"predicted_cpu_ns_per_call", predicted_cpu},
-                        {"measured_cpu_ns_per_call", *measured_cpu},
-                        {"runs", row_runs->runs},
-                        {"measured_cpu_ns_per_call_range", {row_runs->min_ns, row_runs->max_ns}},
-                        {"predicted_ops_per_second", predicted_ops},
-                        {"measured_ops_per_second", measured_ops},
-                        {"measured_over_predicted", ratio},
-                        {"within", std::abs(ratio - 1.0) <= kLegsPredictionTolerance},
-                        {"window", row.value("window", 0u)},
-                        {"server_window_drops", row.value("server_window_drops", 0u)},
-                        {"timeouts", row.value("timeouts", 0u)}});
+    nlohmann::json out_row = {{"mode", mode},
+                              {"engine", engine},
+                              {"enctype", enctype},
+                              {"op", op},
+                              {"size", size},
+                              {"connections", row.value("connections", 0)},
+                              {"slots", row.value("slots", 0)},
+                              {"call_payload", call_size},
+                              {"reply_payload", reply_size},
+                              {"crypto_threads", row.value("crypto_threads", "")},
+                              {"legs_extra_ns", extra},
+                              {"runs", row_runs->runs},
+                              {"measured_cpu_ns_per_call_range", {row_runs->min_ns, row_runs->max_ns}},
+                              {"window", row.value("window", 0u)},
+                              {"server_window_drops", row.value("server_window_drops", 0u)},
+                              {"timeouts", row.value("timeouts", 0u)}};
+    out_row.update(figures);
     // The call path's verdict: on the run that dropped nothing when there is one.
-    out.rows.back()["call_path_within"] =
-        wide ? (*wide)["within"].get<bool>() : std::abs(ratio - 1.0) <= kLegsPredictionTolerance;
-    if (wide) out.rows.back()["wide_window"] = std::move(*wide);
-    if (per_connection) out.rows.back()["context_per_connection"] = std::move(*per_connection);
+    out_row["call_path_within"] = wide ? (*wide)["within"] : out_row["within"];
+    if (wide) out_row["wide_window"] = std::move(*wide);
+    if (per_connection) out_row["context_per_connection"] = std::move(*per_connection);
+    out.rows.push_back(std::move(out_row));
   }
   return out;
 }

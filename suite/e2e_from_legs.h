@@ -35,22 +35,32 @@ namespace secmode::suite {
 // |measured / predicted - 1| at most this: the prediction holds.
 inline constexpr double kLegsPredictionTolerance = 0.15;
 
-// One row per e2e row of a krb5 family with a sys row of the same op, size
-// and load and micro rows for every leg it needs: mode, enctype, engine, op,
-// size, connections, slots, call_payload, reply_payload,
-// sys_cpu_ns_per_call (the median), sys_runs, sys_cpu_ns_per_call_range
-// [min, max], crypto_threads (the row's: "serialised" where one context's
+// One row per e2e row of a krb5 family with a sys baseline and micro rows
+// for every leg it needs. The baseline (`sys_baseline` says which):
+//  - where the row has `sys_just_before` (suite/section_e2e.cc: a sys run
+//    of the same load just before each of its runs), each run is predicted
+//    from the sys run of its round, and the row's figures are its median
+//    pair's (lower middle by measured/predicted; `pairs`,
+//    measured_over_predicted_range [min, max]): a run and its baseline come
+//    from the same stretch of the machine's state;
+//  - else the median run of the sys row with the same op, size and load.
+// Fields: mode, enctype, engine, op, size, connections, slots,
+// call_payload, reply_payload, sys_baseline, sys_cpu_ns_per_call (the
+// median pair's sys run, or the sys row's median), sys_runs,
+// sys_cpu_ns_per_call_range [min, max], crypto_threads (the row's: "serialised" where one context's
 // calls waited for each other), legs_extra_ns, predicted_cpu_ns_per_call,
-// measured_cpu_ns_per_call (the row's own figure: the section makes it
-// its median run's), runs, measured_cpu_ns_per_call_range [min, max] (over
+// measured_cpu_ns_per_call (the median pair's run, or the row's own
+// figure: the section makes it its median run's), runs, measured_cpu_ns_per_call_range [min, max] (over
 // the row and its repeats), predicted_ops_per_second,
 // measured_ops_per_second, measured_over_predicted, within, window,
 // server_window_drops, timeouts, call_path_within (on the wide-window run
 // when there is one) and, when there is, wide_window {window,
 // server_window_drops, measured_cpu_ns_per_call, runs,
 // measured_cpu_ns_per_call_range, predicted_ops_per_second,
-// measured_ops_per_second, measured_over_predicted, within}, and
-// context_per_connection {the same fields} when that run was made. A row that
+// measured_ops_per_second, measured_over_predicted, within; paired by
+// round with the row's sys runs when it has them, with the paired fields
+// above}, and context_per_connection {the same fields} when that run was
+// made. A row that
 // lacks what it needs is left out (`skipped` lists each with the reason).
 struct LegsPrediction {
   nlohmann::json rows = nlohmann::json::array();

@@ -108,10 +108,11 @@ common::Result<std::vector<harness::ModeName>> E2eModes(const SectionContext& ct
 }
 
 // Each run's measured and warm-up seconds, and how many rounds the rows
-// under load against secmode's server run. On a shared machine a run's CPU
-// per call can differ from the next run's of the same load by more than a
-// longer run narrows (each run starts its threads anew); more, shorter runs
-// sample that spread, and their median is a typical run.
+// under load against secmode's server run. On a shared machine the CPU a
+// loopback call costs can change for stretches of seconds, for every
+// process alike (suite/README.md, "A machine's stretches"): more, shorter
+// runs sample that, and a GSS run's sys run just before it
+// (SysJustBefore) was made in the same stretch.
 struct Budget {
   double seconds, warmup, max_seconds;
   int rounds;
@@ -124,6 +125,14 @@ Budget BudgetOf(const SectionContext& ctx) {
 // secmode's server do. Rows one call at a time (latency bounds them) and
 // nfs-ganesha's rows are not predicted from the legs and run once.
 bool RunsInRounds(const Case& c, int peer) { return peer == 0 && !c.one_at_a_time; }
+
+// Whether each run of a row of `family` (every round) has a sys run of the
+// same load, against the same server, just before it: the rows in rounds of
+// a GSS family. suite/e2e_from_legs.h predicts each such run from its own
+// sys run, so a mode and its baseline are measured in the same stretch.
+bool SysJustBefore(const std::string& family, const Case& c, int peer) {
+  return family != "sys" && RunsInRounds(c, peer);
+}
 
 int SlotsOf(const Case& c) {
   return c.one_at_a_time ? 1 : c.size >= (1u << 20) ? kSlotsLargeIo : kSlots;
@@ -163,6 +172,7 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
     for (const Case& c : kCases) {
       const double runs = RunsInRounds(c, 0) ? b.rounds : 1;
       seconds += runs * run;
+      if (SysJustBefore(m.family, c, 0)) seconds += runs * run;
       if (ganesha && m.engine != "native") seconds += std::min(b.seconds, kGaneshaSeconds) + b.warmup;
       if (WideWindowControl(m.family, c, window)) seconds += runs * run;
       if (m.family == "sys") continue;
@@ -273,6 +283,14 @@ Status RunE2eSection(SectionContext& ctx) {
                                  : " with window " + std::to_string(kWideWindow)) +
                          (round > 0 ? " (round " + std::to_string(round + 1) + ")" : ""));
   };
+  // The sys run just before a GSS run (SysJustBefore): its load in AUTH_SYS
+  // against the same server; nothing when it failed (logged).
+  auto run_sys_before = [&](const std::string& engine, const rpc::LoadOptions& load, int round,
+                            const std::string& what) {
+    rpc::LoadOptions sys = load;
+    sys.mode = "sys";
+    return run_again(engine, window, sys, round, "sys run just before " + what);
+  };
   size_t runs_not_made = 0;  // of controls and later rounds, after an interruption
   for (const Case& c : kCases) {
     // This case's rows that run again in later rounds: index in
@@ -281,6 +299,7 @@ Status RunE2eSection(SectionContext& ctx) {
       size_t row;
       rpc::LoadOptions load;
       std::string engine, what;
+      bool sys_just_before;
     };
     std::vector<InRounds> in_rounds;
     for (const harness::ModeName& name : modes) {
@@ -325,13 +344,16 @@ Status RunE2eSection(SectionContext& ctx) {
         // Linux clients since about v5.0 re-encode a call whose sequence
         // number fell out of the window before it was sent.
         o.reencode = true;
-        Measured measured = measure(*server, o);
-        auto& r = measured.report;
-        const uint64_t window_drops = measured.window_drops;
         const std::string peer_name = peer == 1 ? "nfs-ganesha " + ganesha->version() : "secmode";
         std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size) +
                           (c.one_at_a_time ? " one at a time" : "") +
                           (peer == 1 ? " (" + peer_name + ")" : "");
+        const bool sys_just_before = SysJustBefore(name.family, c, peer);
+        std::optional<nlohmann::json> sys_before;
+        if (sys_just_before) sys_before = run_sys_before(name.engine, o, 0, name.family + " " + key);
+        Measured measured = measure(*server, o);
+        auto& r = measured.report;
+        const uint64_t window_drops = measured.window_drops;
         if (!r.ok()) {
           ctx.log << "\n  e2e " << name.family << " " << key
                   << " failed: " << r.status().ToString();
@@ -350,6 +372,12 @@ Status RunE2eSection(SectionContext& ctx) {
           row["window"] = window;
           row["server_window_drops"] = window_drops;
           row["round"] = 0;
+        }
+        // A row-level list (each with its round), so PutMedianRunFirst
+        // leaves it where it is.
+        if (sys_just_before) {
+          row["sys_just_before"] = nlohmann::json::array();
+          if (sys_before) row["sys_just_before"].push_back(std::move(*sys_before));
         }
         // Only controls: a server or run that fails is logged, the row stays.
         // The wide window where the load keeps more calls outstanding than
@@ -374,7 +402,8 @@ Status RunE2eSection(SectionContext& ctx) {
         }
         // A row with failed replies is a failure of the section; it runs once.
         if (RunsInRounds(c, peer) && r->errors == 0) {
-          in_rounds.push_back({ctx.results.e2e.size(), o, name.engine, name.family + " " + key});
+          in_rounds.push_back(
+              {ctx.results.e2e.size(), o, name.engine, name.family + " " + key, sys_just_before});
         }
         ctx.results.e2e.push_back(std::move(row));
         if (r->errors > 0 && first_failure.ok()) {
@@ -391,12 +420,19 @@ Status RunE2eSection(SectionContext& ctx) {
         auto add_to_repeats = [&](nlohmann::json& target, std::optional<nlohmann::json> run) {
           if (run) target["repeats"].push_back(std::move(*run));
         };
+        auto add_to_sys_before = [&](nlohmann::json& row, std::optional<nlohmann::json> run) {
+          if (run) row["sys_just_before"].push_back(std::move(*run));
+        };
+        const std::string in_round = r.what + " (round " + std::to_string(round + 1) + ")";
         if (InterruptSignal(ctx.options)) {
-          ++runs_not_made;
+          runs_not_made += r.sys_just_before ? 2 : 1;
         } else {
+          if (r.sys_just_before) {
+            add_to_sys_before(ctx.results.e2e[r.row],
+                              run_sys_before(r.engine, r.load, round, in_round));
+          }
           add_to_repeats(ctx.results.e2e[r.row],
-                         run_again(r.engine, window, r.load, round,
-                                   r.what + " (round " + std::to_string(round + 1) + ")"));
+                         run_again(r.engine, window, r.load, round, in_round));
         }
         for (const Control& control : kControls) {
           if (!ctx.results.e2e[r.row].contains(control.key)) continue;
@@ -447,6 +483,11 @@ Status RunE2eSection(SectionContext& ctx) {
        "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`); "
        "a GSS row whose load keeps more calls outstanding than the window holds has the wide "
        "window control in every round"},
+      {"sys_just_before",
+       "each run of a GSS row in rounds (and so its controls, which follow it) had a sys run of "
+       "the same load against the same server just before it: the row's `sys_just_before`, each "
+       "with its `round`; the legs' prediction (from_legs) pairs each run with the sys run of "
+       "its round"},
       {"context_per_connection_control",
        "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: in each "
        "round also with a context per connection, window " +

@@ -248,6 +248,93 @@ TEST(E2eFromLegsTest, TwoRoundsPutFirstArePredictedOnTheSameRule) {
   EXPECT_DOUBLE_EQ(g["measured_cpu_ns_per_call_range"][1].get<double>(), 50000);
 }
 
+// A run with `round` at `us` per call (2 CPUs fully busy over 2 s).
+nlohmann::json RunAt(const std::string& mode, double us, int round) {
+  nlohmann::json run = Row(mode, "getattr", 0, 2e6 / us, 0.0);
+  run["round"] = round;
+  return run;
+}
+
+// Where each run of a mode had a sys run just before it, each run is
+// predicted from that sys run: the machine's costly stretches (here rounds 1
+// and 2, every call 50% dearer) cancel, while the sys row's median (costly
+// in most of its runs) would not. The controls pair by round too.
+TEST(E2eFromLegsTest, EachRunIsPredictedFromTheSysRunJustBeforeIt) {
+  nlohmann::json e2e = nlohmann::json::array();
+  // The sys row: costly in 2 of 3 runs (its median 30 us).
+  nlohmann::json sys = RunAt("sys", 20, 0);
+  sys["repeats"] = nlohmann::json::array({RunAt("sys", 30, 1), RunAt("sys", 30, 2)});
+  e2e.push_back(sys);
+  // krb5p: legs add 4 us; 24 us in the cheap round, 36 in the costly ones.
+  nlohmann::json krb5p = RunAt("krb5p", 24, 0);
+  krb5p["repeats"] = nlohmann::json::array({RunAt("krb5p", 36, 1), RunAt("krb5p", 37, 2)});
+  // Its sys runs just before: 20, 30 and 31 us (round 1's listed last).
+  krb5p["sys_just_before"] =
+      nlohmann::json::array({RunAt("sys", 20, 0), RunAt("sys", 31, 2), RunAt("sys", 30, 1)});
+  // The wide window: rounds 0 and 2 only (its round 1 failed).
+  krb5p["wide_window"] = RunAt("krb5p", 22, 0);
+  krb5p["wide_window"]["window"] = 65536;
+  krb5p["wide_window"]["repeats"] = nlohmann::json::array({RunAt("krb5p", 35, 2)});
+  e2e.push_back(krb5p);
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 1u) << p.rows.dump(1);
+  const nlohmann::json& g = p.rows[0];
+  EXPECT_EQ(g["sys_baseline"], "the sys run just before each run");
+  EXPECT_EQ(g["pairs"], 3u);
+  // Ratios: 24/24 = 1, 34/36, 35/37 -> the median pair is round 2's (0.946).
+  EXPECT_NEAR(g["measured_over_predicted"].get<double>(), 35.0 / 37, 1e-9);
+  EXPECT_NEAR(g["measured_over_predicted_range"][0].get<double>(), 34.0 / 36, 1e-9);
+  EXPECT_NEAR(g["measured_over_predicted_range"][1].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(g["sys_cpu_ns_per_call"].get<double>(), 31000, 1e-6);
+  EXPECT_NEAR(g["sys_cpu_ns_per_call_range"][0].get<double>(), 20000, 1e-6);
+  EXPECT_NEAR(g["sys_cpu_ns_per_call_range"][1].get<double>(), 31000, 1e-6);
+  EXPECT_NEAR(g["predicted_cpu_ns_per_call"].get<double>(), 35000, 1e-6);
+  EXPECT_NEAR(g["measured_cpu_ns_per_call"].get<double>(), 37000, 1e-6);
+  EXPECT_NEAR(g["measured_ops_per_second"].get<double>(), 2e6 / 37, 1e-6);
+  EXPECT_NEAR(g["predicted_ops_per_second"].get<double>(), 2e6 / 35, 1e-6);
+  EXPECT_TRUE(g["within"].get<bool>());
+  EXPECT_EQ(g["runs"], 3u);
+  // The wide window: 24/22 and 35/35 -> the lower middle, 1.0 (round 2).
+  const nlohmann::json& w = g["wide_window"];
+  EXPECT_EQ(w["pairs"], 2u);
+  EXPECT_EQ(w["runs"], 2u);
+  EXPECT_NEAR(w["measured_over_predicted"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(w["sys_cpu_ns_per_call"].get<double>(), 31000, 1e-6);
+  EXPECT_TRUE(g["call_path_within"].get<bool>());
+
+  // Unpaired, the same runs miss: the sys row's median (30 us) + 4 against
+  // the row's own run (24 us) is 1.42.
+  e2e[1].erase("sys_just_before");
+  const LegsPrediction unpaired = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(unpaired.rows.size(), 1u);
+  EXPECT_EQ(unpaired.rows[0]["sys_baseline"], "the sys row's median run");
+  EXPECT_NEAR(unpaired.rows[0]["measured_over_predicted"].get<double>(), 34.0 / 24, 1e-9);
+  EXPECT_FALSE(unpaired.rows[0]["within"].get<bool>());
+}
+
+// A row whose sys runs just before all failed (an empty list) is predicted
+// from the sys row, as before there were any.
+TEST(E2eFromLegsTest, NoSysRunJustBeforeFallsBackToTheSysRow) {
+  nlohmann::json e2e = nlohmann::json::array();
+  e2e.push_back(RunAt("sys", 20, 0));
+  nlohmann::json krb5p = RunAt("krb5p", 24, 0);
+  krb5p["sys_just_before"] = nlohmann::json::array();
+  e2e.push_back(krb5p);
+  const LegsPrediction p = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(p.rows.size(), 1u) << p.rows.dump(1);
+  EXPECT_EQ(p.rows[0]["sys_baseline"], "the sys row's median run");
+  EXPECT_FALSE(p.rows[0].contains("pairs"));
+  EXPECT_NEAR(p.rows[0]["measured_over_predicted"].get<double>(), 1.0, 1e-9);
+  // A run whose round has no sys run is not paired: only round 0's is.
+  e2e[1]["repeats"] = nlohmann::json::array({RunAt("krb5p", 36, 1)});
+  e2e[1]["sys_just_before"] = nlohmann::json::array({RunAt("sys", 20, 0)});
+  const LegsPrediction one = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(one.rows.size(), 1u);
+  EXPECT_EQ(one.rows[0]["pairs"], 1u);
+  EXPECT_EQ(one.rows[0]["runs"], 2u);
+  EXPECT_NEAR(one.rows[0]["measured_over_predicted"].get<double>(), 1.0, 1e-9);
+}
+
 TEST(E2eFromLegsTest, LeavesOutWhatItCannotPredictAndSaysWhy) {
   nlohmann::json e2e = nlohmann::json::array();
   e2e.push_back(Row("sys", "getattr", 0, 100000, 0.0));

@@ -134,6 +134,19 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
     for (const char* control : {"wide_window", "context_per_connection"}) {
       if (row.contains(control)) check_rounds(row[control]);
     }
+    // Each run of a GSS row had a sys run of its load just before it.
+    if (row.value("mode", "") == "sys") {
+      EXPECT_FALSE(row.contains("sys_just_before")) << row.dump();
+    } else {
+      const json before = row.value("sys_just_before", json::array());
+      ASSERT_EQ(before.size(), 2u) << row.dump();
+      for (int round = 0; round < 2; ++round) {
+        EXPECT_EQ(before[round].value("round", -1), round) << row.dump();
+        EXPECT_EQ(before[round].value("mode", ""), "sys") << row.dump();
+        EXPECT_EQ(before[round].value("op", ""), row.value("op", "")) << row.dump();
+        EXPECT_EQ(before[round].value("slots", 0), row.value("slots", 0)) << row.dump();
+      }
+    }
   }
   EXPECT_EQ(rows_in_rounds, 5u * 7u);
   EXPECT_EQ(run->sections["e2e"].value("rounds", 0), 2);
@@ -171,12 +184,14 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
     // machine.libraries.<file name> and noise.* name what this machine has;
     // a prediction's demands and utilisations are keyed by station; an e2e
     // row's run against the wide window (and with a context per connection),
-    // and its runs in later rounds, have the row's own fields.
+    // its runs in later rounds and the sys runs just before them have the
+    // row's own fields.
     if (keys.count(k) || added.count(k) || k.rfind("sections.", 0) == 0 ||
         k.rfind("nconnect[].", 0) == 0 || k.rfind("machine.libraries.", 0) == 0 ||
         k.rfind("noise.", 0) == 0 || k.rfind("predictions[].demand_us.", 0) == 0 ||
         k.rfind("predictions[].utilisation.", 0) == 0 || k.rfind("e2e[].wide_window.", 0) == 0 ||
-        k.rfind("e2e[].context_per_connection.", 0) == 0 || k.rfind("e2e[].repeats[]", 0) == 0) {
+        k.rfind("e2e[].context_per_connection.", 0) == 0 || k.rfind("e2e[].repeats[]", 0) == 0 ||
+        k.rfind("e2e[].sys_just_before[]", 0) == 0) {
       continue;
     }
     ADD_FAILURE() << "results.json has a key outside `sections` that the shape does not list: "
