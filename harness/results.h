@@ -15,6 +15,8 @@
 // "method.pinned_cpu" (a CPU number or "not pinned"), e2e rows'
 // "crypto_threads", "stale_replies", "first_error", "window",
 // "server_window_drops", "round", "repeats" (the row's other runs),
+// "sys_just_before" (GSS rows: the sys run of the same load made just before
+// each of the row's runs, each with its "round"),
 // "wide_window" and "context_per_connection" (control runs, each with its
 // own "repeats"), and validation rows'
 // "assert_goodput" and "attribution"; micro rows' "repetitions_ns" (each

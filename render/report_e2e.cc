@@ -66,14 +66,21 @@ std::string RatioRange(const nlohmann::json& row) {
 // run again midway and after the modes (`sys_repeats`), or one run each.
 std::string RunsText(const nlohmann::json& section) {
   const int rounds = section.value("rounds", 1);
-  if (rounds > 1 && section.contains("sys_just_before")) {
+  bool paired = false;  // a row predicted from the sys runs just before its runs
+  if (section.contains("from_legs") && section["from_legs"].is_object()) {
+    for (const auto& row : section["from_legs"].value("rows", nlohmann::json::array())) {
+      paired = paired || (row.is_object() && row.contains("pairs"));
+    }
+  }
+  if (rounds > 1 && paired) {
     return "Each run of a mode's row (and of its controls) ran in one of " +
            std::to_string(rounds) +
            " rounds, just after a sys run of the same load: the CPU a loopback call costs can "
            "change for stretches of seconds, for every process on the machine alike, so each run "
            "is predicted from the sys run of its round. A row's figures are its median pair's "
            "by measured/predicted, with the lowest and highest in brackets where there were "
-           "several (and of the CPU per call over its runs and their sys runs). ";
+           "several (and of the CPU per call over its runs and their sys runs); a row none of "
+           "whose sys runs was made is predicted from the sys row's median run. ";
   }
   if (rounds > 1) {
     return "Every figure here is a row's median run by busy CPU per call, of the " +
@@ -99,7 +106,7 @@ std::string FromLegsText(const nlohmann::json& section) {
   const double tol = f.value("tolerance", 0.0);
   std::ostringstream md;
   md << "\n### Predicted from the legs\n\n"
-     << "A call of a mode costs what the sys row of the same op, size and load cost end to end "
+     << "A call of a mode costs what a sys run of the same op, size and load cost end to end "
         "(the machine's busy CPU time over its calls: client, server, kernel), plus each of the "
         "four legs' cost in that mode minus its cost in sys (the micro rows, one thread), at the "
         "payload the leg protects (call legs: a WRITE's data, else none; reply legs: a READ's "

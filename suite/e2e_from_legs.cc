@@ -19,6 +19,13 @@ std::string LoadKey(const nlohmann::json& row) {
          std::to_string(row.value("connections", 0)) + "x" + std::to_string(row.value("slots", 0));
 }
 
+// A run's round (suite/section_e2e.cc), -1 when it has none that is a
+// whole number.
+int RoundOf(const nlohmann::json& run) {
+  if (!run.contains("round") || !run["round"].is_number_integer()) return -1;
+  return run["round"].get<int>();
+}
+
 // The busy CPU per call of the sys run just before each run of `row`
 // (its `sys_just_before`, suite/section_e2e.cc), by round.
 std::map<int, double> SysJustBefore(const nlohmann::json& row, int logical_cpus) {
@@ -26,7 +33,7 @@ std::map<int, double> SysJustBefore(const nlohmann::json& row, int logical_cpus)
   if (!row.contains("sys_just_before") || !row["sys_just_before"].is_array()) return out;
   for (const auto& run : row["sys_just_before"]) {
     if (!run.is_object()) continue;
-    const int round = run.value("round", -1);
+    const int round = RoundOf(run);
     const std::optional<double> cpu = harness::BusyCpuNsPerCall(run, logical_cpus);
     if (cpu && round >= 0) out.emplace(round, *cpu);
   }
@@ -37,7 +44,8 @@ std::map<int, double> SysJustBefore(const nlohmann::json& row, int logical_cpus)
 // call plus the legs' extra, against the run's own.
 struct Pair {
   double ratio;  // predicted / measured CPU per call = measured / predicted ops/s
-  double sys_ns, cpu_ns, ops_per_second;
+  double sys_ns, cpu_ns;
+  const nlohmann::json* run;  // its figures' run (in the row or its repeats)
 };
 
 // The runs of `holder` (itself and its repeats) that have a figure and a
@@ -48,11 +56,10 @@ std::vector<Pair> PairsOf(const nlohmann::json& holder, const std::map<int, doub
   std::vector<Pair> pairs;
   auto add = [&](const nlohmann::json& run) {
     if (!run.is_object()) return;
-    const auto it = sys.find(run.value("round", -1));
+    const auto it = sys.find(RoundOf(run));
     const std::optional<double> cpu = harness::BusyCpuNsPerCall(run, logical_cpus);
     if (it == sys.end() || !cpu || *cpu <= 0) return;
-    pairs.push_back({(it->second + extra) / *cpu, it->second, *cpu,
-                     run.value("ops_per_second", 0.0)});
+    pairs.push_back({(it->second + extra) / *cpu, it->second, *cpu, &run});
   };
   add(holder);
   if (holder.contains("repeats") && holder["repeats"].is_array()) {
@@ -63,11 +70,14 @@ std::vector<Pair> PairsOf(const nlohmann::json& holder, const std::map<int, doub
   return pairs;
 }
 
-// The median pair (the lower middle of an even count, the rule of
-// harness::MedianCpuNsPerCall) and its figures in the fields the rows share
-// with the unpaired prediction.
+// The median pair and its figures in the fields the rows share with the
+// unpaired prediction, its run's window drops and timeouts, and its round.
+// Of an even count the lower middle by measured/predicted, the index rule
+// of harness::MedianCpuNsPerCall: there the cheaper run, here the pair that
+// did less well against its prediction (the verdict is not flattered).
 nlohmann::json PairedFigures(const std::vector<Pair>& pairs, double extra) {
   const Pair& m = pairs[(pairs.size() - 1) / 2];
+  const double ops_per_second = m.run->value("ops_per_second", 0.0);
   double sys_min = m.sys_ns, sys_max = m.sys_ns;
   for (const Pair& p : pairs) {
     sys_min = std::min(sys_min, p.sys_ns);
@@ -80,11 +90,15 @@ nlohmann::json PairedFigures(const std::vector<Pair>& pairs, double extra) {
           {"sys_cpu_ns_per_call_range", {sys_min, sys_max}},
           {"predicted_cpu_ns_per_call", m.sys_ns + extra},
           {"measured_cpu_ns_per_call", m.cpu_ns},
-          {"predicted_ops_per_second", m.ratio > 0 ? m.ops_per_second / m.ratio : 0},
-          {"measured_ops_per_second", m.ops_per_second},
+          {"predicted_ops_per_second", m.ratio > 0 ? ops_per_second / m.ratio : 0},
+          {"measured_ops_per_second", ops_per_second},
           {"measured_over_predicted", m.ratio},
           {"measured_over_predicted_range", {pairs.front().ratio, pairs.back().ratio}},
-          {"within", std::abs(m.ratio - 1.0) <= kLegsPredictionTolerance}};
+          {"within", std::abs(m.ratio - 1.0) <= kLegsPredictionTolerance},
+          {"round", RoundOf(*m.run)},
+          {"window", m.run->value("window", 0u)},
+          {"server_window_drops", m.run->value("server_window_drops", 0u)},
+          {"timeouts", m.run->value("timeouts", 0u)}};
 }
 
 }  // namespace
@@ -199,6 +213,10 @@ LegsPrediction PredictE2eFromLegs(const std::vector<harness::MicroRow>& micro,
         out.update(PairedFigures(w_pairs, extra));
         return out;
       }
+      // Unpaired: against the row's prediction (with a paired row, its
+      // median pair's, made from another round's sys run).
+      out["sys_baseline"] = sys_by_round.empty() ? "the sys row's median run"
+                                                 : "the row's median pair's prediction";
       const double w_seconds = w.value("seconds", 0.0);
       if (w_seconds <= 0 || predicted_cpu <= 0) return std::nullopt;
       const double w_predicted = *cpu * w.value("ops", 0.0) / predicted_cpu / w_seconds;

@@ -4,9 +4,10 @@
 //
 // The model, one line: a call of mode M costs the CPU a sys call of the same
 // op, size and load costs end to end (the machine's busy CPU time over the
-// calls of the sys row in the same run: client, server, kernel, everything
-// that is not security; the median over the row and its `repeats`, runs of
-// the same load in the section's later rounds), plus, for each of the four legs (client-seal,
+// calls of a sys run in the same run: client, server, kernel, everything
+// that is not security; the sys run just before each of the row's runs
+// where the section made them, else the sys row's median run over the row
+// and its `repeats`), plus, for each of the four legs (client-seal,
 // server-open, server-seal, client-open), M's cost minus sys's cost of that
 // leg (micro rows, one thread, same enctype and engine) at the payload of
 // the message it protects: the call's for client-seal and server-open (a
@@ -42,7 +43,9 @@ inline constexpr double kLegsPredictionTolerance = 0.15;
 //    from the sys run of its round, and the row's figures are its median
 //    pair's (lower middle by measured/predicted; `pairs`,
 //    measured_over_predicted_range [min, max]): a run and its baseline come
-//    from the same stretch of the machine's state;
+//    from the same stretch of the machine's state; window, server_window_drops,
+//    timeouts and `round` are then that pair's run's; a control with no pair
+//    is set against the row's prediction (`sys_baseline` says so);
 //  - else the median run of the sys row with the same op, size and load.
 // Fields: mode, enctype, engine, op, size, connections, slots,
 // call_payload, reply_payload, sys_baseline, sys_cpu_ns_per_call (the

@@ -6,8 +6,10 @@
 // load against secmode's server runs in rounds (Budget::rounds): in each
 // round every mode of the case once, one after the other, so drift over
 // the section spreads over the modes; a row's figures are its median run's
-// (harness::PutMedianRunFirst), the other runs in `repeats`. Rows go
-// to RunResults::e2e; the load shape and the servers' totals to
+// (harness::PutMedianRunFirst), the other runs in `repeats`; each run of a
+// GSS row in rounds has a sys run of its load just before it
+// (SysJustBefore, `sys_just_before`). Rows go to RunResults::e2e; the load
+// shape and the servers' totals (every run's calls, those sys runs' too) to
 // RunResults::sections["e2e"]. Interrupted (suite/suite.h), it makes no
 // further run (of a row, a control or a later round) and says so there
 // ("interrupted") and in "errors".

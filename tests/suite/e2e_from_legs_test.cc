@@ -1,6 +1,7 @@
-// PredictE2eFromLegs: a sys row's CPU per call plus the mode's legs minus
-// sys's, each leg at the payload of the message it protects; synthetic rows
-// with known answers.
+// PredictE2eFromLegs: a sys run's CPU per call (the sys row's median run,
+// or the sys run just before each run) plus the mode's legs minus sys's,
+// each leg at the payload of the message it protects; synthetic rows with
+// known answers.
 #include "suite/e2e_from_legs.h"
 
 #include <gtest/gtest.h>
@@ -268,9 +269,17 @@ TEST(E2eFromLegsTest, EachRunIsPredictedFromTheSysRunJustBeforeIt) {
   // krb5p: legs add 4 us; 24 us in the cheap round, 36 in the costly ones.
   nlohmann::json krb5p = RunAt("krb5p", 24, 0);
   krb5p["repeats"] = nlohmann::json::array({RunAt("krb5p", 36, 1), RunAt("krb5p", 37, 2)});
-  // Its sys runs just before: 20, 30 and 31 us (round 1's listed last).
-  krb5p["sys_just_before"] =
-      nlohmann::json::array({RunAt("sys", 20, 0), RunAt("sys", 31, 2), RunAt("sys", 30, 1)});
+  // Each run's own timeouts and drops, to see whose the row shows.
+  for (int i = 0; i < 2; ++i) {
+    krb5p["repeats"][i]["timeouts"] = 10 + i;
+    krb5p["repeats"][i]["server_window_drops"] = 20 + i;
+  }
+  // Its sys runs just before: 20, 30 and 31 us (round 1's listed last), and
+  // one whose round is not a number (not paired, not an error).
+  nlohmann::json odd = RunAt("sys", 1, 0);
+  odd["round"] = "0";
+  krb5p["sys_just_before"] = nlohmann::json::array(
+      {RunAt("sys", 20, 0), RunAt("sys", 31, 2), RunAt("sys", 30, 1), odd});
   // The wide window: rounds 0 and 2 only (its round 1 failed).
   krb5p["wide_window"] = RunAt("krb5p", 22, 0);
   krb5p["wide_window"]["window"] = 65536;
@@ -294,6 +303,10 @@ TEST(E2eFromLegsTest, EachRunIsPredictedFromTheSysRunJustBeforeIt) {
   EXPECT_NEAR(g["predicted_ops_per_second"].get<double>(), 2e6 / 35, 1e-6);
   EXPECT_TRUE(g["within"].get<bool>());
   EXPECT_EQ(g["runs"], 3u);
+  // Its window drops and timeouts are the median pair's run's (round 2).
+  EXPECT_EQ(g["round"], 2);
+  EXPECT_EQ(g["timeouts"], 11u);
+  EXPECT_EQ(g["server_window_drops"], 21u);
   // The wide window: 24/22 and 35/35 -> the lower middle, 1.0 (round 2).
   const nlohmann::json& w = g["wide_window"];
   EXPECT_EQ(w["pairs"], 2u);
@@ -301,6 +314,17 @@ TEST(E2eFromLegsTest, EachRunIsPredictedFromTheSysRunJustBeforeIt) {
   EXPECT_NEAR(w["measured_over_predicted"].get<double>(), 1.0, 1e-9);
   EXPECT_NEAR(w["sys_cpu_ns_per_call"].get<double>(), 31000, 1e-6);
   EXPECT_TRUE(g["call_path_within"].get<bool>());
+
+  // A control none of whose runs has a sys run of its round is set against
+  // the row's median pair's prediction (35 us), and says so.
+  e2e[1]["context_per_connection"] = RunAt("krb5p", 28, 7);
+  const LegsPrediction other_round = PredictE2eFromLegs(Legs(), e2e, 2);
+  ASSERT_EQ(other_round.rows.size(), 1u);
+  const nlohmann::json& c = other_round.rows[0]["context_per_connection"];
+  EXPECT_EQ(c["sys_baseline"], "the row's median pair's prediction");
+  EXPECT_FALSE(c.contains("pairs"));
+  EXPECT_NEAR(c["measured_over_predicted"].get<double>(), 35.0 / 28, 1e-9);
+  e2e[1].erase("context_per_connection");
 
   // Unpaired, the same runs miss: the sys row's median (30 us) + 4 against
   // the row's own run (24 us) is 1.42.
