@@ -419,22 +419,21 @@ Status RunE2eSection(SectionContext& ctx) {
     // each row's controls after it; a run not made after a signal is counted.
     for (int round = 1; round < budget.rounds; ++round) {
       for (const InRounds& r : in_rounds) {
-        auto add_to_repeats = [&](nlohmann::json& target, std::optional<nlohmann::json> run) {
-          if (run) target["repeats"].push_back(std::move(*run));
-        };
-        auto add_to_sys_before = [&](nlohmann::json& row, std::optional<nlohmann::json> run) {
-          if (run) row["sys_just_before"].push_back(std::move(*run));
+        // A run made goes to the list `key` of `target`; one not made, nowhere.
+        auto add_to = [](nlohmann::json& target, const char* key,
+                         std::optional<nlohmann::json> run) {
+          if (run) target[key].push_back(std::move(*run));
         };
         const std::string in_round = r.what + " (round " + std::to_string(round + 1) + ")";
         if (InterruptSignal(ctx.options)) {
           runs_not_made += r.sys_just_before ? 2 : 1;
         } else {
           if (r.sys_just_before) {
-            add_to_sys_before(ctx.results.e2e[r.row],
-                              run_sys_before(r.engine, r.load, round, in_round));
+            add_to(ctx.results.e2e[r.row], "sys_just_before",
+                   run_sys_before(r.engine, r.load, round, in_round));
           }
-          add_to_repeats(ctx.results.e2e[r.row],
-                         run_again(r.engine, window, r.load, round, in_round));
+          add_to(ctx.results.e2e[r.row], "repeats",
+                 run_again(r.engine, window, r.load, round, in_round));
         }
         for (const Control& control : kControls) {
           if (!ctx.results.e2e[r.row].contains(control.key)) continue;
@@ -442,8 +441,8 @@ Status RunE2eSection(SectionContext& ctx) {
             ++runs_not_made;
             continue;
           }
-          add_to_repeats(ctx.results.e2e[r.row][control.key],
-                         run_control(control, r.engine, r.load, round, r.what));
+          add_to(ctx.results.e2e[r.row][control.key], "repeats",
+                 run_control(control, r.engine, r.load, round, r.what));
         }
       }
     }
