@@ -48,7 +48,6 @@ enum Kind : uint32_t {
   kDisconnectNoticed,  // target conn, tag epoch
   kReconnected,        // target conn, tag epoch
   kContextReady,       // target context, tag generation
-  kReplyArrive,        // target slot, tag attempt: thread model, a reply reached the client
   kThreadTick,         // target thread, tag epoch: thread model, a thread's run segment ended
   kCorePull,           // target core, tag idle epoch: an idle core looks for work again
   kThreadStart,        // target thread, tag epoch: a thread woken onto an idle core starts
@@ -57,6 +56,8 @@ enum Kind : uint32_t {
   kAcceptArrive,       // target conn, tag epoch: the client's reconnect reached the server
   kPreemptDue,         // target thread, tag wake: a woken thread's preemption of a busy core lands
   kLockHandoff,        // target context, tag generation: a woken waiter runs; the next one wakes
+  kWireArrive,         // target thread: thread model, the first message on the way to an idle
+                       // thread reaches it (SimThread::wire)
 };
 
 // Where a slot's current request is.
@@ -193,6 +194,16 @@ struct WorkItem {
   int64_t read_ns = 0;  // kServerCall: when its thread read it
 };
 
+// Thread model: a message on its way to a thread (a call to a server thread,
+// a reply to a client receiver), with the key its arrival event would have
+// had (SimThread::wire).
+struct Arrival {
+  int64_t time;
+  uint64_t order;
+  uint32_t slot;
+  uint32_t attempt;
+};
+
 struct SimThread {
   // kParked: off its core until its context has been re-created; what
   // arrives meanwhile waits in its inbox. kWaking: woken onto an idle core
@@ -202,6 +213,16 @@ struct SimThread {
   int conn = 0;
   St st = St::kIdle;
   RingQueue<WorkItem> inbox;  // arrived, not yet read (its socket)
+  // The messages on their way to it, in the order of their arrival keys
+  // (TCP keeps a connection's order). An arrival is an event only when it
+  // wakes the thread: while the thread is not idle an arrival changes
+  // nothing but its inbox, which nothing reads before the thread's next read
+  // of its socket, so the arrivals that have come by then are handled there
+  // (Sim::Flush), each as its event would have been, in its event's order.
+  // While it is idle, one kWireArrive event for the first of them is in the
+  // queue (`wire_armed`), with that message's key.
+  RingQueue<Arrival> wire;
+  bool wire_armed = false;
   RingQueue<WorkItem> batch;  // read when it last got to its socket
   bool has_item = false;
   WorkItem item{};
@@ -372,7 +393,9 @@ class Sim {
   void QueueReply(Slot& slot, bool error);
   int64_t SendReply(Conn& conn, const QueueItem& item, int64_t sent);
   void ServerDisconnect(int c);
-  void OnArrive(Slot& slot);
+  // A call reached the server (`flush`: with the thread model, Flush its
+  // thread first; false from Flush itself).
+  void OnArrive(Slot& slot, bool flush = true);
   void OnComplete(Slot& slot);
   // An operation done: counted, its latency kept. False when it was the last.
   bool CountCompletion(Slot& slot);
@@ -384,8 +407,18 @@ class Sim {
   SimThread& ServerThread(int c) { return threads_[static_cast<size_t>(s_.nconnect + c)]; }
   SimThread& SenderThread() { return threads_.back(); }  // with has_sender_
   int ThreadIndex(const SimThread& t) const { return static_cast<int>(&t - threads_.data()); }
-  // `waker`: the thread whose write made the item arrive (-1: none).
+  // `waker`: the thread whose write made the item arrive (-1: none). The
+  // messages that have reached `t` by now are delivered first (Flush).
   void Deliver(SimThread& t, WorkItem item, int waker = -1);
+  // Deliver without Flush: the item is the next to arrive.
+  void DeliverNow(SimThread& t, WorkItem item, int waker);
+  // A message on its way to `t` (SimThread::wire): it arrives at `time`, in
+  // the order of an event pushed now.
+  uint64_t SendOnWire(SimThread& t, int64_t time, uint32_t slot, uint32_t attempt);
+  // Handles the messages on their way to `t` that have arrived by now (the
+  // current event's key), each as its arrival event would have; then, if
+  // `t` is idle, puts an event for the next one in the queue.
+  void Flush(SimThread& t);
   void Wake(SimThread& t, int waker);
   void Run(SimThread& t);
   void RunOnIdleCore(SimThread& t);  // Run, after the idle core's wakeup
@@ -439,11 +472,15 @@ class Sim {
   // Stall accounting: slots blocked on a timeout, reconnect or new context.
   int64_t blocked_ = 0;
   int64_t stall_since_ = -1;
-  // Thread ticks handled in Continue without the event queue (counted as
-  // events: ScenarioResult::events and the event budget include them).
+  // Thread ticks handled in Continue without the event queue, and arrivals
+  // handled from a thread's wire (counted as events: ScenarioResult::events
+  // and the event budget include them), and the kWireArrive events (not
+  // counted: the arrival they bring is).
   int64_t inline_ticks_ = 0;
-  // The order of the event being handled (kNoOrder: a tick handled in
-  // Continue, or the run's end), and whether a moment that would have been
+  int64_t wire_arrivals_ = 0;
+  int64_t wire_events_ = 0;
+  // The order of the event being handled (a tick handled in Continue: the
+  // order its event would have had; kNoOrder: the run's end), and whether a moment that would have been
   // an event at (time, order) has come: it is earlier, or the same time and
   // at or before the event being handled in the order.
   static constexpr uint64_t kNoOrder = ~uint64_t{0};
@@ -652,7 +689,9 @@ void Sim::TryTx(int c) {
     if (s_.skew_where == SkewWhere::kNetwork && slot.conn == s_.skew_conn) delay += s_.skew_ns;
     const int64_t at = std::max(conn.last_arrival, left + delay);
     conn.last_arrival = at;
-    conn.in_tx_arrive_order = events_.Push(at, kArrive, item.slot, item.attempt);
+    conn.in_tx_arrive_order = s_.thread_model
+                                  ? SendOnWire(ServerThread(c), at, item.slot, item.attempt)
+                                  : events_.Push(at, kArrive, item.slot, item.attempt);
   }
 }
 
@@ -689,7 +728,7 @@ int64_t Sim::SendReply(Conn& conn, const QueueItem& item, int64_t sent) {
   const int64_t at = std::max(conn.last_reply_arrival, sent + OneWay(conn.to_client));
   conn.last_reply_arrival = at;
   if (s_.thread_model) {
-    events_.Push(at, kReplyArrive, item.slot, item.attempt);
+    SendOnWire(ClientThread(static_cast<int>(&conn - conns_.data())), at, item.slot, item.attempt);
     return at;
   }
   const int64_t open = slot.error_reply ? s_.CostNs(kReplyOverhead) : open_reply_ns_;
@@ -732,6 +771,19 @@ void Sim::ServerAccept(Slot& slot) {
 // lost, and TCP ordering starts afresh on the new connection.
 void Sim::ServerDisconnect(int c) {
   Conn& conn = conns_[c];
+  if (s_.thread_model) {
+    // The calls that have reached the server thread are read or unread in
+    // its socket (and dropped with it below); those still on their way are
+    // events again, as they were before the wire: their arrival on a
+    // closed connection, or after the connection is back, is handled there.
+    SimThread& t = ServerThread(c);
+    Flush(t);
+    for (size_t i = 0; i < t.wire.size(); ++i) {
+      const Arrival& a = t.wire[i];
+      events_.PushWithOrder(a.time, a.order, kArrive, a.slot, a.attempt);
+    }
+    t.wire.clear();
+  }
   ++r_.disconnects;
   ++conn.epoch;
   conn.up = false;
@@ -770,14 +822,16 @@ void Sim::ServerDisconnect(int c) {
                static_cast<uint32_t>(c), conn.epoch);
 }
 
-void Sim::OnArrive(Slot& slot) {
+void Sim::OnArrive(Slot& slot, bool flush) {
   Conn& conn = conns_[slot.conn];
   if (!conn.up) {  // the server closed this connection: lost
     ++r_.drops;
     return;
   }
   if (s_.thread_model) {
-    Deliver(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall}, slot.writer);
+    SimThread& t = ServerThread(slot.conn);
+    if (flush) Flush(t);
+    DeliverNow(t, {Index(slot), slot.attempt, Work::kServerCall}, slot.writer);
     return;
   }
   if (s_.server_order == ServerOrder::kRoundRobin) {
@@ -1024,8 +1078,44 @@ void Sim::DropServerWork(int c) {
 }
 
 void Sim::Deliver(SimThread& t, WorkItem item, int waker) {
+  Flush(t);
+  DeliverNow(t, item, waker);
+}
+
+void Sim::DeliverNow(SimThread& t, WorkItem item, int waker) {
   t.inbox.push_back(item);
   Wake(t, waker);
+}
+
+uint64_t Sim::SendOnWire(SimThread& t, int64_t time, uint32_t slot, uint32_t attempt) {
+  const uint64_t order = events_.TakeOrder();
+  t.wire.push_back({time, order, slot, attempt});
+  if (t.st == SimThread::St::kIdle && !t.wire_armed) {
+    t.wire_armed = true;
+    events_.PushWithOrder(time, order, kWireArrive, static_cast<uint32_t>(ThreadIndex(t)), 0);
+  }
+  return order;
+}
+
+void Sim::Flush(SimThread& t) {
+  while (!t.wire.empty() && Passed(t.wire.front().time, t.wire.front().order)) {
+    const Arrival a = t.wire.front();
+    t.wire.pop_front();
+    ++wire_arrivals_;
+    Slot& slot = slots_[a.slot];
+    if (slot.attempt != a.attempt) continue;  // resent or lost meanwhile
+    if (t.server) {
+      if (slot.cancelled_arrive != a.order) OnArrive(slot, /*flush=*/false);
+    } else {
+      DeliverNow(ClientThread(slot.conn), {a.slot, a.attempt, Work::kReplyOpen},
+                 ThreadIndex(ServerThread(slot.conn)));
+    }
+  }
+  if (t.st == SimThread::St::kIdle && !t.wire.empty() && !t.wire_armed) {
+    t.wire_armed = true;
+    const Arrival& a = t.wire.front();
+    events_.PushWithOrder(a.time, a.order, kWireArrive, static_cast<uint32_t>(ThreadIndex(t)), 0);
+  }
 }
 
 void Sim::Wake(SimThread& t, int waker) {
@@ -1281,8 +1371,10 @@ void Sim::Continue(SimThread& t) {
     if (!t.has_item) {
       if (t.batch.empty()) {
         EndBatch(t);
+        Flush(t);
         if (t.inbox.empty()) {
           LeaveCore(t, SimThread::St::kIdle);
+          Flush(t);  // puts the next arrival's event in the queue
           ReleaseCore(t.core);
           return;
         }
@@ -1363,7 +1455,7 @@ void Sim::Continue(SimThread& t) {
       // would (OnTick), without the queue. Same effects in the same order.
       ++inline_ticks_;
       now_ = until;
-      cur_order_ = kNoOrder;
+      cur_order_ = events_.TakeOrder();  // the key its event would have had
       Ran(t, now_ - t.segment_from);
       if (pauses_ && t.to_pause <= 0) {
         Pause(t);
@@ -1651,7 +1743,7 @@ Result<ScenarioResult> Sim::Run() {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
     }
-    if (++events + inline_ticks_ > budget) {
+    if (++events - wire_events_ + wire_arrivals_ + inline_ticks_ > budget) {
       r_.truncated = true;
       break;
     }
@@ -1734,11 +1826,11 @@ Result<ScenarioResult> Sim::Run() {
         }
         break;
       }
-      case kReplyArrive: {
-        Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag) break;
-        Deliver(ClientThread(slot.conn), {e.target, e.tag, Work::kReplyOpen},
-                ThreadIndex(ServerThread(slot.conn)));
+      case kWireArrive: {
+        ++wire_events_;
+        SimThread& t = threads_[e.target];
+        t.wire_armed = false;
+        Flush(t);
         break;
       }
       case kAcceptArrive:
@@ -1786,7 +1878,14 @@ Result<ScenarioResult> Sim::Run() {
   for (Conn& conn : conns_) {
     if (!Passed(conn.tx_free_at, conn.tx_free_order)) UncountRetransmission(conn);
   }
-  r_.events = events + inline_ticks_;
+  // The arrivals that have come but wait in a wire for their thread's next
+  // read were events handled by now.
+  for (const SimThread& t : threads_) {
+    for (size_t i = 0; i < t.wire.size() && Passed(t.wire[i].time, t.wire[i].order); ++i) {
+      ++wire_arrivals_;
+    }
+  }
+  r_.events = events - wire_events_ + wire_arrivals_ + inline_ticks_;
   r_.elapsed_ns = now_;
   if (s_.thread_model && s_.cores > 0 && now_ > 0) {
     for (const SimThread& t : threads_) {
