@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "sim/event_queue.h"
+#include "sim/order_statistics.h"
 #include "sim/random.h"
 #include "sim/ring_queue.h"
 #include "sim/server_window.h"
@@ -300,10 +302,9 @@ class Sim {
     latencies_.reserve(static_cast<size_t>(std::min<int64_t>(s.ops, 1 << 20)));
     if (s.thread_model) {
       // Every checked call adds a sample (up to kMaxStageSamples): room for
-      // them all at once, so the vectors never move as they grow.
-      const size_t samples = static_cast<size_t>(
-          std::min<int64_t>(s.ops, static_cast<int64_t>(kMaxStageSamples)));
-      for (auto& v : stages_) v.reserve(samples);
+      // them all, left uninitialised (a page is only touched once a sample
+      // is written to it).
+      stage_samples_ = std::make_unique_for_overwrite<int64_t[]>(4 * kMaxStageSamples);
     }
   }
 
@@ -518,7 +519,10 @@ class Sim {
   bool PullInto(int core);  // an idle core takes a cold thread from another's queue
   // Thread model: stage times of checked calls (bounded sample), and of
   // the calls that were below the window.
-  std::array<std::vector<int64_t>, 4> stages_;  // one vector per stage, same index = same call
+  // Stage i of the n-th call at stage_samples_[i * kMaxStageSamples + n],
+  // for n < stage_count_.
+  std::unique_ptr<int64_t[]> stage_samples_;
+  size_t stage_count_ = 0;
   std::vector<std::array<int64_t, 4>> violation_stages_;
   // Durations of the reconnect and re-creation steps (ScenarioResult::Step),
   // at most kMaxStageSamples each.
@@ -1576,8 +1580,9 @@ bool Sim::BeginItem(SimThread& t) {
                                              std::max<int64_t>(0, slot.written_ns - slot.sealed_ns),
                                              std::max<int64_t>(0, w.read_ns - slot.written_ns),
                                              now_ - w.read_ns};
-        if (stages_[0].size() < kMaxStageSamples) {
-          for (size_t i = 0; i < 4; ++i) stages_[i].push_back(path[i]);
+        if (stage_count_ < kMaxStageSamples) {
+          for (size_t i = 0; i < 4; ++i) stage_samples_[i * kMaxStageSamples + stage_count_] = path[i];
+          ++stage_count_;
         }
         if (check.verdict == rpc::SeqVerdict::kBelowWindow &&
             violation_stages_.size() < kMaxStageSamples) {
@@ -1900,20 +1905,19 @@ Result<ScenarioResult> Sim::Run() {
     r_.mb_per_s = r_.ops_per_s * static_cast<double>(s_.io_size) / 1e6;
     r_.stalled_fraction = static_cast<double>(stalled_ns_) / static_cast<double>(now_);
   }
-  if (!stages_[0].empty()) {
+  if (stage_count_ > 0) {
     int64_t median[4];
+    const size_t n = stage_count_;
+    const auto rank = [n](double q) {
+      return std::min(n - 1, static_cast<size_t>(q * static_cast<double>(n)));
+    };
+    const size_t ranks[] = {rank(0.5), rank(0.99)};
     for (size_t i = 0; i < 4; ++i) {
-      std::vector<int64_t>& v = stages_[i];  // reordered in place: read after this
-      const auto at = [&v](double q) {
-        return v.begin() +
-               static_cast<ptrdiff_t>(
-                   std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size()))));
-      };
-      std::nth_element(v.begin(), at(0.5), v.end());
-      median[i] = *at(0.5);
-      std::nth_element(at(0.5), at(0.99), v.end());  // the p99 lies above the median
-      r_.stage_p50_ns[i] = median[i];
-      r_.stage_p99_ns[i] = *at(0.99);
+      int64_t at[2];
+      OrderStatistics({stage_samples_.get() + i * kMaxStageSamples, n}, ranks, at);
+      median[i] = at[0];
+      r_.stage_p50_ns[i] = at[0];
+      r_.stage_p99_ns[i] = at[1];
     }
     for (const auto& p : violation_stages_) {
       int worst = 0;
@@ -1938,18 +1942,20 @@ Result<ScenarioResult> Sim::Run() {
     *pair.second = {static_cast<int64_t>(v.size()), at(0.5), at(0.9)};
   }
   // Nearest-rank percentiles (as common::LatencySamples), by selection
-  // instead of a full sort: increasing ranks, each on the part above the last.
-  auto begin = latencies_.begin();
-  int64_t* const outs[] = {&r_.p50_ns, &r_.p99_ns, &r_.p999_ns};
-  const double qs[] = {0.50, 0.99, 0.999};
+  // instead of a full sort.
   const size_t n = latencies_.size();
-  for (int i = 0; i < 3 && n > 0; ++i) {
-    size_t rank = static_cast<size_t>(std::ceil(qs[i] * static_cast<double>(n)));
-    if (rank == 0) rank = 1;
-    auto nth = latencies_.begin() + static_cast<ptrdiff_t>(rank - 1);
-    std::nth_element(begin, nth, latencies_.end());
-    *outs[i] = *nth;
-    begin = nth;
+  if (n > 0) {
+    size_t ranks[3];
+    const double qs[] = {0.50, 0.99, 0.999};
+    for (size_t i = 0; i < 3; ++i) {
+      const size_t rank = static_cast<size_t>(std::ceil(qs[i] * static_cast<double>(n)));
+      ranks[i] = rank == 0 ? 0 : rank - 1;
+    }
+    int64_t at[3];
+    OrderStatistics(latencies_, ranks, at);
+    r_.p50_ns = at[0];
+    r_.p99_ns = at[1];
+    r_.p999_ns = at[2];
   }
   return r_;
 }

@@ -1,0 +1,65 @@
+// OrderStatistics: the values at given ranks of the sorted order of a set
+// of non-negative integers (the simulator's latency and stage percentiles),
+// without sorting and with few unpredictable branches: a histogram of the
+// values' high bits (above their minimum) finds the bucket each rank falls
+// in, and only the values of those buckets are then selected among
+// (std::nth_element). The result is the same as sorting and indexing: the
+// value at a rank is unique whatever the method.
+// Not thread-safe in the sense that concurrent calls share nothing.
+#ifndef SECMODE_SIM_ORDER_STATISTICS_H_
+#define SECMODE_SIM_ORDER_STATISTICS_H_
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace secmode::sim {
+
+// out[i] = the value at rank ranks[i] (0: the least) of `values`. Values
+// must be >= 0, ranks ascending and < values.size(), out as long as ranks.
+// `values` is left as it was.
+inline void OrderStatistics(std::span<const int64_t> values, std::span<const size_t> ranks,
+                            std::span<int64_t> out) {
+  if (values.empty() || ranks.empty()) return;
+  constexpr int kBits = 12;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
+  const uint64_t lo = static_cast<uint64_t>(*lo_it);
+  const uint64_t span = static_cast<uint64_t>(*hi_it) - lo;
+  const int width = std::bit_width(span);
+  const int shift = width > kBits ? width - kBits : 0;
+  std::vector<uint32_t> count(kBuckets, 0);
+  for (const int64_t v : values) ++count[(static_cast<uint64_t>(v) - lo) >> shift];
+  // The bucket of each rank, and the rank within it.
+  std::vector<int32_t> target(kBuckets, -1);  // bucket -> index into `gathered`
+  std::vector<std::vector<int64_t>> gathered;
+  std::vector<size_t> bucket_of(ranks.size()), within(ranks.size());
+  size_t bucket = 0, before = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    while (before + count[bucket] <= ranks[i]) before += count[bucket++];
+    bucket_of[i] = bucket;
+    within[i] = ranks[i] - before;
+    if (target[bucket] < 0) {
+      target[bucket] = static_cast<int32_t>(gathered.size());
+      gathered.emplace_back().reserve(count[bucket]);
+    }
+  }
+  for (const int64_t v : values) {
+    const int32_t g = target[(static_cast<uint64_t>(v) - lo) >> shift];
+    if (g >= 0) gathered[static_cast<size_t>(g)].push_back(v);
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    std::vector<int64_t>& b = gathered[static_cast<size_t>(target[bucket_of[i]])];
+    const auto nth = b.begin() + static_cast<std::ptrdiff_t>(within[i]);
+    std::nth_element(b.begin(), nth, b.end());
+    out[i] = *nth;
+  }
+}
+
+}  // namespace secmode::sim
+
+#endif  // SECMODE_SIM_ORDER_STATISTICS_H_
