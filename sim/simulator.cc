@@ -233,6 +233,11 @@ struct SimThread {
   int64_t slice_end = 0;
   int64_t on_core_since = 0;  // when it last got a core
   uint32_t epoch = 0;         // a tick whose tag differs is stale
+  // Its pending tick while it is live (Sim::live_ticks_): the key and tag
+  // its event has; the event is in the queue only once it is stale.
+  bool tick_live = false;
+  int64_t tick_time = 0;
+  uint64_t tick_order = 0;
   // Scenario::busy_wake_ns: counts its wakeups (a kPreemptDue whose tag
   // differs is stale), and the thread whose core its wakeup takes (-1 once
   // it runs).
@@ -294,6 +299,7 @@ class Sim {
       }
       free_cores_ = s.cores > 0 ? s.cores : static_cast<int>(threads_.size());
       pauses_ = s.cores > 0 && s.pause_per_s > 0;
+      tick_slots_ = s.cores > 0 && s.cores <= kMaxTickSlots;
       if (pauses_) {
         for (SimThread& t : threads_) t.to_pause = NextPauseInNs();
       }
@@ -427,6 +433,33 @@ class Sim {
   void Continue(SimThread& t);
   void OnTick(SimThread& t);
   void ReleaseCore(int core);  // -1: the one queue for all cores
+  // A new epoch for `t`: its pending tick, if live, is stale, and goes to
+  // the queue as such (popped and ignored there, as every stale tick).
+  void NewEpoch(SimThread& t) {
+    if (t.tick_live) {
+      t.tick_live = false;
+      const int index = ThreadIndex(t);
+      live_ticks_.erase(std::find(live_ticks_.begin(), live_ticks_.end(), index));
+      events_.PushWithOrder(t.tick_time, t.tick_order, kThreadTick, static_cast<uint32_t>(index),
+                            t.epoch);
+    }
+    ++t.epoch;
+  }
+  // `t`'s run segment ends at `time` (a kThreadTick with the key of an
+  // event pushed now, tagged with its epoch), kept with the thread while it
+  // is live.
+  void SetTick(SimThread& t, int64_t time) {
+    if (!tick_slots_) {
+      events_.Push(time, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
+      return;
+    }
+    t.tick_time = time;
+    t.tick_order = events_.TakeOrder();
+    if (!t.tick_live) {
+      t.tick_live = true;
+      live_ticks_.push_back(ThreadIndex(t));
+    }
+  }
   // `t` ran `ns` of its item (and towards its next pause).
   void Ran(SimThread& t, int64_t ns) {
     t.remaining -= ns;
@@ -492,8 +525,32 @@ class Sim {
   // True when no queued event comes at or before `t` and the run would go
   // on to `t`: a tick at `t` would be the next event.
   bool NothingBefore(int64_t t) const {
+    for (const int i : live_ticks_) {
+      if (threads_[static_cast<size_t>(i)].tick_time <= t) return false;
+    }
     return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
            (s_.duration_ns <= 0 || t <= s_.duration_ns);
+  }
+  // Thread model: the threads whose pending tick is live (at most one per
+  // core that runs a thread), and the one of them whose tick comes first
+  // (-1: none).
+  std::vector<int> live_ticks_;
+  // Whether live ticks are kept with their threads: with a few cores (a
+  // scan of as many live ticks costs less than the queue's push and pop);
+  // else every tick goes to the queue.
+  bool tick_slots_ = false;
+  static constexpr int kMaxTickSlots = 8;
+  int FirstLiveTick() const {
+    int first = -1;
+    for (const int i : live_ticks_) {
+      const SimThread& t = threads_[static_cast<size_t>(i)];
+      if (first < 0 || t.tick_time < threads_[static_cast<size_t>(first)].tick_time ||
+          (t.tick_time == threads_[static_cast<size_t>(first)].tick_time &&
+           t.tick_order < threads_[static_cast<size_t>(first)].tick_order)) {
+        first = i;
+      }
+    }
+    return first;
   }
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
@@ -1198,7 +1255,7 @@ void Sim::Wake(SimThread& t, int waker) {
 void Sim::Preempt(SimThread& victim) {
   Ran(victim, now_ - victim.segment_from);
   victim.segment_from = now_;
-  ++victim.epoch;  // its pending tick is stale
+  NewEpoch(victim);  // its pending tick is stale
   Deschedule(victim);
 }
 
@@ -1292,7 +1349,7 @@ void Sim::RunOnIdleCore(SimThread& t) {
   // The core is taken (no other thread is put on it) but idle until then.
   t.st = SimThread::St::kWaking;
   if (!cores_.empty()) cores_[static_cast<size_t>(t.core)].running = ThreadIndex(t);
-  ++t.epoch;
+  NewEpoch(t);
   events_.Push(now_ + wake_ns, kThreadStart, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
 }
 
@@ -1327,8 +1384,8 @@ void Sim::Pause(SimThread& t) {
   t.to_pause = NextPauseInNs();
   t.segment_from = now_ + d;
   t.slice_end += d;
-  ++t.epoch;
-  events_.Push(now_ + d, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
+  NewEpoch(t);
+  SetTick(t, now_ + d);
 }
 
 // An idle core takes the first thread waiting on another core's queue that
@@ -1453,7 +1510,7 @@ void Sim::Continue(SimThread& t) {
     int64_t until = s_.cores > 0 ? std::min(now_ + t.remaining, t.slice_end) : now_ + t.remaining;
     if (pauses_) until = std::min(until, now_ + t.to_pause);
     t.segment_from = now_;
-    ++t.epoch;
+    NewEpoch(t);
     if (NothingBefore(until)) {
       // The tick would be the next event: handled here as the event loop
       // would (OnTick), without the queue. Same effects in the same order.
@@ -1467,7 +1524,7 @@ void Sim::Continue(SimThread& t) {
       }
       continue;
     }
-    events_.Push(until, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
+    SetTick(t, until);
     return;
   }
 }
@@ -1744,7 +1801,15 @@ Result<ScenarioResult> Sim::Run() {
   };
   while (!done_) {
     if (broken_) return broken();
-    if (events_.empty()) {
+    // The next event: the queue's first, or a live tick before it.
+    const int tick = FirstLiveTick();
+    bool take_tick = tick >= 0;
+    if (take_tick && !events_.empty()) {
+      const SimThread& t = threads_[static_cast<size_t>(tick)];
+      const Event& top = events_.top();
+      take_tick = t.tick_time < top.time || (t.tick_time == top.time && t.tick_order < top.order);
+    }
+    if (!take_tick && events_.empty()) {
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
     }
@@ -1752,7 +1817,15 @@ Result<ScenarioResult> Sim::Run() {
       r_.truncated = true;
       break;
     }
-    const Event e = events_.Pop();
+    Event e;
+    if (take_tick) {
+      SimThread& t = threads_[static_cast<size_t>(tick)];
+      t.tick_live = false;
+      live_ticks_.erase(std::find(live_ticks_.begin(), live_ticks_.end(), tick));
+      e = {t.tick_time, t.tick_order, kThreadTick, static_cast<uint32_t>(tick), t.epoch};
+    } else {
+      e = events_.Pop();
+    }
     if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
       r_.truncated = true;
       break;
