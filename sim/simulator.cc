@@ -91,6 +91,7 @@ struct Slot {
   // Thread model: when the current call was numbered, sealed and written,
   // and the thread that wrote it (-1: written outside the threads).
   int64_t numbered_ns = 0, sealed_ns = 0, written_ns = 0;
+  int64_t read_ns = 0;  // when a server thread read the current call
   int writer = -1;
 };
 
@@ -192,8 +193,7 @@ struct WorkItem {
   uint32_t slot;
   uint32_t attempt;
   Work kind;
-  bool error = false;   // kServerCall: answered "context problem"
-  int64_t read_ns = 0;  // kServerCall: when its thread read it
+  bool error = false;  // kServerCall: answered "context problem"
 };
 
 // Thread model: a message on its way to a thread (a call to a server thread,
@@ -1475,8 +1475,10 @@ void Sim::Continue(SimThread& t) {
         // the recv that returned it, as the model then does.
         bool bytes = false;
         for (size_t i = 0; i < t.batch.size(); ++i) {
-          WorkItem& w = t.batch[i];
-          if (t.server) w.read_ns = now_;
+          const WorkItem& w = t.batch[i];
+          if (t.server && w.kind == Work::kServerCall && slots_[w.slot].attempt == w.attempt) {
+            slots_[w.slot].read_ns = now_;
+          }
           bytes = bytes || w.kind == Work::kReplyOpen || w.kind == Work::kServerCall;
         }
         if (bytes && (t.server || ThreadIndex(t) < s_.nconnect)) {
@@ -1635,8 +1637,8 @@ bool Sim::BeginItem(SimThread& t) {
       if (slot.numbered_ns > 0 && slot.sealed_ns >= slot.numbered_ns) {
         const std::array<int64_t, 4> path = {slot.sealed_ns - slot.numbered_ns,
                                              std::max<int64_t>(0, slot.written_ns - slot.sealed_ns),
-                                             std::max<int64_t>(0, w.read_ns - slot.written_ns),
-                                             now_ - w.read_ns};
+                                             std::max<int64_t>(0, slot.read_ns - slot.written_ns),
+                                             now_ - slot.read_ns};
         if (stage_count_ < kMaxStageSamples) {
           for (size_t i = 0; i < 4; ++i) stage_samples_[i * kMaxStageSamples + stage_count_] = path[i];
           ++stage_count_;
