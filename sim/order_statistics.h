@@ -21,9 +21,10 @@ namespace secmode::sim {
 
 // out[i] = the value at rank ranks[i] (0: the least) of `values`. Values
 // must be >= 0, ranks ascending and < values.size(), out as long as ranks.
-// `values` is left as it was.
-inline void OrderStatistics(std::span<const int64_t> values, std::span<const size_t> ranks,
-                            std::span<int64_t> out) {
+// `values` is left as it was. T: a signed integer type.
+template <typename T>
+void OrderStatistics(std::span<const T> values, std::span<const size_t> ranks,
+                     std::span<int64_t> out) {
   if (values.empty() || ranks.empty()) return;
   constexpr int kBits = 12;
   constexpr size_t kBuckets = size_t{1} << kBits;
@@ -50,7 +51,7 @@ inline void OrderStatistics(std::span<const int64_t> values, std::span<const siz
   }
   // The bucket of each rank, and the rank within it.
   std::vector<int32_t> target(kBuckets, -1);  // bucket -> index into `gathered`
-  std::vector<std::vector<int64_t>> gathered;
+  std::vector<std::vector<T>> gathered;
   std::vector<size_t> bucket_of(ranks.size()), within(ranks.size());
   size_t bucket = 0, before = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -67,12 +68,12 @@ inline void OrderStatistics(std::span<const int64_t> values, std::span<const siz
     }
   }
   if (shift == 0) return;
-  for (const int64_t v : values) {
+  for (const T v : values) {
     const int32_t g = target[(static_cast<uint64_t>(v) - lo) >> shift];
     if (g >= 0) gathered[static_cast<size_t>(g)].push_back(v);
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
-    std::vector<int64_t>& b = gathered[static_cast<size_t>(target[bucket_of[i]])];
+    std::vector<T>& b = gathered[static_cast<size_t>(target[bucket_of[i]])];
     const auto nth = b.begin() + static_cast<std::ptrdiff_t>(within[i]);
     std::nth_element(b.begin(), nth, b.end());
     out[i] = *nth;

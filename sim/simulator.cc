@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/event_queue.h"
@@ -212,6 +214,7 @@ struct SimThread {
   // that has not started it yet (Scenario::idle_wake_ns).
   enum class St : uint8_t { kIdle, kRunnable, kRunning, kParked, kWaking };
   bool server = false;
+  int index = 0;  // in Sim::threads_
   int conn = 0;
   St st = St::kIdle;
   RingQueue<WorkItem> inbox;  // arrived, not yet read (its socket)
@@ -291,6 +294,7 @@ class Sim {
       has_sender_ = s.skew_sender_ns > 0 && s.skew_ns > 0 && s.skew_where == SkewWhere::kClient &&
                     s.skew_conn < s.nconnect;
       threads_.resize(static_cast<size_t>(s.nconnect) * 2 + (has_sender_ ? 1 : 0));
+      for (size_t i = 0; i < threads_.size(); ++i) threads_[i].index = static_cast<int>(i);
       if (has_sender_) threads_.back().conn = s.skew_conn;
       for (int c = 0; c < s.nconnect; ++c) {
         threads_[static_cast<size_t>(c)].conn = c;
@@ -310,7 +314,7 @@ class Sim {
       // Every checked call adds a sample (up to kMaxStageSamples): room for
       // them all, left uninitialised (a page is only touched once a sample
       // is written to it).
-      stage_samples_ = std::make_unique_for_overwrite<int64_t[]>(4 * kMaxStageSamples);
+      stage_samples_ = std::make_unique_for_overwrite<int32_t[]>(4 * kMaxStageSamples);
     }
   }
 
@@ -344,8 +348,10 @@ class Sim {
   // between the quantiles either side of it.
   int64_t Draw(const std::vector<int64_t>& quantiles) {
     const double u = rng_.Uniform();
+    // The first quantile at or above u (the last one at most), counted
+    // without a branch: the probabilities ascend.
     size_t i = 1;
-    while (i + 1 < kPauseQuantiles && kPauseProbs[i] < u) ++i;
+    for (size_t j = 1; j + 1 < kPauseQuantiles; ++j) i += kPauseProbs[j] < u ? 1 : 0;
     const double p0 = kPauseProbs[i - 1], p1 = kPauseProbs[i];
     const double q0 = static_cast<double>(quantiles[i - 1]);
     const double q1 = static_cast<double>(quantiles[i]);
@@ -413,7 +419,7 @@ class Sim {
   SimThread& ClientThread(int c) { return threads_[static_cast<size_t>(c)]; }
   SimThread& ServerThread(int c) { return threads_[static_cast<size_t>(s_.nconnect + c)]; }
   SimThread& SenderThread() { return threads_.back(); }  // with has_sender_
-  int ThreadIndex(const SimThread& t) const { return static_cast<int>(&t - threads_.data()); }
+  static int ThreadIndex(const SimThread& t) { return t.index; }
   // `waker`: the thread whose write made the item arrive (-1: none). The
   // messages that have reached `t` by now are delivered first (Flush).
   void Deliver(SimThread& t, WorkItem item, int waker = -1);
@@ -576,10 +582,35 @@ class Sim {
   bool PullInto(int core);  // an idle core takes a cold thread from another's queue
   // Thread model: stage times of checked calls (bounded sample), and of
   // the calls that were below the window.
-  // Stage i of the n-th call at stage_samples_[i * kMaxStageSamples + n],
-  // for n < stage_count_.
-  std::unique_ptr<int64_t[]> stage_samples_;
+  // The stage times of stage_count_ calls: stage i's that fit in 32 bits
+  // (all but the longest, over 2 s) from stage_samples_[i * kMaxStageSamples]
+  // on, the others in stage_long_[i]: half the memory a sample touches.
+  std::unique_ptr<int32_t[]> stage_samples_;
+  std::array<size_t, 4> stage_short_{};  // how many of stage i fit
+  std::array<std::vector<int64_t>, 4> stage_long_;
   size_t stage_count_ = 0;
+  void AddStages(const std::array<int64_t, 4>& path) {
+    for (size_t i = 0; i < 4; ++i) {
+      if (path[i] <= INT32_MAX) {
+        stage_samples_[i * kMaxStageSamples + stage_short_[i]++] = static_cast<int32_t>(path[i]);
+      } else {
+        stage_long_[i].push_back(path[i]);
+      }
+    }
+    ++stage_count_;
+  }
+  // Stage i's values at `ranks` (ascending): the long ones rank above every
+  // one that fits.
+  void StageValues(size_t i, std::span<const size_t> ranks, std::span<int64_t> out) {
+    const size_t fit = stage_short_[i];
+    size_t k = 0;
+    while (k < ranks.size() && ranks[k] < fit) ++k;
+    OrderStatistics<int32_t>({stage_samples_.get() + i * kMaxStageSamples, fit},
+                             ranks.first(k), out.first(k));
+    std::vector<int64_t>& longer = stage_long_[i];
+    std::sort(longer.begin(), longer.end());
+    for (; k < ranks.size(); ++k) out[k] = longer[ranks[k] - fit];
+  }
   std::vector<std::array<int64_t, 4>> violation_stages_;
   // Durations of the reconnect and re-creation steps (ScenarioResult::Step),
   // at most kMaxStageSamples each.
@@ -1640,8 +1671,7 @@ bool Sim::BeginItem(SimThread& t) {
                                              std::max<int64_t>(0, slot.read_ns - slot.written_ns),
                                              now_ - slot.read_ns};
         if (stage_count_ < kMaxStageSamples) {
-          for (size_t i = 0; i < 4; ++i) stage_samples_[i * kMaxStageSamples + stage_count_] = path[i];
-          ++stage_count_;
+          AddStages(path);
         }
         if (check.verdict == rpc::SeqVerdict::kBelowWindow &&
             violation_stages_.size() < kMaxStageSamples) {
@@ -1989,7 +2019,7 @@ Result<ScenarioResult> Sim::Run() {
     const size_t ranks[] = {rank(0.5), rank(0.99)};
     for (size_t i = 0; i < 4; ++i) {
       int64_t at[2];
-      OrderStatistics({stage_samples_.get() + i * kMaxStageSamples, n}, ranks, at);
+      StageValues(i, ranks, at);
       median[i] = at[0];
       r_.stage_p50_ns[i] = at[0];
       r_.stage_p99_ns[i] = at[1];
@@ -2027,7 +2057,7 @@ Result<ScenarioResult> Sim::Run() {
       ranks[i] = rank == 0 ? 0 : rank - 1;
     }
     int64_t at[3];
-    OrderStatistics(latencies_, ranks, at);
+    OrderStatistics<int64_t>(latencies_, ranks, at);
     r_.p50_ns = at[0];
     r_.p99_ns = at[1];
     r_.p999_ns = at[2];

@@ -872,6 +872,25 @@ TEST(ThreadModelTest, AReadsCpuComesAfterItsItemsAndBeforeItsWrites) {
   EXPECT_GE(r.p50_ns, s.rtt_ns + 200000 + 300000);
 }
 
+TEST(ThreadModelTest, StageTimesOverTwoSecondsAreKeptWhole) {
+  // Half the calls held 3 s before they are written (a skew on one of two
+  // connections): the hold stage's p99 is over 2^31 ns, which the stage
+  // samples keep apart from those that fit in 32 bits, and its median
+  // (the other connection's calls) is short.
+  Scenario s = Threads(16);
+  s.nconnect = 2;
+  s.window = 4096;
+  s.skew_conn = 0;
+  s.skew_ns = 3000000000;
+  s.skew_where = SkewWhere::kClient;
+  s.ops = 400;
+  const ScenarioResult r = SimOk(s);
+  ASSERT_EQ(r.violations, 0);
+  EXPECT_GE(r.stage_p99_ns[1], s.skew_ns);
+  EXPECT_LT(r.stage_p99_ns[1], s.skew_ns + 100000000);
+  EXPECT_LT(r.stage_p50_ns[1], 100000000);
+}
+
 TEST(ThreadModelTest, IdleShareIsWhatTheCallsLeaveOfTheCores) {
   // Without violations every call costs its fixed CPU once: the cores' busy
   // time is the calls' CPU, and the rest is idle.
