@@ -19,64 +19,93 @@
 
 namespace secmode::sim {
 
-// out[i] = the value at rank ranks[i] (0: the least) of `values`. Values
-// must be >= 0, ranks ascending and < values.size(), out as long as ranks.
-// `values` is left as it was. T: a signed integer type.
+namespace order_statistics_detail {
+
+inline constexpr int kBits = 12;
+inline constexpr size_t kBuckets = size_t{1} << kBits;
+// A bucket this small is selected among directly.
+inline constexpr size_t kSelectAmong = 4096;
+
+// count[b] = how many values v have (v - base) >> shift == b, among those
+// with v - base below 2^(shift + kBits) (others are counted in an extra
+// bucket, kBuckets, without a branch). Four histograms, values taken in
+// turn: consecutive values in one bucket (most of them, for concentrated
+// samples) do not wait for each other's increment.
 template <typename T>
-void OrderStatistics(std::span<const T> values, std::span<const size_t> ranks,
-                     std::span<int64_t> out) {
-  if (values.empty() || ranks.empty()) return;
-  constexpr int kBits = 12;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
-  const uint64_t lo = static_cast<uint64_t>(*lo_it);
-  const uint64_t span = static_cast<uint64_t>(*hi_it) - lo;
-  const int width = std::bit_width(span);
-  const int shift = width > kBits ? width - kBits : 0;
-  // Four histograms, values taken in turn: consecutive values in one
-  // bucket (most of them, for concentrated samples) do not wait for each
-  // other's increment. Summed after.
-  std::vector<uint32_t> counts(4 * kBuckets, 0);
+std::vector<uint32_t> Histogram(std::span<const T> values, uint64_t base, int shift) {
+  constexpr size_t kStride = kBuckets + 1;
+  std::vector<uint32_t> counts(4 * kStride, 0);
+  const int bits = shift + kBits;  // at most 64
+  const auto bucket = [base, shift, bits](T v) {
+    const uint64_t d = static_cast<uint64_t>(v) - base;  // wraps for v < base: out of range
+    const bool in = bits >= 64 || (d >> (bits & 63)) == 0;
+    return in ? static_cast<size_t>(d >> shift) : kBuckets;
+  };
   const size_t n = values.size();
   size_t k = 0;
   for (; k + 4 <= n; k += 4) {
-    for (size_t j = 0; j < 4; ++j) {
-      ++counts[j * kBuckets + ((static_cast<uint64_t>(values[k + j]) - lo) >> shift)];
-    }
+    for (size_t j = 0; j < 4; ++j) ++counts[j * kStride + bucket(values[k + j])];
   }
-  for (; k < n; ++k) ++counts[(static_cast<uint64_t>(values[k]) - lo) >> shift];
+  for (; k < n; ++k) ++counts[bucket(values[k])];
   std::vector<uint32_t> count(kBuckets);
   for (size_t b = 0; b < kBuckets; ++b) {
-    count[b] = counts[b] + counts[kBuckets + b] + counts[2 * kBuckets + b] + counts[3 * kBuckets + b];
+    count[b] = counts[b] + counts[kStride + b] + counts[2 * kStride + b] + counts[3 * kStride + b];
   }
-  // The bucket of each rank, and the rank within it.
-  std::vector<int32_t> target(kBuckets, -1);  // bucket -> index into `gathered`
-  std::vector<std::vector<T>> gathered;
-  std::vector<size_t> bucket_of(ranks.size()), within(ranks.size());
-  size_t bucket = 0, before = 0;
+  return count;
+}
+
+}  // namespace order_statistics_detail
+
+// out[i] = the value at rank ranks[i] (0: the least) of `values`. Values
+// must be >= 0, ranks ascending and < values.size(), out as long as ranks.
+// `values` is left as it was. T: a signed integer type.
+//
+// A histogram of the values' high bits above their minimum finds the
+// bucket each rank falls in; a bucket of kSelectAmong values or fewer is
+// selected among directly, a larger one is cut again by the next bits
+// (one more pass over the values), until a bucket holds one value only.
+template <typename T>
+void OrderStatistics(std::span<const T> values, std::span<const size_t> ranks,
+                     std::span<int64_t> out) {
+  using order_statistics_detail::Histogram;
+  using order_statistics_detail::kBits;
+  using order_statistics_detail::kSelectAmong;
+  if (values.empty() || ranks.empty()) return;
+  const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
+  const uint64_t lo = static_cast<uint64_t>(*lo_it);
+  const int width = std::bit_width(static_cast<uint64_t>(*hi_it) - lo);
+  const int top_shift = width > kBits ? width - kBits : 0;
+  const std::vector<uint32_t> top = Histogram(values, lo, top_shift);
+  std::vector<T> among;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    while (before + count[bucket] <= ranks[i]) before += count[bucket++];
-    bucket_of[i] = bucket;
-    within[i] = ranks[i] - before;
-    if (shift == 0) {  // a bucket per value: the bucket is the value
-      out[i] = static_cast<int64_t>(lo + bucket);
-      continue;
+    const std::vector<uint32_t>* count = &top;
+    std::vector<uint32_t> finer;
+    uint64_t base = lo;
+    int shift = top_shift;
+    size_t rank = ranks[i];
+    while (true) {
+      size_t b = 0;
+      while ((*count)[b] <= rank) rank -= (*count)[b++];
+      base += static_cast<uint64_t>(b) << shift;
+      if (shift == 0) {  // a bucket per value: the bucket is the value
+        out[i] = static_cast<int64_t>(base);
+        break;
+      }
+      if ((*count)[b] <= kSelectAmong) {
+        among.clear();
+        const uint64_t end = uint64_t{1} << shift;  // the bucket: [base, base + end)
+        for (const T v : values) {
+          if (static_cast<uint64_t>(v) - base < end) among.push_back(v);
+        }
+        const auto nth = among.begin() + static_cast<std::ptrdiff_t>(rank);
+        std::nth_element(among.begin(), nth, among.end());
+        out[i] = static_cast<int64_t>(*nth);
+        break;
+      }
+      shift = shift > kBits ? shift - kBits : 0;
+      finer = Histogram(values, base, shift);
+      count = &finer;
     }
-    if (target[bucket] < 0) {
-      target[bucket] = static_cast<int32_t>(gathered.size());
-      gathered.emplace_back().reserve(count[bucket]);
-    }
-  }
-  if (shift == 0) return;
-  for (const T v : values) {
-    const int32_t g = target[(static_cast<uint64_t>(v) - lo) >> shift];
-    if (g >= 0) gathered[static_cast<size_t>(g)].push_back(v);
-  }
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    std::vector<T>& b = gathered[static_cast<size_t>(target[bucket_of[i]])];
-    const auto nth = b.begin() + static_cast<std::ptrdiff_t>(within[i]);
-    std::nth_element(b.begin(), nth, b.end());
-    out[i] = *nth;
   }
 }
 

@@ -35,7 +35,7 @@ TEST(OrderStatisticsTest, SameAsSortingForEveryShapeTheSimulatorProduces) {
   Rng rng(11);
   for (const size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{17}, size_t{4096},
                          size_t{100000}}) {
-    std::vector<int64_t> exp_values, heavy, narrow, equal, wide;
+    std::vector<int64_t> exp_values, heavy, narrow, equal, wide, concentrated;
     for (size_t i = 0; i < n; ++i) {
       exp_values.push_back(static_cast<int64_t>(rng.Exponential(1e6)));
       // A lognormal tail: a few values thousands of times the median.
@@ -45,8 +45,12 @@ TEST(OrderStatisticsTest, SameAsSortingForEveryShapeTheSimulatorProduces) {
       equal.push_back(1720);
       // From 0 to near the largest int64.
       wide.push_back(static_cast<int64_t>(rng.Next() >> 1));
+      // Most values one figure (a fixed CPU cost), the rest spread far
+      // above it: the figure's bucket is cut again, more than once.
+      concentrated.push_back(rng.Next() % 10 != 0 ? 20000
+                                                  : 20000 + static_cast<int64_t>(rng.Next() % 3000000000));
     }
-    for (const auto* v : {&exp_values, &heavy, &narrow, &equal, &wide}) {
+    for (const auto* v : {&exp_values, &heavy, &narrow, &equal, &wide, &concentrated}) {
       ExpectAsSorted(*v, Percentiles(n));
     }
   }
