@@ -8,7 +8,10 @@
 // bit between C libraries. So the generator is xoshiro256** (Blackman and
 // Vigna), seeded through splitmix64, and log/exp below are written with
 // plain IEEE-754 + - * / (correctly rounded everywhere; the build uses
-// -std=c++20, so the compiler does not contract them into FMAs).
+// -std=c++20, so the compiler does not contract them into FMAs). The
+// exponential distribution, the simulator's most drawn (a few per RPC), is
+// drawn by the ziggurat, whose tables the compiler computes the same way:
+// most draws cost a table lookup and a multiplication, no logarithm.
 //
 // Not thread-safe: one Rng per simulation.
 #ifndef SECMODE_SIM_RANDOM_H_
@@ -92,6 +95,56 @@ inline double PortableLog(double x) {
 // e^x for |x| < 700, to about 1 ulp.
 double PortableExp(double x);
 
+namespace ziggurat_detail {
+// ln and exp evaluated by the compiler (IEEE-754 + - * /, the same table
+// bit for bit everywhere), for building the ziggurat below.
+constexpr double ConstLn(double y) {  // y > 0
+  int e = 0;
+  while (y >= 2.0) {
+    y /= 2.0;
+    ++e;
+  }
+  while (y < 1.0) {
+    y *= 2.0;
+    --e;
+  }
+  return e * log_detail::kLn2Hi + (e * log_detail::kLn2Lo + log_detail::SeriesLn(y));
+}
+constexpr double ConstExp(double x) {  // |x| < 700
+  const double k = x < 0 ? -static_cast<double>(static_cast<long long>(-x / 0.6931471805599453 + 0.5))
+                         : static_cast<double>(static_cast<long long>(x / 0.6931471805599453 + 0.5));
+  const double r = (x - k * log_detail::kLn2Hi) - k * log_detail::kLn2Lo;
+  double term = 1.0, sum = 1.0;
+  for (int n = 1; n <= 25; ++n) {
+    term = term * r / n;
+    sum += term;
+  }
+  for (long long i = 0; i < static_cast<long long>(k); ++i) sum *= 2.0;
+  for (long long i = 0; i < -static_cast<long long>(k); ++i) sum /= 2.0;
+  return sum;
+}
+// The exponential distribution's ziggurat (Marsaglia and Tsang, "The
+// Ziggurat Method for Generating Random Variables", 2000): 256 layers of
+// equal area v under e^-x; layer i spans x in [0, x[i]) and heights
+// [f[i], f[i+1]] with f = e^-x; x[0] = v / f(r) is the base layer's width
+// with the tail beyond r = x[1] folded in, x[256] = 0.
+struct Table {
+  std::array<double, 257> x{}, f{};
+};
+constexpr Table MakeExponentialTable() {
+  constexpr double r = 7.69711747013104972;
+  constexpr double v = 3.949659822581572e-3;
+  Table t;
+  t.x[0] = v / ConstExp(-r);
+  t.x[1] = r;
+  for (size_t i = 2; i < 256; ++i) t.x[i] = -ConstLn(ConstExp(-t.x[i - 1]) + v / t.x[i - 1]);
+  t.x[256] = 0;
+  for (size_t i = 0; i < 257; ++i) t.f[i] = ConstExp(-t.x[i]);
+  return t;
+}
+inline constexpr Table kExponential = MakeExponentialTable();
+}  // namespace ziggurat_detail
+
 class Rng {
  public:
   explicit Rng(uint64_t seed) {
@@ -115,7 +168,25 @@ class Rng {
   double Uniform() { return (static_cast<double>(Next() >> 11) + 0.5) * 0x1.0p-53; }
 
   // Exponential with the given mean.
-  double Exponential(double mean) { return -mean * PortableLog(Uniform()); }
+  double Exponential(double mean) { return mean * StandardExponential(); }
+
+  // Exponential with mean 1, by the ziggurat (ziggurat_detail): one draw
+  // picks a layer (its low 8 bits) and a point across it (its high 53); 98.9%
+  // of draws lie inside their layer's rectangle under the curve and are
+  // returned at once, without a logarithm. The rest are the tail beyond r
+  // (r + an exponential, by the logarithm) or a wedge (accepted under the
+  // curve, else drawn again).
+  double StandardExponential() {
+    const ziggurat_detail::Table& z = ziggurat_detail::kExponential;
+    while (true) {
+      const uint64_t u = Next();
+      const size_t i = u & 0xff;
+      const double x = static_cast<double>(u >> 11) * 0x1.0p-53 * z.x[i];
+      if (x < z.x[i + 1]) return x;
+      if (i == 0) return z.x[1] - PortableLog(Uniform());
+      if (z.f[i] + (z.f[i + 1] - z.f[i]) * Uniform() < PortableExp(-x)) return x;
+    }
+  }
 
   // Standard normal by Marsaglia's polar method (needs only log and sqrt;
   // sqrt is correctly rounded by IEEE-754).

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace secmode::sim {
 namespace {
@@ -53,6 +55,34 @@ TEST(RngTest, UniformIsOpenInterval) {
     double u = r.Uniform();
     ASSERT_GT(u, 0.0);
     ASSERT_LT(u, 1.0);
+  }
+}
+
+// The ziggurat's draws against the exponential distribution: the largest
+// gap between their empirical CDF and 1 - e^-x (Kolmogorov-Smirnov; 1.95 /
+// sqrt(n) is its 0.1% critical value), and how often they land in the
+// parts the fast path does not cover: the tail beyond r (e^-r) and far in
+// it, each within four binomial standard deviations.
+TEST(RngTest, ExponentialFollowsItsDistribution) {
+  Rng r(3);
+  const int n = 1000000;
+  std::vector<double> v(n);
+  for (double& x : v) {
+    x = r.StandardExponential();
+    ASSERT_GE(x, 0.0);
+  }
+  std::sort(v.begin(), v.end());
+  double d = 0;
+  for (int i = 0; i < n; ++i) {
+    const double cdf = 1 - std::exp(-v[static_cast<size_t>(i)]);
+    d = std::max({d, std::fabs(cdf - static_cast<double>(i) / n),
+                  std::fabs(cdf - static_cast<double>(i + 1) / n)});
+  }
+  EXPECT_LT(d, 1.95 / std::sqrt(static_cast<double>(n)));
+  for (const double at : {0.05, 1.0, 7.69711747013104972, 9.0, 11.0}) {
+    const double p = std::exp(-at);
+    const double above = static_cast<double>(v.end() - std::upper_bound(v.begin(), v.end(), at));
+    EXPECT_NEAR(above / n, p, 4 * std::sqrt(p * (1 - p) / n) + 1.0 / n) << "P(X > " << at << ")";
   }
 }
 
