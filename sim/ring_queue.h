@@ -26,12 +26,12 @@ class RingQueue {
 
   // By value: `v` may be an item of this queue, which Grow moves.
   void push_back(T v) {
-    if (size_ == buf_.size()) Grow();
+    if (size_ == capacity_) Grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;
   }
   void push_front(T v) {
-    if (size_ == buf_.size()) Grow();
+    if (size_ == capacity_) Grow();
     head_ = (head_ - 1) & mask_;
     buf_[head_] = v;
     ++size_;
@@ -59,6 +59,7 @@ class RingQueue {
     std::swap(head_, other.head_);
     std::swap(size_, other.size_);
     std::swap(mask_, other.mask_);
+    std::swap(capacity_, other.capacity_);
   }
 
  private:
@@ -69,9 +70,11 @@ class RingQueue {
     buf_.swap(next);
     head_ = 0;
     mask_ = n - 1;
+    capacity_ = n;
   }
   std::vector<T> buf_;
   size_t head_ = 0, size_ = 0, mask_ = 0;
+  size_t capacity_ = 0;  // buf_.size(), without its division by sizeof(T)
 };
 
 }  // namespace secmode::sim
