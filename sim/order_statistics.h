@@ -57,23 +57,22 @@ std::vector<uint32_t> Histogram(std::span<const T> values, uint64_t base, int sh
 }  // namespace order_statistics_detail
 
 // out[i] = the value at rank ranks[i] (0: the least) of `values`. Values
-// must be >= 0, ranks ascending and < values.size(), out as long as ranks.
-// `values` is left as it was. T: a signed integer type.
+// must be in [0, most], ranks ascending and < values.size(), out as long as
+// ranks. `values` is left as it was. T: a signed integer type.
 //
-// A histogram of the values' high bits above their minimum finds the
+// A histogram of the values' high bits (below `most`'s) finds the
 // bucket each rank falls in; a bucket of kSelectAmong values or fewer is
 // selected among directly, a larger one is cut again by the next bits
 // (one more pass over the values), until a bucket holds one value only.
 template <typename T>
-void OrderStatistics(std::span<const T> values, std::span<const size_t> ranks,
+void OrderStatistics(std::span<const T> values, T most, std::span<const size_t> ranks,
                      std::span<int64_t> out) {
   using order_statistics_detail::Histogram;
   using order_statistics_detail::kBits;
   using order_statistics_detail::kSelectAmong;
   if (values.empty() || ranks.empty()) return;
-  const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
-  const uint64_t lo = static_cast<uint64_t>(*lo_it);
-  const int width = std::bit_width(static_cast<uint64_t>(*hi_it) - lo);
+  const uint64_t lo = 0;
+  const int width = std::bit_width(static_cast<uint64_t>(most));
   const int top_shift = width > kBits ? width - kBits : 0;
   const std::vector<uint32_t> top = Histogram(values, lo, top_shift);
   std::vector<T> among;
@@ -92,13 +91,17 @@ void OrderStatistics(std::span<const T> values, std::span<const size_t> ranks,
         break;
       }
       if ((*count)[b] <= kSelectAmong) {
-        among.clear();
-        const uint64_t end = uint64_t{1} << shift;  // the bucket: [base, base + end)
+        // The bucket's values, [base, base + 2^shift): each written, kept
+        // if in it (no branch).
+        among.resize((*count)[b] + 1);
+        const uint64_t end = uint64_t{1} << shift;
+        size_t kept = 0;
         for (const T v : values) {
-          if (static_cast<uint64_t>(v) - base < end) among.push_back(v);
+          among[kept] = v;
+          kept += static_cast<uint64_t>(v) - base < end ? 1 : 0;
         }
         const auto nth = among.begin() + static_cast<std::ptrdiff_t>(rank);
-        std::nth_element(among.begin(), nth, among.end());
+        std::nth_element(among.begin(), nth, among.begin() + static_cast<std::ptrdiff_t>(kept));
         out[i] = static_cast<int64_t>(*nth);
         break;
       }

@@ -560,6 +560,7 @@ class Sim {
   }
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
+  int64_t latency_most_ = 0;  // the longest of them
   // Thread model: client receivers [0, nconnect), server threads
   // [nconnect, 2 nconnect), and the delay-line thread last if there is one.
   std::vector<SimThread> threads_;
@@ -587,12 +588,15 @@ class Sim {
   // on, the others in stage_long_[i]: half the memory a sample touches.
   std::unique_ptr<int32_t[]> stage_samples_;
   std::array<size_t, 4> stage_short_{};  // how many of stage i fit
+  std::array<int32_t, 4> stage_most_{};   // the longest of those
   std::array<std::vector<int64_t>, 4> stage_long_;
   size_t stage_count_ = 0;
   void AddStages(const std::array<int64_t, 4>& path) {
     for (size_t i = 0; i < 4; ++i) {
       if (path[i] <= INT32_MAX) {
-        stage_samples_[i * kMaxStageSamples + stage_short_[i]++] = static_cast<int32_t>(path[i]);
+        const int32_t v = static_cast<int32_t>(path[i]);
+        stage_samples_[i * kMaxStageSamples + stage_short_[i]++] = v;
+        stage_most_[i] = std::max(stage_most_[i], v);
       } else {
         stage_long_[i].push_back(path[i]);
       }
@@ -605,7 +609,7 @@ class Sim {
     const size_t fit = stage_short_[i];
     size_t k = 0;
     while (k < ranks.size() && ranks[k] < fit) ++k;
-    OrderStatistics<int32_t>({stage_samples_.get() + i * kMaxStageSamples, fit},
+    OrderStatistics<int32_t>({stage_samples_.get() + i * kMaxStageSamples, fit}, stage_most_[i],
                              ranks.first(k), out.first(k));
     std::vector<int64_t>& longer = stage_long_[i];
     std::sort(longer.begin(), longer.end());
@@ -1039,6 +1043,7 @@ bool Sim::CountCompletion(Slot& slot) {
   ReleaseSeq(slot);
   ++r_.completed;
   latencies_.push_back(now_ - slot.issue_ns);
+  latency_most_ = std::max(latency_most_, latencies_.back());
   if (r_.completed >= s_.ops) done_ = true;
   return !done_;
 }
@@ -2057,7 +2062,7 @@ Result<ScenarioResult> Sim::Run() {
       ranks[i] = rank == 0 ? 0 : rank - 1;
     }
     int64_t at[3];
-    OrderStatistics<int64_t>(latencies_, ranks, at);
+    OrderStatistics<int64_t>(latencies_, latency_most_, ranks, at);
     r_.p50_ns = at[0];
     r_.p99_ns = at[1];
     r_.p999_ns = at[2];

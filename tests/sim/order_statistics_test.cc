@@ -16,7 +16,7 @@ void ExpectAsSorted(const std::vector<int64_t>& values, const std::vector<size_t
   std::sort(sorted.begin(), sorted.end());
   const std::vector<int64_t> before = values;
   std::vector<int64_t> out(ranks.size(), -1);
-  OrderStatistics<int64_t>(values, ranks, out);
+  OrderStatistics<int64_t>(values, sorted.back(), ranks, out);
   EXPECT_EQ(values, before);
   for (size_t i = 0; i < ranks.size(); ++i) {
     EXPECT_EQ(out[i], sorted[ranks[i]]) << "rank " << ranks[i] << " of " << values.size();
@@ -69,7 +69,7 @@ TEST(OrderStatisticsTest, SeveralRanksInOneBucketAndEveryRank) {
 TEST(OrderStatisticsTest, NothingToDoLeavesOutAsItWas) {
   std::vector<int64_t> out = {-1};
   const std::vector<size_t> ranks = {0};
-  OrderStatistics<int64_t>({}, ranks, out);
+  OrderStatistics<int64_t>({}, 0, ranks, out);
   EXPECT_EQ(out[0], -1);
 }
 
