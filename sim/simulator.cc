@@ -459,12 +459,16 @@ class Sim {
       events_.Push(time, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
       return;
     }
+    if (t.tick_live) {
+      live_ticks_.erase(std::find(live_ticks_.begin(), live_ticks_.end(), ThreadIndex(t)));
+    }
     t.tick_time = time;
     t.tick_order = events_.TakeOrder();
-    if (!t.tick_live) {
-      t.tick_live = true;
-      live_ticks_.push_back(ThreadIndex(t));
-    }
+    t.tick_live = true;
+    // In key order: the first live tick is the front.
+    auto at = live_ticks_.begin();
+    while (at != live_ticks_.end() && threads_[static_cast<size_t>(*at)].tick_time <= time) ++at;
+    live_ticks_.insert(at, ThreadIndex(t));
   }
   // `t` ran `ns` of its item (and towards its next pause).
   void Ran(SimThread& t, int64_t ns) {
@@ -531,33 +535,22 @@ class Sim {
   // True when no queued event comes at or before `t` and the run would go
   // on to `t`: a tick at `t` would be the next event.
   bool NothingBefore(int64_t t) const {
-    for (const int i : live_ticks_) {
-      if (threads_[static_cast<size_t>(i)].tick_time <= t) return false;
+    if (!live_ticks_.empty() && threads_[static_cast<size_t>(live_ticks_.front())].tick_time <= t) {
+      return false;
     }
     return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
            (s_.duration_ns <= 0 || t <= s_.duration_ns);
   }
   // Thread model: the threads whose pending tick is live (at most one per
-  // core that runs a thread), and the one of them whose tick comes first
-  // (-1: none).
+  // core that runs a thread), in their ticks' key order, and the first of
+  // them (-1: none).
   std::vector<int> live_ticks_;
   // Whether live ticks are kept with their threads: with a few cores (a
   // scan of as many live ticks costs less than the queue's push and pop);
   // else every tick goes to the queue.
   bool tick_slots_ = false;
   static constexpr int kMaxTickSlots = 8;
-  int FirstLiveTick() const {
-    int first = -1;
-    for (const int i : live_ticks_) {
-      const SimThread& t = threads_[static_cast<size_t>(i)];
-      if (first < 0 || t.tick_time < threads_[static_cast<size_t>(first)].tick_time ||
-          (t.tick_time == threads_[static_cast<size_t>(first)].tick_time &&
-           t.tick_order < threads_[static_cast<size_t>(first)].tick_order)) {
-        first = i;
-      }
-    }
-    return first;
-  }
+  int FirstLiveTick() const { return live_ticks_.empty() ? -1 : live_ticks_.front(); }
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
   int64_t latency_most_ = 0;  // the longest of them
@@ -1858,7 +1851,7 @@ Result<ScenarioResult> Sim::Run() {
     if (take_tick) {
       SimThread& t = threads_[static_cast<size_t>(tick)];
       t.tick_live = false;
-      live_ticks_.erase(std::find(live_ticks_.begin(), live_ticks_.end(), tick));
+      live_ticks_.erase(live_ticks_.begin());
       e = {t.tick_time, t.tick_order, kThreadTick, static_cast<uint32_t>(tick), t.epoch};
     } else {
       e = events_.Pop();
@@ -1878,6 +1871,11 @@ Result<ScenarioResult> Sim::Run() {
     }
     now_ = e.time;
     cur_order_ = e.order;
+    if (take_tick) {  // a live tick: its thread's epoch by construction
+      SimThread& t = threads_[e.target];
+      if (t.st == SimThread::St::kRunning) OnTick(t);
+      continue;
+    }
     switch (e.kind) {
       case kEncodeDone: {
         Slot& slot = slots_[e.target];
