@@ -1,11 +1,11 @@
 // OrderStatistics: the values at given ranks of the sorted order of a set
 // of non-negative integers (the simulator's latency and stage percentiles),
 // without sorting and with few unpredictable branches: a histogram of the
-// values' high bits (above their minimum) finds the bucket each rank falls
-// in, and only the values of those buckets are then selected among
-// (std::nth_element). The result is the same as sorting and indexing: the
-// value at a rank is unique whatever the method.
-// Not thread-safe in the sense that concurrent calls share nothing.
+// values' high bits finds the bucket each rank falls in, cut again by the
+// next bits while it holds many values, selected among (std::nth_element)
+// once it holds few. The result is the same as sorting and indexing: the
+// value at a rank is unique whatever the method. Concurrent calls share
+// nothing.
 #ifndef SECMODE_SIM_ORDER_STATISTICS_H_
 #define SECMODE_SIM_ORDER_STATISTICS_H_
 
@@ -35,10 +35,10 @@ template <typename T>
 std::vector<uint32_t> Histogram(std::span<const T> values, uint64_t base, int shift) {
   constexpr size_t kStride = kBuckets + 1;
   std::vector<uint32_t> counts(4 * kStride, 0);
-  const int bits = shift + kBits;  // at most 64
+  const int bits = shift + kBits;
   const auto bucket = [base, shift, bits](T v) {
     const uint64_t d = static_cast<uint64_t>(v) - base;  // wraps for v < base: out of range
-    const bool in = bits >= 64 || (d >> (bits & 63)) == 0;
+    const bool in = (d >> bits) == 0;  // bits <= 63: shift <= 51 (values < 2^63)
     return in ? static_cast<size_t>(d >> shift) : kBuckets;
   };
   const size_t n = values.size();

@@ -125,9 +125,10 @@ constexpr double ConstExp(double x) {  // |x| < 700
 }
 // The exponential distribution's ziggurat (Marsaglia and Tsang, "The
 // Ziggurat Method for Generating Random Variables", 2000): 256 layers of
-// equal area v under e^-x; layer i spans x in [0, x[i]) and heights
-// [f[i], f[i+1]] with f = e^-x; x[0] = v / f(r) is the base layer's width
-// with the tail beyond r = x[1] folded in, x[256] = 0.
+// equal area v under e^-x; layer i >= 1 spans x in [0, x[i]) and heights
+// [f[i], f[i+1]] with f = e^-x; layer 0 is the rectangle [0, r) x [0, f(r)]
+// with the tail beyond r = x[1] folded in as the width x[0] = v / f(r)
+// (f[0] is not used); x[256] = 0.
 struct Table {
   std::array<double, 257> x{}, f{};
 };

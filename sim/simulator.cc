@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cmath>
 #include <memory>
 #include <span>
@@ -27,7 +26,9 @@ constexpr int64_t kMaxSimNs = int64_t{1} << 60;
 
 // A run processes at most kBudgetBase + kBudgetPerOp x ops events (see Run),
 // and never more than kMaxBudget: a scenario that thrashes returns what it
-// did, marked `truncated`.
+// did, marked `truncated`. An arrival that waits on a busy thread's wire
+// counts once the thread reads it, so such a run may go a few events past
+// the budget.
 constexpr int64_t kBudgetBase = 100000;
 constexpr int64_t kBudgetPerOp = 25;
 // The thread model spends more events per call (a thread's run segments)
@@ -376,7 +377,7 @@ class Sim {
   }
   // `t` leaves its core in state `st`: its time there counts as busy.
   void LeaveCore(SimThread& t, SimThread::St st) {
-    if (t.st != SimThread::St::kRunning) broken_ = true;  // left a core it did not hold
+    if (t.st != SimThread::St::kRunning) broken_ = "a thread left a core it did not hold";
     busy_ns_ += now_ - t.on_core_since;
     t.st = st;
     t.off_ns = now_;
@@ -459,9 +460,8 @@ class Sim {
       events_.Push(time, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
       return;
     }
-    if (t.tick_live) {
-      live_ticks_.erase(std::find(live_ticks_.begin(), live_ticks_.end(), ThreadIndex(t)));
-    }
+    // Its last tick was handled or made stale (NewEpoch) first.
+    if (t.tick_live) broken_ = "a thread's tick was set while it had one live";
     t.tick_time = time;
     t.tick_order = events_.TakeOrder();
     t.tick_live = true;
@@ -557,9 +557,9 @@ class Sim {
   // Thread model: client receivers [0, nconnect), server threads
   // [nconnect, 2 nconnect), and the delay-line thread last if there is one.
   std::vector<SimThread> threads_;
-  // A thread left a core it did not hold: the scheduler's state is
-  // inconsistent, a bug of the model that Run() reports instead of a result.
-  bool broken_ = false;
+  // What broke the scheduler's state (nullptr: nothing), a bug of the
+  // model that Run() reports instead of a result.
+  const char* broken_ = nullptr;
   int free_cores_ = 0;
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
   bool pauses_ = false;      // Scenario::pause_per_s, with cores
@@ -867,6 +867,10 @@ void Sim::ServerDisconnect(int c) {
     // closed connection, or after the connection is back, is handled there.
     SimThread& t = ServerThread(c);
     Flush(t);
+    // The thread runs (it read the call that closes the connection), so an
+    // event armed for its wire came at or before that call and has been
+    // handled: no key goes to the queue twice.
+    if (t.wire_armed) broken_ = "a closed connection's server thread had its wire armed";
     for (size_t i = 0; i < t.wire.size(); ++i) {
       const Arrival& a = t.wire[i];
       events_.PushWithOrder(a.time, a.order, kArrive, a.slot, a.attempt);
@@ -1825,7 +1829,7 @@ Result<ScenarioResult> Sim::Run() {
       kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
   auto broken = [&] {
-    return Status::Internal("simulator: a thread left a core it did not hold after " +
+    return Status::Internal(std::string("simulator: ") + broken_ + " after " +
                             std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
                             " operations (model bug)");
   };
@@ -1840,6 +1844,34 @@ Result<ScenarioResult> Sim::Run() {
       take_tick = t.tick_time < top.time || (t.tick_time == top.time && t.tick_order < top.order);
     }
     if (!take_tick && events_.empty()) {
+      // Arrivals waiting on a thread's wire while no event is left (the
+      // thread parked or waiting for a core that nothing frees): handled as
+      // their events were, in key order, before the model is called stuck.
+      SimThread* next = nullptr;
+      for (SimThread& w : threads_) {
+        if (w.wire.empty()) continue;
+        const Arrival& a = w.wire.front();
+        if (next == nullptr || a.time < next->wire.front().time ||
+            (a.time == next->wire.front().time && a.order < next->wire.front().order)) {
+          next = &w;
+        }
+      }
+      if (next != nullptr) {
+        const Arrival& a = next->wire.front();
+        if (a.time > kMaxSimNs) {
+          r_.truncated = true;
+          break;
+        }
+        if (s_.duration_ns > 0 && a.time > s_.duration_ns) {
+          now_ = s_.duration_ns;
+          cur_order_ = kNoOrder;
+          break;
+        }
+        now_ = a.time;
+        cur_order_ = a.order;
+        Flush(*next);
+        continue;
+      }
       return Status::Internal("simulator: no events left after " + std::to_string(r_.completed) +
                               " of " + std::to_string(s_.ops) + " operations (model deadlock)");
     }

@@ -56,6 +56,25 @@ TEST(OrderStatisticsTest, SameAsSortingForEveryShapeTheSimulatorProduces) {
   }
 }
 
+// The 32-bit samples the simulator keeps stage times in: the same ranks as
+// sorting, for a spread and a concentrated shape up to the largest int32.
+TEST(OrderStatisticsTest, ThirtyTwoBitValuesAsSorted) {
+  Rng rng(13);
+  std::vector<int32_t> spread, concentrated;
+  for (int i = 0; i < 50000; ++i) {
+    spread.push_back(static_cast<int32_t>(rng.Next() >> 33));
+    concentrated.push_back(i % 7 != 0 ? 1720 : static_cast<int32_t>(rng.Next() >> 33));
+  }
+  for (const auto* v : {&spread, &concentrated}) {
+    std::vector<int32_t> sorted = *v;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<size_t> ranks = Percentiles(v->size());
+    std::vector<int64_t> out(ranks.size(), -1);
+    OrderStatistics<int32_t>(*v, sorted.back(), ranks, out);
+    for (size_t i = 0; i < ranks.size(); ++i) EXPECT_EQ(out[i], sorted[ranks[i]]) << ranks[i];
+  }
+}
+
 TEST(OrderStatisticsTest, SeveralRanksInOneBucketAndEveryRank) {
   // Two values only, many times each: every rank falls in one of two
   // buckets, several ranks in the same one.

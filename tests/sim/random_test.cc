@@ -61,8 +61,9 @@ TEST(RngTest, UniformIsOpenInterval) {
 // The ziggurat's draws against the exponential distribution: the largest
 // gap between their empirical CDF and 1 - e^-x (Kolmogorov-Smirnov; 1.95 /
 // sqrt(n) is its 0.1% critical value), and how often they land in the
-// parts the fast path does not cover: the tail beyond r (e^-r) and far in
-// it, each within four binomial standard deviations.
+// parts the fast path does not cover: the tail beyond r (e^-r) and further
+// in it, each within four binomial standard deviations (at 9, about 120
+// draws expected: the check can fail either way).
 TEST(RngTest, ExponentialFollowsItsDistribution) {
   Rng r(3);
   const int n = 1000000;
@@ -79,7 +80,7 @@ TEST(RngTest, ExponentialFollowsItsDistribution) {
                   std::fabs(cdf - static_cast<double>(i + 1) / n)});
   }
   EXPECT_LT(d, 1.95 / std::sqrt(static_cast<double>(n)));
-  for (const double at : {0.05, 1.0, 7.69711747013104972, 9.0, 11.0}) {
+  for (const double at : {0.05, 1.0, 7.69711747013104972, 9.0}) {
     const double p = std::exp(-at);
     const double above = static_cast<double>(v.end() - std::upper_bound(v.begin(), v.end(), at));
     EXPECT_NEAR(above / n, p, 4 * std::sqrt(p * (1 - p) / n) + 1.0 / n) << "P(X > " << at << ")";
