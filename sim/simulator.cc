@@ -1828,6 +1828,21 @@ Result<ScenarioResult> Sim::Run() {
   const int64_t budget = std::min(
       kMaxBudget, kBudgetBase + (s_.thread_model ? kThreadBudgetPerOp : kBudgetPerOp) * s_.ops);
   int64_t events = 0;
+  // Whether the run ends before an event at `time`: past ~30 years (which
+  // keeps every sum of times far from overflow: truncated), or past the
+  // scenario's duration (the run's end is the duration).
+  const auto ends_before = [this](int64_t time) {
+    if (time > kMaxSimNs) {
+      r_.truncated = true;
+      return true;
+    }
+    if (s_.duration_ns > 0 && time > s_.duration_ns) {
+      now_ = s_.duration_ns;
+      cur_order_ = kNoOrder;
+      return true;
+    }
+    return false;
+  };
   auto broken = [&] {
     return Status::Internal(std::string("simulator: ") + broken_ + " after " +
                             std::to_string(r_.completed) + " of " + std::to_string(s_.ops) +
@@ -1858,15 +1873,7 @@ Result<ScenarioResult> Sim::Run() {
       }
       if (next != nullptr) {
         const Arrival& a = next->wire.front();
-        if (a.time > kMaxSimNs) {
-          r_.truncated = true;
-          break;
-        }
-        if (s_.duration_ns > 0 && a.time > s_.duration_ns) {
-          now_ = s_.duration_ns;
-          cur_order_ = kNoOrder;
-          break;
-        }
+        if (ends_before(a.time)) break;
         now_ = a.time;
         cur_order_ = a.order;
         Flush(*next);
@@ -1888,15 +1895,7 @@ Result<ScenarioResult> Sim::Run() {
     } else {
       e = events_.Pop();
     }
-    if (e.time > kMaxSimNs) {  // ~30 years: keeps every sum of times far from overflow
-      r_.truncated = true;
-      break;
-    }
-    if (s_.duration_ns > 0 && e.time > s_.duration_ns) {
-      now_ = s_.duration_ns;
-      cur_order_ = kNoOrder;
-      break;
-    }
+    if (ends_before(e.time)) break;
     if (e.time < now_) {
       return Status::Internal("simulator: an event at " + std::to_string(e.time) +
                               " ns came after " + std::to_string(now_) + " ns (model bug)");
