@@ -43,22 +43,21 @@ std::string HostsText(const nlohmann::json& section) {
   return md.str();
 }
 
-// " [lowest, highest]" in us of the runs (count in `runs_key`, range in
-// `range_key`, ns) a figure is the median of, when there were several.
-std::string RunsRange(const nlohmann::json& row, const char* runs_key, const char* range_key) {
+// " [lowest, highest]" of the runs (count in `runs_key`, range in
+// `range_key`) a figure is the median of, when there were several, times
+// `scale` (by default ns shown in us).
+std::string RunsRange(const nlohmann::json& row, const char* runs_key, const char* range_key,
+                      double scale = 1e-3) {
   const nlohmann::json range = row.value(range_key, nlohmann::json::array());
   if (row.value(runs_key, 0) < 2 || range.size() != 2) return "";
-  return " [" + Fmt("%.2f", range[0].get<double>() / 1e3) + ", " +
-         Fmt("%.2f", range[1].get<double>() / 1e3) + "]";
+  return " [" + Fmt("%.2f", range[0].get<double>() * scale) + ", " +
+         Fmt("%.2f", range[1].get<double>() * scale) + "]";
 }
 
 // " [lowest, highest]" of a row's measured/predicted over its pairs (each
 // run against the sys run just before it), when there were several.
 std::string RatioRange(const nlohmann::json& row) {
-  const nlohmann::json range = row.value("measured_over_predicted_range", nlohmann::json::array());
-  if (row.value("pairs", 0) < 2 || range.size() != 2) return "";
-  return " [" + Fmt("%.2f", range[0].get<double>()) + ", " + Fmt("%.2f", range[1].get<double>()) +
-         "]";
+  return RunsRange(row, "pairs", "measured_over_predicted_range", 1.0);
 }
 
 // Which runs the figures of "Predicted from the legs" are, as the section

@@ -31,6 +31,17 @@ class EventQueue {
   size_t size() const { return heap_.size(); }
   const Event& top() const { return heap_.front(); }
 
+  // Whether key (time a, order a) comes before (time b, order b): the order
+  // events come out in, for keys kept outside the queue too. As one
+  // unsigned 128-bit number: one comparison without a branch (times are
+  // never negative).
+  static bool KeyLess(int64_t time_a, uint64_t order_a, int64_t time_b, uint64_t order_b) {
+    using Key = unsigned __int128;
+    const Key ka = (Key{static_cast<uint64_t>(time_a)} << 64) | order_a;
+    const Key kb = (Key{static_cast<uint64_t>(time_b)} << 64) | order_b;
+    return ka < kb;
+  }
+
   // Returns the event's insertion number.
   uint64_t Push(int64_t time, uint32_t kind, uint32_t target, uint32_t tag) {
     const uint64_t order = next_order_++;
@@ -89,14 +100,7 @@ class EventQueue {
 
  private:
   static constexpr size_t kArity = 4;
-  // (time, order) as one unsigned 128-bit number: one comparison without a
-  // branch (times are never negative).
-  static bool Less(const Event& a, const Event& b) {
-    using Key = unsigned __int128;
-    const Key ka = (Key{static_cast<uint64_t>(a.time)} << 64) | a.order;
-    const Key kb = (Key{static_cast<uint64_t>(b.time)} << 64) | b.order;
-    return ka < kb;
-  }
+  static bool Less(const Event& a, const Event& b) { return KeyLess(a.time, a.order, b.time, b.order); }
   std::vector<Event> heap_;
   uint64_t next_order_ = 0;
 };

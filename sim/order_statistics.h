@@ -71,15 +71,14 @@ void OrderStatistics(std::span<const T> values, T most, std::span<const size_t> 
   using order_statistics_detail::kBits;
   using order_statistics_detail::kSelectAmong;
   if (values.empty() || ranks.empty()) return;
-  const uint64_t lo = 0;
   const int width = std::bit_width(static_cast<uint64_t>(most));
   const int top_shift = width > kBits ? width - kBits : 0;
-  const std::vector<uint32_t> top = Histogram(values, lo, top_shift);
+  const std::vector<uint32_t> top = Histogram(values, 0, top_shift);
   std::vector<T> among;
   for (size_t i = 0; i < ranks.size(); ++i) {
     const std::vector<uint32_t>* count = &top;
     std::vector<uint32_t> finer;
-    uint64_t base = lo;
+    uint64_t base = 0;
     int shift = top_shift;
     size_t rank = ranks[i];
     while (true) {

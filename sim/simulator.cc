@@ -407,9 +407,10 @@ class Sim {
   void QueueReply(Slot& slot, bool error);
   int64_t SendReply(Conn& conn, const QueueItem& item, int64_t sent);
   void ServerDisconnect(int c);
-  // A call reached the server (`flush`: with the thread model, Flush its
-  // thread first; false from Flush itself).
-  void OnArrive(Slot& slot, bool flush = true);
+  // A call reached the server. With the thread model it goes into its
+  // server thread's socket as the next arrival (the caller has flushed the
+  // thread's wire, or is that flush).
+  void OnArrive(Slot& slot);
   void OnComplete(Slot& slot);
   // An operation done: counted, its latency kept. False when it was the last.
   bool CountCompletion(Slot& slot);
@@ -915,16 +916,15 @@ void Sim::ServerDisconnect(int c) {
                static_cast<uint32_t>(c), conn.epoch);
 }
 
-void Sim::OnArrive(Slot& slot, bool flush) {
+void Sim::OnArrive(Slot& slot) {
   Conn& conn = conns_[slot.conn];
   if (!conn.up) {  // the server closed this connection: lost
     ++r_.drops;
     return;
   }
   if (s_.thread_model) {
-    SimThread& t = ServerThread(slot.conn);
-    if (flush) Flush(t);
-    DeliverNow(t, {Index(slot), slot.attempt, Work::kServerCall}, slot.writer);
+    DeliverNow(ServerThread(slot.conn), {Index(slot), slot.attempt, Work::kServerCall},
+               slot.writer);
     return;
   }
   if (s_.server_order == ServerOrder::kRoundRobin) {
@@ -1199,7 +1199,7 @@ void Sim::Flush(SimThread& t) {
     Slot& slot = slots_[a.slot];
     if (slot.attempt != a.attempt) continue;  // resent or lost meanwhile
     if (t.server) {
-      if (slot.cancelled_arrive != a.order) OnArrive(slot, /*flush=*/false);
+      if (slot.cancelled_arrive != a.order) OnArrive(slot);
     } else {
       DeliverNow(ClientThread(slot.conn), {a.slot, a.attempt, Work::kReplyOpen},
                  ThreadIndex(ServerThread(slot.conn)));
@@ -1856,7 +1856,7 @@ Result<ScenarioResult> Sim::Run() {
     if (take_tick && !events_.empty()) {
       const SimThread& t = threads_[static_cast<size_t>(tick)];
       const Event& top = events_.top();
-      take_tick = t.tick_time < top.time || (t.tick_time == top.time && t.tick_order < top.order);
+      take_tick = EventQueue::KeyLess(t.tick_time, t.tick_order, top.time, top.order);
     }
     if (!take_tick && events_.empty()) {
       // Arrivals waiting on a thread's wire while no event is left (the
@@ -1866,8 +1866,8 @@ Result<ScenarioResult> Sim::Run() {
       for (SimThread& w : threads_) {
         if (w.wire.empty()) continue;
         const Arrival& a = w.wire.front();
-        if (next == nullptr || a.time < next->wire.front().time ||
-            (a.time == next->wire.front().time && a.order < next->wire.front().order)) {
+        const Arrival* first = next == nullptr ? nullptr : &next->wire.front();
+        if (first == nullptr || EventQueue::KeyLess(a.time, a.order, first->time, first->order)) {
           next = &w;
         }
       }
@@ -1925,6 +1925,9 @@ Result<ScenarioResult> Sim::Run() {
       case kArrive: {
         Slot& slot = slots_[e.target];
         if (slot.attempt != e.tag || slot.cancelled_arrive == e.order) break;
+        // Thread model: a call that was on its way when its connection
+        // closed; the wire's arrivals before it go into the socket first.
+        if (s_.thread_model) Flush(ServerThread(slot.conn));
         OnArrive(slot);
         break;
       }
