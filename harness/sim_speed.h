@@ -1,6 +1,12 @@
 // The nconnect simulator's own speed: one scenario simulated on the calling
 // thread, timed in thread CPU time (the speed of one core, whatever else the
 // machine runs) and in wall time.
+//
+// With runs > 1 the scenario is simulated once untimed first (a cold start:
+// its first touch of fresh memory, which a sweep of many scenarios pays
+// once) and then `runs` times, each timed; the figure is the median run's,
+// as sim_bench's is that of warm repetitions. The cold run's own speed is
+// kept beside it. With runs == 1, the one run is timed, cold.
 // Thread safety: reentrant.
 #ifndef SECMODE_HARNESS_SIM_SPEED_H_
 #define SECMODE_HARNESS_SIM_SPEED_H_
@@ -14,14 +20,18 @@
 namespace secmode::harness {
 
 struct SimSpeed {
-  int64_t rpcs = 0;        // simulated RPCs completed
-  double cpu_seconds = 0;  // this thread's CPU time
-  double wall_seconds = 0;
-  double rpcs_per_second = 0;  // per second of CPU time
+  int64_t rpcs = 0;        // simulated RPCs completed, per run
+  double cpu_seconds = 0;  // this thread's CPU time, of the median run
+  double wall_seconds = 0;     // of the median run
+  double rpcs_per_second = 0;  // per second of CPU time: the median run's
+  int runs = 0;                // timed runs
+  double min_rpcs_per_second = 0, max_rpcs_per_second = 0;  // over the timed runs
+  double cold_rpcs_per_second = 0;  // the untimed first run's (runs > 1), else the one run's
   nlohmann::json ToJson() const;
 };
 
-common::Result<SimSpeed> MeasureSimSpeed(const sim::Scenario& scenario);
+// runs: 1 or more, else InvalidArgument.
+common::Result<SimSpeed> MeasureSimSpeed(const sim::Scenario& scenario, int runs = 1);
 
 }  // namespace secmode::harness
 

@@ -77,6 +77,22 @@ int64_t MaxSafeSlots(const std::vector<const json*>& rows, const Grid& g, const 
   return best;
 }
 
+// How a simulator speed (sections.nconnect.simulator_speed*) was timed: the
+// median of several runs after a cold one, or (older runs) one run.
+std::string SpeedRuns(const json& speed) {
+  const int64_t runs = I(speed, "runs");
+  const std::string run = std::to_string(I(speed, "rpcs")) + " RPCs";
+  const std::string times = Fmt("%.3f", speed.value("cpu_seconds", 0.0)) +
+                            " s of thread CPU time, " +
+                            Fmt("%.3f", speed.value("wall_seconds", 0.0)) + " s wall";
+  if (runs <= 1) return run + " in " + times;
+  return "median of " + std::to_string(runs) + " runs of " + run + " after a cold one, " +
+         Fmt("%.2f", speed.value("min_rpcs_per_second", 0.0) / 1e6) + "-" +
+         Fmt("%.2f", speed.value("max_rpcs_per_second", 0.0) / 1e6) + " M; the cold run " +
+         Fmt("%.2f", speed.value("cold_rpcs_per_second", 0.0) / 1e6) + " M; the median run " +
+         times;
+}
+
 std::string SliceLabel(const Grid& g, const Slice& s) {
   return SizeLabel(static_cast<uint64_t>(s.io_size)) + " " + g.base.value("op", "") + ", " +
          SkewLabel(s.skew_ns) + " on one connection, " + s.reaction;
@@ -207,16 +223,16 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
      << (base.value("reencode", false) ? "on" : "off") << ", GSS context setup "
      << Fmt("%.1f", I(base, "gss_setup_ns") / 1e6) << " ms |\n"
      << "| simulator speed | " << Fmt("%.2f", speed.value("rpcs_per_second", 0.0) / 1e6)
-     << " M simulated RPCs per CPU-second on one core (default scenario, " << I(speed, "rpcs")
-     << " RPCs in " << Fmt("%.3f", speed.value("cpu_seconds", 0.0)) << " s of thread CPU time, "
-     << Fmt("%.3f", speed.value("wall_seconds", 0.0)) << " s wall)"
+     << " M simulated RPCs per CPU-second on one core (default scenario, " << SpeedRuns(speed)
+     << ")"
      << (speed_all.empty()
              ? std::string()
              : "; " + Fmt("%.2f", speed_all.value("rpcs_per_second", 0.0) / 1e6) +
                    " M with every mechanism of the thread model on (receiver and server threads, "
                    "batches, " +
                    std::to_string(I(speed_all, "cores")) +
-                   " cores with a run queue each, time slice and wakeup preemption)")
+                   " cores with a run queue each, time slice and wakeup preemption; " +
+                   SpeedRuns(speed_all) + ")")
      << " |\n"
      << "| sweep | " << I(section, "scenarios") << " scenarios, " << I(section, "total_ops")
      << " operations, " << Fmt("%.1f", section.value("wall_seconds", 0.0)) << " s wall on "

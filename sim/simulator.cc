@@ -447,7 +447,7 @@ class Sim {
     if (t.tick_live) {
       t.tick_live = false;
       const int index = ThreadIndex(t);
-      live_ticks_.erase(std::find(live_ticks_.begin(), live_ticks_.end(), index));
+      live_ticks_.Erase(index);
       events_.PushWithOrder(t.tick_time, t.tick_order, kThreadTick, static_cast<uint32_t>(index),
                             t.epoch);
     }
@@ -461,15 +461,15 @@ class Sim {
       events_.Push(time, kThreadTick, static_cast<uint32_t>(ThreadIndex(t)), t.epoch);
       return;
     }
-    // Its last tick was handled or made stale (NewEpoch) first.
+    // Its last tick was handled or made stale (NewEpoch) first; a live
+    // tick's thread holds one of at most kMaxTickSlots cores.
     if (t.tick_live) broken_ = "a thread's tick was set while it had one live";
+    if (live_ticks_.full()) broken_ = "more live ticks than cores";
+    if (broken_) return;
     t.tick_time = time;
     t.tick_order = events_.TakeOrder();
     t.tick_live = true;
-    // In key order: the first live tick is the front.
-    auto at = live_ticks_.begin();
-    while (at != live_ticks_.end() && threads_[static_cast<size_t>(*at)].tick_time <= time) ++at;
-    live_ticks_.insert(at, ThreadIndex(t));
+    live_ticks_.Insert(time, t.tick_order, ThreadIndex(t));
   }
   // `t` ran `ns` of its item (and towards its next pause).
   void Ran(SimThread& t, int64_t ns) {
@@ -536,22 +536,54 @@ class Sim {
   // True when no queued event comes at or before `t` and the run would go
   // on to `t`: a tick at `t` would be the next event.
   bool NothingBefore(int64_t t) const {
-    if (!live_ticks_.empty() && threads_[static_cast<size_t>(live_ticks_.front())].tick_time <= t) {
+    if (!live_ticks_.empty() && live_ticks_.front().time <= t) {
       return false;
     }
     return (events_.empty() || events_.top().time > t) && t <= kMaxSimNs &&
            (s_.duration_ns <= 0 || t <= s_.duration_ns);
   }
-  // Thread model: the threads whose pending tick is live (at most one per
-  // core that runs a thread), in their ticks' key order, and the first of
-  // them (-1: none).
-  std::vector<int> live_ticks_;
+  static constexpr int kMaxTickSlots = 8;
+  // Thread model: the live ticks (at most one per core that runs a thread),
+  // in key order, each key beside its thread: the event loop and
+  // NothingBefore compare the first one's key without reading its thread.
+  struct LiveTick {
+    int64_t time;
+    uint64_t order;
+    int thread;
+  };
+  struct LiveTicks {
+    std::array<LiveTick, kMaxTickSlots> at;
+    int n = 0;
+    bool empty() const { return n == 0; }
+    bool full() const { return n == static_cast<int>(at.size()); }
+    const LiveTick& front() const { return at[0]; }
+    // Not full. After the live ticks of its time (its order is the newest).
+    void Insert(int64_t time, uint64_t order, int thread) {
+      int i = n++;
+      while (i > 0 && at[static_cast<size_t>(i - 1)].time > time) {
+        at[static_cast<size_t>(i)] = at[static_cast<size_t>(i - 1)];
+        --i;
+      }
+      at[static_cast<size_t>(i)] = {time, order, thread};
+    }
+    void PopFront() {
+      --n;
+      for (int i = 0; i < n; ++i) at[static_cast<size_t>(i)] = at[static_cast<size_t>(i + 1)];
+    }
+    // `thread`'s live tick, which is there.
+    void Erase(int thread) {
+      int i = 0;
+      while (at[static_cast<size_t>(i)].thread != thread) ++i;
+      --n;
+      for (; i < n; ++i) at[static_cast<size_t>(i)] = at[static_cast<size_t>(i + 1)];
+    }
+  };
+  LiveTicks live_ticks_;
   // Whether live ticks are kept with their threads: with a few cores (a
   // scan of as many live ticks costs less than the queue's push and pop);
   // else every tick goes to the queue.
   bool tick_slots_ = false;
-  static constexpr int kMaxTickSlots = 8;
-  int FirstLiveTick() const { return live_ticks_.empty() ? -1 : live_ticks_.front(); }
+  int FirstLiveTick() const { return live_ticks_.empty() ? -1 : live_ticks_.front().thread; }
   int64_t stalled_ns_ = 0;
   std::vector<int64_t> latencies_;
   int64_t latency_most_ = 0;  // the longest of them
@@ -1854,9 +1886,9 @@ Result<ScenarioResult> Sim::Run() {
     const int tick = FirstLiveTick();
     bool take_tick = tick >= 0;
     if (take_tick && !events_.empty()) {
-      const SimThread& t = threads_[static_cast<size_t>(tick)];
+      const LiveTick& t = live_ticks_.front();
       const Event& top = events_.top();
-      take_tick = EventQueue::KeyLess(t.tick_time, t.tick_order, top.time, top.order);
+      take_tick = EventQueue::KeyLess(t.time, t.order, top.time, top.order);
     }
     if (!take_tick && events_.empty()) {
       // Arrivals waiting on a thread's wire while no event is left (the
@@ -1890,7 +1922,7 @@ Result<ScenarioResult> Sim::Run() {
     if (take_tick) {
       SimThread& t = threads_[static_cast<size_t>(tick)];
       t.tick_live = false;
-      live_ticks_.erase(live_ticks_.begin());
+      live_ticks_.PopFront();
       e = {t.tick_time, t.tick_order, kThreadTick, static_cast<uint32_t>(tick), t.epoch};
     } else {
       e = events_.Pop();
