@@ -237,8 +237,9 @@ struct SimThread {
   int64_t slice_end = 0;
   int64_t on_core_since = 0;  // when it last got a core
   uint32_t epoch = 0;         // a tick whose tag differs is stale
-  // Its pending tick while it is live (Sim::live_ticks_): the key and tag
-  // its event has; the event is in the queue only once it is stale.
+  // Its pending tick while it is live: the key and tag its event has (the
+  // key also beside it in Sim::live_ticks_, for the comparisons); the event
+  // is in the queue only once it is stale.
   bool tick_live = false;
   int64_t tick_time = 0;
   uint64_t tick_order = 0;
@@ -579,9 +580,9 @@ class Sim {
     }
   };
   LiveTicks live_ticks_;
-  // Whether live ticks are kept with their threads: with a few cores (a
-  // scan of as many live ticks costs less than the queue's push and pop);
-  // else every tick goes to the queue.
+  // Whether live ticks are kept out of the queue: with a few cores (a scan
+  // of as many live ticks costs less than the queue's push and pop); else
+  // every tick goes to the queue.
   bool tick_slots_ = false;
   int FirstLiveTick() const { return live_ticks_.empty() ? -1 : live_ticks_.front().thread; }
   int64_t stalled_ns_ = 0;
