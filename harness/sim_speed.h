@@ -2,11 +2,11 @@
 // thread, timed in thread CPU time (the speed of one core, whatever else the
 // machine runs) and in wall time.
 //
-// With runs > 1 the scenario is simulated once untimed first (a cold start:
-// its first touch of fresh memory, which a sweep of many scenarios pays
-// once) and then `runs` times, each timed; the figure is the median run's,
-// as sim_bench's is that of warm repetitions. The cold run's own speed is
-// kept beside it. With runs == 1, the one run is timed, cold.
+// With runs > 1 the scenario is simulated once first (a cold start: its
+// first touch of fresh memory, which a sweep of many scenarios pays once),
+// timed apart, and then `runs` times, each timed; the figure is the median
+// of those runs, as sim_bench's is that of warm repetitions, and the cold
+// run's speed is kept beside it. With runs == 1, the one run is timed, cold.
 // Thread safety: reentrant.
 #ifndef SECMODE_HARNESS_SIM_SPEED_H_
 #define SECMODE_HARNESS_SIM_SPEED_H_
@@ -26,7 +26,7 @@ struct SimSpeed {
   double rpcs_per_second = 0;  // per second of CPU time: the median run's
   int runs = 0;                // timed runs
   double min_rpcs_per_second = 0, max_rpcs_per_second = 0;  // over the timed runs
-  double cold_rpcs_per_second = 0;  // the untimed first run's (runs > 1), else the one run's
+  double cold_rpcs_per_second = 0;  // the first, cold run's (runs > 1), else the one run's
   nlohmann::json ToJson() const;
 };
 
