@@ -5,8 +5,9 @@
 // With runs > 1 the scenario is simulated once first (a cold start: its
 // first touch of fresh memory, which a sweep of many scenarios pays once),
 // timed apart, and then `runs` times, each timed; the figure is the median
-// of those runs, as sim_bench's is that of warm repetitions, and the cold
-// run's speed is kept beside it. With runs == 1, the one run is timed, cold.
+// of those runs (the upper one of an even count), warm as sim_bench's runs
+// are, and the cold run's speed is kept beside it. With runs == 1, the one
+// run is timed, cold.
 // Thread safety: reentrant.
 #ifndef SECMODE_HARNESS_SIM_SPEED_H_
 #define SECMODE_HARNESS_SIM_SPEED_H_

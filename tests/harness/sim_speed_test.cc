@@ -44,10 +44,13 @@ TEST(SimSpeedTest, OneRunIsTimedCold) {
 }
 
 TEST(SimSpeedTest, BadRunCountAndBadScenarioAreRefused) {
-  auto none = MeasureSimSpeed(Small(), 0);
-  ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.status().code(), common::Code::kInvalidArgument);
-  EXPECT_NE(none.status().message().find("runs"), std::string::npos) << none.status().ToString();
+  for (int runs : {0, -1}) {
+    auto none = MeasureSimSpeed(Small(), runs);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.status().code(), common::Code::kInvalidArgument);
+    EXPECT_NE(none.status().message().find("runs"), std::string::npos)
+        << none.status().ToString();
+  }
   sim::Scenario bad = Small();
   bad.nconnect = 0;
   EXPECT_FALSE(MeasureSimSpeed(bad, 3).ok());
