@@ -22,16 +22,12 @@ nlohmann::json SimSpeed::ToJson() const {
 
 namespace {
 
-struct Timed {
-  int64_t rpcs = 0;
-  double cpu_seconds = 0, wall_seconds = 0, rpcs_per_second = 0;
-};
-
-common::Result<Timed> TimeOne(const sim::Scenario& scenario) {
+// One run, timed: its fields of SimSpeed.
+common::Result<SimSpeed> TimeOne(const sim::Scenario& scenario) {
   const uint64_t t0 = common::NowNs();
   const uint64_t c0 = common::ThreadCpuNs();
   SECMODE_ASSIGN_OR_RETURN(sim::ScenarioResult r, sim::Simulate(scenario));
-  Timed t;
+  SimSpeed t;
   t.cpu_seconds = static_cast<double>(common::ThreadCpuNs() - c0) / 1e9;
   t.wall_seconds = static_cast<double>(common::NowNs() - t0) / 1e9;
   t.rpcs = r.completed;
@@ -46,28 +42,25 @@ common::Result<SimSpeed> MeasureSimSpeed(const sim::Scenario& scenario, int runs
     return common::Status::InvalidArgument("simulator speed: runs must be 1 or more, not " +
                                            std::to_string(runs));
   }
-  SimSpeed speed;
-  speed.runs = runs;
-  std::vector<Timed> timed;
+  double cold = 0;
   if (runs > 1) {
-    SECMODE_ASSIGN_OR_RETURN(Timed cold, TimeOne(scenario));
-    speed.cold_rpcs_per_second = cold.rpcs_per_second;
+    SECMODE_ASSIGN_OR_RETURN(SimSpeed first, TimeOne(scenario));
+    cold = first.rpcs_per_second;
   }
+  std::vector<SimSpeed> timed;
   for (int i = 0; i < runs; ++i) {
-    SECMODE_ASSIGN_OR_RETURN(Timed t, TimeOne(scenario));
+    SECMODE_ASSIGN_OR_RETURN(SimSpeed t, TimeOne(scenario));
     timed.push_back(t);
   }
-  if (runs == 1) speed.cold_rpcs_per_second = timed[0].rpcs_per_second;
-  // The median run (the upper one of an even count): its figures together.
-  std::sort(timed.begin(), timed.end(),
-            [](const Timed& a, const Timed& b) { return a.rpcs_per_second < b.rpcs_per_second; });
-  const Timed& median = timed[timed.size() / 2];
-  speed.rpcs = median.rpcs;
-  speed.cpu_seconds = median.cpu_seconds;
-  speed.wall_seconds = median.wall_seconds;
-  speed.rpcs_per_second = median.rpcs_per_second;
+  // The median run (the upper one of an even count), its figures together.
+  std::sort(timed.begin(), timed.end(), [](const SimSpeed& a, const SimSpeed& b) {
+    return a.rpcs_per_second < b.rpcs_per_second;
+  });
+  SimSpeed speed = timed[timed.size() / 2];
+  speed.runs = runs;
   speed.min_rpcs_per_second = timed.front().rpcs_per_second;
   speed.max_rpcs_per_second = timed.back().rpcs_per_second;
+  speed.cold_rpcs_per_second = runs > 1 ? cold : speed.rpcs_per_second;
   return speed;
 }
 
