@@ -1,5 +1,8 @@
 #include "gss/protector_pool.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 namespace secmode::gss {
 
 ProtectorPool::ProtectorPool(std::unique_ptr<Protector> first) : engine_(first->engine()) {
@@ -7,13 +10,21 @@ ProtectorPool::ProtectorPool(std::unique_ptr<Protector> first) : engine_(first->
   auto fork = first->Fork();
   parallel_ = fork.ok();
   if (parallel_) {
-    free_.push_back(fork->get());
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    shelf_count_ = cpus > 0 ? static_cast<size_t>(cpus) : 1;
+    shelves_ = std::make_unique<Shelf[]>(shelf_count_);
+    for (size_t i = 0; i < shelf_count_; ++i) shelves_[i].free.reserve(8);
+    shelves_[0].free.push_back(fork->get());
     all_.push_back(std::move(fork).value());
     forker_ = std::move(first);
   } else {
-    free_.push_back(first.get());
     all_.push_back(std::move(first));
   }
+}
+
+size_t ProtectorPool::HomeShelf() const {
+  const int cpu = sched_getcpu();  // glibc reads it from rseq: no system call
+  return cpu > 0 ? static_cast<size_t>(cpu) % shelf_count_ : 0;
 }
 
 ProtectorPool::Lease::Lease(Lease&& other) noexcept
@@ -31,31 +42,35 @@ common::Result<ProtectorPool::Lease> ProtectorPool::Acquire() {
     std::unique_lock<std::mutex> lock(serial_mu_);
     return Lease(this, all_.front().get(), std::move(lock));
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!free_.empty()) {
-      Protector* p = free_.back();
-      free_.pop_back();
+  // This CPU's shelf first, then the others in turn.
+  const size_t home = HomeShelf();
+  for (size_t k = 0; k < shelf_count_; ++k) {
+    Shelf& shelf = shelves_[(home + k) % shelf_count_];
+    std::lock_guard<std::mutex> lock(shelf.mu);
+    if (!shelf.free.empty()) {
+      Protector* p = shelf.free.back();
+      shelf.free.pop_back();
       return Lease(this, p, {});
     }
   }
-  // Every instance is in use: fork one more, outside the lock (it derives
+  // Every instance is in use: fork one more, outside the locks (it derives
   // keys). forker_ is used for nothing else, and forking reads only the
   // keys every fork shares, so forks may be made on several threads at once.
   SECMODE_ASSIGN_OR_RETURN(std::unique_ptr<Protector> fork, forker_->Fork());
   Protector* p = fork.get();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(all_mu_);
   all_.push_back(std::move(fork));
   return Lease(this, p, {});
 }
 
 void ProtectorPool::Release(Protector* p) {
-  std::lock_guard<std::mutex> lock(mu_);
-  free_.push_back(p);
+  Shelf& shelf = shelves_[HomeShelf()];
+  std::lock_guard<std::mutex> lock(shelf.mu);
+  shelf.free.push_back(p);
 }
 
 size_t ProtectorPool::size() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(all_mu_);
   return all_.size() + (forker_ ? 1 : 0);
 }
 

@@ -523,7 +523,7 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
       // RFC 2203 5.2.3.1: verifier of the final INIT reply = MIC over
       // seq_window.
       if (!(*p)->GetMic(win, &verf).ok()) major = GSS_S_FAILURE;
-      ctx->protectors = std::make_unique<gss::ProtectorPool>(std::move(p).value());
+      ctx->SetProtectors(std::make_unique<gss::ProtectorPool>(std::move(p).value()));
     }
   }
   if (major == GSS_S_COMPLETE || major == GSS_S_CONTINUE_NEEDED) {

@@ -95,24 +95,33 @@ enum class Disposition { kReply, kDrop, kDropDisconnect };
 
 // One RPCSEC_GSS context as the server holds it. Its crypto runs outside
 // `mu` on the calling thread's own Protector from the pool (in parallel with
-// the native engine); `mu` serialises only the window and the set-up.
+// the native engine); `mu` serialises only the window and the set-up, and a
+// call takes it once (the window check): the pool is read without it.
 struct ServerGssContext {
   ServerGssContext(common::Bytes h, uint32_t window) : handle(std::move(h)), seq_window(window) {}
   const common::Bytes handle;
-  std::mutex mu;            // guards everything below
+  std::mutex mu;            // guards everything below but ready_
   gss::ContextPtr pending;  // during CONTINUE_INIT
-  // Set once, when established; never reset while the context lives.
+  // Set once (SetProtectors), when established; never reset while the
+  // context lives.
   std::unique_ptr<gss::ProtectorPool> protectors;
   SequenceWindow seq_window;
   // When a call last passed the window (coarse monotonic ns): idle expiry
   // and least-recently-used eviction.
   std::atomic<uint64_t> last_used_ns{0};
 
-  // The pool, or null while the context is still being created.
-  gss::ProtectorPool* pool() {
-    std::lock_guard<std::mutex> lock(mu);
-    return protectors.get();
+  // With `mu` held: the context's pool, set once.
+  void SetProtectors(std::unique_ptr<gss::ProtectorPool> pool) {
+    protectors = std::move(pool);
+    ready_.store(protectors.get(), std::memory_order_release);
   }
+  // The pool, or null while the context is still being created. Without
+  // `mu`: a lock taken on each call only to read a pointer set once moved
+  // the lock between the CPUs and made calls wait on it.
+  gss::ProtectorPool* pool() const { return ready_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<gss::ProtectorPool*> ready_{nullptr};  // protectors.get() once set
 };
 
 // Where a reply goes and how it is protected.

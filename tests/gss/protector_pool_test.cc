@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpu_affinity.h"
 #include "gss/context_pair.h"
 #include "gss/enctype.h"
 #include "gss/native_protector.h"
@@ -98,6 +99,29 @@ TEST(ProtectorPoolTest, ManyThreadsSealWithUniqueSequenceNumbers) {
   EXPECT_EQ(seqs.size(), static_cast<size_t>(kThreads * kEach));
   EXPECT_EQ(*seqs.begin(), 1000u);
   EXPECT_LE(pool.size(), static_cast<size_t>(kThreads + 1));
+}
+
+// Free instances wait on a shelf per CPU: a lease released on one CPU is
+// taken again from another CPU's empty shelf, not forked anew, so moving
+// between CPUs does not grow the pool.
+TEST(ProtectorPoolTest, AnInstanceReleasedOnOneCpuServesAnother) {
+  const std::vector<int> cpus = common::AllowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs to move between";
+  auto first = NewNativeProtectorFromKeys(Keys(true, false));
+  ASSERT_TRUE(first.ok());
+  ProtectorPool pool(std::move(first).value());
+  const size_t start = pool.size();
+  for (int round = 0; round < 20; ++round) {
+    for (const int cpu : {cpus[0], cpus[1]}) {
+      auto pin = common::CpuPin::Pin(cpu);
+      ASSERT_TRUE(pin.ok()) << pin.status().ToString();
+      auto a = pool.Acquire();
+      auto b = pool.Acquire();  // two at once: one fork, then none
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_NE(&**a, &**b);
+    }
+  }
+  EXPECT_EQ(pool.size(), start + 1);
 }
 
 TEST(ProtectorPoolTest, ReplayDetectionKeepsOneSerialisedInstance) {
