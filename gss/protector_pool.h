@@ -69,7 +69,7 @@ class ProtectorPool {
   // The shelf of the CPU the caller runs on now.
   size_t HomeShelf() const;
 
-  // Free instances of the CPUs whose number modulo shelves_.size() is the
+  // The free instances of the CPUs whose number modulo shelf_count_ is the
   // shelf's index.
   struct alignas(64) Shelf {
     std::mutex mu;  // guards free
