@@ -11,10 +11,11 @@
 // concurrent use), every lease holds the one instance under a lock: calls
 // are serialised, and parallel() says so.
 //
-// The free instances wait on a shelf per CPU, each under its own lock on its
-// own cache line: a lease is taken from the shelf of the CPU the caller runs
-// on (another's when that one is empty, a new fork when all are) and goes
-// back to the shelf of the CPU it ends on. One shared list under one lock
+// The free instances wait on a shelf per CPU (up to 16 shelves), each under
+// its own lock on its own cache line: a lease is taken from the shelf of the
+// CPU the caller runs on (another's when that one is empty, a new fork when
+// every instance is leased) and goes back to the shelf of the CPU it ends
+// on. So the pool holds no more instances than leases held at once. One shared list under one lock
 // moved its lock's cache line between the CPUs on each of a call's four
 // leases and made threads wait on the lock (futex calls) in the end-to-end
 // runs (`make profile` shows them as "locks and futexes").
@@ -69,6 +70,7 @@ class ProtectorPool {
   // The shelf of the CPU the caller runs on now.
   size_t HomeShelf() const;
 
+  static constexpr size_t kMaxShelves = 16;
   // The free instances of the CPUs whose number modulo shelf_count_ is the
   // shelf's index.
   struct alignas(64) Shelf {
@@ -81,7 +83,7 @@ class ProtectorPool {
   std::mutex all_mu_;     // guards all_
   std::mutex serial_mu_;  // when serialised: held by the lease
   std::vector<std::unique_ptr<Protector>> all_;
-  std::unique_ptr<Shelf[]> shelves_;  // when parallel: one per configured CPU
+  std::unique_ptr<Shelf[]> shelves_;  // when parallel: one per configured CPU, up to kMaxShelves
   size_t shelf_count_ = 0;
   std::unique_ptr<Protector> forker_;  // the first instance, kept to fork from
 };

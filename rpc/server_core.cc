@@ -499,7 +499,7 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
     return Disposition::kReply;
   }
   std::lock_guard<std::mutex> lock(ctx->mu);
-  if (ctx->protectors) {
+  if (ctx->pool() != nullptr) {
     Deny(h.xid, kRpcsecGssCredProblem, reply);  // already established
     return Disposition::kReply;
   }

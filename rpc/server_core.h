@@ -25,7 +25,8 @@
 // KRB5RCACHEDIR; gss/realm.h keeps it in the realm's directory).
 //
 // Thread safety: HandleCall may be called from many threads at once; each
-// GSS context serialises its own Protector and window.
+// GSS context serialises its window (and, with MIT's engine, its one
+// Protector); the native engine's Protectors run in parallel.
 #ifndef SECMODE_RPC_SERVER_CORE_H_
 #define SECMODE_RPC_SERVER_CORE_H_
 
@@ -100,20 +101,18 @@ enum class Disposition { kReply, kDrop, kDropDisconnect };
 struct ServerGssContext {
   ServerGssContext(common::Bytes h, uint32_t window) : handle(std::move(h)), seq_window(window) {}
   const common::Bytes handle;
-  std::mutex mu;            // guards everything below but ready_
+  std::mutex mu;            // guards everything below but the atomics
   gss::ContextPtr pending;  // during CONTINUE_INIT
-  // Set once (SetProtectors), when established; never reset while the
-  // context lives.
-  std::unique_ptr<gss::ProtectorPool> protectors;
   SequenceWindow seq_window;
   // When a call last passed the window (coarse monotonic ns): idle expiry
   // and least-recently-used eviction.
   std::atomic<uint64_t> last_used_ns{0};
 
-  // With `mu` held: the context's pool, set once.
+  // With `mu` held: the context's pool, set once, when established; never
+  // reset while the context lives.
   void SetProtectors(std::unique_ptr<gss::ProtectorPool> pool) {
-    protectors = std::move(pool);
-    ready_.store(protectors.get(), std::memory_order_release);
+    protectors_ = std::move(pool);
+    ready_.store(protectors_.get(), std::memory_order_release);
   }
   // The pool, or null while the context is still being created. Without
   // `mu`: a lock taken on each call only to read a pointer set once moved
@@ -121,7 +120,8 @@ struct ServerGssContext {
   gss::ProtectorPool* pool() const { return ready_.load(std::memory_order_acquire); }
 
  private:
-  std::atomic<gss::ProtectorPool*> ready_{nullptr};  // protectors.get() once set
+  std::unique_ptr<gss::ProtectorPool> protectors_;   // guarded by mu
+  std::atomic<gss::ProtectorPool*> ready_{nullptr};  // protectors_.get() once set
 };
 
 // Where a reply goes and how it is protected.
