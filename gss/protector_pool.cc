@@ -1,9 +1,11 @@
 #include "gss/protector_pool.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+
+#include "common/machine.h"
 
 namespace secmode::gss {
 
@@ -14,8 +16,7 @@ ProtectorPool::ProtectorPool(std::unique_ptr<Protector> first) : engine_(first->
   if (parallel_) {
     // A shelf per CPU, up to kMaxShelves (CPUs beyond share them): a pool
     // per context, and a server may hold thousands of contexts.
-    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
-    shelf_count_ = std::clamp<size_t>(cpus > 0 ? static_cast<size_t>(cpus) : 1, 1, kMaxShelves);
+    shelf_count_ = std::min(static_cast<size_t>(common::LogicalCpus()), kMaxShelves);
     shelves_ = std::make_unique<Shelf[]>(shelf_count_);
     for (size_t i = 0; i < shelf_count_; ++i) shelves_[i].free.reserve(4);
     shelves_[0].free.push_back(fork->get());
@@ -28,7 +29,14 @@ ProtectorPool::ProtectorPool(std::unique_ptr<Protector> first) : engine_(first->
 
 size_t ProtectorPool::HomeShelf() const {
   const int cpu = sched_getcpu();  // glibc reads it from rseq: no system call
-  return cpu > 0 ? static_cast<size_t>(cpu) % shelf_count_ : 0;
+  return cpu < 0 ? 0 : static_cast<size_t>(cpu) % shelf_count_;
+}
+
+Protector* ProtectorPool::Shelf::Take() {
+  if (free.empty()) return nullptr;
+  Protector* p = free.back();
+  free.pop_back();
+  return p;
 }
 
 ProtectorPool::Lease::Lease(Lease&& other) noexcept
@@ -46,33 +54,21 @@ common::Result<ProtectorPool::Lease> ProtectorPool::Acquire() {
     std::unique_lock<std::mutex> lock(serial_mu_);
     return Lease(this, all_.front().get(), std::move(lock));
   }
-  // This CPU's shelf first, then the others in turn.
-  const size_t home = HomeShelf();
-  for (size_t k = 0; k < shelf_count_; ++k) {
-    Shelf& shelf = shelves_[(home + k) % shelf_count_];
-    std::lock_guard<std::mutex> lock(shelf.mu);
-    if (!shelf.free.empty()) {
-      Protector* p = shelf.free.back();
-      shelf.free.pop_back();
-      return Lease(this, p, {});
-    }
-  }
-  // Every shelf was empty when looked at, one at a time; an instance may
-  // have moved meanwhile from a shelf not yet looked at to one already
-  // looked at. Look again holding every shelf's lock (in index order, the
-  // only place that holds more than one), so a fork is made only when every
-  // instance is leased at once: no more instances than leases held at once.
+  // This CPU's shelf first.
   {
-    std::vector<std::unique_lock<std::mutex>> all_shelves;
-    all_shelves.reserve(shelf_count_);
-    for (size_t k = 0; k < shelf_count_; ++k) all_shelves.emplace_back(shelves_[k].mu);
+    Shelf& home = shelves_[HomeShelf()];
+    std::lock_guard<std::mutex> lock(home.mu);
+    if (Protector* p = home.Take()) return Lease(this, p, {});
+  }
+  // Then every shelf, holding all their locks (in index order, the only
+  // place that holds more than one): so a fork is made only when every
+  // instance is leased at once, and the pool holds no more instances than
+  // leases held at once. Nothing is allocated here (a fixed array of locks).
+  {
+    std::array<std::unique_lock<std::mutex>, kMaxShelves> locks;
+    for (size_t k = 0; k < shelf_count_; ++k) locks[k] = std::unique_lock(shelves_[k].mu);
     for (size_t k = 0; k < shelf_count_; ++k) {
-      std::vector<Protector*>& free = shelves_[k].free;
-      if (!free.empty()) {
-        Protector* p = free.back();
-        free.pop_back();
-        return Lease(this, p, {});
-      }
+      if (Protector* p = shelves_[k].Take()) return Lease(this, p, {});
     }
   }
   // Every instance is in use: fork one more, outside the locks (it derives

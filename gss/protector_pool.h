@@ -11,14 +11,14 @@
 // concurrent use), every lease holds the one instance under a lock: calls
 // are serialised, and parallel() says so.
 //
-// The free instances wait on a shelf per CPU (up to 16 shelves), each under
+// The free instances wait on a shelf per CPU (up to kMaxShelves), each under
 // its own lock on its own cache line: a lease is taken from the shelf of the
 // CPU the caller runs on (another's when that one is empty, a new fork when
 // every instance is leased) and goes back to the shelf of the CPU it ends
-// on. So the pool holds no more instances than leases held at once. One shared list under one lock
-// moved its lock's cache line between the CPUs on each of a call's four
-// leases and made threads wait on the lock (futex calls) in the end-to-end
-// runs (`make profile` shows them as "locks and futexes").
+// on, so the pool holds no more instances than leases held at once. One
+// shared list under one lock moved its lock's cache line between the CPUs
+// on each of a call's four leases and made threads wait on the lock (futex
+// calls) in the end-to-end runs (`make profile`: "locks and futexes").
 //
 // Ownership: the pool owns every instance; a lease borrows one and must not
 // outlive the pool. Thread safety: Acquire from any thread.
@@ -76,6 +76,7 @@ class ProtectorPool {
   struct alignas(64) Shelf {
     std::mutex mu;  // guards free
     std::vector<Protector*> free;
+    Protector* Take();  // with mu held: a free instance, or null
   };
 
   const Engine engine_;
@@ -83,7 +84,7 @@ class ProtectorPool {
   std::mutex all_mu_;     // guards all_
   std::mutex serial_mu_;  // when serialised: held by the lease
   std::vector<std::unique_ptr<Protector>> all_;
-  std::unique_ptr<Shelf[]> shelves_;  // when parallel: one per configured CPU, up to kMaxShelves
+  std::unique_ptr<Shelf[]> shelves_;  // when parallel: one per logical CPU, up to kMaxShelves
   size_t shelf_count_ = 0;
   std::unique_ptr<Protector> forker_;  // the first instance, kept to fork from
 };

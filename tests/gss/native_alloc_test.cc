@@ -9,9 +9,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <optional>
+#include <vector>
 
+#include "common/cpu_affinity.h"
 #include "gss/context_pair.h"
+#include "gss/native_protector.h"
 #include "gss/protector.h"
+#include "gss/protector_pool.h"
 #include "tests/support/shared_realm.h"
 
 namespace {
@@ -90,6 +95,54 @@ TEST(NativeAllocTest, PerMessagePathDoesNotAllocate) {
     EXPECT_TRUE(all_ok);
     EXPECT_EQ(g_allocations.load(), 0) << EnctypeName(e);
   }
+}
+
+// A lease from the pool allocates nothing once the pool has its
+// instances, also when this CPU's shelf is empty and the lease comes from
+// another CPU's (the look at every shelf, under all their locks).
+TEST(NativeAllocTest, APoolLeaseFromAnotherCpusShelfDoesNotAllocate) {
+  const std::vector<int> cpus = common::AllowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  NativeKeys keys;
+  keys.initiate = true;
+  keys.enctype = static_cast<int32_t>(kDefaultEnctype);
+  keys.key = common::PatternBytes(32, 9);
+  keys.replay_detection = false;  // forks only without GSS-level replay detection
+  keys.sequence_detection = false;
+  auto first = NewNativeProtectorFromKeys(keys);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ProtectorPool pool(std::move(first).value());
+  ASSERT_TRUE(pool.parallel());
+  // Both instances leased on the first CPU, both released on the second
+  // (a pin is refused while another holds the thread to one CPU).
+  std::optional<common::Result<ProtectorPool::Lease>> a, b;
+  {
+    auto pin = common::CpuPin::Pin(cpus[0]);
+    ASSERT_TRUE(pin.ok()) << pin.status().ToString();
+    a.emplace(pool.Acquire());
+    b.emplace(pool.Acquire());  // a fork
+    ASSERT_TRUE(a->ok() && b->ok());
+  }
+  {
+    auto pin = common::CpuPin::Pin(cpus[1]);
+    ASSERT_TRUE(pin.ok()) << pin.status().ToString();
+    a.reset();
+    b.reset();
+  }
+  auto on_first = common::CpuPin::Pin(cpus[0]);
+  ASSERT_TRUE(on_first.ok());
+  const size_t instances = pool.size();
+  g_allocations = 0;
+  g_counting = true;
+  bool ok = true;
+  for (int i = 0; i < 100; ++i) {
+    auto lease = pool.Acquire();  // this CPU's shelf empty: from the other's at first
+    ok &= lease.ok();
+  }
+  g_counting = false;
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(g_allocations.load(), 0);
+  EXPECT_EQ(pool.size(), instances);
 }
 
 }  // namespace
