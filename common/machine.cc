@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -218,6 +219,17 @@ bool ReadStat(const std::string& path, StatLine* out) {
   return text.ok() && ParseStat(*text, out);
 }
 
+// /proc/.../schedstat: "<ns on a CPU> <ns waiting to run> <time slices>";
+// nothing when the kernel has no schedstat or the thread has ended.
+std::optional<uint64_t> ReadRunNs(const std::string& path) {
+  const Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return std::nullopt;
+  std::istringstream in(*text);
+  unsigned long long run = 0;
+  if (!(in >> run)) return std::nullopt;
+  return run;
+}
+
 // The names in `dir`; what could not be listed is left out (a process or
 // thread that ended meanwhile), never an exception.
 std::vector<std::string> Names(const std::string& dir) {
@@ -267,6 +279,7 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
       c.name = t.comm;
       c.user_ns = t.utime * ns_per_tick;
       c.system_ns = t.stime * ns_per_tick;
+      c.cpu_ns = ReadRunNs(dir + "/" + tid + "/schedstat").value_or(c.user_ns + c.system_ns);
       tasks.push_back(std::move(c));
     }
   }
@@ -281,11 +294,11 @@ TaskCpuSpent SpentBetween(const std::vector<TaskCpu>& before, const std::vector<
   for (const TaskCpu& t : after) {
     const auto w = was.find(t.tid);
     // A tid reused by another process's thread in between is a new thread.
-    const bool same = w != was.end() && w->second->pid == t.pid &&
-                      w->second->user_ns <= t.user_ns && w->second->system_ns <= t.system_ns;
-    const uint64_t user = t.user_ns - (same ? w->second->user_ns : 0);
-    const uint64_t system = t.system_ns - (same ? w->second->system_ns : 0);
-    const double spent = static_cast<double>(user + system) / 1e9;
+    const bool same = w != was.end() && w->second->pid == t.pid && w->second->cpu_ns <= t.cpu_ns;
+    const uint64_t cpu = t.cpu_ns - (same ? w->second->cpu_ns : 0);
+    const uint64_t was_system = same ? w->second->system_ns : 0;
+    const uint64_t system = std::min(cpu, t.system_ns - std::min(t.system_ns, was_system));
+    const double spent = static_cast<double>(cpu) / 1e9;
     if (spent <= 0) continue;
     s.seconds += spent;
     ++s.threads;

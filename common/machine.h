@@ -52,12 +52,17 @@ double IdleFraction(const CpuTimes& before, const CpuTimes& after);
 // The share of it the hypervisor took (steal); -1 likewise.
 double StealFraction(const CpuTimes& before, const CpuTimes& after);
 
-// One thread's CPU time since it started (/proc/<pid>/task/<tid>/stat:
-// utime and stime, in the kernel's clock ticks, here in ns).
+// One thread's CPU time since it started. cpu_ns is the scheduler's own
+// count, in ns (/proc/<pid>/task/<tid>/schedstat, its first field), or
+// user_ns + system_ns where the kernel has no schedstat. user_ns and
+// system_ns split it as the clock ticks saw it (.../stat: utime and stime,
+// whole ticks, here in ns): a thread can run for several ms between two
+// ticks without either moving, so only cpu_ns counts short work.
 struct TaskCpu {
   int pid = 0, tid = 0;
   std::string name;  // the thread's comm
   uint64_t user_ns = 0, system_ns = 0;
+  uint64_t cpu_ns = 0;
 };
 // Every thread of process `root` and of its descendants (daemons that
 // start sessions of their own included; threads that end while it reads
@@ -65,10 +70,11 @@ struct TaskCpu {
 // read.
 std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root);
 
-// What threads spent between two readings: in all, and the one thread
-// that spent most of those `candidate` accepts (all when it is empty; a
-// thread that started in between counts from zero, one that ended is left
-// out).
+// What threads spent between two readings (cpu_ns): in all, and the one
+// thread that spent most of those `candidate` accepts (all when it is
+// empty; a thread that started in between counts from zero, one that ended
+// is left out). busiest_system_seconds is that thread's stime ticks in
+// between, at most busiest_seconds.
 struct TaskCpuSpent {
   double seconds = 0;
   int threads = 0;      // that spent anything

@@ -92,7 +92,9 @@ struct SmbLoadReport {
   // server_session_thread's name: Samba serves a session on one smbd
   // thread), and how much of that thread's was in the kernel (its system
   // calls, and softirq work the kernel ran on it, e.g. the peer's TCP
-  // receive over a veth pair); -1 without, or when no thread had the name.
+  // receive over a veth pair; counted in clock ticks, so coarse over a
+  // short run, where the CPU times are the scheduler's ns: TaskCpu); -1
+  // without, or when no thread had the name.
   double server_cpu_seconds = -1;
   double server_session_thread_cpu_seconds = -1, server_session_thread_system_seconds = -1;
   std::string server_session_thread;  // "<comm> (tid N)"
