@@ -254,6 +254,7 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
   const long hz = sysconf(_SC_CLK_TCK);
   if (hz <= 0) return tasks;
   const uint64_t ns_per_tick = 1000000000ull / static_cast<uint64_t>(hz);
+  static const bool has_schedstat = ReadRunNs("/proc/self/schedstat").has_value();
   // Every process's parent, then those that descend from `root`.
   std::map<long, long> parent;
   for (const std::string& pid : Names("/proc")) {
@@ -279,7 +280,12 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
       c.name = t.comm;
       c.user_ns = t.utime * ns_per_tick;
       c.system_ns = t.stime * ns_per_tick;
-      c.cpu_ns = ReadRunNs(dir + "/" + tid + "/schedstat").value_or(c.user_ns + c.system_ns);
+      const std::optional<uint64_t> run = ReadRunNs(dir + "/" + tid + "/schedstat");
+      // No schedstat on a kernel that has it: the thread ended after its
+      // stat was read, and is left out (its ticks' sum, below its ns, would
+      // count it as a new thread).
+      if (!run && has_schedstat) continue;
+      c.cpu_ns = run.value_or(c.user_ns + c.system_ns);
       tasks.push_back(std::move(c));
     }
   }
