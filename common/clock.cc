@@ -39,9 +39,9 @@ ThreadSwitches ThreadSwitchesNow() {
   return s;
 }
 
-ThreadSchedStat ThreadSchedStatNow() {
+ThreadSchedStat ReadSchedStat(const char* path) {
   ThreadSchedStat s;
-  const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return s;
   char buf[128];
   const ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -56,6 +56,11 @@ ThreadSchedStat ThreadSchedStatNow() {
     s.runs = runs;
   }
   return s;
+}
+
+ThreadSchedStat ThreadSchedStatNow() {
+  const ThreadSchedStat s = ReadSchedStat("/proc/thread-self/schedstat");
+  return s.runs > 0 ? s : ThreadSchedStat{};
 }
 
 ThreadUsageMeter::ThreadUsageMeter(bool scheduling)

@@ -29,7 +29,7 @@ struct ThreadSwitches {
   uint64_t voluntary = 0, involuntary = 0;
 };
 ThreadSwitches ThreadSwitchesNow();
-// The scheduler's account of the calling thread (/proc/thread-self/schedstat,
+// The scheduler's account of a thread (/proc/.../schedstat,
 // CONFIG_SCHED_INFO): time on a CPU, time runnable but waiting for one
 // (on a run queue), and how many times it was given a CPU. All zero where
 // the file cannot be read (`known` false).
@@ -37,6 +37,12 @@ struct ThreadSchedStat {
   bool known = false;
   uint64_t run_ns = 0, wait_ns = 0, runs = 0;
 };
+// The file at `path` (e.g. /proc/<pid>/task/<tid>/schedstat).
+ThreadSchedStat ReadSchedStat(const char* path);
+// The calling thread's; also not `known` when it was never given a CPU by
+// this count (it runs now): a kernel with schedstat switched off at boot
+// writes "0 0 0". (run_ns may read 0 on a new thread: the time of the
+// slice it runs in is added when the slice ends or a tick comes.)
 ThreadSchedStat ThreadSchedStatNow();
 
 // What a thread used from a ThreadUsageMeter's start until Elapsed(): its

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -219,17 +218,6 @@ bool ReadStat(const std::string& path, StatLine* out) {
   return text.ok() && ParseStat(*text, out);
 }
 
-// /proc/.../schedstat: "<ns on a CPU> <ns waiting to run> <time slices>";
-// nothing when the kernel has no schedstat or the thread has ended.
-std::optional<uint64_t> ReadRunNs(const std::string& path) {
-  const Result<std::string> text = ReadFile(path);
-  if (!text.ok()) return std::nullopt;
-  std::istringstream in(*text);
-  unsigned long long run = 0;
-  if (!(in >> run)) return std::nullopt;
-  return run;
-}
-
 // The names in `dir`; what could not be listed is left out (a process or
 // thread that ended meanwhile), never an exception.
 std::vector<std::string> Names(const std::string& dir) {
@@ -254,7 +242,8 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
   const long hz = sysconf(_SC_CLK_TCK);
   if (hz <= 0) return tasks;
   const uint64_t ns_per_tick = 1000000000ull / static_cast<uint64_t>(hz);
-  static const bool has_schedstat = ReadRunNs("/proc/self/schedstat").has_value();
+  // schedstat's ns where the kernel keeps them (ThreadSchedStatNow).
+  static const bool has_schedstat = ThreadSchedStatNow().known;
   // Every process's parent, then those that descend from `root`.
   std::map<long, long> parent;
   for (const std::string& pid : Names("/proc")) {
@@ -280,12 +269,15 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
       c.name = t.comm;
       c.user_ns = t.utime * ns_per_tick;
       c.system_ns = t.stime * ns_per_tick;
-      const std::optional<uint64_t> run = ReadRunNs(dir + "/" + tid + "/schedstat");
-      // No schedstat on a kernel that has it: the thread ended after its
-      // stat was read, and is left out (its ticks' sum, below its ns, would
-      // count it as a new thread).
-      if (!run && has_schedstat) continue;
-      c.cpu_ns = run.value_or(c.user_ns + c.system_ns);
+      c.cpu_ns = c.user_ns + c.system_ns;
+      if (has_schedstat) {
+        const ThreadSchedStat run = ReadSchedStat((dir + "/" + tid + "/schedstat").c_str());
+        // Unread: the thread ended after its stat was read, or could not
+        // be read; left out (its ticks' sum, below its ns, would count it
+        // as a new thread).
+        if (!run.known) continue;
+        c.cpu_ns = run.run_ns;
+      }
       tasks.push_back(std::move(c));
     }
   }

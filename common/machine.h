@@ -54,10 +54,10 @@ double StealFraction(const CpuTimes& before, const CpuTimes& after);
 
 // One thread's CPU time since it started. cpu_ns is the scheduler's own
 // count, in ns (/proc/<pid>/task/<tid>/schedstat, its first field), or
-// user_ns + system_ns where the kernel has no schedstat. user_ns and
-// system_ns split it as the clock ticks saw it (.../stat: utime and stime,
-// whole ticks, here in ns): a thread can run for several ms between two
-// ticks without either moving, so only cpu_ns counts short work.
+// user_ns + system_ns where the kernel keeps no schedstat. user_ns and
+// system_ns split it into user and kernel time (.../stat: utime and stime,
+// in whole clock ticks, USER_HZ, here in ns): short work does not move
+// them, so only cpu_ns counts it.
 struct TaskCpu {
   int pid = 0, tid = 0;
   std::string name;  // the thread's comm

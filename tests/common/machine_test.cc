@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "common/clock.h"
@@ -87,7 +89,7 @@ namespace {
 
 // What a thread spent is read from /proc and counted: this process's tree
 // holds this thread, and a thread that spins for 200 ms of CPU is the
-// busiest, with at least most of that (the kernel counts in clock ticks).
+// busiest, with at least most of that.
 TEST(TaskCpuTest, ASpinningThreadIsTheBusiestOfItsGroup) {
   const std::vector<TaskCpu> before = ReadProcessTreeTaskCpu(getpid());
   bool found = false;
@@ -166,10 +168,53 @@ TEST(TaskCpuTest, TheSchedulersNanosecondsCountWhatNoTickSaw) {
   const TaskCpuSpent still = SpentBetween({{10, 11, "smbd", 30000000, 10000000, 41000000}},
                                           {{10, 11, "smbd", 40000000, 10000000, 41000000}});
   EXPECT_EQ(still.threads, 0);  // a tick without ns: nothing ran in between
-  // Every thread of this process has run: each read has its ns.
-  const std::vector<TaskCpu> mine = ReadProcessTreeTaskCpu(getpid());
-  ASSERT_FALSE(mine.empty());
-  for (const TaskCpu& t : mine) EXPECT_GT(t.cpu_ns, 0u) << t.name << " (tid " << t.tid << ")";
+}
+
+// Read from /proc: a thread that spins 3 ms of CPU between two readings,
+// asleep at both (so the scheduler's count is up to date), is read as
+// 3 ms and a little (waking, signalling), not as 0 or a 10 ms tick.
+TEST(TaskCpuTest, AThreadsThreeMillisecondsReadAsThreeMilliseconds) {
+  if (!ThreadSchedStatNow().known) GTEST_SKIP() << "this kernel keeps no schedstat";
+  constexpr uint64_t kSpinNs = 3000000;
+  std::mutex mu;
+  std::condition_variable cv;
+  // Set under `mu`. 0: started; 1: asleep; 2: spin; 3: spun, asleep; 4: end.
+  int phase = 0;
+  int tid = 0;
+  std::thread spinner([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    tid = gettid();
+    phase = 1;
+    cv.notify_all();
+    cv.wait(lock, [&] { return phase == 2; });
+    const uint64_t start = ThreadCpuNs();
+    volatile uint64_t x = 0;
+    while (ThreadCpuNs() - start < kSpinNs) x = x + 1;
+    phase = 3;
+    cv.notify_all();
+    cv.wait(lock, [&] { return phase == 4; });
+  });
+  std::vector<TaskCpu> before, after;
+  {
+    // The spinner gives `mu` up only by waiting on `cv`: while this thread
+    // holds it, the spinner sleeps.
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return phase == 1; });
+    before = ReadProcessTreeTaskCpu(getpid());
+    phase = 2;
+    cv.notify_all();
+    cv.wait(lock, [&] { return phase == 3; });
+    after = ReadProcessTreeTaskCpu(getpid());
+    phase = 4;
+    cv.notify_all();
+  }
+  spinner.join();
+  const TaskCpuSpent s =
+      SpentBetween(before, after, [&](const TaskCpu& t) { return t.tid == tid; });
+  ASSERT_NE(s.busiest.find("(tid " + std::to_string(tid) + ")"), std::string::npos)
+      << "the spinner was not read: '" << s.busiest << "'";
+  EXPECT_GE(s.busiest_seconds, kSpinNs / 1e9);
+  EXPECT_LT(s.busiest_seconds, kSpinNs / 1e9 + 0.002);
 }
 
 }  // namespace
