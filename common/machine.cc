@@ -267,9 +267,8 @@ std::vector<TaskCpu> ReadProcessTreeTaskCpu(int root) {
       c.pid = static_cast<int>(pid);
       c.tid = std::atoi(tid.c_str());
       c.name = t.comm;
-      c.user_ns = t.utime * ns_per_tick;
       c.system_ns = t.stime * ns_per_tick;
-      c.cpu_ns = c.user_ns + c.system_ns;
+      c.cpu_ns = (t.utime + t.stime) * ns_per_tick;
       if (has_schedstat) {
         const ThreadSchedStat run = ReadSchedStat((dir + "/" + tid + "/schedstat").c_str());
         // Unread: the thread ended after its stat was read, or could not

@@ -54,15 +54,13 @@ double StealFraction(const CpuTimes& before, const CpuTimes& after);
 
 // One thread's CPU time since it started. cpu_ns is the scheduler's own
 // count, in ns (/proc/<pid>/task/<tid>/schedstat, its first field), or
-// user_ns + system_ns where the kernel keeps no schedstat. user_ns and
-// system_ns split it into user and kernel time (.../stat: utime and stime,
-// in whole clock ticks, USER_HZ, here in ns): short work does not move
-// them, so only cpu_ns counts it.
+// utime + stime where the kernel keeps no schedstat. system_ns is its
+// kernel part (.../stat: stime, in whole clock ticks, USER_HZ, here in
+// ns): short work does not move it, so only cpu_ns counts that.
 struct TaskCpu {
   int pid = 0, tid = 0;
   std::string name;  // the thread's comm
-  uint64_t user_ns = 0, system_ns = 0;
-  uint64_t cpu_ns = 0;
+  uint64_t system_ns = 0, cpu_ns = 0;
 };
 // Every thread of process `root` and of its descendants (daemons that
 // start sessions of their own included; threads that end while it reads

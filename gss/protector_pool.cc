@@ -82,7 +82,6 @@ common::Result<ProtectorPool::Lease> ProtectorPool::Acquire() {
 }
 
 void ProtectorPool::Release(Protector* p) {
-  if (!parallel_) return;  // a serialised lease holds its lock instead (~Lease)
   Shelf& shelf = shelves_[HomeShelf()];
   std::lock_guard<std::mutex> lock(shelf.mu);
   shelf.free.push_back(p);

@@ -128,15 +128,14 @@ TEST(TaskCpuTest, ASpinningThreadIsTheBusiestOfItsGroup) {
 }
 
 TEST(TaskCpuTest, NewThreadsCountFromZeroAndAReusedTidIsANewThread) {
-  // {pid, tid, comm, user ns, system ns, cpu ns}
-  const std::vector<TaskCpu> before = {{10, 11, "a", 1000000000, 0, 1000000000},
-                                       {20, 21, "b", 500000000, 100000000, 600000000},
-                                       {30, 31, "gone", 9000000000, 0, 9000000000}};
-  const std::vector<TaskCpu> after = {
-      {10, 11, "a", 1300000000, 0, 1300000000},        // 0.3 s
-      {20, 21, "b", 500000000, 200000000, 700000000},  // 0.1 s, kernel
-      {40, 41, "new", 0, 400000000, 400000000},        // 0.4 s, new
-      {50, 31, "reused", 50000000, 0, 50000000}};      // another pid: new
+  // {pid, tid, comm, system ns, cpu ns}
+  const std::vector<TaskCpu> before = {{10, 11, "a", 0, 1000000000},
+                                       {20, 21, "b", 100000000, 600000000},
+                                       {30, 31, "gone", 0, 9000000000}};
+  const std::vector<TaskCpu> after = {{10, 11, "a", 0, 1300000000},           // 0.3 s
+                                      {20, 21, "b", 200000000, 700000000},    // 0.1 s, kernel
+                                      {40, 41, "new", 400000000, 400000000},  // 0.4 s, new
+                                      {50, 31, "reused", 0, 50000000}};       // another pid: new
   const TaskCpuSpent s = SpentBetween(before, after);
   EXPECT_NEAR(s.seconds, 0.3 + 0.1 + 0.4 + 0.05, 1e-9);
   EXPECT_EQ(s.threads, 4);
@@ -152,21 +151,22 @@ TEST(TaskCpuTest, NewThreadsCountFromZeroAndAReusedTidIsANewThread) {
   EXPECT_TRUE(SpentBetween(before, after, [](const TaskCpu&) { return false; }).busiest.empty());
   // A tid another process took with a larger count: a new thread, counted
   // from zero.
-  const TaskCpuSpent reused = SpentBetween({{70, 71, "old", 100000000, 0, 100000000}},
-                                           {{80, 71, "other", 150000000, 0, 150000000}});
+  const TaskCpuSpent reused =
+      SpentBetween({{70, 71, "old", 0, 100000000}}, {{80, 71, "other", 0, 150000000}});
   EXPECT_NEAR(reused.seconds, 0.15, 1e-9);
 }
 
 // Work shorter than a clock tick counts: the scheduler's ns move when the
 // ticks do not. The system share is the ticks', never more than the ns.
 TEST(TaskCpuTest, TheSchedulersNanosecondsCountWhatNoTickSaw) {
-  const TaskCpuSpent s = SpentBetween({{10, 11, "smbd", 30000000, 10000000, 41000000}},
-                                      {{10, 11, "smbd", 30000000, 20000000, 44500000}});
+  const TaskCpu before = {10, 11, "smbd", 10000000, 41000000};
+  const TaskCpuSpent s = SpentBetween({before}, {{10, 11, "smbd", 10000000, 44500000}});
   EXPECT_NEAR(s.seconds, 0.0035, 1e-12);
   EXPECT_EQ(s.busiest, "smbd (tid 11)");
-  EXPECT_NEAR(s.busiest_system_seconds, 0.0035, 1e-12);  // a tick of 10 ms, cut to 3.5 ms
-  const TaskCpuSpent still = SpentBetween({{10, 11, "smbd", 30000000, 10000000, 41000000}},
-                                          {{10, 11, "smbd", 40000000, 10000000, 41000000}});
+  EXPECT_EQ(s.busiest_system_seconds, 0);  // no stime tick came
+  const TaskCpuSpent cut = SpentBetween({before}, {{10, 11, "smbd", 20000000, 44500000}});
+  EXPECT_NEAR(cut.busiest_system_seconds, 0.0035, 1e-12);  // a tick of 10 ms, cut to 3.5 ms
+  const TaskCpuSpent still = SpentBetween({before}, {{10, 11, "smbd", 20000000, 41000000}});
   EXPECT_EQ(still.threads, 0);  // a tick without ns: nothing ran in between
 }
 
