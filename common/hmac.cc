@@ -37,6 +37,12 @@ const char* HashName(HashKind h) {
   return "?";
 }
 
+Hmac::~Hmac() {
+  OPENSSL_cleanse(&inner_, sizeof inner_);
+  OPENSSL_cleanse(&outer_, sizeof outer_);
+  OPENSSL_cleanse(&work_, sizeof work_);
+}
+
 Status Hmac::Init(HashKind hash, ByteView key) {
   hash_ = hash;
   const size_t block = HashBlockSize(hash);

@@ -9,8 +9,11 @@
 // only the two-line HMAC construction is ours, and tests cross-check it
 // against EVP_MAC for every hash.
 //
-// An Hmac is a plain value that owns no heap memory. Thread safety: one
-// thread at a time (Start/Update/Finish share the working state).
+// An Hmac is a plain value that owns no heap memory. Its inner and outer
+// pad states are as good as the key: the destructor wipes them, and the
+// working state, with OPENSSL_cleanse (Init wipes its own key pads). A copy
+// wipes its own. Thread safety: one thread at a time (Start/Update/Finish
+// share the working state).
 #ifndef SECMODE_COMMON_HMAC_H_
 #define SECMODE_COMMON_HMAC_H_
 
@@ -32,6 +35,9 @@ const char* HashName(HashKind hash);
 class Hmac {
  public:
   Hmac() = default;
+  Hmac(const Hmac&) = default;
+  Hmac& operator=(const Hmac&) = default;
+  ~Hmac();
   Status Init(HashKind hash, ByteView key);
   void Start();  // begin a message (reuses the key)
   void Update(const uint8_t* data, size_t size);

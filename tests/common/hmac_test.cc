@@ -7,6 +7,8 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <new>
 #include <string>
 
 #include "common/bytes.h"
@@ -59,6 +61,29 @@ TEST(HmacTest, HashNamesAreTheOnesOpenSslFetches) {
     Hmac mac;
     ASSERT_TRUE(mac.Init(h, PatternBytes(16)).ok());
     EXPECT_EQ(static_cast<size_t>(EVP_MD_get_size(md.get())), mac.digest_size()) << HashName(h);
+  }
+}
+
+TEST(HmacTest, DestructionWipesTheKeyedState) {
+  // The inner and outer pad states are as good as the key. The Hmac lives
+  // in storage the test owns, so its bytes can be read after it is gone.
+  for (HashKind h : {HashKind::kSha1, HashKind::kSha256, HashKind::kSha384}) {
+    alignas(Hmac) unsigned char storage[sizeof(Hmac)] = {};
+    Hmac* mac = new (storage) Hmac();
+    ASSERT_TRUE(mac->Init(h, PatternBytes(32, 11)).ok());
+    uint8_t out[64];
+    mac->Start();
+    const uint8_t message[3] = {1, 2, 3};
+    mac->Update(message, sizeof message);
+    mac->Finish(out);
+    auto nonzero = [&] {
+      return std::count_if(storage, storage + sizeof storage,
+                           [](unsigned char b) { return b != 0; });
+    };
+    ASSERT_GT(nonzero(), 32) << HashName(h);  // the two pad states at least
+    mac->~Hmac();
+    // At most the hash kind's bytes are left.
+    EXPECT_LE(nonzero(), static_cast<long>(sizeof(HashKind))) << HashName(h);
   }
 }
 
