@@ -1,7 +1,10 @@
 #include "rpc/record.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace secmode::rpc {
 
@@ -21,6 +24,16 @@ void FrameRecord(ByteView record, Bytes* wire) {
   AppendRecordMark(static_cast<uint32_t>(record.size()), wire);
   wire->insert(wire->end(), record.begin(), record.end());
 }
+
+namespace {
+
+std::string Hex8(uint32_t v) {
+  char h[9];
+  snprintf(h, sizeof h, "%08x", v);
+  return h;
+}
+
+}  // namespace
 
 void RecordReader::Compact() {
   if (start_ == 0) return;
@@ -61,6 +74,12 @@ void RecordReader::Feed(ByteView data) {
   Commit(data.size());
 }
 
+Status RecordReader::Fail(std::string why) {
+  failed_ = true;
+  failure_ = Status::Corrupt(std::move(why));
+  return failure_;
+}
+
 common::Result<bool> RecordReader::Next(ByteView* record) {
   if (failed_) return failure_;
   while (true) {
@@ -73,16 +92,8 @@ common::Result<bool> RecordReader::Next(ByteView* record) {
     // as soon as the mark announces too much, before buffering any of it.
     size_t total = assembled_.size() + len;
     if (total > max_record_) {
-      failed_ = true;
-      failure_ =
-          Status::Corrupt("record of " + std::to_string(total) + " bytes (fragment mark 0x" +
-                          [&] {
-                            char h[9];
-                            snprintf(h, sizeof h, "%08x", mark);
-                            return std::string(h);
-                          }() +
-                          ") exceeds the maximum record size of " + std::to_string(max_record_));
-      return failure_;
+      return Fail("record of " + std::to_string(total) + " bytes (fragment mark 0x" + Hex8(mark) +
+                  ") exceeds the maximum record size of " + std::to_string(max_record_));
     }
     if (end_ - start_ - 4 < len) {
       // Not all here yet. Make room for the whole fragment as its bytes
@@ -100,7 +111,17 @@ common::Result<bool> RecordReader::Next(ByteView* record) {
     }
     ByteView frag(buf_.data() + start_ + 4, len);
     start_ += 4 + len;
+    if (last && total == 0) {
+      return Fail("empty record (a last fragment of 0 bytes, mark 0x" + Hex8(mark) + ", after " +
+                  std::to_string(fragments_) +
+                  " empty ones): a record carries an RPC message (RFC 5531 section 11)");
+    }
+    if (++fragments_ > kMaxFragments) {
+      return Fail("record of more than " + std::to_string(kMaxFragments) + " fragments (" +
+                  std::to_string(total) + " bytes so far)");
+    }
     if (!in_multi_ && last) {
+      fragments_ = 0;
       *record = frag;
       return true;
     }
@@ -108,6 +129,7 @@ common::Result<bool> RecordReader::Next(ByteView* record) {
     in_multi_ = true;
     if (last) {
       in_multi_ = false;
+      fragments_ = 0;
       // Hand out the assembled record; keep it alive in a second buffer
       // until the next call.
       std::swap(assembled_, assembled_out_);

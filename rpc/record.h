@@ -8,13 +8,21 @@
 // larger than its configured maximum as soon as a mark announces it. Its
 // buffer grows only as bytes arrive (doubling), never to the size a mark
 // announces, so a mark without the data behind it costs nothing, and
-// Shrink() gives a large buffer back once its message is done. After an
-// error the stream is unusable (the caller closes the connection).
+// Shrink() gives a large buffer back once its message is done.
+// RFC 5531 section 11 lets a fragment have 0 bytes, and a record is one RPC
+// message. So an empty record (a last fragment of 0 bytes with nothing
+// before it, mark 0x80000000, or after empty fragments only) carries no
+// message and is refused as a broken stream; an empty fragment inside a
+// record is accepted, and a record may have at most kMaxFragments fragments
+// (so a stream of empty non-last fragments ends too). After an error the
+// stream is unusable (the caller closes the connection).
 // Thread safety: one thread at a time per reader.
 #ifndef SECMODE_RPC_RECORD_H_
 #define SECMODE_RPC_RECORD_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/bytes.h"
 #include "common/status.h"
@@ -26,6 +34,12 @@ inline constexpr size_t kDefaultMaxRecord = (1u << 20) + (64u << 10);  // 1 MiB 
 // What secmode's client and server ask one recv() for: the records of one
 // read are one batch (handled, then their replies or next calls written).
 inline constexpr size_t kReadChunk = 64u << 10;
+
+// The most fragments one record may have. Senders cut records into
+// fragments of their buffer's size: MIT gssrpc's xdrrec uses 4000 bytes,
+// so 263 fragments for a 1 MiB write; this allows fragments of 256 bytes
+// at kDefaultMaxRecord, and 16 KiB ones for a record of 1 GiB.
+inline constexpr size_t kMaxFragments = 65536;
 
 // Appends the mark for a last fragment of `length` bytes.
 void AppendRecordMark(uint32_t length, common::Bytes* out);
@@ -44,8 +58,9 @@ class RecordReader {
 
   // Sets `*record` to the next complete record and returns true, or returns
   // false when more bytes are needed. The view is valid until the next call
-  // to Next, WriteSpace or Feed. Errors: oversize record (mark or sum of
-  // fragments beyond max_record).
+  // to Next, WriteSpace or Feed. Errors (kCorrupt): oversize record (mark or
+  // sum of fragments beyond max_record), empty record, more than
+  // kMaxFragments fragments.
   common::Result<bool> Next(common::ByteView* record);
 
   // Bytes received but not yet returned as part of a record (a record
@@ -64,12 +79,15 @@ class RecordReader {
 
  private:
   void Compact();
+  // Marks the stream failed with `why`.
+  common::Status Fail(std::string why);
   size_t max_record_;
   common::Bytes buf_;
   size_t start_ = 0, end_ = 0;
   common::Bytes assembled_;      // fragments of a multi-fragment record so far
   common::Bytes assembled_out_;  // the last multi-fragment record handed out
   bool in_multi_ = false;
+  size_t fragments_ = 0;  // fragments of the record being read so far
   bool failed_ = false;
   common::Status failure_;
 };

@@ -353,6 +353,11 @@ void RecordSeeds(Writer& w) {
   f.U8(3).U32(0).U32(static_cast<uint32_t>(a.size()) | rpc::kLastFragment).Raw(a);
   f.U32(5000 | rpc::kLastFragment);
   w.Seed("empty-fragment-then-oversize", f.bytes());
+  // A record, then empty records (0x80000000 marks): a broken stream.
+  fuzz::FuzzWriter e;
+  e.U8(6).U32(static_cast<uint32_t>(a.size()) | rpc::kLastFragment).Raw(a);
+  for (int i = 0; i < 4; ++i) e.U32(rpc::kLastFragment);
+  w.Seed("record-then-empty-records", e.bytes());
 }
 
 // --------------------------------------------------------- native_token_fuzz

@@ -665,6 +665,23 @@ void CompoundStatus(ByteView reply, uint32_t* status, uint32_t* count) {
 
 // One small call of 62 READs of 1 MiB asked for 62 MiB; the COMPOUND stops
 // with NFS4ERR_REP_TOO_BIG at the READ that would cross max_reply.
+TEST(TcpServerTest, AStreamOfEmptyRecordsIsClosedAsBroken) {
+  // Marks 0x80000000 (a last fragment of 0 bytes) carry no RPC message: the
+  // first one breaks the stream and the server closes it, rather than
+  // taking each for an undecodable call and reading on.
+  Server s;
+  auto c = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Bytes marks;
+  for (int i = 0; i < 1024; ++i) AppendRecordMark(0, &marks);
+  ASSERT_TRUE(WriteAll(c->get(), marks).ok());
+  pollfd p{c->get(), POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 5000), 1) << "the server left the connection open";
+  uint8_t byte;
+  EXPECT_LE(recv(c->get(), &byte, 1, 0), 0);  // closed (or reset): no reply came
+  EXPECT_TRUE(Eventually([&] { return s.tcp->stats().bad_streams == 1; }));
+}
+
 TEST(TcpServerLimitsTest, ManyReadsInOneCompoundEndWithRepTooBig) {
   Server s;
   auto fd = Connect("127.0.0.1", s.tcp->port());

@@ -123,6 +123,57 @@ TEST(RecordTest, RefusesFragmentsSummingBeyondMax) {
   EXPECT_NE(n.status().message().find("record of 12 bytes"), std::string::npos);
 }
 
+TEST(RecordTest, AnEmptyRecordIsABrokenStream) {
+  // RFC 5531 section 11: a record carries one RPC message; a last fragment
+  // of 0 bytes with no fragment before it (mark 0x80000000) carries none.
+  RecordReader r;
+  for (int i = 0; i < 3; ++i) r.Feed(Fragment({}, true));
+  ByteView rec;
+  auto n = r.Next(&rec);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), common::Code::kCorrupt);
+  EXPECT_NE(n.status().message().find("empty record"), std::string::npos) << n.status().message();
+  EXPECT_FALSE(r.Next(&rec).ok());  // the stream stays failed
+  // Empty fragments that end in an empty last one make an empty record too.
+  RecordReader r2;
+  r2.Feed(Fragment({}, false));
+  r2.Feed(Fragment({}, true));
+  n = r2.Next(&rec);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("empty record"), std::string::npos) << n.status().message();
+}
+
+TEST(RecordTest, ARecordOfTooManyFragmentsIsABrokenStream) {
+  // Empty non-last fragments are allowed (RFC 5531 section 11: 0 to 2^31-1
+  // bytes each), but a record has at most kMaxFragments of them, so a
+  // stream of 0x00000000 marks ends instead of being parsed forever.
+  Bytes stream;
+  for (size_t i = 0; i < kMaxFragments; ++i) {
+    Bytes f = Fragment({}, false);
+    stream.insert(stream.end(), f.begin(), f.end());
+  }
+  RecordReader r;
+  r.Feed(stream);
+  ByteView rec;
+  auto n = r.Next(&rec);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();  // kMaxFragments empty ones, no end yet
+  EXPECT_FALSE(*n);
+  r.Feed(Fragment({}, false));
+  n = r.Next(&rec);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), common::Code::kCorrupt);
+  EXPECT_NE(n.status().message().find("more than " + std::to_string(kMaxFragments) + " fragments"),
+            std::string::npos)
+      << n.status().message();
+  // The largest number is fine when the record ends with its last fragment.
+  RecordReader ok;
+  ok.Feed(ByteView(stream).subspan(4));  // kMaxFragments - 1 empty fragments
+  ok.Feed(Fragment(common::AsBytes("x"), true));
+  n = ok.Next(&rec);
+  ASSERT_TRUE(n.ok() && *n) << n.status().ToString();
+  EXPECT_EQ(std::string(rec.begin(), rec.end()), "x");
+}
+
 TEST(RecordTest, TruncatedRecordWaitsForMore) {
   RecordReader r;
   Bytes f = Fragment(common::AsBytes("abcdef"), true);
