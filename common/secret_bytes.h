@@ -10,7 +10,8 @@
 //     buffer and cleanses the old one before freeing it. Nothing else
 //     reallocates (there is no push_back or reserve);
 //   - Assign() and copy assignment overwrite in place when the size is
-//     unchanged, otherwise cleanse and free the old buffer first;
+//     unchanged, otherwise copy into a new buffer and cleanse and free the
+//     old one;
 //   - a move hands the buffer itself over (no copy is made) and leaves the
 //     source empty; move assignment cleanses what the target held.
 // What it does not promise: copies the caller makes through data() or a
@@ -76,14 +77,15 @@ class BasicSecretBytes {
   }
   ~BasicSecretBytes() { Clear(); }
 
-  // Replaces the contents by a copy of `bytes` (which must not point into
-  // this buffer when the size changes).
+  // Replaces the contents by a copy of `bytes` (which may be part of them).
   void Assign(ByteView bytes) {
-    if (bytes.size() != size_) {
-      Clear();
-      Allocate(bytes.size());
+    if (bytes.size() == size_) {
+      if (size_ > 0 && bytes.data() != data_) std::memmove(data_, bytes.data(), size_);
+      return;
     }
-    if (size_ > 0 && bytes.data() != data_) std::memmove(data_, bytes.data(), size_);
+    BasicSecretBytes fresh(bytes.size(), alloc_, Uninitialised{});
+    if (!bytes.empty()) std::memcpy(fresh.data_, bytes.data(), bytes.size());
+    *this = std::move(fresh);  // cleanses and frees the old buffer
   }
   // Keeps the first min(n, size()) bytes; new bytes are zero.
   void Resize(size_t n) {

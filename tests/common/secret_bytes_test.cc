@@ -120,6 +120,11 @@ TEST(SecretBytesTest, ReassignmentWipesTheOldBytes) {
   EXPECT_TRUE(arena.Zero(pt, 32));
   EXPECT_TRUE(t == s);
   EXPECT_EQ(arena.live, 2);
+  const uint8_t* ps = s.data();
+  s.Assign(ByteView(s).subspan(4, 8));  // part of itself
+  EXPECT_TRUE(Holds(s.data(), Bytes(t.begin() + 4, t.begin() + 12)));
+  EXPECT_TRUE(arena.Zero(ps, 16));
+  EXPECT_EQ(arena.live, 2);
 }
 
 TEST(SecretBytesTest, ComparesAndViewsLikeBytes) {
