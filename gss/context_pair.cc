@@ -3,6 +3,7 @@
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <krb5/krb5.h>
+#include <openssl/crypto.h>
 
 #include <atomic>
 #include <string>
@@ -41,8 +42,10 @@ Result<SessionKey> InquireSessionKey(gss_ctx_id_t context) {
     return Status::Internal("GSS_C_INQ_SSPI_SESSION_KEY returned no key");
   }
   SessionKey out;
-  const auto* key = static_cast<const uint8_t*>(data->elements[0].value);
-  out.key.assign(key, key + data->elements[0].length);
+  auto* key = static_cast<uint8_t*>(data->elements[0].value);
+  out.key.Assign(common::ByteView(key, data->elements[0].length));
+  // gss_release_buffer_set frees without wiping.
+  if (key != nullptr) OPENSSL_cleanse(key, data->elements[0].length);
   // MIT appends the enctype as the last arc of OID 1.2.840.113554.1.2.2.4.<enctype>;
   // the AES enctypes (17..20) encode as one byte.
   if (data->count >= 2 && data->elements[1].length > 0) {

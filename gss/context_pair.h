@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "common/bytes.h"
+#include "common/secret_bytes.h"
 #include "common/status.h"
 #include "gss/enctype.h"
 #include "gss/gss_handles.h"
@@ -28,9 +29,10 @@ namespace secmode::gss {
 
 // The context's session key as gss_inquire_sec_context_by_oid
 // (GSS_C_INQ_SSPI_SESSION_KEY) gives it: the acceptor subkey when there is
-// one, which is what a Kerberos-authenticated SMB session uses.
+// one, which is what a Kerberos-authenticated SMB session uses. The copy
+// GSS-API handed over is wiped once `key` holds it; `key` wipes itself.
 struct SessionKey {
-  common::Bytes key;
+  common::SecretBytes key;
   int32_t enctype = 0;
 };
 common::Result<SessionKey> InquireSessionKey(gss_ctx_id_t context);

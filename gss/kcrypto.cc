@@ -23,6 +23,7 @@ using common::ByteView;
 using common::HashKind;
 using common::HashName;
 using common::Result;
+using common::SecretBytes;
 using common::Status;
 
 namespace {
@@ -68,16 +69,17 @@ Status EvpHmac(HashKind h, ByteView key, ByteView data, uint8_t* out, size_t* ou
 
 // RFC 8009 section 3: KDF-HMAC-SHA2(key, label, k) = first k bits of
 // HMAC(key, 00000001 | label | 00 | k as 32-bit big-endian).
-Result<Bytes> Kdf8009(HashKind h, ByteView key, ByteView label, size_t k_bits) {
+Result<SecretBytes> Kdf8009(HashKind h, ByteView key, ByteView label, size_t k_bits) {
   Bytes in = {0, 0, 0, 1};
   in.insert(in.end(), label.begin(), label.end());
   in.push_back(0);
   for (int shift = 24; shift >= 0; shift -= 8) in.push_back(static_cast<uint8_t>(k_bits >> shift));
-  uint8_t out[EVP_MAX_MD_SIZE];
+  SecretBytes out(size_t{EVP_MAX_MD_SIZE});
   size_t len = 0;
-  SECMODE_RETURN_IF_ERROR(EvpHmac(h, key, in, out, &len));
+  SECMODE_RETURN_IF_ERROR(EvpHmac(h, key, in, out.data(), &len));
   if (k_bits / 8 > len) return Status::Internal("KDF-HMAC-SHA2 asked for more than one block");
-  return Bytes(out, out + k_bits / 8);
+  out.Resize(k_bits / 8);  // the rest of the block is wiped
+  return out;
 }
 
 }  // namespace
@@ -144,7 +146,7 @@ Bytes NFold(ByteView in, size_t out_bits) {
 
 // ---------------------------------------------------------------- keys
 
-Result<Bytes> DeriveKeyDk(const EnctypeProfile& p, ByteView base_key, ByteView constant) {
+Result<SecretBytes> DeriveKeyDk(const EnctypeProfile& p, ByteView base_key, ByteView constant) {
   if (p.rfc8009)
     return Status::InvalidArgument("DK is the RFC 3961 derivation; enctype uses RFC 8009");
   if (base_key.size() != p.key_size) {
@@ -153,22 +155,19 @@ Result<Bytes> DeriveKeyDk(const EnctypeProfile& p, ByteView base_key, ByteView c
                                    std::to_string(p.key_size));
   }
   // DR: K1 = E(key, n-fold(constant)), K2 = E(key, K1), ... until key size;
-  // random-to-key is the identity for AES (RFC 3962 section 6).
-  Bytes block = constant.size() == kAesBlock ? Bytes(constant.begin(), constant.end())
-                                             : NFold(constant, kAesBlock * 8);
-  Bytes out;
-  while (out.size() < p.key_size) {
-    uint8_t next[kAesBlock];
-    SECMODE_RETURN_IF_ERROR(EcbEncryptBlocks(p, base_key, block.data(), kAesBlock, next));
-    out.insert(out.end(), next, next + kAesBlock);
-    block.assign(next, next + kAesBlock);
+  // random-to-key is the identity for AES (RFC 3962 section 6). `block`
+  // holds each Ki in turn (encrypted in place).
+  SecretBytes block(constant.size() == kAesBlock ? constant : NFold(constant, kAesBlock * 8));
+  SecretBytes out(p.key_size);
+  for (size_t off = 0; off < p.key_size; off += kAesBlock) {
+    SECMODE_RETURN_IF_ERROR(EcbEncryptBlocks(p, base_key, block.data(), kAesBlock, block.data()));
+    std::memcpy(out.data() + off, block.data(), std::min(kAesBlock, p.key_size - off));
   }
-  out.resize(p.key_size);
   return out;
 }
 
-Result<Bytes> DeriveUsageKey(const EnctypeProfile& p, ByteView base_key, uint32_t usage,
-                             uint8_t kind) {
+Result<SecretBytes> DeriveUsageKey(const EnctypeProfile& p, ByteView base_key, uint32_t usage,
+                                   uint8_t kind) {
   if (kind != 0x99 && kind != 0xAA && kind != 0x55) {
     return Status::InvalidArgument("key derivation kind must be 0x99, 0xAA or 0x55");
   }
@@ -186,8 +185,8 @@ Result<Bytes> DeriveUsageKey(const EnctypeProfile& p, ByteView base_key, uint32_
   return Kdf8009(p.hash, base_key, ByteView(constant, 5), bits);
 }
 
-Result<Bytes> StringToKey(const EnctypeProfile& p, std::string_view password, ByteView salt,
-                          uint32_t iterations) {
+Result<SecretBytes> StringToKey(const EnctypeProfile& p, std::string_view password, ByteView salt,
+                                uint32_t iterations) {
   Bytes saltp;
   const EVP_MD* md = EVP_sha1();
   if (p.rfc8009) {
@@ -199,7 +198,7 @@ Result<Bytes> StringToKey(const EnctypeProfile& p, std::string_view password, By
     md = p.enctype == 19 ? EVP_sha256() : EVP_sha384();
   }
   saltp.insert(saltp.end(), salt.begin(), salt.end());
-  Bytes tkey(p.key_size);
+  SecretBytes tkey(p.key_size);
   if (PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()), saltp.data(),
                         static_cast<int>(saltp.size()), static_cast<int>(iterations), md,
                         static_cast<int>(tkey.size()), tkey.data()) != 1) {
@@ -214,14 +213,10 @@ Result<Bytes> StringToKey(const EnctypeProfile& p, std::string_view password, By
 // ---------------------------------------------------------------- UsageKeys
 
 Status UsageKeys::Init(const EnctypeProfile& profile, ByteView base_key, uint32_t usage) {
-  SECMODE_ASSIGN_OR_RETURN(Bytes ke, DeriveUsageKey(profile, base_key, usage, 0xAA));
-  SECMODE_ASSIGN_OR_RETURN(Bytes ki, DeriveUsageKey(profile, base_key, usage, 0x55));
-  SECMODE_ASSIGN_OR_RETURN(Bytes kc, DeriveUsageKey(profile, base_key, usage, 0x99));
-  Status s = InitWithKeys(profile, ke, ki, kc);
-  OPENSSL_cleanse(ke.data(), ke.size());
-  OPENSSL_cleanse(ki.data(), ki.size());
-  OPENSSL_cleanse(kc.data(), kc.size());
-  return s;
+  SECMODE_ASSIGN_OR_RETURN(SecretBytes ke, DeriveUsageKey(profile, base_key, usage, 0xAA));
+  SECMODE_ASSIGN_OR_RETURN(SecretBytes ki, DeriveUsageKey(profile, base_key, usage, 0x55));
+  SECMODE_ASSIGN_OR_RETURN(SecretBytes kc, DeriveUsageKey(profile, base_key, usage, 0x99));
+  return InitWithKeys(profile, ke, ki, kc);
 }
 
 Status UsageKeys::InitWithKeys(const EnctypeProfile& profile, ByteView ke, ByteView ki,

@@ -31,6 +31,7 @@
 #include "common/bytes.h"
 #include "common/hmac.h"
 #include "common/openssl_handles.h"
+#include "common/secret_bytes.h"
 #include "common/status.h"
 
 namespace secmode::gss {
@@ -56,18 +57,22 @@ common::Bytes NFold(common::ByteView in, size_t out_bits);
 
 // RFC 3961 DK / RFC 8009 KDF-HMAC-SHA2: the key for `usage` and `kind`
 // (0x99 = Kc, 0xAA = Ke, 0x55 = Ki). For RFC 8009, Ke has the key size and
-// Kc/Ki the checksum size (RFC 8009 section 5).
-common::Result<common::Bytes> DeriveUsageKey(const EnctypeProfile& profile,
-                                             common::ByteView base_key, uint32_t usage,
-                                             uint8_t kind);
+// Kc/Ki the checksum size (RFC 8009 section 5). Derived keys, and every
+// intermediate block of their derivation, are wiped when let go of
+// (common::SecretBytes).
+common::Result<common::SecretBytes> DeriveUsageKey(const EnctypeProfile& profile,
+                                                   common::ByteView base_key, uint32_t usage,
+                                                   uint8_t kind);
 // The RFC 3961 DK for an arbitrary constant (RFC 3962 string-to-key uses
 // "kerberos"); 17/18 only.
-common::Result<common::Bytes> DeriveKeyDk(const EnctypeProfile& profile, common::ByteView base_key,
-                                          common::ByteView constant);
+common::Result<common::SecretBytes> DeriveKeyDk(const EnctypeProfile& profile,
+                                                common::ByteView base_key,
+                                                common::ByteView constant);
 
 // String-to-key (RFC 3962 section 4, RFC 8009 section 4); for known answers.
-common::Result<common::Bytes> StringToKey(const EnctypeProfile& profile, std::string_view password,
-                                          common::ByteView salt, uint32_t iterations);
+common::Result<common::SecretBytes> StringToKey(const EnctypeProfile& profile,
+                                                std::string_view password, common::ByteView salt,
+                                                uint32_t iterations);
 
 class UsageKeys {
  public:

@@ -70,16 +70,15 @@ Result<NativeKeys> ExportKeys(ContextPtr context) {
       out.have_acceptor_subkey ? lc->cfx_kd.acceptor_subkey : lc->cfx_kd.ctx_key;
   out.enctype = static_cast<int32_t>(k.type);
   const auto* data = static_cast<const uint8_t*>(k.data);
-  out.key.assign(data, data + k.length);
+  out.key.Assign(common::ByteView(data, k.length));  // the lucid context's free wipes its copy
   return out;
 }
 
 // What the forks of one context share: its keys (wiped when the last fork
-// goes) and the send sequence counter, so every token of the context has its
-// own SND_SEQ whichever fork sealed it.
+// goes: SecretBytes) and the send sequence counter, so every token of the
+// context has its own SND_SEQ whichever fork sealed it.
 struct SharedKeys {
   explicit SharedKeys(const NativeKeys& k) : keys(k), send_seq(k.send_seq) {}
-  ~SharedKeys() { OPENSSL_cleanse(keys.key.data(), keys.key.size()); }
   NativeKeys keys;
   std::atomic<uint64_t> send_seq;
 };
@@ -362,9 +361,7 @@ Result<std::unique_ptr<Protector>> NewNativeProtectorFromKeys(const NativeKeys& 
 Result<std::unique_ptr<Protector>> NewNativeProtector(ContextPtr context,
                                                       const NativeOptions& options) {
   SECMODE_ASSIGN_OR_RETURN(NativeKeys keys, ExportKeys(std::move(context)));
-  auto p = NewNativeProtectorFromKeys(keys, options);
-  OPENSSL_cleanse(keys.key.data(), keys.key.size());
-  return p;
+  return NewNativeProtectorFromKeys(keys, options);
 }
 
 }  // namespace secmode::gss

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/bytes.h"
+#include "common/secret_bytes.h"
 #include "common/status.h"
 #include "gss/protector.h"
 
@@ -18,8 +19,8 @@ struct NativeKeys {
   bool initiate = false;              // this side initiated the context
   bool have_acceptor_subkey = false;  // RFC 4121 2: then `key` is that subkey
   uint64_t send_seq = 0, recv_seq = 0;
-  int32_t enctype = 0;  // 17..20
-  common::Bytes key;    // the key both directions use
+  int32_t enctype = 0;      // 17..20
+  common::SecretBytes key;  // the key both directions use (wiped when let go of)
   bool replay_detection = true, sequence_detection = true;
 };
 

@@ -236,8 +236,9 @@ Result<double> Round(Op& op, double seconds) {
 
 Result<std::unique_ptr<Op>> MakeSmbSealOpenOp(smb::CipherId cipher, size_t payload) {
   smb::SessionKeys keys;
-  keys.client_to_server = common::PatternBytes(smb::CipherKeyBytes(cipher), 9);
-  keys.server_to_client = common::PatternBytes(smb::CipherKeyBytes(cipher), 10);
+  keys.client_to_server = common::SecretBytes(common::PatternBytes(smb::CipherKeyBytes(cipher), 9));
+  keys.server_to_client =
+      common::SecretBytes(common::PatternBytes(smb::CipherKeyBytes(cipher), 10));
   smb::SmbMode mode;
   mode.protection = smb::Protection::kEncrypt;
   mode.cipher = cipher;

@@ -584,7 +584,7 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
     return Status::AuthFailed("the server accepted the session before mutual authentication ended");
   }
   SECMODE_ASSIGN_OR_RETURN(gss::SessionKey key, gss::InquireSessionKey(ctx.get()));
-  gss_key_ = key.key;
+  gss_key_ = std::move(key.key);
 
   SigningAlgorithm signing = SigningAlgorithm::kAesCmac;
   if (!v311) {

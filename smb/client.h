@@ -52,6 +52,7 @@
 
 #include "common/bytes.h"
 #include "common/delay_line.h"
+#include "common/secret_bytes.h"
 #include "common/socket.h"
 #include "common/status.h"
 #include "smb/client_messages.h"
@@ -156,7 +157,7 @@ class SmbClient {
   uint32_t max_read_size() const { return max_read_; }
   uint32_t max_write_size() const { return max_write_; }
   const SessionKeys& keys() const { return keys_; }
-  const common::Bytes& gss_session_key() const { return gss_key_; }
+  const common::SecretBytes& gss_session_key() const { return gss_key_; }
 
   struct Counters {
     uint64_t requests = 0, signed_requests = 0, encrypted_requests = 0;
@@ -219,7 +220,7 @@ class SmbClient {
   uint32_t channel_ = 0;          // 0: the session's first connection
   bool protect_ = false;          // SESSION_SETUP done: sign / encrypt from now on
   common::Bytes preauth_;         // 3.1.1 preauth-integrity hash
-  common::Bytes gss_key_;
+  common::SecretBytes gss_key_;   // wiped when the client goes, as are keys_
   SessionKeys keys_;
   std::unique_ptr<Signer> signer_;
   std::unique_ptr<Encryptor> encryptor_;

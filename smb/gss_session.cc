@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <atomic>
+#include <utility>
 
 #include "gss/context_pair.h"
 #include "smb/legs.h"
@@ -24,7 +25,7 @@ Result<KerberosSmbSession> EstablishKerberosSmbSession(const std::string& family
                             std::to_string(server_key.key.size()) + " bytes)");
   }
   KerberosSmbSession session;
-  session.gss_key = client_key.key;
+  session.gss_key = std::move(client_key.key);
   // The preauth hash's input: a digest of the session key stands in for the
   // SESSION_SETUP messages (which carry the GSS tokens) so each session's
   // context differs, as it does on the wire.

@@ -17,14 +17,16 @@
 #include <string>
 
 #include "common/seal.h"
+#include "common/secret_bytes.h"
 #include "common/status.h"
 #include "gss/realm.h"
 #include "smb/kdf.h"
 
 namespace secmode::smb {
 
+// The keys are wiped when the session is let go of (common::SecretBytes).
 struct KerberosSmbSession {
-  common::Bytes gss_key;  // what GSS_C_INQ_SSPI_SESSION_KEY returned
+  common::SecretBytes gss_key;  // what GSS_C_INQ_SSPI_SESSION_KEY returned
   SessionKeys keys;
   uint64_t session_id = 0;
 };

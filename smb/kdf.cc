@@ -5,6 +5,7 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -19,6 +20,7 @@ using common::OsslPtr;
 using common::Bytes;
 using common::ByteView;
 using common::Result;
+using common::SecretBytes;
 using common::Status;
 
 namespace {
@@ -46,7 +48,8 @@ ByteView Label(const char* text_with_nul) {
 
 }  // namespace
 
-Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context, size_t out_bits) {
+Result<SecretBytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context,
+                                       size_t out_bits) {
   SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
   OsslPtr<EVP_MAC> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
   if (!mac) return OpenSslError("EVP_MAC_fetch(HMAC)");
@@ -58,11 +61,12 @@ Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context,
   const uint8_t zero = 0;
   uint8_t length_be[4];
   PutBe32(length_be, static_cast<uint32_t>(out_bits));
-  Bytes out;
-  out.reserve(out_bits / 8 + 32);
-  for (uint32_t i = 1; out.size() < out_bits / 8; ++i) {
+  const size_t out_bytes = out_bits / 8;
+  SecretBytes out(out_bytes);
+  SecretBytes block(size_t{32});  // K(i)
+  for (size_t off = 0; off < out_bytes; off += 32) {
     uint8_t counter_be[4];
-    PutBe32(counter_be, i);
+    PutBe32(counter_be, static_cast<uint32_t>(off / 32 + 1));  // i = 1, 2, ...
     if (EVP_MAC_init(ctx.get(), key.data(), key.size(), params) != 1) {
       return OpenSslError("EVP_MAC_init(HMAC-SHA256)");
     }
@@ -73,19 +77,17 @@ Result<Bytes> Sp800108HmacSha256(ByteView key, ByteView label, ByteView context,
         EVP_MAC_update(ctx.get(), length_be, 4) != 1) {
       return OpenSslError("EVP_MAC_update(HMAC-SHA256)");
     }
-    uint8_t block[32];
     size_t block_len = 0;
-    if (EVP_MAC_final(ctx.get(), block, &block_len, sizeof block) != 1 || block_len != 32) {
+    if (EVP_MAC_final(ctx.get(), block.data(), &block_len, block.size()) != 1 || block_len != 32) {
       return OpenSslError("EVP_MAC_final(HMAC-SHA256)");
     }
-    out.insert(out.end(), block, block + 32);
+    std::memcpy(out.data() + off, block.data(), std::min<size_t>(32, out_bytes - off));
   }
-  out.resize(out_bits / 8);
   return out;
 }
 
-Result<Bytes> Sp800108ViaOpenSslKbkdf(ByteView key, ByteView label, ByteView context,
-                                      size_t out_bits) {
+Result<SecretBytes> Sp800108ViaOpenSslKbkdf(ByteView key, ByteView label, ByteView context,
+                                            size_t out_bits) {
   SECMODE_RETURN_IF_ERROR(CheckKdfArgs(key, out_bits));
   OsslPtr<EVP_KDF> kdf(EVP_KDF_fetch(nullptr, "KBKDF", nullptr));
   if (!kdf) return OpenSslError("EVP_KDF_fetch(KBKDF)");
@@ -104,7 +106,7 @@ Result<Bytes> Sp800108ViaOpenSslKbkdf(ByteView key, ByteView label, ByteView con
       OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<uint8_t*>(context.data()),
                                         context.size()),
       OSSL_PARAM_construct_end()};
-  Bytes out(out_bits / 8);
+  SecretBytes out(out_bits / 8);
   if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1) {
     return OpenSslError("EVP_KDF_derive(KBKDF)");
   }
@@ -133,9 +135,9 @@ Result<CipherId> ParseCipherId(uint16_t raw) {
   return Status::InvalidArgument(buf);
 }
 
-Bytes SmbSessionKey(ByteView gss_key) {
-  Bytes key(16, 0);
-  memcpy(key.data(), gss_key.data(), std::min<size_t>(16, gss_key.size()));
+SecretBytes SmbSessionKey(ByteView gss_key) {
+  SecretBytes key(size_t{16});
+  if (!gss_key.empty()) memcpy(key.data(), gss_key.data(), std::min<size_t>(16, gss_key.size()));
   return key;
 }
 
@@ -148,7 +150,7 @@ Result<SessionKeys> DeriveSmb2Keys(ByteView gss_key) {
 
 Result<SessionKeys> DeriveSmb30Keys(ByteView gss_key) {
   if (gss_key.empty()) return Status::InvalidArgument("GSS session key is empty");
-  const Bytes k = SmbSessionKey(gss_key);
+  const SecretBytes k = SmbSessionKey(gss_key);
   SessionKeys keys;
   // MS-SMB2 3.2.5.3.1 / 3.3.5.5.3, dialects 3.0 and 3.0.2.
   SECMODE_ASSIGN_OR_RETURN(keys.signing,
@@ -170,7 +172,7 @@ Result<SessionKeys> DeriveSmb311Keys(ByteView gss_key, ByteView preauth_hash, Ci
                                    " bytes; SHA-512 gives 64");
   }
   SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
-  const Bytes k = SmbSessionKey(gss_key);
+  const SecretBytes k = SmbSessionKey(gss_key);
   // AES-256 ciphers: L = 256 and the key is Session.FullSessionKey
   // (MS-SMB2 3.2.5.3.1: "If Connection.CipherId is AES-256-CCM or
   // AES-256-GCM, ... Session.FullSessionKey").

@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "common/bytes.h"
+#include "common/secret_bytes.h"
 #include "common/status.h"
 
 namespace secmode::smb {
@@ -20,14 +21,17 @@ namespace secmode::smb {
 // Returns the first out_bits/8 bytes of K(1) || K(2) ... `label` and
 // `context` are used exactly as given: MS-SMB2's labels carry their own
 // terminating NUL, and the KDF adds the SP800-108 0x00 separator after them.
-// out_bits must be a positive multiple of 8, at most 512.
-common::Result<common::Bytes> Sp800108HmacSha256(common::ByteView key, common::ByteView label,
-                                                 common::ByteView context, size_t out_bits);
+// out_bits must be a positive multiple of 8, at most 512. The output and
+// each K(i) are wiped when let go of (common::SecretBytes).
+common::Result<common::SecretBytes> Sp800108HmacSha256(common::ByteView key, common::ByteView label,
+                                                       common::ByteView context, size_t out_bits);
 
 // The same KDF computed by OpenSSL 3's EVP_KDF "KBKDF" (mode counter, MAC
 // HMAC, digest SHA2-256), used only to cross-check the one above in tests.
-common::Result<common::Bytes> Sp800108ViaOpenSslKbkdf(common::ByteView key, common::ByteView label,
-                                                      common::ByteView context, size_t out_bits);
+common::Result<common::SecretBytes> Sp800108ViaOpenSslKbkdf(common::ByteView key,
+                                                            common::ByteView label,
+                                                            common::ByteView context,
+                                                            size_t out_bits);
 
 // Cipher ids as SMB2_ENCRYPTION_CAPABILITIES carries them (MS-SMB2 2.2.3.1.2).
 enum class CipherId : uint16_t {
@@ -46,17 +50,18 @@ inline size_t CipherKeyBytes(CipherId c) {
 
 // The keys of one SMB session, named by direction so that neither side
 // wonders whose "EncryptionKey" is meant: the client's EncryptionKey is
-// client_to_server, its DecryptionKey server_to_client.
+// client_to_server, its DecryptionKey server_to_client. Each is wiped when
+// let go of (common::SecretBytes).
 struct SessionKeys {
-  common::Bytes signing;           // 16 bytes
-  common::Bytes client_to_server;  // cipher key, 16 or 32 bytes
-  common::Bytes server_to_client;
-  common::Bytes application;  // 16 bytes
+  common::SecretBytes signing;           // 16 bytes
+  common::SecretBytes client_to_server;  // cipher key, 16 or 32 bytes
+  common::SecretBytes server_to_client;
+  common::SecretBytes application;  // 16 bytes
 };
 
 // Session.SessionKey: the first 16 bytes of the GSS key, right-padded with
 // zeros when shorter (MS-SMB2 3.2.5.3.1).
-common::Bytes SmbSessionKey(common::ByteView gss_key);
+common::SecretBytes SmbSessionKey(common::ByteView gss_key);
 
 // SMB 2.0.2 / 2.1: the session key signs directly (HMAC-SHA256); there is no
 // encryption. Only `signing` is set.

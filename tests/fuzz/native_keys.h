@@ -17,7 +17,7 @@ inline constexpr int32_t kNativeEnctypes[4] = {17, 18, 19, 20};
 inline gss::NativeKeys NativeSenderKeys(int32_t enctype) {
   gss::NativeKeys k;
   k.enctype = enctype;
-  k.key = common::PatternBytes(enctype == 17 || enctype == 19 ? 16 : 32, 99);
+  k.key = common::SecretBytes(common::PatternBytes(enctype == 17 || enctype == 19 ? 16 : 32, 99));
   k.have_acceptor_subkey = true;
   k.send_seq = 1000;
   k.recv_seq = 2000;

@@ -131,9 +131,9 @@ struct State {
     }
     for (Bytes& r : ServerResponses()) templates.push_back(std::move(r));
     smb::SessionKeys keys;
-    keys.signing = secmode::common::PatternBytes(16, 2);
-    keys.client_to_server = secmode::common::PatternBytes(16, 1);
-    keys.server_to_client = secmode::common::PatternBytes(16, 1);
+    keys.signing = secmode::common::SecretBytes(secmode::common::PatternBytes(16, 2));
+    keys.client_to_server = secmode::common::SecretBytes(secmode::common::PatternBytes(16, 1));
+    keys.server_to_client = secmode::common::SecretBytes(secmode::common::PatternBytes(16, 1));
     for (const char* mode : {"smb-plain", "smb-sign-aes-gmac", "smb-enc-aes-128-gcm"}) {
       auto m = smb::ParseSmbModeName(mode);
       if (!m.ok()) continue;

@@ -8,9 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
 
 #include "common/hex.h"
+#include "common/secret_bytes.h"
 #include "gss/cfx_token.h"
+#include "gss/context_pair.h"
+#include "gss/native_protector.h"
 #include "gss/seq_window.h"
 
 namespace secmode::gss {
@@ -19,6 +23,19 @@ namespace {
 using common::Bytes;
 using common::ByteView;
 using common::Code;
+
+// Derived keys and their temporaries, the native engine's key and the GSS
+// session key wipe themselves when let go of (common::SecretBytes; its own
+// tests are in tests/common/secret_bytes_test.cc).
+using common::SecretBytes;
+static_assert(std::is_same_v<decltype(DeriveKeyDk(EnctypeProfile(), ByteView(), ByteView())),
+                             common::Result<SecretBytes>>);
+static_assert(std::is_same_v<decltype(DeriveUsageKey(EnctypeProfile(), ByteView(), 0, 0)),
+                             common::Result<SecretBytes>>);
+static_assert(std::is_same_v<decltype(StringToKey(EnctypeProfile(), "", ByteView(), 1)),
+                             common::Result<SecretBytes>>);
+static_assert(std::is_same_v<decltype(NativeKeys::key), SecretBytes>);
+static_assert(std::is_same_v<decltype(SessionKey::key), SecretBytes>);
 
 Bytes H(std::string_view hex) {
   auto b = common::FromHex(hex);

@@ -106,7 +106,7 @@ TEST(NativeAllocTest, APoolLeaseFromAnotherCpusShelfDoesNotAllocate) {
   NativeKeys keys;
   keys.initiate = true;
   keys.enctype = static_cast<int32_t>(kDefaultEnctype);
-  keys.key = common::PatternBytes(32, 9);
+  keys.key = common::SecretBytes(common::PatternBytes(32, 9));
   keys.replay_detection = false;  // forks only without GSS-level replay detection
   keys.sequence_detection = false;
   auto first = NewNativeProtectorFromKeys(keys);

@@ -25,7 +25,7 @@ NativeKeys Keys(bool initiate, bool replay) {
   NativeKeys k;
   k.initiate = initiate;
   k.enctype = static_cast<int32_t>(Enctype::kAes256CtsHmacSha1);
-  k.key = common::PatternBytes(32, 9);
+  k.key = common::SecretBytes(common::PatternBytes(32, 9));
   k.send_seq = 1000;
   k.recv_seq = 1000;
   k.replay_detection = replay;

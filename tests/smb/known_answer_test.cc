@@ -17,8 +17,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "common/hex.h"
+#include "common/secret_bytes.h"
+#include "smb/client.h"
+#include "smb/gss_session.h"
 #include "smb/kdf.h"
 #include "smb/message.h"
 #include "smb/signing.h"
@@ -43,6 +48,23 @@ std::string Up(ByteView b) {
 ByteView L(const char* s) {  // label or context with its NUL
   return ByteView(reinterpret_cast<const uint8_t*>(s), strlen(s) + 1);
 }
+
+// Session keys, the GSS key they come from and the KDF's outputs wipe
+// themselves when let go of (common::SecretBytes; its own tests are in
+// tests/common/secret_bytes_test.cc).
+using common::SecretBytes;
+static_assert(std::is_same_v<decltype(SessionKeys::signing), SecretBytes>);
+static_assert(std::is_same_v<decltype(SessionKeys::client_to_server), SecretBytes>);
+static_assert(std::is_same_v<decltype(SessionKeys::server_to_client), SecretBytes>);
+static_assert(std::is_same_v<decltype(SessionKeys::application), SecretBytes>);
+static_assert(std::is_same_v<decltype(KerberosSmbSession::gss_key), SecretBytes>);
+static_assert(std::is_same_v<decltype(std::declval<const SmbClient&>().gss_session_key()),
+                             const SecretBytes&>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const SmbClient&>().keys()), const SessionKeys&>);
+static_assert(std::is_same_v<decltype(SmbSessionKey(ByteView())), SecretBytes>);
+static_assert(std::is_same_v<decltype(Sp800108HmacSha256(ByteView(), ByteView(), ByteView(), 8)),
+                             common::Result<SecretBytes>>);
 
 // [ANATOMY] Key derivation example for SMB 3.0 multichannel.
 TEST(Smb30Kdf, MicrosoftVectorFirstChannel) {

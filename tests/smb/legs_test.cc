@@ -140,8 +140,8 @@ TEST(SmbEncryptLegs, InnerSessionIdMustMatchAndRefusalsWipeThePlaintext) {
        {CipherId::kAes128Ccm, CipherId::kAes128Gcm, CipherId::kAes256Ccm, CipherId::kAes256Gcm}) {
     const std::string what = CipherName(c);
     SessionKeys keys;
-    keys.client_to_server = common::PatternBytes(CipherKeyBytes(c), 41);
-    keys.server_to_client = common::PatternBytes(CipherKeyBytes(c), 42);
+    keys.client_to_server = common::SecretBytes(common::PatternBytes(CipherKeyBytes(c), 41));
+    keys.server_to_client = common::SecretBytes(common::PatternBytes(CipherKeyBytes(c), 42));
     SmbMode mode;
     mode.protection = Protection::kEncrypt;
     mode.cipher = c;

@@ -67,8 +67,8 @@ TEST(Multichannel, RepeatedRunsWithTheSameKeyNeverReuseANonce) {
         }
       }
       SessionKeys keys;
-      keys.client_to_server = key;
-      keys.server_to_client = key;
+      keys.client_to_server = common::SecretBytes(key);
+      keys.server_to_client = common::SecretBytes(key);
       SmbMode mode;
       mode.protection = Protection::kEncrypt;
       mode.cipher = c;

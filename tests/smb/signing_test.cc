@@ -225,7 +225,7 @@ TEST(Signing, KeyLengthIsChecked) {
 // message is a replay of the same bytes or a new message that reuses the id.
 TEST(Signing, GmacMessageIdReuseIsDetectedByTheReceiver) {
   SessionKeys keys;
-  keys.signing = kKey;
+  keys.signing = common::SecretBytes(kKey);
   SmbMode mode;
   mode.protection = Protection::kSign;
   mode.signing = SigningAlgorithm::kAesGmac;
