@@ -88,7 +88,7 @@ std::string IdmapConfig(const std::vector<std::string>& principals) {
       "[Translation]\n"
       "Method = static,nsswitch\n"
       "[Static]\n";
-  for (const std::string& p : principals) c += p + " = " + kAnonymousUser + "\n";
+  for (const std::string& p : principals) c += p + " = " + Ganesha::kAnonymousUser + "\n";
   return c;
 }
 
