@@ -454,7 +454,9 @@ TEST_F(SambaTest, NoPasswordOnACommandLineAndTheKeysArePrivate) {
       for (const char* option : {"--adminpass", "--password", "--newpassword"}) {
         EXPECT_NE(argv[i].rfind(option, 0), 0u) << line;
       }
-      if (!admin.empty()) EXPECT_EQ(argv[i].find(admin), std::string::npos) << line;
+      if (!admin.empty()) {
+        EXPECT_EQ(argv[i].find(admin), std::string::npos) << line;
+      }
       // samba-tool user create NAME [PASSWORD]: no password after the name.
       if (i >= 2 && argv[i - 2] == "user" && argv[i - 1] == "create" && i + 1 < argv.size()) {
         EXPECT_EQ(argv[i + 1].rfind("-", 0), 0u) << "a password after the user name: " << line;
