@@ -32,10 +32,11 @@
 // call from a port >= 1024 with AUTH_TOOWEAK: only a root process is
 // served, as whichever uid it claims, and secmode's client would have to
 // bind a reserved port) and over a network namespace (the loads on the
-// machine's loopback could not reach it without a lab of their own). The export directory is root's, 0755: the anonymous user may
-// read it but not create in it, so files a test puts there must be open to
-// it (0644 to be read, 0666 to be written). Ganesha's parser still reads
-// what any local process sends to the port, as any NFS server's does.
+// machine's loopback could not reach it without a lab of their own). The
+// export directory is root's, 0755: the anonymous user may read it but not
+// create in it, so files a test puts there must be open to it (0644 to be
+// read, 0666 to be written). Ganesha's parser still reads what any local
+// process sends to the port, as any NFS server's does.
 //
 // Root is needed (ganesha.nfsd changes capabilities and owners). Available()
 // says why it cannot run here (not root, program missing): callers skip with
