@@ -117,7 +117,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--max-contexts", a->max_contexts,
                   "RPCSEC_GSS contexts held at once (default 16384); a new one beyond evicts the "
-                  "least recently used, with a log line")
+                  "least recently used of the principals holding the most, with a log line")
       ->check(CLI::Range(size_t{1}, size_t{1} << 24));
   cmd->add_option("--context-idle", a->context_idle,
                   "Forget an RPCSEC_GSS context unused for this many seconds (default 600; 0 = "
@@ -130,30 +130,34 @@ CLI::App* AddServeCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 10000.0));
   cmd->add_flag("--no-replay-cache", a->no_replay_cache,
                 "For tests only: run the GSS acceptor without MIT's replay cache, so a captured "
-                "RPCSEC_GSS INIT can be replayed (without it, KRB5RCACHETYPE=none in the "
-                "environment is ignored)");
+                "RPCSEC_GSS INIT can be replayed (KRB5RCACHENAME and KRB5RCACHETYPE in the "
+                "environment are ignored)");
   cmd->callback([a] {
     auto engine = gss::ParseEngine(a->engine);
     if (!engine.ok()) Fail("serve", engine.status());
     auto policy = rpc::ParseWindowPolicy(a->policy);
     if (!policy.ok()) Fail("serve", policy.status());
-    // The acceptor's replay cache (MIT's, in KRB5RCACHEDIR) refuses a
-    // replayed INIT; it is off only when asked for.
-    const char* rctype = std::getenv("KRB5RCACHETYPE");
+    // The acceptor names its replay cache (rpc/server_core.h): MIT's
+    // variables would otherwise choose it, KRB5RCACHENAME=none: or
+    // KRB5RCACHETYPE=none turning it off.
+    for (const char* var : {"KRB5RCACHENAME", "KRB5RCACHETYPE"}) {
+      const char* value = std::getenv(var);
+      if (value == nullptr) continue;
+      std::cerr << "serve: ignoring " << var << "=" << value
+                << ": the GSS acceptor names its own replay cache ("
+                << (a->no_replay_cache ? "none:, --no-replay-cache"
+                                       : "dfl:, in KRB5RCACHEDIR or /var/tmp")
+                << ")" << std::endl;
+    }
     if (a->no_replay_cache) {
-      setenv("KRB5RCACHETYPE", "none", 1);
       std::cerr << "serve: the replay cache is off (--no-replay-cache): captured RPCSEC_GSS INIT "
                    "calls can be replayed"
-                << std::endl;
-    } else if (rctype != nullptr && std::string(rctype) == "none") {
-      unsetenv("KRB5RCACHETYPE");
-      std::cerr << "serve: ignoring KRB5RCACHETYPE=none: the GSS acceptor keeps its replay cache "
-                   "(--no-replay-cache turns it off, for tests)"
                 << std::endl;
     }
     rpc::ServerOptions so;
     so.keytab = a->keytab;
     so.principal = a->principal;
+    so.replay_cache = !a->no_replay_cache;
     so.engine = *engine;
     so.window = a->window;
     so.policy = *policy;
@@ -176,9 +180,9 @@ CLI::App* AddServeCommand(CLI::App& app) {
     std::signal(SIGTERM, OnSignal);
     std::cout << "serving on " << a->address << ":" << (*server)->port()
               << (a->keytab.empty() ? " (AUTH_SYS)" : " (AUTH_SYS, RPCSEC_GSS)")
-              << (to.reply_delay_us > 0
-                      ? ", replies held " + std::to_string(to.reply_delay_us) + " us (emulated delay)"
-                      : std::string())
+              << (to.reply_delay_us > 0 ? ", replies held " + std::to_string(to.reply_delay_us) +
+                                              " us (emulated delay)"
+                                        : std::string())
               << std::endl;
     auto t0 = std::chrono::steady_clock::now();
     while (!g_stop) {

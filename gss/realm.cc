@@ -120,15 +120,17 @@ Status Realm::Create(const RealmOptions& options) {
   }
   SECMODE_RETURN_IF_ERROR(Kinit());
   // The in-process GSS library must see this realm only.
-  for (const char* var : {"KRB5_CONFIG", "KRB5RCACHEDIR", "KRB5RCACHETYPE"}) {
+  for (const char* var : {"KRB5_CONFIG", "KRB5RCACHEDIR", "KRB5RCACHENAME", "KRB5RCACHETYPE"}) {
     const char* old = getenv(var);
     saved_env_[var] = old ? std::string(old) : std::string("\x01unset");
   }
   setenv("KRB5_CONFIG", krb5_conf().c_str(), 1);
   setenv("KRB5RCACHEDIR", dir_.c_str(), 1);
-  // The acceptor keeps MIT's replay cache (a replayed AP-REQ, e.g. a captured
-  // RPCSEC_GSS INIT, is refused), in this directory; a test that wants it off
-  // sets KRB5RCACHETYPE=none itself.
+  // An acceptor keeps MIT's replay cache (a replayed AP-REQ, e.g. a captured
+  // RPCSEC_GSS INIT, is refused), in this directory: MIT reads
+  // KRB5RCACHENAME (which could name another place, or none:) before
+  // KRB5RCACHETYPE and KRB5RCACHEDIR.
+  unsetenv("KRB5RCACHENAME");
   unsetenv("KRB5RCACHETYPE");
   return Status::Ok();
 }

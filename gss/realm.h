@@ -27,7 +27,9 @@
 //
 // The MIT library reads its configuration from KRB5_CONFIG, which is
 // process-wide, so only one Realm may be alive per process; Start() sets
-// KRB5_CONFIG (and a private replay-cache directory) and Stop() restores them.
+// KRB5_CONFIG and KRB5RCACHEDIR (a private replay-cache directory), unsets
+// KRB5RCACHENAME and KRB5RCACHETYPE (which would choose another replay cache,
+// or none), and Stop() restores all four.
 // Thread safety: Start/Stop from one thread; the accessors are const and safe.
 #ifndef SECMODE_GSS_REALM_H_
 #define SECMODE_GSS_REALM_H_

@@ -1,5 +1,6 @@
 #include "rpc/ganesha.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,7 +25,8 @@ namespace {
 
 constexpr const char* kReady = "NFS SERVER INITIALIZED";
 
-std::string Config(const std::string& dir, uint16_t port, const std::string& keytab) {
+std::string Config(const std::string& dir, uint16_t port, const std::string& keytab, uid_t anon_uid,
+                   gid_t anon_gid) {
   const std::string sec = keytab.empty() ? "sys" : "sys, krb5, krb5i, krb5p";
   std::string c =
       "NFS_CORE_PARAM {\n"
@@ -59,7 +61,10 @@ std::string Config(const std::string& dir, uint16_t port, const std::string& key
        std::string(Ganesha::kPseudoPath) +
        ";\n"
        "  Access_Type = RW;\n"
-       "  Squash = No_Root_Squash;\n"
+       "  Squash = All_Squash;\n"
+       "  Anonymous_Uid = " +
+       std::to_string(anon_uid) + ";\n  Anonymous_Gid = " + std::to_string(anon_gid) +
+       ";\n"
        "  SecType = " +
        sec +
        ";\n"
@@ -74,7 +79,8 @@ std::string Config(const std::string& dir, uint16_t port, const std::string& key
 // libnfsidmap's configuration, private to this server: the Kerberos
 // principals it is told about map to `nobody` (static method), so a
 // principal without a local account is a known, unprivileged user instead
-// of one Ganesha refuses (NFS4ERR_ACCESS).
+// of one Ganesha refuses (NFS4ERR_ACCESS); the export then squashes it to
+// the anonymous user like every other caller.
 std::string IdmapConfig(const std::vector<std::string>& principals) {
   std::string c =
       "[General]\n"
@@ -82,7 +88,7 @@ std::string IdmapConfig(const std::vector<std::string>& principals) {
       "[Translation]\n"
       "Method = static,nsswitch\n"
       "[Static]\n";
-  for (const std::string& p : principals) c += p + " = nobody\n";
+  for (const std::string& p : principals) c += p + " = " + Ganesha::kAnonymousUser + "\n";
   return c;
 }
 
@@ -108,12 +114,21 @@ Status Ganesha::Available() {
 Result<std::unique_ptr<Ganesha>> Ganesha::Start(const GaneshaOptions& options) {
   SECMODE_RETURN_IF_ERROR(Available());
   std::unique_ptr<Ganesha> g(new Ganesha());
+  const passwd* nobody = getpwnam(kAnonymousUser);
+  if (nobody == nullptr) {
+    return Status::Unavailable(
+        std::string("nfs-ganesha's export squashes every caller to the user ") + kAnonymousUser +
+        ", which this machine does not have");
+  }
+  g->anonymous_uid_ = nobody->pw_uid;
+  g->anonymous_gid_ = nobody->pw_gid;
   SECMODE_ASSIGN_OR_RETURN(g->dir_, common::MakeTempDirectory("secmode-ganesha-"));
   SECMODE_ASSIGN_OR_RETURN(g->reaper_,
                            common::Reaper::Start(g->dir_, "server.pid", "secmode-ganesha-reaper"));
-  // The export is open to the user principals map to (its parent, the
-  // private directory, is not): Ganesha caches its attributes from the
-  // start, so they are right before it starts.
+  // The export may be read, not written, by the anonymous user every
+  // caller is squashed to (its parent, the private directory, is not open
+  // at all): Ganesha caches its attributes from the start, so they are
+  // right before it starts.
   for (const char* sub : {"/export", "/recovery", "/ccache"}) {
     const mode_t mode = std::string(sub) == "/export" ? 0755 : 0700;
     if (mkdir((g->dir_ + sub).c_str(), mode) != 0 || chmod((g->dir_ + sub).c_str(), mode) != 0) {
@@ -129,7 +144,8 @@ Status Ganesha::Launch(const GaneshaOptions& options) {
     port_ = static_cast<uint16_t>(common::FreeLoopbackPort(/*udp=*/false));
     if (port_ == 0) return Status::Unavailable("no free loopback port for nfs-ganesha");
     const std::string conf = dir_ + "/ganesha.conf";
-    SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(conf, Config(dir_, port_, options.keytab)));
+    SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(
+        conf, Config(dir_, port_, options.keytab, anonymous_uid_, anonymous_gid_)));
     SECMODE_RETURN_IF_ERROR(
         common::WriteFileAtomically(dir_ + "/idmapd.conf", IdmapConfig(options.principals)));
     common::Command cmd;

@@ -5,7 +5,10 @@
 #include <time.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
+#include <string_view>
+#include <unordered_map>
 
 #include "common/clock.h"
 #include "gss/gss_error.h"
@@ -54,6 +57,18 @@ bool ReleaseIfLarge(Bytes& b) {
   return true;
 }
 
+// The initiator's name as the table's eviction groups it ("user@REALM"); a
+// name that cannot be shown is one group, "?".
+std::string InitiatorName(gss_name_t name) {
+  gss::BufferHandle shown;
+  OM_uint32 minor = 0;
+  if (name == GSS_C_NO_NAME || GSS_ERROR(gss_display_name(&minor, name, &shown.h, nullptr))) {
+    return "?";
+  }
+  const ByteView v = shown.view();
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size());
+}
+
 void SeqXdr(uint32_t seq, uint8_t out[4]) {
   out[0] = static_cast<uint8_t>(seq >> 24);
   out[1] = static_cast<uint8_t>(seq >> 16);
@@ -89,8 +104,12 @@ Result<std::unique_ptr<RpcServerCore>> RpcServerCore::Create(const ServerOptions
     }
     std::string kt =
         options.keytab.find(':') == std::string::npos ? "FILE:" + options.keytab : options.keytab;
-    gss_key_value_element_desc elems[] = {{"keytab", kt.c_str()}};
-    gss_key_value_set_desc store{1, elems};
+    // The replay cache is named in the credential: the environment
+    // (KRB5RCACHENAME, then KRB5RCACHETYPE) and krb5.conf's
+    // default_rcache_name are consulted only for a credential without one.
+    gss_key_value_element_desc elems[] = {{"keytab", kt.c_str()},
+                                          {"rcache", options.replay_cache ? "dfl:" : "none:"}};
+    gss_key_value_set_desc store{2, elems};
     gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
     major = gss_acquire_cred_from(&minor, name.get(), GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT,
                                   &store, gss::Out(core->acceptor_), nullptr, nullptr);
@@ -103,7 +122,7 @@ Result<std::unique_ptr<RpcServerCore>> RpcServerCore::Create(const ServerOptions
 std::shared_ptr<ServerGssContext> RpcServerCore::FindContext(ByteView handle) {
   std::shared_lock<std::shared_mutex> lock(table_mu_);
   auto it = contexts_.find(Key(handle));
-  return it == contexts_.end() ? nullptr : it->second;
+  return it == contexts_.end() ? nullptr : it->second.ctx;
 }
 
 void RpcServerCore::RemoveContext(ByteView handle) {
@@ -120,7 +139,7 @@ size_t RpcServerCore::ExpireLocked(uint64_t now) {
   if (idle_ns_ == 0) return 0;
   size_t n = 0;
   for (auto it = contexts_.begin(); it != contexts_.end();) {
-    uint64_t last = it->second->last_used_ns.load(std::memory_order_relaxed);
+    uint64_t last = it->second.ctx->last_used_ns.load(std::memory_order_relaxed);
     if (now > last && now - last > idle_ns_) {
       it = contexts_.erase(it);
       ++n;
@@ -140,8 +159,8 @@ size_t RpcServerCore::ExpireIdleContexts() {
     // scanned, and the exclusive lock is taken only when there is work.
     std::shared_lock<std::shared_mutex> lock(table_mu_);
     bool any = false;
-    for (const auto& [key, ctx] : contexts_) {
-      const uint64_t last = ctx->last_used_ns.load(std::memory_order_relaxed);
+    for (const auto& [key, entry] : contexts_) {
+      const uint64_t last = entry.ctx->last_used_ns.load(std::memory_order_relaxed);
       if (now > last && now - last > idle_ns_) {
         any = true;
         break;
@@ -157,28 +176,54 @@ void RpcServerCore::MakeRoomLocked(uint64_t now) {
   if (contexts_.size() < options_.max_contexts) return;
   const size_t expired = ExpireLocked(now);
   if (contexts_.size() < options_.max_contexts) return;
-  // Evict the least recently used 1/16 of the table (at least one), so the
-  // next INITs find room without scanning again.
+  // Evict 1/16 of the table (at least one), so the next INITs find room
+  // without scanning again.
   const size_t evict = std::min(contexts_.size(), std::max<size_t>(1, options_.max_contexts / 16) +
                                                       (contexts_.size() - options_.max_contexts));
-  std::vector<std::pair<uint64_t, const std::string*>> by_use;
-  by_use.reserve(contexts_.size());
-  for (const auto& [key, ctx] : contexts_) {
-    by_use.emplace_back(ctx->last_used_ns.load(std::memory_order_relaxed), &key);
+  // Each principal's contexts, least recently used last (popped first).
+  struct Holder {
+    std::vector<std::pair<uint64_t, const std::string*>> by_use;
+    size_t evicted = 0;
+  };
+  std::unordered_map<std::string_view, Holder> holders;
+  for (const auto& [key, entry] : contexts_) {
+    holders[entry.principal].by_use.emplace_back(
+        entry.ctx->last_used_ns.load(std::memory_order_relaxed), &key);
   }
-  std::nth_element(by_use.begin(), by_use.begin() + static_cast<std::ptrdiff_t>(evict - 1),
-                   by_use.end());
-  const uint64_t newest_evicted = by_use[evict - 1].first;
+  std::vector<Holder*> order;  // the largest holder at the front (a heap)
+  order.reserve(holders.size());
+  for (auto& [principal, h] : holders) {
+    std::sort(h.by_use.begin(), h.by_use.end(), std::greater<>());
+    order.push_back(&h);
+  }
+  const auto smaller = [](const Holder* a, const Holder* b) {
+    return a->by_use.size() < b->by_use.size();
+  };
+  std::make_heap(order.begin(), order.end(), smaller);
   std::vector<std::string> victims;
   victims.reserve(evict);
-  for (size_t i = 0; i < evict; ++i) victims.push_back(*by_use[i].second);
+  uint64_t newest_evicted = 0;
+  // One at a time from whoever holds the most: the largest holders come
+  // down to the next one's level before anyone else loses a context.
+  while (victims.size() < evict) {
+    std::pop_heap(order.begin(), order.end(), smaller);
+    Holder* h = order.back();
+    victims.push_back(*h->by_use.back().second);
+    newest_evicted = std::max(newest_evicted, h->by_use.back().first);
+    h->by_use.pop_back();
+    h->evicted++;
+    std::push_heap(order.begin(), order.end(), smaller);
+  }
+  size_t principals = 0;
+  for (const auto& [principal, h] : holders) principals += h.evicted > 0;
   for (const auto& k : victims) contexts_.erase(k);
   c_.contexts_evicted += evict;
   const size_t max = options_.max_contexts;
   log_->Say(LogKind::kContextTable, [=] {
     return "RPCSEC_GSS context table full (" + std::to_string(max) + " contexts" +
            (expired ? ", " + std::to_string(expired) + " expired" : std::string()) +
-           "): evicted the " + std::to_string(evict) + " least recently used, idle for at least " +
+           "): evicted the " + std::to_string(evict) + " least recently used of the " +
+           std::to_string(principals) + " principal(s) holding the most, idle for at least " +
            std::to_string((now > newest_evicted ? now - newest_evicted : 0) / 1000000) +
            " ms; their clients get RPCSEC_GSS_CREDPROBLEM and must create new contexts";
   });
@@ -505,14 +550,17 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
   }
   gss_buffer_desc in{token.size(), const_cast<uint8_t*>(token.data())};
   gss::BufferHandle out;
+  gss::NamePtr initiator;
   OM_uint32 minor = 0;
   OM_uint32 major = gss_accept_sec_context(&minor, gss::Out(ctx->pending), acceptor_.get(), &in,
-                                           GSS_C_NO_CHANNEL_BINDINGS, nullptr, nullptr, &out.h,
-                                           nullptr, nullptr, nullptr);
+                                           GSS_C_NO_CHANNEL_BINDINGS, gss::Out(initiator), nullptr,
+                                           &out.h, nullptr, nullptr, nullptr);
   Bytes verf;
   uint32_t window = 0;
   ByteView handle_out;
+  std::string principal;  // whose context it is, once established
   if (major == GSS_S_COMPLETE) {
+    principal = InitiatorName(initiator.get());
     auto p = gss::NewProtector(options_.engine, std::move(ctx->pending));
     if (!p.ok()) {
       major = GSS_S_FAILURE;
@@ -535,7 +583,7 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
     // the acceptor's replay cache caught, never evicts anyone).
     std::string key = Key(ctx->handle);
     if (contexts_.find(key) == contexts_.end()) MakeRoomLocked(now);
-    contexts_[key] = ctx;
+    contexts_[key] = TableEntry{ctx, std::move(principal)};
   } else {
     RemoveContext(ctx->handle);
   }

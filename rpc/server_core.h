@@ -17,12 +17,19 @@
 // Contexts are bounded: a context unused for context_idle_seconds is
 // forgotten (its client gets RPCSEC_GSS_CREDPROBLEM and makes a new one, as
 // RFC 2203 5.3.3.3 lets a server do), and when a new context would make the
-// table hold more than max_contexts, the least recently used ones are
-// evicted to make room (a batch of 1/16 of the table, so an INIT does not
-// scan the table each time), with a rate-limited log line. An INIT the GSS
-// acceptor refuses (a replayed token, garbage) never takes a place or
-// evicts anyone. The acceptor's replay cache is MIT's (KRB5RCACHETYPE and
-// KRB5RCACHEDIR; gss/realm.h keeps it in the realm's directory).
+// table hold more than max_contexts, a batch of 1/16 of the table (so an
+// INIT does not scan the table each time) is evicted to make room, with a
+// rate-limited log line. The batch is taken from the principals holding the
+// most contexts, each one's least recently used first, until they hold no
+// more than the next (a context still being created counts for one
+// "principal" of its own): one principal that churns contexts evicts its
+// own, never another principal's while it holds more than that one. An INIT
+// the GSS acceptor refuses (a replayed token, garbage) never takes a place
+// or evicts anyone. The acceptor's replay cache is MIT's default file cache
+// ("dfl:": krb5_<euid>.rcache2 in KRB5RCACHEDIR, else /var/tmp; gss/realm.h
+// keeps it in the realm's directory), named in the acceptor's credential, so
+// no KRB5RCACHENAME, KRB5RCACHETYPE or default_rcache_name turns it off:
+// only ServerOptions::replay_cache = false does.
 //
 // Thread safety: HandleCall may be called from many threads at once; each
 // GSS context serialises its window (and, with MIT's engine, its one
@@ -68,11 +75,15 @@ struct ProgramSpec {
 struct ServerOptions {
   std::string keytab;     // acceptor keytab; "" = no RPCSEC_GSS
   std::string principal;  // "" = any principal in the keytab
+  // MIT's replay cache ("dfl:") for the acceptor; false = "none:", so a
+  // captured INIT can be replayed (tests only).
+  bool replay_cache = true;
   gss::Engine engine = gss::Engine::kMit;
   uint32_t window = 128;  // RFC 2203 seq_window announced and enforced
   WindowPolicy policy = WindowPolicy::kDrop;
   // Contexts held at once (established or being created); a new one beyond
-  // it evicts the least recently used (never refuses the newcomer).
+  // it evicts the least recently used of the principals holding the most
+  // (never refuses the newcomer).
   size_t max_contexts = 16384;
   // A context unused this long is forgotten; 0 = never.
   double context_idle_seconds = 600;
@@ -87,7 +98,7 @@ struct ServerCounters {
   uint64_t below_window = 0;  // window: too old
   uint64_t disconnects = 0;   // connections closed by policy
   uint64_t contexts_created = 0, contexts_destroyed = 0, contexts_discarded = 0;
-  uint64_t contexts_evicted = 0;  // least recently used, to make room
+  uint64_t contexts_evicted = 0;  // to make room (the largest holders' least recently used)
   uint64_t contexts_expired = 0;  // unused for context_idle_seconds
   uint64_t auth_errors = 0, garbage_args = 0, prog_unavail = 0, proc_unavail = 0;
 };
@@ -187,8 +198,14 @@ class RpcServerCore {
   ServerOptions options_;
   std::vector<ProgramSpec> programs_;
   gss::CredPtr acceptor_;
+  // A context in the table and whose it is: the initiator's name
+  // (gss_display_name) once established, "" while being created.
+  struct TableEntry {
+    std::shared_ptr<ServerGssContext> ctx;
+    std::string principal;
+  };
   std::shared_mutex table_mu_;
-  std::unordered_map<std::string, std::shared_ptr<ServerGssContext>> contexts_;
+  std::unordered_map<std::string, TableEntry> contexts_;  // by handle
   std::atomic<uint64_t> next_handle_{1};
   uint64_t idle_ns_ = 0;  // 0 = no expiry
   std::unique_ptr<RateLimitedLog> log_;

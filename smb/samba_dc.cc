@@ -1,6 +1,5 @@
 #include "smb/samba_dc.h"
 
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,7 +7,6 @@
 
 #include "common/clock.h"
 #include "common/files.h"
-#include "common/hex.h"
 #include "common/subprocess.h"
 
 namespace secmode::smb {
@@ -71,12 +69,11 @@ SmbConnector SambaDc::Connector() const {
 
 std::string SambaDc::share_unc() const { return std::string("\\\\") + kDnsName + "\\" + kShare; }
 
-Status SambaDc::Run(const std::vector<std::string>& argv, const std::string& log,
-                    const std::string& stdin_path, int timeout_ms) const {
+Status SambaDc::Run(const std::vector<std::string>& argv, const std::string& log, int timeout_ms) {
+  commands_.push_back(argv);
   common::Command c;
   c.argv = argv;
   c.log_path = dir_ + "/" + log;
-  c.stdin_path = stdin_path;
   c.env = {{"KRB5_CONFIG", krb5_conf()}, {"KRB5CCNAME", ccache()}};
   SECMODE_ASSIGN_OR_RETURN(int rc, common::RunAndWait(c, timeout_ms));
   if (rc != 0) {
@@ -126,6 +123,7 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
        run, dc->dir_ + "/etc/smb.conf"});
   c.log_path = dc->log_path();
   c.own_process_group = true;
+  dc->commands_.push_back(c.argv);
   SECMODE_ASSIGN_OR_RETURN(dc->pid_, common::Spawn(c));
   SECMODE_RETURN_IF_ERROR(dc->lab_->Track(dc->pid_));
   SECMODE_RETURN_IF_ERROR(dc->WaitUntilServing(left_ms()));
@@ -144,22 +142,20 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
 }
 
 Status SambaDc::Provision() {
-  // A random password per run: nothing here is a secret worth keeping, but
-  // a fixed one would be the same on every machine that runs this.
-  unsigned char raw[12];
-  if (RAND_bytes(raw, sizeof raw) != 1) return Status::Internal("RAND_bytes failed");
-  // Upper, lower, digit and symbol: the domain's complexity rule.
-  const std::string admin_pass = "Sa1!" + common::ToHex(common::ByteView(raw, 6));
-  const std::string user_pass = "Su1!" + common::ToHex(common::ByteView(raw + 6, 6));
-  SECMODE_RETURN_IF_ERROR(
-      Run(lab_->InServer({"samba-tool", "domain", "provision", std::string("--realm=") + kRealm,
-                          std::string("--domain=") + kDomain, "--server-role=dc",
-                          "--dns-backend=NONE", "--adminpass=" + admin_pass, "--targetdir=" + dir_,
-                          std::string("--host-name=") + kHost,
-                          std::string("--host-ip=") + lab::kServerAddress,
-                          std::string("--option=interfaces=") + lab::kServerAddress + "/32",
-                          "--option=bind interfaces only=yes"}),
-          "provision.log"));
+  // No password on a command line (any local user reads /proc/PID/cmdline)
+  // and none in a file: provision makes the Administrator's own (a random
+  // one, shown only in provision.log, which is 0600 like every log here),
+  // the user gets a random one nobody sees (--random-password), and the
+  // client authenticates with the user's keys, exported into a keytab in a
+  // 0700 directory.
+  SECMODE_RETURN_IF_ERROR(Run(
+      lab_->InServer({"samba-tool", "domain", "provision", std::string("--realm=") + kRealm,
+                      std::string("--domain=") + kDomain, "--server-role=dc", "--dns-backend=NONE",
+                      "--targetdir=" + dir_, std::string("--host-name=") + kHost,
+                      std::string("--host-ip=") + lab::kServerAddress,
+                      std::string("--option=interfaces=") + lab::kServerAddress + "/32",
+                      "--option=bind interfaces only=yes"}),
+      "provision.log"));
 
   const std::string conf_path = dir_ + "/etc/smb.conf";
   SECMODE_ASSIGN_OR_RETURN(std::string conf, common::ReadFile(conf_path));
@@ -188,10 +184,18 @@ Status SambaDc::Provision() {
                        "[realms]\n  " +
                        kRealm + " = {\n    kdc = " + lab::kServerAddress +
                        ":88\n  }\n[domain_realm]\n  " + kDnsName + " = " + kRealm + "\n"));
-  SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir_ + "/user-password", user_pass + "\n"));
-  // The user is made in the database before the server starts.
-  return Run(lab_->InServer({"samba-tool", "user", "create", kUser, user_pass, "-s", conf_path}),
-             "user.log");
+  // The user is made in the database before the server starts, and its
+  // keys are exported from it (no server needed).
+  SECMODE_RETURN_IF_ERROR(Run(
+      lab_->InServer({"samba-tool", "user", "create", kUser, "--random-password", "-s", conf_path}),
+      "user.log"));
+  const std::string keys = keys_dir();
+  if (mkdir(keys.c_str(), 0700) != 0 || chmod(keys.c_str(), 0700) != 0) {
+    return Status::Unavailable("making " + keys + ": " + common::ErrnoText(errno));
+  }
+  return Run(lab_->InServer({"samba-tool", "domain", "exportkeytab", user_keytab(),
+                             "--principal=" + user_principal(), "-s", conf_path}),
+             "exportkeytab.log");
 }
 
 Status SambaDc::WaitUntilServing(int timeout_ms) {
@@ -222,13 +226,13 @@ Status SambaDc::GetTickets(int timeout_ms) {
   const common::Deadline until = common::Deadline::AfterMs(timeout_ms);
   Status got = Status::Ok();
   do {
-    got = Run(lab_->InClient({"kinit", user_principal()}), "kinit.log", dir_ + "/user-password",
+    got = Run(lab_->InClient({"kinit", "-k", "-t", user_keytab(), user_principal()}), "kinit.log",
               10000);
     if (got.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   } while (!until.Passed());
   SECMODE_RETURN_IF_ERROR(got.Annotate("a ticket for " + user_principal()));
-  return Run(lab_->InClient({"kvno", service_principal()}), "kvno.log", "", 10000)
+  return Run(lab_->InClient({"kvno", service_principal()}), "kvno.log", 10000)
       .Annotate("a service ticket for " + service_principal());
 }
 

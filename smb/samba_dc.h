@@ -13,19 +13,23 @@
 // lab::kServerAddress, and parallel tests and the machine's own services
 // never collide. The client side reaches it from the lab's client
 // namespace: Connect() makes TCP connections there for this process, and
-// the Kerberos tickets are fetched there (MIT `kinit`, then `kvno` for the
-// server's cifs/ principal) into a ccache file in the private directory, so
-// the GSS-API in this process never needs the DC's KDC (whatever
-// KRB5_CONFIG this process has, e.g. the NFS side's realm).
+// the Kerberos tickets are fetched there (MIT `kinit` with the user's
+// keytab, then `kvno` for the server's cifs/ principal) into a ccache file
+// in the private directory, so the GSS-API in this process never needs the
+// DC's KDC (whatever KRB5_CONFIG this process has, e.g. the NFS side's
+// realm).
 //
 // Start(): a private directory (inside the lab's), `samba-tool domain
 // provision` (realm kRealm, domain kDomain, host kHost, no DNS server) run
 // in the server namespace, a share `kShare` in the directory, a user kUser
-// with a random password, smb.conf amended (below), `samba -i` in the
-// foreground in the server namespace and in a mount namespace of its own
-// where /run/samba (the sockets Samba's processes find each other by, a
-// path built into them) is the DC's own directory, so two DCs on the machine
-// never reach each other's winbindd (its log kept), waited for until its
+// with a random password no one sees, its keys exported into a keytab in a
+// 0700 directory (no password is ever on a command line, which any local
+// user can read in /proc, or in a file), smb.conf amended (below),
+// `samba -i` in the foreground in the server namespace and in a mount
+// namespace of its own where /run/samba (the sockets Samba's processes find
+// each other by, a path built into them) is the DC's own directory, so two
+// DCs on the machine never reach each other's winbindd (its log kept),
+// waited for until its
 // KDC and SMB ports accept connections from the client namespace and a
 // ticket is issued. smb.conf: signing offered, not required ("server
 // signing = auto", so smb-plain can be measured; a DC requires it by
@@ -99,6 +103,13 @@ class SambaDc {
   // service_principal(), so no KDC is needed to set up a session.
   std::string ccache() const { return "FILE:" + dir_ + "/ccache"; }
   std::string user_principal() const;
+  // kUser's keys (from the DC's database), for kinit; the directory is
+  // 0700, the keytab root's.
+  std::string keys_dir() const { return dir_ + "/keys"; }
+  std::string user_keytab() const { return keys_dir() + "/user.keytab"; }
+  // Every command the set-up ran or started, in order (for tests: none holds
+  // a password).
+  const std::vector<std::vector<std::string>>& commands() const { return commands_; }
   // "\\dc1.smb.secmode.test\share", as TREE_CONNECT names it.
   std::string share_unc() const;
   std::string share_dir() const { return dir_ + "/share"; }
@@ -126,8 +137,10 @@ class SambaDc {
  private:
   SambaDc() = default;
   common::Status Provision();
+  // Runs a set-up command to its end (recorded in commands_), its output in
+  // `log` in the directory.
   common::Status Run(const std::vector<std::string>& argv, const std::string& log,
-                     const std::string& stdin_path = "", int timeout_ms = 120000) const;
+                     int timeout_ms = 120000);
   common::Status WaitUntilServing(int timeout_ms);
   common::Status GetTickets(int timeout_ms);
 
@@ -135,6 +148,7 @@ class SambaDc {
   std::string dir_;
   pid_t pid_ = -1;
   std::string version_;
+  std::vector<std::vector<std::string>> commands_;
 };
 
 }  // namespace secmode::smb

@@ -26,6 +26,9 @@ using testing::WaitUntil;
 TEST(RealmTest, StartsAnswersAndStopsCleanly) {
   const char* before = getenv("KRB5_CONFIG");
   std::string before_value = before ? before : "";
+  // A replay cache chosen by the environment (MIT reads KRB5RCACHENAME
+  // first) is not the realm's: unset while it lives, restored after.
+  setenv("KRB5RCACHENAME", "none:", 1);
   auto realm = Realm::Start();
   ASSERT_TRUE(realm.ok()) << realm.status().ToString();
   Realm& r = **realm;
@@ -37,6 +40,8 @@ TEST(RealmTest, StartsAnswersAndStopsCleanly) {
   EXPECT_TRUE(fs::exists(r.user_keytab()));
   EXPECT_NE(r.kdc_port(), 88);
   EXPECT_EQ(std::string(getenv("KRB5_CONFIG")), r.krb5_conf());
+  EXPECT_EQ(std::string(getenv("KRB5RCACHEDIR")), dir);
+  EXPECT_EQ(getenv("KRB5RCACHENAME"), nullptr);
   // The TGT is really there: klist -s exits 0 only for a valid ccache.
   common::Command klist{{"klist", "-s", "-c", r.ccache()}, r.Environment(), "", ""};
   auto rc = common::RunAndWait(klist);
@@ -63,6 +68,9 @@ TEST(RealmTest, StartsAnswersAndStopsCleanly) {
   EXPECT_TRUE(WaitUntil([&] { return !ProcessRunning(reaper); }, 5000));
   const char* after = getenv("KRB5_CONFIG");
   EXPECT_EQ(after ? std::string(after) : std::string(), before_value);
+  const char* rcname = getenv("KRB5RCACHENAME");
+  EXPECT_EQ(rcname ? std::string(rcname) : std::string(), "none:");
+  unsetenv("KRB5RCACHENAME");
 }
 
 // Starts a realm in a child process, kills the child with `sig` and checks

@@ -27,10 +27,10 @@
 namespace secmode::rpc {
 namespace {
 
-using common::Connect;
-using common::Deadline;
 using common::Bytes;
 using common::ByteView;
+using common::Connect;
+using common::Deadline;
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -162,6 +162,41 @@ TEST_F(GaneshaTest, LoadDrivesARealSessionInEveryMode) {
       EXPECT_GE(r->session_slots, 8u);
     }
   }
+}
+
+// AUTH_SYS lets a client say it is root (secmode's sys client says uid 0,
+// as a Linux client's root does); any local user can send that to the
+// port. Ganesha treats it as the anonymous user: a file it creates is the
+// anonymous user's, and a root-owned 0644 file cannot be written.
+TEST_F(GaneshaTest, RootOverAuthSysIsSquashedToTheAnonymousUser) {
+  auto g = StartWithRealm();
+  ASSERT_TRUE(g);
+  const std::string drop = g->export_dir() + "/drop", root_only = g->export_dir() + "/root-only";
+  ASSERT_EQ(mkdir(drop.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(drop.c_str(), 0777), 0);
+  ASSERT_TRUE(common::WriteFileAtomically(root_only, "root's\n").ok());
+  ASSERT_EQ(chmod(root_only.c_str(), 0644), 0);
+  PutFiles(*g);
+
+  LoadOptions o = GaneshaLoad(*g, "sys", NfsOp::kWrite);
+  o.connections = 1;
+  o.nfs41_options.write_path = {"export", "drop", "made-by-root"};
+  auto r = RunLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << g->Describe();
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  struct stat st;
+  ASSERT_EQ(stat((drop + "/made-by-root").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, g->anonymous_uid()) << "the file a root AUTH_SYS caller made";
+  EXPECT_EQ(st.st_gid, g->anonymous_gid());
+
+  o.nfs41_options.write_path = {"export", "root-only"};
+  r = RunLoad(o);
+  ASSERT_FALSE(r.ok()) << "a root AUTH_SYS caller opened a root-owned 0644 file for writing";
+  EXPECT_NE(r.status().message().find("NFS4ERR_ACCESS"), std::string::npos)
+      << r.status().ToString();
+  auto text = common::ReadFile(root_only);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "root's\n");
 }
 
 TEST_F(GaneshaTest, AMissingFileIsNamedWithTheServersError) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rpc/load.h"
@@ -212,37 +213,41 @@ TEST(ServeLimitsTest, ThreadCreationFailureIsSurvived) {
 }
 
 // The GSS acceptor keeps MIT's replay cache even when the environment says
-// KRB5RCACHETYPE=none: a captured INIT replayed is refused. Only
-// --no-replay-cache (tests) turns it off.
+// KRB5RCACHETYPE=none or KRB5RCACHENAME=none: (which MIT reads first): a
+// captured INIT replayed is refused, and serve says it ignored the
+// variable. Only --no-replay-cache (tests) turns it off.
 TEST(ServeLimitsTest, ReplayedInitIsRefusedUnlessTheReplayCacheIsOff) {
   gss::Realm* realm = secmode::testing::SharedRealm();
-  for (bool off : {false, true}) {
-    ServeProcess serve;
-    std::vector<std::string> args = {"--keytab", realm->service_keytab()};
-    if (off) args.push_back("--no-replay-cache");
-    ASSERT_NO_FATAL_FAILURE(serve.Start(SECMODE_BIN, args, "", {{"KRB5RCACHETYPE", "none"}}));
-    int fd = hostile::ConnectWithin(serve.port(), 2000);
-    ASSERT_GE(fd, 0);
-    Bytes init;
-    auto ctx = hostile::EstablishOver(fd, realm->ccache(), &init);
-    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
-    for (int i = 0; i < 3; ++i) {
-      const int64_t major = hostile::ReplayInit(fd, init);
-      if (off) {
-        EXPECT_EQ(major, 0) << "replay " << i;
-      } else {
-        EXPECT_GT(major, 0) << "replay " << i << " made a context";
+  for (const auto& [var, value] : std::vector<std::pair<std::string, std::string>>{
+           {"KRB5RCACHETYPE", "none"}, {"KRB5RCACHENAME", "none:"}}) {
+    for (bool off : {false, true}) {
+      SCOPED_TRACE(var + "=" + value + (off ? " --no-replay-cache" : ""));
+      ServeProcess serve;
+      std::vector<std::string> args = {"--keytab", realm->service_keytab()};
+      if (off) args.push_back("--no-replay-cache");
+      ASSERT_NO_FATAL_FAILURE(serve.Start(SECMODE_BIN, args, "", {{var, value}}));
+      int fd = hostile::ConnectWithin(serve.port(), 2000);
+      ASSERT_GE(fd, 0);
+      Bytes init;
+      auto ctx = hostile::EstablishOver(fd, realm->ccache(), &init);
+      ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+      for (int i = 0; i < 3; ++i) {
+        const int64_t major = hostile::ReplayInit(fd, init);
+        if (off) {
+          EXPECT_EQ(major, 0) << "replay " << i;
+        } else {
+          EXPECT_GT(major, 0) << "replay " << i << " made a context";
+        }
       }
+      close(fd);
+      const std::string log = serve.Log();
+      EXPECT_NE(log.find("ignoring " + var + "=" + value), std::string::npos) << log;
+      EXPECT_EQ(log.find("the replay cache is off") != std::string::npos, off) << log;
+      EXPECT_EQ(serve.Stop(), 0) << serve.Log();
+      EXPECT_NE(serve.Log().find(off ? "contexts created 4" : "contexts created 1"),
+                std::string::npos)
+          << serve.Log();
     }
-    close(fd);
-    const std::string log = serve.Log();
-    EXPECT_NE(log.find(off ? "the replay cache is off" : "ignoring KRB5RCACHETYPE=none"),
-              std::string::npos)
-        << log;
-    EXPECT_EQ(serve.Stop(), 0) << serve.Log();
-    EXPECT_NE(serve.Log().find(off ? "contexts created 4" : "contexts created 1"),
-              std::string::npos)
-        << serve.Log();
   }
 }
 

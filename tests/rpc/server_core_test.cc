@@ -13,6 +13,7 @@
 #include "rpc/gss_client.h"
 #include "rpc/nfs.h"
 #include "rpc/xdr.h"
+#include "tests/gss/kinit_user.h"
 #include "tests/rpc/in_process_gss.h"
 #include "tests/support/shared_realm.h"
 
@@ -350,6 +351,49 @@ TEST_F(ServerCoreTest, FullContextTableEvictsTheLeastRecentlyUsed) {
       << lines[0];
 }
 
+// Eviction takes from the principals holding the most: one principal (the
+// realm's user) that makes context after context evicts only its own, and
+// another principal's context, idle and older than all of them, survives.
+TEST_F(ServerCoreTest, OnePrincipalChurningEvictsOnlyItsOwnContexts) {
+  gss::Realm* realm = testing::SharedRealm();
+  const std::string alice_ccache = "FILE:" + realm->dir() + "/alice-server-core.ccache";
+  ASSERT_TRUE(testing::KinitUser(*realm, alice_ccache).ok());
+  std::vector<std::string> lines;
+  ServerOptions so;
+  so.max_contexts = 4;
+  so.log = [&](const std::string& l) { lines.push_back(l); };
+  auto core = inproc::StartGssCore(nfs_, so);
+  ASSERT_TRUE(core.ok()) << core.status().ToString();
+  core_ = std::move(core).value();
+  GssClientConfig cfg;
+  cfg.ccache = alice_ccache;
+  cfg.prog = kNfsProgram;
+  cfg.vers = kNfsVersion;
+  auto alice = GssClientContext::Establish(cfg, [&](ByteView call) -> common::Result<Bytes> {
+    Bytes reply;
+    if (core_->HandleCall(call, &reply) != Disposition::kReply) {
+      return common::Status::Internal("dropped");
+    }
+    return reply;
+  });
+  ASSERT_TRUE(alice.ok()) << alice.status().ToString();
+  usleep(30000);  // the use clock is coarse: alice's is the oldest by far
+  std::shared_ptr<GssClientContext> newest;
+  for (int i = 0; i < 12; ++i) {
+    auto churn = inproc::EstablishInProcess(*core_);
+    ASSERT_TRUE(churn.ok()) << churn.status().ToString();
+    newest = *churn;
+  }
+  EXPECT_EQ(core_->context_count(), 4u);
+  EXPECT_EQ(core_->counters().contexts_evicted, 9u);
+  ctx_ = *alice;
+  ExpectAccepted(GssCall(kGssSvcNone, ctx_->NextSeq()), kSuccess);
+  ctx_ = newest;
+  ExpectAccepted(GssCall(kGssSvcNone, ctx_->NextSeq()), kSuccess);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("of the 1 principal(s) holding the most"), std::string::npos) << lines[0];
+}
+
 TEST_F(ServerCoreTest, IdleContextsExpire) {
   ServerOptions so;
   so.context_idle_seconds = 0.1;
@@ -402,39 +446,44 @@ void DecodeInitRes(ByteView reply, uint32_t* major, size_t* handle_size) {
 }
 
 // MIT's replay cache (kept in the realm's directory) refuses a captured
-// INIT sent again: it makes no second context and takes no place.
+// INIT sent again: it makes no second context and takes no place. The
+// environment cannot turn it off: MIT reads KRB5RCACHENAME first, then
+// KRB5RCACHETYPE, for an acceptor that names no cache of its own.
 TEST_F(ServerCoreTest, ReplayedInitIsRefusedByTheReplayCache) {
-  ASSERT_EQ(getenv("KRB5RCACHETYPE"), nullptr) << "the realm must not turn the replay cache off";
-  auto core = inproc::StartGssCore(nfs_, ServerOptions{});
-  ASSERT_TRUE(core.ok()) << core.status().ToString();
-  core_ = std::move(core).value();
-  Bytes init;
-  auto ctx = EstablishCapturing(*core_, &init);
-  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
-  ASSERT_FALSE(init.empty());
-  EXPECT_EQ(core_->context_count(), 1u);
-  for (int i = 0; i < 3; ++i) {
-    Bytes reply;
-    ASSERT_EQ(core_->HandleCall(init, &reply), Disposition::kReply);
-    uint32_t major = 0;
-    size_t handle_size = 0;
-    DecodeInitRes(reply, &major, &handle_size);
-    EXPECT_TRUE(GSS_ERROR(major)) << "replay " << i << " accepted, major 0x" << std::hex << major;
-    EXPECT_EQ(handle_size, 0u);
+  ASSERT_NE(testing::SharedRealm(), nullptr);  // started first: it clears the variables
+  const std::vector<std::pair<const char*, const char*>> envs = {
+      {"KRB5RCACHETYPE", nullptr}, {"KRB5RCACHETYPE", "none"}, {"KRB5RCACHENAME", "none:"}};
+  for (const auto& [var, value] : envs) {
+    SCOPED_TRACE(std::string(var) + "=" + (value ? value : "(unset)"));
+    testing::ScopedEnv env(var, value);
+    auto core = inproc::StartGssCore(nfs_, ServerOptions{});
+    ASSERT_TRUE(core.ok()) << core.status().ToString();
+    core_ = std::move(core).value();
+    Bytes init;
+    auto ctx = EstablishCapturing(*core_, &init);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+    ASSERT_FALSE(init.empty());
+    EXPECT_EQ(core_->context_count(), 1u);
+    for (int i = 0; i < 3; ++i) {
+      Bytes reply;
+      ASSERT_EQ(core_->HandleCall(init, &reply), Disposition::kReply);
+      uint32_t major = 0;
+      size_t handle_size = 0;
+      DecodeInitRes(reply, &major, &handle_size);
+      EXPECT_TRUE(GSS_ERROR(major)) << "replay " << i << " accepted, major 0x" << std::hex << major;
+      EXPECT_EQ(handle_size, 0u);
+    }
+    EXPECT_EQ(core_->context_count(), 1u);
+    EXPECT_EQ(core_->counters().contexts_created, 1u);
   }
-  EXPECT_EQ(core_->context_count(), 1u);
-  EXPECT_EQ(core_->counters().contexts_created, 1u);
 }
 
-// ... and only when a test turns it off does the same replay make a new
-// context each time (what filled the table before).
+// ... and only when the server is told to run without it does the same
+// replay make a new context each time (what filled the table before).
 TEST_F(ServerCoreTest, WithoutTheReplayCacheAReplayedInitMakesAContext) {
-  ASSERT_NE(testing::SharedRealm(), nullptr);  // started first: it clears the variable
-  setenv("KRB5RCACHETYPE", "none", 1);
-  struct Restore {
-    ~Restore() { unsetenv("KRB5RCACHETYPE"); }
-  } restore;
-  auto core = inproc::StartGssCore(nfs_, ServerOptions{});
+  ServerOptions so;
+  so.replay_cache = false;
+  auto core = inproc::StartGssCore(nfs_, so);
   ASSERT_TRUE(core.ok()) << core.status().ToString();
   core_ = std::move(core).value();
   Bytes init;

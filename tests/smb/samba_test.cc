@@ -429,6 +429,50 @@ void ExpectStoppedLeavingNothing(SambaDc* dc) {
   EXPECT_FALSE(secmode::testing::ProcessRunning(pid));
 }
 
+// No password of the DC is ever on a command line (any local user reads
+// /proc/PID/cmdline) or in a file others can read: the commands the set-up
+// ran name none (provision makes the Administrator's, written only to
+// provision.log; the user's is random and never shown), and the user's
+// keytab is root's alone, in a 0700 directory.
+TEST_F(SambaTest, NoPasswordOnACommandLineAndTheKeysArePrivate) {
+  std::string admin;
+  {
+    std::ifstream log(dc_->dir() + "/provision.log");
+    const std::string label = "Admin password:";
+    for (std::string line; std::getline(log, line);) {
+      const size_t at = line.find(label);
+      if (at == std::string::npos) continue;
+      std::istringstream(line.substr(at + label.size())) >> admin;
+    }
+  }
+  EXPECT_FALSE(admin.empty()) << "provision did not make the Administrator's password";
+  ASSERT_FALSE(dc_->commands().empty());
+  for (const auto& argv : dc_->commands()) {
+    std::string line;
+    for (const auto& a : argv) line += a + " ";
+    for (size_t i = 0; i < argv.size(); ++i) {
+      for (const char* option : {"--adminpass", "--password", "--newpassword"}) {
+        EXPECT_NE(argv[i].rfind(option, 0), 0u) << line;
+      }
+      if (!admin.empty()) {
+        EXPECT_EQ(argv[i].find(admin), std::string::npos) << line;
+      }
+      // samba-tool user create NAME [PASSWORD]: no password after the name.
+      if (i >= 2 && argv[i - 2] == "user" && argv[i - 1] == "create" && i + 1 < argv.size()) {
+        EXPECT_EQ(argv[i + 1].rfind("-", 0), 0u) << "a password after the user name: " << line;
+      }
+    }
+  }
+  struct stat st;
+  ASSERT_EQ(stat(dc_->keys_dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
+  ASSERT_EQ(stat(dc_->user_keytab().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
+  EXPECT_EQ(st.st_uid, 0u);
+  ASSERT_EQ(stat((dc_->dir() + "/provision.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << std::oct << st.st_mode;
+}
+
 // Two DCs at once, as ctest -j2 runs two of these tests: the second one
 // ends first, and the first still sets sessions up (its smbd asks its own
 // winbindd to map the user's SIDs; when both shared /run/samba, it asked the
