@@ -352,6 +352,8 @@ json ProbeReportJson(const rpc::ProbeReport& r) {
           {"model", model},
           {"contexts_created", r.contexts_created},
           {"contexts_destroyed", r.contexts_destroyed},
+          {"stray_replies", r.stray_replies},
+          {"stray_reply_bytes", r.stray_reply_bytes},
           {"seconds", r.seconds},
           {"tests", tests}};
 }
