@@ -376,6 +376,8 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"retransmits", r.retransmits},
           {"timeouts", r.timeouts},
           {"disconnects", r.disconnects},
+          {"reconnects_per_second", r.reconnects_per_second},
+          {"reconnect_wait_seconds", r.reconnect_wait_seconds},
           {"context_recreations", r.context_recreations},
           {"reencodes", r.reencodes},
           {"stale_replies", r.stale_replies},
