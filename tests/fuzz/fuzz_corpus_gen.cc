@@ -11,6 +11,10 @@
 //                     arguments, and the replies a server core gives;
 //   rpc_record_fuzzer record-marked streams of calls (one and several
 //                     fragments, several records);
+//   rpc_probe_fuzzer  reply streams for the probe: the fixture's genuine
+//                     replies by index (in order, late, duplicated,
+//                     altered), replies to no call, a flood of them, an
+//                     oversize mark, fragments;
 //   native_token_fuzz wrap and MIC tokens under the target's fixed keys;
 //   smb_parsers_fuzz  SMB2 messages, signed messages and chains (under the
 //                     target's signing key), template edits.
@@ -27,6 +31,7 @@
 #include "common/bytes.h"
 #include "gss/native_protector.h"
 #include "rpc/nfs.h"
+#include "rpc/probe_replies.h"
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
@@ -355,6 +360,76 @@ void RecordSeeds(Writer& w) {
   w.Seed("empty-fragment-then-oversize", f.bytes());
 }
 
+// ---------------------------------------------------------- rpc_probe_fuzzer
+
+// Items of the target's input (rpc_probe_fuzzer.cc): genuine reply `i`
+// (unaltered: offset 0xffff), a record for call `i` or for xid `xid` with a
+// body of `body` zero bytes, a bare record mark.
+void Genuine(fuzz::FuzzWriter& f, uint8_t i, uint16_t off = 0xffff, uint8_t x = 0) {
+  f.U8(0).U8(i).U16(off).U8(x);
+}
+void OwnRecord(fuzz::FuzzWriter& f, uint32_t xid, uint16_t body) {
+  f.U8(3).U8(200).U32(xid).U16(body).Raw(Bytes(body, 0));
+}
+
+void ProbeSeeds(Writer& w) {
+  w.Target("rpc_probe_fuzzer");
+  for (uint8_t chunk : {uint8_t{0}, uint8_t{7}, uint8_t{255}}) {
+    fuzz::FuzzWriter f;
+    f.U8(chunk).U8(2);  // three calls
+    for (uint8_t i = 0; i < 3; ++i) Genuine(f, i);
+    w.Seed("in-order-chunk" + std::to_string(chunk + 1), f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // late answers first, then the one waited for
+    f.U8(63).U8(2);
+    Genuine(f, 2);
+    Genuine(f, 1);
+    Genuine(f, 0);
+    w.Seed("late-then-waited", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a stray, a duplicate, a reply to a call never sent
+    f.U8(31).U8(1);
+    OwnRecord(f, 0x12345678, 24);
+    Genuine(f, 0);
+    Genuine(f, 0);
+    Genuine(f, 5);
+    Genuine(f, 1);
+    w.Seed("strays-and-duplicates", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // the verifier's MIC altered, then the body
+    f.U8(255).U8(1);
+    Genuine(f, 0, 40, 0x01);
+    Genuine(f, 1, 80, 0x80);
+    w.Seed("altered", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a flood of replies to no call, then the answer
+    f.U8(255).U8(0);
+    for (uint32_t x = 0; x < 64; ++x) OwnRecord(f, 0x5a000000 + x, 200);
+    Genuine(f, 0);
+    w.Seed("flood-then-answer", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a mark beyond the probe's record bound
+    f.U8(15).U8(0);
+    f.U8(2).U32(static_cast<uint32_t>(rpc::kProbeMaxRecord + 1) | rpc::kLastFragment);
+    w.Seed("oversize-mark", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a reply in two fragments, as raw stream bytes
+    f.U8(4).U8(0);
+    const Bytes body(40, 0);
+    fuzz::FuzzWriter raw;
+    raw.U32(8).U32(0x70000000).U32(1);
+    raw.U32(static_cast<uint32_t>(body.size()) | rpc::kLastFragment).Raw(body);
+    f.U8(1).U16(static_cast<uint16_t>(raw.bytes().size())).Raw(raw.bytes());
+    w.Seed("fragments", f.bytes());
+  }
+}
+
 // --------------------------------------------------------- native_token_fuzz
 
 void NativeSeeds(Writer& w) {
@@ -441,6 +516,7 @@ int main(int argc, char** argv) {
   GssSeeds(w);
   CallSeeds(w);
   RecordSeeds(w);
+  ProbeSeeds(w);
   NativeSeeds(w);
   SmbSeeds(w);
   if (!w.ok()) return 1;
