@@ -97,7 +97,7 @@ class ProbeConn {
         const uint64_t stray = replies_.stray() - stray_before;
         if (stray > 0) {
           *why += " (" + std::to_string(stray) +
-                  " replies to no call outstanding came meanwhile, " + "dropped)";
+                  " replies to no call outstanding came meanwhile, dropped)";
         }
         return Got::kTimeout;
       }
