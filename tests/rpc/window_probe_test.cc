@@ -438,6 +438,94 @@ TEST(ProbeWindowTest, AServerSendingHugeRecordsIsAClearErrorAtOnce) {
       << r.status().ToString();
 }
 
+// A proxy in front of secmode's own server that passes every connection
+// through, with `strays` replies to calls never sent written to the client
+// right after the server's first reply on it (the INIT reply).
+class StrayInjector {
+ public:
+  StrayInjector(uint16_t backend, int strays) : backend_(backend), strays_(strays) {
+    auto l = common::Listen("127.0.0.1", 0);
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    if (!l.ok()) return;
+    listener_ = std::move(l).value();
+    port_ = common::LocalPort(listener_.get());
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{listener_.get(), POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0) continue;
+        common::Fd client(accept(listener_.get(), nullptr, nullptr));
+        if (client.get() < 0) continue;
+        // One connection at a time: the probe opens the next after it ends
+        // this one.
+        Pass(std::move(client));
+      }
+    });
+  }
+  ~StrayInjector() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  void Pass(common::Fd client) {
+    auto server = common::Connect("127.0.0.1", backend_, common::Deadline::AfterMs(2000));
+    if (!server.ok()) return;
+    RecordReader reader;
+    bool injected = false;
+    uint8_t buf[4096];
+    while (!stop_) {
+      pollfd p[2] = {{client.get(), POLLIN, 0}, {server->get(), POLLIN, 0}};
+      if (poll(p, 2, 50) <= 0) continue;
+      for (int i = 0; i < 2; ++i) {
+        if (p[i].revents == 0) continue;
+        const ssize_t n = recv(p[i].fd, buf, sizeof buf, 0);
+        if (n <= 0) return;
+        const common::ByteView got(buf, static_cast<size_t>(n));
+        if (!common::WriteAll(p[1 - i].fd, got).ok()) return;
+        if (i == 0 || injected) continue;
+        reader.Feed(got);
+        common::ByteView rec;
+        auto r = reader.Next(&rec);
+        if (!r.ok() || !*r) continue;
+        injected = true;  // the INIT reply went through: the strays follow it
+        for (int k = 0; k < strays_; ++k) {
+          common::Bytes framed;
+          FrameRecord(FakeReply(0x66000000 + static_cast<uint32_t>(k), 40), &framed);
+          if (!common::WriteAll(client.get(), framed).ok()) return;
+        }
+      }
+    }
+  }
+
+  const uint16_t backend_;
+  const int strays_;
+  common::Fd listener_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Replies to no call are dropped and counted, and change no verdict.
+TEST(ProbeWindowTest, RepliesToNoCallAreCountedAndChangeNothing) {
+  Server s = Start(32, WindowPolicy::kDrop);
+  ASSERT_TRUE(s.server);
+  StrayInjector proxy(s.probe.port, 3);
+  ASSERT_NE(proxy.port(), 0);
+  ProbeOptions o = s.probe;
+  o.port = proxy.port();
+  o.max_window = 256;
+  auto r = ProbeWindow(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->window, 32u);
+  EXPECT_TRUE(r->window_confirmed);
+  EXPECT_EQ(r->below_window, "drop");
+  // Every test's connection got three after its INIT reply; each test
+  // made one context on one connection (drop keeps the connection).
+  EXPECT_EQ(r->stray_replies, 3 * r->contexts_created);
+  EXPECT_EQ(r->stray_reply_bytes, 3 * 40 * r->contexts_created);
+}
+
 common::Bytes Framed(uint32_t xid, size_t bytes) {
   common::Bytes w;
   FrameRecord(FakeReply(xid, bytes), &w);
