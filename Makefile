@@ -56,7 +56,8 @@ test: build build-asan
 # corpus they grow in build/asan/fuzz-corpus/<target> between runs. Same
 # limits as the ctests (tests/fuzz/run_fuzzer.cmake).
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer native_token_fuzz smb_parsers_fuzz
+FUZZ_TARGETS ?= rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer rpc_probe_fuzzer native_token_fuzz \
+  smb_parsers_fuzz smb_client_fuzz
 
 fuzz: build-asan
 	@for t in $(FUZZ_TARGETS); do \

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/client_flags.h"
+#include "common/format.h"
 #include "gss/enctype.h"
 #include "harness/local_rpc.h"
 #include "harness/modes.h"
@@ -159,8 +160,12 @@ CLI::App* AddLoadCommand(CLI::App& app) {
               << ": " << static_cast<uint64_t>(r->ops_per_second) << " ops/s, " << r->mb_per_second
               << " MB/s, p50/p90/p99/p99.9 " << r->p50_us << "/" << r->p90_us << "/" << r->p99_us
               << "/" << r->p999_us << " us, retransmits " << r->retransmits << ", timeouts "
-              << r->timeouts << ", disconnects " << r->disconnects << ", context re-creations "
-              << r->context_recreations << ", errors " << r->errors << "\n";
+              << r->timeouts << ", disconnects " << r->disconnects << " ("
+              << common::Fmt("%.1f", r->reconnects_per_second) << " reconnects/s, "
+              << common::Fmt("%.3f", r->reconnect_wait_seconds)
+              << " s waited before them, summed over the connections)"
+              << ", context re-creations " << r->context_recreations << ", errors " << r->errors
+              << "\n";
     if (!r->destroy_error.empty()) {
       std::cerr << "contexts left on the server: " << r->contexts_left << " (" << r->destroy_error
                 << ")\n";

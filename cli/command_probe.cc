@@ -48,6 +48,10 @@ void PrintTable(const rpc::ProbeReport& r) {
   row("duplicate number", r.duplicate);
   row("0x7fffffff", r.at_maxseq_minus_1);
   row("0x80000000 (MAXSEQ)", r.at_maxseq);
+  if (r.stray_replies > 0) {
+    row("replies to no call", std::to_string(r.stray_replies) + " (" +
+                                  std::to_string(r.stray_reply_bytes) + " bytes), dropped");
+  }
   const std::string reaction = rpc::ModelReaction(r);
   if (r.window > 0 && !reaction.empty()) {
     std::cerr << "model it: secmode nconnect --window " << r.window << " --reaction " << reaction

@@ -352,6 +352,8 @@ json ProbeReportJson(const rpc::ProbeReport& r) {
           {"model", model},
           {"contexts_created", r.contexts_created},
           {"contexts_destroyed", r.contexts_destroyed},
+          {"stray_replies", r.stray_replies},
+          {"stray_reply_bytes", r.stray_reply_bytes},
           {"seconds", r.seconds},
           {"tests", tests}};
 }
@@ -374,6 +376,8 @@ json LoadReportJson(const rpc::LoadReport& r) {
           {"retransmits", r.retransmits},
           {"timeouts", r.timeouts},
           {"disconnects", r.disconnects},
+          {"reconnects_per_second", r.reconnects_per_second},
+          {"reconnect_wait_seconds", r.reconnect_wait_seconds},
           {"context_recreations", r.context_recreations},
           {"reencodes", r.reencodes},
           {"stale_replies", r.stale_replies},

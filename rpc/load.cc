@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/format.h"
 #include "common/latency.h"
@@ -169,6 +170,12 @@ struct AuthBox {
   std::atomic<uint32_t> max_sent_seq{0};
 };
 
+// A server that closes every connection as soon as it accepts it (one at
+// its connection cap) is reconnected to at once the first time, then after
+// 1 ms, 2 ms ... up to 1 s (common/backoff.h), not thousands of times a
+// second.
+constexpr common::Backoff::Options kReconnectBackoff{1000000, 1000000000};
+
 struct Slot {
   std::mutex mu;
   bool busy = false;
@@ -218,6 +225,11 @@ struct Conn {
   // Replies this connection's receiver read, published by it when it
   // reconnects and when it ends (read after it was joined).
   uint64_t replies = 0;
+  // The waits between reconnects (kReconnectBackoff): reset when the
+  // connection that ended had answered something (replies had grown past
+  // replies_at_connect). The receiver's own.
+  common::Backoff backoff{kReconnectBackoff, 0};
+  uint64_t replies_at_connect = 0;
   AuthBox* box = nullptr;
   // How long each call is held before it is written (LoadOptions::delay_us,
   // plus skew_delay_us on the skewed connection); 0: written at once.
@@ -330,7 +342,7 @@ class Runner {
   common::ThreadUsageTotal receivers_;
   std::atomic<uint64_t> receiver_reads_{0}, sender_cpu_ns_{0}, sender_calls_{0};
   std::atomic<uint64_t> ops_{0}, retransmits_{0}, timeouts_{0}, disconnects_{0}, recreations_{0},
-      reencodes_{0}, stale_{0}, errors_{0};
+      reencodes_{0}, stale_{0}, errors_{0}, reconnect_wait_ns_{0};
   std::mutex err_mu_;
   std::string first_error_;
   std::mutex samples_mu_;
@@ -643,6 +655,17 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
   // Calls issued to this connection from now on wait for the new one; those
   // written to the old one before are resent below.
   c->reconnecting = true;
+  // A connection that answered nothing before it ended does not count as
+  // one that worked: the next attempt waits longer (until the run stops).
+  if (c->replies > c->replies_at_connect) c->backoff.Reset();
+  const uint64_t wait_ns = c->backoff.Next();
+  if (wait_ns > 0) {
+    const uint64_t t0 = common::NowNs();
+    std::unique_lock<std::mutex> lock(monitor_mu_);
+    monitor_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [&] { return stopping_.load(); });
+    reconnect_wait_ns_ += common::NowNs() - t0;
+  }
+  c->replies_at_connect = c->replies;
   auto fd = Connect(o_.host, o_.port, ConnectDeadline());
   if (o_.trace) {
     o_.trace->Record(SetupEvent{SetupEventKind::kClientConnected, static_cast<uint32_t>(c->index),
@@ -906,6 +929,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   for (int i = 0; i < o_.connections; ++i) {
     auto c = std::make_unique<Conn>();
     c->index = i;
+    c->backoff = common::Backoff(kReconnectBackoff, common::NowNs() + static_cast<uint64_t>(i));
     c->box = boxes_[o_.context_per_connection ? i : 0].get();
     c->delay_ns = uint64_t{o_.delay_us} * 1000 +
                   (i == o_.skew_connection ? uint64_t{o_.skew_delay_us} * 1000 : 0);
@@ -1021,6 +1045,9 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   r.retransmits = retransmits_;
   r.timeouts = timeouts_;
   r.disconnects = disconnects_;
+  r.reconnects_per_second =
+      static_cast<double>(r.disconnects) / (static_cast<double>(stop - t0) / 1e9);
+  r.reconnect_wait_seconds = static_cast<double>(reconnect_wait_ns_) / 1e9;
   r.context_recreations = recreations_;
   r.reencodes = reencodes_;
   r.stale_replies = stale_;

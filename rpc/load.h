@@ -12,7 +12,10 @@
 //    new sequence number (RFC 2203 5.3.3.1: a server silently drops
 //    out-of-window calls);
 //  - disconnect: when the server closes a connection the client reconnects
-//    and retransmits what was outstanding on it;
+//    and retransmits what was outstanding on it; at once after a connection
+//    that answered calls, with a growing wait (1 ms doubling up to 1 s,
+//    jittered) after one that answered none (a server at its connection
+//    cap accepts and closes at once);
 //  - RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM: the context is re-created (over a
 //    separate short connection) and the call resent under the new one, as
 //    every call still in flight under the old one will be;
@@ -123,11 +126,17 @@ struct LoadReport {
   double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0;
   uint64_t retransmits = 0;          // calls sent again (any reason)
   uint64_t timeouts = 0;             // calls that got no reply in time (window drops)
-  uint64_t disconnects = 0;          // connections the server closed
+  uint64_t disconnects = 0;          // connections the server closed (each reconnected to)
   uint64_t context_recreations = 0;  // after CREDPROBLEM / CTXPROBLEM
   uint64_t reencodes = 0;            // re-encoded before transmission
   uint64_t stale_replies = 0;        // replies to calls already resent
   uint64_t errors = 0;               // replies that failed a check
+  // Reconnects a second over the run's wall time (from the first calls,
+  // warm-up included), and the time the connections waited before them
+  // (summed over the connections): after a connection that answered
+  // nothing, each reconnect waits twice as long as the last, from 1 ms up to
+  // 1 s, jittered (common/backoff.h); after one that answered, none.
+  double reconnects_per_second = 0, reconnect_wait_seconds = 0;
   std::string first_error;
   // How one context's crypto ran on the connections' threads: "parallel",
   // "serialised" or "none" (ClientAuth::crypto_threads).

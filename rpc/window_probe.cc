@@ -5,29 +5,28 @@
 
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <optional>
 #include <utility>
 
 #include "common/clock.h"
 #include "common/socket.h"
 #include "rpc/client_auth.h"
 #include "rpc/gss_client.h"
+#include "rpc/probe_replies.h"
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
 
 namespace secmode::rpc {
 
+using common::Bytes;
+using common::ByteView;
 using common::Connect;
 using common::Deadline;
 using common::Fd;
-using common::WriteAll2;
-using common::Bytes;
-using common::ByteView;
 using common::Result;
 using common::Status;
+using common::WriteAll2;
 
 const char* ProbeOutcomeName(ProbeOutcome o) {
   switch (o) {
@@ -49,69 +48,64 @@ namespace {
 
 constexpr uint32_t kJump = 1u << 20;
 
-// One TCP connection carrying a test's DATA calls. Replies are matched by
-// xid; one that comes for an earlier call (late) is kept for it.
+// One TCP connection carrying a test's calls; its replies are matched by
+// xid (rpc/probe_replies.h: one that comes for an earlier call is kept for
+// it, one for no call is dropped and counted; both bounded).
 class ProbeConn {
  public:
   enum class Got { kRecord, kClosed, kTimeout };
 
   Status Open(const ProbeOptions& o) {
-    reader_ = RecordReader();
-    late_.clear();
+    replies_.Reset();
     SECMODE_ASSIGN_OR_RETURN(fd_, Connect(o.host, o.port, Deadline::AfterMs(o.connect_timeout_ms)));
     closed_ = false;
     return Status::Ok();
   }
   bool open() const { return fd_.get() >= 0 && !closed_; }
+  const ProbeReplies& replies() const { return replies_; }
 
   // A reply to `xid` that came while another was waited for.
-  bool TakeLate(uint32_t xid, Bytes* record) {
-    auto late = late_.find(xid);
-    if (late == late_.end()) return false;
-    *record = std::move(late->second);
-    late_.erase(late);
-    return true;
-  }
+  bool TakeLate(uint32_t xid, Bytes* record) { return replies_.Take(xid, record); }
 
   // False when the connection is gone (the peer closed or reset it).
   bool Send(ByteView call) {
+    uint32_t xid = 0;
+    if (MessageXid(call, &xid)) replies_.Sent(xid);
     Bytes mark;
     AppendRecordMark(static_cast<uint32_t>(call.size()), &mark);
     if (!WriteAll2(fd_.get(), mark, call).ok()) closed_ = true;
     return !closed_;
   }
 
-  // The reply to `xid` (any record: nullopt) into *record, the end of the
-  // connection, or nothing within `ms`. *why says what ended the wait when
-  // no record came.
-  Got Wait(std::optional<uint32_t> xid, int ms, Bytes* record, std::string* why) {
-    if (xid && TakeLate(*xid, record)) return Got::kRecord;
+  // The reply to `xid` into *record, the end of the connection, or nothing
+  // within `ms` (checked after every read, so a server that keeps sending
+  // other replies cannot stretch the wait). *why says what ended the wait
+  // when no record came.
+  Got Wait(uint32_t xid, int ms, Bytes* record, std::string* why) {
     const Deadline deadline = Deadline::AfterMs(ms);
+    const uint64_t stray_before = replies_.stray();
     while (!closed_) {
-      ByteView rec;
-      auto got = reader_.Next(&rec);
+      auto got = replies_.Next(xid, record);
       if (!got.ok()) {
         *why = "the reply stream broke: " + got.status().message();
         closed_ = true;
         return Got::kClosed;
       }
-      if (*got) {
-        ReplyHeader h;
-        if (xid && DecodeReplyHeader(rec, &h).ok() && h.xid != *xid) {
-          late_[h.xid] = Bytes(rec.begin(), rec.end());
-          continue;
+      if (*got) return Got::kRecord;
+      if (deadline.Passed()) {
+        *why = "no reply within " + std::to_string(ms) + " ms";
+        const uint64_t stray = replies_.stray() - stray_before;
+        if (stray > 0) {
+          *why += " (" + std::to_string(stray) +
+                  " replies to no call outstanding came meanwhile, dropped)";
         }
-        *record = Bytes(rec.begin(), rec.end());
-        return Got::kRecord;
+        return Got::kTimeout;
       }
       pollfd p{fd_.get(), POLLIN, 0};
       const int n = poll(&p, 1, deadline.PollMs());
       if (n < 0 && errno == EINTR) continue;
-      if (n == 0) {
-        *why = "no reply within " + std::to_string(ms) + " ms";
-        return Got::kTimeout;
-      }
-      auto space = reader_.WriteSpace(4096);
+      if (n == 0) continue;  // the deadline, said above
+      auto space = replies_.WriteSpace(4096);
       const ssize_t r = recv(fd_.get(), space.data(), space.size(), 0);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
@@ -120,7 +114,7 @@ class ProbeConn {
         closed_ = true;
         return Got::kClosed;
       }
-      reader_.Commit(static_cast<size_t>(r));
+      replies_.Commit(static_cast<size_t>(r));
     }
     *why = "the connection is closed";
     return Got::kClosed;
@@ -128,9 +122,8 @@ class ProbeConn {
 
  private:
   Fd fd_;
-  RecordReader reader_;
+  ProbeReplies replies_;
   bool closed_ = true;
-  std::map<uint32_t, Bytes> late_;
 };
 
 // A test's context and connection.
@@ -201,10 +194,12 @@ class Prober {
     // context with the connection it was made on.
     SECMODE_RETURN_IF_ERROR(s->conn.Open(o_).Annotate("the probe's connection"));
     auto ctx = GssClientContext::Establish(cfg, [&](ByteView call) -> Result<Bytes> {
+      uint32_t xid = 0;
+      if (!MessageXid(call, &xid)) return Status::Internal("an INIT call without an xid");
       if (!s->conn.Send(call)) return Status::IoError("the server closed the connection");
       Bytes rec;
       std::string why;
-      if (s->conn.Wait(std::nullopt, o_.init_timeout_ms, &rec, &why) != ProbeConn::Got::kRecord) {
+      if (s->conn.Wait(xid, o_.init_timeout_ms, &rec, &why) != ProbeConn::Got::kRecord) {
         return Status::Unavailable(why);
       }
       return rec;
@@ -330,6 +325,8 @@ class Prober {
   // RPCSEC_GSS_DESTROY with a number the window still takes (above the
   // top, or just below it when the top is the last number there is).
   void End(Session& s) {
+    r_->stray_replies += s.conn.replies().stray();
+    r_->stray_reply_bytes += s.conn.replies().stray_bytes();
     if (s.context_gone) return;
     const uint32_t seq = s.top + 1 < kMaxGssSeq ? s.top + 1 : s.top - 1;
     // A window of 1 refuses the number below the top: nothing is left.

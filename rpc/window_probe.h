@@ -37,7 +37,12 @@
 // Every context a test created is ended with RPCSEC_GSS_DESTROY (RFC 2203
 // 5.4) unless the server already forgot it, best effort within
 // destroy_timeout_ms. Nothing waits without a limit: connects, INIT round
-// trips and each reply wait have deadlines.
+// trips and each reply wait have deadlines, and a wait ends at its deadline
+// however many other replies keep coming. What a server sends is bounded
+// (rpc/probe_replies.h): a reply record beyond 64 KiB breaks the connection,
+// a reply to an earlier call is kept (one per call, the last few calls of a
+// connection), and a reply to no call is dropped and counted
+// (stray_replies).
 //
 // Thread safety: ProbeWindow is reentrant; it blocks while it runs (a silent
 // server costs silence_ms per refused call, about half of the bisection).
@@ -112,6 +117,9 @@ struct ProbeReport {
   std::string at_maxseq_minus_1, at_maxseq;  // outcomes with their replies
   std::vector<ProbeTest> tests;
   uint64_t contexts_created = 0, contexts_destroyed = 0;
+  // Replies to no call outstanding (rpc/probe_replies.h), dropped: their
+  // number and bytes.
+  uint64_t stray_replies = 0, stray_reply_bytes = 0;
   double seconds = 0;
 };
 

@@ -143,9 +143,8 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
     delayed_.insert(delayed_.end(), b.begin(), b.end());
     if (!delay_->Push(delayed_)) {
       std::lock_guard<std::mutex> lock(delay_mu_);
-      return delay_failure_.ok()
-                 ? Status::Unavailable("the delayed send has stopped")
-                 : Status(delay_failure_).Annotate("a delayed SMB request");
+      return delay_failure_.ok() ? Status::Unavailable("the delayed send has stopped")
+                                 : Status(delay_failure_).Annotate("a delayed SMB request");
     }
     return Status::Ok();
   }
@@ -156,7 +155,7 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
 Status SmbClient::HoldRequests(uint64_t ns) {
   if (!in_flight_.empty()) {
     return Status::Internal("the emulated round trip changes only with nothing in flight (" +
-                                      N(in_flight_.size()) + " requests are)");
+                            N(in_flight_.size()) + " requests are)");
   }
   delay_.reset();  // nothing in flight: it holds nothing
   delay_failure_ = Status::Ok();
@@ -586,12 +585,9 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
   SECMODE_ASSIGN_OR_RETURN(gss::SessionKey key, gss::InquireSessionKey(ctx.get()));
   gss_key_ = std::move(key.key);
 
-  SigningAlgorithm signing = SigningAlgorithm::kAesCmac;
   if (!v311) {
-    signing = SigningAlgorithm::kHmacSha256;
     SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb2Keys(gss_key_));
   } else {
-    if (mode_.protection == Protection::kSign) signing = mode_.signing;
     const CipherId cipher =
         mode_.protection == Protection::kEncrypt ? mode_.cipher : CipherId::kAes128Gcm;
     SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb311Keys(gss_key_, preauth_, cipher));
@@ -604,7 +600,7 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
       keys_.application = bind_to->keys_.application;
     }
   }
-  SECMODE_ASSIGN_OR_RETURN(signer_, Signer::Create(signing, keys_.signing));
+  SECMODE_RETURN_IF_ERROR(MakeProtection());
   // MS-SMB2 3.3.5.5.3: a 3.1.1 server signs the final SESSION_SETUP response
   // (so the preauth hash, and with it the negotiated algorithms, is proven).
   SECMODE_ASSIGN_OR_RETURN(HeaderFields fin, ParseHeader(final_response));
@@ -615,17 +611,49 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
   } else if (v311 || mode_.protection == Protection::kSign) {
     return Status::AuthFailed("the final SESSION_SETUP response is not signed");
   }
-  if (mode_.protection == Protection::kEncrypt) {
-    SECMODE_ASSIGN_OR_RETURN(
-        encryptor_, Encryptor::Create(mode_.cipher, keys_.client_to_server, session_id_, channel_));
-    SECMODE_ASSIGN_OR_RETURN(decryptor_,
-                             Decryptor::Create(mode_.cipher, keys_.server_to_client, session_id_));
-  } else if ((session_flags & kSessionFlagEncryptData) && !bind_to) {
+  if (mode_.protection != Protection::kEncrypt && (session_flags & kSessionFlagEncryptData) &&
+      !bind_to) {
     return Status::Unavailable("the server requires encryption for this session; " + config_.mode +
                                " does not encrypt");
   }
   protect_ = true;
   return Status::Ok();
+}
+
+Status SmbClient::MakeProtection() {
+  // SMB 2.1 signs with HMAC-SHA256; 3.1.1 with AES-CMAC unless the mode
+  // signs with another algorithm (MS-SMB2 3.2.5.3.1).
+  SigningAlgorithm signing = SigningAlgorithm::kAesCmac;
+  if (dialect_ != kDialect311) {
+    signing = SigningAlgorithm::kHmacSha256;
+  } else if (mode_.protection == Protection::kSign) {
+    signing = mode_.signing;
+  }
+  SECMODE_ASSIGN_OR_RETURN(signer_, Signer::Create(signing, keys_.signing));
+  if (mode_.protection == Protection::kEncrypt) {
+    SECMODE_ASSIGN_OR_RETURN(
+        encryptor_, Encryptor::Create(mode_.cipher, keys_.client_to_server, session_id_, channel_));
+    SECMODE_ASSIGN_OR_RETURN(decryptor_,
+                             Decryptor::Create(mode_.cipher, keys_.server_to_client, session_id_));
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SmbClient>> SmbClient::ReceiveOnly(common::Fd fd,
+                                                          const SmbClientConfig& config,
+                                                          uint16_t dialect, uint64_t session_id,
+                                                          const SessionKeys& keys,
+                                                          const std::vector<Sent>& sent) {
+  if (fd.get() < 0) return Status::InvalidArgument("SmbClient::ReceiveOnly: no socket");
+  std::unique_ptr<SmbClient> c(new SmbClient(std::move(fd), config));
+  SECMODE_ASSIGN_OR_RETURN(c->mode_, ParseSmbModeName(config.mode));
+  c->dialect_ = dialect;
+  c->session_id_ = session_id;
+  c->keys_ = keys;
+  SECMODE_RETURN_IF_ERROR(c->MakeProtection());
+  c->protect_ = true;
+  for (const Sent& s : sent) c->in_flight_.push_back({s.message_id, s.command, common::NowNs()});
+  return c;
 }
 
 Status SmbClient::TreeConnect() {

@@ -105,6 +105,20 @@ class SmbClient {
   // must not be used by another thread meanwhile.
   static common::Result<std::unique_ptr<SmbClient>> Bind(common::Fd fd, const SmbClient& session,
                                                          uint32_t channel);
+  // The receive path alone, for its fuzz target (tests/fuzz/smb_client_fuzz.cc):
+  // a client over `fd` (a socket whose other end the caller writes the
+  // server's side into) whose session is set up already: `dialect`,
+  // `session_id`, `keys` and config.mode's protection, signing or sealing
+  // from now on as Connect would leave it; it counts `sent` (MessageId and
+  // command of each) as in flight. Nothing goes on the wire. Receive,
+  // Check and ReadData then run as on a real session.
+  struct Sent {
+    uint64_t message_id = 0;
+    Command command = Command::kRead;
+  };
+  static common::Result<std::unique_ptr<SmbClient>> ReceiveOnly(
+      common::Fd fd, const SmbClientConfig& config, uint16_t dialect, uint64_t session_id,
+      const SessionKeys& keys, const std::vector<Sent>& sent);
   ~SmbClient() = default;
   SmbClient(const SmbClient&) = delete;
   SmbClient& operator=(const SmbClient&) = delete;
@@ -187,6 +201,9 @@ class SmbClient {
   // A new session, or with `bind_to` a channel of that one.
   common::Status SessionSetup(const SmbClient* bind_to = nullptr);
   common::Status TreeConnect();
+  // The signer (by dialect and mode) and, when the mode encrypts, the
+  // encryptor and decryptor, from keys_.
+  common::Status MakeProtection();
   HeaderFields NextHeader(Command command, uint16_t charge = 1);
   // The largest READ/WRITE a file operation sends now: the server's
   // maximum, or what the credits granted so far allow if less.

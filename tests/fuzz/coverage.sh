@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build/fuzz-coverage
-targets=${FUZZ_TARGETS:-rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer native_token_fuzz smb_parsers_fuzz}
+targets=${FUZZ_TARGETS:-rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer rpc_probe_fuzzer native_token_fuzz smb_parsers_fuzz smb_client_fuzz}
 flags="-fprofile-instr-generate -fcoverage-mapping -fsanitize=fuzzer-no-link"
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

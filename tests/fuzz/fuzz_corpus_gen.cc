@@ -11,13 +11,22 @@
 //                     arguments, and the replies a server core gives;
 //   rpc_record_fuzzer record-marked streams of calls (one and several
 //                     fragments, several records);
+//   rpc_probe_fuzzer  reply streams for the probe: the fixture's genuine
+//                     replies by index (in order, late, duplicated,
+//                     altered), replies to no call, a flood of them, an
+//                     oversize mark, fragments;
 //   native_token_fuzz wrap and MIC tokens under the target's fixed keys;
 //   smb_parsers_fuzz  SMB2 messages, signed messages and chains (under the
-//                     target's signing key), template edits.
+//                     target's signing key), template edits;
+//   smb_client_fuzz   descriptions of a server's responses in every mode
+//                     (the target signs and seals them): completions,
+//                     interim ones, compound, unknown, clear, unsigned,
+//                     cut frames.
 // Sealed wrap tokens carry random confounders, so those seeds differ from
 // run to run; every other seed is the same bytes each time.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +36,7 @@
 #include "common/bytes.h"
 #include "gss/native_protector.h"
 #include "rpc/nfs.h"
+#include "rpc/probe_replies.h"
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
@@ -360,6 +370,76 @@ void RecordSeeds(Writer& w) {
   w.Seed("record-then-empty-records", e.bytes());
 }
 
+// ---------------------------------------------------------- rpc_probe_fuzzer
+
+// Items of the target's input (rpc_probe_fuzzer.cc): genuine reply `i`
+// (unaltered: offset 0xffff), a record for call `i` or for xid `xid` with a
+// body of `body` zero bytes, a bare record mark.
+void Genuine(fuzz::FuzzWriter& f, uint8_t i, uint16_t off = 0xffff, uint8_t x = 0) {
+  f.U8(0).U8(i).U16(off).U8(x);
+}
+void OwnRecord(fuzz::FuzzWriter& f, uint32_t xid, uint16_t body) {
+  f.U8(3).U8(200).U32(xid).U16(body).Raw(Bytes(body, 0));
+}
+
+void ProbeSeeds(Writer& w) {
+  w.Target("rpc_probe_fuzzer");
+  for (uint8_t chunk : {uint8_t{0}, uint8_t{7}, uint8_t{255}}) {
+    fuzz::FuzzWriter f;
+    f.U8(chunk).U8(2);  // three calls
+    for (uint8_t i = 0; i < 3; ++i) Genuine(f, i);
+    w.Seed("in-order-chunk" + std::to_string(chunk + 1), f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // late answers first, then the one waited for
+    f.U8(63).U8(2);
+    Genuine(f, 2);
+    Genuine(f, 1);
+    Genuine(f, 0);
+    w.Seed("late-then-waited", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a stray, a duplicate, a reply to a call never sent
+    f.U8(31).U8(1);
+    OwnRecord(f, 0x12345678, 24);
+    Genuine(f, 0);
+    Genuine(f, 0);
+    Genuine(f, 5);
+    Genuine(f, 1);
+    w.Seed("strays-and-duplicates", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // the verifier's MIC altered, then the body
+    f.U8(255).U8(1);
+    Genuine(f, 0, 40, 0x01);
+    Genuine(f, 1, 80, 0x80);
+    w.Seed("altered", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a flood of replies to no call, then the answer
+    f.U8(255).U8(0);
+    for (uint32_t x = 0; x < 64; ++x) OwnRecord(f, 0x5a000000 + x, 200);
+    Genuine(f, 0);
+    w.Seed("flood-then-answer", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a mark beyond the probe's record bound
+    f.U8(15).U8(0);
+    f.U8(2).U32(static_cast<uint32_t>(rpc::kProbeMaxRecord + 1) | rpc::kLastFragment);
+    w.Seed("oversize-mark", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a reply in two fragments, as raw stream bytes
+    f.U8(4).U8(0);
+    const Bytes body(40, 0);
+    fuzz::FuzzWriter raw;
+    raw.U32(8).U32(0x70000000).U32(1);
+    raw.U32(static_cast<uint32_t>(body.size()) | rpc::kLastFragment).Raw(body);
+    f.U8(1).U16(static_cast<uint16_t>(raw.bytes().size())).Raw(raw.bytes());
+    w.Seed("fragments", f.bytes());
+  }
+}
+
 // --------------------------------------------------------- native_token_fuzz
 
 void NativeSeeds(Writer& w) {
@@ -437,6 +517,102 @@ void SmbSeeds(Writer& w) {
 
 }  // namespace
 
+// ----------------------------------------------------------- smb_client_fuzz
+
+// One response item of the target's input (smb_client_fuzz.cc): request
+// index, NTSTATUS, flags (bit 0 SERVER_TO_REDIR, 1 ASYNC, 2 sign, 3 seal,
+// 4 NextCommand, 5 another command), credits, body.
+void SmbResponse(fuzz::FuzzWriter& f, uint8_t which, uint32_t status, uint8_t flags,
+                 const Bytes& body) {
+  f.U8(0).U8(which).U32(status).U8(flags).U16(1).U16(static_cast<uint16_t>(body.size())).Raw(body);
+}
+
+Bytes SmbReadBody(size_t data) {
+  Bytes b(16 + data, 0x42);
+  std::fill(b.begin(), b.begin() + 16, 0);
+  smb::PutLe16(&b[0], 17);
+  b[2] = static_cast<uint8_t>(smb::kHeaderSize + 16);  // DataOffset
+  smb::PutLe32(&b[4], static_cast<uint32_t>(data));
+  return b;
+}
+
+Bytes SmbWriteBody(uint32_t count) {
+  Bytes b(16, 0);
+  smb::PutLe16(&b[0], 17);
+  smb::PutLe32(&b[4], count);
+  return b;
+}
+
+Bytes SmbQueryInfoBody() {
+  Bytes b(8 + 24, 0);
+  smb::PutLe16(&b[0], 9);
+  smb::PutLe16(&b[2], static_cast<uint16_t>(smb::kHeaderSize + 8));
+  smb::PutLe32(&b[4], 24);
+  b[8 + 8] = 16;  // EndOfFile
+  b[8 + 16] = 1;  // NumberOfLinks
+  return b;
+}
+
+void SmbClientSeeds(Writer& w) {
+  w.Target("smb_client_fuzz");
+  const char* const names[] = {"plain",           "sign-hmac-sha256", "sign-aes-cmac",
+                               "sign-aes-gmac",   "enc-aes-128-ccm",  "enc-aes-128-gcm",
+                               "enc-aes-256-ccm", "enc-aes-256-gcm"};
+  for (uint8_t mode = 0; mode < 8; ++mode) {
+    // The mode's own protection: none, signed, sealed.
+    const uint8_t prot = mode == 0 ? 1 : mode < 4 ? (1 | 4) : (1 | 8);
+    fuzz::FuzzWriter f;
+    f.U8(mode).U8(2).U8(0).U8(1).U8(2);  // READ, WRITE, QUERY_INFO in flight
+    SmbResponse(f, 1, 0, prot, SmbWriteBody(16));
+    SmbResponse(f, 0, 0, prot, SmbReadBody(16));
+    SmbResponse(f, 2, 0, prot, SmbQueryInfoBody());
+    w.Seed(std::string("completions-") + names[mode], f.bytes());
+    // An interim response (STATUS_PENDING, async), then the final one.
+    fuzz::FuzzWriter g;
+    g.U8(mode).U8(0).U8(0);
+    SmbResponse(g, 0, 0x00000103, prot | 2, {});
+    SmbResponse(g, 0, 0, prot, SmbReadBody(16));
+    w.Seed(std::string("interim-") + names[mode], g.bytes());
+  }
+  const uint8_t sealed = 1 | 8, signed_ = 1 | 4;
+  {
+    fuzz::FuzzWriter f;  // a compound response to a single request
+    f.U8(5).U8(0).U8(0);
+    SmbResponse(f, 0, 0, sealed | 16, SmbReadBody(16));
+    w.Seed("compound-sealed", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a response to no request, then the right one
+    f.U8(2).U8(0).U8(1);
+    SmbResponse(f, 0xff, 0, signed_, SmbWriteBody(16));
+    SmbResponse(f, 0, 0, signed_, SmbWriteBody(16));
+    w.Seed("unknown-message-id", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // in clear on an encrypting session
+    f.U8(7).U8(0).U8(0);
+    SmbResponse(f, 0, 0, 1, SmbReadBody(16));
+    w.Seed("clear-on-sealed", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // unsigned on a signing session, the wrong command
+    f.U8(3).U8(1).U8(1).U8(0);
+    SmbResponse(f, 0, 0, 1, SmbWriteBody(16));
+    SmbResponse(f, 1, 0, signed_ | 32, SmbReadBody(16));
+    w.Seed("unsigned-and-wrong-command", f.bytes());
+  }
+  {
+    fuzz::FuzzWriter f;  // a frame cut short, a frame type not a session message
+    f.U8(0).U8(0).U8(0);
+    f.U8(2).U32(1000).U8(1).U16(10).Raw(Bytes(10, 0xfe));
+    w.Seed("cut-frame", f.bytes());
+    fuzz::FuzzWriter g;
+    g.U8(0).U8(0).U8(0);
+    g.U8(2).U32(0x85000000);
+    w.Seed("frame-type", g.bytes());
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: fuzz_corpus_gen DIR   (writes DIR/<target>/<seed>)\n");
@@ -446,8 +622,10 @@ int main(int argc, char** argv) {
   GssSeeds(w);
   CallSeeds(w);
   RecordSeeds(w);
+  ProbeSeeds(w);
   NativeSeeds(w);
   SmbSeeds(w);
+  SmbClientSeeds(w);
   if (!w.ok()) return 1;
   printf("fuzz_corpus_gen: %d seeds written under %s\n", w.written(), argv[1]);
   return 0;

@@ -24,6 +24,14 @@ class FuzzReader {
   uint8_t U8() { return at_ < in_.size() ? in_[at_++] : 0; }
   uint16_t U16() { return static_cast<uint16_t>(U8() << 8 | U8()); }
   uint32_t U32() { return uint32_t{U16()} << 16 | U16(); }
+  bool Done() const { return at_ >= in_.size(); }
+  // The next `n` bytes (fewer at the end).
+  common::ByteView Bytes(size_t n) {
+    const size_t from = std::min(at_, in_.size());
+    const size_t take = std::min(n, in_.size() - from);
+    at_ = from + take;
+    return in_.subspan(from, take);
+  }
   // Everything not read yet.
   common::ByteView Rest() {
     common::ByteView r = in_.subspan(std::min(at_, in_.size()));

@@ -517,6 +517,72 @@ TEST(TcpLoadTest, AServerThatAcceptsAndNeverAnswersEndsTheRunWithAnError) {
   EXPECT_GT(measured->timeouts, 0u);
 }
 
+// A server at its connection cap: every connection is accepted and closed
+// at once. Counts the connections it accepted.
+class AcceptAndClosePeer {
+ public:
+  AcceptAndClosePeer() {
+    auto fd = Listen("127.0.0.1", 0);
+    EXPECT_TRUE(fd.ok()) << fd.status().ToString();
+    listen_ = std::move(fd).value();
+    port_ = LocalPort(listen_.get());
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{listen_.get(), POLLIN, 0};
+        if (poll(&p, 1, 20) <= 0) continue;
+        Fd c(::accept(listen_.get(), nullptr, nullptr));
+        if (c.get() >= 0) ++accepted_;
+      }
+    });
+  }
+  ~AcceptAndClosePeer() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+  uint64_t accepted() const { return accepted_; }
+
+ private:
+  Fd listen_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> accepted_{0};
+  std::thread thread_;
+};
+
+// Reconnecting to it backs off (at once, then 1 ms doubling to 1 s,
+// jittered to half of that at least): in about 1.2 s each connection
+// reconnects at most about 13 times, not thousands; the report says how
+// many and how long they waited.
+TEST(TcpLoadTest, ReconnectsToAServerThatClosesAtOnceBackOffAndAreReported) {
+  AcceptAndClosePeer peer;
+  LoadOptions o;
+  o.port = peer.port();
+  o.seconds = 1.0;
+  o.warmup_seconds = 0.2;
+  o.connections = 2;
+  o.slots = 4;
+  std::optional<LoadReport> measured;
+  const uint64_t t0 = common::NowNs();
+  auto r = RunLoad(o, &measured);
+  const double seconds = SecondsSince(t0);
+  ASSERT_FALSE(r.ok());  // nothing was answered
+  ASSERT_TRUE(measured.has_value()) << r.status().ToString();
+  EXPECT_GE(measured->disconnects, 2u * 4u);
+  EXPECT_LE(measured->disconnects, 2u * 20u);
+  // Each connection the peer closed was one it accepted; it accepted the
+  // first two and each reconnect (the last two perhaps not yet).
+  EXPECT_LE(measured->disconnects, peer.accepted());
+  EXPECT_LE(peer.accepted(), measured->disconnects + 2);
+  // The rate is over the run's wall time (at least the warm-up and the
+  // measured second, at most what the test saw).
+  const double n = static_cast<double>(measured->disconnects);
+  EXPECT_GE(measured->reconnects_per_second, n / seconds);
+  EXPECT_LE(measured->reconnects_per_second, n / 1.2);
+  // Most of the run was spent waiting before reconnects (two connections).
+  EXPECT_GT(measured->reconnect_wait_seconds, 1.0);
+}
+
 // The retransmit monitor scans every timeout_ms / 4 (here 15 s); a run that
 // ends wakes it, so the end never waits out a scan period. (The suite's
 // Ganesha rows, timeout 30 s, each waited 7.5 s for it before.)

@@ -102,8 +102,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
   // Every row under load against secmode's server ran in the quick run's
   // two rounds, and so did its controls (a failed run would be logged and
   // missing here); the row shows its median run, which for two is the
-  // cheaper by busy CPU per call (of those that have the figure). Rows one call at a time and nfs-ganesha's
-  // ran once.
+  // cheaper by busy CPU per call (of those that have the figure). Rows one call at a time and
+  // nfs-ganesha's ran once.
   const int cpus = run->machine.logical_cpus;
   auto check_rounds = [&](const json& row) {
     ASSERT_EQ(row.value("repeats", json::array()).size(), 1u) << row.dump();
@@ -111,7 +111,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
     EXPECT_EQ(row.value("round", -1) + other.value("round", -1), 1) << row.dump();
     // A short run can lack the machine's idle time (idle_fraction -1), so
     // no figure: then the run with one is shown.
-    auto own = harness::BusyCpuNsPerCall(row, cpus), theirs = harness::BusyCpuNsPerCall(other, cpus);
+    auto own = harness::BusyCpuNsPerCall(row, cpus),
+         theirs = harness::BusyCpuNsPerCall(other, cpus);
     EXPECT_TRUE(own || !theirs) << row.dump();
     if (own && theirs) {
       EXPECT_LE(*own, *theirs) << row.dump();
@@ -169,11 +170,11 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "e2e[].idle_fraction", "e2e[].sender_cpu_ns", "e2e[].sender_calls", "e2e[].server",
       "e2e[].receiver_reads", "e2e[].steal_fraction", "e2e[].receiver_sleeps",
       "e2e[].receiver_preemptions", "e2e[].receiver_run_queue_wait_ns", "e2e[].receiver_runs",
+      "e2e[].reconnects_per_second", "e2e[].reconnect_wait_seconds",
       // repetitions and the longer fingerprint
       "micro[].repetitions_ns[]", "micro[].cv", "micro[].noisy", "machine.compiler_flags",
       "machine.secmode_commit", "machine.secmode_tree", "method.repetitions", "method.warmup_ops",
-      "method.noisy_cv", "method.micro_figure", "method.pinned_cpu", "e2e[].window",
-      "e2e[].round",
+      "method.noisy_cv", "method.micro_figure", "method.pinned_cpu", "e2e[].window", "e2e[].round",
       // the predicted workloads (sim/workload_model.h)
       "predictions[].mode", "predictions[].job", "predictions[].workload", "predictions[].iops",
       "predictions[].mb_per_s", "predictions[].mean_latency_ms",
