@@ -262,8 +262,8 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
          << "\nset logscale x 2\nset grid\nset key top left\nset xlabel 'slots'\n";
   for (int metric = 0; metric < 3; ++metric) {
     for (const CollapseColumn& col : columns) {
-      data << "# " << metrics[metric] << ", window " << col.window << ", " << col.reaction
-           << ": slots sim\n";
+      data << "# " << metrics[metric] << ", window " << col.window << ", "
+           << GnuplotLine(col.reaction) << ": slots sim\n";
       for (const auto& [slots, row] : col.by_slots) {
         data << slots << " " << value(SimulatedMean(*row), metric) << "\n";
       }
