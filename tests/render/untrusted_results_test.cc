@@ -1,0 +1,293 @@
+// results.json is untrusted input (SECURITY.md): `secmode report` and
+// `secmode merge` draw files received from other machines. The committed
+// reference run, with a payload added to every string in it, is drawn with
+// the real renderers and the real gnuplot, and then: nothing the payload asks
+// for ran; the plots were still drawn (so the strings went through the plot
+// scripts); every Markdown table keeps its header's column count; no
+// micro.csv cell reads as a spreadsheet formula; report.html forbids remote
+// loads and refers to nothing remote.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/files.h"
+#include "common/format.h"
+#include "render/gnuplot.h"
+#include "render/report.h"
+#include "render/run_dir.h"
+
+namespace secmode::render {
+namespace {
+
+using nlohmann::json;
+
+// Every string leaf of `j` (object values and array elements) through `f`,
+// with the key it is held under ("" in an array).
+void ForEachString(json& j, const std::string& key,
+                   const std::function<void(const std::string&, json&)>& f) {
+  if (j.is_string()) {
+    f(key, j);
+  } else if (j.is_object()) {
+    for (auto& [k, v] : j.items()) ForEachString(v, k, f);
+  } else if (j.is_array()) {
+    for (auto& v : j) ForEachString(v, key, f);
+  }
+}
+
+// Everything a string could try on each sink: a new gnuplot line running a
+// command (also after closing a quote), a backquote command and a @macro, a
+// table cell's end, a formula, raw HTML and a Markdown image and link to a
+// remote host.
+std::string Payload(const std::string& pwned) {
+  return "\nsystem \"touch " + pwned + "-newline\" #\r\nsystem \"touch " + pwned +
+         "-cr\"\n'; system \"touch " + pwned + "-quote\"; x='\n`touch " + pwned +
+         "-backquote` @m \\\n| a | b |\t=HYPERLINK(\"http://127.0.0.9/c\") "
+         "<img src=http://127.0.0.9/x> ![x](http://127.0.0.9/y) [l](http://127.0.0.9/z) "
+         "<http://127.0.0.9/w> \x1b[31m";
+}
+
+// The strings results.json is read by or checked against, which a run
+// could not have written otherwise (a different value is refused as a
+// different format, which is not what this test is about).
+bool KeptAsIs(const std::string& key) { return key == "schema"; }
+
+struct Drawn {
+  std::string md, csv, html;
+  std::set<std::string> plots;
+  std::vector<std::string> warnings;
+};
+
+Drawn DrawSaved(const json& doc, const std::string& dir) {
+  Drawn d;
+  EXPECT_TRUE(common::MakeDirectories(dir + "/in").ok());
+  EXPECT_TRUE(common::WriteFileAtomically(dir + "/in/results.json", doc.dump(2)).ok());
+  auto files = RenderSavedRun(dir + "/in", dir + "/out");
+  EXPECT_TRUE(files.ok()) << files.status().ToString();
+  if (!files.ok()) return d;
+  d.warnings = files->warnings;
+  for (const std::string& name : files->written) {
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".svg") == 0) d.plots.insert(name);
+  }
+  d.md = common::ReadFile(dir + "/out/report.md").value_or("");
+  d.csv = common::ReadFile(dir + "/out/micro.csv").value_or("");
+  d.html = common::ReadFile(dir + "/out/report.html").value_or("");
+  return d;
+}
+
+std::vector<std::string> Lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The cells of a GFM table row: split at every | not escaped by a backslash,
+// without the leading and trailing pipes.
+size_t CellCount(const std::string& row) {
+  std::vector<std::string> cells(1);
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (row[i] == '\\' && i + 1 < row.size()) {
+      cells.back() += row.substr(i, 2);
+      ++i;
+    } else if (row[i] == '|') {
+      cells.emplace_back();
+    } else {
+      cells.back() += row[i];
+    }
+  }
+  auto blank = [](const std::string& c) {
+    return c.find_first_not_of(" \t") == std::string::npos;
+  };
+  if (!cells.empty() && blank(cells.front()) && row.find_first_not_of(" \t") < row.size() &&
+      row[row.find_first_not_of(" \t")] == '|') {
+    cells.erase(cells.begin());
+  }
+  if (!cells.empty() && blank(cells.back()) && row.find_last_not_of(" \t") < row.size() &&
+      row[row.find_last_not_of(" \t")] == '|') {
+    cells.pop_back();
+  }
+  return cells.size();
+}
+
+bool IsDelimiterRow(const std::string& line) {
+  return line.rfind("|", 0) == 0 && line.find("---") != std::string::npos &&
+         line.find_first_not_of("|-: ") == std::string::npos;
+}
+
+// Every table's rows (GFM: a table runs from its header to the first blank
+// line) have as many cells as its header; returns the rows seen.
+size_t CheckTables(const std::string& md, const std::string& what) {
+  const std::vector<std::string> lines = Lines(md);
+  size_t rows = 0;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind("|", 0) != 0 || !IsDelimiterRow(lines[i + 1])) continue;
+    const size_t columns = CellCount(lines[i]);
+    for (size_t j = i + 1; j < lines.size() && !lines[j].empty(); ++j, ++rows) {
+      EXPECT_EQ(CellCount(lines[j]), columns)
+          << what << ": a row of the table headed\n"
+          << lines[i] << "\nhas another column count:\n"
+          << lines[j];
+    }
+  }
+  return rows;
+}
+
+// The fields of a CSV document, as a spreadsheet splits them.
+std::vector<std::string> CsvCells(const std::string& csv) {
+  std::vector<std::string> cells(1);
+  bool quoted = false, was_quoted = false;
+  for (size_t i = 0; i < csv.size(); ++i) {
+    const char c = csv[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < csv.size() && csv[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cells.back() += c;
+      }
+    } else if (c == '"' && cells.back().empty() && !was_quoted) {
+      quoted = was_quoted = true;
+    } else if (c == ',' || c == '\n') {
+      cells.emplace_back();
+      was_quoted = false;
+    } else {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+bool IsNumber(const std::string& s) {
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size() && s.find_first_of("xXnNiI") == std::string::npos;
+}
+
+// The values of every src=, href= and xlink:href= attribute of an HTML page.
+std::vector<std::string> Urls(const std::string& html) {
+  std::vector<std::string> out;
+  for (const char* attr : {"src=", "href="}) {
+    const std::string a = attr;
+    for (size_t at = html.find(a); at != std::string::npos; at = html.find(a, at + 1)) {
+      size_t from = at + a.size();
+      const char q = from < html.size() ? html[from] : ' ';
+      if (q == '"' || q == '\'') {
+        ++from;
+        out.push_back(html.substr(from, html.find(q, from) - from));
+      } else {
+        out.push_back(html.substr(from, html.find_first_of(" >", from) - from));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
+  auto text = common::ReadFile(std::string(SECMODE_REFERENCE_DIR) +
+                               "/amd-epyc-2vcpu-2026-12-05/results.json");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  const json clean = json::parse(*text);
+  auto tmp = common::MakeTempDirectory("secmode-untrusted-");
+  ASSERT_TRUE(tmp.ok());
+  const std::string pwned = *tmp + "/PWNED";
+
+  json hostile = clean;
+  size_t strings = 0;
+  ForEachString(hostile, "", [&](const std::string& key, json& s) {
+    if (KeptAsIs(key)) return;
+    ++strings;
+    s = s.get<std::string>() + Payload(pwned);
+  });
+  // micro.csv's cells start with the strings of the micro rows.
+  for (json& row : hostile["micro"]) {
+    for (const char* key : {"mode", "engine", "enctype", "leg"}) {
+      row[key] = "=HYPERLINK(\"http://127.0.0.9/f\",\"x\")" + row[key].get<std::string>();
+    }
+  }
+  ASSERT_GT(strings, 100u);
+
+  const Drawn reference = DrawSaved(clean, *tmp + "/clean");
+  const Drawn drawn = DrawSaved(hostile, *tmp + "/hostile");
+
+  // Nothing ran.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(*tmp)) {
+    if (e.path().filename().string().rfind("PWNED", 0) == 0) left.push_back(e.path());
+  }
+  EXPECT_TRUE(left.empty()) << "a string of results.json ran a command: " << left.front();
+
+  // The same plots were drawn, so the strings reached the plot scripts.
+  ASSERT_FALSE(reference.plots.empty());
+  EXPECT_EQ(drawn.plots, reference.plots);
+  for (const std::string& w : drawn.warnings) {
+    EXPECT_EQ(w.find("plot"), std::string::npos) << w;
+  }
+
+  // Every table keeps its shape and no row was split or added.
+  const size_t reference_rows = CheckTables(reference.md, "clean report.md");
+  EXPECT_EQ(CheckTables(drawn.md, "report.md"), reference_rows);
+  ASSERT_GT(reference_rows, 50u);
+
+  // No spreadsheet formula.
+  const std::vector<std::string> cells = CsvCells(drawn.csv);
+  ASSERT_GT(cells.size(), 100u);
+  for (const std::string& cell : cells) {
+    if (cell.empty() || IsNumber(cell)) continue;
+    EXPECT_EQ(std::string("=+-@\t\r").find(cell[0]), std::string::npos)
+        << "micro.csv cell read as a formula: " << cell;
+  }
+  EXPECT_EQ(Lines(drawn.csv).size(), Lines(reference.csv).size());
+
+  // report.html loads and links nothing remote, and says so to the browser.
+  ASSERT_FALSE(drawn.html.empty());
+  for (const Drawn* d : {&reference, &drawn}) {
+    EXPECT_NE(d->html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+                           "'none'"),
+              std::string::npos);
+  }
+  for (const std::string& url : Urls(drawn.html)) {
+    EXPECT_TRUE(url.rfind("#", 0) == 0) << "report.html refers to " << url;
+  }
+  EXPECT_EQ(drawn.html.find("127.0.0.9/x\""), std::string::npos);
+  EXPECT_EQ(drawn.html.find("<img"), std::string::npos);
+
+  // The README's headline table, drawn from the same results.
+  auto results = harness::FromJson(hostile);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  auto clean_results = harness::FromJson(clean);
+  ASSERT_TRUE(clean_results.ok());
+  EXPECT_EQ(CheckTables(HeadlineMarkdown(*results), "headline"),
+            CheckTables(HeadlineMarkdown(*clean_results), "clean headline"));
+  common::RemoveTree(*tmp);
+}
+
+TEST(UntrustedResultsTest, GnuplotStringsStayOnTheirLine) {
+  EXPECT_EQ(GnuplotQuote("a'b"), "'a''b'");
+  EXPECT_EQ(GnuplotQuote("x\ny\r\tz\x7f"), "'x y  z '");
+  EXPECT_EQ(GnuplotLine("# c\n1 2"), "# c 1 2");
+}
+
+TEST(UntrustedResultsTest, CsvFieldsNeverReadAsFormulas) {
+  using common::CsvField;
+  EXPECT_EQ(CsvField("=1+2"), "'=1+2");
+  EXPECT_EQ(CsvField("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(CsvField("+cmd"), "'+cmd");
+  EXPECT_EQ(CsvField("-cmd"), "'-cmd");
+  EXPECT_EQ(CsvField("\tx"), "'\tx");
+  EXPECT_EQ(CsvField("\rx"), "\"'\rx\"");
+  EXPECT_EQ(CsvField("=HYPERLINK(\"http://x\",\"y\")"), "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+  for (const char* n : {"-1", "-1.5", "+2e-3", "-.5", "0"}) EXPECT_EQ(CsvField(n), n);
+  EXPECT_EQ(CsvField("-"), "'-");
+  EXPECT_EQ(CsvField("krb5p"), "krb5p");
+}
+
+}  // namespace
+}  // namespace secmode::render
