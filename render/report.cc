@@ -77,11 +77,11 @@ std::string MicroCsv(const RunResults& r) {
          "p50_ns,p99_ns,p999_ns,samples,repetitions,cv,noisy\n";
   for (const auto& row : r.micro) {
     out << CsvField(row.mode) << ',' << CsvField(row.engine) << ',' << CsvField(row.enctype) << ','
-        << CsvField(row.leg) << ',' << row.size << ',' << row.threads << ',' << Fmt("%.1f", row.m.ns_per_op)
-        << ',' << Fmt("%.0f", row.m.bytes_per_second) << ',' << Fmt("%.3f", row.m.cycles_per_byte)
-        << ',' << row.m.p50_ns << ',' << row.m.p99_ns << ',' << row.m.p999_ns << ','
-        << row.m.samples << ',' << row.m.repetitions_ns.size() << ',' << Fmt("%.4f", row.m.cv)
-        << ',' << (row.m.noisy() ? "yes" : "no") << '\n';
+        << CsvField(row.leg) << ',' << row.size << ',' << row.threads << ','
+        << Fmt("%.1f", row.m.ns_per_op) << ',' << Fmt("%.0f", row.m.bytes_per_second) << ','
+        << Fmt("%.3f", row.m.cycles_per_byte) << ',' << row.m.p50_ns << ',' << row.m.p99_ns << ','
+        << row.m.p999_ns << ',' << row.m.samples << ',' << row.m.repetitions_ns.size() << ','
+        << Fmt("%.4f", row.m.cv) << ',' << (row.m.noisy() ? "yes" : "no") << '\n';
   }
   return out.str();
 }
@@ -111,9 +111,8 @@ std::string NoiseLine(const nlohmann::json& noise) {
   return "load average (1 min) " + load(noise.value("loadavg_before", nlohmann::json())) +
          " at the start, " + load(noise.value("loadavg_after", nlohmann::json())) +
          " at the end; over the run the hypervisor took " +
-         share(noise.value("steal_fraction", nlohmann::json())) +
-         " of the CPU time (steal) and " + share(noise.value("idle_fraction", nlohmann::json())) +
-         " was idle";
+         share(noise.value("steal_fraction", nlohmann::json())) + " of the CPU time (steal) and " +
+         share(noise.value("idle_fraction", nlohmann::json())) + " was idle";
 }
 
 // Where the measuring thread ran (--pin), as results.json's method says.
@@ -159,7 +158,8 @@ std::string MicroMarkdown(const RunResults& r) {
   out << "# secmode report\n\n";
   out << "| | |\n|---|---|\n";
   out << "| command | " << MdCode(r.command) << " |\n";
-  out << "| started / finished | " << MdText(r.started_at) << " / " << MdText(r.finished_at) << " |\n";
+  out << "| started / finished | " << MdText(r.started_at) << " / " << MdText(r.finished_at)
+      << " |\n";
   if (const std::string signal = InterruptedBy(r); !signal.empty()) {
     out << "| interrupted | by " << MdText(signal)
         << ": the run stopped early; what it did not measure is listed under Errors |\n";
@@ -204,9 +204,10 @@ std::string MicroMarkdown(const RunResults& r) {
     for (const auto& [key, c] : cells) {
       double req = c.legs[0] + c.legs[1];
       out << "| " << MdText(std::get<0>(key)) << " | " << MdText(std::get<1>(key)) << " | "
-          << (std::get<2>(key).empty() ? "-" : MdText(std::get<2>(key))) << " | " << Fmt("%.0f", c.legs[0])
-          << " | " << Fmt("%.0f", c.legs[1]) << " | " << Fmt("%.0f", c.legs[2]) << " | "
-          << Fmt("%.0f", c.legs[3]) << " | " << Fmt("%.0f", c.RoundTrip()) << " | "
+          << (std::get<2>(key).empty() ? "-" : MdText(std::get<2>(key))) << " | "
+          << Fmt("%.0f", c.legs[0]) << " | " << Fmt("%.0f", c.legs[1]) << " | "
+          << Fmt("%.0f", c.legs[2]) << " | " << Fmt("%.0f", c.legs[3]) << " | "
+          << Fmt("%.0f", c.RoundTrip()) << " | "
           << (req > 0 ? Fmt("%.1f", static_cast<double>(size) * 1e3 / req) : "-") << " | "
           << (sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()) : "-")
           << " | " << CvCell(c) << " |\n";

@@ -91,8 +91,8 @@ std::string CompareMarkdown(const RunComparison& c) {
       out << "\n## " << MdText(table) << "\n\n| row | unit | A | B | B/A | p | verdict |\n"
           << "|---|---|---:|---:|---:|---:|---|\n";
     }
-    out << "| " << MdText(r.key) << " | " << MdText(r.unit) << " | " << Figure(r.a) << " | " << Figure(r.b) << " | "
-        << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
+    out << "| " << MdText(r.key) << " | " << MdText(r.unit) << " | " << Figure(r.a) << " | "
+        << Figure(r.b) << " | " << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
         << harness::VerdictName(r.verdict) << " |\n";
   }
   if (!c.only_a.empty() || !c.only_b.empty()) {

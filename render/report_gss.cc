@@ -49,12 +49,13 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
        << Fmt("%.0f", nat) << " | " << Fmt("%.0f", bound) << " | " << Fmt("%.2f", bound / nat)
        << " | " << Fmt("%.2f", mit / nat) << " | " << Fmt("%.2f", iov / nat) << " |\n";
     if (size == (1u << 20) && en == "aes256-cts-hmac-sha1-96") {
-      targets.push_back(
-          {"native 1 MiB " + MdText(en) + " krb5p seal+open >= 0.85 x bound: " + Fmt("%.2f", bound / nat) +
-               " x (bound " + Fmt("%.0f", bound) + " ns, native " + Fmt("%.0f", nat) + " ns)",
-           bound / nat >= 0.85});
-      targets.push_back({"native 1 MiB " + MdText(en) + " krb5p seal+open >= 4 x faster than mit: " +
-                             Fmt("%.2f", mit / nat) + " x (mit " + Fmt("%.0f", mit) + " ns)",
+      targets.push_back({"native 1 MiB " + MdText(en) + " krb5p seal+open >= 0.85 x bound: " +
+                             Fmt("%.2f", bound / nat) + " x (bound " + Fmt("%.0f", bound) +
+                             " ns, native " + Fmt("%.0f", nat) + " ns)",
+                         bound / nat >= 0.85});
+      targets.push_back({"native 1 MiB " + MdText(en) +
+                             " krb5p seal+open >= 4 x faster than mit: " + Fmt("%.2f", mit / nat) +
+                             " x (mit " + Fmt("%.0f", mit) + " ns)",
                          mit / nat >= 4.0});
     }
     if (size == 128) {

@@ -54,7 +54,8 @@ void KeepOnlyPlotImages(cmark_node* doc) {
   for (cmark_node* image : foreign) {
     cmark_node* text = cmark_node_new(CMARK_NODE_TEXT);
     const char* url = cmark_node_get_url(image);
-    cmark_node_set_literal(text, (std::string("(image not shown: ") + (url ? url : "") + ")").c_str());
+    cmark_node_set_literal(text,
+                           (std::string("(image not shown: ") + (url ? url : "") + ")").c_str());
     cmark_node_replace(image, text);
     cmark_node_free(image);
   }
@@ -242,8 +243,7 @@ th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.pre
 std::string ContentSecurityPolicy() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int digest_len = 0;
-  EVP_Digest(kScript, std::string_view(kScript).size(), digest, &digest_len, EVP_sha256(),
-             nullptr);
+  EVP_Digest(kScript, std::string_view(kScript).size(), digest, &digest_len, EVP_sha256(), nullptr);
   unsigned char b64[2 * EVP_MAX_MD_SIZE + 4];
   const int b64_len = EVP_EncodeBlock(b64, digest, static_cast<int>(digest_len));
   return "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -271,9 +271,9 @@ common::Result<std::string> HtmlReport(
   if (first_section != std::string::npos) body.insert(first_section, toc);
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
-         ContentSecurityPolicy() + "\n<title>" +
-         Title(report_md) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<main>\n" +
-         body + "</main>\n<script>" + kScript + "</script>\n</body>\n</html>\n";
+         ContentSecurityPolicy() + "\n<title>" + Title(report_md) + "</title>\n<style>" + kStyle +
+         "</style>\n</head>\n<body>\n<main>\n" + body + "</main>\n<script>" + kScript +
+         "</script>\n</body>\n</html>\n";
 }
 
 }  // namespace secmode::render

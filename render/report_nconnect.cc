@@ -219,8 +219,9 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
      << MdText(base.value("jitter_dist", "")) << " mean " << Fmt("%.3f", I(base, "jitter_ns") / 1e6)
      << " ms, " << Fmt("%.2f", base.value("bandwidth_bytes_per_s", 0.0) * 8 / 1e9)
      << " Gbit/s per connection, " << I(base, "server_threads") << " server threads ("
-     << MdText(base.value("server_order", "")) << " order), service " << MdText(base.value("service_dist", ""))
-     << " mean " << Fmt("%.3f", I(base, "service_ns") / 1e6) << " ms, re-encode "
+     << MdText(base.value("server_order", "")) << " order), service "
+     << MdText(base.value("service_dist", "")) << " mean "
+     << Fmt("%.3f", I(base, "service_ns") / 1e6) << " ms, re-encode "
      << (base.value("reencode", false) ? "on" : "off") << ", GSS context setup "
      << Fmt("%.1f", I(base, "gss_setup_ns") / 1e6) << " ms |\n"
      << "| simulator speed | " << Fmt("%.2f", speed.value("rpcs_per_second", 0.0) / 1e6)

@@ -51,7 +51,8 @@ std::string Header(const nlohmann::json& doc) {
       << " connection(s), " << env.value("slots", 0) << " slots, client cores "
       << env.value("client_cores", 0) << ", server cores " << env.value("server_cores", 0)
       << (env.value("server_threads", 0) > 0
-              ? " (the server works on " + std::to_string(env.value("server_threads", 0)) + " thread(s))"
+              ? " (the server works on " + std::to_string(env.value("server_threads", 0)) +
+                    " thread(s))"
               : std::string())
       << ", storage " << Fmt("%g", env.value("storage_ms", 0.0)) << " ms, TCP window "
       << env.value("tcp_window_bytes", 0) << " B per connection\n"
@@ -206,16 +207,16 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
     if (!section.contains(env_key)) return;
     const nlohmann::json env = section.value(env_key, nlohmann::json::object());
     md << protocol << ": what a few fio-like jobs would get on " << MdText(env.value("hosts", ""))
-       << ", with " << env.value("connections", 0) << " connections, "
-       << env.value("slots", 0) << " slots and a TCP window of "
-       << env.value("tcp_window_bytes", 0)
+       << ", with " << env.value("connections", 0) << " connections, " << env.value("slots", 0)
+       << " slots and a TCP window of " << env.value("tcp_window_bytes", 0)
        << " B per connection: a closed queueing model (sim/workload_model.h) fed with this "
           "run's legs (each mode's extra over "
        << baseline
        << " at the payload each message carries) and the protocol's own CPU per operation ("
        << MdText(env.value("protocol_cost_source", "")) << ")" << extra << ".";
     for (const auto& j : env.value("skipped_jobs", nlohmann::json::array())) {
-      md << " Not predicted: " << MdText(j.value("job", "")) << " (" << MdText(j.value("why", "")) << ").";
+      md << " Not predicted: " << MdText(j.value("job", "")) << " (" << MdText(j.value("why", ""))
+         << ").";
     }
     md << "\n\n";
   };
@@ -241,8 +242,8 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
          << "|---|---:|---:|---:|---:|---|---:|---:|\n";
     }
     const bool base = row.value("mode", "") == baseline;
-    md << "| " << MdText(row.value("mode", "")) << " | " << Fmt("%.0f", row.value("iops", 0.0)) << " | "
-       << Fmt("%.1f", row.value("mb_per_s", 0.0)) << " | "
+    md << "| " << MdText(row.value("mode", "")) << " | " << Fmt("%.0f", row.value("iops", 0.0))
+       << " | " << Fmt("%.1f", row.value("mb_per_s", 0.0)) << " | "
        << Fmt("%.3f", row.value("mean_latency_ms", 0.0)) << " | "
        << Fmt("%.3f", row.value("p99_latency_ms_estimate", 0.0)) << " | "
        << MdText(row.value("bottleneck", "")) << " | "

@@ -529,9 +529,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     agree += verdict == "agree" ? 1 : 0;
     if (host_column) md << "| " << MdText(row->value("host", std::string("-"))) << " ";
     md << "| " << I(s, "nconnect") << " | " << I(s, "slots") << " | " << I(s, "window") << " | "
-       << MdText(s.value("reaction", "")) << " | " << I(s, "io_size") << " " << MdText(s.value("op", "")) << " | "
-       << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | " << SimulatedRange(*row) << " | "
-       << MeasuredRange(*row) << " | " << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
+       << MdText(s.value("reaction", "")) << " | " << I(s, "io_size") << " "
+       << MdText(s.value("op", "")) << " | " << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | "
+       << SimulatedRange(*row) << " | " << MeasuredRange(*row) << " | "
+       << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
        << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
   }
   md << "\n" << agree << " of " << rows.size() << " scenarios agree.\n\n";
@@ -563,7 +564,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << " | " << I(sim, "disconnects") << " / " << I(meas, "disconnects") << " | "
        << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(meas, "p50_ns") / 1e3)
        << " | " << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / "
-       << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", "")) << " |\n";
+       << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", ""))
+       << " |\n";
   }
   bool any_attribution = false;
   for (const json* row : rows) any_attribution |= row->contains("attribution");
@@ -599,9 +601,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       }
       bool first = true;
       for (const auto& c : causes) {
-        md << (first ? head : "| | | | ") << MdText(c.value("stage", "")) << ", " << MdText(c.value("thread", ""))
-           << " | " << I(c, "count") << " | " << Fmt("%.0f", c.value("median_excess_us", 0.0))
-           << " | " << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
+        md << (first ? head : "| | | | ") << MdText(c.value("stage", "")) << ", "
+           << MdText(c.value("thread", "")) << " | " << I(c, "count") << " | "
+           << Fmt("%.0f", c.value("median_excess_us", 0.0)) << " | "
+           << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
            << Fmt("%.0f", c.value("median_lag", 0.0)) << " |\n";
         first = false;
       }
@@ -778,8 +781,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       std::map<std::string, json> by;
       for (const auto& a : (*row)["ablation"])
         by[a.value("without", "")] = a.value("simulated", json::object());
-      md << "| " << MdText(row->value("name", "")) << " | " << cell(row->value("measured", json::object()))
-         << " | " << cell(row->value("simulated", json::object()));
+      md << "| " << MdText(row->value("name", "")) << " | "
+         << cell(row->value("measured", json::object())) << " | "
+         << cell(row->value("simulated", json::object()));
       for (const std::string& v : variants) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
@@ -802,7 +806,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   for (const json* row : rows) {
     const bool asserted = row->value("asserted", false);
     if (!row->value("assert_goodput", asserted)) {
-      md << "- " << MdText(row->value("name", "")) << ": " << MdText(row->value("note", "")) << "\n";
+      md << "- " << MdText(row->value("name", "")) << ": " << MdText(row->value("note", ""))
+         << "\n";
     }
   }
   // Points that disagree, each with the cause its evidence shows.
@@ -813,8 +818,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (const json* row : rows) {
       if (Verdict(*row) == "agree") continue;
       const std::string why = row->value("diagnosis", "");
-      md << "- " << MdText(row->value("name", "")) << ": " << MdText(why.empty() ? row->value("detail", "") : why)
-         << "\n";
+      md << "- " << MdText(row->value("name", "")) << ": "
+         << MdText(why.empty() ? row->value("detail", "") : why) << "\n";
     }
   }
   // The collapse plot, for the nconnect with the most shared no-skew points.

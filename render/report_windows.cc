@@ -38,11 +38,12 @@ void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& se
       model = MdCode("--window " + std::to_string(p["model"].value("window", 0u)) + " --reaction " +
                      p["model"].value("reaction", ""));
     }
-    md << "| " << MdText(p.value("peer", "")) << " | " << MdText(p.value("peer_version", "")) << " | "
-       << p.value("advertised_window", 0u) << " | " << measured << " | "
-       << MdText(p.value("below_window", "")) << " | " << MdText(p.value("below_window_reply", "")) << " | "
-       << MdText(p.value("duplicate", "")) << " | " << MdText(p.value("at_maxseq_minus_1", "")) << " | "
-       << MdText(p.value("at_maxseq", "")) << " | " << model << " |\n";
+    md << "| " << MdText(p.value("peer", "")) << " | " << MdText(p.value("peer_version", ""))
+       << " | " << p.value("advertised_window", 0u) << " | " << measured << " | "
+       << MdText(p.value("below_window", "")) << " | " << MdText(p.value("below_window_reply", ""))
+       << " | " << MdText(p.value("duplicate", "")) << " | "
+       << MdText(p.value("at_maxseq_minus_1", "")) << " | " << MdText(p.value("at_maxseq", ""))
+       << " | " << model << " |\n";
   }
   for (const auto& s : section.value("skipped", nlohmann::json::array())) {
     md << "| " << MdText(s.value("peer", "")) << " | not run: " << MdText(s.value("why", ""))
