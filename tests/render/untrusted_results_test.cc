@@ -210,43 +210,63 @@ std::vector<std::string> Urls(const std::string& html) {
   return out;
 }
 
-TEST(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
-  auto text = common::ReadFile(std::string(SECMODE_REFERENCE_DIR) +
-                               "/amd-epyc-2vcpu-2026-12-05/results.json");
-  ASSERT_TRUE(text.ok()) << text.status().ToString();
-  const json clean = json::parse(*text);
-  auto tmp = common::MakeTempDirectory("secmode-untrusted-");
-  ASSERT_TRUE(tmp.ok());
-  const std::string pwned = *tmp + "/PWNED";
+// The committed reference run, and a temporary directory removed however
+// the test ends.
+class UntrustedResultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto text = common::ReadFile(std::string(SECMODE_REFERENCE_DIR) +
+                                 "/amd-epyc-2vcpu-2026-12-05/results.json");
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    clean_ = json::parse(*text);
+    auto tmp = common::MakeTempDirectory("secmode-untrusted-");
+    ASSERT_TRUE(tmp.ok());
+    tmp_ = *tmp;
+  }
+  void TearDown() override {
+    if (!tmp_.empty()) (void)common::RemoveTree(tmp_);
+  }
 
-  json hostile = clean;
-  size_t strings = 0;
-  ForEachString(hostile, "", [&](const std::string& key, json& s) {
-    if (KeptAsIs(key)) return;
-    ++strings;
-    s = s.get<std::string>() + Payload(pwned);
-  });
-  // micro.csv's cells start with the strings of the micro rows. A micro
-  // row's leg is one of four names, or the file is refused on reading.
-  for (size_t i = 0; i < hostile["micro"].size(); ++i) {
-    json& row = hostile["micro"][i];
-    row["leg"] = clean["micro"][i]["leg"];
-    for (const char* key : {"mode", "engine", "enctype"}) {
-      row[key] = "=HYPERLINK(\"http://127.0.0.9/f\",\"x\")" + row[key].get<std::string>();
+  // The reference run with the payload after every string but those kept
+  // as they are (KeptAsIs, `names`), and a formula before the micro rows'
+  // strings (micro.csv's cells start with them; a micro row's leg is one of
+  // four names, or the file is refused on reading).
+  json Hostile(const std::set<std::string>& names = {}) {
+    json hostile = clean_;
+    size_t strings = 0;
+    ForEachString(hostile, "", [&](const std::string& key, json& s) {
+      if (KeptAsIs(key) || names.count(key)) return;
+      ++strings;
+      s = s.get<std::string>() + Payload(tmp_ + "/PWNED");
+    });
+    EXPECT_GT(strings, 100u);
+    for (size_t i = 0; i < hostile["micro"].size(); ++i) {
+      json& row = hostile["micro"][i];
+      row["leg"] = clean_["micro"][i]["leg"];
+      for (const char* key : {"mode", "engine", "enctype"}) {
+        row[key] = "=HYPERLINK(\"http://127.0.0.9/f\",\"x\")" + row[key].get<std::string>();
+      }
+    }
+    return hostile;
+  }
+
+  // No file a payload's command would have made.
+  void ExpectNothingRan() {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(tmp_)) {
+      EXPECT_NE(e.path().filename().string().rfind("PWNED", 0), 0u)
+          << "a string of results.json ran a command: " << e.path();
     }
   }
-  ASSERT_GT(strings, 100u);
 
-  const Drawn reference = DrawSaved(clean, *tmp + "/clean");
-  const Drawn drawn = DrawSaved(hostile, *tmp + "/hostile");
+  json clean_;
+  std::string tmp_;
+};
 
-  // Nothing ran.
-  std::vector<std::string> left;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(*tmp)) {
-    if (e.path().filename().string().rfind("PWNED", 0) == 0) left.push_back(e.path());
-  }
-  EXPECT_TRUE(left.empty()) << "a string of results.json ran a command: " << left.front();
-
+TEST_F(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
+  const json hostile = Hostile();
+  const Drawn reference = DrawSaved(clean_, tmp_ + "/clean");
+  const Drawn drawn = DrawSaved(hostile, tmp_ + "/hostile");
+  ExpectNothingRan();
   // The same plots were drawn, so the strings reached the plot scripts.
   ASSERT_FALSE(reference.plots.empty());
   EXPECT_EQ(drawn.plots, reference.plots);
@@ -287,21 +307,33 @@ TEST(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
   // The README's headline table, drawn from the same results.
   auto results = harness::FromJson(hostile);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
-  auto clean_results = harness::FromJson(clean);
+  auto clean_results = harness::FromJson(clean_);
   ASSERT_TRUE(clean_results.ok());
   EXPECT_EQ(CheckTables(HeadlineMarkdown(*results), "headline"),
             CheckTables(HeadlineMarkdown(*clean_results), "clean headline"));
   EXPECT_EQ(HeadlineMarkdown(*results).find("\nsystem"), std::string::npos);
-  common::RemoveTree(*tmp);
 }
 
-TEST(UntrustedResultsTest, GnuplotStringsStayOnTheirLine) {
+// With the names the renderers match against ("sys", "read", a shared
+// context, the baseline) kept, every table of the reference is drawn again,
+// each with exactly its rows: no string added or lost one.
+TEST_F(UntrustedResultsTest, EveryTableKeepsItsRows) {
+  const json hostile = Hostile({"mode", "op", "context", "baseline"});
+  const Drawn reference = DrawSaved(clean_, tmp_ + "/clean");
+  const Drawn drawn = DrawSaved(hostile, tmp_ + "/hostile");
+  ExpectNothingRan();
+  EXPECT_EQ(drawn.plots, reference.plots);
+  EXPECT_EQ(CheckTables(drawn.md, "report.md"), CheckTables(reference.md, "clean report.md"));
+  EXPECT_EQ(CsvCells(drawn.csv).size(), CsvCells(reference.csv).size());
+}
+
+TEST(UntrustedEscapersTest, GnuplotStringsStayOnTheirLine) {
   EXPECT_EQ(GnuplotQuote("a'b"), "'a''b'");
   EXPECT_EQ(GnuplotQuote("x\ny\r\tz\x7f"), "'x y  z '");
   EXPECT_EQ(GnuplotLine("# c\n1 2"), "# c 1 2");
 }
 
-TEST(UntrustedResultsTest, CsvFieldsNeverReadAsFormulas) {
+TEST(UntrustedEscapersTest, CsvFieldsNeverReadAsFormulas) {
   using common::CsvField;
   EXPECT_EQ(CsvField("=1+2"), "'=1+2");
   EXPECT_EQ(CsvField("@SUM(A1)"), "'@SUM(A1)");
