@@ -18,8 +18,10 @@
 
 #include "common/files.h"
 #include "common/format.h"
+#include "harness/compare_runs.h"
 #include "render/gnuplot.h"
 #include "render/report.h"
+#include "render/report_compare.h"
 #include "render/run_dir.h"
 
 namespace secmode::render {
@@ -325,6 +327,20 @@ TEST_F(UntrustedResultsTest, EveryTableKeepsItsRows) {
   EXPECT_EQ(drawn.plots, reference.plots);
   EXPECT_EQ(CheckTables(drawn.md, "report.md"), CheckTables(reference.md, "clean report.md"));
   EXPECT_EQ(CsvCells(drawn.csv).size(), CsvCells(reference.csv).size());
+}
+
+// `secmode compare --markdown` of two such runs: the runs' labels, the rows
+// both have and the rows only one has.
+TEST_F(UntrustedResultsTest, CompareMarkdownKeepsItsTables) {
+  auto a = harness::FromJson(Hostile({"mode", "op", "context", "baseline"}));
+  auto b = harness::FromJson(Hostile());
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = harness::CompareRuns(*a, *b);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->only_a.empty());
+  const std::string md = CompareMarkdown(*c);
+  EXPECT_GT(CheckTables(md, "compare"), 2u);
+  EXPECT_EQ(md.find("\nsystem"), std::string::npos);
 }
 
 TEST(UntrustedEscapersTest, GnuplotStringsStayOnTheirLine) {
