@@ -20,8 +20,10 @@
 #include "common/format.h"
 #include "harness/compare_runs.h"
 #include "render/gnuplot.h"
+#include "render/markdown.h"
 #include "render/report.h"
 #include "render/report_compare.h"
+#include "render/report_html.h"
 #include "render/run_dir.h"
 
 namespace secmode::render {
@@ -341,6 +343,30 @@ TEST_F(UntrustedResultsTest, CompareMarkdownKeepsItsTables) {
   const std::string md = CompareMarkdown(*c);
   EXPECT_GT(CheckTables(md, "compare"), 2u);
   EXPECT_EQ(md.find("\nsystem"), std::string::npos);
+}
+
+// report.html's own guard, whatever report.md holds: an image that is not
+// a plot file of the run becomes text, a plot file's image its figure.
+TEST(UntrustedEscapersTest, HtmlShowsNoImageButThePlots) {
+  auto html = HtmlReport(
+      "# r\n\n![remote](http://127.0.0.9/y.svg)\n\n| a | b |\n|---|---|\n| "
+      "![i](http://127.0.0.9/i.png) | ![d](data:image/png;base64,AAAA) |\n\n![plot](p.svg)\n",
+      {{"p.svg", "<svg id=\"x\"></svg>"}});
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_EQ(html->find("<img"), std::string::npos) << *html;
+  EXPECT_NE(html->find("(image not shown: http://127.0.0.9/i.png)"), std::string::npos) << *html;
+  EXPECT_NE(html->find("(image not shown: http://127.0.0.9/y.svg)"), std::string::npos) << *html;
+  EXPECT_NE(html->find("<figure class=\"plot\" data-plot=\"p.svg\">"), std::string::npos);
+}
+
+TEST(UntrustedEscapersTest, MarkdownStringsAreText) {
+  EXPECT_EQ(MdText("a|b\nc"), "a\\|b c");
+  EXPECT_EQ(MdText("![x](http://h/y) <b> `c` *e* _f_ & # ~"),
+            "\\!\\[x\\](http://h/y) \\<b\\> \\`c\\` \\*e\\* \\_f\\_ \\& \\# \\~");
+  EXPECT_EQ(MdText("krb5p aes256-cts-hmac-sha1-96 (1.2)"), "krb5p aes256-cts-hmac-sha1-96 (1.2)");
+  EXPECT_EQ(MdCode("secmode run"), "`secmode run`");
+  EXPECT_EQ(MdCode("a`b|c\n"), "``a`b\\|c ``");
+  EXPECT_EQ(MdCode("`x"), "`` `x ``");
 }
 
 TEST(UntrustedEscapersTest, GnuplotStringsStayOnTheirLine) {
