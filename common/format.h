@@ -19,7 +19,11 @@ std::string SizeLabel(uint64_t bytes);
 // "no skew", "2 ms skew".
 std::string SkewLabel(int64_t ns);
 
-// A CSV field, quoted when it holds a comma, quote or newline.
+// A CSV field, safe for any string (it may come from an untrusted
+// results.json): one starting with = + - @ tab or carriage return, which a
+// spreadsheet would read as a formula, gets a leading ' unless it is a plain
+// number ("-1.5" stays a number); then quoted when it holds a comma, quote,
+// newline or carriage return.
 std::string CsvField(const std::string& s);
 
 }  // namespace secmode::common

@@ -39,9 +39,18 @@ common::Result<std::string> RunGnuplot(const std::string& script,
   return *out;
 }
 
+std::string GnuplotLine(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+  }
+  return out;
+}
+
 std::string GnuplotQuote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  for (char c : GnuplotLine(s)) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
 

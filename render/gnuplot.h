@@ -18,7 +18,16 @@ common::Result<std::string> RunGnuplot(const std::string& script,
                                        const std::vector<std::pair<std::string, std::string>>& data,
                                        const std::string& output);
 
-// A gnuplot single-quoted string.
+// `s` on one line: every control character (newline, carriage return, NUL,
+// tab, DEL) a space. What a plot script or a data file may carry of a string
+// from results.json, which is untrusted (SECURITY.md): gnuplot ends a line,
+// and with it a quoted string or a data file's comment, at a newline, and
+// runs or reads what follows as its own.
+std::string GnuplotLine(const std::string& s);
+
+// A gnuplot single-quoted string holding GnuplotLine(s) ('' for '). gnuplot
+// neither substitutes backquotes nor expands @macros inside single quotes,
+// so no string can run anything through it.
 std::string GnuplotQuote(const std::string& s);
 
 }  // namespace secmode::render

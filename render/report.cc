@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "common/format.h"
+#include "render/markdown.h"
 #include "render/report_html.h"
 #include "render/report_sections.h"
 
@@ -76,11 +77,11 @@ std::string MicroCsv(const RunResults& r) {
          "p50_ns,p99_ns,p999_ns,samples,repetitions,cv,noisy\n";
   for (const auto& row : r.micro) {
     out << CsvField(row.mode) << ',' << CsvField(row.engine) << ',' << CsvField(row.enctype) << ','
-        << row.leg << ',' << row.size << ',' << row.threads << ',' << Fmt("%.1f", row.m.ns_per_op)
-        << ',' << Fmt("%.0f", row.m.bytes_per_second) << ',' << Fmt("%.3f", row.m.cycles_per_byte)
-        << ',' << row.m.p50_ns << ',' << row.m.p99_ns << ',' << row.m.p999_ns << ','
-        << row.m.samples << ',' << row.m.repetitions_ns.size() << ',' << Fmt("%.4f", row.m.cv)
-        << ',' << (row.m.noisy() ? "yes" : "no") << '\n';
+        << CsvField(row.leg) << ',' << row.size << ',' << row.threads << ','
+        << Fmt("%.1f", row.m.ns_per_op) << ',' << Fmt("%.0f", row.m.bytes_per_second) << ','
+        << Fmt("%.3f", row.m.cycles_per_byte) << ',' << row.m.p50_ns << ',' << row.m.p99_ns << ','
+        << row.m.p999_ns << ',' << row.m.samples << ',' << row.m.repetitions_ns.size() << ','
+        << Fmt("%.4f", row.m.cv) << ',' << (row.m.noisy() ? "yes" : "no") << '\n';
   }
   return out.str();
 }
@@ -110,9 +111,8 @@ std::string NoiseLine(const nlohmann::json& noise) {
   return "load average (1 min) " + load(noise.value("loadavg_before", nlohmann::json())) +
          " at the start, " + load(noise.value("loadavg_after", nlohmann::json())) +
          " at the end; over the run the hypervisor took " +
-         share(noise.value("steal_fraction", nlohmann::json())) +
-         " of the CPU time (steal) and " + share(noise.value("idle_fraction", nlohmann::json())) +
-         " was idle";
+         share(noise.value("steal_fraction", nlohmann::json())) + " of the CPU time (steal) and " +
+         share(noise.value("idle_fraction", nlohmann::json())) + " was idle";
 }
 
 // Where the measuring thread ran (--pin), as results.json's method says.
@@ -157,22 +157,23 @@ std::string MicroMarkdown(const RunResults& r) {
   const auto& m = r.machine;
   out << "# secmode report\n\n";
   out << "| | |\n|---|---|\n";
-  out << "| command | `" << r.command << "` |\n";
-  out << "| started / finished | " << r.started_at << " / " << r.finished_at << " |\n";
+  out << "| command | " << MdCode(r.command) << " |\n";
+  out << "| started / finished | " << MdText(r.started_at) << " / " << MdText(r.finished_at)
+      << " |\n";
   if (const std::string signal = InterruptedBy(r); !signal.empty()) {
-    out << "| interrupted | by " << signal
+    out << "| interrupted | by " << MdText(signal)
         << ": the run stopped early; what it did not measure is listed under Errors |\n";
   }
-  out << "| CPU | " << m.cpu_model << " (" << m.logical_cpus << " logical CPUs) |\n";
+  out << "| CPU | " << MdText(m.cpu_model) << " (" << m.logical_cpus << " logical CPUs) |\n";
   std::string flags;
   for (const auto& f : m.cpu_flags) flags += (flags.empty() ? "" : " ") + f;
-  out << "| CPU flags | " << flags << " |\n";
-  out << "| kernel | " << m.kernel << " |\n";
-  out << "| OpenSSL | " << m.openssl << " |\n";
-  out << "| Kerberos | " << m.krb5 << " |\n";
-  out << "| compiler / build | " << m.compiler << " / " << m.build_type << " |\n";
-  out << "| compiler flags | `" << m.compiler_flags << "` |\n";
-  out << "| secmode | " << m.secmode_commit
+  out << "| CPU flags | " << MdText(flags) << " |\n";
+  out << "| kernel | " << MdText(m.kernel) << " |\n";
+  out << "| OpenSSL | " << MdText(m.openssl) << " |\n";
+  out << "| Kerberos | " << MdText(m.krb5) << " |\n";
+  out << "| compiler / build | " << MdText(m.compiler) << " / " << MdText(m.build_type) << " |\n";
+  out << "| compiler flags | " << MdCode(m.compiler_flags) << " |\n";
+  out << "| secmode | " << MdText(m.secmode_commit)
       << (m.secmode_tree == "dirty"     ? " (tracked files changed since that commit)"
           : m.secmode_tree == "unknown" ? " (tree state unknown)"
                                         : "")
@@ -181,7 +182,7 @@ std::string MicroMarkdown(const RunResults& r) {
   for (const auto& [name, version] : m.libraries) {
     libs += (libs.empty() ? "" : "; ") + name + " " + version;
   }
-  out << "| libraries (loaded, dpkg) | " << (libs.empty() ? "unknown" : libs) << " |\n";
+  out << "| libraries (loaded, dpkg) | " << (libs.empty() ? "unknown" : MdText(libs)) << " |\n";
   out << "| TSC | " << Fmt("%.3f", m.tsc_ghz) << " GHz (cycles/byte are TSC ticks) |\n";
   out << "| machine noise | " << NoiseLine(r.noise) << " |\n\n";
 
@@ -202,10 +203,11 @@ std::string MicroMarkdown(const RunResults& r) {
     out << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& [key, c] : cells) {
       double req = c.legs[0] + c.legs[1];
-      out << "| " << std::get<0>(key) << " | " << std::get<1>(key) << " | "
-          << (std::get<2>(key).empty() ? "-" : std::get<2>(key)) << " | " << Fmt("%.0f", c.legs[0])
-          << " | " << Fmt("%.0f", c.legs[1]) << " | " << Fmt("%.0f", c.legs[2]) << " | "
-          << Fmt("%.0f", c.legs[3]) << " | " << Fmt("%.0f", c.RoundTrip()) << " | "
+      out << "| " << MdText(std::get<0>(key)) << " | " << MdText(std::get<1>(key)) << " | "
+          << (std::get<2>(key).empty() ? "-" : MdText(std::get<2>(key))) << " | "
+          << Fmt("%.0f", c.legs[0]) << " | " << Fmt("%.0f", c.legs[1]) << " | "
+          << Fmt("%.0f", c.legs[2]) << " | " << Fmt("%.0f", c.legs[3]) << " | "
+          << Fmt("%.0f", c.RoundTrip()) << " | "
           << (req > 0 ? Fmt("%.1f", static_cast<double>(size) * 1e3 / req) : "-") << " | "
           << (sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()) : "-")
           << " | " << CvCell(c) << " |\n";
@@ -215,7 +217,7 @@ std::string MicroMarkdown(const RunResults& r) {
   if (!r.bounds.empty()) {
     out << "## Primitive bounds\n\n| primitive | size | MB/s |\n|---|---:|---:|\n";
     for (const auto& b : r.bounds) {
-      out << "| " << b.primitive << " | " << SizeLabel(b.size) << " | "
+      out << "| " << MdText(b.primitive) << " | " << SizeLabel(b.size) << " | "
           << Fmt("%.1f", b.bytes_per_second / 1e6) << " |\n";
     }
     out << "\n";
@@ -272,7 +274,7 @@ common::Result<Rendered> RenderRun(const RunResults& r) {
   }
   if (!r.errors.empty()) {
     out.report_md += "\n## Errors\n\nWhat this run could not measure (results.json `errors`):\n\n";
-    for (const auto& e : r.errors) out.report_md += "- " + e.dump() + "\n";
+    for (const auto& e : r.errors) out.report_md += "- " + MdText(e.dump()) + "\n";
   }
   out.micro_csv = MicroCsv(r);
   if (auto html = HtmlReport(out.report_md, out.files); html.ok()) {
@@ -308,9 +310,9 @@ std::string HeadlineMarkdown(const RunResults& r) {
   out << "| mode | engine | round trip at 4 KiB, us | x baseline | request MB/s at 1 MiB | x "
          "baseline |\n|---|---|---:|---:|---:|---:|\n";
   for (const Key& k : keys) {
-    out << "| " << std::get<0>(k)
-        << (std::get<2>(k).empty() ? std::string() : " (" + std::get<2>(k) + ")") << " | "
-        << std::get<1>(k) << " | ";
+    out << "| " << MdText(std::get<0>(k))
+        << (std::get<2>(k).empty() ? std::string() : " (" + MdText(std::get<2>(k)) + ")") << " | "
+        << MdText(std::get<1>(k)) << " | ";
     const Cell* s = small && small->count(k) ? &small->at(k) : nullptr;
     const Cell* sb = s ? baseline(*small, k) : nullptr;
     out << (s ? Fmt("%.1f", s->RoundTrip() / 1e3) : "-") << " | "
@@ -333,10 +335,11 @@ std::string HeadlineMarkdown(const RunResults& r) {
          "sealed and opened), each the median of its repetitions. Request MB/s: payload bytes "
          "over the request's two legs. x baseline: the mode's figure over that of sys (NFS "
          "modes) or smb-plain (SMB modes) in the same run, so a round trip above 1 and a MB/s "
-         "below 1 are what the mode costs. Measured by `"
-      << r.command << "` on " << r.started_at << ": " << m.cpu_model << ", " << m.logical_cpus
-      << " logical CPUs, " << m.kernel << ", " << m.openssl << ", " << m.krb5 << ", " << m.compiler
-      << "; secmode " << commit << "; machine noise: " << NoiseLine(r.noise) << ".\n";
+         "below 1 are what the mode costs. Measured by "
+      << MdCode(r.command) << " on " << MdText(r.started_at) << ": " << MdText(m.cpu_model) << ", "
+      << m.logical_cpus << " logical CPUs, " << MdText(m.kernel) << ", " << MdText(m.openssl)
+      << ", " << MdText(m.krb5) << ", " << MdText(m.compiler) << "; secmode " << MdText(commit)
+      << "; machine noise: " << NoiseLine(r.noise) << ".\n";
   return out.str();
 }
 

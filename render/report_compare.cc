@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/format.h"
+#include "render/markdown.h"
 
 namespace secmode::render {
 
@@ -79,25 +80,25 @@ std::string CompareText(const RunComparison& c) {
 
 std::string CompareMarkdown(const RunComparison& c) {
   std::ostringstream out;
-  out << "# secmode compare\n\n| run | |\n|---|---|\n| A | " << c.a_label << " |\n| B | "
-      << c.b_label << " |\n\n"
+  out << "# secmode compare\n\n| run | |\n|---|---|\n| A | " << MdText(c.a_label) << " |\n| B | "
+      << MdText(c.b_label) << " |\n\n"
       << Method(c) << "\n\n"
       << Counts(c) << ".\n";
   std::string table;
   for (const auto& r : c.rows) {
     if (r.table != table) {
       table = r.table;
-      out << "\n## " << table << "\n\n| row | unit | A | B | B/A | p | verdict |\n"
+      out << "\n## " << MdText(table) << "\n\n| row | unit | A | B | B/A | p | verdict |\n"
           << "|---|---|---:|---:|---:|---:|---|\n";
     }
-    out << "| " << r.key << " | " << r.unit << " | " << Figure(r.a) << " | " << Figure(r.b) << " | "
-        << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
+    out << "| " << MdText(r.key) << " | " << MdText(r.unit) << " | " << Figure(r.a) << " | "
+        << Figure(r.b) << " | " << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
         << harness::VerdictName(r.verdict) << " |\n";
   }
   if (!c.only_a.empty() || !c.only_b.empty()) {
     out << "\n## Rows in one run only\n\n";
-    for (const auto& k : c.only_a) out << "- only in A: " << k << "\n";
-    for (const auto& k : c.only_b) out << "- only in B: " << k << "\n";
+    for (const auto& k : c.only_a) out << "- only in A: " << MdText(k) << "\n";
+    for (const auto& k : c.only_b) out << "- only in B: " << MdText(k) << "\n";
   }
   return out.str();
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/format.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -34,10 +35,11 @@ std::string HostsText(const nlohmann::json& section) {
         "| host | CPU | logical CPUs | kernel | OpenSSL | secmode | started | rows |\n"
         "|---|---|---:|---|---|---|---|---:|\n";
   for (const auto& h : section["hosts"]) {
-    md << "| " << h.value("host", "") << " | " << h.value("cpu_model", "") << " | "
-       << h.value("logical_cpus", 0) << " | " << h.value("kernel", "") << " | "
-       << h.value("openssl", "") << " | " << h.value("secmode_commit", "").substr(0, 12) << " | "
-       << h.value("started_at", "") << " | " << h.value("rows", 0) << " |\n";
+    md << "| " << MdText(h.value("host", "")) << " | " << MdText(h.value("cpu_model", "")) << " | "
+       << h.value("logical_cpus", 0) << " | " << MdText(h.value("kernel", "")) << " | "
+       << MdText(h.value("openssl", "")) << " | "
+       << MdText(h.value("secmode_commit", "").substr(0, 12)) << " | "
+       << MdText(h.value("started_at", "")) << " | " << h.value("rows", 0) << " |\n";
   }
   md << "\n";
   return md.str();
@@ -84,7 +86,8 @@ std::string RunsText(const nlohmann::json& section) {
   if (rounds > 1) {
     return "Every figure here is a row's median run by busy CPU per call, of the " +
            std::to_string(rounds) +
-           " rounds it ran in (in each round every mode of the run once, for that op and size, in the "
+           " rounds it ran in (in each round every mode of the run once, for that op and size, in "
+           "the "
            "order of the table); "
            "CPU per call of the lowest and highest run in brackets where there were several. ";
   }
@@ -145,10 +148,10 @@ std::string FromLegsText(const nlohmann::json& section) {
     const uint32_t size = row.value("size", 0u);
     const double ratio = row.value("measured_over_predicted", 0.0);
     const bool holds = row.value("call_path_within", row.value("within", false));
-    md << "| " << row.value("mode", "") << ":" << enctype << ":" << row.value("engine", "") << " | "
-       << row.value("op", "") << " | " << (size == 0 ? "-" : SizeLabel(size)) << " | "
-       << SizeLabel(row.value("call_payload", 0u)) << " / "
-       << SizeLabel(row.value("reply_payload", 0u)) << " | "
+    md << "| " << MdText(row.value("mode", "")) << ":" << MdText(enctype) << ":"
+       << MdText(row.value("engine", "")) << " | " << MdText(row.value("op", "")) << " | "
+       << (size == 0 ? "-" : SizeLabel(size)) << " | " << SizeLabel(row.value("call_payload", 0u))
+       << " / " << SizeLabel(row.value("reply_payload", 0u)) << " | "
        << Fmt("%.2f", row.value("sys_cpu_ns_per_call", 0.0) / 1e3)
        << RunsRange(row, "sys_runs", "sys_cpu_ns_per_call_range") << " | "
        << Fmt("%.2f", row.value("legs_extra_ns", 0.0) / 1e3) << " | "
@@ -157,8 +160,8 @@ std::string FromLegsText(const nlohmann::json& section) {
        << RunsRange(row, "runs", "measured_cpu_ns_per_call_range") << " | "
        << Fmt("%.0f", row.value("predicted_ops_per_second", 0.0)) << " | "
        << Fmt("%.0f", row.value("measured_ops_per_second", 0.0)) << " | " << Fmt("%.2f", ratio)
-       << RatioRange(row) << " | " << row.value("server_window_drops", 0u) << ", " << row.value("timeouts", 0u)
-       << " | ";
+       << RatioRange(row) << " | " << row.value("server_window_drops", 0u) << ", "
+       << row.value("timeouts", 0u) << " | ";
     if (row.contains("wide_window")) {
       const nlohmann::json& w = row["wide_window"];
       md << Fmt("%.0f", w.value("measured_ops_per_second", 0.0)) << " (window "
@@ -180,9 +183,9 @@ std::string FromLegsText(const nlohmann::json& section) {
     md << " |\n";
   }
   for (const auto& s : f.value("skipped", nlohmann::json::array())) {
-    md << "\nNot predicted: " << s.value("mode", "") << ":" << s.value("engine", "") << " "
-       << s.value("op", "") << " " << s.value("size", 0u) << " B (" << s.value("reason", "")
-       << ").";
+    md << "\nNot predicted: " << MdText(s.value("mode", "")) << ":" << MdText(s.value("engine", ""))
+       << " " << MdText(s.value("op", "")) << " " << s.value("size", 0u) << " B ("
+       << MdText(s.value("reason", "")) << ").";
   }
   md << "\n";
   return md.str();
@@ -215,7 +218,7 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
         "native engine) or serialised (MIT's GSS-API, whose contexts are not safe for concurrent "
         "use).\n\n"
      << "Servers: secmode's own (in-process) and, as a real NFSv4.1 peer, nfs-ganesha ("
-     << section.value("ganesha", std::string("not run"))
+     << MdText(section.value("ganesha", std::string("not run")))
      << ") over a session of its own, its files on its VFS export, MIT's engine only, "
      << section.value("ganesha_seconds", 0.0)
      << " s per row; ratios are to sys on the same server. Ganesha's window drops are not "
@@ -244,10 +247,10 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
     const std::string enctype = row.value("enctype", "");
     const std::string name =
         enctype.empty() ? mode : mode + ":" + enctype + ":" + row.value("engine", "");
-    if (host_column) md << "| " << (host.empty() ? "-" : host) << " ";
-    md << "| " << server << " | " << name << " | " << op << " | "
+    if (host_column) md << "| " << (host.empty() ? "-" : MdText(host)) << " ";
+    md << "| " << MdText(server) << " | " << MdText(name) << " | " << MdText(op) << " | "
        << (size == 0 ? "-" : SizeLabel(size)) << " | " << Shape(row) << " | "
-       << row.value("crypto_threads", "-") << " | " << Fmt("%.0f", ops) << " | "
+       << MdText(row.value("crypto_threads", "-")) << " | " << Fmt("%.0f", ops) << " | "
        << Fmt("%.1f", row.value("mb_per_second", 0.0)) << " | "
        << Fmt("%.0f", row.value("p50_us", 0.0)) << " | " << Fmt("%.0f", row.value("p99_us", 0.0))
        << " | " << Fmt("%.0f", row.value("p999_us", 0.0)) << " | "
@@ -319,8 +322,8 @@ void RenderE2eSection(const harness::RunResults& r, const nlohmann::json& sectio
                     p.family, "ops_per_second", true, &read);
       any |= change(server + "/read/4096/1 x 1", p.family, "p50_us", false, &latency);
       if (!any) continue;
-      cmp << "| " << p.family << " | " << server << " | " << getattr << " | " << read << " | "
-          << latency << " | " << p.iops_pct << "% | +" << Fmt("%.1f", p.ms) << " |\n";
+      cmp << "| " << p.family << " | " << MdText(server) << " | " << getattr << " | " << read
+          << " | " << latency << " | " << p.iops_pct << "% | +" << Fmt("%.1f", p.ms) << " |\n";
     }
   }
   if (!cmp.str().empty()) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/format.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -36,7 +37,7 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
     if (en != enctype) {
       if (!enctype.empty()) md << "\n";
       enctype = en;
-      md << "### " << en << "\n\n"
+      md << "### " << MdText(en) << "\n\n"
          << "| size | mit ns | mit-iov ns | native ns | bound ns | native/bound | mit/native | "
             "mit-iov/native |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     }
@@ -48,16 +49,17 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
        << Fmt("%.0f", nat) << " | " << Fmt("%.0f", bound) << " | " << Fmt("%.2f", bound / nat)
        << " | " << Fmt("%.2f", mit / nat) << " | " << Fmt("%.2f", iov / nat) << " |\n";
     if (size == (1u << 20) && en == "aes256-cts-hmac-sha1-96") {
-      targets.push_back(
-          {"native 1 MiB " + en + " krb5p seal+open >= 0.85 x bound: " + Fmt("%.2f", bound / nat) +
-               " x (bound " + Fmt("%.0f", bound) + " ns, native " + Fmt("%.0f", nat) + " ns)",
-           bound / nat >= 0.85});
-      targets.push_back({"native 1 MiB " + en + " krb5p seal+open >= 4 x faster than mit: " +
-                             Fmt("%.2f", mit / nat) + " x (mit " + Fmt("%.0f", mit) + " ns)",
+      targets.push_back({"native 1 MiB " + MdText(en) + " krb5p seal+open >= 0.85 x bound: " +
+                             Fmt("%.2f", bound / nat) + " x (bound " + Fmt("%.0f", bound) +
+                             " ns, native " + Fmt("%.0f", nat) + " ns)",
+                         bound / nat >= 0.85});
+      targets.push_back({"native 1 MiB " + MdText(en) +
+                             " krb5p seal+open >= 4 x faster than mit: " + Fmt("%.2f", mit / nat) +
+                             " x (mit " + Fmt("%.0f", mit) + " ns)",
                          mit / nat >= 4.0});
     }
     if (size == 128) {
-      targets.push_back({"native 128 B " + en +
+      targets.push_back({"native 128 B " + MdText(en) +
                              " seal+open <= 0.5 x mit: " + Fmt("%.2f", nat / mit) + " x (" +
                              Fmt("%.0f", nat) + " vs " + Fmt("%.0f", mit) + " ns)",
                          nat / mit <= 0.5});
@@ -77,7 +79,7 @@ void RenderGssSection(const harness::RunResults& r, const nlohmann::json& sectio
           "measures them); the tables above cover every enctype.\n\n";
   }
   md << "Cycles in micro rows are TSC ticks at " << Fmt("%.3f", r.machine.tsc_ghz) << " GHz ("
-     << r.method.value("cycle_source", "unknown")
+     << MdText(r.method.value("cycle_source", "unknown"))
      << "); the same primitives per op are in `bounds`.\n";
   out.report_md.append("\n").append(md.str());
 }

@@ -2,11 +2,13 @@
 
 #include <cmark-gfm-core-extensions.h>
 #include <cmark-gfm.h>
+#include <openssl/evp.h>
 
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 namespace secmode::render {
 
@@ -26,6 +28,39 @@ using ParserPtr = std::unique_ptr<cmark_parser, ParserFree>;
 using NodePtr = std::unique_ptr<cmark_node, NodeFree>;
 using CharsPtr = std::unique_ptr<char, CharsFree>;
 
+// A plot file's name as report.md links it ("scaling.svg"): a bare file
+// name, no scheme, host or directory.
+bool IsPlotName(const char* url) {
+  const std::string_view u = url ? url : "";
+  return u.size() > 4 && u.substr(u.size() - 4) == ".svg" &&
+         u.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+             std::string_view::npos;
+}
+
+// Every image of the document that is not a plot file becomes its URL as
+// text: report.html loads nothing, so nothing in a results.json (which is
+// untrusted) can make opening it contact a host. (Plot images are inlined
+// by InlinePlots, or said to be missing.)
+void KeepOnlyPlotImages(cmark_node* doc) {
+  std::vector<cmark_node*> foreign;
+  cmark_iter* iter = cmark_iter_new(doc);
+  for (cmark_event_type ev; (ev = cmark_iter_next(iter)) != CMARK_EVENT_DONE;) {
+    cmark_node* node = cmark_iter_get_node(iter);
+    if (ev == CMARK_EVENT_ENTER && cmark_node_get_type(node) == CMARK_NODE_IMAGE) {
+      if (!IsPlotName(cmark_node_get_url(node))) foreign.push_back(node);
+    }
+  }
+  cmark_iter_free(iter);
+  for (cmark_node* image : foreign) {
+    cmark_node* text = cmark_node_new(CMARK_NODE_TEXT);
+    const char* url = cmark_node_get_url(image);
+    cmark_node_set_literal(text,
+                           (std::string("(image not shown: ") + (url ? url : "") + ")").c_str());
+    cmark_node_replace(image, text);
+    cmark_node_free(image);
+  }
+}
+
 common::Result<std::string> MarkdownToHtml(const std::string& md) {
   cmark_gfm_core_extensions_ensure_registered();
   ParserPtr parser(cmark_parser_new(CMARK_OPT_DEFAULT));
@@ -36,6 +71,7 @@ common::Result<std::string> MarkdownToHtml(const std::string& md) {
   cmark_parser_feed(parser.get(), md.data(), md.size());
   NodePtr doc(cmark_parser_finish(parser.get()));
   if (!doc) return common::Status::Internal("cmark-gfm: cannot parse report.md");
+  KeepOnlyPlotImages(doc.get());
   CharsPtr html(cmark_render_html(doc.get(), CMARK_OPT_DEFAULT,
                                   cmark_parser_get_syntax_extensions(parser.get())));
   if (!html) return common::Status::Internal("cmark-gfm: cannot render report.md as HTML");
@@ -199,6 +235,23 @@ th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.pre
 })();
 )";
 
+// The page may load nothing from anywhere (default-src 'none'; images only
+// as data: URLs, of which it has none), and may run only kScript, named by
+// its hash, so no script that found its way into the page would run. Styles
+// may be inline (the page's <style> and the SVGs' attributes): with every
+// fetch forbidden, a style can neither load nor run anything.
+std::string ContentSecurityPolicy() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  EVP_Digest(kScript, std::string_view(kScript).size(), digest, &digest_len, EVP_sha256(), nullptr);
+  unsigned char b64[2 * EVP_MAX_MD_SIZE + 4];
+  const int b64_len = EVP_EncodeBlock(b64, digest, static_cast<int>(digest_len));
+  return "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+         "img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" +
+         std::string(reinterpret_cast<const char*>(b64), static_cast<size_t>(b64_len)) +
+         "'; base-uri 'none'; form-action 'none'\">";
+}
+
 }  // namespace
 
 common::Result<std::string> HtmlReport(
@@ -217,9 +270,10 @@ common::Result<std::string> HtmlReport(
   const size_t first_section = body.find("<h2 id=");
   if (first_section != std::string::npos) body.insert(first_section, toc);
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-         Title(report_md) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<main>\n" +
-         body + "</main>\n<script>" + kScript + "</script>\n</body>\n</html>\n";
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
+         ContentSecurityPolicy() + "\n<title>" + Title(report_md) + "</title>\n<style>" + kStyle +
+         "</style>\n</head>\n<body>\n<main>\n" + body + "</main>\n<script>" + kScript +
+         "</script>\n</body>\n</html>\n";
 }
 
 }  // namespace secmode::render

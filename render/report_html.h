@@ -6,7 +6,10 @@
 // inline (its ids prefixed per plot, so plots never share an id), every
 // table is sortable by clicking a column's header (a few lines of inline
 // script: numbers as numbers, "-" and empty cells last), and nothing is
-// fetched from a network: no fonts, styles or scripts from elsewhere.
+// fetched from a network: no fonts, styles or scripts from elsewhere. An
+// image that is not a plot file is shown as its URL, and the page's
+// Content-Security-Policy forbids every load and every script but its own
+// (report.md's strings may come from an untrusted results.json).
 // A plot the run could not draw is said so where it would be.
 #ifndef SECMODE_RENDER_REPORT_HTML_H_
 #define SECMODE_RENDER_REPORT_HTML_H_

@@ -9,6 +9,7 @@
 
 #include "common/format.h"
 #include "render/gnuplot.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -213,13 +214,14 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
      << base.value("seed", uint64_t{0})
      << "), and re-running it gives the same numbers bit for bit.\n\n"
      << "| | |\n|---|---|\n"
-     << "| crypto cost per message | " << section.value("cost_source", "") << " |\n"
+     << "| crypto cost per message | " << MdText(section.value("cost_source", "")) << " |\n"
      << "| base scenario | RTT " << Fmt("%.3f", I(base, "rtt_ns") / 1e6) << " ms, jitter "
-     << base.value("jitter_dist", "") << " mean " << Fmt("%.3f", I(base, "jitter_ns") / 1e6)
+     << MdText(base.value("jitter_dist", "")) << " mean " << Fmt("%.3f", I(base, "jitter_ns") / 1e6)
      << " ms, " << Fmt("%.2f", base.value("bandwidth_bytes_per_s", 0.0) * 8 / 1e9)
      << " Gbit/s per connection, " << I(base, "server_threads") << " server threads ("
-     << base.value("server_order", "") << " order), service " << base.value("service_dist", "")
-     << " mean " << Fmt("%.3f", I(base, "service_ns") / 1e6) << " ms, re-encode "
+     << MdText(base.value("server_order", "")) << " order), service "
+     << MdText(base.value("service_dist", "")) << " mean "
+     << Fmt("%.3f", I(base, "service_ns") / 1e6) << " ms, re-encode "
      << (base.value("reencode", false) ? "on" : "off") << ", GSS context setup "
      << Fmt("%.1f", I(base, "gss_setup_ns") / 1e6) << " ms |\n"
      << "| simulator speed | " << Fmt("%.2f", speed.value("rpcs_per_second", 0.0) / 1e6)
@@ -248,7 +250,7 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
     // are identical up to the first one), only what it costs does.
     Slice s = slice;
     md << "### Largest safe slot count, " << SizeLabel(static_cast<uint64_t>(s.io_size)) << " "
-       << base.value("op", "") << "\n\n"
+       << MdText(base.value("op", "")) << "\n\n"
        << "The largest slot count of the grid at which it and every smaller one had no "
           "violations (0: none safe). The server's reaction does not change where the first "
           "violation happens, only what it costs (tables below).\n\n| window | skew |";
@@ -273,7 +275,7 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
   for (const std::string& reaction : grid.reactions) {
     Slice s = slice;
     s.reaction = reaction;
-    md << "### " << plot_slots << " slots, " << SliceLabel(grid, s) << "\n\n"
+    md << "### " << plot_slots << " slots, " << MdText(SliceLabel(grid, s)) << "\n\n"
        << "| window | nconnect | violations | disconnects | context re-creations | "
           "retransmitted MB | goodput MB/s | ops/s | p50 ms | p99 ms | p99.9 ms | stalled |\n"
        << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -315,7 +317,7 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
     } else {
       out.warnings.push_back(std::string("plot ") + p.file +
                              " failed: " + p.svg.status().ToString());
-      md << "(plot " << p.file << " could not be drawn: " << p.svg.status().ToString()
+      md << "(plot " << p.file << " could not be drawn: " << MdText(p.svg.status().ToString())
          << "; the numbers are in the tables and results.json)\n\n";
     }
   }

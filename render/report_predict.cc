@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/format.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -50,7 +51,8 @@ std::string Header(const nlohmann::json& doc) {
       << " connection(s), " << env.value("slots", 0) << " slots, client cores "
       << env.value("client_cores", 0) << ", server cores " << env.value("server_cores", 0)
       << (env.value("server_threads", 0) > 0
-              ? " (the server works on " + std::to_string(env.value("server_threads", 0)) + " thread(s))"
+              ? " (the server works on " + std::to_string(env.value("server_threads", 0)) +
+                    " thread(s))"
               : std::string())
       << ", storage " << Fmt("%g", env.value("storage_ms", 0.0)) << " ms, TCP window "
       << env.value("tcp_window_bytes", 0) << " B per connection\n"
@@ -204,17 +206,17 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
     }
     if (!section.contains(env_key)) return;
     const nlohmann::json env = section.value(env_key, nlohmann::json::object());
-    md << protocol << ": what a few fio-like jobs would get on " << env.value("hosts", "")
-       << ", with " << env.value("connections", 0) << " connections, "
-       << env.value("slots", 0) << " slots and a TCP window of "
-       << env.value("tcp_window_bytes", 0)
+    md << protocol << ": what a few fio-like jobs would get on " << MdText(env.value("hosts", ""))
+       << ", with " << env.value("connections", 0) << " connections, " << env.value("slots", 0)
+       << " slots and a TCP window of " << env.value("tcp_window_bytes", 0)
        << " B per connection: a closed queueing model (sim/workload_model.h) fed with this "
           "run's legs (each mode's extra over "
        << baseline
        << " at the payload each message carries) and the protocol's own CPU per operation ("
-       << env.value("protocol_cost_source", "") << ")" << extra << ".";
+       << MdText(env.value("protocol_cost_source", "")) << ")" << extra << ".";
     for (const auto& j : env.value("skipped_jobs", nlohmann::json::array())) {
-      md << " Not predicted: " << j.value("job", "") << " (" << j.value("why", "") << ").";
+      md << " Not predicted: " << MdText(j.value("job", "")) << " (" << MdText(j.value("why", ""))
+         << ").";
     }
     md << "\n\n";
   };
@@ -233,18 +235,18 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
     const std::string this_group = baseline + "\n" + row.value("job", "");
     if (this_group != group) {
       group = this_group;
-      md << "\n### " << (baseline == "sys" ? "NFS" : "SMB") << ", " << row.value("job", "")
-         << ": " << row.value("workload", "") << "\n\n"
+      md << "\n### " << (baseline == "sys" ? "NFS" : "SMB") << ", " << MdText(row.value("job", ""))
+         << ": " << MdText(row.value("workload", "")) << "\n\n"
          << "| mode | IOPS | MB/s | mean ms | p99 ms (estimate) | bottleneck | IOPS vs "
-         << baseline << " | latency vs " << baseline << " |\n"
+         << MdText(baseline) << " | latency vs " << MdText(baseline) << " |\n"
          << "|---|---:|---:|---:|---:|---|---:|---:|\n";
     }
     const bool base = row.value("mode", "") == baseline;
-    md << "| " << row.value("mode", "") << " | " << Fmt("%.0f", row.value("iops", 0.0)) << " | "
-       << Fmt("%.1f", row.value("mb_per_s", 0.0)) << " | "
+    md << "| " << MdText(row.value("mode", "")) << " | " << Fmt("%.0f", row.value("iops", 0.0))
+       << " | " << Fmt("%.1f", row.value("mb_per_s", 0.0)) << " | "
        << Fmt("%.3f", row.value("mean_latency_ms", 0.0)) << " | "
        << Fmt("%.3f", row.value("p99_latency_ms_estimate", 0.0)) << " | "
-       << row.value("bottleneck", "") << " | "
+       << MdText(row.value("bottleneck", "")) << " | "
        << (base ? "-" : Signed("%.1f", row.value("iops_change_pct", 0.0)) + "%") << " | "
        << (base ? "-" : Signed("%.3f", row.value("latency_change_ms", 0.0)) + " ms") << " |\n";
   }

@@ -7,6 +7,7 @@
 
 #include "common/format.h"
 #include "render/gnuplot.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -61,7 +62,7 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
   }
   md << "\n\n";
   if (section.contains("interrupted") && section["interrupted"].is_string()) {
-    md << "Interrupted by " << section["interrupted"].get<std::string>()
+    md << "Interrupted by " << MdText(section["interrupted"].get<std::string>())
        << ": the modes after the last row were not measured (see Errors).\n\n";
   }
   // mode -> threads -> row, in the order the rows came.
@@ -86,7 +87,7 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
   std::string plot;
   int index = 0;
   for (const std::string& m : order) {
-    md << "| " << m << " |";
+    md << "| " << MdText(m) << " |";
     const auto& rows = by_mode[m];
     double one = 0;
     if (auto it = rows.find(1); it != rows.end()) {
@@ -136,7 +137,7 @@ void RenderScalingSection(const harness::RunResults&, const json& section, Rende
       md << "\n![speedup over one thread](scaling.svg)\n";
     } else {
       out.warnings.push_back("plot scaling.svg failed: " + svg.status().ToString());
-      md << "\n(plot scaling.svg could not be drawn: " << svg.status().ToString() << ")\n";
+      md << "\n(plot scaling.svg could not be drawn: " << MdText(svg.status().ToString()) << ")\n";
     }
   }
   out.report_md += md.str();

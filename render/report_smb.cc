@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/format.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -46,7 +47,7 @@ void RenderSmbSection(const harness::RunResults& r, const nlohmann::json& sectio
     const std::string smb = p.value("smb", ""), raw = p.value("raw", "");
     const double a = BoundRate(r, smb, size), b = BoundRate(r, raw, size);
     const double ratio = b > 0 ? a / b : 0;
-    md << "| " << smb << " | " << Mbs(a) << " | " << raw << " | " << Mbs(b) << " | "
+    md << "| " << MdText(smb) << " | " << Mbs(a) << " | " << MdText(raw) << " | " << Mbs(b) << " | "
        << Fmt("%.3f", ratio) << " | "
        << (p.value("targeted", false) ? (ratio >= target ? "met" : "NOT met") : "(no target)")
        << " |\n";

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/format.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -41,7 +42,7 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
   std::ostringstream md;
   md << "\n## SMB3 end to end against Samba\n\n";
   if (section.contains("not_run")) {
-    md << "Not run: " << section.value("not_run", "") << ".\n";
+    md << "Not run: " << MdText(section.value("not_run", "")) << ".\n";
     out.report_md.append(md.str());
     return;
   }
@@ -51,9 +52,9 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
   const int reps = section.value("repetitions", 1);
   md << "secmode's SMB2/3 client (Kerberos through SPNEGO, every request signed or sealed as the "
         "mode says, every response checked) against "
-     << section.value("server", std::string("Samba")) << ", "
-     << section.value("transport", std::string("TCP")) << "; " << section.value("seconds", 0.0)
-     << " s per run after " << section.value("warmup_seconds", 0.0)
+     << MdText(section.value("server", std::string("Samba"))) << ", "
+     << MdText(section.value("transport", std::string("TCP"))) << "; "
+     << section.value("seconds", 0.0) << " s per run after " << section.value("warmup_seconds", 0.0)
      << " s of warm-up, one session; `channels` > 1: SMB3 multichannel (connections bound to "
         "the session). Client and server share this machine's cores, so both ends' crypto is in "
         "every figure. Each case ran "
@@ -85,9 +86,9 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
         change += " [" + Percent(c.value("min", 0.0)) + ", " + Percent(c.value("max", 0.0)) + "]";
       }
     }
-    md << "| " << mode << " | " << op << " | " << Size(r) << " | " << r.value("channels", 1)
-       << " | " << r.value("outstanding", 1) << " | " << r.value("dialect", "") << " | "
-       << r.value("repetitions", 1) << " | "
+    md << "| " << MdText(mode) << " | " << MdText(op) << " | " << Size(r) << " | "
+       << r.value("channels", 1) << " | " << r.value("outstanding", 1) << " | "
+       << MdText(r.value("dialect", "")) << " | " << r.value("repetitions", 1) << " | "
        << (op == "metadata" ? range(r, "ops_per_second", "%.0f")
                             : Fmt("%.0f", r.value("ops_per_second", 0.0)))
        << " | "
@@ -135,8 +136,8 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
         extra += " [" + Fmt("%+.1f", span[0].get<double>() / 1e3) + ", " +
                  Fmt("%+.1f", span[1].get<double>() / 1e3) + "]";
       }
-      md << "| " << r.value("mode", "") << " | " << r.value("op", "") << " | " << Size(r) << " | "
-         << r.value("channels", 1) << " | "
+      md << "| " << MdText(r.value("mode", "")) << " | " << MdText(r.value("op", "")) << " | "
+         << Size(r) << " | " << r.value("channels", 1) << " | "
          << Fmt("%.1f", f.value("plain_cpu_ns_per_op", 0.0) / 1e3) << " | "
          << Fmt("%.1f", f.value("measured_cpu_ns_per_op", 0.0) / 1e3) << " | " << extra << " | "
          << Fmt("%.1f", f.value("legs_extra_ns", 0.0) / 1e3) << " | "
@@ -148,7 +149,8 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
   }
   if (skipped > 0) {
     md << "\n"
-       << skipped << " rows without the crypto's share; the first because: " << first_skip << ".\n";
+       << skipped << " rows without the crypto's share; the first because: " << MdText(first_skip)
+       << ".\n";
   }
   bool threads_measured = false;
   for (const auto& r : rows) {
@@ -174,9 +176,10 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
     for (const auto& r : rows) {
       const nlohmann::json share = r.value("server_thread_core_share", nlohmann::json());
       if (!share.is_number()) continue;
-      md << "| " << r.value("mode", "") << " | " << r.value("op", "") << " | " << Size(r) << " | "
-         << r.value("channels", 1) << " | " << us(r.value("client_us_per_op", nlohmann::json()))
-         << " | " << us(r.value("server_us_per_op", nlohmann::json())) << " | "
+      md << "| " << MdText(r.value("mode", "")) << " | " << MdText(r.value("op", "")) << " | "
+         << Size(r) << " | " << r.value("channels", 1) << " | "
+         << us(r.value("client_us_per_op", nlohmann::json())) << " | "
+         << us(r.value("server_us_per_op", nlohmann::json())) << " | "
          << us(r.value("server_thread_us_per_op", nlohmann::json())) << " ("
          << us(r.value("server_thread_system_us_per_op", nlohmann::json())) << ") | "
          << Fmt("%.0f%%", share.get<double>() * 100) << " |\n";
@@ -189,7 +192,7 @@ void RenderSmbE2eSection(const harness::RunResults& results, const nlohmann::jso
         "the client and the server each had their own cores; here they share this machine's "
      << results.machine.logical_cpus << " logical CPUs.\n";
   if (section.contains("interrupted")) {
-    md << "\nInterrupted (" << section.value("interrupted", "")
+    md << "\nInterrupted (" << MdText(section.value("interrupted", ""))
        << "): the rows after the last one were not run.\n";
   }
   out.report_md.append(md.str());

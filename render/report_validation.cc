@@ -13,6 +13,7 @@
 #include "common/format.h"
 #include "common/stats.h"
 #include "render/gnuplot.h"
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -119,8 +120,8 @@ std::string ShardsText(const json& section) {
         "| shard | host | CPU | started | points | agree | wall s |\n"
         "|---:|---|---|---|---:|---:|---:|\n";
   for (const json& sh : shards) {
-    md << "| " << I(sh, "index") << " | " << sh.value("host", "") << " | "
-       << sh.value("cpu_model", "") << " | " << sh.value("started_at", "") << " | "
+    md << "| " << I(sh, "index") << " | " << MdText(sh.value("host", "")) << " | "
+       << MdText(sh.value("cpu_model", "")) << " | " << MdText(sh.value("started_at", "")) << " | "
        << I(sh, "points") << " | " << I(sh, "agree") << " | "
        << (sh.contains("wall_seconds") && sh["wall_seconds"].is_number()
                ? Fmt("%.0f", sh["wall_seconds"].get<double>())
@@ -169,7 +170,7 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
       for (const json& r : runs) v.push_back(f(r));
       return common::Median(v);
     };
-    md << "| " << row->value("name", "") << " |";
+    md << "| " << MdText(row->value("name", "")) << " |";
     for (const char* end : {"client", "server"}) {
       const std::string e = end;
       for (const std::string what : {"_reads", "_sleeps", "_runs"}) {
@@ -262,8 +263,8 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
          << "\nset logscale x 2\nset grid\nset key top left\nset xlabel 'slots'\n";
   for (int metric = 0; metric < 3; ++metric) {
     for (const CollapseColumn& col : columns) {
-      data << "# " << metrics[metric] << ", window " << col.window << ", " << col.reaction
-           << ": slots sim\n";
+      data << "# " << metrics[metric] << ", window " << col.window << ", "
+           << GnuplotLine(col.reaction) << ": slots sim\n";
       for (const auto& [slots, row] : col.by_slots) {
         data << slots << " " << value(SimulatedMean(*row), metric) << "\n";
       }
@@ -323,7 +324,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   std::ostringstream md;
   md << "## nconnect simulator vs real sockets (validation)\n\n"
      << "Each row runs one scenario on the real RPCSEC_GSS TCP client and server ("
-     << section.value("mode", "")
+     << MdText(section.value("mode", ""))
      << " at both ends, real loopback sockets, in-process server with the scenario's window and "
         "reaction) and in the simulator. The real client holds every call of connection 0 for "
         "the skew after encoding it; violations measured = calls the server found below its "
@@ -399,7 +400,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
                      "twice): ")
                : "the waits below are timed on idle cores, so they include idle-core wakeups "
                  "the model adds again (the cores could not be kept awake: " +
-                     c.value("cores_awake_error", std::string("unknown")) + "): ")
+                     MdText(c.value("cores_awake_error", std::string("unknown"))) + "): ")
        << "the loopback's own round trip " << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU; "
        << Fmt("%.1f", I(c, "net_rtt_idle_ns") / 1e3)
@@ -526,11 +527,12 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     const json meas = row->value("measured", json::object());
     const std::string verdict = Verdict(*row);
     agree += verdict == "agree" ? 1 : 0;
-    if (host_column) md << "| " << row->value("host", std::string("-")) << " ";
+    if (host_column) md << "| " << MdText(row->value("host", std::string("-"))) << " ";
     md << "| " << I(s, "nconnect") << " | " << I(s, "slots") << " | " << I(s, "window") << " | "
-       << s.value("reaction", "") << " | " << I(s, "io_size") << " " << s.value("op", "") << " | "
-       << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | " << SimulatedRange(*row) << " | "
-       << MeasuredRange(*row) << " | " << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
+       << MdText(s.value("reaction", "")) << " | " << I(s, "io_size") << " "
+       << MdText(s.value("op", "")) << " | " << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | "
+       << SimulatedRange(*row) << " | " << MeasuredRange(*row) << " | "
+       << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
        << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
   }
   md << "\n" << agree << " of " << rows.size() << " scenarios agree.\n\n";
@@ -555,14 +557,15 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     const json meas = row->value("measured", json::object());
     const bool asserted = row->value("asserted", false);
     const bool assert_goodput = row->value("assert_goodput", asserted);
-    md << "| " << row->value("name", "") << " | "
+    md << "| " << MdText(row->value("name", "")) << " | "
        << (!asserted        ? "no (see below)"
            : assert_goodput ? "violations, goodput"
                             : "violations (see below)")
        << " | " << I(sim, "disconnects") << " / " << I(meas, "disconnects") << " | "
        << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(meas, "p50_ns") / 1e3)
        << " | " << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / "
-       << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << row->value("detail", "") << " |\n";
+       << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", ""))
+       << " |\n";
   }
   bool any_attribution = false;
   for (const json* row : rows) any_attribution |= row->contains("attribution");
@@ -589,7 +592,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
                    Fmt("%.0f", st.value(stage, json::object()).value("median_us", 0.0));
       }
       const json causes = a.value("causes", json::array());
-      const std::string head = "| " + row->value("name", "") + " | " +
+      const std::string head = "| " + MdText(row->value("name", "")) + " | " +
                                std::to_string(I(a, "violations")) + " (" +
                                std::to_string(I(a, "matched")) + ") | " + medians + " | ";
       if (causes.empty()) {
@@ -598,9 +601,10 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       }
       bool first = true;
       for (const auto& c : causes) {
-        md << (first ? head : "| | | | ") << c.value("stage", "") << ", " << c.value("thread", "")
-           << " | " << I(c, "count") << " | " << Fmt("%.0f", c.value("median_excess_us", 0.0))
-           << " | " << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
+        md << (first ? head : "| | | | ") << MdText(c.value("stage", "")) << ", "
+           << MdText(c.value("thread", "")) << " | " << I(c, "count") << " | "
+           << Fmt("%.0f", c.value("median_excess_us", 0.0)) << " | "
+           << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
            << Fmt("%.0f", c.value("median_lag", 0.0)) << " |\n";
         first = false;
       }
@@ -628,7 +632,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (const json* row : rows) {
       if (!row->contains("reconnects")) continue;
       const json& r = (*row)["reconnects"];
-      md << "| " << row->value("name", "") << " | " << I(r, "reconnects") << " |";
+      md << "| " << MdText(row->value("name", "")) << " | " << I(r, "reconnects") << " |";
       for (const char* name : {"close -> eof", "eof -> connected", "connected -> accepted",
                                "accepted -> started", "eof -> resent", "eof -> first checked"}) {
         json step = json::object();
@@ -672,7 +676,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       const json& r = (*row)["recreations"];
       const json sim = row->value("simulated", json::object());
       const json resumes = row->value("resumes", json::object());
-      md << "| " << row->value("name", "") << " | " << I(r, "count") << " | "
+      md << "| " << MdText(row->value("name", "")) << " | " << I(r, "count") << " | "
          << Fmt("%.0f", r.value("median_us", 0.0)) << " / " << Fmt("%.0f", r.value("p90_us", 0.0))
          << " | "
          << (I(resumes, "count") > 0 ? Fmt("%.0f", resumes.value("median_us", 0.0)) + " / " +
@@ -708,7 +712,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
            row->value("attribution", json::object()).value("causes", json::array())) {
         real_causes[c.value("stage", "")] += I(c, "count");
       }
-      md << "| " << row->value("name", "") << " |";
+      md << "| " << MdText(row->value("name", "")) << " |";
       std::string counts;
       for (const char* stage : {"encode", "hold", "socket", "check"}) {
         const json sim = st.value(stage, json::object());
@@ -765,7 +769,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       }
     }
     md << "| point | real | full model";
-    for (const std::string& v : variants) md << " | " << v;
+    for (const std::string& v : variants) md << " | " << MdText(v);
     md << " |\n|---|---|---";
     for (size_t i = 0; i < variants.size(); ++i) md << "|---";
     md << "|\n";
@@ -777,8 +781,9 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       std::map<std::string, json> by;
       for (const auto& a : (*row)["ablation"])
         by[a.value("without", "")] = a.value("simulated", json::object());
-      md << "| " << row->value("name", "") << " | " << cell(row->value("measured", json::object()))
-         << " | " << cell(row->value("simulated", json::object()));
+      md << "| " << MdText(row->value("name", "")) << " | "
+         << cell(row->value("measured", json::object())) << " | "
+         << cell(row->value("simulated", json::object()));
       for (const std::string& v : variants) {
         md << " | " << (by.count(v) ? cell(by[v]) : std::string("-"));
       }
@@ -801,7 +806,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   for (const json* row : rows) {
     const bool asserted = row->value("asserted", false);
     if (!row->value("assert_goodput", asserted)) {
-      md << "- " << row->value("name", "") << ": " << row->value("note", "") << "\n";
+      md << "- " << MdText(row->value("name", "")) << ": " << MdText(row->value("note", ""))
+         << "\n";
     }
   }
   // Points that disagree, each with the cause its evidence shows.
@@ -812,8 +818,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (const json* row : rows) {
       if (Verdict(*row) == "agree") continue;
       const std::string why = row->value("diagnosis", "");
-      md << "- " << row->value("name", "") << ": " << (why.empty() ? row->value("detail", "") : why)
-         << "\n";
+      md << "- " << MdText(row->value("name", "")) << ": "
+         << MdText(why.empty() ? row->value("detail", "") : why) << "\n";
     }
   }
   // The collapse plot, for the nconnect with the most shared no-skew points.
@@ -851,7 +857,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
             "bars the range of the runs)](nconnect-collapse.svg)\n";
     } else {
       out.warnings.push_back("plot nconnect-collapse.svg failed: " + svg.status().ToString());
-      md << "(plot nconnect-collapse.svg could not be drawn: " << svg.status().ToString()
+      md << "(plot nconnect-collapse.svg could not be drawn: " << MdText(svg.status().ToString())
          << "; the numbers are in the tables and results.json)\n";
     }
   }

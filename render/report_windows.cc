@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "render/markdown.h"
 #include "render/report_sections.h"
 
 namespace secmode::render {
@@ -13,7 +14,7 @@ void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& se
   (void)r;
   std::ostringstream md;
   md << "## RPCSEC_GSS sequence windows of real servers (secmode probe)\n\n"
-     << "Each test on a context of its own (" << section.value("mode", "")
+     << "Each test on a context of its own (" << MdText(section.value("mode", ""))
      << ", NULL calls): the window is the smallest lag below the highest number that the "
         "server refuses (bisection up to "
      << section.value("max_window", 0) << ", then W-1 and W tested again); a call with no reply "
@@ -34,17 +35,18 @@ void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& se
                    : "above " + std::to_string(p.value("window_above", 0u));
     std::string model = "-";
     if (p.contains("model") && p["model"].is_object()) {
-      model = "`--window " + std::to_string(p["model"].value("window", 0u)) + " --reaction " +
-              p["model"].value("reaction", "") + "`";
+      model = MdCode("--window " + std::to_string(p["model"].value("window", 0u)) + " --reaction " +
+                     p["model"].value("reaction", ""));
     }
-    md << "| " << p.value("peer", "") << " | " << p.value("peer_version", "") << " | "
-       << p.value("advertised_window", 0u) << " | " << measured << " | "
-       << p.value("below_window", "") << " | " << p.value("below_window_reply", "") << " | "
-       << p.value("duplicate", "") << " | " << p.value("at_maxseq_minus_1", "") << " | "
-       << p.value("at_maxseq", "") << " | " << model << " |\n";
+    md << "| " << MdText(p.value("peer", "")) << " | " << MdText(p.value("peer_version", ""))
+       << " | " << p.value("advertised_window", 0u) << " | " << measured << " | "
+       << MdText(p.value("below_window", "")) << " | " << MdText(p.value("below_window_reply", ""))
+       << " | " << MdText(p.value("duplicate", "")) << " | "
+       << MdText(p.value("at_maxseq_minus_1", "")) << " | " << MdText(p.value("at_maxseq", ""))
+       << " | " << model << " |\n";
   }
   for (const auto& s : section.value("skipped", nlohmann::json::array())) {
-    md << "| " << s.value("peer", "") << " | not run: " << s.value("why", "")
+    md << "| " << MdText(s.value("peer", "")) << " | not run: " << MdText(s.value("why", ""))
        << " | | | | | | | | |\n";
   }
   md << "\n";

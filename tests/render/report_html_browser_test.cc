@@ -3,14 +3,18 @@
 // `make test` installs), and checked from the DOM (every plot laid out with
 // drawn content, every table with rows, a click on a numeric column's header
 // sorts it up, a second click down) and from a screenshot (every plot's
-// area holds drawn pixels of several colours, not a blank box).
+// area holds drawn pixels of several colours, not a blank box). The sort
+// checks also prove that the page's Content-Security-Policy lets its own
+// script run (by its hash).
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 #include <png.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/files.h"
@@ -143,6 +147,19 @@ Rgb ReadPng(const std::string& path) {
   return out;
 }
 
+// "sha256-BASE64" of the text inside <script>...</script>, as a
+// Content-Security-Policy names an inline script.
+std::string ScriptHash(std::string_view element) {
+  const size_t from = element.find('>') + 1;
+  const std::string_view body = element.substr(from, element.rfind("</script>") - from);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(body.data(), body.size(), digest, &n, EVP_sha256(), nullptr);
+  unsigned char b64[2 * EVP_MAX_MD_SIZE + 4];
+  const int len = EVP_EncodeBlock(b64, digest, static_cast<int>(n));
+  return "sha256-" + std::string(reinterpret_cast<const char*>(b64), static_cast<size_t>(len));
+}
+
 std::string NewestReferenceRun() {
   std::vector<std::string> runs;
   for (const auto& e : std::filesystem::directory_iterator(SECMODE_REFERENCE_DIR)) {
@@ -177,6 +194,13 @@ TEST(ReportHtmlBrowserTest, EveryPlotDrawsAndEveryTableHasRowsAndSorts) {
   const size_t body_end = page.rfind("</body>");
   ASSERT_NE(body_end, std::string::npos);
   page.insert(body_end, kCheckScript);
+  // The page's Content-Security-Policy runs only the scripts it names by
+  // hash: the check is added to it (the page's own sort script must still
+  // pass by its own hash, or the sort checks below fail).
+  const std::string script_src = "script-src ";
+  const size_t csp = page.find(script_src);
+  ASSERT_NE(csp, std::string::npos) << "report.html has no script-src";
+  page.insert(csp + script_src.size(), "'" + ScriptHash(kCheckScript) + "' ");
   ASSERT_TRUE(common::WriteFileAtomically(b.dir + "/report.html", page).ok());
 
   // The DOM: every plot of the run is on the page, laid out and drawn.
