@@ -449,9 +449,12 @@ void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
 }
 
 bool TcpServer::MayGrow(const Conn& c) const {
-  if (held_.load(std::memory_order_relaxed) <= budget_) return true;
+  const size_t held = held_.load(std::memory_order_relaxed);
+  if (held <= budget_) return true;
+  // Over it: a connection holding less than its share goes on (the heavy
+  // ones are what the resets are for), within a quarter more.
   const uint64_t open = std::max<uint64_t>(1, open_.load(std::memory_order_relaxed));
-  return c.held.load(std::memory_order_relaxed) < budget_ / open;
+  return held <= budget_ + budget_ / 4 && c.held.load(std::memory_order_relaxed) < budget_ / open;
 }
 
 bool TcpServer::WaitForMemory(const Conn& c) {

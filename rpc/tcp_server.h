@@ -29,10 +29,11 @@
 //    read buffer, gathered replies and reply scratch, calls queued for the
 //    workers, reply backlog and delay line are charged to one accountant as
 //    they grow and released as they shrink. Above the budget a connection
-//    holding more than its share (budget / open connections) neither reads
-//    nor executes until the total is back under it, and the housekeeping
-//    thread resets the connections holding the most (every tenth of a
-//    second) until it is. Connections holding less than their share go on.
+//    holding its share (budget / open connections) or more neither reads
+//    nor executes until the total is back under it, nor does any above a
+//    quarter more than the budget; the housekeeping thread resets the
+//    connections holding the most (every tenth of a second) until the
+//    total is under it.
 //  - replies of one read are gathered up to max_gather bytes, then sent
 //    (flush as you go); the NFS program caps one call's reply
 //    (MemoryNfsServer's max_reply). No call of a connection is executed
@@ -59,12 +60,12 @@
 //    the client reads; while the backlog holds max_backlog bytes or more,
 //    the workers set that connection's calls aside instead of running them.
 // Memory: what the accountant holds (TcpServerStats::memory_held) is at
-// most max_memory, plus what connections under their share take in one
-// step over it (one read of 64 KiB, or one call's reply and its copy in the
-// gathered replies: 2 x max_reply) until the resets bring it back. Not
-// charged: a thread's stack and the RPC core's per-thread scratch (at most
-// max_reply while it executes a call; given back with the buffers), and
-// the workers' own reply scratch (workers x 2 x max_reply).
+// most 1.25 x max_memory, plus one step of each connection in the middle
+// of one when the total crossed it (a read of 64 KiB, or a call: its
+// reply, the RPC core's scratch and the copy gathered, about 4 x max_reply),
+// for the tenth of a second until the resets bring it back under the
+// budget. Not charged: threads' stacks, and the workers' own reply scratch
+// (workers x 2 x max_reply).
 //
 // Thread safety: Start/Stop from one thread; stats() from any.
 #ifndef SECMODE_RPC_TCP_SERVER_H_
