@@ -466,11 +466,17 @@ bool TcpServer::WaitForMemory(const Conn& c) {
 }
 
 void TcpServer::ResetHeaviest() {
+  if (held_.load() <= budget_) return;
+  // What connections already reset still hold goes as their threads end:
+  // it does not count again.
   size_t total = held_.load();
-  if (total <= budget_) return;
   std::vector<std::shared_ptr<Conn>> by_held;
   for (auto& [index, c] : conns_) {
-    if (!c->cut.load()) by_held.push_back(c);
+    if (c->cut.load()) {
+      total -= std::min(total, c->held.load());
+    } else {
+      by_held.push_back(c);
+    }
   }
   std::sort(by_held.begin(), by_held.end(),
             [](const auto& a, const auto& b) { return a->held.load() > b->held.load(); });
@@ -879,7 +885,8 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   // The memory accountant: this thread's buffers and its delay line. The
   // RPC core's scratch on this thread (the results, sealed or not, of the
   // largest call since the last shrink) is not visible here; it is charged
-  // as twice the reply buffer, which it does not exceed.
+  // as twice the reply buffer (the results and their sealed copy are each
+  // about the reply's size).
   size_t charged = 0;
   auto recharge = [&] {
     Charge(*conn, &charged,
