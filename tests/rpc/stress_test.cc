@@ -19,6 +19,12 @@
 // contexts) works after the INIT flood; each attack met the limit meant for
 // it (replies REP_TOO_BIG, the deadlines closed what they should, the
 // connection cap refused, no replayed INIT accepted). It prints the figures.
+//
+// Then one client holding the connection slots (idle connections renewed
+// by a call each second, from one address and then from eight) while a new
+// client must keep half its rate; and the memory budget against replies
+// nobody reads, slow readers, workers and a delay line: peak RSS under the
+// bound SECURITY.md states, the load at half its rate or more.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
