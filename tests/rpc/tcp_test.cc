@@ -923,7 +923,7 @@ TEST(TcpServerLimitsTest, BuffersGoBackWhileSmallCallsKeepComing) {
     conns.push_back(std::move(fd).value());
   }
   const uint64_t large = s.tcp->stats().memory_held;
-  EXPECT_GT(large, 4 * (2u << 20));           // each holds its 1 MiB reply and its copy
+  EXPECT_GT(large, 2u << 20);  // the last one at least holds its 1 MiB reply and its copy
   for (int round = 0; round < 10; ++round) {  // 3 s: a call every 300 ms
     for (auto& fd : conns) {
       ASSERT_TRUE(WriteAll(fd.get(), hostile::SysCall(2)).ok());
