@@ -174,7 +174,6 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
   }
   s->max_per_host_ = options.max_connections_per_host > 0 ? options.max_connections_per_host
                                                           : kDefaultMaxConnectionsPerHost;
-  s->max_per_host_ = std::min(s->max_per_host_, s->max_connections_);
   s->budget_ = options.max_memory;
   if (s->budget_ == 0) {
     s->budget_ = kDefaultMaxMemory;

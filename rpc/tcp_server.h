@@ -114,8 +114,9 @@ struct TcpServerOptions {
   // for the server's own files (the acceptor's keytab and replay cache).
   int max_connections = 0;
   // Connections open at once from one peer address; the next one from it
-  // is closed at once (logged). 0 = kDefaultMaxConnectionsPerHost, or
-  // max_connections if lower.
+  // is closed at once (logged). 0 = kDefaultMaxConnectionsPerHost. (With
+  // max_connections lower, that cap is met first: at it, a host's idle
+  // connection may be evicted for its own newcomer.)
   int max_connections_per_host = 0;
   // Bytes the server's buffers may hold in all (see "Memory" above).
   // 0 = kDefaultMaxMemory, or a quarter of physical memory if less.
