@@ -447,8 +447,8 @@ void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
   *charged = now;
 }
 
-bool TcpServer::MayGrow(const Conn& c) const {
-  const size_t held = held_.load(std::memory_order_relaxed);
+bool TcpServer::MayGrow(const Conn& c, size_t reserved) const {
+  const size_t held = held_.load(std::memory_order_relaxed) + reserved;
   if (held <= budget_) return true;
   // Over it: a connection holding less than its share goes on (the heavy
   // ones are what the resets are for), within a quarter more.
@@ -456,12 +456,14 @@ bool TcpServer::MayGrow(const Conn& c) const {
   return held <= budget_ + budget_ / 4 && c.held.load(std::memory_order_relaxed) < budget_ / open;
 }
 
-bool TcpServer::WaitForMemory(const Conn& c) {
-  while (!MayGrow(c)) {
+bool TcpServer::WaitForMemory(const Conn& c, size_t step) {
+  while (true) {
     if (stopping_ || c.cut.load()) return false;
+    const size_t reserved = reserved_.fetch_add(step) + step;
+    if (MayGrow(c, reserved)) return true;
+    reserved_ -= step;
     usleep(kMemoryWaitUs);
   }
-  return !c.cut.load();
 }
 
 void TcpServer::ResetHeaviest() {
@@ -551,7 +553,7 @@ bool TcpServer::Enqueue(const std::shared_ptr<Conn>& conn, ByteView record, uint
   }
   // Over the memory budget, a connection holding more than its share
   // hands the workers nothing more until it is back under.
-  if (!WaitForMemory(c)) return false;
+  if (!WaitForMemory(c, 0)) return false;
   c.outstanding++;
   c.outstanding_bytes += size;
   size_t none = 0;
@@ -887,6 +889,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   // as twice the reply buffer (the results and their sealed copy are each
   // about the reply's size).
   size_t charged = 0;
+  size_t step = 2 * options_.max_gather;
   auto recharge = [&] {
     Charge(*conn, &charged,
            reader.capacity() + (options_.workers == 0 ? 3 : 1) * reply.capacity() + out.capacity() +
@@ -928,7 +931,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   while (open && !stopping_) {
     // Over the memory budget, a connection holding more than its share
     // reads nothing until the server is back under it.
-    if (!WaitForMemory(*conn)) break;
+    if (!WaitForMemory(*conn, 0)) break;
     auto space = reader.WriteSpace(kReadChunk);
     recharge();
     ssize_t n = recv(fd, space.data(), space.size(), 0);
@@ -983,12 +986,25 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         }
         continue;
       }
-      if (!WaitForMemory(*conn)) {
+      // The call may grow this thread's buffers by up to `step` (2 x
+      // max_gather, or the most one of its calls did): reserved until they
+      // are charged, so calls starting at once cannot all pass the
+      // budget's check before any is charged.
+      if (!WaitForMemory(*conn, step)) {
         open = false;
         break;
       }
+      const size_t before = charged;
       CallCheck check;
       Disposition d = core_->HandleCall(record, &reply, trace ? &check : nullptr);
+      if (d == Disposition::kReply) {
+        AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
+        out.insert(out.end(), reply.begin(), reply.end());
+        used = std::max(used, out.size());
+      }
+      recharge();
+      reserved_ -= step;
+      step = std::max(step, charged > before ? charged - before : 0);
       if (trace && check.checked) {
         ServerCallEvent e =
             TraceEvent(check, conn->index, TraceThread::kServerConn, read_ns, position);
@@ -1001,10 +1017,6 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       }
       ++position;
       if (d == Disposition::kReply) {
-        AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
-        out.insert(out.end(), reply.begin(), reply.end());
-        used = std::max(used, out.size());
-        recharge();
         // Flush as we go: a read's replies are gathered up to max_gather.
         if (out.size() >= options_.max_gather && !flush()) {
           open = false;

@@ -211,12 +211,13 @@ class TcpServer {
   // The memory accountant: moves `charged` (what `conn` was charged for one
   // of its buffers) to `now`.
   void Charge(Conn& conn, size_t* charged, size_t now);
-  // Whether `conn` may read or execute now: the total is under the budget,
-  // or it holds less than its share.
-  bool MayGrow(const Conn& conn) const;
-  // Waits (a tick at a time) until MayGrow; false if the connection or the
-  // server is ending.
-  bool WaitForMemory(const Conn& conn);
+  // Whether `conn` may grow now, with `reserved` bytes reserved in all:
+  // the total is under the budget, or it holds less than its share.
+  bool MayGrow(const Conn& conn, size_t reserved) const;
+  // Reserves `step` bytes (reserved_) for a growth of `conn`, waiting (a
+  // tick at a time) until MayGrow; false if the connection or the server is
+  // ending. The caller takes `step` off reserved_ once it has charged.
+  bool WaitForMemory(const Conn& conn, size_t step);
   // Over the budget: resets the connections holding the most until what is
   // left is under it (housekeeping thread).
   void ResetHeaviest();
@@ -247,6 +248,7 @@ class TcpServer {
   int max_per_host_ = 0;
   size_t budget_ = 0;
   std::atomic<size_t> held_{0}, peak_{0};
+  std::atomic<size_t> reserved_{0};   // for calls running, not yet charged
   uint64_t tick_ns_ = 1000000000ull;  // SO_RCVTIMEO: how often an idle thread looks up
   uint64_t idle_ns_ = 0, first_ns_ = 0, record_ns_ = 0, send_ns_ = 0;
   std::unique_ptr<RateLimitedLog> log_;
