@@ -42,9 +42,10 @@ struct TcpServer::Conn {
   // connection has something pending (part of a record, a batch running).
   std::atomic<uint64_t> active_ns{0};
   std::atomic<bool> busy{false};
-  bool evicted = false;          // mu_: closed for a newcomer
-  std::atomic<bool> cut{false};  // evicted or reset for memory: its thread ends
-  std::atomic<size_t> held{0};   // bytes charged to the memory accountant
+  std::atomic<bool> spoke{false};  // it has completed a record
+  bool evicted = false;            // mu_: closed for a newcomer
+  std::atomic<bool> cut{false};    // evicted or reset for memory: its thread ends
+  std::atomic<size_t> held{0};     // bytes charged to the memory accountant
   // Guards sending on fd and closing it, and (workers) everything below.
   std::mutex write_mu;
   bool closed = false;               // fd closed: the connection's thread ended
@@ -81,8 +82,11 @@ constexpr rlim_t kSpareDescriptors = 64;
 constexpr int kMaxEvicting = 16;
 // How often the housekeeping thread looks at the memory budget.
 constexpr uint64_t kBudgetCheckNs = 100000000ull;
-// How long a connection waiting for memory sleeps between looks.
-constexpr useconds_t kMemoryWaitUs = 10000;
+// How long a connection waiting for memory sleeps between looks (the
+// resets come every kBudgetCheckNs), and a worker after putting back a
+// call that must wait.
+constexpr useconds_t kMemoryWaitUs = 50000;
+constexpr useconds_t kWorkerMemoryWaitUs = 1000;
 
 // A traced call whose reply is still to be written.
 ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread thread,
@@ -411,7 +415,12 @@ bool TcpServer::EvictIdlest(const std::string& newcomer) {
         c->backlog_bytes.load() > 0) {
       continue;
     }
-    if (idlest == nullptr || c->active_ns.load() < idlest->active_ns.load()) idlest = c.get();
+    // One that has not completed a record yet goes first (the oldest of
+    // them), then the one whose bytes came longest ago.
+    if (idlest == nullptr || (!c->spoke && idlest->spoke) ||
+        (c->spoke == idlest->spoke && c->active_ns.load() < idlest->active_ns.load())) {
+      idlest = c.get();
+    }
   }
   if (idlest == nullptr) return false;
   // Its descriptor is open while it is in conns_ (its thread erases it
@@ -661,6 +670,16 @@ void TcpServer::WorkerLoop() {
         c.parked.push_back(std::move(job));
         continue;
       }
+    }
+    if (!MayGrow(c, 0)) {
+      // Over the memory budget and holding its share: the call waits at
+      // the back of the queue (until the resets bring the total back).
+      {
+        std::lock_guard<std::mutex> lock(jobs_mu_);
+        jobs_.push_back(std::move(job));
+      }
+      usleep(kWorkerMemoryWaitUs);
+      continue;
     }
     CallCheck check;
     CallTrace* trace = options_.trace;
@@ -977,6 +996,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         break;
       }
       if (!*next) break;
+      if (!completed_one) conn->spoke = true;
       completed_one = true;
       used = std::max(used, record.size());
       if (options_.workers > 0) {
@@ -987,9 +1007,9 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         continue;
       }
       // The call may grow this thread's buffers by up to `step` (2 x
-      // max_gather, or the most one of its calls did): reserved until they
-      // are charged, so calls starting at once cannot all pass the
-      // budget's check before any is charged.
+      // max_gather for a first call, then what its last one did): reserved
+      // until they are charged, so calls starting at once cannot all pass
+      // the budget's check before any is charged.
       if (!WaitForMemory(*conn, step)) {
         open = false;
         break;
@@ -1004,7 +1024,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       }
       recharge();
       reserved_ -= step;
-      step = std::max(step, charged > before ? charged - before : 0);
+      step = std::max(charged > before ? charged - before : 0, kKeepBuffer);
       if (trace && check.checked) {
         ServerCallEvent e =
             TraceEvent(check, conn->index, TraceThread::kServerConn, read_ns, position);

@@ -18,7 +18,8 @@
 //    max_connections_per_host from one peer address (64). A newcomer over
 //    its host's cap is closed at once; at the global cap the connection
 //    idle longest with nothing pending (no part of a record, no call
-//    queued or reply waiting) is closed to admit it, and only when there is
+//    queued or reply waiting; one that has completed no record yet goes
+//    first) is closed to admit it, and only when there is
 //    none is the newcomer closed (each with a log line). Out of
 //    descriptors (EMFILE), the waiting client is accepted on a reserve
 //    descriptor and closed; a connection's descriptor is closed as soon as
