@@ -31,8 +31,9 @@
 //    workers, reply backlog and delay line are charged to one accountant as
 //    they grow and released as they shrink. Above the budget a connection
 //    holding its share (budget / open connections) or more neither reads
-//    nor executes until the total is back under it, nor does any above a
-//    quarter more than the budget; the housekeeping thread resets the
+//    nor executes (a worker puts its call back at the end of the queue)
+//    until the total is back under it, nor does any above a quarter more
+//    than the budget; the housekeeping thread resets the
 //    connections holding the most (every tenth of a second) until the
 //    total is under it.
 //  - replies of one read are gathered up to max_gather bytes, then sent
@@ -61,12 +62,13 @@
 //    the client reads; while the backlog holds max_backlog bytes or more,
 //    the workers set that connection's calls aside instead of running them.
 // Memory: what the accountant holds (TcpServerStats::memory_held) is at
-// most 1.25 x max_memory, plus one step of each connection in the middle
-// of one when the total crossed it (a read of 64 KiB, or a call: its
-// reply, the RPC core's scratch and the copy gathered, about 4 x max_reply),
-// for the tenth of a second until the resets bring it back under the
-// budget. Not charged: threads' stacks, and the workers' own reply scratch
-// (workers x 2 x max_reply).
+// most 1.25 x max_memory, plus what calls grow beyond what they reserved
+// (a call reserves 2 x max_gather if it is its connection's first, else
+// what its connection's last call grew: a connection whose calls grow
+// takes at most one call's growth, about 4 x max_reply, unreserved), and
+// a read of 64 KiB per connection, for the tenth of a second until the
+// resets bring it back under the budget. Not charged: threads' stacks, and
+// the workers' own reply scratch (workers x 2 x max_reply).
 //
 // Thread safety: Start/Stop from one thread; stats() from any.
 #ifndef SECMODE_RPC_TCP_SERVER_H_
