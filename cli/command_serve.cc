@@ -1,7 +1,7 @@
 // `secmode serve`: the NFSv4.1-shaped RPC server on real TCP
 // (rpc/tcp_server.h) until SIGINT/SIGTERM or --seconds, with every limit of
-// the server (connections, reply and queue sizes, deadlines, contexts) a
-// flag.
+// the server (connections, memory, reply and queue sizes, deadlines,
+// contexts) a flag.
 #include <sys/resource.h>
 
 #include <cmath>
