@@ -1,7 +1,7 @@
 // `secmode serve`: the NFSv4.1-shaped RPC server on real TCP
 // (rpc/tcp_server.h) until SIGINT/SIGTERM or --seconds, with every limit of
-// the server (connections, reply and queue sizes, deadlines, contexts) a
-// flag.
+// the server (connections, memory, reply and queue sizes, deadlines,
+// contexts) a flag.
 #include <sys/resource.h>
 
 #include <cmath>
@@ -86,10 +86,23 @@ CLI::App* AddServeCommand(CLI::App& app) {
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
   cmd->add_option("--max-connections", a->tcp.max_connections,
                   "Connections open at once (default 1024, or the descriptor limit less 64 if "
-                  "that is lower); one more is accepted and closed at once, with a log line")
+                  "that is lower); at the limit the connection idle longest with nothing pending "
+                  "is closed for a new one, or the new one if none is idle (with a log line)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-connections-per-host", a->tcp.max_connections_per_host,
+                  "Connections open at once from one client address (default 64, four Linux "
+                  "mounts of nconnect=16); one more from it is closed at once, with a log line")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-memory", a->tcp.max_memory,
+                  "Bytes all connections' buffers (reads, gathered replies, worker queues, "
+                  "backlogs, delay lines) may hold (default 512 MiB, or a quarter of physical "
+                  "memory if less); above it the connections holding the most stop being read "
+                  "and are reset until the server is back under it")
+      ->check(CLI::Range(size_t{1} << 20, size_t{1} << 44));
   cmd->add_option("--max-gather", a->tcp.max_gather,
-                  "Reply bytes gathered from one read before they are sent (default 2 MiB)")
+                  "Reply bytes gathered from one read before they are sent, and held by a "
+                  "--delay-ms line, per connection (default 2 MiB); no call is executed while a "
+                  "connection holds that many unsent")
       ->check(CLI::Range(size_t{4096}, size_t{1} << 30));
   cmd->add_option("--max-queue", a->tcp.max_queue,
                   "With --workers: calls of one connection handed to the workers and not yet "
@@ -105,6 +118,10 @@ CLI::App* AddServeCommand(CLI::App& app) {
   cmd->add_option("--idle-timeout", a->tcp.idle_timeout_s,
                   "Close a connection that sends nothing for this many seconds (default 360, as "
                   "Linux nfsd; 0 = never)")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--first-record-timeout", a->tcp.first_record_timeout_s,
+                  "Close a connection that has not completed a record this many seconds after it "
+                  "was accepted (default 5; 0 = never)")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--record-timeout", a->tcp.record_timeout_s,
                   "Close a connection that has sent part of a record and completes none for this "
@@ -202,10 +219,14 @@ CLI::App* AddServeCommand(CLI::App& app) {
               << c.contexts_expired << ", auth errors " << c.auth_errors << ", garbage args "
               << c.garbage_args << "\n";
     auto t = (*server)->stats();
-    std::cout << "connections " << t.connections << ", refused " << t.refused << ", broken streams "
-              << t.bad_streams << ", closed idle " << t.idle_closed << ", record deadline "
-              << t.record_timeouts << ", send deadline " << t.send_timeouts << ", accept errors "
-              << t.accept_errors << ", thread failures " << t.thread_failures << "\n";
+    std::cout << "connections " << t.connections << ", refused " << t.refused << " ("
+              << t.host_refused << " at the per-host limit), evicted " << t.evicted
+              << ", broken streams " << t.bad_streams << ", closed idle " << t.idle_closed
+              << ", first-record deadline " << t.first_record_timeouts << ", record deadline "
+              << t.record_timeouts << ", send deadline " << t.send_timeouts << ", reset for memory "
+              << t.memory_resets << " (peak " << (t.memory_peak >> 20)
+              << " MiB held), accept errors " << t.accept_errors << ", thread failures "
+              << t.thread_failures << "\n";
   });
   return cmd;
 }

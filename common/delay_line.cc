@@ -46,6 +46,11 @@ void DelayLine::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+size_t DelayLine::held_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_bytes_ + spare_capacity_;
+}
+
 uint64_t DelayLine::batches_written() const {
   std::lock_guard<std::mutex> lock(mu_);
   return batches_;

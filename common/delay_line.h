@@ -52,6 +52,9 @@ class DelayLine {
   // Batches the writer took (a failed write and what was dropped after it
   // do not count).
   uint64_t batches_written() const;
+  // Bytes the line holds now: queued, and spare buffers' capacity (at most
+  // about 2 x max_bytes), for a caller's memory accounting.
+  size_t held_bytes() const;
 
  private:
   struct Item {
@@ -64,8 +67,8 @@ class DelayLine {
   const size_t max_bytes_;
   Writer write_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;        // items came, or stopping
-  std::condition_variable room_cv_;   // bytes left the queue, or failing
+  std::condition_variable cv_;       // items came, or stopping
+  std::condition_variable room_cv_;  // bytes left the queue, or failing
   std::deque<Item> q_;
   // Written batches' buffers, for Push to hand back: as many as were held
   // at once, their capacity at most max_bytes in all.

@@ -1,6 +1,6 @@
 // Where the RPC server says what it did to a client beyond answering it (a
-// connection refused at the cap, a deadline that closed a connection, a
-// context evicted from a full table), and how often.
+// connection refused at a cap or evicted for a newcomer, a deadline that
+// closed a connection, one reset for memory, a context evicted from a full table), and how often.
 //
 // LogSink receives one line without a trailing newline; an empty sink means
 // standard error. RateLimitedLog lets through at most one line per kind per
@@ -24,6 +24,9 @@ using LogSink = std::function<void(const std::string& line)>;
 // Kinds of server log line, each limited on its own.
 enum class LogKind {
   kConnectionCap,   // a connection refused at --max-connections
+  kHostCap,         // a connection refused at --max-connections-per-host
+  kEviction,        // an idle connection closed to admit a new one at --max-connections
+  kMemory,          // a connection reset to bring the server back under --max-memory
   kAcceptError,     // accept() failed (EMFILE, ENOBUFS ...) or no thread could start
   kIdleDeadline,    // a connection closed by the idle deadline
   kRecordDeadline,  // a connection closed by the partial-record deadline

@@ -1,7 +1,9 @@
 #include "rpc/tcp_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -18,22 +20,32 @@
 
 namespace secmode::rpc {
 
+using common::Bytes;
+using common::ByteView;
 using common::Fd;
 using common::Listen;
 using common::LocalPort;
 using common::PeerName;
 using common::ResetOnClose;
+using common::Result;
 using common::SendNow2;
 using common::SetNoDelay;
 using common::SetTimeouts;
-using common::Bytes;
-using common::ByteView;
-using common::Result;
 using common::Status;
 
 struct TcpServer::Conn {
   Fd fd;
   uint32_t index = 0;  // order of accept (tracing)
+  std::string host;    // the peer's address (the per-host cap)
+  uint64_t accepted_ns = 0;
+  // Eviction at the connection cap: when bytes last came, and whether the
+  // connection has something pending (part of a record, a batch running).
+  std::atomic<uint64_t> active_ns{0};
+  std::atomic<bool> busy{false};
+  std::atomic<bool> spoke{false};  // it has completed a record
+  bool evicted = false;            // mu_: closed for a newcomer
+  std::atomic<bool> cut{false};    // evicted or reset for memory: its thread ends
+  std::atomic<size_t> held{0};     // bytes charged to the memory accountant
   // Guards sending on fd and closing it, and (workers) everything below.
   std::mutex write_mu;
   bool closed = false;               // fd closed: the connection's thread ended
@@ -44,10 +56,11 @@ struct TcpServer::Conn {
   std::atomic<size_t> backlog_bytes{0};  // = backlog.size() - backlog_sent
   Bytes backlog;                         // replies the socket did not take yet
   size_t backlog_sent = 0;
-  uint64_t progress_ns = 0;  // send deadline: when the backlog began or last
-  size_t drained = 0;        // drained max_backlog bytes, and what it sent since
-  bool flushing = false;     // in flushing_
-  std::deque<Job> parked;    // calls set aside while the backlog is full
+  size_t backlog_charged = 0;  // the backlog's capacity, charged
+  uint64_t progress_ns = 0;    // send deadline: when the backlog began or last
+  size_t drained = 0;          // drained max_backlog bytes, and what it sent since
+  bool flushing = false;       // in flushing_
+  std::deque<Job> parked;      // calls set aside while the backlog is full
   bool reader_waiting = false;
   std::condition_variable space_cv;
 };
@@ -62,11 +75,18 @@ struct TcpServer::Job {
 namespace {
 
 constexpr size_t kKeepBuffer = kReadChunk;  // what an idle connection keeps
-// Reply bytes one connection's delay line holds at most (reply_delay_us):
-// beyond, the connection's thread waits, as a full TCP window would make it.
-constexpr size_t kMaxDelayedBytes = 64u << 20;
 constexpr int kDefaultMaxConnections = 1024;
 constexpr rlim_t kSpareDescriptors = 64;
+// Evicted connections whose threads have not ended yet, at most: beyond,
+// a newcomer at the cap is refused (descriptors stay within the spare).
+constexpr int kMaxEvicting = 16;
+// How often the housekeeping thread looks at the memory budget.
+constexpr uint64_t kBudgetCheckNs = 100000000ull;
+// How long a connection waiting for memory sleeps between looks (the
+// resets come every kBudgetCheckNs), and a worker after putting back a
+// call that must wait.
+constexpr useconds_t kMemoryWaitUs = 50000;
+constexpr useconds_t kWorkerMemoryWaitUs = 1000;
 
 // A traced call whose reply is still to be written.
 ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread thread,
@@ -92,6 +112,26 @@ std::string Seconds(uint64_t ns) {
   return b;
 }
 
+// The peer's address alone (an IPv4-mapped IPv6 one as IPv4): the key of
+// the per-host cap. "?" when unknown (all such count as one host).
+std::string PeerHost(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return host;
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, host, sizeof host);
+  } else if (ss.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+      inet_ntop(AF_INET, &a.s6_addr[12], host, sizeof host);
+    } else {
+      inet_ntop(AF_INET6, &a, host, sizeof host);
+    }
+  }
+  return host;
+}
+
 void ReleaseIfLarge(Bytes& b) {
   if (b.capacity() > kKeepBuffer) Bytes().swap(b);
 }
@@ -107,7 +147,11 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
   if (options.max_gather == 0 || options.max_backlog == 0 || options.max_queue_bytes == 0) {
     return Status::InvalidArgument("max_gather, max_backlog and max_queue_bytes must be positive");
   }
-  if (options.idle_timeout_s < 0 || options.record_timeout_s < 0 || options.send_timeout_s < 0) {
+  if (options.max_connections_per_host < 0) {
+    return Status::InvalidArgument("max_connections_per_host must be at least 1 (0 = the default)");
+  }
+  if (options.idle_timeout_s < 0 || options.first_record_timeout_s < 0 ||
+      options.record_timeout_s < 0 || options.send_timeout_s < 0) {
     return Status::InvalidArgument("deadlines must not be negative (0 = none)");
   }
   if (options.reply_delay_us > 0 && options.workers > 0) {
@@ -132,13 +176,24 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
                     " descriptors kept for the server's own files)");
     }
   }
+  s->max_per_host_ = options.max_connections_per_host > 0 ? options.max_connections_per_host
+                                                          : kDefaultMaxConnectionsPerHost;
+  s->budget_ = options.max_memory;
+  if (s->budget_ == 0) {
+    s->budget_ = kDefaultMaxMemory;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+      s->budget_ = std::min(s->budget_, static_cast<size_t>(pages) * static_cast<size_t>(page) / 4);
+    }
+  }
   s->idle_ns_ = SecondsToNs(options.idle_timeout_s);
+  s->first_ns_ = SecondsToNs(options.first_record_timeout_s);
   s->record_ns_ = SecondsToNs(options.record_timeout_s);
   s->send_ns_ = SecondsToNs(options.send_timeout_s);
   // An idle thread looks at its deadlines (and shrinks its buffers) every
   // tick: a quarter of the shortest deadline, between 10 ms and 1 s.
   uint64_t tick = 1000000000ull;
-  for (uint64_t d : {s->idle_ns_, s->record_ns_, s->send_ns_}) {
+  for (uint64_t d : {s->idle_ns_, s->first_ns_, s->record_ns_, s->send_ns_}) {
     if (d > 0) tick = std::min(tick, d / 4);
   }
   s->tick_ns_ = std::max<uint64_t>(tick, 10000000ull);
@@ -179,6 +234,19 @@ TcpServerStats TcpServer::stats() const {
   s.runs = usage.runs;
   s.open_connections = open_;
   s.refused = refused_;
+  s.host_refused = host_refused_;
+  s.evicted = evicted_;
+  s.first_record_timeouts = first_record_timeouts_;
+  s.memory_held = held_;
+  s.memory_peak = peak_;
+  s.memory_resets = memory_resets_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [index, c] : conns_) {
+      s.queued_calls += c->outstanding.load();
+      s.queued_bytes += c->outstanding_bytes.load();
+    }
+  }
   s.accept_errors = accept_errors_;
   s.thread_failures = thread_failures_;
   s.idle_closed = idle_closed_;
@@ -284,26 +352,44 @@ void TcpServer::RefuseWaitingClient() {
 }
 
 void TcpServer::Admit(Fd fd) {
-  if (open_.load() >= static_cast<uint64_t>(max_connections_)) {
+  const std::string host = PeerHost(fd.get());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return;
+  auto from_host = per_host_.find(host);
+  if (from_host != per_host_.end() && from_host->second >= max_per_host_) {
+    refused_++;
+    host_refused_++;
+    log_->Say(LogKind::kHostCap, [&] {
+      return "per-host limit of " + std::to_string(max_per_host_) + " connections from " + host +
+             " reached: closing its new connection (" + std::to_string(host_refused_.load()) +
+             " refused so far; --max-connections-per-host raises it)";
+    });
+    return;  // closed by Fd
+  }
+  if (open_.load() - static_cast<uint64_t>(evicting_) >= static_cast<uint64_t>(max_connections_) &&
+      (evicting_ >= kMaxEvicting || !EvictIdlest(PeerName(fd.get())))) {
     refused_++;
     log_->Say(LogKind::kConnectionCap, [&] {
       return "connection limit of " + std::to_string(max_connections_) +
-             " reached: closing the new connection from " + PeerName(fd.get()) + " (" +
-             std::to_string(refused_.load()) + " refused so far; --max-connections raises it)";
+             " reached and none idle: closing the new connection from " + PeerName(fd.get()) +
+             " (" + std::to_string(refused_.load()) +
+             " refused so far; --max-connections raises it)";
     });
-    return;  // closed by Fd
+    return;
   }
   SetNoDelay(fd.get());
   auto conn = std::make_shared<Conn>();
   conn->fd = std::move(fd);
   conn->index = static_cast<uint32_t>(connections_++);
+  conn->host = host;
+  conn->accepted_ns = common::NowNs();
+  conn->active_ns = conn->accepted_ns;
   if (options_.trace) {
     options_.trace->Record(
         SetupEvent{SetupEventKind::kServerAccepted, conn->index, common::NowNs()});
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return;
   open_++;
+  per_host_[host]++;
   conns_[conn->index] = conn;
   try {
     threads_.emplace(conn->index, std::thread([this, conn] { Serve(conn); }));
@@ -311,6 +397,7 @@ void TcpServer::Admit(Fd fd) {
     // No thread (EAGAIN: out of threads or memory): close this connection,
     // keep serving the others.
     conns_.erase(conn->index);
+    if (--per_host_[host] == 0) per_host_.erase(host);
     open_--;
     thread_failures_++;
     const std::string why = e.what();
@@ -321,13 +408,115 @@ void TcpServer::Admit(Fd fd) {
   }
 }
 
+bool TcpServer::EvictIdlest(const std::string& newcomer) {
+  Conn* idlest = nullptr;
+  for (auto& [index, c] : conns_) {
+    if (c->evicted || c->cut.load() || c->busy.load() || c->outstanding.load() > 0 ||
+        c->backlog_bytes.load() > 0) {
+      continue;
+    }
+    // One that has not completed a record yet goes first (the oldest of
+    // them), then the one whose bytes came longest ago.
+    if (idlest == nullptr || (!c->spoke && idlest->spoke) ||
+        (c->spoke == idlest->spoke && c->active_ns.load() < idlest->active_ns.load())) {
+      idlest = c.get();
+    }
+  }
+  if (idlest == nullptr) return false;
+  // Its descriptor is open while it is in conns_ (its thread erases it
+  // under mu_ before closing): the shutdown ends its thread's recv.
+  idlest->evicted = true;
+  idlest->cut = true;
+  evicting_++;
+  evicted_++;
+  shutdown(idlest->fd.get(), SHUT_RDWR);
+  log_->Say(LogKind::kEviction, [&] {
+    return "connection limit of " + std::to_string(max_connections_) +
+           " reached: closed connection " + std::to_string(idlest->index) + " from " +
+           PeerName(idlest->fd.get()) + ", idle " +
+           Seconds(common::NowNs() - idlest->active_ns.load()) + ", for the new one from " +
+           newcomer + " (" + std::to_string(evicted_.load()) + " evicted so far)";
+  });
+  return true;
+}
+
+void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
+  if (now > *charged) {
+    const size_t d = now - *charged;
+    c.held += d;
+    const size_t total = held_.fetch_add(d) + d;
+    size_t peak = peak_.load(std::memory_order_relaxed);
+    while (total > peak && !peak_.compare_exchange_weak(peak, total)) {
+    }
+  } else if (now < *charged) {
+    const size_t d = *charged - now;
+    c.held -= d;
+    held_ -= d;
+  }
+  *charged = now;
+}
+
+bool TcpServer::MayGrow(const Conn& c, size_t reserved) const {
+  const size_t held = held_.load(std::memory_order_relaxed) + reserved;
+  if (held <= budget_) return true;
+  // Over it: a connection holding less than its share goes on (the heavy
+  // ones are what the resets are for), within a quarter more.
+  const uint64_t open = std::max<uint64_t>(1, open_.load(std::memory_order_relaxed));
+  return held <= budget_ + budget_ / 4 && c.held.load(std::memory_order_relaxed) < budget_ / open;
+}
+
+bool TcpServer::WaitForMemory(const Conn& c, size_t step) {
+  while (true) {
+    if (stopping_ || c.cut.load()) return false;
+    const size_t reserved = reserved_.fetch_add(step) + step;
+    if (MayGrow(c, reserved)) return true;
+    reserved_ -= step;
+    usleep(kMemoryWaitUs);
+  }
+}
+
+void TcpServer::ResetHeaviest() {
+  if (held_.load() <= budget_) return;
+  // What connections already reset still hold goes as their threads end:
+  // it does not count again.
+  size_t total = held_.load();
+  std::vector<std::shared_ptr<Conn>> by_held;
+  for (auto& [index, c] : conns_) {
+    if (c->cut.load()) {
+      total -= std::min(total, c->held.load());
+    } else {
+      by_held.push_back(c);
+    }
+  }
+  std::sort(by_held.begin(), by_held.end(),
+            [](const auto& a, const auto& b) { return a->held.load() > b->held.load(); });
+  for (auto& c : by_held) {
+    if (total <= budget_) break;
+    const size_t held = c->held.load();
+    if (held == 0) break;
+    c->cut = true;
+    memory_resets_++;
+    log_->Say(LogKind::kMemory, [&] {
+      return "memory budget of " + std::to_string(budget_ >> 20) + " MiB exceeded (" +
+             std::to_string(total >> 20) + " MiB held): reset connection " +
+             std::to_string(c->index) + " from " + PeerName(c->fd.get()) + ", which held " +
+             std::to_string(held >> 10) + " KiB (--max-memory raises it)";
+    });
+    // As for eviction, its descriptor is open while it is in conns_.
+    ResetOnClose(c->fd.get());
+    shutdown(c->fd.get(), SHUT_RDWR);
+    total -= std::min(total, held);
+  }
+}
+
 void TcpServer::Housekeeping() {
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t next_sweep = common::NowNs() + 1000000000ull;
   while (true) {
-    reap_cv_.wait_for(lock, std::chrono::seconds(1),
+    reap_cv_.wait_for(lock, std::chrono::nanoseconds(kBudgetCheckNs),
                       [&] { return stopping_ || !finished_.empty(); });
     if (stopping_) return;  // Stop joins the rest
+    ResetHeaviest();
     while (!finished_.empty()) {
       uint32_t index = finished_.back();
       finished_.pop_back();
@@ -367,12 +556,17 @@ bool TcpServer::Enqueue(const std::shared_ptr<Conn>& conn, ByteView record, uint
     // (TCP pushes back on its client) until some of it is answered.
     std::unique_lock<std::mutex> lock(c.write_mu);
     c.reader_waiting = true;
-    c.space_cv.wait(lock, [&] { return stopping_ || !full(); });
+    c.space_cv.wait(lock, [&] { return stopping_ || c.cut.load() || !full(); });
     c.reader_waiting = false;
-    if (stopping_) return false;
+    if (stopping_ || c.cut.load()) return false;
   }
+  // Over the memory budget, a connection holding more than its share
+  // hands the workers nothing more until it is back under.
+  if (!WaitForMemory(c, 0)) return false;
   c.outstanding++;
   c.outstanding_bytes += size;
+  size_t none = 0;
+  Charge(c, &none, size);
   {
     std::lock_guard<std::mutex> lock(jobs_mu_);
     jobs_.push_back(Job{conn, Bytes(record.begin(), record.end()), read_ns, position});
@@ -384,6 +578,8 @@ bool TcpServer::Enqueue(const std::shared_ptr<Conn>& conn, ByteView record, uint
 void TcpServer::Answered(Conn& c, size_t record_bytes) {
   c.outstanding--;
   c.outstanding_bytes -= record_bytes;
+  size_t charged = record_bytes;
+  Charge(c, &charged, 0);
   if (c.reader_waiting) c.space_cv.notify_one();
 }
 
@@ -393,6 +589,7 @@ void TcpServer::DropPending(Conn& c) {
   Bytes().swap(c.backlog);
   c.backlog_sent = 0;
   c.backlog_bytes = 0;
+  Charge(c, &c.backlog_charged, 0);
 }
 
 void TcpServer::SendOrQueue(const std::shared_ptr<Conn>& conn, ByteView mark, ByteView reply) {
@@ -417,6 +614,7 @@ void TcpServer::SendOrQueue(const std::shared_ptr<Conn>& conn, ByteView mark, By
   const size_t from = sent > mark.size() ? sent - mark.size() : 0;
   c.backlog.insert(c.backlog.end(), reply.begin() + static_cast<std::ptrdiff_t>(from), reply.end());
   c.backlog_bytes = c.backlog.size() - c.backlog_sent;
+  Charge(c, &c.backlog_charged, c.backlog.capacity());
   if (!c.flushing) {
     c.flushing = true;
     {
@@ -472,6 +670,16 @@ void TcpServer::WorkerLoop() {
         c.parked.push_back(std::move(job));
         continue;
       }
+    }
+    if (!MayGrow(c, 0)) {
+      // Over the memory budget and holding its share: the call waits at
+      // the back of the queue (until the resets bring the total back).
+      {
+        std::lock_guard<std::mutex> lock(jobs_mu_);
+        jobs_.push_back(std::move(job));
+      }
+      usleep(kWorkerMemoryWaitUs);
+      continue;
     }
     CallCheck check;
     CallTrace* trace = options_.trace;
@@ -571,6 +779,7 @@ void TcpServer::FlushLoop() {
           c.backlog.clear();
           c.backlog_sent = 0;
           ReleaseIfLarge(c.backlog);
+          Charge(c, &c.backlog_charged, c.backlog.capacity());
           if (!c.parked.empty()) {
             {
               std::lock_guard<std::mutex> jl(jobs_mu_);
@@ -607,9 +816,11 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     trace->Record(SetupEvent{SetupEventKind::kServerStarted, conn->index, common::NowNs()});
   std::vector<ServerCallEvent> traced;  // this batch's checked calls not yet written
   bool open = true;
-  bool dropped = false;      // closed by a drop-disconnect
-  uint64_t idle_since = 0;   // first idle tick of this quiet spell (0: data came)
-  uint64_t stuck_since = 0;  // when part of a record sat without a record completing
+  bool dropped = false;        // closed by a drop-disconnect
+  uint64_t idle_since = 0;     // first idle tick of this quiet spell (0: data came)
+  uint64_t stuck_since = 0;    // when part of a record sat without a record completing
+  bool completed_one = false;  // a record completed (the first-record deadline)
+  uint64_t large_ns = 0;       // when a batch last needed buffers beyond kKeepBuffer
   bool shrunk = true;
   // Writes `buf` whole. The send deadline: the client must take the whole
   // of it within send_ns_ (a trickle of progress does not reset it); the
@@ -656,12 +867,14 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   std::unique_ptr<common::DelayLine> delay;
   if (options_.reply_delay_us > 0) {
     try {
+      // At most max_gather bytes wait in it: beyond, this thread waits
+      // before it executes more calls, as it would in send.
       delay = std::make_unique<common::DelayLine>(uint64_t{options_.reply_delay_us} * 1000,
-                                          kMaxDelayedBytes, [&](Bytes& buf) {
-                                            if (send_all(buf)) return true;
-                                            shutdown(fd, SHUT_RDWR);
-                                            return false;
-                                          });
+                                                  options_.max_gather, [&](Bytes& buf) {
+                                                    if (send_all(buf)) return true;
+                                                    shutdown(fd, SHUT_RDWR);
+                                                    return false;
+                                                  });
     } catch (const std::system_error& e) {
       // No thread for the delay line: this connection only is closed.
       thread_failures_++;
@@ -689,6 +902,39 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     }
     return true;
   };
+  // The memory accountant: this thread's buffers and its delay line. The
+  // RPC core's scratch on this thread (the results, sealed or not, of the
+  // largest call since the last shrink) is not visible here; it is charged
+  // as twice the reply buffer (the results and their sealed copy are each
+  // about the reply's size).
+  size_t charged = 0;
+  size_t step = 2 * options_.max_gather;
+  auto recharge = [&] {
+    Charge(*conn, &charged,
+           reader.capacity() + (options_.workers == 0 ? 3 : 1) * reply.capacity() + out.capacity() +
+               (delay ? delay->held_bytes() : 0));
+  };
+  // Gives back buffers beyond what an idle connection keeps.
+  auto shrink = [&] {
+    bool released = reader.capacity() > kKeepBuffer || reply.capacity() > kKeepBuffer ||
+                    out.capacity() > kKeepBuffer;
+    reader.Shrink(kKeepBuffer);
+    ReleaseIfLarge(reply);
+    ReleaseIfLarge(out);
+    if (options_.workers == 0 && RpcServerCore::ReleaseThreadBuffers()) released = true;
+    if (released) trim_wanted_ = true;
+    shrunk = true;
+    recharge();
+  };
+  auto first_too_long = [&](uint64_t now) {
+    if (completed_one || first_ns_ == 0 || now - conn->accepted_ns < first_ns_) return false;
+    first_record_timeouts_++;
+    log_->Say(LogKind::kRecordDeadline, [&] {
+      return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
+             " completed no record in the " + Seconds(first_ns_) + " after it was accepted: closed";
+    });
+    return true;
+  };
   auto stuck_too_long = [&](uint64_t now) {
     if (stuck_since == 0) stuck_since = now;
     if (record_ns_ == 0 || now - stuck_since < record_ns_) return false;
@@ -702,12 +948,17 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   };
   uint64_t reads = 0;
   while (open && !stopping_) {
+    // Over the memory budget, a connection holding more than its share
+    // reads nothing until the server is back under it.
+    if (!WaitForMemory(*conn, 0)) break;
     auto space = reader.WriteSpace(kReadChunk);
+    recharge();
     ssize_t n = recv(fd, space.data(), space.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       // A tick without bytes (SO_RCVTIMEO): deadlines, then buffers back.
       const uint64_t now = common::NowNs();
+      if (first_too_long(now)) break;
       if (reader.in_record()) {
         if (stuck_too_long(now)) break;
       } else if (options_.workers == 0 || conn->outstanding.load() == 0) {
@@ -721,24 +972,19 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
           break;
         }
       }
-      if (!shrunk) {
-        bool released = reader.capacity() > kKeepBuffer || reply.capacity() > kKeepBuffer ||
-                        out.capacity() > kKeepBuffer;
-        reader.Shrink(kKeepBuffer);
-        ReleaseIfLarge(reply);
-        ReleaseIfLarge(out);
-        if (options_.workers == 0 && RpcServerCore::ReleaseThreadBuffers()) released = true;
-        if (released) trim_wanted_ = true;
-        shrunk = true;
-      }
+      if (!shrunk) shrink();
+      if (delay) recharge();  // the line sent what it held
       continue;
     }
     if (n <= 0) break;  // end of stream, reset, or the server stopping
     ++reads;
+    conn->busy = true;
+    conn->active_ns = common::NowNs();
     idle_since = 0;
     shrunk = false;
     const uint64_t read_ns = trace ? common::NowNs() : 0;
     uint32_t position = 0;
+    size_t used = 0;  // the largest record, reply or gathered replies of this batch
     reader.Commit(static_cast<size_t>(n));
     while (true) {
       ByteView record;
@@ -750,6 +996,9 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         break;
       }
       if (!*next) break;
+      if (!completed_one) conn->spoke = true;
+      completed_one = true;
+      used = std::max(used, record.size());
       if (options_.workers > 0) {
         if (!Enqueue(conn, record, read_ns, position++)) {
           open = false;
@@ -757,8 +1006,25 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
         }
         continue;
       }
+      // The call may grow this thread's buffers by up to `step` (2 x
+      // max_gather for a first call, then what its last one did): reserved
+      // until they are charged, so calls starting at once cannot all pass
+      // the budget's check before any is charged.
+      if (!WaitForMemory(*conn, step)) {
+        open = false;
+        break;
+      }
+      const size_t before = charged;
       CallCheck check;
       Disposition d = core_->HandleCall(record, &reply, trace ? &check : nullptr);
+      if (d == Disposition::kReply) {
+        AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
+        out.insert(out.end(), reply.begin(), reply.end());
+        used = std::max(used, out.size());
+      }
+      recharge();
+      reserved_ -= step;
+      step = std::max(charged > before ? charged - before : 0, kKeepBuffer);
       if (trace && check.checked) {
         ServerCallEvent e =
             TraceEvent(check, conn->index, TraceThread::kServerConn, read_ns, position);
@@ -771,8 +1037,6 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       }
       ++position;
       if (d == Disposition::kReply) {
-        AppendRecordMark(static_cast<uint32_t>(reply.size()), &out);
-        out.insert(out.end(), reply.begin(), reply.end());
         // Flush as we go: a read's replies are gathered up to max_gather.
         if (out.size() >= options_.max_gather && !flush()) {
           open = false;
@@ -785,11 +1049,25 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       }
     }
     if (!flush()) break;
+    // Buffers no batch has needed large for a tick go back now, whether
+    // or not calls keep coming (a client calling every half second never
+    // leaves a tick idle).
+    if (used > kKeepBuffer) {
+      large_ns = common::NowNs();
+    } else if (!reader.in_record() &&
+               (reader.capacity() > kKeepBuffer || reply.capacity() > kKeepBuffer ||
+                out.capacity() > kKeepBuffer) &&
+               common::NowNs() - large_ns >= tick_ns_) {
+      shrink();
+    }
+    recharge();
+    conn->busy = reader.in_record();
     // Part of a record and nothing completed in this read: the record
     // deadline runs (a client trickling a record byte by byte never
-    // leaves the receive idle long enough for a tick).
+    // leaves the receive idle long enough for a tick), and the first one.
     if (position == 0 && reader.in_record()) {
-      if (stuck_too_long(common::NowNs())) break;
+      const uint64_t now = common::NowNs();
+      if (first_too_long(now) || stuck_too_long(now)) break;
     } else {
       stuck_since = 0;
     }
@@ -815,8 +1093,15 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     conn->fd.Reset();
     DropPending(*conn);
   }
-  open_--;
+  reader = RecordReader(options_.max_record);
+  Bytes().swap(reply);
+  Bytes().swap(out);
+  delay.reset();
+  Charge(*conn, &charged, 0);
   std::lock_guard<std::mutex> lock(mu_);
+  open_--;
+  if (conn->evicted) evicting_--;
+  if (--per_host_[conn->host] == 0) per_host_.erase(conn->host);
   finished_.push_back(conn->index);
   reap_cv_.notify_one();
 }

@@ -14,25 +14,46 @@
 // Limits (TcpServerOptions; `secmode serve` has a flag for each), so that a
 // hostile or careless client can only stall itself:
 //  - max_connections open at once (by default as many as the descriptor
-//    limit allows with 64 to spare, at most 1024); one more is accepted and
-//    closed at once with a log line. Out of descriptors (EMFILE), the
-//    waiting client is accepted on a reserve descriptor and closed; a
-//    connection's descriptor is closed as soon as its thread ends, and a
-//    housekeeping thread joins ended threads at once. Every accept error
-//    and a thread that cannot start are logged and survived.
+//    limit allows with 64 to spare, at most 1024), and at most
+//    max_connections_per_host from one peer address (64). A newcomer over
+//    its host's cap is closed at once; at the global cap the connection
+//    idle longest with nothing pending (no part of a record, no call
+//    queued or reply waiting; one that has completed no record yet goes
+//    first) is closed to admit it, and only when there is
+//    none is the newcomer closed (each with a log line). Out of
+//    descriptors (EMFILE), the waiting client is accepted on a reserve
+//    descriptor and closed; a connection's descriptor is closed as soon as
+//    its thread ends, and a housekeeping thread joins ended threads at
+//    once. Every accept error and a thread that cannot start are logged and
+//    survived.
+//  - max_memory: one byte budget for the whole server. Every connection's
+//    read buffer, gathered replies and reply scratch, calls queued for the
+//    workers, reply backlog and delay line are charged to one accountant as
+//    they grow and released as they shrink. Above the budget a connection
+//    holding its share (budget / open connections) or more neither reads
+//    nor executes (a worker puts its call back at the end of the queue)
+//    until the total is back under it, nor does any above a quarter more
+//    than the budget; the housekeeping thread resets the
+//    connections holding the most (every tenth of a second) until the
+//    total is under it.
 //  - replies of one read are gathered up to max_gather bytes, then sent
 //    (flush as you go); the NFS program caps one call's reply
-//    (MemoryNfsServer's max_reply).
+//    (MemoryNfsServer's max_reply). No call of a connection is executed
+//    while it holds max_gather unsent bytes (its thread waits in send, its
+//    delay line is full, or, with workers, its backlog holds max_backlog).
 //  - idle_timeout: a connection that sends nothing that long (with no call
-//    of it pending) is closed; record_timeout: one that has sent part of a
-//    record and completes no record that long is closed; send_timeout: one
-//    that does not take a batch of its replies (max_gather bytes, or
-//    max_backlog with workers) within that long is reset, however it
-//    trickles. An idle thread looks at its deadlines every tick (SO_RCVTIMEO
-//    and SO_SNDTIMEO of a quarter of the shortest deadline, 10 ms .. 1 s,
-//    inherited from the listening socket: no system call per call).
-//  - the read buffer grows as bytes arrive (RecordReader); a connection's
-//    buffers, and its thread's scratch, shrink back after an idle tick.
+//    of it pending) is closed; first_record_timeout: one that has not
+//    completed its first record that long after it was accepted is closed;
+//    record_timeout: one that has sent part of a record and completes no
+//    record that long is closed; send_timeout: one that does not take a
+//    batch of its replies (max_gather bytes, or max_backlog with workers)
+//    within that long is reset, however it trickles. An idle thread looks
+//    at its deadlines every tick (SO_RCVTIMEO and SO_SNDTIMEO of a quarter
+//    of the shortest deadline, 10 ms .. 1 s, inherited from the listening
+//    socket: no system call per call).
+//  - the read buffer grows as bytes arrive (RecordReader); when a batch is
+//    done with nothing more to read, a connection's buffers beyond 64 KiB,
+//    and its thread's scratch, are given back at once.
 //  - with workers: each connection may have max_queue calls (of at most
 //    max_queue_bytes) handed to the workers and not yet answered; beyond
 //    that its reader stops reading (TCP pushes back on that client only).
@@ -40,10 +61,14 @@
 //    waits in the connection's backlog, which a flusher thread writes as
 //    the client reads; while the backlog holds max_backlog bytes or more,
 //    the workers set that connection's calls aside instead of running them.
-// Memory per connection is therefore bounded by about 2 x max_record (the
-// read buffer) + max_gather + 3 x max_reply (thread per connection: the
-// gathered replies, the reply, the thread's results) or max_queue_bytes +
-// max_backlog + workers x max_reply (workers); an idle one keeps 64 KiB.
+// Memory: what the accountant holds (TcpServerStats::memory_held) is at
+// most 1.25 x max_memory, plus what calls grow beyond what they reserved
+// (a call reserves 2 x max_gather if it is its connection's first, else
+// what its connection's last call grew: a connection whose calls grow
+// takes at most one call's growth, about 4 x max_reply, unreserved), and
+// a read of 64 KiB per connection, for the tenth of a second until the
+// resets bring it back under the budget. Not charged: threads' stacks, and
+// the workers' own reply scratch (workers x 2 x max_reply).
 //
 // Thread safety: Start/Stop from one thread; stats() from any.
 #ifndef SECMODE_RPC_TCP_SERVER_H_
@@ -68,6 +93,10 @@
 
 namespace secmode::rpc {
 
+// Defaults of TcpServerOptions (see there).
+constexpr int kDefaultMaxConnectionsPerHost = 64;
+constexpr size_t kDefaultMaxMemory = size_t{512} << 20;
+
 struct TcpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0 = pick a free port
@@ -82,10 +111,19 @@ struct TcpServerOptions {
   // network must not spend a descriptor per connection on it.
   bool thread_scheduling = false;
 
-  // Connections open at once; the next one is closed at once (logged).
+  // Connections open at once; at the cap the longest idle one with nothing
+  // pending is closed for a newcomer, else the newcomer is (logged).
   // 0 = 1024, or fewer where RLIMIT_NOFILE would not leave 64 descriptors
   // for the server's own files (the acceptor's keytab and replay cache).
   int max_connections = 0;
+  // Connections open at once from one peer address; the next one from it
+  // is closed at once (logged). 0 = kDefaultMaxConnectionsPerHost. (With
+  // max_connections lower, that cap is met first: at it, a host's idle
+  // connection may be evicted for its own newcomer.)
+  int max_connections_per_host = 0;
+  // Bytes the server's buffers may hold in all (see "Memory" above).
+  // 0 = kDefaultMaxMemory, or a quarter of physical memory if less.
+  size_t max_memory = 0;
   // Reply bytes gathered from one read before they are sent.
   size_t max_gather = 2u << 20;
   // Workers only: calls of one connection handed to the workers and not yet
@@ -95,16 +133,19 @@ struct TcpServerOptions {
   // Workers only: reply bytes waiting for a client that does not read;
   // beyond, its calls are set aside until it reads.
   size_t max_backlog = 2u << 20;
-  // Deadlines in seconds (0 = none): no bytes from the client; part of a
-  // record and no complete record; a batch of replies (max_gather bytes,
+  // Deadlines in seconds (0 = none): no bytes from the client; no record
+  // completed since the connection was accepted; part of a record and no
+  // complete record; a batch of replies (max_gather bytes,
   // or max_backlog with workers) not taken by the client.
   double idle_timeout_s = 360;
+  double first_record_timeout_s = 5;
   double record_timeout_s = 30;
   double send_timeout_s = 30;
   // Holds every batch of replies this long before it is written: a one-way
   // network delay from server to client, emulated in user space
   // (common/delay_line.h; the lab's RTT where the kernel has no netem). Each
-  // connection's delay line holds at most 64 MiB; beyond, its thread waits.
+  // connection's delay line holds at most max_gather bytes; beyond, its
+  // thread waits (so a delay of D caps one connection at max_gather / D).
   // Replies still held when a connection ends are dropped; a write that
   // fails closes the connection. Only with workers 0. TCP does not see the
   // delay. Traced calls (`trace`) are stamped replied when handed to the
@@ -131,10 +172,19 @@ struct TcpServerStats {
   uint64_t sleeps = 0, preemptions = 0;
   uint64_t run_queue_wait_ns = 0, runs = 0;
   uint64_t open_connections = 0;  // now
-  uint64_t refused = 0;           // closed at accept: connection cap or out of descriptors
+  uint64_t refused = 0;           // closed at accept: a connection cap or out of descriptors
+  uint64_t host_refused = 0;      // of them, at max_connections_per_host
+  uint64_t evicted = 0;           // idle connections closed to admit one at max_connections
   uint64_t accept_errors = 0;     // accept() failures other than EINTR / ECONNABORTED
   uint64_t thread_failures = 0;   // connections closed because no thread could start
   uint64_t idle_closed = 0, record_timeouts = 0, send_timeouts = 0;  // deadlines
+  uint64_t first_record_timeouts = 0;
+  // The memory accountant: bytes held now and at most since Start, and
+  // connections reset to bring it back under max_memory.
+  uint64_t memory_held = 0, memory_peak = 0, memory_resets = 0;
+  // With workers, now: calls handed to the workers and not yet answered
+  // (queued, set aside or running), and their bytes, over all connections.
+  uint64_t queued_calls = 0, queued_bytes = 0;
 };
 
 class TcpServer {
@@ -147,6 +197,9 @@ class TcpServer {
   uint16_t port() const { return port_; }
   // The connection cap in force (TcpServerOptions::max_connections resolved).
   int max_connections() const { return max_connections_; }
+  // The per-host cap and memory budget in force (resolved likewise).
+  int max_connections_per_host() const { return max_per_host_; }
+  size_t max_memory() const { return budget_; }
   TcpServerStats stats() const;
 
  private:
@@ -155,6 +208,22 @@ class TcpServer {
   TcpServer() = default;
   void AcceptLoop();
   void Admit(common::Fd fd);
+  // At the connection cap: closes the connection idle longest with nothing
+  // pending (mu_ held); false if there is none.
+  bool EvictIdlest(const std::string& newcomer);
+  // The memory accountant: moves `charged` (what `conn` was charged for one
+  // of its buffers) to `now`.
+  void Charge(Conn& conn, size_t* charged, size_t now);
+  // Whether `conn` may grow now, with `reserved` bytes reserved in all:
+  // the total is under the budget, or it holds less than its share.
+  bool MayGrow(const Conn& conn, size_t reserved) const;
+  // Reserves `step` bytes (reserved_) for a growth of `conn`, waiting (a
+  // tick at a time) until MayGrow; false if the connection or the server is
+  // ending. The caller takes `step` off reserved_ once it has charged.
+  bool WaitForMemory(const Conn& conn, size_t step);
+  // Over the budget: resets the connections holding the most until what is
+  // left is under it (housekeeping thread).
+  void ResetHeaviest();
   void RefuseWaitingClient();
   void Serve(std::shared_ptr<Conn> conn);
   void WorkerLoop();
@@ -179,22 +248,29 @@ class TcpServer {
   common::Fd reserve_fd_;  // given back to accept one client when out of descriptors
   uint16_t port_ = 0;
   int max_connections_ = 0;
+  int max_per_host_ = 0;
+  size_t budget_ = 0;
+  std::atomic<size_t> held_{0}, peak_{0};
+  std::atomic<size_t> reserved_{0};   // for calls running, not yet charged
   uint64_t tick_ns_ = 1000000000ull;  // SO_RCVTIMEO: how often an idle thread looks up
-  uint64_t idle_ns_ = 0, record_ns_ = 0, send_ns_ = 0;
+  uint64_t idle_ns_ = 0, first_ns_ = 0, record_ns_ = 0, send_ns_ = 0;
   std::unique_ptr<RateLimitedLog> log_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> trim_wanted_{false};  // buffers were given back: malloc_trim
   std::thread accept_thread_, housekeeping_thread_;
-  std::mutex mu_;  // guards conns_, threads_, finished_
+  mutable std::mutex mu_;  // guards conns_, threads_, finished_, per_host_, evicting_
   std::condition_variable reap_cv_;
   std::unordered_map<uint32_t, std::shared_ptr<Conn>> conns_;
   // Connection threads by connection index; ended ones are joined by the
   // housekeeping thread as soon as they say so in finished_.
   std::unordered_map<uint32_t, std::thread> threads_;
   std::vector<uint32_t> finished_;
+  std::unordered_map<std::string, int> per_host_;  // open connections by peer address
+  int evicting_ = 0;  // evicted connections whose threads have not ended yet
   std::atomic<uint64_t> connections_{0}, bad_streams_{0}, reads_{0}, open_{0}, refused_{0},
       accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
-      send_timeouts_{0};
+      send_timeouts_{0}, host_refused_{0}, evicted_{0}, first_record_timeouts_{0},
+      memory_resets_{0};
   common::ThreadUsageTotal usage_;  // of the connection and worker threads that ended
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;

@@ -5,6 +5,7 @@
 #ifndef SECMODE_TESTS_RPC_HOSTILE_H_
 #define SECMODE_TESTS_RPC_HOSTILE_H_
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -81,14 +82,26 @@ inline common::Bytes SysCall(uint32_t xid, NfsOp op = NfsOp::kGetattr, uint32_t 
   return framed;
 }
 
-// A blocking loopback connection whose receive buffer is small (so a
-// client that does not read pushes back on the server quickly); -1 on error.
-inline int ConnectSmall(uint16_t port, int rcvbuf = 4096) {
+// A blocking connection from `source` (an address of 127.0.0.0/8, bound
+// before connect; nullptr: the kernel's choice) to the loopback server,
+// with a small receive buffer if `rcvbuf` > 0; -1 on error.
+inline int ConnectFrom(const char* source, uint16_t port, int rcvbuf = 0) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   sockaddr_in a{};
   a.sin_family = AF_INET;
+  if (source != nullptr) {
+    // The port is picked at connect, by the whole four-tuple: thousands of
+    // connections from one source address do not exhaust the ports.
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    if (inet_pton(AF_INET, source, &a.sin_addr) != 1 ||
+        bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      close(fd);
+      return -1;
+    }
+  }
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
@@ -96,6 +109,12 @@ inline int ConnectSmall(uint16_t port, int rcvbuf = 4096) {
     return -1;
   }
   return fd;
+}
+
+// A blocking loopback connection whose receive buffer is small (so a
+// client that does not read pushes back on the server quickly); -1 on error.
+inline int ConnectSmall(uint16_t port, int rcvbuf = 4096) {
+  return ConnectFrom(nullptr, port, rcvbuf);
 }
 
 // Closes with a TCP reset (SO_LINGER 0) instead of a FIN.

@@ -811,24 +811,33 @@ TEST(TcpServerLimitsTest, RepliesOfOneReadAreFlushedAsTheyGrow) {
   }
 }
 
+// At the cap with every connection in the middle of a record (none idle),
+// the next one is closed with a log line.
 TEST(TcpServerLimitsTest, ConnectionCapClosesTheNextOneWithALogLine) {
   Lines log;
   TcpServerOptions to;
   to.max_connections = 2;
   to.log = log.Sink();
   Server s({}, to);
+  const Bytes call = hostile::SysCall(1);
   auto a = Connect("127.0.0.1", s.tcp->port());
   auto b = Connect("127.0.0.1", s.tcp->port());
   ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(WriteAll(a->get(), ByteView(call).subspan(0, 10)).ok());
+  ASSERT_TRUE(WriteAll(b->get(), ByteView(call).subspan(0, 10)).ok());
   ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 2; }));
+  usleep(100000);  // both parts are read
   auto c = Connect("127.0.0.1", s.tcp->port());
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(hostile::WaitForClose(c->get(), 5000));
   EXPECT_EQ(s.tcp->stats().refused, 1u);
-  EXPECT_TRUE(log.Has("connection limit of 2 reached: closing the new connection from 127.0.0.1:"))
+  EXPECT_EQ(s.tcp->stats().evicted, 0u);
+  EXPECT_TRUE(
+      log.Has("connection limit of 2 reached and none idle: closing the new connection "
+              "from 127.0.0.1:"))
       << log.All();
   // The two admitted ones are served; after one leaves, a new one is too.
-  ASSERT_TRUE(WriteAll(a->get(), hostile::SysCall(1)).ok());
+  ASSERT_TRUE(WriteAll(a->get(), ByteView(call).subspan(10)).ok());
   EXPECT_FALSE(ReadRecord(a->get()).empty());
   b->Reset();
   ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 1; }));
@@ -836,6 +845,243 @@ TEST(TcpServerLimitsTest, ConnectionCapClosesTheNextOneWithALogLine) {
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE(WriteAll(d->get(), hostile::SysCall(2)).ok());
   EXPECT_FALSE(ReadRecord(d->get()).empty());
+}
+
+// At the cap, the connection idle longest with nothing pending is closed
+// for the newcomer; busier ones and the newcomer are served.
+TEST(TcpServerLimitsTest, AtTheCapTheIdlestConnectionMakesRoomForANewOne) {
+  Lines log;
+  TcpServerOptions to;
+  to.max_connections = 3;
+  to.log = log.Sink();
+  Server s({}, to);
+  auto idlest = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(idlest.ok());
+  ASSERT_TRUE(WriteAll(idlest->get(), hostile::SysCall(1)).ok());
+  EXPECT_FALSE(ReadRecord(idlest->get()).empty());
+  usleep(100000);
+  auto recent = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(recent.ok());
+  ASSERT_TRUE(WriteAll(recent->get(), hostile::SysCall(2)).ok());
+  EXPECT_FALSE(ReadRecord(recent->get()).empty());
+  // Idle even longer, but with part of a record pending: not evicted.
+  const Bytes call = hostile::SysCall(3);
+  auto partial = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(partial.ok());
+  ASSERT_TRUE(WriteAll(partial->get(), ByteView(call).subspan(0, 10)).ok());
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 3; }));
+  usleep(100000);
+  auto newcomer = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(newcomer.ok());
+  ASSERT_TRUE(WriteAll(newcomer->get(), hostile::SysCall(4)).ok());
+  EXPECT_FALSE(ReadRecord(newcomer->get()).empty());
+  EXPECT_TRUE(hostile::WaitForClose(idlest->get(), 5000));
+  EXPECT_EQ(s.tcp->stats().evicted, 1u);
+  EXPECT_EQ(s.tcp->stats().refused, 0u);
+  EXPECT_TRUE(log.Has("connection limit of 3 reached: closed connection 0 from 127.0.0.1:"))
+      << log.All();
+  ASSERT_TRUE(WriteAll(recent->get(), hostile::SysCall(5)).ok());
+  EXPECT_FALSE(ReadRecord(recent->get()).empty());
+  ASSERT_TRUE(WriteAll(partial->get(), ByteView(call).subspan(10)).ok());
+  EXPECT_FALSE(ReadRecord(partial->get()).empty());
+}
+
+// One address holds at most max_connections_per_host connections; the next
+// from it is closed with a log line, another address is served.
+TEST(TcpServerLimitsTest, PerHostCapClosesTheNextConnectionFromThatAddress) {
+  Lines log;
+  TcpServerOptions to;
+  to.max_connections_per_host = 2;
+  to.log = log.Sink();
+  Server s({}, to);
+  std::vector<Fd> held;
+  for (int i = 0; i < 2; ++i) {
+    held.emplace_back(hostile::ConnectFrom("127.0.0.2", s.tcp->port()));
+    ASSERT_GE(held.back().get(), 0);
+  }
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 2; }));
+  Fd third(hostile::ConnectFrom("127.0.0.2", s.tcp->port()));
+  ASSERT_GE(third.get(), 0);
+  EXPECT_TRUE(hostile::WaitForClose(third.get(), 5000));
+  EXPECT_EQ(s.tcp->stats().host_refused, 1u);
+  EXPECT_TRUE(log.Has("per-host limit of 2 connections from 127.0.0.2 reached")) << log.All();
+  Fd other(hostile::ConnectFrom("127.0.0.1", s.tcp->port()));
+  ASSERT_GE(other.get(), 0);
+  ASSERT_TRUE(WriteAll(other.get(), hostile::SysCall(1)).ok());
+  EXPECT_FALSE(ReadRecord(other.get()).empty());
+  ASSERT_TRUE(WriteAll(held[0].get(), hostile::SysCall(2)).ok());
+  EXPECT_FALSE(ReadRecord(held[0].get()).empty());
+  // One of that address's connections leaves: it may open another.
+  held.pop_back();
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 2; }));
+  Fd again(hostile::ConnectFrom("127.0.0.2", s.tcp->port()));
+  ASSERT_TRUE(WriteAll(again.get(), hostile::SysCall(3)).ok());
+  EXPECT_FALSE(ReadRecord(again.get()).empty());
+}
+
+// A connection that completes no record is closed soon after it was
+// accepted (not after the idle deadline); one that completed a record idles.
+TEST(TcpServerLimitsTest, AConnectionWithoutARecordIsClosedAfterTheFirstRecordDeadline) {
+  Lines log;
+  TcpServerOptions to;
+  to.first_record_timeout_s = 0.3;
+  to.log = log.Sink();
+  Server s({}, to);
+  auto talker = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(talker.ok());
+  ASSERT_TRUE(WriteAll(talker->get(), hostile::SysCall(1)).ok());
+  EXPECT_FALSE(ReadRecord(talker->get()).empty());
+  const uint64_t t0 = common::NowNs();
+  auto silent = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(silent.ok());
+  EXPECT_TRUE(hostile::WaitForClose(silent->get(), 5000));
+  EXPECT_GE(static_cast<double>(common::NowNs() - t0) / 1e9, 0.25);
+  EXPECT_EQ(s.tcp->stats().first_record_timeouts, 1u);
+  EXPECT_TRUE(log.Has("completed no record in the 0.3 s after it was accepted: closed"))
+      << log.All();
+  usleep(300000);
+  ASSERT_TRUE(WriteAll(talker->get(), hostile::SysCall(2)).ok());
+  EXPECT_FALSE(ReadRecord(talker->get()).empty());
+  EXPECT_EQ(s.tcp->stats().first_record_timeouts, 1u);
+}
+
+// The batch of 16 calls of 62 READs of 1 MiB each, framed.
+Bytes AmplifyingBatch(uint32_t xid) {
+  Bytes batch;
+  for (uint32_t i = 0; i < 16; ++i) {
+    Bytes c = hostile::ManyReadsCall(xid + i, 62, 1u << 20);
+    batch.insert(batch.end(), c.begin(), c.end());
+  }
+  return batch;
+}
+
+// Clients that pile up replies they do not read, past the memory budget:
+// the server resets the connections holding the most (long before their
+// send deadline) until it is back under the budget, and a light client is
+// served meanwhile.
+TEST(TcpServerLimitsTest, OverTheMemoryBudgetTheHeaviestConnectionsAreReset) {
+  Lines log;
+  TcpServerOptions to;
+  to.max_memory = 8u << 20;
+  to.send_timeout_s = 120;
+  to.log = log.Sink();
+  Server s({}, to);
+  std::vector<int> heavy;
+  for (int i = 0; i < 8; ++i) {
+    int fd = hostile::ConnectSmall(s.tcp->port());
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(WriteAll(fd, AmplifyingBatch(100 * i)).ok());
+    heavy.push_back(fd);
+  }
+  EXPECT_TRUE(Eventually([&] { return s.tcp->stats().memory_resets > 0; }, 10000));
+  auto light = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(light.ok());
+  common::SetTimeouts(light->get(), 10000000000ull, 10000000000ull);  // a failure, not a hang
+  for (uint32_t i = 0; i < 20; ++i) {
+    ASSERT_TRUE(WriteAll(light->get(), hostile::SysCall(i)).ok());
+    EXPECT_FALSE(ReadRecord(light->get()).empty());
+  }
+  EXPECT_TRUE(Eventually([&] { return s.tcp->stats().memory_held <= to.max_memory; }, 10000))
+      << s.tcp->stats().memory_held;
+  int reset = 0;
+  for (int fd : heavy) {
+    if (hostile::WaitForClose(fd, 100)) ++reset;
+    close(fd);
+  }
+  EXPECT_GT(reset, 0);
+  EXPECT_EQ(s.tcp->stats().send_timeouts, 0u);
+  EXPECT_TRUE(log.Has("memory budget of 8 MiB exceeded")) << log.All();
+}
+
+// A client that calls now and then after one large call: its buffers go
+// back within about a tick of the large call, although its calls never
+// leave a tick idle.
+TEST(TcpServerLimitsTest, BuffersGoBackWhileSmallCallsKeepComing) {
+  Server s;  // a tick of 1 s
+  std::vector<Fd> conns;
+  for (int i = 0; i < 4; ++i) {
+    auto fd = Connect("127.0.0.1", s.tcp->port());
+    ASSERT_TRUE(fd.ok());
+    ASSERT_TRUE(WriteAll(fd->get(), hostile::SysCall(1, NfsOp::kRead, 1u << 20)).ok());
+    EXPECT_GT(ReadRecord(fd->get()).size(), 1u << 20);
+    conns.push_back(std::move(fd).value());
+  }
+  const uint64_t large = s.tcp->stats().memory_held;
+  EXPECT_GT(large, 2u << 20);  // the last one at least holds its 1 MiB reply and its copy
+  for (int round = 0; round < 10; ++round) {  // 3 s: a call every 300 ms
+    for (auto& fd : conns) {
+      ASSERT_TRUE(WriteAll(fd.get(), hostile::SysCall(2)).ok());
+      EXPECT_FALSE(ReadRecord(fd.get()).empty());
+    }
+    usleep(300000);
+  }
+  // Each keeps at most its read buffer, reply and gathered replies of 64
+  // KiB (the reply counted three times: with the RPC core's scratch).
+  EXPECT_LE(s.tcp->stats().memory_held, 4u * 5 * kReadChunk) << large;
+}
+
+// max_gather: the replies of one read are sent as they pass it, so a client
+// that does not read stops the calls of its batch being executed.
+TEST(TcpServerLimitsTest, NoCallRunsWhileItsConnectionHoldsMaxGatherUnsent) {
+  TcpServerOptions to;
+  to.max_gather = 64 << 10;
+  to.send_timeout_s = 120;
+  Server s({}, to);
+  int fd = hostile::ConnectSmall(s.tcp->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(WriteAll(fd, AmplifyingBatch(1)).ok());
+  ASSERT_TRUE(Eventually([&] { return s.core->counters().calls > 0; }));
+  usleep(500000);
+  // A reply of 1 MiB passes max_gather and is sent; the sockets' buffers
+  // take two or three, then the thread waits in send. Without the limit
+  // all 16 run and their 16 MiB are gathered first.
+  EXPECT_LE(s.core->counters().calls, 6u);
+  close(fd);
+}
+
+// With workers: a client that does not read has at most max_queue calls,
+// and max_queue_bytes of them, in the workers' hands (its backlog is full,
+// so they are set aside); its reader takes no more.
+TEST(TcpServerLimitsTest, WorkerQueueHoldsAtMostMaxQueueCallsAndBytes) {
+  for (bool by_bytes : {false, true}) {
+    SCOPED_TRACE(by_bytes ? "max_queue_bytes" : "max_queue");
+    TcpServerOptions to;
+    to.workers = 1;
+    to.max_backlog = 4096;
+    to.send_timeout_s = 120;
+    if (by_bytes) {
+      to.max_queue_bytes = 256 << 10;
+    } else {
+      to.max_queue = 4;
+    }
+    Server s({}, to);
+    int fd = hostile::ConnectSmall(s.tcp->port());
+    ASSERT_GE(fd, 0);
+    // READs of 1 MiB, more than the sockets' buffers take, fill the
+    // backlog; 50 more calls (WRITEs of 64 KiB, 3.2 MiB in all, or
+    // GETATTRs) pile up behind them.
+    Bytes calls;
+    for (uint32_t i = 0; i < 8; ++i) {
+      Bytes c = hostile::SysCall(100 + i, NfsOp::kRead, 1u << 20);
+      calls.insert(calls.end(), c.begin(), c.end());
+    }
+    for (uint32_t i = 0; i < 50; ++i) {
+      Bytes c = by_bytes ? hostile::SysCall(2 + i, NfsOp::kWrite, 65536) : hostile::SysCall(2 + i);
+      calls.insert(calls.end(), c.begin(), c.end());
+    }
+    std::thread writer([&] { (void)WriteAll(fd, calls); });
+    usleep(800000);
+    const TcpServerStats st = s.tcp->stats();
+    EXPECT_GE(st.queued_calls, 1u);
+    if (by_bytes) {
+      EXPECT_LE(st.queued_bytes, to.max_queue_bytes);
+    } else {
+      EXPECT_LE(st.queued_calls, 4u);
+    }
+    shutdown(fd, SHUT_RDWR);
+    writer.join();
+    close(fd);
+  }
 }
 
 TEST(TcpServerLimitsTest, IdleConnectionIsClosedAfterTheIdleDeadline) {
@@ -1060,6 +1306,12 @@ TEST(TcpServerLimitsTest, BadLimitsAreRefused) {
   EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
   to = {};
   to.max_queue = 0;
+  EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
+  to = {};
+  to.max_connections_per_host = -1;
+  EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
+  to = {};
+  to.first_record_timeout_s = -1;
   EXPECT_FALSE(TcpServer::Start(to, core->get()).ok());
 }
 
