@@ -5,7 +5,8 @@
 // for ran; the plots were still drawn (so the strings went through the plot
 // scripts); every Markdown table keeps its header's column count; no
 // micro.csv cell reads as a spreadsheet formula; report.html forbids remote
-// loads and refers to nothing remote.
+// loads and refers to nothing remote; what is printed to a terminal holds no
+// control character but its newlines and keeps its lines.
 #include <gtest/gtest.h>
 
 #include <algorithm>
