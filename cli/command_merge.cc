@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "common/format.h"
 #include "harness/results.h"
 #include "render/run_dir.h"
 #include "suite/merge.h"
@@ -46,7 +47,9 @@ CLI::App* AddMergeCommand(CLI::App& app) {
     merged->results.command = CommandLine();
     auto files = render::WriteRunDirectory(args->out_dir, merged->results);
     if (!files.ok()) Fail("merge", files.status());
-    for (const auto& w : files->warnings) std::cerr << "secmode merge: " << w << "\n";
+    for (const auto& w : files->warnings) {
+      std::cerr << "secmode merge: " << common::TerminalText(w) << "\n";
+    }
     std::cout << "merged " << shards.size() << " "
               << (merged->kind == suite::MergeKind::kHostRuns ? "hosts' runs" : "shards") << " ("
               << suite::MergeKindName(merged->kind) << "), " << merged->rows << " rows; results:";

@@ -59,7 +59,9 @@ void Write(const std::string& dir, harness::RunResults& results) {
   results.finished_at = common::UtcTimestamp();
   auto files = render::WriteRunDirectory(dir, results);
   if (!files.ok()) Fail(files.status());
-  for (const auto& w : files->warnings) std::cerr << "secmode nconnect: " << w << "\n";
+  for (const auto& w : files->warnings) {
+    std::cerr << "secmode nconnect: " << common::TerminalText(w) << "\n";
+  }
   std::cout << "results:";
   for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
   std::cout << "\n";

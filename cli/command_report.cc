@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "common/format.h"
 #include "harness/results.h"
 #include "render/report.h"
 #include "render/run_dir.h"
@@ -40,7 +41,9 @@ CLI::App* AddReportCommand(CLI::App& app) {
     }
     auto files = render::RenderSavedRun(args->dir, args->out_dir);
     if (!files.ok()) Fail("report", files.status());
-    for (const auto& w : files->warnings) std::cerr << "secmode report: " << w << "\n";
+    for (const auto& w : files->warnings) {
+      std::cerr << "secmode report: " << common::TerminalText(w) << "\n";
+    }
     const std::string out = args->out_dir.empty() ? args->dir : args->out_dir;
     std::cout << "wrote";
     for (const auto& f : files->written) std::cout << " " << out << "/" << f;

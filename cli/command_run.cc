@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/terminal_progress.h"
 #include "common/files.h"
+#include "common/format.h"
 #include "harness/modes.h"
 #include "render/report.h"
 #include "render/run_dir.h"
@@ -203,7 +204,9 @@ CLI::App* AddRunCommand(CLI::App& app) {
     if (!args->json) std::cout << "\n" << render::SummaryTable(*results) << "\n";
     auto files = render::WriteRunDirectory(dir, *results);
     if (!files.ok()) Fail("run", files.status().Annotate("the results of this run are not saved"));
-    for (const auto& w : files->warnings) std::cerr << "secmode run: " << w << "\n";
+    for (const auto& w : files->warnings) {
+      std::cerr << "secmode run: " << common::TerminalText(w) << "\n";
+    }
     if (args->json) {
       std::cout << RunSummaryJson(dir, *results, files->written, watcher.signal()).dump(2) << "\n";
     } else {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <sstream>
 
 #include "cli/cli.h"
+#include "common/format.h"
 
 #ifndef SECMODE_VERSION
 #define SECMODE_VERSION "unknown"
@@ -78,7 +80,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::RuntimeError& e) {
-    std::cerr << e.what() << "\n";
+    // A cause may quote a file (a results.json from elsewhere): each of its
+    // lines as plain text.
+    std::istringstream cause(e.what());
+    for (std::string line; std::getline(cause, line);) {
+      std::cerr << secmode::common::TerminalText(line) << "\n";
+    }
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the cause and the usage hint

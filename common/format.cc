@@ -76,4 +76,55 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlong
+// form, no surrogate, nothing above U+10FFFF), or 0.
+size_t Utf8Length(const std::string& s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = at(0);
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || at(1) < lo || at(1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (at(k) < 0x80 || at(k) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string TerminalText(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8Length(s, i);
+    const auto c = static_cast<unsigned char>(s[i]);
+    // C0 and DEL, C1 (0xc2 0x80..0x9f), and any byte not in valid UTF-8.
+    const bool control = n == 0 || (n == 1 && (c < 0x20 || c == 0x7f)) ||
+                         (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0);
+    if (control) {
+      out += ' ';
+    } else {
+      out.append(s, i, n);
+    }
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
 }  // namespace secmode::common

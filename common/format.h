@@ -26,6 +26,14 @@ std::string SkewLabel(int64_t ns);
 // newline or carriage return.
 std::string CsvField(const std::string& s);
 
+// `s` as plain text on one line, safe to print to a terminal whatever it
+// holds (it may come from an untrusted results.json): every control
+// character a space, i.e. C0 (newline, carriage return, tab, ESC, ...), DEL
+// and C1 (U+0080..U+009F, which a terminal reads like ESC sequences), and
+// each byte that is not part of valid UTF-8 (a lone 0x9b is CSI to a terminal
+// not reading UTF-8) a space too. Other UTF-8 text is kept as it is.
+std::string TerminalText(const std::string& s);
+
 }  // namespace secmode::common
 
 #endif  // SECMODE_COMMON_FORMAT_H_

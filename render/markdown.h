@@ -11,15 +11,19 @@
 namespace secmode::render {
 
 // `s` as Markdown text reading exactly `s`: control characters (newline,
-// carriage return, tab, ...) a space, and every character Markdown or a GFM
+// carriage return, tab, ESC, C1, ...: common::TerminalText, as report.md and
+// compare --markdown are also printed to terminals) a space, and every character Markdown or a GFM
 // table would read as syntax (\ ` * _ [ ] < > | ! & ~ #) escaped with a
 // backslash.
 std::string MdText(const std::string& s);
 
-// `s` as a code span in a table cell: control characters a space, | escaped
-// (GFM reads \| as | in a cell, also inside code), fenced with more
-// backquotes than the longest run of them in `s`.
+// `s` as a code span outside a table (a paragraph, a list item): control
+// characters a space, fenced with more backquotes than the longest run of
+// them in `s`.
 std::string MdCode(const std::string& s);
+// The same in a table cell, | escaped too (GFM reads \| as | in a cell,
+// also inside code; outside a table it would show the backslash).
+std::string MdCodeCell(const std::string& s);
 
 }  // namespace secmode::render
 

@@ -157,7 +157,7 @@ std::string MicroMarkdown(const RunResults& r) {
   const auto& m = r.machine;
   out << "# secmode report\n\n";
   out << "| | |\n|---|---|\n";
-  out << "| command | " << MdCode(r.command) << " |\n";
+  out << "| command | " << MdCodeCell(r.command) << " |\n";
   out << "| started / finished | " << MdText(r.started_at) << " / " << MdText(r.finished_at)
       << " |\n";
   if (const std::string signal = InterruptedBy(r); !signal.empty()) {
@@ -172,7 +172,7 @@ std::string MicroMarkdown(const RunResults& r) {
   out << "| OpenSSL | " << MdText(m.openssl) << " |\n";
   out << "| Kerberos | " << MdText(m.krb5) << " |\n";
   out << "| compiler / build | " << MdText(m.compiler) << " / " << MdText(m.build_type) << " |\n";
-  out << "| compiler flags | " << MdCode(m.compiler_flags) << " |\n";
+  out << "| compiler flags | " << MdCodeCell(m.compiler_flags) << " |\n";
   out << "| secmode | " << MdText(m.secmode_commit)
       << (m.secmode_tree == "dirty"     ? " (tracked files changed since that commit)"
           : m.secmode_tree == "unknown" ? " (tree state unknown)"
@@ -345,22 +345,20 @@ std::string HeadlineMarkdown(const RunResults& r) {
 
 std::string SummaryTable(const RunResults& r) {
   std::ostringstream out;
-  char line[256];
-  snprintf(line, sizeof line, "%-44s %9s %14s %12s %8s\n", "mode", "size", "round trip ns",
-           "request MB/s", "x sys");
-  out << line;
+  out << common::Sprintf("%-44s %9s %14s %12s %8s\n", "mode", "size", "round trip ns",
+                         "request MB/s", "x sys");
   for (const auto& [size, cells] : Cells(r)) {
     const Cell* sys = SysCell(cells);
     for (const auto& [key, c] : cells) {
       std::string name = std::get<0>(key);
       if (!std::get<2>(key).empty()) name += ":" + std::get<2>(key) + ":" + std::get<1>(key);
       double req = c.legs[0] + c.legs[1];
-      snprintf(line, sizeof line, "%-44s %9s %14.0f %12.1f %8s\n", name.c_str(),
-               SizeLabel(size).c_str(), c.RoundTrip(),
-               req > 0 ? static_cast<double>(size) * 1e3 / req : 0.0,
-               sys && sys->RoundTrip() > 0 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()).c_str()
-                                           : "-");
-      out << line;
+      out << common::Sprintf("%-44s %9s %14.0f %12.1f %8s\n", common::TerminalText(name).c_str(),
+                             SizeLabel(size).c_str(), c.RoundTrip(),
+                             req > 0 ? static_cast<double>(size) * 1e3 / req : 0.0,
+                             sys && sys->RoundTrip() > 0
+                                 ? Fmt("%.2f", c.RoundTrip() / sys->RoundTrip()).c_str()
+                                 : "-");
     }
   }
   return out.str();

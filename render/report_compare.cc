@@ -54,26 +54,29 @@ std::string Method(const RunComparison& c) {
 }  // namespace
 
 std::string CompareText(const RunComparison& c) {
+  using common::TerminalText;
   std::ostringstream out;
-  out << "A: " << c.a_label << "\nB: " << c.b_label << "\n\n";
+  out << "A: " << TerminalText(c.a_label) << "\nB: " << TerminalText(c.b_label) << "\n\n";
+  std::vector<std::string> names;
   size_t width = 3;
-  for (const auto& r : c.rows) width = std::max(width, r.table.size() + 1 + r.key.size());
-  width = std::min<size_t>(width, 100);
-  char line[512];
-  snprintf(line, sizeof line, "%-*s %6s %12s %12s %7s %14s  %s\n", static_cast<int>(width), "row",
-           "unit", "A", "B", "B/A", "p", "verdict");
-  out << line;
   for (const auto& r : c.rows) {
-    const std::string name = r.table + " " + r.key;
-    snprintf(line, sizeof line, "%-*s %6s %12s %12s %7s %14s  %s\n", static_cast<int>(width),
-             name.c_str(), r.unit.c_str(), Figure(r.a).c_str(), Figure(r.b).c_str(),
-             r.a != 0 ? Fmt("%.3f", r.ratio).c_str() : "-", P(r).c_str(),
-             harness::VerdictName(r.verdict));
-    out << line;
+    names.push_back(TerminalText(r.table + " " + r.key));
+    width = std::max(width, names.back().size());
+  }
+  width = std::min<size_t>(width, 100);
+  const char* format = "%-*s %6s %12s %12s %7s %14s  %s\n";
+  out << common::Sprintf(format, static_cast<int>(width), "row", "unit", "A", "B", "B/A", "p",
+                         "verdict");
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const RowComparison& r = c.rows[i];
+    out << common::Sprintf(format, static_cast<int>(width), names[i].c_str(),
+                           TerminalText(r.unit).c_str(), Figure(r.a).c_str(), Figure(r.b).c_str(),
+                           r.a != 0 ? Fmt("%.3f", r.ratio).c_str() : "-", P(r).c_str(),
+                           harness::VerdictName(r.verdict));
   }
   out << "\n" << Counts(c) << ".\n";
-  for (const auto& k : c.only_a) out << "only in A: " << k << "\n";
-  for (const auto& k : c.only_b) out << "only in B: " << k << "\n";
+  for (const auto& k : c.only_a) out << "only in A: " << TerminalText(k) << "\n";
+  for (const auto& k : c.only_b) out << "only in B: " << TerminalText(k) << "\n";
   out << Method(c) << "\n";
   return out.str();
 }

@@ -14,9 +14,16 @@ using common::Fmt;
 
 namespace {
 
-// Columns padded to their widest cell; the first left-aligned.
-void PrintTable(std::ostream& out, const std::vector<std::vector<std::string>>& table) {
+using common::TerminalText;
+
+// Columns padded to their widest cell; the first left-aligned. Every cell
+// through TerminalText (the documents' strings come from results.json and
+// the job file).
+void PrintTable(std::ostream& out, std::vector<std::vector<std::string>> table) {
   if (table.empty()) return;
+  for (auto& r : table) {
+    for (auto& cell : r) cell = TerminalText(cell);
+  }
   std::vector<size_t> width(table[0].size(), 0);
   for (const auto& r : table) {
     for (size_t i = 0; i < r.size() && i < width.size(); ++i) {
@@ -39,8 +46,9 @@ void PrintTable(std::ostream& out, const std::vector<std::vector<std::string>>& 
 std::string Header(const nlohmann::json& doc) {
   std::ostringstream out;
   const nlohmann::json& src = doc.value("source", nlohmann::json::object());
-  out << "Costs: " << src.value("results", "?") << " (" << src.value("cpu_model", "?") << ", "
-      << src.value("started_at", "?") << ")\n";
+  out << "Costs: " << TerminalText(src.value("results", "?")) << " ("
+      << TerminalText(src.value("cpu_model", "?")) << ", "
+      << TerminalText(src.value("started_at", "?")) << ")\n";
   const nlohmann::json& env = doc.value("environment", nlohmann::json::object());
   auto rate = [](double bytes_per_s) {
     return bytes_per_s > 0 ? Fmt("%.0f", bytes_per_s * 8 / 1e6) + " Mbit/s" : "unlimited";
@@ -56,9 +64,10 @@ std::string Header(const nlohmann::json& doc) {
               : std::string())
       << ", storage " << Fmt("%g", env.value("storage_ms", 0.0)) << " ms, TCP window "
       << env.value("tcp_window_bytes", 0) << " B per connection\n"
-      << "Protocol CPU without security: " << env.value("protocol_cost_source", "?") << "\n";
+      << "Protocol CPU without security: " << TerminalText(env.value("protocol_cost_source", "?"))
+      << "\n";
   for (const auto& w : doc.value("warnings", nlohmann::json::array())) {
-    out << "warning: " << w.get<std::string>() << "\n";
+    out << "warning: " << TerminalText(w.get<std::string>()) << "\n";
   }
   return out.str();
 }
@@ -88,7 +97,7 @@ std::string PredictionsText(const nlohmann::json& doc) {
     if (this_job != job) {
       flush();
       job = this_job;
-      out << "\n" << job << "\n";
+      out << "\n" << TerminalText(job) << "\n";
       table.push_back({"mode", "IOPS", "MB/s", "mean ms", "p99 ms (est.)", "bottleneck",
                        "IOPS vs " + baseline, "latency vs " + baseline});
     }
@@ -106,7 +115,7 @@ std::string PredictionsText(const nlohmann::json& doc) {
 
 std::string ExplanationText(const nlohmann::json& doc) {
   std::ostringstream out;
-  out << Header(doc) << "Job: " << doc.value("workload", "") << "\n";
+  out << Header(doc) << "Job: " << TerminalText(doc.value("workload", "")) << "\n";
   const double baseline = doc.value("baseline_iops", 0.0);
   out << "\nNFS: the published change against sys beside the crypto secmode measured for the "
          "same mode on one operation's path (the four legs' extra over sys at the job's "
@@ -155,7 +164,8 @@ std::string ExplanationText(const nlohmann::json& doc) {
         published = r.value("published", "");
       }
     }
-    out << "\nSMB signing (published: " << published << ", i.e. " << Fmt("%.3f", implied)
+    out << "\nSMB signing (published: " << TerminalText(published) << ", i.e. "
+        << Fmt("%.3f", implied)
         << " ms more client time per MiB): each algorithm's measured extra verify time per MiB "
            "and its share.\n\n";
     std::vector<std::vector<std::string>> s = {{"mode", "client extra per MiB", "share"}};
@@ -188,7 +198,7 @@ std::string ExplanationText(const nlohmann::json& doc) {
     PrintTable(out, e);
   }
   for (const auto& n : doc.value("notes", nlohmann::json::array())) {
-    out << "\nnote: " << n.get<std::string>() << "\n";
+    out << "\nnote: " << TerminalText(n.get<std::string>()) << "\n";
   }
   return out.str();
 }
@@ -201,7 +211,7 @@ void RenderPredictionsSection(const harness::RunResults& r, const nlohmann::json
   auto intro = [&](const char* protocol, const char* env_key, const char* not_run_key,
                    const std::string& baseline, const std::string& extra) {
     if (section.contains(not_run_key)) {
-      md << protocol << " not predicted: " << section.value(not_run_key, "") << ".\n\n";
+      md << protocol << " not predicted: " << MdText(section.value(not_run_key, "")) << ".\n\n";
       return;
     }
     if (!section.contains(env_key)) return;

@@ -35,8 +35,8 @@ void RenderWindowsSection(const harness::RunResults& r, const nlohmann::json& se
                    : "above " + std::to_string(p.value("window_above", 0u));
     std::string model = "-";
     if (p.contains("model") && p["model"].is_object()) {
-      model = MdCode("--window " + std::to_string(p["model"].value("window", 0u)) + " --reaction " +
-                     p["model"].value("reaction", ""));
+      model = MdCodeCell("--window " + std::to_string(p["model"].value("window", 0u)) +
+                         " --reaction " + p["model"].value("reaction", ""));
     }
     md << "| " << MdText(p.value("peer", "")) << " | " << MdText(p.value("peer_version", ""))
        << " | " << p.value("advertised_window", 0u) << " | " << measured << " | "

@@ -5,7 +5,8 @@
 // for ran; the plots were still drawn (so the strings went through the plot
 // scripts); every Markdown table keeps its header's column count; no
 // micro.csv cell reads as a spreadsheet formula; report.html forbids remote
-// loads and refers to nothing remote.
+// loads and refers to nothing remote; what is printed to a terminal holds no
+// control character but its newlines and keeps its lines.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/files.h"
@@ -24,6 +26,7 @@
 #include "render/report.h"
 #include "render/report_compare.h"
 #include "render/report_html.h"
+#include "render/report_predict.h"
 #include "render/run_dir.h"
 
 namespace secmode::render {
@@ -47,13 +50,34 @@ void ForEachString(json& j, const std::string& key,
 // Everything a string could try on each sink: a new gnuplot line running a
 // command (also after closing a quote), a backquote command and a @macro, a
 // table cell's end, a formula, raw HTML and a Markdown image and link to a
-// remote host.
+// remote host; and for a terminal: ESC sequences (a window title, clearing
+// the screen, a cursor move, an OSC 8 hyperlink), C1 controls (U+009B is
+// CSI, U+0085 a newline to some terminals) and a carriage return that would
+// draw over its line.
 std::string Payload(const std::string& pwned) {
   return "\nsystem \"touch " + pwned + "-newline\" #\r\nsystem \"touch " + pwned +
          "-cr\"\n'; system \"touch " + pwned + "-quote\"; x='\n`touch " + pwned +
          "-backquote` @m \\\n| a | b |\t=HYPERLINK(\"http://127.0.0.9/c\") "
          "<img src=http://127.0.0.9/x> ![x](http://127.0.0.9/y) [l](http://127.0.0.9/z) "
-         "<http://127.0.0.9/w> \x1b[31m";
+         "<http://127.0.0.9/w> \x1b[31m\x1b]2;title\x07\x1b[2J\x1b[1;1H"
+         "\x1b]8;;http://127.0.0.9/o\x1b\\link\x1b]8;;\x1b\\ \xc2\x9b"
+         "2J\xc2\x85\x7f\rforged";
+}
+
+// Printed to a terminal, `out` is plain text: no control character but the
+// newlines ending its lines (C0, DEL, or C1 in UTF-8).
+void ExpectTerminalSafe(const std::string& out, const std::string& what) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    const bool c1 = c == 0xc2 && i + 1 < out.size() &&
+                    static_cast<unsigned char>(out[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(out[i + 1]) <= 0x9f;
+    if ((c < 0x20 && c != '\n') || c == 0x7f || c1) {
+      ADD_FAILURE() << what << ": control character " << static_cast<int>(c) << " at " << i
+                    << " in: " << out.substr(i > 60 ? i - 60 : 0, 120);
+      return;
+    }
+  }
 }
 
 // The strings that say how a section or row is laid out, which the
@@ -267,7 +291,9 @@ class UntrustedResultsTest : public ::testing::Test {
 };
 
 TEST_F(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
-  const json hostile = Hostile();
+  json hostile = Hostile();
+  // A section's reason for not running, which the reference run has none of.
+  hostile["sections"]["predictions"]["smb_not_run"] = "no Samba" + Payload(tmp_ + "/PWNED");
   const Drawn reference = DrawSaved(clean_, tmp_ + "/clean");
   const Drawn drawn = DrawSaved(hostile, tmp_ + "/hostile");
   ExpectNothingRan();
@@ -307,6 +333,9 @@ TEST_F(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
   }
   EXPECT_EQ(drawn.html.find("127.0.0.9/x\""), std::string::npos);
   EXPECT_EQ(drawn.html.find("<img"), std::string::npos);
+  // No string started a line of report.md (the payload's first line's
+  // command would).
+  EXPECT_EQ(drawn.md.find("\nsystem"), std::string::npos);
 
   // The README's headline table, drawn from the same results.
   auto results = harness::FromJson(hostile);
@@ -343,6 +372,62 @@ TEST_F(UntrustedResultsTest, CompareMarkdownKeepsItsTables) {
   const std::string md = CompareMarkdown(*c);
   EXPECT_GT(CheckTables(md, "compare"), 2u);
   EXPECT_EQ(md.find("\nsystem"), std::string::npos);
+  ExpectTerminalSafe(md, "compare --markdown");
+}
+
+// What is printed to a terminal from such runs: `secmode compare`, the
+// run's summary table, `secmode predict` and `--explain`. Each keeps the
+// lines the clean run's has and holds no control character.
+TEST_F(UntrustedResultsTest, TerminalOutputsKeepTheirLines) {
+  auto a = harness::FromJson(Hostile({"mode", "op", "context", "baseline"}));
+  auto b = harness::FromJson(Hostile());
+  auto clean = harness::FromJson(clean_);
+  ASSERT_TRUE(a.ok() && b.ok() && clean.ok());
+  auto c = harness::CompareRuns(*a, *b);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_FALSE(c->only_a.empty());
+  const std::string text = CompareText(*c);
+  ExpectTerminalSafe(text, "compare");
+  // A, B, a blank line, the header, the rows, a blank line, the counts, the
+  // rows in one run only, the method.
+  EXPECT_EQ(Lines(text).size(), 7 + c->rows.size() + c->only_a.size() + c->only_b.size());
+
+  const std::string summary = SummaryTable(*b);
+  ExpectTerminalSafe(summary, "summary table");
+  EXPECT_EQ(Lines(summary).size(), Lines(SummaryTable(*clean)).size());
+
+  // secmode predict's documents (harness/workload_inputs.h) around the
+  // reference run's predictions, every string but the modes' names hostile.
+  json predict = {{"source",
+                   {{"results", "/r/results.json"},
+                    {"cpu_model", "cpu"},
+                    {"started_at", "2026-12-05T00:00:00Z"}}},
+                  {"baseline", "sys"},
+                  {"environment", {{"protocol_cost_source", "measured"}}},
+                  {"warnings", {"a warning"}},
+                  {"predictions", clean_["predictions"]}};
+  json explain = {{"source", predict["source"]},
+                  {"environment", predict["environment"]},
+                  {"workload", "randread"},
+                  {"baseline_iops", 1000},
+                  {"nfs", {{{"mode", "krb5p"}, {"published_iops", 900}}}},
+                  {"smb",
+                   {{{"mode", "smb-sign"},
+                     {"published", "a source"},
+                     {"implied_client_extra_ms_per_mib", 1},
+                     {"crypto_share", 0.5}},
+                    {{"mode", "smb-encrypt"}, {"unencrypted_mib_per_s_for_10pct", 100}}}},
+                  {"notes", {"a note"}}};
+  for (auto [doc, draw, what] :
+       {std::tuple{predict, &PredictionsText, "predict"}, {explain, &ExplanationText, "explain"}}) {
+    json hostile = doc;
+    ForEachString(hostile, "", [&](const std::string& key, json& s) {
+      if (key != "mode" && key != "baseline") s = s.get<std::string>() + Payload(tmp_ + "/PWNED");
+    });
+    const std::string drawn = draw(hostile);
+    ExpectTerminalSafe(drawn, what);
+    EXPECT_EQ(Lines(drawn).size(), Lines(draw(doc)).size()) << what;
+  }
 }
 
 // report.html's own guard, whatever report.md holds: an image that is not
@@ -365,8 +450,34 @@ TEST(UntrustedEscapersTest, MarkdownStringsAreText) {
             "\\!\\[x\\](http://h/y) \\<b\\> \\`c\\` \\*e\\* \\_f\\_ \\& \\# \\~");
   EXPECT_EQ(MdText("krb5p aes256-cts-hmac-sha1-96 (1.2)"), "krb5p aes256-cts-hmac-sha1-96 (1.2)");
   EXPECT_EQ(MdCode("secmode run"), "`secmode run`");
-  EXPECT_EQ(MdCode("a`b|c\n"), "``a`b\\|c ``");
+  EXPECT_EQ(MdCodeCell("a`b|c\n"), "``a`b\\|c ``");
+  // Outside a table a | is text as it is (\| would show its backslash).
+  EXPECT_EQ(MdCode("a`b|c\n"), "``a`b|c ``");
   EXPECT_EQ(MdCode("`x"), "`` `x ``");
+}
+
+TEST(UntrustedEscapersTest, TerminalStringsAreText) {
+  using common::TerminalText;
+  EXPECT_EQ(TerminalText("a\nb\rc\td\x1b[2J\x7f"), "a b c d [2J ");
+  EXPECT_EQ(TerminalText("\x1b]8;;http://h\x1b\\x\x1b]8;;\x07"), " ]8;;http://h \\x ]8;; ");
+  // C1 controls in UTF-8 (U+0080, U+009B CSI, U+009F), and bytes that are
+  // not UTF-8 (a lone 0x9b, an overlong ESC, a cut sequence).
+  EXPECT_EQ(TerminalText("a\xc2\x80"
+                         "b\xc2\x9b"
+                         "2Jc\xc2\x9f"),
+            "a b 2Jc ");
+  EXPECT_EQ(TerminalText("\x9b"
+                         "2J\xc0\x9b\xe2\x82"),
+            " 2J    ");
+  // Text, also beyond ASCII (U+00A0, é, €, an emoji), stays as it is.
+  const std::string text = "krb5p \xc2\xa0\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92 (1.2) | `x`";
+  EXPECT_EQ(TerminalText(text), text);
+  EXPECT_EQ(MdText("a\xc2\x9b"
+                   "b"),
+            "a b");
+  EXPECT_EQ(MdCode("a\xc2\x9b"
+                   "b"),
+            "`a b`");
 }
 
 TEST(UntrustedEscapersTest, GnuplotStringsStayOnTheirLine) {
