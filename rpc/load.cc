@@ -658,7 +658,7 @@ void Runner::Reconnect(Conn* c, const std::string& why) {
   // A connection that answered nothing before it ended does not count as
   // one that worked: the next attempt waits longer (until the run stops).
   if (c->replies > c->replies_at_connect) c->backoff.Reset();
-  const uint64_t wait_ns = c->backoff.Next();
+  const uint64_t wait_ns = o_.reconnect_backoff ? c->backoff.Next() : 0;
   if (wait_ns > 0) {
     const uint64_t t0 = common::NowNs();
     std::unique_lock<std::mutex> lock(monitor_mu_);

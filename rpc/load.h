@@ -86,6 +86,12 @@ struct LoadOptions {
   uint64_t min_ops = 0;
   double max_seconds = 0;  // 0 = seconds
   bool reencode = false;
+  // Reconnects after a connection that answered nothing wait (1 ms doubling
+  // up to 1 s, jittered). Off, every reconnect goes at once, as the nconnect
+  // simulator's client does: its validation turns it off, since a lagging
+  // connection that a drop-disconnect server closes before it answers is
+  // what it measures, not a server at its connection cap.
+  bool reconnect_backoff = true;
   int timeout_ms = 1000;
   int skew_connection = -1;  // connection index whose sends are delayed
   uint32_t skew_delay_us = 0;

@@ -692,6 +692,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   ValidationOutcome out;
   out.point = point;
   rpc::LoadOptions lo;
+  lo.reconnect_backoff = false;  // the simulator's client reconnects at once
   lo.connections = s.nconnect;
   lo.slots = static_cast<int>(s.slots);
   lo.op = s.op == sim::Op::kRead ? rpc::NfsOp::kRead : rpc::NfsOp::kWrite;
