@@ -171,6 +171,12 @@ CLI::App* AddServeCommand(CLI::App& app) {
                    "calls can be replayed"
                 << std::endl;
     }
+    if (a->tcp.max_memory > 0 && a->tcp.max_memory / rpc::kMinMemoryPerGather < a->tcp.max_gather) {
+      FailUsage("serve", "--max-memory (" + std::to_string(a->tcp.max_memory) +
+                             ") must be at least " + std::to_string(rpc::kMinMemoryPerGather) +
+                             " x --max-gather (" + std::to_string(a->tcp.max_gather) +
+                             "): a connection's first call reserves 2 x --max-gather");
+    }
     rpc::ServerOptions so;
     so.keytab = a->keytab;
     so.principal = a->principal;

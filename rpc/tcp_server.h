@@ -96,6 +96,9 @@ namespace secmode::rpc {
 // Defaults of TcpServerOptions (see there).
 constexpr int kDefaultMaxConnectionsPerHost = 64;
 constexpr size_t kDefaultMaxMemory = size_t{512} << 20;
+// max_memory is at least this many times max_gather (a connection's first
+// call reserves 2 x max_gather; see "Memory" above).
+constexpr size_t kMinMemoryPerGather = 4;
 
 struct TcpServerOptions {
   std::string address = "127.0.0.1";
@@ -182,6 +185,9 @@ struct TcpServerStats {
   // The memory accountant: bytes held now and at most since Start, and
   // connections reset to bring it back under max_memory.
   uint64_t memory_held = 0, memory_peak = 0, memory_resets = 0;
+  // Connections holding part of a record they sent, now (as of their last
+  // read).
+  uint64_t partial_records = 0;
   // With workers, now: calls handed to the workers and not yet answered
   // (queued, set aside or running), and their bytes, over all connections.
   uint64_t queued_calls = 0, queued_bytes = 0;
@@ -211,12 +217,18 @@ class TcpServer {
   // At the connection cap: closes the connection idle longest with nothing
   // pending (mu_ held); false if there is none.
   bool EvictIdlest(const std::string& newcomer);
+  // Ends a connection (evicted or reset; mu_ held, so its descriptor is
+  // open): its thread's recv and send return, a reader waiting for queue
+  // space wakes, and the workers drop its calls.
+  void Cut(Conn& conn);
   // The memory accountant: moves `charged` (what `conn` was charged for one
   // of its buffers) to `now`.
   void Charge(Conn& conn, size_t* charged, size_t now);
-  // Whether `conn` may grow now, with `reserved` bytes reserved in all:
-  // the total is under the budget, or it holds less than its share.
-  bool MayGrow(const Conn& conn, size_t reserved) const;
+  // Whether `conn` may grow now by `own` bytes reserved, with `others`
+  // reserved by other calls: the total without `own` is under the budget,
+  // or `conn` holds less than its share and the total with `own` is under
+  // 1.25 x the budget.
+  bool MayGrow(const Conn& conn, size_t others, size_t own) const;
   // Reserves `step` bytes (reserved_) for a growth of `conn`, waiting (a
   // tick at a time) until MayGrow; false if the connection or the server is
   // ending. The caller takes `step` off reserved_ once it has charged.
@@ -270,7 +282,7 @@ class TcpServer {
   std::atomic<uint64_t> connections_{0}, bad_streams_{0}, reads_{0}, open_{0}, refused_{0},
       accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
       send_timeouts_{0}, host_refused_{0}, evicted_{0}, first_record_timeouts_{0},
-      memory_resets_{0};
+      memory_resets_{0}, partial_records_{0};
   common::ThreadUsageTotal usage_;  // of the connection and worker threads that ended
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;
