@@ -17,9 +17,10 @@
 //    limit allows with 64 to spare, at most 1024), and at most
 //    max_connections_per_host from one peer address (64). A newcomer over
 //    its host's cap is closed at once; at the global cap the connection
-//    idle longest with nothing pending (no part of a record, no call
-//    queued or reply waiting; one that has completed no record yet goes
-//    first) is closed to admit it, and only when there is
+//    idle longest with nothing pending (no part of a record, no bytes
+//    unread in its socket, no call queued, no reply waiting or held in its
+//    delay line; one that has completed no record yet goes first, once it
+//    has been open a tick) is closed to admit it, and only when there is
 //    none is the newcomer closed (each with a log line). Out of
 //    descriptors (EMFILE), the waiting client is accepted on a reserve
 //    descriptor and closed; a connection's descriptor is closed as soon as
@@ -31,19 +32,22 @@
 //    workers, reply backlog and delay line are charged to one accountant as
 //    they grow and released as they shrink. Above the budget a connection
 //    holding its share (budget / open connections) or more neither reads
-//    nor executes (a worker puts its call back at the end of the queue)
-//    until the total is back under it, nor does any above a quarter more
-//    than the budget; the housekeeping thread resets the
-//    connections holding the most (every tenth of a second) until the
-//    total is under it.
+//    nor executes (with workers: hands them no call; calls already queued
+//    run, which gives their records back) until the total is back under
+//    it, nor does any above a quarter more than the budget; the
+//    housekeeping thread resets the connections holding the most (every
+//    tenth of a second) until the total is under it. A reset or evicted
+//    connection ends at once: its reader wakes, the workers drop its
+//    calls. max_memory is at least 4 x max_gather.
 //  - replies of one read are gathered up to max_gather bytes, then sent
 //    (flush as you go); the NFS program caps one call's reply
 //    (MemoryNfsServer's max_reply). No call of a connection is executed
 //    while it holds max_gather unsent bytes (its thread waits in send, its
 //    delay line is full, or, with workers, its backlog holds max_backlog).
 //  - idle_timeout: a connection that sends nothing that long (with no call
-//    of it pending) is closed; first_record_timeout: one that has not
-//    completed its first record that long after it was accepted is closed;
+//    of it pending) is closed; first_record_timeout: one that has sent
+//    not a byte that long after it was accepted is closed (after its first
+//    byte, record_timeout rules);
 //    record_timeout: one that has sent part of a record and completes no
 //    record that long is closed; send_timeout: one that does not take a
 //    batch of its replies (max_gather bytes, or max_backlog with workers)
@@ -62,7 +66,9 @@
 //    the client reads; while the backlog holds max_backlog bytes or more,
 //    the workers set that connection's calls aside instead of running them.
 // Memory: what the accountant holds (TcpServerStats::memory_held) is at
-// most 1.25 x max_memory, plus what calls grow beyond what they reserved
+// most 1.25 x max_memory or max_memory + the largest reservation if more
+// (a call goes ahead while the total without its own reservation is
+// under the budget), plus what calls grow beyond what they reserved
 // (a call reserves 2 x max_gather if it is its connection's first, else
 // what its connection's last call grew: a connection whose calls grow
 // takes at most one call's growth, about 4 x max_reply, unreserved), and
@@ -136,9 +142,9 @@ struct TcpServerOptions {
   // Workers only: reply bytes waiting for a client that does not read;
   // beyond, its calls are set aside until it reads.
   size_t max_backlog = 2u << 20;
-  // Deadlines in seconds (0 = none): no bytes from the client; no record
-  // completed since the connection was accepted; part of a record and no
-  // complete record; a batch of replies (max_gather bytes,
+  // Deadlines in seconds (0 = none): no bytes from the client; no byte
+  // since the connection was accepted; part of a record and no complete
+  // record; a batch of replies (max_gather bytes,
   // or max_backlog with workers) not taken by the client.
   double idle_timeout_s = 360;
   double first_record_timeout_s = 5;
