@@ -44,7 +44,7 @@ struct TcpServer::Conn {
   // replies held in its delay line).
   std::atomic<uint64_t> active_ns{0};
   std::atomic<bool> busy{false};
-  std::atomic<size_t> delayed{0};  // bytes its delay line held when last looked at
+  std::atomic<size_t> delayed{0};  // replies in its delay line when last looked at
   std::atomic<bool> spoke{false};  // it has completed a record
   bool evicted = false;            // mu_: closed for a newcomer
   std::atomic<bool> cut{false};    // evicted or reset for memory: its thread ends
@@ -933,7 +933,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   size_t charged = 0;
   size_t step = 2 * options_.max_gather;
   auto recharge = [&] {
-    if (delay) conn->delayed = delay->held_bytes();
+    if (delay) conn->delayed = delay->queued_bytes();
     Charge(*conn, &charged,
            reader.capacity() + (options_.workers == 0 ? 3 : 1) * reply.capacity() + out.capacity() +
                (delay ? delay->held_bytes() : 0));
