@@ -73,6 +73,12 @@ void Nap(const std::atomic<bool>& stop, int ms) {
   for (int i = 0; i < ms && !stop; i += 10) usleep(10000);
 }
 
+// Waits (at most 10 s) until the server holds no more descriptors than
+// `fds0`: the connections that left are closed on its side too.
+void WaitForFdsBack(const std::string& pid, int fds0) {
+  for (int i = 0; i < 200 && hostile::OpenFds(pid) > fds0; ++i) usleep(50000);
+}
+
 LoadOptions WellBehaved(uint16_t port, double seconds) {
   LoadOptions o;
   o.port = port;
@@ -581,6 +587,7 @@ TEST(StressTest, OneClientHoldingTheConnectionSlotsStallsOnlyItself) {
   std::string error;
   const double before = Reference(port, &error);
   ASSERT_TRUE(error.empty()) << error;
+  const int fds0 = hostile::OpenFds(serve.pid());
   struct Phase {
     const char* name;
     int hosts, per_host;
@@ -601,7 +608,7 @@ TEST(StressTest, OneClientHoldingTheConnectionSlotsStallsOnlyItself) {
       held = holder.held();
       attempts = holder.attempts();
     }
-    usleep(300000);
+    WaitForFdsBack(serve.pid(), fds0);
     const double after = Reference(port, &error);
     ASSERT_TRUE(error.empty()) << error;
     const double reference = std::min(before, after);
@@ -645,6 +652,7 @@ void MemoryScenario(const char* name, std::vector<std::string> extra,
   const double before = Reference(port, &error);
   ASSERT_TRUE(error.empty()) << error;
   const long rss0 = hostile::StatusKb(serve.pid(), "VmRSS");
+  const int fds0 = hostile::OpenFds(serve.pid());
   std::atomic<bool> stop{false};
   std::atomic<long> peak{0};
   std::atomic<bool> sampling{true};
@@ -665,7 +673,7 @@ void MemoryScenario(const char* name, std::vector<std::string> extra,
   for (auto& t : threads) t.join();
   sampling = false;
   sampler.join();
-  usleep(300000);
+  WaitForFdsBack(serve.pid(), fds0);
   const double after = Reference(port, &error);
   ASSERT_TRUE(error.empty()) << error;
   const double reference = std::min(before, after);
