@@ -86,8 +86,10 @@ constexpr int kMaxEvicting = 16;
 // How often the housekeeping thread looks at the memory budget.
 constexpr uint64_t kBudgetCheckNs = 100000000ull;
 // How long a connection waiting for memory sleeps between looks (the
-// resets come every kBudgetCheckNs).
+// resets come every kBudgetCheckNs), and a worker after putting back a
+// call that must wait.
 constexpr useconds_t kMemoryWaitUs = 50000;
+constexpr useconds_t kWorkerMemoryWaitUs = 1000;
 
 // A traced call whose reply is still to be written.
 ServerCallEvent TraceEvent(const CallCheck& check, uint32_t conn, TraceThread thread,
@@ -418,6 +420,7 @@ void TcpServer::Admit(Fd fd) {
 
 bool TcpServer::EvictIdlest(const std::string& newcomer) {
   Conn* idlest = nullptr;
+  bool in_grace = false;  // a connection not a tick old has not spoken yet
   const uint64_t now = common::NowNs();
   for (auto& [index, c] : conns_) {
     if (c->evicted || c->cut.load() || c->busy.load() || c->outstanding.load() > 0 ||
@@ -427,7 +430,10 @@ bool TcpServer::EvictIdlest(const std::string& newcomer) {
     // A newcomer that has not spoken yet has a tick to do so (its first
     // call may not be read yet): else a client reconnecting at the cap
     // would evict every legitimate newcomer.
-    if (!c->spoke.load() && now - c->accepted_ns < tick_ns_) continue;
+    if (!c->spoke.load() && now - c->accepted_ns < tick_ns_) {
+      in_grace = true;
+      continue;
+    }
     // Bytes its thread has not read yet are pending too.
     int unread = 0;
     if (ioctl(c->fd.get(), FIONREAD, &unread) == 0 && unread > 0) continue;
@@ -439,6 +445,9 @@ bool TcpServer::EvictIdlest(const std::string& newcomer) {
     }
   }
   if (idlest == nullptr) return false;
+  // Newcomers in their tick mean a burst of them: the next is refused
+  // rather than an established connection closed for it.
+  if (idlest->spoke.load() && in_grace) return false;
   // Its descriptor is open while it is in conns_ (its thread erases it
   // under mu_ before closing): the shutdown ends its thread's recv.
   idlest->evicted = true;
@@ -699,9 +708,18 @@ void TcpServer::WorkerLoop() {
         continue;
       }
     }
-    // No memory check here: the call was charged when it was queued, and
-    // running it gives its record back (its reply goes to the socket or,
-    // up to max_backlog, the backlog).
+    if (!MayGrow(c, 0, 0)) {
+      // Over the memory budget and holding its share: the call waits at
+      // the back of the queue (its reply could grow the backlog) until the
+      // resets bring the total back; a connection reset meanwhile ends at
+      // once (Cut), and its calls are dropped above.
+      {
+        std::lock_guard<std::mutex> lock(jobs_mu_);
+        jobs_.push_back(std::move(job));
+      }
+      usleep(kWorkerMemoryWaitUs);
+      continue;
+    }
     CallCheck check;
     CallTrace* trace = options_.trace;
     Disposition d = core_->HandleCall(job.record, &reply, trace ? &check : nullptr);

@@ -20,8 +20,9 @@
 //    idle longest with nothing pending (no part of a record, no bytes
 //    unread in its socket, no call queued, no reply waiting or held in its
 //    delay line; one that has completed no record yet goes first, once it
-//    has been open a tick) is closed to admit it, and only when there is
-//    none is the newcomer closed (each with a log line). Out of
+//    has been open a tick; one that has completed a record only while no
+//    newcomer is in that tick) is closed to admit it, and only when there
+//    is none is the newcomer closed (each with a log line). Out of
 //    descriptors (EMFILE), the waiting client is accepted on a reserve
 //    descriptor and closed; a connection's descriptor is closed as soon as
 //    its thread ends, and a housekeeping thread joins ended threads at
@@ -32,9 +33,9 @@
 //    workers, reply backlog and delay line are charged to one accountant as
 //    they grow and released as they shrink. Above the budget a connection
 //    holding its share (budget / open connections) or more neither reads
-//    nor executes (with workers: hands them no call; calls already queued
-//    run, which gives their records back) until the total is back under
-//    it, nor does any above a quarter more than the budget; the
+//    nor executes (a worker puts its call back at the end of the queue)
+//    until the total is back under it, nor does any above a quarter more
+//    than the budget; the
 //    housekeeping thread resets the connections holding the most (every
 //    tenth of a second) until the total is under it. A reset or evicted
 //    connection ends at once: its reader wakes, the workers drop its
