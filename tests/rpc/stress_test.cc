@@ -341,8 +341,12 @@ class Attackers {
       FrameRecord(body, &framed);
       stream.insert(stream.end(), framed.begin(), framed.end());
     }
-    const Bytes empty = {0, 0, 0, 0};  // a fragment of nothing, not the last
-    for (int i = 0; i < 100000; ++i) stream.insert(stream.end(), empty.begin(), empty.end());
+    // Fragments of nothing, not the last: as many as a record may have
+    // with the call's own (more would be a broken stream).
+    const Bytes empty = {0, 0, 0, 0};
+    for (size_t i = 0; i + 1 < kMaxFragments; ++i) {
+      stream.insert(stream.end(), empty.begin(), empty.end());
+    }
     const Bytes getattr = hostile::SysCall(4242);
     stream.insert(stream.end(), getattr.begin(), getattr.end());
     if (WriteAll(fd, stream).ok()) {

@@ -903,6 +903,29 @@ TEST(TcpServerLimitsTest, AtTheCapANewcomerHasATickBeforeItCanBeEvicted) {
   EXPECT_FALSE(ReadRecord(first->get()).empty());
 }
 
+// A newcomer in its tick means a burst of them: the next is refused, not an
+// established idle connection closed for it.
+TEST(TcpServerLimitsTest, AtTheCapABurstOfNewcomersIsRefusedRatherThanAnIdleConnectionClosed) {
+  TcpServerOptions to;
+  to.max_connections = 2;
+  Server s({}, to);  // a tick of 1 s
+  auto established = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(established.ok());
+  ASSERT_TRUE(WriteAll(established->get(), hostile::SysCall(1)).ok());
+  EXPECT_FALSE(ReadRecord(established->get()).empty());
+  auto first = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().open_connections == 2; }));
+  auto second = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(hostile::WaitForClose(second->get(), 5000));
+  EXPECT_EQ(s.tcp->stats().evicted, 0u);
+  ASSERT_TRUE(WriteAll(established->get(), hostile::SysCall(2)).ok());
+  EXPECT_FALSE(ReadRecord(established->get()).empty());
+  ASSERT_TRUE(WriteAll(first->get(), hostile::SysCall(3)).ok());
+  EXPECT_FALSE(ReadRecord(first->get()).empty());
+}
+
 // Replies held in a connection's delay line are pending: it is not evicted
 // (its client would lose them).
 TEST(TcpServerLimitsTest, AtTheCapAConnectionWithRepliesInItsDelayLineIsNotEvicted) {
