@@ -97,7 +97,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "Bytes all connections' buffers (reads, gathered replies, worker queues, "
                   "backlogs, delay lines) may hold (default 512 MiB, or a quarter of physical "
                   "memory if less); above it the connections holding the most stop being read "
-                  "and are reset until the server is back under it")
+                  "and are reset until the server is back under it; at least 4 x --max-gather")
       ->check(CLI::Range(size_t{1} << 20, size_t{1} << 44));
   cmd->add_option("--max-gather", a->tcp.max_gather,
                   "Reply bytes gathered from one read before they are sent, and held by a "
@@ -120,8 +120,8 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "Linux nfsd; 0 = never)")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--first-record-timeout", a->tcp.first_record_timeout_s,
-                  "Close a connection that has not completed a record this many seconds after it "
-                  "was accepted (default 5; 0 = never)")
+                  "Close a connection that has sent not a byte this many seconds after it was "
+                  "accepted (default 5; 0 = never); after its first byte, --record-timeout rules")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--record-timeout", a->tcp.record_timeout_s,
                   "Close a connection that has sent part of a record and completes none for this "
@@ -170,6 +170,12 @@ CLI::App* AddServeCommand(CLI::App& app) {
       std::cerr << "serve: the replay cache is off (--no-replay-cache): captured RPCSEC_GSS INIT "
                    "calls can be replayed"
                 << std::endl;
+    }
+    if (a->tcp.max_memory > 0 && a->tcp.max_memory / rpc::kMinMemoryPerGather < a->tcp.max_gather) {
+      FailUsage("serve", "--max-memory (" + std::to_string(a->tcp.max_memory) +
+                             ") must be at least " + std::to_string(rpc::kMinMemoryPerGather) +
+                             " x --max-gather (" + std::to_string(a->tcp.max_gather) +
+                             "): a connection's first call reserves 2 x --max-gather");
     }
     rpc::ServerOptions so;
     so.keytab = a->keytab;

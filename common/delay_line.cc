@@ -51,6 +51,11 @@ size_t DelayLine::held_bytes() const {
   return queued_bytes_ + spare_capacity_;
 }
 
+size_t DelayLine::queued_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_bytes_;
+}
+
 uint64_t DelayLine::batches_written() const {
   std::lock_guard<std::mutex> lock(mu_);
   return batches_;

@@ -55,6 +55,8 @@ class DelayLine {
   // Bytes the line holds now: queued, and spare buffers' capacity (at most
   // about 2 x max_bytes), for a caller's memory accounting.
   size_t held_bytes() const;
+  // Bytes pushed and not written yet (0: every batch went out).
+  size_t queued_bytes() const;
 
  private:
   struct Item {

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -39,9 +40,11 @@ struct TcpServer::Conn {
   std::string host;    // the peer's address (the per-host cap)
   uint64_t accepted_ns = 0;
   // Eviction at the connection cap: when bytes last came, and whether the
-  // connection has something pending (part of a record, a batch running).
+  // connection has something pending (part of a record, a batch running,
+  // replies held in its delay line).
   std::atomic<uint64_t> active_ns{0};
   std::atomic<bool> busy{false};
+  std::atomic<size_t> delayed{0};  // replies in its delay line when last looked at
   std::atomic<bool> spoke{false};  // it has completed a record
   bool evicted = false;            // mu_: closed for a newcomer
   std::atomic<bool> cut{false};    // evicted or reset for memory: its thread ends
@@ -154,6 +157,12 @@ Result<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptions& opti
       options.record_timeout_s < 0 || options.send_timeout_s < 0) {
     return Status::InvalidArgument("deadlines must not be negative (0 = none)");
   }
+  if (options.max_memory > 0 && options.max_memory / kMinMemoryPerGather < options.max_gather) {
+    return Status::InvalidArgument("max_memory must be at least " +
+                                   std::to_string(kMinMemoryPerGather) +
+                                   " x max_gather (a connection's first call reserves 2 x "
+                                   "max_gather)");
+  }
   if (options.reply_delay_us > 0 && options.workers > 0) {
     return Status::InvalidArgument(
         "a reply delay works with a thread per connection (workers 0), not with workers");
@@ -240,6 +249,7 @@ TcpServerStats TcpServer::stats() const {
   s.memory_held = held_;
   s.memory_peak = peak_;
   s.memory_resets = memory_resets_;
+  s.partial_records = partial_records_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [index, c] : conns_) {
@@ -410,11 +420,23 @@ void TcpServer::Admit(Fd fd) {
 
 bool TcpServer::EvictIdlest(const std::string& newcomer) {
   Conn* idlest = nullptr;
+  bool in_grace = false;  // a connection not a tick old has not spoken yet
+  const uint64_t now = common::NowNs();
   for (auto& [index, c] : conns_) {
     if (c->evicted || c->cut.load() || c->busy.load() || c->outstanding.load() > 0 ||
-        c->backlog_bytes.load() > 0) {
+        c->backlog_bytes.load() > 0 || c->delayed.load() > 0) {
       continue;
     }
+    // A newcomer that has not spoken yet has a tick to do so (its first
+    // call may not be read yet): else a client reconnecting at the cap
+    // would evict every legitimate newcomer.
+    if (!c->spoke.load() && now - c->accepted_ns < tick_ns_) {
+      in_grace = true;
+      continue;
+    }
+    // Bytes its thread has not read yet are pending too.
+    int unread = 0;
+    if (ioctl(c->fd.get(), FIONREAD, &unread) == 0 && unread > 0) continue;
     // One that has not completed a record yet goes first (the oldest of
     // them), then the one whose bytes came longest ago.
     if (idlest == nullptr || (!c->spoke && idlest->spoke) ||
@@ -423,13 +445,14 @@ bool TcpServer::EvictIdlest(const std::string& newcomer) {
     }
   }
   if (idlest == nullptr) return false;
+  // Newcomers in their tick mean a burst of them: the next is refused
+  // rather than an established connection closed for it.
+  if (idlest->spoke.load() && in_grace) return false;
   // Its descriptor is open while it is in conns_ (its thread erases it
   // under mu_ before closing): the shutdown ends its thread's recv.
   idlest->evicted = true;
-  idlest->cut = true;
   evicting_++;
   evicted_++;
-  shutdown(idlest->fd.get(), SHUT_RDWR);
   log_->Say(LogKind::kEviction, [&] {
     return "connection limit of " + std::to_string(max_connections_) +
            " reached: closed connection " + std::to_string(idlest->index) + " from " +
@@ -437,7 +460,16 @@ bool TcpServer::EvictIdlest(const std::string& newcomer) {
            Seconds(common::NowNs() - idlest->active_ns.load()) + ", for the new one from " +
            newcomer + " (" + std::to_string(evicted_.load()) + " evicted so far)";
   });
+  Cut(*idlest);
   return true;
+}
+
+void TcpServer::Cut(Conn& c) {
+  c.cut = true;
+  // First: a thread blocked in send (holding write_mu) returns.
+  shutdown(c.fd.get(), SHUT_RDWR);
+  std::lock_guard<std::mutex> lock(c.write_mu);
+  c.space_cv.notify_all();  // a reader waiting for queue space ends
 }
 
 void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
@@ -456,20 +488,24 @@ void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
   *charged = now;
 }
 
-bool TcpServer::MayGrow(const Conn& c, size_t reserved) const {
-  const size_t held = held_.load(std::memory_order_relaxed) + reserved;
+bool TcpServer::MayGrow(const Conn& c, size_t others, size_t own) const {
+  const size_t held = held_.load(std::memory_order_relaxed) + others;
+  // Under the budget without its own reservation: it goes ahead (else a
+  // reservation larger than what is left would wait for good, with
+  // nothing over the budget to reset).
   if (held <= budget_) return true;
   // Over it: a connection holding less than its share goes on (the heavy
   // ones are what the resets are for), within a quarter more.
   const uint64_t open = std::max<uint64_t>(1, open_.load(std::memory_order_relaxed));
-  return held <= budget_ + budget_ / 4 && c.held.load(std::memory_order_relaxed) < budget_ / open;
+  return held + own <= budget_ + budget_ / 4 &&
+         c.held.load(std::memory_order_relaxed) < budget_ / open;
 }
 
 bool TcpServer::WaitForMemory(const Conn& c, size_t step) {
   while (true) {
     if (stopping_ || c.cut.load()) return false;
-    const size_t reserved = reserved_.fetch_add(step) + step;
-    if (MayGrow(c, reserved)) return true;
+    const size_t others = reserved_.fetch_add(step);
+    if (MayGrow(c, others, step)) return true;
     reserved_ -= step;
     usleep(kMemoryWaitUs);
   }
@@ -494,7 +530,6 @@ void TcpServer::ResetHeaviest() {
     if (total <= budget_) break;
     const size_t held = c->held.load();
     if (held == 0) break;
-    c->cut = true;
     memory_resets_++;
     log_->Say(LogKind::kMemory, [&] {
       return "memory budget of " + std::to_string(budget_ >> 20) + " MiB exceeded (" +
@@ -504,7 +539,7 @@ void TcpServer::ResetHeaviest() {
     });
     // As for eviction, its descriptor is open while it is in conns_.
     ResetOnClose(c->fd.get());
-    shutdown(c->fd.get(), SHUT_RDWR);
+    Cut(*c);
     total -= std::min(total, held);
   }
 }
@@ -653,7 +688,9 @@ void TcpServer::WorkerLoop() {
       jobs_.pop_front();
     }
     Conn& c = *job.conn;
-    if (c.closing.load(std::memory_order_relaxed)) {
+    if (c.closing.load(std::memory_order_relaxed) || c.cut.load(std::memory_order_relaxed)) {
+      // Its connection is ending: the call is dropped (its reply could not
+      // go out), so its memory goes back now.
       std::lock_guard<std::mutex> lock(c.write_mu);
       Answered(c, job.record.size());
       continue;
@@ -671,9 +708,11 @@ void TcpServer::WorkerLoop() {
         continue;
       }
     }
-    if (!MayGrow(c, 0)) {
+    if (!MayGrow(c, 0, 0)) {
       // Over the memory budget and holding its share: the call waits at
-      // the back of the queue (until the resets bring the total back).
+      // the back of the queue (its reply could grow the backlog) until the
+      // resets bring the total back; a connection reset meanwhile ends at
+      // once (Cut), and its calls are dropped above.
       {
         std::lock_guard<std::mutex> lock(jobs_mu_);
         jobs_.push_back(std::move(job));
@@ -819,7 +858,9 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   bool dropped = false;        // closed by a drop-disconnect
   uint64_t idle_since = 0;     // first idle tick of this quiet spell (0: data came)
   uint64_t stuck_since = 0;    // when part of a record sat without a record completing
-  bool completed_one = false;  // a record completed (the first-record deadline)
+  bool heard = false;          // a byte came (the first-record deadline)
+  bool completed_one = false;  // a record completed
+  bool partial = false;        // counted in partial_records_
   uint64_t large_ns = 0;       // when a batch last needed buffers beyond kKeepBuffer
   bool shrunk = true;
   // Writes `buf` whole. The send deadline: the client must take the whole
@@ -910,6 +951,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   size_t charged = 0;
   size_t step = 2 * options_.max_gather;
   auto recharge = [&] {
+    if (delay) conn->delayed = delay->queued_bytes();
     Charge(*conn, &charged,
            reader.capacity() + (options_.workers == 0 ? 3 : 1) * reply.capacity() + out.capacity() +
                (delay ? delay->held_bytes() : 0));
@@ -926,12 +968,14 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     shrunk = true;
     recharge();
   };
+  // Only while nothing came: once a byte did, the record deadline rules
+  // (a large first record may take longer to arrive).
   auto first_too_long = [&](uint64_t now) {
-    if (completed_one || first_ns_ == 0 || now - conn->accepted_ns < first_ns_) return false;
+    if (heard || first_ns_ == 0 || now - conn->accepted_ns < first_ns_) return false;
     first_record_timeouts_++;
     log_->Say(LogKind::kRecordDeadline, [&] {
       return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
-             " completed no record in the " + Seconds(first_ns_) + " after it was accepted: closed";
+             " sent nothing in the " + Seconds(first_ns_) + " after it was accepted: closed";
     });
     return true;
   };
@@ -979,6 +1023,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     if (n <= 0) break;  // end of stream, reset, or the server stopping
     ++reads;
     conn->busy = true;
+    heard = true;
     conn->active_ns = common::NowNs();
     idle_since = 0;
     shrunk = false;
@@ -1062,16 +1107,24 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     }
     recharge();
     conn->busy = reader.in_record();
+    if (partial != reader.in_record()) {
+      partial = reader.in_record();
+      if (partial) {
+        partial_records_++;
+      } else {
+        partial_records_--;
+      }
+    }
     // Part of a record and nothing completed in this read: the record
     // deadline runs (a client trickling a record byte by byte never
-    // leaves the receive idle long enough for a tick), and the first one.
+    // leaves the receive idle long enough for a tick).
     if (position == 0 && reader.in_record()) {
-      const uint64_t now = common::NowNs();
-      if (first_too_long(now) || stuck_too_long(now)) break;
+      if (stuck_too_long(common::NowNs())) break;
     } else {
       stuck_since = 0;
     }
   }
+  if (partial) partial_records_--;
   for (auto& e : traced) trace->Record(e);  // replies never written
   shutdown(fd, SHUT_RDWR);                  // first: a delay line blocked in send returns
   if (delay) delay->Stop();                 // replies still held are dropped with the connection

@@ -17,10 +17,12 @@
 //    limit allows with 64 to spare, at most 1024), and at most
 //    max_connections_per_host from one peer address (64). A newcomer over
 //    its host's cap is closed at once; at the global cap the connection
-//    idle longest with nothing pending (no part of a record, no call
-//    queued or reply waiting; one that has completed no record yet goes
-//    first) is closed to admit it, and only when there is
-//    none is the newcomer closed (each with a log line). Out of
+//    idle longest with nothing pending (no part of a record, no bytes
+//    unread in its socket, no call queued, no reply waiting or held in its
+//    delay line; one that has completed no record yet goes first, once it
+//    has been open a tick; one that has completed a record only while no
+//    newcomer is in that tick) is closed to admit it, and only when there
+//    is none is the newcomer closed (each with a log line). Out of
 //    descriptors (EMFILE), the waiting client is accepted on a reserve
 //    descriptor and closed; a connection's descriptor is closed as soon as
 //    its thread ends, and a housekeeping thread joins ended threads at
@@ -33,17 +35,20 @@
 //    holding its share (budget / open connections) or more neither reads
 //    nor executes (a worker puts its call back at the end of the queue)
 //    until the total is back under it, nor does any above a quarter more
-//    than the budget; the housekeeping thread resets the
-//    connections holding the most (every tenth of a second) until the
-//    total is under it.
+//    than the budget; the
+//    housekeeping thread resets the connections holding the most (every
+//    tenth of a second) until the total is under it. A reset or evicted
+//    connection ends at once: its reader wakes, the workers drop its
+//    calls. max_memory is at least 4 x max_gather.
 //  - replies of one read are gathered up to max_gather bytes, then sent
 //    (flush as you go); the NFS program caps one call's reply
 //    (MemoryNfsServer's max_reply). No call of a connection is executed
 //    while it holds max_gather unsent bytes (its thread waits in send, its
 //    delay line is full, or, with workers, its backlog holds max_backlog).
 //  - idle_timeout: a connection that sends nothing that long (with no call
-//    of it pending) is closed; first_record_timeout: one that has not
-//    completed its first record that long after it was accepted is closed;
+//    of it pending) is closed; first_record_timeout: one that has sent
+//    not a byte that long after it was accepted is closed (after its first
+//    byte, record_timeout rules);
 //    record_timeout: one that has sent part of a record and completes no
 //    record that long is closed; send_timeout: one that does not take a
 //    batch of its replies (max_gather bytes, or max_backlog with workers)
@@ -62,7 +67,9 @@
 //    the client reads; while the backlog holds max_backlog bytes or more,
 //    the workers set that connection's calls aside instead of running them.
 // Memory: what the accountant holds (TcpServerStats::memory_held) is at
-// most 1.25 x max_memory, plus what calls grow beyond what they reserved
+// most 1.25 x max_memory or max_memory + the largest reservation if more
+// (a call goes ahead while the total without its own reservation is
+// under the budget), plus what calls grow beyond what they reserved
 // (a call reserves 2 x max_gather if it is its connection's first, else
 // what its connection's last call grew: a connection whose calls grow
 // takes at most one call's growth, about 4 x max_reply, unreserved), and
@@ -96,6 +103,9 @@ namespace secmode::rpc {
 // Defaults of TcpServerOptions (see there).
 constexpr int kDefaultMaxConnectionsPerHost = 64;
 constexpr size_t kDefaultMaxMemory = size_t{512} << 20;
+// max_memory is at least this many times max_gather (a connection's first
+// call reserves 2 x max_gather; see "Memory" above).
+constexpr size_t kMinMemoryPerGather = 4;
 
 struct TcpServerOptions {
   std::string address = "127.0.0.1";
@@ -133,9 +143,9 @@ struct TcpServerOptions {
   // Workers only: reply bytes waiting for a client that does not read;
   // beyond, its calls are set aside until it reads.
   size_t max_backlog = 2u << 20;
-  // Deadlines in seconds (0 = none): no bytes from the client; no record
-  // completed since the connection was accepted; part of a record and no
-  // complete record; a batch of replies (max_gather bytes,
+  // Deadlines in seconds (0 = none): no bytes from the client; no byte
+  // since the connection was accepted; part of a record and no complete
+  // record; a batch of replies (max_gather bytes,
   // or max_backlog with workers) not taken by the client.
   double idle_timeout_s = 360;
   double first_record_timeout_s = 5;
@@ -182,6 +192,9 @@ struct TcpServerStats {
   // The memory accountant: bytes held now and at most since Start, and
   // connections reset to bring it back under max_memory.
   uint64_t memory_held = 0, memory_peak = 0, memory_resets = 0;
+  // Connections holding part of a record they sent, now (as of their last
+  // read).
+  uint64_t partial_records = 0;
   // With workers, now: calls handed to the workers and not yet answered
   // (queued, set aside or running), and their bytes, over all connections.
   uint64_t queued_calls = 0, queued_bytes = 0;
@@ -211,12 +224,18 @@ class TcpServer {
   // At the connection cap: closes the connection idle longest with nothing
   // pending (mu_ held); false if there is none.
   bool EvictIdlest(const std::string& newcomer);
+  // Ends a connection (evicted or reset; mu_ held, so its descriptor is
+  // open): its thread's recv and send return, a reader waiting for queue
+  // space wakes, and the workers drop its calls.
+  void Cut(Conn& conn);
   // The memory accountant: moves `charged` (what `conn` was charged for one
   // of its buffers) to `now`.
   void Charge(Conn& conn, size_t* charged, size_t now);
-  // Whether `conn` may grow now, with `reserved` bytes reserved in all:
-  // the total is under the budget, or it holds less than its share.
-  bool MayGrow(const Conn& conn, size_t reserved) const;
+  // Whether `conn` may grow now by `own` bytes reserved, with `others`
+  // reserved by other calls: the total without `own` is under the budget,
+  // or `conn` holds less than its share and the total with `own` is under
+  // 1.25 x the budget.
+  bool MayGrow(const Conn& conn, size_t others, size_t own) const;
   // Reserves `step` bytes (reserved_) for a growth of `conn`, waiting (a
   // tick at a time) until MayGrow; false if the connection or the server is
   // ending. The caller takes `step` off reserved_ once it has charged.
@@ -270,7 +289,7 @@ class TcpServer {
   std::atomic<uint64_t> connections_{0}, bad_streams_{0}, reads_{0}, open_{0}, refused_{0},
       accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},
       send_timeouts_{0}, host_refused_{0}, evicted_{0}, first_record_timeouts_{0},
-      memory_resets_{0};
+      memory_resets_{0}, partial_records_{0};
   common::ThreadUsageTotal usage_;  // of the connection and worker threads that ended
   // Worker pool (workers > 0).
   std::mutex jobs_mu_;

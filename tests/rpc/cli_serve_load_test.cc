@@ -189,6 +189,11 @@ TEST(CliServeLoadTest, BadArgumentsAreRefused) {
   rc = common::RunAndWait(serve, 20000);
   ASSERT_TRUE(rc.ok());
   EXPECT_NE(*rc, 0);
+  // A budget below 4 x --max-gather could never let a first call run.
+  serve.argv = {SECMODE_BIN, "serve", "--port", "0", "--max-memory", "1048576", "--seconds", "1"};
+  rc = common::RunAndWait(serve, 20000);
+  ASSERT_TRUE(rc.ok());
+  EXPECT_NE(*rc, 0);
 }
 
 }  // namespace

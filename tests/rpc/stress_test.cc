@@ -73,6 +73,12 @@ void Nap(const std::atomic<bool>& stop, int ms) {
   for (int i = 0; i < ms && !stop; i += 10) usleep(10000);
 }
 
+// Waits (at most 10 s) until the server holds no more descriptors than
+// `fds0`: the connections that left are closed on its side too.
+void WaitForFdsBack(const std::string& pid, int fds0) {
+  for (int i = 0; i < 200 && hostile::OpenFds(pid) > fds0; ++i) usleep(50000);
+}
+
 LoadOptions WellBehaved(uint16_t port, double seconds) {
   LoadOptions o;
   o.port = port;
@@ -335,8 +341,12 @@ class Attackers {
       FrameRecord(body, &framed);
       stream.insert(stream.end(), framed.begin(), framed.end());
     }
-    const Bytes empty = {0, 0, 0, 0};  // a fragment of nothing, not the last
-    for (int i = 0; i < 100000; ++i) stream.insert(stream.end(), empty.begin(), empty.end());
+    // Fragments of nothing, not the last: as many as a record may have
+    // with the call's own (more would be a broken stream).
+    const Bytes empty = {0, 0, 0, 0};
+    for (size_t i = 0; i + 1 < kMaxFragments; ++i) {
+      stream.insert(stream.end(), empty.begin(), empty.end());
+    }
     const Bytes getattr = hostile::SysCall(4242);
     stream.insert(stream.end(), getattr.begin(), getattr.end());
     if (WriteAll(fd, stream).ok()) {
@@ -581,6 +591,7 @@ TEST(StressTest, OneClientHoldingTheConnectionSlotsStallsOnlyItself) {
   std::string error;
   const double before = Reference(port, &error);
   ASSERT_TRUE(error.empty()) << error;
+  const int fds0 = hostile::OpenFds(serve.pid());
   struct Phase {
     const char* name;
     int hosts, per_host;
@@ -601,7 +612,7 @@ TEST(StressTest, OneClientHoldingTheConnectionSlotsStallsOnlyItself) {
       held = holder.held();
       attempts = holder.attempts();
     }
-    usleep(300000);
+    WaitForFdsBack(serve.pid(), fds0);
     const double after = Reference(port, &error);
     ASSERT_TRUE(error.empty()) << error;
     const double reference = std::min(before, after);
@@ -645,6 +656,7 @@ void MemoryScenario(const char* name, std::vector<std::string> extra,
   const double before = Reference(port, &error);
   ASSERT_TRUE(error.empty()) << error;
   const long rss0 = hostile::StatusKb(serve.pid(), "VmRSS");
+  const int fds0 = hostile::OpenFds(serve.pid());
   std::atomic<bool> stop{false};
   std::atomic<long> peak{0};
   std::atomic<bool> sampling{true};
@@ -665,7 +677,7 @@ void MemoryScenario(const char* name, std::vector<std::string> extra,
   for (auto& t : threads) t.join();
   sampling = false;
   sampler.join();
-  usleep(300000);
+  WaitForFdsBack(serve.pid(), fds0);
   const double after = Reference(port, &error);
   ASSERT_TRUE(error.empty()) << error;
   const double reference = std::min(before, after);
