@@ -15,7 +15,7 @@
 //    and retransmits what was outstanding on it; at once after a connection
 //    that answered calls, with a growing wait (1 ms doubling up to 1 s,
 //    jittered) after one that answered none (a server at its connection
-//    cap accepts and closes at once);
+//    cap accepts and closes at once), unless reconnect_backoff is off;
 //  - RPCSEC_GSS_CREDPROBLEM / CTXPROBLEM: the context is re-created (over a
 //    separate short connection) and the call resent under the new one, as
 //    every call still in flight under the old one will be;
