@@ -1,4 +1,4 @@
-// The hostile-client stress test (issue 11): every server case of the
+// The hostile-client stress test: every server case of the
 // issue's table at once against one `secmode serve` process (thread per
 // connection, then with workers) while a well-behaved load (rpc::RunLoad,
 // krb5i) runs, on loopback, bounded in time and in count:
