@@ -144,8 +144,8 @@ int SlotsOf(const Case& c) {
 // load keeps more calls outstanding than `window` holds (decided by the
 // load, not by one run's drops, so every round of the row has it).
 bool WideWindowControl(const std::string& family, const Case& c, uint32_t window) {
-  return family != "sys" && static_cast<uint32_t>(c.one_at_a_time ? 1 : kConnections * SlotsOf(c)) >
-                                window;
+  return family != "sys" &&
+         static_cast<uint32_t>(c.one_at_a_time ? 1 : kConnections * SlotsOf(c)) > window;
 }
 
 // The runs of a row's load beside the row (suite/e2e_from_legs.h): the key
@@ -159,6 +159,386 @@ struct Control {
 constexpr Control kWideWindowControl = {"wide_window", false};
 constexpr Control kPerConnectionControl = {"context_per_connection", true};
 constexpr Control kControls[] = {kWideWindowControl, kPerConnectionControl};
+
+// One row's load against `server`, and the calls its window dropped.
+struct Measured {
+  common::Result<rpc::LoadReport> report;
+  uint64_t window_drops;
+};
+Measured Measure(harness::LocalRpcServer& server, const rpc::LoadOptions& o) {
+  auto before = server.server->counters();
+  auto r = rpc::RunLoad(o);
+  auto after = server.server->counters();
+  return {std::move(r),
+          (after.duplicates + after.below_window) - (before.duplicates + before.below_window)};
+}
+
+// A case's row that runs again in later rounds: index in ctx.results.e2e,
+// the load and engine, and a name for the log.
+struct InRounds {
+  size_t row;
+  rpc::LoadOptions load;
+  std::string engine, what;
+  bool sys_just_before;
+};
+
+// The e2e section while it runs: its servers, nfs-ganesha when it runs
+// here, and what failed or was not run. RunE2eSection runs each case
+// (RunCase: its first round, then its later rounds) and then Finish.
+class E2eRun {
+ public:
+  E2eRun(SectionContext& ctx, std::vector<harness::ModeName> modes)
+      : ctx_(ctx), modes_(std::move(modes)), budget_(BudgetOf(ctx)) {}
+
+  // nfs-ganesha as the peer too, when it can run here: the same rows over
+  // an NFSv4.1 session (rpc/nfs41.h) against its VFS export.
+  Status StartGanesha() {
+    if (Status why = rpc::Ganesha::Available(); !why.ok()) {
+      ganesha_skipped_ = why.message();
+    } else if (InterruptSignal(ctx_.options)) {
+      ganesha_skipped_ = "interrupted before it started";
+    } else {
+      SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx_.env.GetRealm());
+      rpc::GaneshaOptions go;
+      go.keytab = realm->service_keytab();
+      go.env = realm->Environment();
+      go.principals = {realm->user_principal()};
+      SECMODE_ASSIGN_OR_RETURN(ganesha_, rpc::Ganesha::Start(go));
+      SECMODE_RETURN_IF_ERROR(PutGaneshaFiles(*ganesha_));
+    }
+    return Status::Ok();
+  }
+
+  // Every mode's row of `c` against each peer, then the later rounds of
+  // those that run in rounds, then each such row's (and control's) figures:
+  // its median run's.
+  Status RunCase(const Case& c) {
+    std::vector<InRounds> in_rounds;
+    for (const harness::ModeName& name : modes_) {
+      for (int peer = 0; peer < (ganesha_ ? 2 : 1); ++peer) {
+        // Ganesha's rows: the MIT engine's (its own GSS is MIT's; the
+        // native engine would change only this client's half).
+        if (peer == 1 && name.engine == "native") continue;
+        if (InterruptSignal(ctx_.options)) {
+          ++rows_not_run_;
+          continue;
+        }
+        SECMODE_RETURN_IF_ERROR(RunRow(c, name, peer, &in_rounds));
+      }
+    }
+    RunLaterRounds(in_rounds);
+    // Each row's (and control's) figures: its median run's.
+    const int cpus = ctx_.results.machine.logical_cpus;
+    for (const InRounds& r : in_rounds) {
+      nlohmann::json& row = ctx_.results.e2e[r.row];
+      harness::PutMedianRunFirst(row, cpus);
+      for (const Control& control : kControls) {
+        if (row.contains(control.key)) harness::PutMedianRunFirst(row[control.key], cpus);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Stops the servers and nfs-ganesha, records the section (its load
+  // shape, the servers' totals, the legs' prediction, what an interruption
+  // left out); the first row that failed.
+  Status Finish() {
+    if (ganesha_) SECMODE_RETURN_IF_ERROR(ganesha_->Stop());
+    uint64_t calls = 0, contexts = 0, drops = 0;
+    for (auto& [engine, s] : servers_) {
+      s.server->Stop();
+      auto counters = s.server->counters();
+      calls += counters.calls;
+      contexts += counters.contexts_created;
+      drops += counters.duplicates + counters.below_window;
+    }
+    const double seconds = budget_.seconds, warmup = budget_.warmup,
+                 max_seconds = budget_.max_seconds;
+    ctx_.results.sections["e2e"] = {
+        {"connections", kConnections},
+        {"slots", kSlots},
+        {"slots_large_io", kSlotsLargeIo},
+        {"seconds", seconds},
+        {"warmup_seconds", warmup},
+        {"max_seconds", max_seconds},
+        {"min_ops", kMinOps},
+        {"reencode", true},
+        {"shared_context", true},
+        {"window", window_},
+        {"wide_window", kWideWindow},
+        {"rounds", budget_.rounds},
+        {"rounds_note",
+         "each row under load against secmode's server, and its controls, ran once per round, "
+         "the case's modes one after the other in each round; a row's figures are its median "
+         "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`); "
+         "a GSS row whose load keeps more calls outstanding than the window holds has the wide "
+         "window control in every round"},
+        {"sys_just_before",
+         "each run of a GSS row in rounds (and so its controls, which follow it) had a sys run of "
+         "the same load against the same server just before it: the row's `sys_just_before`, "
+         "each with its `round`; the legs' prediction (from_legs) pairs each run with the sys "
+         "run of its round"},
+        {"context_per_connection_control",
+         "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: in "
+         "each round also with a context per connection, window " +
+             std::to_string(kWideWindow)},
+        {"timeout_ms", rpc::LoadOptions{}.timeout_ms},
+        {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}},
+        {"ganesha_seconds", std::min(seconds, kGaneshaSeconds)},
+        {"ganesha", ganesha_skipped_.empty() ? nlohmann::json("ran")
+                                             : nlohmann::json("not run: " + ganesha_skipped_)}};
+    // What the legs measured in the micro section predict for each row.
+    const LegsPrediction from_legs =
+        PredictE2eFromLegs(ctx_.results.micro, ctx_.results.e2e, ctx_.results.machine.logical_cpus);
+    ctx_.results.sections["e2e"]["from_legs"] = {{"tolerance", kLegsPredictionTolerance},
+                                                 {"rows", from_legs.rows},
+                                                 {"skipped", from_legs.skipped}};
+    if (rows_not_run_ > 0 || runs_not_made_ > 0) {
+      size_t rows_planned = 0;
+      for (const harness::ModeName& name : modes_) {
+        rows_planned += std::size(kCases) * (ganesha_ && name.engine != "native" ? 2 : 1);
+      }
+      const int sig = InterruptSignal(ctx_.options);
+      ctx_.results.sections["e2e"]["interrupted"] = SignalName(sig);
+      ctx_.results.errors.push_back(InterruptedError(
+          "section", "e2e", sig,
+          (rows_not_run_ > 0 ? std::to_string(rows_not_run_) + " of " +
+                                   std::to_string(rows_planned) + " rows not run"
+                             : std::string("every row ran")) +
+              (runs_not_made_ > 0 ? ", " + std::to_string(runs_not_made_) +
+                                        " runs of controls and later rounds not made"
+                                  : std::string())));
+    }
+    return first_failure_;
+  }
+
+ private:
+  // One in-process server per GSS engine (and window), so both ends of a
+  // row use the engine the mode names.
+  common::Result<harness::LocalRpcServer*> ServerFor(const std::string& engine_name,
+                                                     uint32_t window) {
+    const std::string key = engine_name + "/" + std::to_string(window);
+    auto it = servers_.find(key);
+    if (it != servers_.end()) return &it->second;
+    rpc::ServerOptions so;
+    so.window = window;
+    if (engine_name != "none") {
+      SECMODE_ASSIGN_OR_RETURN(so.engine, gss::ParseEngine(engine_name));
+    }
+    SECMODE_ASSIGN_OR_RETURN(auto s, harness::StartLocalRpcServer(ctx_.env, true, so));
+    return &servers_.emplace(key, std::move(s)).first->second;
+  }
+
+  // One more run of a row's load, against the server of `engine` with
+  // `window_of`: its report with that window, the drops counted and its
+  // `round`, or nothing when the server, the run or any reply failed
+  // (logged, naming `what`: these runs are controls and repeats, the row stays).
+  std::optional<nlohmann::json> RunAgain(const std::string& engine, uint32_t window_of,
+                                         const rpc::LoadOptions& load, int round,
+                                         const std::string& what) {
+    auto server = ServerFor(engine, window_of);
+    Status failed = server.status();
+    if (server.ok()) {
+      rpc::LoadOptions aimed = load;
+      (*server)->Aim(aimed);
+      Measured m = Measure(**server, aimed);
+      failed = m.report.status();
+      if (m.report.ok() && m.report->errors > 0) {
+        failed = Status::Internal(std::to_string(m.report->errors) +
+                                  " failed replies, first: " + m.report->first_error);
+      }
+      if (failed.ok()) {
+        nlohmann::json w = harness::LoadReportJson(*m.report);
+        w["window"] = window_of;
+        w["server_window_drops"] = m.window_drops;
+        w["round"] = round;
+        return w;
+      }
+    }
+    ctx_.log << "\n  e2e " << what << " failed: " << failed.ToString();
+    return std::nullopt;
+  }
+
+  // A control run of a row's load (`what` names the row).
+  std::optional<nlohmann::json> RunControl(const Control& control, const std::string& engine,
+                                           const rpc::LoadOptions& load, int round,
+                                           const std::string& what) {
+    rpc::LoadOptions aimed = load;
+    aimed.context_per_connection = control.context_per_connection;
+    return RunAgain(
+        engine, kWideWindow, aimed, round,
+        what +
+            (control.context_per_connection ? " with a context per connection"
+                                            : " with window " + std::to_string(kWideWindow)) +
+            (round > 0 ? " (round " + std::to_string(round + 1) + ")" : ""));
+  }
+
+  // The sys run just before a GSS run (SysJustBefore): its load in AUTH_SYS
+  // against the same server; nothing when it failed (logged).
+  std::optional<nlohmann::json> RunSysBefore(const std::string& engine,
+                                             const rpc::LoadOptions& load, int round,
+                                             const std::string& what) {
+    rpc::LoadOptions sys = load;
+    sys.mode = "sys";
+    return RunAgain(engine, window_, sys, round, "sys run just before " + what);
+  }
+
+  // The first round of one row: mode `name` in case `c` against `peer` (0
+  // secmode's server, 1 nfs-ganesha), with its sys run just before and its
+  // controls; the row goes to ctx.results.e2e, and to *in_rounds when it
+  // runs again in later rounds. A row that fails is logged and the first
+  // such kept for Finish.
+  Status RunRow(const Case& c, const harness::ModeName& name, int peer,
+                std::vector<InRounds>* in_rounds) {
+    const double seconds = budget_.seconds, warmup = budget_.warmup,
+                 max_seconds = budget_.max_seconds;
+    const bool sys = name.family == "sys";
+    SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, ServerFor(name.engine, window_));
+    rpc::LoadOptions o;
+    server->Aim(o);
+    if (peer == 1) {
+      // A call resent on a session with its slot and sequence id before
+      // the first was answered gets NFS4ERR_RETRY_UNCACHED_REP (nothing
+      // asks the server to cache replies): a make test run saw it on a
+      // krb5p 1 MiB READ after the 1 s timeout. Ganesha drops no call in
+      // these rows, so a resend would only be of a slow one.
+      o.timeout_ms = 30000;
+      o.port = ganesha_->port();
+      o.nfs41 = true;
+      o.nfs41_options.read_file_has_pattern = true;
+    }
+    o.mode = name.family;
+    if (!sys) {
+      SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+      SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
+      o.enctype = static_cast<int32_t>(enctype);
+    }
+    o.op = c.op;
+    o.size = c.size ? c.size : 4096;
+    o.connections = c.one_at_a_time ? 1 : kConnections;
+    o.slots = SlotsOf(c);
+    // Ganesha's rows are shorter, so the default suite keeps its time.
+    o.seconds = peer == 1 ? std::min(seconds, kGaneshaSeconds) : seconds;
+    o.warmup_seconds = warmup;
+    o.min_ops = kMinOps;
+    o.max_seconds = peer == 1 ? std::min(max_seconds, kGaneshaMaxSeconds) : max_seconds;
+    // Linux clients since about v5.0 re-encode a call whose sequence
+    // number fell out of the window before it was sent.
+    o.reencode = true;
+    const std::string peer_name = peer == 1 ? "nfs-ganesha " + ganesha_->version() : "secmode";
+    std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size) +
+                      (c.one_at_a_time ? " one at a time" : "") +
+                      (peer == 1 ? " (" + peer_name + ")" : "");
+    const bool sys_just_before = SysJustBefore(name.family, c, peer);
+    std::optional<nlohmann::json> sys_before;
+    if (sys_just_before) sys_before = RunSysBefore(name.engine, o, 0, name.family + " " + key);
+    Measured measured = Measure(*server, o);
+    auto& r = measured.report;
+    const uint64_t window_drops = measured.window_drops;
+    if (!r.ok()) {
+      ctx_.log << "\n  e2e " << name.family << " " << key << " failed: " << r.status().ToString();
+      if (first_failure_.ok()) {
+        first_failure_ = r.status().Annotate("e2e " + name.family + " " + key);
+      }
+      return Status::Ok();
+    }
+    nlohmann::json row = harness::LoadReportJson(*r);
+    row["engine"] = name.engine;
+    row["enctype"] = name.enctype;
+    row["transport"] = "tcp-loopback";
+    row["server"] = peer_name;
+    // Ganesha's window drops are not counted (its counters are not read).
+    if (peer == 0) {
+      row["window"] = window_;
+      row["server_window_drops"] = window_drops;
+      row["round"] = 0;
+    }
+    // A row-level list (each with its round), so PutMedianRunFirst
+    // leaves it where it is.
+    if (sys_just_before) {
+      row["sys_just_before"] = nlohmann::json::array();
+      if (sys_before) row["sys_just_before"].push_back(std::move(*sys_before));
+    }
+    // Only controls: a server or run that fails is logged, the row stays.
+    // The wide window where the load keeps more calls outstanding than
+    // the window holds; a context per connection where the engine
+    // serialised one context's calls (the call path's rate without
+    // that), for loads whose crypto is a large share of the call.
+    if (peer == 0) {
+      const std::string what = name.family + " " + key;
+      const bool controls[] = {WideWindowControl(name.family, c, window_),
+                               r->crypto_threads == "serialised" && PerConnectionControl(c)};
+      for (size_t i = 0; i < std::size(kControls); ++i) {
+        if (!controls[i]) continue;
+        if (InterruptSignal(ctx_.options)) {
+          ++runs_not_made_;
+          continue;
+        }
+        if (auto w = RunControl(kControls[i], name.engine, o, 0, what)) {
+          row[kControls[i].key] = std::move(*w);
+        }
+      }
+    }
+    // A row with failed replies is a failure of the section; it runs once.
+    if (RunsInRounds(c, peer) && r->errors == 0) {
+      in_rounds->push_back(
+          {ctx_.results.e2e.size(), o, name.engine, name.family + " " + key, sys_just_before});
+    }
+    ctx_.results.e2e.push_back(std::move(row));
+    if (r->errors > 0 && first_failure_.ok()) {
+      first_failure_ =
+          Status::Internal("e2e " + name.family + " " + key + ": " + std::to_string(r->errors) +
+                           " failed replies, first: " + r->first_error);
+    }
+    return Status::Ok();
+  }
+
+  // The later rounds: each row's load again, the modes in the same order,
+  // each row's controls after it; a run not made after a signal is counted.
+  void RunLaterRounds(const std::vector<InRounds>& in_rounds) {
+    for (int round = 1; round < budget_.rounds; ++round) {
+      for (const InRounds& r : in_rounds) {
+        // A run made goes to the list `key` of `target`; one not made, nowhere.
+        auto add_to = [](nlohmann::json& target, const char* key,
+                         std::optional<nlohmann::json> run) {
+          if (run) target[key].push_back(std::move(*run));
+        };
+        const std::string in_round = r.what + " (round " + std::to_string(round + 1) + ")";
+        if (InterruptSignal(ctx_.options)) {
+          runs_not_made_ += r.sys_just_before ? 2 : 1;
+        } else {
+          if (r.sys_just_before) {
+            add_to(ctx_.results.e2e[r.row], "sys_just_before",
+                   RunSysBefore(r.engine, r.load, round, in_round));
+          }
+          add_to(ctx_.results.e2e[r.row], "repeats",
+                 RunAgain(r.engine, window_, r.load, round, in_round));
+        }
+        for (const Control& control : kControls) {
+          if (!ctx_.results.e2e[r.row].contains(control.key)) continue;
+          if (InterruptSignal(ctx_.options)) {
+            ++runs_not_made_;
+            continue;
+          }
+          add_to(ctx_.results.e2e[r.row][control.key], "repeats",
+                 RunControl(control, r.engine, r.load, round, r.what));
+        }
+      }
+    }
+  }
+
+  SectionContext& ctx_;
+  const std::vector<harness::ModeName> modes_;
+  const Budget budget_;
+  const uint32_t window_ = rpc::ServerOptions{}.window;
+  // Declared before ganesha_, so stopped after it.
+  std::map<std::string, harness::LocalRpcServer> servers_;
+  std::unique_ptr<rpc::Ganesha> ganesha_;
+  std::string ganesha_skipped_;
+  Status first_failure_;
+  size_t rows_not_run_ = 0;
+  size_t runs_not_made_ = 0;  // of controls and later rounds, after an interruption
+};
 
 }  // namespace
 
@@ -175,7 +555,8 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
       const double runs = RunsInRounds(c, 0) ? b.rounds : 1;
       seconds += runs * run;
       if (SysJustBefore(m.family, c, 0)) seconds += runs * run;
-      if (ganesha && m.engine != "native") seconds += std::min(b.seconds, kGaneshaSeconds) + b.warmup;
+      if (ganesha && m.engine != "native")
+        seconds += std::min(b.seconds, kGaneshaSeconds) + b.warmup;
       if (WideWindowControl(m.family, c, window)) seconds += runs * run;
       if (m.family == "sys") continue;
       // MIT's engines serialise a context's calls (the control runs when the
@@ -188,335 +569,12 @@ double PlannedE2eSeconds(const SectionContext& ctx) {
 }
 
 Status RunE2eSection(SectionContext& ctx) {
-  // One in-process server per GSS engine, so both ends of a row use the
-  // engine the mode names.
-  std::map<std::string, harness::LocalRpcServer> servers;
-  auto server_for = [&](const std::string& engine_name,
-                        uint32_t window) -> common::Result<harness::LocalRpcServer*> {
-    const std::string key = engine_name + "/" + std::to_string(window);
-    auto it = servers.find(key);
-    if (it != servers.end()) return &it->second;
-    rpc::ServerOptions so;
-    so.window = window;
-    if (engine_name != "none") {
-      SECMODE_ASSIGN_OR_RETURN(so.engine, gss::ParseEngine(engine_name));
-    }
-    SECMODE_ASSIGN_OR_RETURN(auto s, harness::StartLocalRpcServer(ctx.env, true, so));
-    return &servers.emplace(key, std::move(s)).first->second;
-  };
-  const uint32_t window = rpc::ServerOptions{}.window;
-  // One row's load against `server`, and the calls its window dropped.
-  struct Measured {
-    common::Result<rpc::LoadReport> report;
-    uint64_t window_drops;
-  };
-  auto measure = [](harness::LocalRpcServer& server, const rpc::LoadOptions& o) -> Measured {
-    auto before = server.server->counters();
-    auto r = rpc::RunLoad(o);
-    auto after = server.server->counters();
-    return {std::move(r),
-            (after.duplicates + after.below_window) - (before.duplicates + before.below_window)};
-  };
-
   SECMODE_ASSIGN_OR_RETURN(const std::vector<harness::ModeName> modes, E2eModes(ctx));
   if (modes.empty()) return Status::Ok();
-  const Budget budget = BudgetOf(ctx);
-  const double seconds = budget.seconds, warmup = budget.warmup, max_seconds = budget.max_seconds;
-  Status first_failure;
-  size_t rows_not_run = 0;
-  // nfs-ganesha as the peer too, when it can run here: the same rows over
-  // an NFSv4.1 session (rpc/nfs41.h) against its VFS export.
-  std::unique_ptr<rpc::Ganesha> ganesha;
-  std::string ganesha_skipped;
-  if (Status why = rpc::Ganesha::Available(); !why.ok()) {
-    ganesha_skipped = why.message();
-  } else if (InterruptSignal(ctx.options)) {
-    ganesha_skipped = "interrupted before it started";
-  } else {
-    SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx.env.GetRealm());
-    rpc::GaneshaOptions go;
-    go.keytab = realm->service_keytab();
-    go.env = realm->Environment();
-    go.principals = {realm->user_principal()};
-    SECMODE_ASSIGN_OR_RETURN(ganesha, rpc::Ganesha::Start(go));
-    SECMODE_RETURN_IF_ERROR(PutGaneshaFiles(*ganesha));
-  }
-  size_t rows_planned = 0;
-  for (const harness::ModeName& name : modes) {
-    rows_planned += std::size(kCases) * (ganesha && name.engine != "native" ? 2 : 1);
-  }
-  // One more run of a row's load, against the server of `engine` with
-  // `window_of`: its report with that window, the drops counted and its
-  // `round`, or nothing when the server, the run or any reply failed
-  // (logged, naming `what`: these runs are controls and repeats, the row stays).
-  auto run_again = [&](const std::string& engine, uint32_t window_of, const rpc::LoadOptions& load,
-                       int round, const std::string& what) -> std::optional<nlohmann::json> {
-    auto server = server_for(engine, window_of);
-    Status failed = server.status();
-    if (server.ok()) {
-      rpc::LoadOptions aimed = load;
-      (*server)->Aim(aimed);
-      Measured m = measure(**server, aimed);
-      failed = m.report.status();
-      if (m.report.ok() && m.report->errors > 0) {
-        failed = Status::Internal(std::to_string(m.report->errors) +
-                                  " failed replies, first: " + m.report->first_error);
-      }
-      if (failed.ok()) {
-        nlohmann::json w = harness::LoadReportJson(*m.report);
-        w["window"] = window_of;
-        w["server_window_drops"] = m.window_drops;
-        w["round"] = round;
-        return w;
-      }
-    }
-    ctx.log << "\n  e2e " << what << " failed: " << failed.ToString();
-    return std::nullopt;
-  };
-  // A control run of a row's load (`what` names the row).
-  auto run_control = [&](const Control& control, const std::string& engine,
-                         const rpc::LoadOptions& load, int round,
-                         const std::string& what) -> std::optional<nlohmann::json> {
-    rpc::LoadOptions aimed = load;
-    aimed.context_per_connection = control.context_per_connection;
-    return run_again(engine, kWideWindow, aimed, round,
-                     what + (control.context_per_connection
-                                 ? " with a context per connection"
-                                 : " with window " + std::to_string(kWideWindow)) +
-                         (round > 0 ? " (round " + std::to_string(round + 1) + ")" : ""));
-  };
-  // The sys run just before a GSS run (SysJustBefore): its load in AUTH_SYS
-  // against the same server; nothing when it failed (logged).
-  auto run_sys_before = [&](const std::string& engine, const rpc::LoadOptions& load, int round,
-                            const std::string& what) {
-    rpc::LoadOptions sys = load;
-    sys.mode = "sys";
-    return run_again(engine, window, sys, round, "sys run just before " + what);
-  };
-  size_t runs_not_made = 0;  // of controls and later rounds, after an interruption
-  for (const Case& c : kCases) {
-    // This case's rows that run again in later rounds: index in
-    // ctx.results.e2e, the load and engine, and a name for the log.
-    struct InRounds {
-      size_t row;
-      rpc::LoadOptions load;
-      std::string engine, what;
-      bool sys_just_before;
-    };
-    std::vector<InRounds> in_rounds;
-    for (const harness::ModeName& name : modes) {
-      for (int peer = 0; peer < (ganesha ? 2 : 1); ++peer) {
-        // Ganesha's rows: the MIT engine's (its own GSS is MIT's; the
-        // native engine would change only this client's half).
-        if (peer == 1 && name.engine == "native") continue;
-        if (InterruptSignal(ctx.options)) {
-          ++rows_not_run;
-          continue;
-        }
-        const bool sys = name.family == "sys";
-        SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(name.engine, window));
-        rpc::LoadOptions o;
-        server->Aim(o);
-        if (peer == 1) {
-          // A call resent on a session with its slot and sequence id before
-          // the first was answered gets NFS4ERR_RETRY_UNCACHED_REP (nothing
-          // asks the server to cache replies): a make test run saw it on a
-          // krb5p 1 MiB READ after the 1 s timeout. Ganesha drops no call in
-          // these rows, so a resend would only be of a slow one.
-          o.timeout_ms = 30000;
-          o.port = ganesha->port();
-          o.nfs41 = true;
-          o.nfs41_options.read_file_has_pattern = true;
-        }
-        o.mode = name.family;
-        if (!sys) {
-          SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
-          SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
-          o.enctype = static_cast<int32_t>(enctype);
-        }
-        o.op = c.op;
-        o.size = c.size ? c.size : 4096;
-        o.connections = c.one_at_a_time ? 1 : kConnections;
-        o.slots = SlotsOf(c);
-        // Ganesha's rows are shorter, so the default suite keeps its time.
-        o.seconds = peer == 1 ? std::min(seconds, kGaneshaSeconds) : seconds;
-        o.warmup_seconds = warmup;
-        o.min_ops = kMinOps;
-        o.max_seconds = peer == 1 ? std::min(max_seconds, kGaneshaMaxSeconds) : max_seconds;
-        // Linux clients since about v5.0 re-encode a call whose sequence
-        // number fell out of the window before it was sent.
-        o.reencode = true;
-        const std::string peer_name = peer == 1 ? "nfs-ganesha " + ganesha->version() : "secmode";
-        std::string key = std::string(rpc::NfsOpName(c.op)) + "/" + std::to_string(c.size) +
-                          (c.one_at_a_time ? " one at a time" : "") +
-                          (peer == 1 ? " (" + peer_name + ")" : "");
-        const bool sys_just_before = SysJustBefore(name.family, c, peer);
-        std::optional<nlohmann::json> sys_before;
-        if (sys_just_before) sys_before = run_sys_before(name.engine, o, 0, name.family + " " + key);
-        Measured measured = measure(*server, o);
-        auto& r = measured.report;
-        const uint64_t window_drops = measured.window_drops;
-        if (!r.ok()) {
-          ctx.log << "\n  e2e " << name.family << " " << key
-                  << " failed: " << r.status().ToString();
-          if (first_failure.ok()) {
-            first_failure = r.status().Annotate("e2e " + name.family + " " + key);
-          }
-          continue;
-        }
-        nlohmann::json row = harness::LoadReportJson(*r);
-        row["engine"] = name.engine;
-        row["enctype"] = name.enctype;
-        row["transport"] = "tcp-loopback";
-        row["server"] = peer_name;
-        // Ganesha's window drops are not counted (its counters are not read).
-        if (peer == 0) {
-          row["window"] = window;
-          row["server_window_drops"] = window_drops;
-          row["round"] = 0;
-        }
-        // A row-level list (each with its round), so PutMedianRunFirst
-        // leaves it where it is.
-        if (sys_just_before) {
-          row["sys_just_before"] = nlohmann::json::array();
-          if (sys_before) row["sys_just_before"].push_back(std::move(*sys_before));
-        }
-        // Only controls: a server or run that fails is logged, the row stays.
-        // The wide window where the load keeps more calls outstanding than
-        // the window holds; a context per connection where the engine
-        // serialised one context's calls (the call path's rate without
-        // that), for loads whose crypto is a large share of the call.
-        if (peer == 0) {
-          const std::string what = name.family + " " + key;
-          const bool controls[] = {
-              WideWindowControl(name.family, c, window),
-              r->crypto_threads == "serialised" && PerConnectionControl(c)};
-          for (size_t i = 0; i < std::size(kControls); ++i) {
-            if (!controls[i]) continue;
-            if (InterruptSignal(ctx.options)) {
-              ++runs_not_made;
-              continue;
-            }
-            if (auto w = run_control(kControls[i], name.engine, o, 0, what)) {
-              row[kControls[i].key] = std::move(*w);
-            }
-          }
-        }
-        // A row with failed replies is a failure of the section; it runs once.
-        if (RunsInRounds(c, peer) && r->errors == 0) {
-          in_rounds.push_back(
-              {ctx.results.e2e.size(), o, name.engine, name.family + " " + key, sys_just_before});
-        }
-        ctx.results.e2e.push_back(std::move(row));
-        if (r->errors > 0 && first_failure.ok()) {
-          first_failure =
-              Status::Internal("e2e " + name.family + " " + key + ": " + std::to_string(r->errors) +
-                               " failed replies, first: " + r->first_error);
-        }
-      }
-    }
-    // The later rounds: each row's load again, the modes in the same order,
-    // each row's controls after it; a run not made after a signal is counted.
-    for (int round = 1; round < budget.rounds; ++round) {
-      for (const InRounds& r : in_rounds) {
-        // A run made goes to the list `key` of `target`; one not made, nowhere.
-        auto add_to = [](nlohmann::json& target, const char* key,
-                         std::optional<nlohmann::json> run) {
-          if (run) target[key].push_back(std::move(*run));
-        };
-        const std::string in_round = r.what + " (round " + std::to_string(round + 1) + ")";
-        if (InterruptSignal(ctx.options)) {
-          runs_not_made += r.sys_just_before ? 2 : 1;
-        } else {
-          if (r.sys_just_before) {
-            add_to(ctx.results.e2e[r.row], "sys_just_before",
-                   run_sys_before(r.engine, r.load, round, in_round));
-          }
-          add_to(ctx.results.e2e[r.row], "repeats",
-                 run_again(r.engine, window, r.load, round, in_round));
-        }
-        for (const Control& control : kControls) {
-          if (!ctx.results.e2e[r.row].contains(control.key)) continue;
-          if (InterruptSignal(ctx.options)) {
-            ++runs_not_made;
-            continue;
-          }
-          add_to(ctx.results.e2e[r.row][control.key], "repeats",
-                 run_control(control, r.engine, r.load, round, r.what));
-        }
-      }
-    }
-    // Each row's (and control's) figures: its median run's.
-    const int cpus = ctx.results.machine.logical_cpus;
-    for (const InRounds& r : in_rounds) {
-      nlohmann::json& row = ctx.results.e2e[r.row];
-      harness::PutMedianRunFirst(row, cpus);
-      for (const Control& control : kControls) {
-        if (row.contains(control.key)) harness::PutMedianRunFirst(row[control.key], cpus);
-      }
-    }
-  }
-  if (ganesha) SECMODE_RETURN_IF_ERROR(ganesha->Stop());
-  uint64_t calls = 0, contexts = 0, drops = 0;
-  for (auto& [engine, s] : servers) {
-    s.server->Stop();
-    auto counters = s.server->counters();
-    calls += counters.calls;
-    contexts += counters.contexts_created;
-    drops += counters.duplicates + counters.below_window;
-  }
-  ctx.results.sections["e2e"] = {
-      {"connections", kConnections},
-      {"slots", kSlots},
-      {"slots_large_io", kSlotsLargeIo},
-      {"seconds", seconds},
-      {"warmup_seconds", warmup},
-      {"max_seconds", max_seconds},
-      {"min_ops", kMinOps},
-      {"reencode", true},
-      {"shared_context", true},
-      {"window", window},
-      {"wide_window", kWideWindow},
-      {"rounds", budget.rounds},
-      {"rounds_note",
-       "each row under load against secmode's server, and its controls, ran once per round, "
-       "the case's modes one after the other in each round; a row's figures are its median "
-       "run's by busy CPU per call, its other runs are in `repeats` (each with its `round`); "
-       "a GSS row whose load keeps more calls outstanding than the window holds has the wide "
-       "window control in every round"},
-      {"sys_just_before",
-       "each run of a GSS row in rounds (and so its controls, which follow it) had a sys run of "
-       "the same load against the same server just before it: the row's `sys_just_before`, each "
-       "with its `round`; the legs' prediction (from_legs) pairs each run with the sys run of "
-       "its round"},
-      {"context_per_connection_control",
-       "rows whose engine serialised one context's calls, GETATTR and 4 KiB under load: in each "
-       "round also with a context per connection, window " +
-           std::to_string(kWideWindow)},
-      {"timeout_ms", rpc::LoadOptions{}.timeout_ms},
-      {"servers", {{"calls", calls}, {"contexts_created", contexts}, {"window_drops", drops}}},
-      {"ganesha_seconds", std::min(seconds, kGaneshaSeconds)},
-      {"ganesha", ganesha_skipped.empty() ? nlohmann::json("ran")
-                                          : nlohmann::json("not run: " + ganesha_skipped)}};
-  // What the legs measured in the micro section predict for each row.
-  const LegsPrediction from_legs =
-      PredictE2eFromLegs(ctx.results.micro, ctx.results.e2e, ctx.results.machine.logical_cpus);
-  ctx.results.sections["e2e"]["from_legs"] = {{"tolerance", kLegsPredictionTolerance},
-                                              {"rows", from_legs.rows},
-                                              {"skipped", from_legs.skipped}};
-  if (rows_not_run > 0 || runs_not_made > 0) {
-    const int sig = InterruptSignal(ctx.options);
-    ctx.results.sections["e2e"]["interrupted"] = SignalName(sig);
-    ctx.results.errors.push_back(InterruptedError(
-        "section", "e2e", sig,
-        (rows_not_run > 0 ? std::to_string(rows_not_run) + " of " +
-                                std::to_string(rows_planned) + " rows not run"
-                          : std::string("every row ran")) +
-            (runs_not_made > 0
-                 ? ", " + std::to_string(runs_not_made) + " runs of controls and later rounds not made"
-                 : std::string())));
-  }
-  return first_failure;
+  E2eRun run(ctx, modes);
+  SECMODE_RETURN_IF_ERROR(run.StartGanesha());
+  for (const Case& c : kCases) SECMODE_RETURN_IF_ERROR(run.RunCase(c));
+  return run.Finish();
 }
 
 }  // namespace secmode::suite
