@@ -3,15 +3,15 @@
 // newest), the grid measured in network namespaces made here, the table on
 // stdout (or the JSON with --json), the document to --out atomically.
 // SIGINT or SIGTERM stop it after the point it is measuring (what was
-// measured is still printed and written, exit status 130 / 143); a second
-// signal ends it at once, and the lab's reaper removes the namespaces.
-#include <atomic>
-#include <csignal>
+// measured is still printed and written, the lab and the realm removed, exit
+// status 130 / 143); a second signal ends it at once, and the lab's and the
+// realm's reapers remove them (cli/interrupt.h).
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "cli/saved_run.h"
 #include "common/files.h"
 #include "harness/modes.h"
@@ -25,12 +25,6 @@ namespace secmode::cli {
 namespace {
 
 constexpr const char* kCmd = "lab";
-std::atomic<int> g_signal{0};
-
-void OnSignal(int sig) {
-  g_signal = sig;
-  std::signal(sig, SIG_DFL);  // a second one ends it at once
-}
 
 struct LabArgs {
   std::string results, out;
@@ -67,7 +61,8 @@ CLI::App* AddLabCommand(CLI::App& app) {
   cmd->add_option("--out", a->out, "Also write the JSON to this file (atomically)");
   cmd->callback([a] {
     if (a->quick && a->full) FailUsage(kCmd, "--quick and --full exclude each other");
-    const suite::LabProtocol protocol = a->smb ? suite::LabProtocol::kSmb : suite::LabProtocol::kNfs;
+    const suite::LabProtocol protocol =
+        a->smb ? suite::LabProtocol::kSmb : suite::LabProtocol::kNfs;
     const std::string baseline = a->smb ? "smb-plain" : "sys";
     std::vector<std::string> families;
     if (!a->modes.empty()) {
@@ -83,8 +78,9 @@ CLI::App* AddLabCommand(CLI::App& app) {
                               ")");
         }
         if (m == "smb-sign-hmac-sha256") {
-          FailUsage(kCmd, "--modes smb-sign-hmac-sha256 is SMB 2.1, which has no multichannel; "
-                          "the lab's SMB grid runs 4 and 16 channels");
+          FailUsage(kCmd,
+                    "--modes smb-sign-hmac-sha256 is SMB 2.1, which has no multichannel; "
+                    "the lab's SMB grid runs 4 and 16 channels");
         }
         families.push_back(m);
       }
@@ -93,6 +89,9 @@ CLI::App* AddLabCommand(CLI::App& app) {
     if (!why.empty()) Fail(kCmd, common::Status::Unavailable("no lab: " + why));
     std::string path = a->results;
     const harness::RunResults run = ReadSavedRunOrFail(kCmd, &path);
+    // SIGINT and SIGTERM (cli/interrupt.h), before the realm and the lab
+    // start their threads; the realm (env) is removed before it ends.
+    Interrupt interrupt(kCmd, "stopping after the current point and writing what was measured");
     harness::ModeEnvironment env;
     gss::Realm* realm = nullptr;  // NFS's; SMB's Kerberos is the Samba DC's own
     if (!a->smb) {
@@ -102,17 +101,14 @@ CLI::App* AddLabCommand(CLI::App& app) {
     }
     suite::LabValidationOptions o;
     o.protocol = protocol;
-    o.grid = a->quick ? suite::LabGrid::kQuick
-                      : a->full ? suite::LabGrid::kFull : suite::LabGrid::kDefault;
+    o.grid = a->quick  ? suite::LabGrid::kQuick
+             : a->full ? suite::LabGrid::kFull
+                       : suite::LabGrid::kDefault;
     o.families = families;
     o.cost_source = path;
     o.log = &std::cerr;
-    o.interrupt = &g_signal;
-    std::signal(SIGINT, OnSignal);
-    std::signal(SIGTERM, OnSignal);
+    o.interrupt = interrupt.interrupt();
     auto doc = suite::RunLabValidation(run, realm, o);
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
     if (!doc.ok()) Fail(kCmd, doc.status());
     (*doc)["source"] = path;
     if (!a->out.empty()) {
@@ -121,7 +117,8 @@ CLI::App* AddLabCommand(CLI::App& app) {
       }
     }
     std::cout << (a->json ? doc->dump(1) + "\n" : render::LabMarkdown(*doc));
-    if (g_signal != 0) std::exit(128 + g_signal);
+    interrupt.ExitIfInterrupted("what was measured before is printed" +
+                                (a->out.empty() ? std::string() : " and in " + a->out));
   });
   return cmd;
 }

@@ -6,9 +6,8 @@
 #include <memory>
 
 #include "cli/cli.h"
-#include "common/format.h"
+#include "cli/run_directory.h"
 #include "harness/results.h"
-#include "render/run_dir.h"
 #include "suite/merge.h"
 
 namespace secmode::cli {
@@ -45,16 +44,13 @@ CLI::App* AddMergeCommand(CLI::App& app) {
     auto merged = suite::MergeRuns(shards);
     if (!merged.ok()) Fail("merge", merged.status());
     merged->results.command = CommandLine();
-    auto files = render::WriteRunDirectory(args->out_dir, merged->results);
-    if (!files.ok()) Fail("merge", files.status());
-    for (const auto& w : files->warnings) {
-      std::cerr << "secmode merge: " << common::TerminalText(w) << "\n";
-    }
-    std::cout << "merged " << shards.size() << " "
-              << (merged->kind == suite::MergeKind::kHostRuns ? "hosts' runs" : "shards") << " ("
-              << suite::MergeKindName(merged->kind) << "), " << merged->rows << " rows; results:";
-    for (const auto& f : files->written) std::cout << " " << args->out_dir << "/" << f;
-    std::cout << "\n";
+    const std::vector<std::string> written =
+        WriteRunDirectoryOrFail("merge", args->out_dir, merged->results);
+    PrintWritten("merged " + std::to_string(shards.size()) + " " +
+                     (merged->kind == suite::MergeKind::kHostRuns ? "hosts' runs" : "shards") +
+                     " (" + suite::MergeKindName(merged->kind) + "), " +
+                     std::to_string(merged->rows) + " rows; results:",
+                 written);
   });
   return cmd;
 }

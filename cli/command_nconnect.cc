@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cli/cli.h"
+#include "cli/run_directory.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/format.h"
@@ -57,14 +58,7 @@ harness::RunResults NewResults() {
 // Writes the run directory (render/run_dir.h) and says where it went.
 void Write(const std::string& dir, harness::RunResults& results) {
   results.finished_at = common::UtcTimestamp();
-  auto files = render::WriteRunDirectory(dir, results);
-  if (!files.ok()) Fail(files.status());
-  for (const auto& w : files->warnings) {
-    std::cerr << "secmode nconnect: " << common::TerminalText(w) << "\n";
-  }
-  std::cout << "results:";
-  for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
-  std::cout << "\n";
+  PrintWritten("results:", WriteRunDirectoryOrFail("nconnect", dir, results));
 }
 
 // Fills the enum fields from their names; Validate() then checks the rest.

@@ -4,10 +4,9 @@
 #include <memory>
 
 #include "cli/cli.h"
-#include "common/format.h"
+#include "cli/run_directory.h"
 #include "harness/results.h"
 #include "render/report.h"
-#include "render/run_dir.h"
 
 namespace secmode::cli {
 
@@ -39,15 +38,7 @@ CLI::App* AddReportCommand(CLI::App& app) {
       std::cout << render::HeadlineMarkdown(*results);
       return;
     }
-    auto files = render::RenderSavedRun(args->dir, args->out_dir);
-    if (!files.ok()) Fail("report", files.status());
-    for (const auto& w : files->warnings) {
-      std::cerr << "secmode report: " << common::TerminalText(w) << "\n";
-    }
-    const std::string out = args->out_dir.empty() ? args->dir : args->out_dir;
-    std::cout << "wrote";
-    for (const auto& f : files->written) std::cout << " " << out << "/" << f;
-    std::cout << "\n";
+    PrintWritten("wrote", RenderSavedRunOrFail("report", args->dir, args->out_dir));
   });
   return cmd;
 }

@@ -1,15 +1,12 @@
 // `secmode run` and `secmode modes`.
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstring>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
+#include "cli/run_directory.h"
 #include "cli/terminal_progress.h"
 #include "common/files.h"
 #include "common/format.h"
@@ -23,10 +20,6 @@ namespace secmode::cli {
 
 namespace {
 
-// Interrupted by a signal: 128 + the signal (130 for SIGINT), as a shell
-// reports a command killed by it.
-constexpr int kExitInterruptedBase = 128;
-
 struct RunArgs {
   suite::SuiteOptions suite;
   std::string out_dir;
@@ -36,9 +29,7 @@ struct RunArgs {
 // The run's summary for --json: where it went, what it wrote, what failed,
 // and per mode and size the round trip and its ratio to sys.
 nlohmann::json RunSummaryJson(const std::string& dir, const harness::RunResults& r,
-                              const std::vector<std::string>& files, int signal) {
-  nlohmann::json written = nlohmann::json::array();
-  for (const auto& f : files) written.push_back(dir + "/" + f);
+                              const std::vector<std::string>& written, int signal) {
   return {{"out_dir", dir},
           {"files", written},
           {"errors", r.errors},
@@ -47,83 +38,6 @@ nlohmann::json RunSummaryJson(const std::string& dir, const harness::RunResults&
           {"noise", r.noise},
           {"secmode_commit", r.machine.secmode_commit}};
 }
-
-// SIGINT and SIGTERM during `secmode run`. While it lives the two signals
-// are blocked in every thread (threads started later inherit the mask, so
-// no measurement sees EINTR) and one thread takes them with sigtimedwait:
-// the first sets interrupt() for the suite, which stops after the step it
-// is in, so what was measured is written; the second ends the process at
-// once, by that signal (the realm's reaper still removes the KDC and its
-// directory; nothing is written). A signal the process was started ignoring
-// stays ignored. Helper programs are started with an empty mask
-// (common/subprocess.h).
-class InterruptWatcher {
- public:
-  InterruptWatcher() {
-    sigemptyset(&signals_);
-    for (int sig : {SIGINT, SIGTERM}) {
-      // A signal this process was started ignoring (a background job of a
-      // script) stays ignored: blocked, it would be taken instead.
-      struct sigaction now {};
-      if (sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
-      sigaddset(&signals_, sig);
-    }
-    pthread_sigmask(SIG_BLOCK, &signals_, &saved_);
-    thread_ = std::thread([this] { Watch(); });
-  }
-  ~InterruptWatcher() {
-    done_ = true;
-    thread_.join();
-    // A signal that came after the last wait is taken here, not delivered.
-    const timespec none{0, 0};
-    for (int sig; (sig = sigtimedwait(&signals_, nullptr, &none)) > 0;) Note(sig);
-    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
-  }
-  InterruptWatcher(const InterruptWatcher&) = delete;
-  InterruptWatcher& operator=(const InterruptWatcher&) = delete;
-
-  const std::atomic<int>* interrupt() const { return &signal_; }
-  int signal() const { return signal_.load(); }
-
- private:
-  void Watch() {
-    const timespec tick{0, 100 * 1000 * 1000};
-    while (!done_) {
-      const int sig = sigtimedwait(&signals_, nullptr, &tick);
-      if (sig <= 0) continue;
-      if (signal_.load() == 0) {
-        Note(sig);
-        const std::string say = "\nsecmode run: " + suite::SignalName(sig) +
-                                ": stopping after the current step and writing what was "
-                                "measured; " +
-                                suite::SignalName(sig) + " again quits at once, writing nothing\n";
-        (void)!write(STDERR_FILENO, say.data(), say.size());
-        continue;
-      }
-      const std::string say =
-          "\nsecmode run: " + suite::SignalName(sig) + " again: quitting now, nothing written\n";
-      (void)!write(STDERR_FILENO, say.data(), say.size());
-      // Die by the signal itself, as an uncaught one would.
-      ::signal(sig, SIG_DFL);
-      sigset_t one;
-      sigemptyset(&one);
-      sigaddset(&one, sig);
-      pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-      raise(sig);
-      _exit(kExitInterruptedBase + sig);
-    }
-  }
-  void Note(int sig) {
-    int expected = 0;
-    signal_.compare_exchange_strong(expected, sig);
-  }
-
-  sigset_t signals_{};
-  sigset_t saved_{};
-  std::atomic<int> signal_{0};
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
 
 }  // namespace
 
@@ -186,8 +100,9 @@ CLI::App* AddRunCommand(CLI::App& app) {
     common::Status made = common::MakeDirectories(dir);
     if (made.ok()) made = common::CheckWritableDirectory(dir);
     if (!made.ok()) Fail("run", made);
-    InterruptWatcher watcher;
-    o.interrupt = watcher.interrupt();
+    // SIGINT and SIGTERM (cli/interrupt.h): the suite stops after its step.
+    Interrupt interrupt("run", "stopping after the current step and writing what was measured");
+    o.interrupt = interrupt.interrupt();
     // On a terminal: a progress line with the log above it. Otherwise (and
     // with --json) stdout holds the summary alone and the log goes to stderr.
     std::unique_ptr<TerminalProgress> progress;
@@ -202,23 +117,14 @@ CLI::App* AddRunCommand(CLI::App& app) {
     // The micro table first: a run whose results cannot be written keeps it
     // on the terminal.
     if (!args->json) std::cout << "\n" << render::SummaryTable(*results) << "\n";
-    auto files = render::WriteRunDirectory(dir, *results);
-    if (!files.ok()) Fail("run", files.status().Annotate("the results of this run are not saved"));
-    for (const auto& w : files->warnings) {
-      std::cerr << "secmode run: " << common::TerminalText(w) << "\n";
-    }
+    const std::vector<std::string> written =
+        WriteRunDirectoryOrFail("run", dir, *results, "the results of this run are not saved");
     if (args->json) {
-      std::cout << RunSummaryJson(dir, *results, files->written, watcher.signal()).dump(2) << "\n";
+      std::cout << RunSummaryJson(dir, *results, written, interrupt.signal()).dump(2) << "\n";
     } else {
-      std::cout << "results:";
-      for (const auto& f : files->written) std::cout << " " << dir << "/" << f;
-      std::cout << "\n";
+      PrintWritten("results:", written);
     }
-    if (const int sig = watcher.signal()) {
-      throw CLI::RuntimeError("secmode run: interrupted by " + suite::SignalName(sig) +
-                                  "; what was measured before is in " + dir + "/results.json",
-                              kExitInterruptedBase + sig);
-    }
+    interrupt.ExitIfInterrupted("what was measured before is in " + dir + "/results.json");
     if (!results->errors.empty()) {
       Fail("run", common::Status::Internal(std::to_string(results->errors.size()) +
                                            " mode(s) or section(s) failed; what was measured is "

@@ -5,13 +5,13 @@
 #include <sys/resource.h>
 
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "gss/enctype.h"
 #include "rpc/nfs.h"
 #include "rpc/server_core.h"
@@ -20,9 +20,6 @@
 namespace secmode::cli {
 
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void OnSignal(int) { g_stop = 1; }
 
 struct ServeArgs {
   std::string address = "127.0.0.1";
@@ -177,6 +174,9 @@ CLI::App* AddServeCommand(CLI::App& app) {
                              " x --max-gather (" + std::to_string(a->tcp.max_gather) +
                              "): a connection's first call reserves 2 x --max-gather");
     }
+    // SIGINT and SIGTERM (cli/interrupt.h), before the server's threads
+    // start: serve's ordinary end, quiet, exit status 0 once it stopped.
+    Interrupt interrupt("serve", "");
     rpc::ServerOptions so;
     so.keytab = a->keytab;
     so.principal = a->principal;
@@ -199,8 +199,6 @@ CLI::App* AddServeCommand(CLI::App& app) {
     to.reply_delay_us = static_cast<uint32_t>(std::llround(a->delay_ms * 1000));
     auto server = rpc::TcpServer::Start(to, core->get());
     if (!server.ok()) Fail("serve", server.status());
-    std::signal(SIGINT, OnSignal);
-    std::signal(SIGTERM, OnSignal);
     std::cout << "serving on " << a->address << ":" << (*server)->port()
               << (a->keytab.empty() ? " (AUTH_SYS)" : " (AUTH_SYS, RPCSEC_GSS)")
               << (to.reply_delay_us > 0 ? ", replies held " + std::to_string(to.reply_delay_us) +
@@ -208,7 +206,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
                                         : std::string())
               << std::endl;
     auto t0 = std::chrono::steady_clock::now();
-    while (!g_stop) {
+    while (interrupt.signal() == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       if (a->seconds > 0 &&
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >=

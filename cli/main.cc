@@ -12,31 +12,6 @@
 #define SECMODE_VERSION "unknown"
 #endif
 
-namespace secmode::cli {
-
-namespace {
-
-std::string& CommandLineStorage() {
-  static std::string s;
-  return s;
-}
-
-}  // namespace
-
-void SetCommandLine(std::string command_line) { CommandLineStorage() = std::move(command_line); }
-const std::string& CommandLine() { return CommandLineStorage(); }
-
-void Fail(const std::string& command, const common::Status& status) {
-  const int code = status.code() == common::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-  throw CLI::RuntimeError("secmode " + command + ": " + status.ToString(), code);
-}
-
-void FailUsage(const std::string& command, const std::string& message) {
-  throw CLI::RuntimeError("secmode " + command + ": " + message, kExitUsage);
-}
-
-}  // namespace secmode::cli
-
 int main(int argc, char** argv) {
   using namespace secmode::cli;
   std::string command_line;

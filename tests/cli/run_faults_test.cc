@@ -2,7 +2,9 @@
 // measured is written and marked interrupted, the realm and servers are gone,
 // exit status 130), a second SIGINT (it ends at once), a disk that fills
 // before the results are written and a read-only output directory (a clear
-// error naming the file and errno; a previous run there is intact).
+// error naming the file and errno; a previous run there is intact); and
+// `secmode lab` under SIGINT (it stops after its point, exit status 130, its
+// realm, namespaces and servers removed by itself before it ends).
 //
 // Each run gets a private TMPDIR, so "nothing of that run left behind" is
 // checkable: no directory in it afterwards and no process whose command
@@ -252,6 +254,80 @@ TEST(RunFaultsTest, IgnoredSigintStaysIgnoredByTheRunAndItsKdc) {
   json doc = json::parse(*text);
   EXPECT_FALSE(doc.contains("errors")) << doc["errors"].dump();
   EXPECT_FALSE(doc["e2e"].empty());
+  s.ExpectNothingLeft();
+}
+
+// A saved run to take the lab's costs from: the checked-in reference run.
+std::string ReferenceRun() {
+  const std::string dir = std::string(SECMODE_SOURCE_DIR) + "/results/reference";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (fs::is_regular_file(e.path() / "results.json", ec)) return e.path().string();
+  }
+  return "";
+}
+
+// The lab's network namespaces that `pid` made (lab/net_lab.h names them
+// secmode-lab-<pid>-<n>).
+std::vector<std::string> NamespacesOf(pid_t pid) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  const std::string prefix = "secmode-lab-" + std::to_string(pid) + "-";
+  for (const auto& e : fs::directory_iterator("/run/netns", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) found.push_back(name);
+  }
+  return found;
+}
+
+// `secmode lab` (root; skipped where it has no lab) interrupted by SIGINT
+// while it measures: it stops after the point, prints and writes what it
+// measured (marked interrupted), exits 130, and by the time it has exited it
+// has removed its realm, its lab's namespaces and its servers itself: the
+// check is made the moment it ends, before its reapers could have.
+TEST(RunFaultsTest, LabSigintStopsAfterThePointAndRemovesItsLabBeforeItEnds) {
+  const std::string results = ReferenceRun();
+  if (results.empty()) GTEST_SKIP() << "no reference run in the source tree";
+  Scratch s;
+  ASSERT_FALSE(s.work.empty());
+  const std::string out = s.work + "/lab.json";
+  Secmode lab({"lab", "--quick", "--modes", "krb5p", "--results", results, "--out", out}, s.work,
+              s.tmpdir);
+  ASSERT_GT(lab.pid(), 0);
+  // The first link measured: the realm, the lab and its servers are up.
+  bool ended = false;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        ended = lab.Wait(0);
+        return ended || lab.err().find("round trip") != std::string::npos;
+      },
+      120000))
+      << lab.err();
+  if (ended && lab.err().find("no lab") != std::string::npos) {
+    GTEST_SKIP() << lab.err();
+  }
+  ASSERT_FALSE(ended) << lab.err();
+  ASSERT_FALSE(NamespacesOf(lab.pid()).empty()) << "no lab running\n" << lab.err();
+  ASSERT_FALSE(ProcessesNaming(s.tmpdir).empty()) << "no realm running";
+  lab.SignalGroup(SIGINT);
+  ASSERT_TRUE(lab.Wait(60000)) << "still running a minute after SIGINT\n" << lab.err();
+  // Nothing of it left the moment it ended.
+  const std::vector<std::string> namespaces = NamespacesOf(lab.pid());
+  const std::vector<std::string> processes = ProcessesNaming(s.tmpdir);
+  const std::vector<std::string> entries = Entries(s.tmpdir);
+  const std::string said = lab.out() + lab.err();
+  ASSERT_TRUE(WIFEXITED(lab.status())) << "wait status " << lab.status() << "\n" << said;
+  EXPECT_EQ(WEXITSTATUS(lab.status()), 130) << said;
+  EXPECT_NE(lab.err().find("interrupted by SIGINT"), std::string::npos) << said;
+  EXPECT_TRUE(namespaces.empty()) << Join(namespaces);
+  EXPECT_TRUE(processes.empty()) << Join(processes);
+  EXPECT_TRUE(entries.empty()) << Join(entries);
+  // What was measured is written and says it stopped.
+  auto text = common::ReadFile(out);
+  ASSERT_TRUE(text.ok()) << said;
+  const json doc = json::parse(*text);
+  EXPECT_TRUE(doc.value("interrupted", false)) << doc.dump(1);
+  EXPECT_FALSE(doc.at("links").empty());
   s.ExpectNothingLeft();
 }
 
