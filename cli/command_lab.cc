@@ -63,7 +63,7 @@ CLI::App* AddLabCommand(CLI::App& app) {
     if (a->quick && a->full) FailUsage(kCmd, "--quick and --full exclude each other");
     const suite::LabProtocol protocol =
         a->smb ? suite::LabProtocol::kSmb : suite::LabProtocol::kNfs;
-    const std::string baseline = a->smb ? "smb-plain" : "sys";
+    const std::string baseline = suite::LabBaseline(protocol);
     std::vector<std::string> families;
     if (!a->modes.empty()) {
       families.push_back(baseline);

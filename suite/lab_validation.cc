@@ -681,6 +681,8 @@ nlohmann::json Summary(const nlohmann::json& doc) {
 
 }  // namespace
 
+std::string LabBaseline(LabProtocol protocol) { return ProtocolOf(protocol).baseline; }
+
 std::string LabValidationUnavailableReason(LabProtocol protocol) {
   const std::string why = lab::LabUnavailableReason();
   if (!why.empty() || protocol == LabProtocol::kNfs) return why;

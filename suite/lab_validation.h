@@ -112,6 +112,10 @@ struct LabValidationOptions {
 common::Result<nlohmann::json> RunLabValidation(const harness::RunResults& run, gss::Realm* realm,
                                                 const LabValidationOptions& options);
 
+// The family every group of points measures first, whose costs are the
+// protocol's own: "sys" for NFS, "smb-plain" for SMB.
+std::string LabBaseline(LabProtocol protocol);
+
 // Why RunLabValidation cannot run `protocol` here ("" when it can): no lab
 // (lab::LabUnavailableReason), or for SMB no Samba (smb::SambaDc::Available).
 std::string LabValidationUnavailableReason(LabProtocol protocol);

@@ -31,7 +31,7 @@ Status RunLab(SectionContext& ctx, LabProtocol protocol, const char* name) {
     return Status::Ok();
   }
   // The model needs the baseline's legs and its end-to-end rows of this run.
-  const std::string baseline = smb ? "smb-plain" : "sys";
+  const std::string baseline = LabBaseline(protocol);
   if (!harness::LegCostsFromRun(ctx.results, baseline).ok()) {
     section = {{"not_run", "the run measured no " + baseline + " legs (the model's baseline)"}};
     return Status::Ok();
