@@ -1,13 +1,18 @@
 // `secmode compare A B`: two sides of saved runs, B against A, with a
 // verdict per row from the variation between runs (harness/compare_runs.h),
-// drawn as a terminal table or Markdown (render/report_compare.h).
+// drawn as a terminal table or Markdown (render/report_compare.h); and
+// `secmode noise`, the A/A test of those verdicts (harness/aa_test.h).
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
+#include "common/format.h"
+#include "harness/aa_test.h"
 #include "harness/compare_runs.h"
 #include "harness/results.h"
 #include "render/report_compare.h"
+#include "render/report_noise.h"
+#include "render/run_dir.h"
 
 namespace secmode::cli {
 namespace {
@@ -16,6 +21,11 @@ struct CompareArgs {
   std::string a, b;
   double alpha = 0.05;
   bool markdown = false;
+};
+
+struct NoiseArgs {
+  harness::AaOptions o;
+  size_t rows = 10;
 };
 
 }  // namespace
@@ -48,6 +58,42 @@ CLI::App* AddCompareCommand(CLI::App& app) {
     auto c = harness::CompareRuns(*a, *b, args->alpha);
     if (!c.ok()) Fail("compare", c.status());
     std::cout << (args->markdown ? render::CompareMarkdown(*c) : render::CompareText(*c));
+  });
+  return cmd;
+}
+
+CLI::App* AddNoiseCommand(CLI::App& app) {
+  auto args = std::make_shared<NoiseArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "noise",
+      "The A/A test of secmode on this machine: one `secmode run` made 2N times as separate "
+      "processes, alternately into side A and side B, then compared as `secmode compare` does. "
+      "Nothing differs between the sides, so every 'faster' or 'slower' is a false positive: "
+      "prints their rate, each table's run-to-run spread and the change two single runs must "
+      "show to stand out of it; writes OUT/a/NN and OUT/b/NN (the runs) and OUT/noise.json");
+  cmd->add_option("RUN_ARGS", args->o.run_args,
+                  "Arguments of `secmode run` after `--` (default: --quick), e.g. `secmode "
+                  "noise -- --quick --modes sys,krb5p`; never --out");
+  cmd->add_option("--runs-per-side", args->o.runs_per_side,
+                  "Runs of each side (at least 2; 3 or more find changes of a few percent)")
+      ->default_val(3)
+      ->check(CLI::Range(2, 20));
+  cmd->add_option("--alpha", args->o.alpha, "Significance level of compare's test (1e-4 to 0.5)")
+      ->default_val(0.05)
+      ->check(CLI::Range(1e-4, 0.5));
+  cmd->add_option("--out", args->o.out,
+                  "A new directory for the runs and noise.json (default: "
+                  "results/runs/<UTC timestamp>-<hostname>-noise)");
+  cmd->add_option("--rows", args->rows, "How many of the noisiest rows to list")
+      ->default_val(10)
+      ->check(CLI::Range(0, 1000));
+  cmd->callback([args] {
+    if (args->o.run_args.empty()) args->o.run_args = {"--quick"};
+    if (args->o.out.empty()) args->o.out = render::DefaultOutDir() + "-noise";
+    auto r = harness::RunAaTest(args->o);
+    if (!r.ok()) Fail("noise", r.status());
+    std::cout << render::NoiseText(*r, args->rows) << "\nRuns and noise.json in "
+              << common::TerminalText(args->o.out) << "\n";
   });
   return cmd;
 }

@@ -100,6 +100,18 @@ double Variance(const std::vector<double>& v, double mean) {
 
 }  // namespace
 
+double StudentTQuantile(double df, double alpha) {
+  if (!(df > 0 && alpha > 0 && alpha < 1)) return 0;
+  // Through the incomplete beta: P(|T| > q) = I_{df / (df + q^2)}(df / 2, 1 / 2).
+  double x = 1;
+  try {
+    x = alglib::invincompletebeta(df / 2, 0.5, alpha);
+  } catch (const alglib::ap_error&) {
+    return 0;
+  }
+  return x > 0 ? std::sqrt(df * (1 - x) / x) : 0;
+}
+
 Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
   if (!(alpha > 0 && alpha < 1)) {
     return Status::InvalidArgument("t test: alpha must lie in (0, 1)");
@@ -122,19 +134,14 @@ Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>
       (va + vb) * (va + vb) /
       (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
   double both = 1, left = 1, right = 1;
-  double x = 1;
   try {
     alglib::unequalvariancettest(ToAlglib(b), static_cast<alglib::ae_int_t>(b.size()), ToAlglib(a),
                                  static_cast<alglib::ae_int_t>(a.size()), both, left, right);
-    // The t distribution's two-sided quantile through the incomplete beta:
-    // P(|T| > q) = I_{df / (df + q^2)}(df / 2, 1 / 2).
-    x = alglib::invincompletebeta(t.df / 2, 0.5, alpha);
   } catch (const alglib::ap_error& e) {
     return Status::Internal("t test: ALGLIB: " + std::string(e.msg));
   }
   t.p = std::clamp(both, 0.0, 1.0);
-  const double q = x > 0 ? std::sqrt(t.df * (1 - x) / x) : 0;
-  const double half = q * std::sqrt(va + vb);
+  const double half = StudentTQuantile(t.df, alpha) * std::sqrt(va + vb);
   t.low = t.difference - half;
   t.high = t.difference + half;
   return t;

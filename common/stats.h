@@ -60,6 +60,11 @@ inline constexpr size_t kMinTTestSamples = 2;
 Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>& b,
                          double alpha = 0.05);
 
+// The two-sided quantile q of Student's t with `df` degrees of freedom:
+// P(|T| > q) = alpha. df > 0 (fractional allowed), alpha in (0, 1); 0
+// otherwise.
+double StudentTQuantile(double df, double alpha);
+
 }  // namespace secmode::common
 
 #endif  // SECMODE_COMMON_STATS_H_

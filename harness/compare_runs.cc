@@ -203,6 +203,14 @@ Result<RunComparison> CompareRuns(const std::vector<RunResults>& a,
   return out;
 }
 
+Result<std::vector<RowFigures>> FiguresOfRuns(const std::vector<RunResults>& runs,
+                                              const char* side) {
+  SECMODE_ASSIGN_OR_RETURN(SideRows rows, SideRowsOf(runs, side));
+  std::vector<RowFigures> out;
+  for (auto& [id, f] : rows) out.push_back({id.first, id.second, f.unit, std::move(f.values)});
+  return out;
+}
+
 Result<std::vector<RunResults>> ReadRunSet(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -63,6 +63,16 @@ struct RunComparison {
 common::Result<RunComparison> CompareRuns(const std::vector<RunResults>& a,
                                           const std::vector<RunResults>& b, double alpha = 0.05);
 
+// Every row of a set of runs, with each run's figure of it (the rows and
+// figures CompareRuns matches), sorted by table and key. `side` names the
+// runs in errors ("A" gives A1, A2, ...).
+struct RowFigures {
+  std::string table, key, unit;
+  std::vector<double> values;  // one per run that has the row
+};
+common::Result<std::vector<RowFigures>> FiguresOfRuns(const std::vector<RunResults>& runs,
+                                                      const char* side);
+
 // The runs at `path`: a run directory or its results.json (one run), or a
 // folder whose subfolders are run directories (a set of runs, read in the
 // order of their names). Errors name the path.

@@ -80,6 +80,14 @@ TEST(StatsTest, WelchTTestMatchesAWorkedExample) {
   EXPECT_GT(u->high, u->difference);
 }
 
+TEST(StatsTest, StudentTQuantileMatchesTables) {
+  EXPECT_NEAR(StudentTQuantile(8, 0.05), 2.306, 1e-3);
+  EXPECT_NEAR(StudentTQuantile(2, 0.05), 4.303, 1e-3);
+  EXPECT_NEAR(StudentTQuantile(1e6, 0.05), 1.960, 1e-3);
+  EXPECT_EQ(StudentTQuantile(0, 0.05), 0);
+  EXPECT_EQ(StudentTQuantile(5, 1), 0);
+}
+
 TEST(StatsTest, WelchTTestCannotTellWithoutSpreadOrSamples) {
   auto one = WelchTTest({1}, {2, 3, 4});
   ASSERT_TRUE(one.ok());

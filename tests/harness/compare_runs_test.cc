@@ -14,6 +14,7 @@
 #include <random>
 
 #include "common/files.h"
+#include "harness/aa_test.h"
 
 namespace secmode::harness {
 namespace {
@@ -241,6 +242,39 @@ TEST(CompareRunsTest, APlantedSlowdownIsFoundInThreePlusThreeRuns) {
   EXPECT_GE(slower, 120u);  // at least 60% of the 200 slowed rows
   EXPECT_EQ(wrong_way, 0u);
   EXPECT_LE(untouched_flagged, 16u);  // 8% of the 200 untouched rows
+}
+
+// The A/A summary of such runs: its false positives are the comparison's
+// faster and slower rows, and each row's spread is over all six runs.
+TEST(CompareRunsTest, SummarizeAaCountsFalsePositivesAndEachRowsSpread) {
+  RunNoise noise(0.05, 0.01);
+  std::vector<RunResults> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(noise.Run(100));
+    b.push_back(noise.Run(100));
+  }
+  auto r = SummarizeAa(a, b, 0.05);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  size_t flagged = 0;
+  for (const RowComparison& c : r->comparison.rows) {
+    flagged += c.verdict == Verdict::kFaster || c.verdict == Verdict::kSlower;
+  }
+  // 100 micro rows; the bounds row is the same in every run, so untested.
+  EXPECT_EQ(r->tested, 100u);
+  EXPECT_EQ(r->false_positives, flagged);
+  EXPECT_DOUBLE_EQ(r->false_positive_rate, static_cast<double>(flagged) / 100);
+  ASSERT_EQ(r->rows.size(), 101u);
+  std::vector<double> sds;
+  for (const RowNoise& n : r->rows) {
+    EXPECT_EQ(n.runs, 6u);
+    if (n.table != "micro") continue;
+    EXPECT_NEAR(n.single_run_ratio,
+                std::exp(common::StudentTQuantile(5, 0.05) * n.log_sd * std::sqrt(2.0)), 1e-12);
+    if (n.table == "micro") sds.push_back(n.log_sd);
+  }
+  // The runs' log figures vary by the run shift (sd 0.05) and the median of
+  // five repetitions (sd 0.01 each).
+  EXPECT_NEAR(common::Median(sds), 0.05, 0.015);
 }
 
 TEST(CompareRunsTest, BadInputIsAClearError) {
