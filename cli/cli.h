@@ -39,6 +39,7 @@ CLI::App* AddRunCommand(CLI::App& app);       // command_run.cc
 CLI::App* AddModesCommand(CLI::App& app);     // command_run.cc
 CLI::App* AddReportCommand(CLI::App& app);    // command_report.cc
 CLI::App* AddCompareCommand(CLI::App& app);   // command_compare.cc
+CLI::App* AddNoiseCommand(CLI::App& app);     // command_compare.cc
 CLI::App* AddMergeCommand(CLI::App& app);     // command_merge.cc
 CLI::App* AddNconnectCommand(CLI::App& app);  // command_nconnect.cc
 CLI::App* AddServeCommand(CLI::App& app);     // command_serve.cc

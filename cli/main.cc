@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> names;
   for (CLI::App* sub :
        {AddRunCommand(app), AddModesCommand(app), AddReportCommand(app), AddCompareCommand(app),
-        AddMergeCommand(app), AddNconnectCommand(app), AddServeCommand(app), AddLoadCommand(app),
-        AddSmbLoadCommand(app), AddProbeCommand(app), AddPredictCommand(app), AddLabCommand(app)}) {
+        AddNoiseCommand(app), AddMergeCommand(app), AddNconnectCommand(app), AddServeCommand(app),
+        AddLoadCommand(app), AddSmbLoadCommand(app), AddProbeCommand(app), AddPredictCommand(app),
+        AddLabCommand(app)}) {
     // The convention first, then what the subcommand adds to it.
     const std::string own = sub->get_footer();
     sub->footer(std::string(kExitStatusHelp) + (own.empty() ? "" : "\n\n" + own));

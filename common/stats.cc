@@ -1,6 +1,7 @@
 #include "common/stats.h"
 
 #include <libalglib/dataanalysis.h>
+#include <libalglib/specialfunctions.h>
 #include <libalglib/statistics.h>
 
 #include <algorithm>
@@ -82,29 +83,67 @@ LineFit FitLine(const std::vector<double>& x, const std::vector<double>& y) {
   return f;
 }
 
-Result<UTest> MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b) {
+namespace {
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+// The sample variance (n - 1).
+double Variance(const std::vector<double>& v, double mean) {
+  double sum = 0;
+  for (double x : v) sum += (x - mean) * (x - mean);
+  return sum / static_cast<double>(v.size() - 1);
+}
+
+}  // namespace
+
+double StudentTQuantile(double df, double alpha) {
+  if (!(df > 0 && alpha > 0 && alpha < 1)) return 0;
+  // Through the incomplete beta: P(|T| > q) = I_{df / (df + q^2)}(df / 2, 1 / 2).
+  double x = 1;
+  try {
+    x = alglib::invincompletebeta(df / 2, 0.5, alpha);
+  } catch (const alglib::ap_error&) {
+    return 0;
+  }
+  return x > 0 ? std::sqrt(df * (1 - x) / x) : 0;
+}
+
+Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
+  if (!(alpha > 0 && alpha < 1)) {
+    return Status::InvalidArgument("t test: alpha must lie in (0, 1)");
+  }
   for (const auto* v : {&a, &b}) {
     for (double x : *v) {
-      if (!std::isfinite(x)) return Status::InvalidArgument("U test: a value is not finite");
+      if (!std::isfinite(x)) return Status::InvalidArgument("t test: a value is not finite");
     }
   }
-  UTest t;
-  if (a.size() < kMinUTestSamples || b.size() < kMinUTestSamples) return t;
+  TTest t;
+  if (a.empty() || b.empty()) return t;
+  const double mean_a = Mean(a), mean_b = Mean(b);
+  t.difference = t.low = t.high = mean_b - mean_a;
+  if (a.size() < kMinTTestSamples || b.size() < kMinTTestSamples) return t;
+  const double va = Variance(a, mean_a) / static_cast<double>(a.size());
+  const double vb = Variance(b, mean_b) / static_cast<double>(b.size());
+  if (va + vb <= 0) return t;
   t.applicable = true;
-  // Every value the same: nothing to rank, the samples cannot differ
-  // (ALGLIB's normal approximation divides by the ties' zero variance there
-  // and reports a tiny p).
-  const double first = a.front();
-  const auto same = [first](double x) { return x == first; };
-  if (std::all_of(a.begin(), a.end(), same) && std::all_of(b.begin(), b.end(), same)) return t;
+  t.df =
+      (va + vb) * (va + vb) /
+      (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
   double both = 1, left = 1, right = 1;
   try {
-    alglib::mannwhitneyutest(ToAlglib(a), static_cast<alglib::ae_int_t>(a.size()), ToAlglib(b),
-                             static_cast<alglib::ae_int_t>(b.size()), both, left, right);
+    alglib::unequalvariancettest(ToAlglib(b), static_cast<alglib::ae_int_t>(b.size()), ToAlglib(a),
+                                 static_cast<alglib::ae_int_t>(a.size()), both, left, right);
   } catch (const alglib::ap_error& e) {
-    return Status::Internal("U test: ALGLIB: " + std::string(e.msg));
+    return Status::Internal("t test: ALGLIB: " + std::string(e.msg));
   }
   t.p = std::clamp(both, 0.0, 1.0);
+  const double half = StudentTQuantile(t.df, alpha) * std::sqrt(va + vb);
+  t.low = t.difference - half;
+  t.high = t.difference + half;
   return t;
 }
 

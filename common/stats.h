@@ -1,7 +1,8 @@
 // Statistics over repeated measurements, from ALGLIB (Debian's
-// libalglib-dev): the median, the spread of a figure's repetitions, and the
-// Mann-Whitney U test that `secmode compare` bases its verdicts on (as
-// Google Benchmark's compare.py does). ALGLIB throws; nothing here does.
+// libalglib-dev): the median, the spread of a figure's repetitions, a line
+// fit, and Welch's t test with its confidence interval, which `secmode
+// compare` bases its verdicts on (over runs, not over the repetitions
+// inside one run). ALGLIB throws; nothing here does.
 #ifndef SECMODE_COMMON_STATS_H_
 #define SECMODE_COMMON_STATS_H_
 
@@ -37,15 +38,32 @@ struct LineFit {
 };
 LineFit FitLine(const std::vector<double>& x, const std::vector<double>& y);
 
-// Two-sided Mann-Whitney U test of "a and b come from one distribution".
-struct UTest {
-  // False when the test cannot tell: fewer than kMinUTestSamples on a side
-  // (ALGLIB's test needs 5; with 3 and 3 no outcome reaches p < 0.05 anyway).
+// Welch's two-sample t test of "a and b have one mean" (variances not
+// assumed equal; Welch-Satterthwaite degrees of freedom), with the
+// confidence interval of mean(b) - mean(a) at level 1 - alpha. p is
+// ALGLIB's unequalvariancettest; the interval's t quantile comes from
+// ALGLIB's inverse incomplete beta, which takes the fractional degrees of
+// freedom Welch gives.
+struct TTest {
+  // False when the test cannot tell: fewer than 2 values on a side, or no
+  // spread on either side (every value of a the same and every value of b
+  // the same: there is no variation to measure a difference against).
   bool applicable = false;
-  double p = 1;  // two-sided p-value; 1 when not applicable
+  double p = 1;           // two-sided p-value; 1 when not applicable
+  double difference = 0;  // mean(b) - mean(a), also when not applicable
+  double low = 0,
+         high = 0;  // the interval of the difference; both = difference when not applicable
+  double df = 0;    // degrees of freedom
 };
-inline constexpr size_t kMinUTestSamples = 5;
-Result<UTest> MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b);
+inline constexpr size_t kMinTTestSamples = 2;
+// InvalidArgument for a value that is not finite or alpha outside (0, 1).
+Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>& b,
+                         double alpha = 0.05);
+
+// The two-sided quantile q of Student's t with `df` degrees of freedom:
+// P(|T| > q) = alpha. df > 0 (fractional allowed), alpha in (0, 1); 0
+// otherwise.
+double StudentTQuantile(double df, double alpha);
 
 }  // namespace secmode::common
 

@@ -50,6 +50,14 @@ std::string FindProgram(const std::string& program) {
   return "";
 }
 
+std::string SelfPath() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  buf[n] = 0;
+  return buf;
+}
+
 Result<pid_t> Spawn(const Command& command) {
   if (command.argv.empty()) return Status::InvalidArgument("empty command");
   std::string exe = FindProgram(command.argv[0]);

@@ -34,6 +34,9 @@ struct Command {
 // (where Debian puts krb5kdc for non-root users' PATH). "" if absent.
 std::string FindProgram(const std::string& program);
 
+// This process's executable (/proc/self/exe); "" if it cannot be read.
+std::string SelfPath();
+
 // Starts the command and returns its pid.
 Result<pid_t> Spawn(const Command& command);
 

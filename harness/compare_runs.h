@@ -1,19 +1,23 @@
-// Two runs side by side (`secmode compare A B`): every row both runs
-// measured, B against A, with a verdict from the repetitions.
+// Two sides of runs compared row by row (`secmode compare A B`): every row
+// both sides measured, B against A, with a verdict from the variation
+// between runs.
 //
 // Rows match by what they measured, not by position: micro rows by mode,
 // engine, enctype, leg, size and threads; bounds by primitive and size; e2e
 // rows by server, transport, mode, engine, enctype, op, size, connections,
-// slots, shared context and crypto threads. A micro figure is the median of
-// its repetitions, and the verdict is the two-sided Mann-Whitney U test over
-// the two runs' repetitions (as Google Benchmark's compare.py does): "faster"
-// or "slower" when p < alpha, "no significant difference" otherwise, and
-// "too few repetitions" when either side has fewer than
-// common::kMinUTestSamples. An e2e row that ran again (its figure is its
-// median run, suite/section_e2e.cc) is tested the same way over its runs'
-// ops/s (higher is faster; "too few repetitions" below that many runs, as
-// for a --quick run's two rounds). Bounds, and e2e rows run once, are
-// measured once per run: their ratio is shown with the verdict "measured once".
+// slots, shared context and crypto threads. A run's figure of a row is what
+// the run reports (a micro row: the median of its repetitions; an e2e row:
+// its median round); a side's figure is the median over its runs.
+//
+// Why over runs: the repetitions inside one run share the machine's state of
+// that minute (its clock, caches, neighbours), so they vary less than two
+// runs do; a test over them calls most rows of two identical runs "faster"
+// or "slower" (Kalibera and Jones, "Rigorous Benchmarking in Reasonable
+// Time", ISMM 2013: variation lives at several levels, and a test must use
+// the highest one that is repeated). The verdict is Welch's t test on the
+// logarithms of the runs' figures, so it is a test of the ratio B/A and
+// comes with its confidence interval; a side with one run gets no verdict,
+// however many repetitions that run made.
 #ifndef SECMODE_HARNESS_COMPARE_RUNS_H_
 #define SECMODE_HARNESS_COMPARE_RUNS_H_
 
@@ -26,7 +30,9 @@
 
 namespace secmode::harness {
 
-enum class Verdict { kFaster, kSlower, kSame, kTooFewRepetitions, kMeasuredOnce };
+// kTooFewRuns: a side has fewer than 2 runs of the row; kNoSpread: every run
+// of each side gave the same figure (copies of one run), nothing to test.
+enum class Verdict { kFaster, kSlower, kSame, kTooFewRuns, kNoSpread };
 const char* VerdictName(Verdict v);  // "faster", "slower", ...
 
 struct RowComparison {
@@ -34,23 +40,43 @@ struct RowComparison {
   std::string
       key;  // what the row measured, e.g. "krb5p mit aes256-cts-hmac-sha1-96 client-seal 4 KiB"
   std::string unit;     // "ns/op" (lower is better), "MB/s", "ops/s" (higher is better)
-  double a = 0, b = 0;  // A's and B's figure (micro: the medians)
+  double a = 0, b = 0;  // each side's figure: the median over its runs
   double ratio = 0;     // b / a; 0 when a is 0
-  size_t a_repetitions = 0, b_repetitions = 0;
-  common::UTest test;  // micro rows only
-  Verdict verdict = Verdict::kMeasuredOnce;
+  // The ratio's confidence interval at 1 - alpha (exp of the t interval of
+  // the logarithms' difference); both equal ratio when not tested.
+  double ratio_low = 0, ratio_high = 0;
+  size_t a_runs = 0, b_runs = 0;  // how many runs of each side have the row
+  common::TTest test;             // over the logarithms of the runs' figures
+  Verdict verdict = Verdict::kTooFewRuns;
 };
 
 struct RunComparison {
   double alpha = 0.05;
-  std::string a_label, b_label;  // each run's command, commit and machine, in one line
+  // Each run's command, commit and machine, in one line; one per run.
+  std::vector<std::string> a_labels, b_labels;
   std::vector<RowComparison> rows;
-  std::vector<std::string> only_a, only_b;  // "table: key" of rows in one run only
+  std::vector<std::string> only_a, only_b;  // "table: key" of rows on one side only
 };
 
-// alpha in (0, 1): the U test's significance level.
-common::Result<RunComparison> CompareRuns(const RunResults& a, const RunResults& b,
-                                          double alpha = 0.05);
+// Each side one run or more. alpha in (0, 1): the test's significance level.
+// InvalidArgument for an empty side, or a run with two rows of one key.
+common::Result<RunComparison> CompareRuns(const std::vector<RunResults>& a,
+                                          const std::vector<RunResults>& b, double alpha = 0.05);
+
+// Every row of a set of runs, with each run's figure of it (the rows and
+// figures CompareRuns matches), sorted by table and key. `side` names the
+// runs in errors ("A" gives A1, A2, ...).
+struct RowFigures {
+  std::string table, key, unit;
+  std::vector<double> values;  // one per run that has the row
+};
+common::Result<std::vector<RowFigures>> FiguresOfRuns(const std::vector<RunResults>& runs,
+                                                      const char* side);
+
+// The runs at `path`: a run directory or its results.json (one run), or a
+// folder whose subfolders are run directories (a set of runs, read in the
+// order of their names). Errors name the path.
+common::Result<std::vector<RunResults>> ReadRunSet(const std::string& path);
 
 }  // namespace secmode::harness
 

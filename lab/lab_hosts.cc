@@ -19,14 +19,6 @@ namespace {
 
 constexpr int kLabPort = 2049;  // inside the lab's own namespace: nothing else is there
 
-std::string SelfPath() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  buf[n] = 0;
-  return buf;
-}
-
 std::string Ms(double ms) { return common::Fmt("%g", ms); }
 
 }  // namespace
@@ -41,7 +33,7 @@ Result<std::unique_ptr<LabHosts>> LabHosts::Start(const LabHostsOptions& options
                                                   gss::Realm* realm) {
   std::unique_ptr<LabHosts> h(new LabHosts());
   h->options_ = options;
-  if (h->options_.secmode_path.empty()) h->options_.secmode_path = SelfPath();
+  if (h->options_.secmode_path.empty()) h->options_.secmode_path = common::SelfPath();
   if (access(h->options_.secmode_path.c_str(), X_OK) != 0) {
     return Status::InvalidArgument("the lab runs the secmode binary, and '" +
                                    h->options_.secmode_path + "' is not an executable");

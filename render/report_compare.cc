@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "common/format.h"
@@ -19,36 +20,56 @@ namespace {
 
 std::string Figure(double v) { return v >= 100 ? Fmt("%.0f", v) : Fmt("%.3g", v); }
 
-std::string P(const RowComparison& r) {
-  if (r.table != "micro") return "-";
-  if (!r.test.applicable) {
-    return std::to_string(r.a_repetitions) + " vs " + std::to_string(r.b_repetitions) + " reps";
+std::string PValue(const RowComparison& r) {
+  return r.test.applicable ? Fmt("%.4f", r.test.p) : "-";
+}
+
+std::string Ratio(const RowComparison& r) { return r.a != 0 ? Fmt("%.3f", r.ratio) : "-"; }
+
+// The ratio's confidence interval, "0.981-1.032"; "-" when not tested.
+std::string Interval(const RowComparison& r) {
+  if (!r.test.applicable) return "-";
+  return Fmt("%.3f", r.ratio_low) + "-" + Fmt("%.3f", r.ratio_high);
+}
+
+std::string Runs(const RowComparison& r) {
+  return std::to_string(r.a_runs) + "+" + std::to_string(r.b_runs);
+}
+
+// Each run's name ("A", or "A1", "A2", ... for a side of several) and label.
+std::vector<std::pair<std::string, std::string>> RunLabels(const RunComparison& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [side, labels] : {std::pair{"A", &c.a_labels}, std::pair{"B", &c.b_labels}}) {
+    for (size_t i = 0; i < labels->size(); ++i) {
+      out.emplace_back(side + (labels->size() > 1 ? std::to_string(i + 1) : ""), (*labels)[i]);
+    }
   }
-  return Fmt("%.4f", r.test.p);
+  return out;
 }
 
 std::string Counts(const RunComparison& c) {
   std::map<Verdict, size_t> n;
   for (const auto& r : c.rows) ++n[r.verdict];
   std::string out;
-  for (Verdict v : {Verdict::kFaster, Verdict::kSlower, Verdict::kSame, Verdict::kTooFewRepetitions,
-                    Verdict::kMeasuredOnce}) {
+  for (Verdict v : {Verdict::kFaster, Verdict::kSlower, Verdict::kSame, Verdict::kTooFewRuns,
+                    Verdict::kNoSpread}) {
     if (!n[v]) continue;
     out += (out.empty() ? "" : ", ") + std::to_string(n[v]) + " " + harness::VerdictName(v);
   }
-  return std::to_string(c.rows.size()) + " rows in both runs" + (out.empty() ? "" : ": " + out);
+  return std::to_string(c.rows.size()) + " rows on both sides" + (out.empty() ? "" : ": " + out);
 }
 
 std::string Method(const RunComparison& c) {
-  return "B/A is B's figure over A's. micro figures are medians of their repetitions (ns/op: "
-         "below 1 is faster); the verdict is the two-sided Mann-Whitney U test over the two "
-         "runs' repetitions at alpha " +
-         Fmt("%g", c.alpha) + " (a side with fewer than " +
-         std::to_string(common::kMinUTestSamples) +
-         " repetitions cannot be tested). e2e (ops/s) figures are a row's median run; where "
-         "both runs ran the row in rounds, the same test is over each run's ops/s (above 1 is "
-         "faster). bounds (MB/s), and e2e rows run once, are measured once per run: their ratio "
-         "has no verdict.";
+  const std::string level = Fmt("%g", 100 * (1 - c.alpha));
+  return "B/A is B's figure over A's (ns/op: below 1 is faster; MB/s and ops/s: above 1 is "
+         "faster); a side's figure is the median over its runs, a run's figure the one it "
+         "reports (micro: the median of its repetitions). The verdict is Welch's t test on the "
+         "logarithms of the runs' figures at alpha " +
+         Fmt("%g", c.alpha) + ", the interval its " + level +
+         "% confidence interval of B/A. It needs at least 2 runs a side (3 or more to find "
+         "changes of a few percent): repetitions inside one run share that minute's machine "
+         "state and vary less than separate runs, so a side of one run gets no verdict, "
+         "however many repetitions it made.";
 }
 
 }  // namespace
@@ -56,7 +77,8 @@ std::string Method(const RunComparison& c) {
 std::string CompareText(const RunComparison& c) {
   using common::TerminalText;
   std::ostringstream out;
-  out << "A: " << TerminalText(c.a_label) << "\nB: " << TerminalText(c.b_label) << "\n\n";
+  for (const auto& [name, label] : RunLabels(c)) out << name << ": " << TerminalText(label) << "\n";
+  out << "\n";
   std::vector<std::string> names;
   size_t width = 3;
   for (const auto& r : c.rows) {
@@ -64,15 +86,15 @@ std::string CompareText(const RunComparison& c) {
     width = std::max(width, names.back().size());
   }
   width = std::min<size_t>(width, 100);
-  const char* format = "%-*s %6s %12s %12s %7s %14s  %s\n";
-  out << common::Sprintf(format, static_cast<int>(width), "row", "unit", "A", "B", "B/A", "p",
-                         "verdict");
+  const char* format = "%-*s %6s %12s %12s %7s %13s %7s %5s  %s\n";
+  out << common::Sprintf(format, static_cast<int>(width), "row", "unit", "A", "B", "B/A",
+                         "interval", "p", "runs", "verdict");
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const RowComparison& r = c.rows[i];
     out << common::Sprintf(format, static_cast<int>(width), names[i].c_str(),
                            TerminalText(r.unit).c_str(), Figure(r.a).c_str(), Figure(r.b).c_str(),
-                           r.a != 0 ? Fmt("%.3f", r.ratio).c_str() : "-", P(r).c_str(),
-                           harness::VerdictName(r.verdict));
+                           Ratio(r).c_str(), Interval(r).c_str(), PValue(r).c_str(),
+                           Runs(r).c_str(), harness::VerdictName(r.verdict));
   }
   out << "\n" << Counts(c) << ".\n";
   for (const auto& k : c.only_a) out << "only in A: " << TerminalText(k) << "\n";
@@ -83,23 +105,24 @@ std::string CompareText(const RunComparison& c) {
 
 std::string CompareMarkdown(const RunComparison& c) {
   std::ostringstream out;
-  out << "# secmode compare\n\n| run | |\n|---|---|\n| A | " << MdText(c.a_label) << " |\n| B | "
-      << MdText(c.b_label) << " |\n\n"
-      << Method(c) << "\n\n"
-      << Counts(c) << ".\n";
+  out << "# secmode compare\n\n| run | |\n|---|---|\n";
+  for (const auto& [name, label] : RunLabels(c))
+    out << "| " << name << " | " << MdText(label) << " |\n";
+  out << "\n" << Method(c) << "\n\n" << Counts(c) << ".\n";
   std::string table;
   for (const auto& r : c.rows) {
     if (r.table != table) {
       table = r.table;
-      out << "\n## " << MdText(table) << "\n\n| row | unit | A | B | B/A | p | verdict |\n"
-          << "|---|---|---:|---:|---:|---:|---|\n";
+      out << "\n## " << MdText(table)
+          << "\n\n| row | unit | A | B | B/A | interval | p | runs | verdict |\n"
+          << "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     }
     out << "| " << MdText(r.key) << " | " << MdText(r.unit) << " | " << Figure(r.a) << " | "
-        << Figure(r.b) << " | " << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
-        << harness::VerdictName(r.verdict) << " |\n";
+        << Figure(r.b) << " | " << Ratio(r) << " | " << Interval(r) << " | " << PValue(r) << " | "
+        << Runs(r) << " | " << harness::VerdictName(r.verdict) << " |\n";
   }
   if (!c.only_a.empty() || !c.only_b.empty()) {
-    out << "\n## Rows in one run only\n\n";
+    out << "\n## Rows on one side only\n\n";
     for (const auto& k : c.only_a) out << "- only in A: " << MdText(k) << "\n";
     for (const auto& k : c.only_b) out << "- only in B: " << MdText(k) << "\n";
   }

@@ -9,8 +9,10 @@
 
 namespace secmode::render {
 
-// Both: the two runs, one row per matching row (A, B, B/A, the U test's p
-// and the verdict), the verdicts counted, and the rows only one run has.
+// Both: each side's runs, one row per matching row (A, B, B/A with its
+// confidence interval, the test's p, each side's runs and the verdict), the
+// verdicts counted, how the verdict is reached, and the rows one side only
+// has.
 std::string CompareText(const harness::RunComparison& c);
 std::string CompareMarkdown(const harness::RunComparison& c);
 

@@ -57,35 +57,57 @@ TEST(StatsTest, FitLineRefusesWhatCannotMakeALine) {
   EXPECT_FALSE(FitLine({1, 2, 3}, {1, INFINITY, 3}).ok);
 }
 
-TEST(StatsTest, UTestSeparatesDisjointSamplesAtTheExactP) {
-  // 5 and 5 values with no overlap: the smallest two-sided p, 2 / C(10, 5).
-  auto t = MannWhitneyU({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+// Two samples whose Welch test is known by hand: means 3 and 5, variances
+// 2.5 and 2.5 over 5 values each, so t = 2 on 8 degrees of freedom
+// (p = 0.0805) and the 95% interval is 2 +- 2.306.
+TEST(StatsTest, WelchTTestMatchesAWorkedExample) {
+  auto t = WelchTTest({1, 2, 3, 4, 5}, {3, 4, 5, 6, 7});
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(t->applicable);
-  EXPECT_NEAR(t->p, 2.0 / 252.0, 1e-6);
+  EXPECT_NEAR(t->df, 8, 1e-9);
+  EXPECT_NEAR(t->p, 0.0805, 1e-3);
+  EXPECT_DOUBLE_EQ(t->difference, 2);
+  EXPECT_NEAR(t->low, 2 - 2.306, 1e-3);
+  EXPECT_NEAR(t->high, 2 + 2.306, 1e-3);
+  // Unequal variances and sizes: the Welch-Satterthwaite degrees of freedom
+  // lie between the smaller side's n - 1 and the pooled n - 2.
+  auto u = WelchTTest({10, 11, 9}, {20, 30, 25, 35, 15, 25});
+  ASSERT_TRUE(u.ok());
+  EXPECT_GT(u->df, 2);
+  EXPECT_LT(u->df, 7);
+  EXPECT_LT(u->p, 0.05);
+  EXPECT_LT(u->low, u->difference);
+  EXPECT_GT(u->high, u->difference);
 }
 
-TEST(StatsTest, UTestDoesNotSeparateInterleavedOrEqualSamples) {
-  auto mixed = MannWhitneyU({1, 3, 5, 7, 9}, {2, 4, 6, 8, 10});
-  ASSERT_TRUE(mixed.ok());
-  EXPECT_GT(mixed->p, 0.3);
-  auto equal = MannWhitneyU({5, 5, 5, 5, 5}, {5, 5, 5, 5, 5});
-  ASSERT_TRUE(equal.ok());
-  EXPECT_TRUE(equal->applicable);
-  EXPECT_EQ(equal->p, 1);
+TEST(StatsTest, StudentTQuantileMatchesTables) {
+  EXPECT_NEAR(StudentTQuantile(8, 0.05), 2.306, 1e-3);
+  EXPECT_NEAR(StudentTQuantile(2, 0.05), 4.303, 1e-3);
+  EXPECT_NEAR(StudentTQuantile(1e6, 0.05), 1.960, 1e-3);
+  EXPECT_EQ(StudentTQuantile(0, 0.05), 0);
+  EXPECT_EQ(StudentTQuantile(5, 1), 0);
 }
 
-TEST(StatsTest, UTestIsNotApplicableBelowFiveSamplesASide) {
-  auto t = MannWhitneyU({1, 2, 3}, {7, 8, 9});
-  ASSERT_TRUE(t.ok());
-  EXPECT_FALSE(t->applicable);
-  EXPECT_EQ(t->p, 1);
+TEST(StatsTest, WelchTTestCannotTellWithoutSpreadOrSamples) {
+  auto one = WelchTTest({1}, {2, 3, 4});
+  ASSERT_TRUE(one.ok());
+  EXPECT_FALSE(one->applicable);
+  EXPECT_EQ(one->p, 1);
+  EXPECT_EQ(one->difference, 2);
+  auto flat = WelchTTest({5, 5, 5}, {6, 6, 6});
+  ASSERT_TRUE(flat.ok());
+  EXPECT_FALSE(flat->applicable);
+  auto empty = WelchTTest({}, {1, 2});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->applicable);
 }
 
-TEST(StatsTest, UTestRefusesANonFiniteValue) {
-  auto t = MannWhitneyU({1, 2, 3, 4, std::numeric_limits<double>::quiet_NaN()}, {1, 2, 3, 4, 5});
-  EXPECT_FALSE(t.ok());
-  EXPECT_NE(t.status().ToString().find("not finite"), std::string::npos);
+TEST(StatsTest, WelchTTestRefusesBadInput) {
+  auto nan = WelchTTest({1, 2, std::numeric_limits<double>::quiet_NaN()}, {1, 2, 3});
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.status().ToString().find("not finite"), std::string::npos);
+  EXPECT_FALSE(WelchTTest({1, 2}, {3, 4}, 0).ok());
+  EXPECT_FALSE(WelchTTest({1, 2}, {3, 4}, 1).ok());
 }
 
 }  // namespace

@@ -1,10 +1,20 @@
-// secmode compare's verdicts on two synthetic runs whose differences are
-// known: a figure clearly slower in B, one that moved within its noise, one
-// with too few repetitions to test, rows only one run has, and a bounds
-// row measured once.
+// secmode compare's verdicts on synthetic sides of runs whose differences
+// are known: figures clearly slower or faster in B, one that moved within
+// its noise, one side of one run, rows only one side has; and, on many
+// synthetic rows whose runs vary as real runs do (a shift per run shared by
+// that run's repetitions), that an A/A comparison flags about alpha of them
+// while a planted slowdown is found.
 #include "harness/compare_runs.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/files.h"
+#include "harness/aa_test.h"
 
 namespace secmode::harness {
 namespace {
@@ -37,120 +47,275 @@ const RowComparison* Find(const RunComparison& c, const std::string& needle) {
   return nullptr;
 }
 
-TEST(CompareRunsTest, VerdictsFollowTheRepetitions) {
-  const RunResults a = SyntheticRun(
-      {Row("client-seal", 128, {100, 101, 99, 100, 102}),
-       Row("server-open", 128, {200, 210, 190, 205, 195}), Row("client-open", 128, {50, 51, 52}),
-       Row("server-seal", 128, {70, 71, 72, 73, 74})},
-      2e9);
-  const RunResults b = SyntheticRun(
-      {Row("client-seal", 128, {150, 151, 149, 150, 152}),
-       Row("server-open", 128, {203, 208, 192, 199, 201}), Row("client-open", 128, {40, 41, 42}),
-       Row("server-seal", 128, {60, 61, 62, 63, 64}),
-       Row("client-seal", 4096, {900, 901, 902, 903, 904})},
-      1e9);
+// Runs of one micro row each: figures[i] is run i's figure (its repetitions
+// around it).
+std::vector<RunResults> Runs(const std::string& leg, const std::vector<double>& figures) {
+  std::vector<RunResults> out;
+  for (double f : figures) {
+    out.push_back(SyntheticRun({Row(leg, 128, {f * 0.99, f, f * 1.01, f, f})}, 1e9 / f));
+  }
+  return out;
+}
+
+TEST(CompareRunsTest, VerdictsFollowTheRuns) {
+  std::vector<RunResults> a = Runs("client-seal", {100, 102, 98});
+  std::vector<RunResults> b = Runs("client-seal", {150, 153, 147});
   auto c = CompareRuns(a, b);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-
   const RowComparison* slower = Find(*c, "client-seal 128 B");
   ASSERT_NE(slower, nullptr);
   EXPECT_EQ(slower->verdict, Verdict::kSlower);
   EXPECT_DOUBLE_EQ(slower->ratio, 1.5);
   EXPECT_TRUE(slower->test.applicable);
   EXPECT_LT(slower->test.p, 0.05);
-
-  const RowComparison* faster = Find(*c, "server-seal 128 B");
-  ASSERT_NE(faster, nullptr);
-  EXPECT_EQ(faster->verdict, Verdict::kFaster);
-
-  const RowComparison* same = Find(*c, "server-open 128 B");
-  ASSERT_NE(same, nullptr);
-  EXPECT_EQ(same->verdict, Verdict::kSame);
-  EXPECT_GE(same->test.p, 0.05);
-
-  const RowComparison* few = Find(*c, "client-open 128 B");
-  ASSERT_NE(few, nullptr);
-  EXPECT_EQ(few->verdict, Verdict::kTooFewRepetitions);
-  EXPECT_EQ(few->a_repetitions, 3u);
-
+  EXPECT_EQ(slower->a_runs, 3u);
+  EXPECT_EQ(slower->b_runs, 3u);
+  EXPECT_LT(slower->ratio_low, 1.5);
+  EXPECT_GT(slower->ratio_high, 1.5);
+  EXPECT_GT(slower->ratio_low, 1.0);
+  // The bounds row (MB/s, higher is faster) fell with the micro figure.
   const RowComparison* bound = Find(*c, "aes256-cbc-encrypt 4 KiB");
   ASSERT_NE(bound, nullptr);
   EXPECT_EQ(bound->table, "bounds");
-  EXPECT_EQ(bound->verdict, Verdict::kMeasuredOnce);
-  EXPECT_DOUBLE_EQ(bound->ratio, 0.5);
-
-  EXPECT_TRUE(c->only_a.empty());
-  ASSERT_EQ(c->only_b.size(), 1u);
-  EXPECT_NE(c->only_b[0].find("client-seal 4 KiB"), std::string::npos) << c->only_b[0];
+  EXPECT_EQ(bound->verdict, Verdict::kSlower);
   EXPECT_EQ(c->rows.front().table, "micro");  // micro rows first
+  EXPECT_EQ(c->a_labels.size(), 3u);
+
+  auto turned = CompareRuns(b, a);
+  ASSERT_TRUE(turned.ok());
+  EXPECT_EQ(Find(*turned, "client-seal")->verdict, Verdict::kFaster);
+  EXPECT_EQ(Find(*turned, "aes256-cbc-encrypt")->verdict, Verdict::kFaster);
+
+  auto same = CompareRuns(Runs("client-seal", {100, 110, 95}), Runs("client-seal", {104, 97, 108}));
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(Find(*same, "client-seal")->verdict, Verdict::kSame);
+  EXPECT_GE(Find(*same, "client-seal")->test.p, 0.05);
 }
 
-// An e2e row that ran in rounds is tested over its runs' ops/s (higher is
-// faster); one run once is "measured once"; three runs are too few.
-TEST(CompareRunsTest, E2eRowsInRoundsAreTestedOverTheirRuns) {
-  auto e2e = [](const std::string& op, std::vector<double> ops) {
-    nlohmann::json row = {{"server", "secmode"}, {"transport", "tcp-loopback"},
-                          {"mode", "krb5p"},      {"engine", "native"},
-                          {"enctype", "aes256"},  {"op", op},
-                          {"size", 0},            {"connections", 4},
-                          {"slots", 64},          {"crypto_threads", "parallel"},
-                          {"ops_per_second", ops[0]}};
-    for (size_t i = 1; i < ops.size(); ++i) {
-      row["repeats"].push_back({{"ops_per_second", ops[i]}});
-    }
-    return row;
+// One run a side: the repetitions inside it do not make a verdict, however
+// far apart the two runs' repetitions lie.
+TEST(CompareRunsTest, OneRunASideGetsNoVerdict) {
+  const RunResults a = SyntheticRun({Row("client-seal", 128, {100, 101, 99, 100, 102})}, 2e9);
+  const RunResults b = SyntheticRun({Row("client-seal", 128, {150, 151, 149, 150, 152}),
+                                     Row("client-seal", 4096, {900, 901, 902, 903, 904})},
+                                    1e9);
+  auto c = CompareRuns({a}, {b});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (const RowComparison& r : c->rows) {
+    EXPECT_EQ(r.verdict, Verdict::kTooFewRuns) << r.key;
+    EXPECT_FALSE(r.test.applicable);
+  }
+  EXPECT_DOUBLE_EQ(Find(*c, "client-seal 128 B")->ratio, 1.5);
+  EXPECT_DOUBLE_EQ(Find(*c, "aes256-cbc-encrypt")->ratio, 0.5);
+  ASSERT_EQ(c->only_b.size(), 1u);
+  EXPECT_NE(c->only_b[0].find("client-seal 4 KiB"), std::string::npos) << c->only_b[0];
+  // Three runs against one: still no variation on B's side to test against.
+  auto three_one = CompareRuns(Runs("client-seal", {100, 101, 99}), {b});
+  ASSERT_TRUE(three_one.ok());
+  EXPECT_EQ(Find(*three_one, "client-seal 128 B")->verdict, Verdict::kTooFewRuns);
+  // Copies of one run on each side: enough runs, but nothing varies.
+  auto copies = CompareRuns({a, a}, {b, b});
+  ASSERT_TRUE(copies.ok());
+  EXPECT_EQ(Find(*copies, "client-seal 128 B")->verdict, Verdict::kNoSpread);
+}
+
+// e2e rows compare their runs' ops/s (higher is faster); a row's rounds
+// inside one run are that run's figure, not samples.
+TEST(CompareRunsTest, E2eRowsCompareTheirRunsOpsPerSecond) {
+  auto run = [](double ops) {
+    RunResults r = SyntheticRun({}, 1e9);
+    nlohmann::json row = {{"server", "secmode"},
+                          {"transport", "tcp-loopback"},
+                          {"mode", "krb5p"},
+                          {"engine", "native"},
+                          {"enctype", "aes256"},
+                          {"op", "getattr"},
+                          {"size", 0},
+                          {"connections", 4},
+                          {"slots", 64},
+                          {"crypto_threads", "parallel"},
+                          {"ops_per_second", ops}};
+    row["repeats"].push_back({{"ops_per_second", ops * 0.5}});
+    r.e2e = nlohmann::json::array({row});
+    return r;
   };
-  RunResults a = SyntheticRun({}, 1e9), b = SyntheticRun({}, 1e9);
-  a.e2e = nlohmann::json::array({e2e("getattr", {100, 101, 99, 100, 102}),
-                                 e2e("read", {100, 101, 99}), e2e("write", {100})});
-  b.e2e = nlohmann::json::array({e2e("getattr", {150, 151, 149, 150, 152}),
-                                 e2e("read", {150, 151, 149}), e2e("write", {150})});
-  auto c = CompareRuns(a, b);
+  auto c = CompareRuns({run(100), run(101), run(99)}, {run(150), run(152), run(149)});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const RowComparison* getattr = Find(*c, "getattr");
   ASSERT_NE(getattr, nullptr);
   EXPECT_EQ(getattr->verdict, Verdict::kFaster);
-  EXPECT_EQ(getattr->a_repetitions, 5u);
   EXPECT_DOUBLE_EQ(getattr->ratio, 1.5);
-  const RowComparison* read = Find(*c, "read");
-  ASSERT_NE(read, nullptr);
-  EXPECT_EQ(read->verdict, Verdict::kTooFewRepetitions);
-  const RowComparison* write = Find(*c, "write");
-  ASSERT_NE(write, nullptr);
-  EXPECT_EQ(write->verdict, Verdict::kMeasuredOnce);
-  // The direction is the tested runs' (their medians), not the rows' own
-  // figures: A's row shows 145 ops/s, B's 140, but A's runs' median is 100
-  // and B's 151 (24 of the 25 pairs have B above A): faster.
-  a.e2e = nlohmann::json::array({e2e("getattr", {145, 100, 101, 99, 100})});
-  b.e2e = nlohmann::json::array({e2e("getattr", {140, 150, 151, 152, 153})});
-  auto turned = CompareRuns(a, b);
-  ASSERT_TRUE(turned.ok()) << turned.status().ToString();
-  const RowComparison* row = Find(*turned, "getattr");
-  ASSERT_NE(row, nullptr);
-  EXPECT_LT(row->test.p, 0.05);
-  EXPECT_EQ(row->verdict, Verdict::kFaster);
-  EXPECT_DOUBLE_EQ(row->ratio, 140.0 / 145);
 }
 
 TEST(CompareRunsTest, AStricterAlphaTurnsADifferenceIntoNone) {
-  const RunResults a = SyntheticRun({Row("client-seal", 128, {100, 101, 99, 100, 102})}, 1e9);
-  const RunResults b = SyntheticRun({Row("client-seal", 128, {150, 151, 149, 150, 152})}, 1e9);
-  // 5 against 5 with no overlap: p = 2/252, below 0.05 and above 0.001.
+  auto a = Runs("client-seal", {100, 104, 96});
+  auto b = Runs("client-seal", {110, 114, 106});
+  auto loose = CompareRuns(a, b, 0.05);
   auto strict = CompareRuns(a, b, 0.001);
-  ASSERT_TRUE(strict.ok());
+  ASSERT_TRUE(loose.ok() && strict.ok());
+  EXPECT_EQ(Find(*loose, "client-seal")->verdict, Verdict::kSlower);
   EXPECT_EQ(Find(*strict, "client-seal")->verdict, Verdict::kSame);
+  // The stricter level's interval is the wider one.
+  EXPECT_LT(Find(*strict, "client-seal")->ratio_low, Find(*loose, "client-seal")->ratio_low);
+}
+
+// Synthetic runs as real ones vary: each run shifts every figure of a row
+// by its own factor (the machine's state during that run), shared by that
+// run's repetitions, which vary less around it.
+class RunNoise {
+ public:
+  RunNoise(double run_sd, double repetition_sd) : run_sd_(run_sd), repetition_sd_(repetition_sd) {}
+  // One run of `rows` micro rows whose true figures are 1000 * (1 + i % 7),
+  // the rows from `slow_from` on `factor` times slower.
+  RunResults Run(size_t rows, size_t slow_from = SIZE_MAX, double factor = 1) {
+    std::normal_distribution<double> run(0, run_sd_), repetition(0, repetition_sd_);
+    std::vector<MicroRow> micro;
+    for (size_t i = 0; i < rows; ++i) {
+      const double truth = 1000.0 * static_cast<double>(1 + i % 7) * (i >= slow_from ? factor : 1);
+      const double shift = std::exp(run(rng_));
+      std::vector<double> reps;
+      for (int k = 0; k < 5; ++k) reps.push_back(truth * shift * std::exp(repetition(rng_)));
+      micro.push_back(Row("leg" + std::to_string(i), 128, reps));
+    }
+    return SyntheticRun(std::move(micro), 1e9);
+  }
+
+ private:
+  double run_sd_, repetition_sd_;
+  std::mt19937_64 rng_{20261206};
+};
+
+// The fraction of micro rows called faster or slower.
+double FlaggedFraction(const RunComparison& c) {
+  size_t flagged = 0, n = 0;
+  for (const RowComparison& r : c.rows) {
+    if (r.table != "micro") continue;
+    ++n;
+    flagged += r.verdict == Verdict::kFaster || r.verdict == Verdict::kSlower;
+  }
+  return n ? static_cast<double>(flagged) / static_cast<double>(n) : -1;
+}
+
+// An A/A comparison of 3 + 3 runs of one distribution flags about alpha of
+// its rows (400 rows: the binomial's standard deviation at 5% is 1.1%),
+// where a test over the repetitions flagged most of them; 5 + 5 the same.
+TEST(CompareRunsTest, AnAaComparisonOfRunsFlagsAboutAlpha) {
+  RunNoise noise(0.05, 0.01);
+  for (size_t per_side : {3, 5}) {
+    std::vector<RunResults> a, b;
+    for (size_t i = 0; i < per_side; ++i) {  // interleaved, as `secmode` would run them
+      a.push_back(noise.Run(400));
+      b.push_back(noise.Run(400));
+    }
+    auto c = CompareRuns(a, b);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    const double flagged = FlaggedFraction(*c);
+    EXPECT_LE(flagged, 0.08) << per_side << " runs a side";
+    EXPECT_GE(flagged, 0.01) << per_side << " runs a side";
+  }
+}
+
+// A 10% slowdown of half the rows, with runs that vary 3% between them, is
+// found in most of those rows with 3 + 3 runs, and the untouched half stays
+// near alpha.
+TEST(CompareRunsTest, APlantedSlowdownIsFoundInThreePlusThreeRuns) {
+  RunNoise noise(0.03, 0.01);
+  std::vector<RunResults> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(noise.Run(400));
+    b.push_back(noise.Run(400, 200, 1.10));
+  }
+  auto c = CompareRuns(a, b);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  size_t slower = 0, wrong_way = 0, untouched_flagged = 0;
+  for (const RowComparison& r : c->rows) {
+    if (r.table != "micro") continue;
+    const size_t i = std::stoul(r.key.substr(r.key.find("leg") + 3));
+    const bool flagged = r.verdict == Verdict::kFaster || r.verdict == Verdict::kSlower;
+    if (i < 200) {
+      untouched_flagged += flagged;
+    } else {
+      slower += r.verdict == Verdict::kSlower;
+      wrong_way += r.verdict == Verdict::kFaster;
+    }
+  }
+  EXPECT_GE(slower, 120u);  // at least 60% of the 200 slowed rows
+  EXPECT_EQ(wrong_way, 0u);
+  EXPECT_LE(untouched_flagged, 16u);  // 8% of the 200 untouched rows
+}
+
+// The A/A summary of such runs: its false positives are the comparison's
+// faster and slower rows, and each row's spread is over all six runs.
+TEST(CompareRunsTest, SummarizeAaCountsFalsePositivesAndEachRowsSpread) {
+  RunNoise noise(0.05, 0.01);
+  std::vector<RunResults> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(noise.Run(100));
+    b.push_back(noise.Run(100));
+  }
+  auto r = SummarizeAa(a, b, 0.05);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  size_t flagged = 0;
+  for (const RowComparison& c : r->comparison.rows) {
+    flagged += c.verdict == Verdict::kFaster || c.verdict == Verdict::kSlower;
+  }
+  // 100 micro rows; the bounds row is the same in every run, so untested.
+  EXPECT_EQ(r->tested, 100u);
+  EXPECT_EQ(r->false_positives, flagged);
+  EXPECT_DOUBLE_EQ(r->false_positive_rate, static_cast<double>(flagged) / 100);
+  ASSERT_EQ(r->rows.size(), 101u);
+  std::vector<double> sds;
+  for (const RowNoise& n : r->rows) {
+    EXPECT_EQ(n.runs, 6u);
+    if (n.table != "micro") continue;
+    EXPECT_NEAR(n.single_run_ratio,
+                std::exp(common::StudentTQuantile(5, 0.05) * n.log_sd * std::sqrt(2.0)), 1e-12);
+    if (n.table == "micro") sds.push_back(n.log_sd);
+  }
+  // The runs' log figures vary by the run shift (sd 0.05) and the median of
+  // five repetitions (sd 0.01 each).
+  EXPECT_NEAR(common::Median(sds), 0.05, 0.015);
 }
 
 TEST(CompareRunsTest, BadInputIsAClearError) {
-  const RunResults a = SyntheticRun({Row("client-seal", 128, {1, 2, 3, 4, 5})}, 1e9);
+  const std::vector<RunResults> a = Runs("client-seal", {1, 2});
   EXPECT_NE(CompareRuns(a, a, 0).status().message().find("alpha"), std::string::npos);
   EXPECT_NE(CompareRuns(a, a, 1.5).status().message().find("alpha"), std::string::npos);
-  RunResults twice = a;
+  EXPECT_NE(CompareRuns({}, a).status().message().find("side A"), std::string::npos);
+  RunResults twice = a[0];
   twice.micro.push_back(twice.micro[0]);
-  auto dup = CompareRuns(a, twice);
+  auto dup = CompareRuns(a, {a[0], twice});
   ASSERT_FALSE(dup.ok());
-  EXPECT_NE(dup.status().message().find("two micro rows"), std::string::npos)
+  EXPECT_NE(dup.status().message().find("run B2 has two micro rows"), std::string::npos)
       << dup.status().ToString();
+}
+
+// A side on disk: one run directory, or a folder of them read in name
+// order; anything else is an error naming the path.
+TEST(CompareRunsTest, ReadRunSetTakesARunOrAFolderOfRuns) {
+  namespace fs = std::filesystem;
+  auto tmp = common::MakeTempDirectory("secmode-compare-");
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();
+  const fs::path dir = *tmp;
+  fs::create_directories(dir / "set" / "2-second");
+  fs::create_directories(dir / "set" / "1-first");
+  fs::create_directories(dir / "set" / "not-a-run");
+  fs::create_directories(dir / "empty");
+  const std::string text = ToJson(Runs("client-seal", {100})[0]).dump();
+  for (const char* run : {"1-first", "2-second"}) {
+    std::ofstream(dir / "set" / run / "results.json") << text;
+  }
+  auto one = ReadRunSet((dir / "set" / "1-first").string());
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->size(), 1u);
+  auto set = ReadRunSet((dir / "set").string());
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->size(), 2u);
+  auto empty = ReadRunSet((dir / "empty").string());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty"), std::string::npos);
+  EXPECT_FALSE(ReadRunSet((dir / "missing").string()).ok());
+  EXPECT_TRUE(common::RemoveTree(*tmp).ok());
 }
 
 }  // namespace

@@ -366,7 +366,7 @@ TEST_F(UntrustedResultsTest, CompareMarkdownKeepsItsTables) {
   auto a = harness::FromJson(Hostile({"mode", "op", "context", "baseline"}));
   auto b = harness::FromJson(Hostile());
   ASSERT_TRUE(a.ok() && b.ok());
-  auto c = harness::CompareRuns(*a, *b);
+  auto c = harness::CompareRuns({*a}, {*b});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_FALSE(c->only_a.empty());
   const std::string md = CompareMarkdown(*c);
@@ -383,7 +383,7 @@ TEST_F(UntrustedResultsTest, TerminalOutputsKeepTheirLines) {
   auto b = harness::FromJson(Hostile());
   auto clean = harness::FromJson(clean_);
   ASSERT_TRUE(a.ok() && b.ok() && clean.ok());
-  auto c = harness::CompareRuns(*a, *b);
+  auto c = harness::CompareRuns({*a}, {*b});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_FALSE(c->only_a.empty());
   const std::string text = CompareText(*c);

@@ -1,0 +1,79 @@
+#include "render/report_noise.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "common/format.h"
+#include "common/stats.h"
+
+namespace secmode::render {
+
+using common::Fmt;
+using common::TerminalText;
+using harness::AaResult;
+using harness::RowNoise;
+
+namespace {
+
+std::string Percent(double ratio) { return Fmt("%.1f%%", 100 * (ratio - 1)); }
+
+// Per table: its rows' median spread and median single-run change, and the
+// largest of each.
+std::string Tables(const AaResult& r) {
+  std::map<std::string, std::vector<const RowNoise*>> by_table;
+  for (const RowNoise& n : r.rows) {
+    if (n.runs >= 2) by_table[n.table].push_back(&n);
+  }
+  std::ostringstream out;
+  out << common::Sprintf("%-8s %5s %14s %14s %18s %18s\n", "table", "rows", "median sd", "max sd",
+                         "median 1-run", "max 1-run");
+  for (const auto& [table, rows] : by_table) {
+    std::vector<double> sd, single;
+    for (const RowNoise* n : rows) {
+      sd.push_back(n->log_sd);
+      single.push_back(n->single_run_ratio);
+    }
+    out << common::Sprintf("%-8s %5zu %14s %14s %18s %18s\n", TerminalText(table).c_str(),
+                           rows.size(), Fmt("%.1f%%", 100 * common::Median(sd)).c_str(),
+                           Fmt("%.1f%%", 100 * *std::max_element(sd.begin(), sd.end())).c_str(),
+                           Percent(common::Median(single)).c_str(),
+                           Percent(*std::max_element(single.begin(), single.end())).c_str());
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string NoiseText(const AaResult& r, size_t rows) {
+  std::ostringstream out;
+  for (size_t i = 0; i < r.comparison.a_labels.size(); ++i) {
+    out << "A" << i + 1 << ": " << TerminalText(r.comparison.a_labels[i]) << "\n";
+  }
+  for (size_t i = 0; i < r.comparison.b_labels.size(); ++i) {
+    out << "B" << i + 1 << ": " << TerminalText(r.comparison.b_labels[i]) << "\n";
+  }
+  out << "\nA/A test: " << r.false_positives << " of " << r.tested
+      << " rows tested were called faster or slower at alpha " << Fmt("%g", r.comparison.alpha)
+      << " (false-positive rate " << Fmt("%.1f%%", 100 * r.false_positive_rate)
+      << "; a test that means what it says flags about " << Fmt("%g%%", 100 * r.comparison.alpha)
+      << ").\n\n"
+      << "Run-to-run spread (sd of the runs' log figures, about their CV) and the change two "
+         "single runs must show to stand out of it:\n"
+      << Tables(r);
+  std::vector<const RowNoise*> noisiest;
+  for (const RowNoise& n : r.rows) noisiest.push_back(&n);
+  std::stable_sort(noisiest.begin(), noisiest.end(),
+                   [](const RowNoise* x, const RowNoise* y) { return x->log_sd > y->log_sd; });
+  noisiest.resize(std::min(rows, noisiest.size()));
+  if (!noisiest.empty()) out << "\nThe noisiest rows:\n";
+  for (const RowNoise* n : noisiest) {
+    out << "  " << TerminalText(n->table + " " + n->key) << ": sd "
+        << Fmt("%.1f%%", 100 * n->log_sd) << " over " << n->runs << " runs, single runs need "
+        << Percent(n->single_run_ratio) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace secmode::render
