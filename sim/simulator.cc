@@ -537,6 +537,120 @@ void Sim::WakeParked(std::vector<int>& waiters) {
   }
 }
 
+// Handles one event from the queue.
+void Sim::Handle(const Event& e) {
+  switch (e.kind) {
+    case kEncodeDone: {
+      Slot& slot = slots_[e.target];
+      if (slot.attempt != e.tag) break;
+      slot.state = State::kQueued;
+      QueueCall(slot);
+      break;
+    }
+    case kTxReady: {
+      Conn& conn = conns_[e.target];
+      if (conn.epoch != e.tag) break;
+      conn.tx_timer = false;
+      TryTx(static_cast<int>(e.target));
+      break;
+    }
+    case kArrive: {
+      Slot& slot = slots_[e.target];
+      if (slot.attempt != e.tag || slot.cancelled_arrive == e.order) break;
+      // Thread model: a call that was on its way when its connection
+      // closed; the wire's arrivals before it go into the socket first.
+      if (s_.thread_model) Flush(ServerThread(slot.conn));
+      OnArrive(slot);
+      break;
+    }
+    case kServiceDone: {
+      --busy_workers_;
+      PickUp();
+      while (!work_.empty() && busy_workers_ < s_.server_threads) {
+        QueueItem next = work_.front();
+        work_.pop_front();
+        if (slots_[next.slot].attempt == next.attempt) StartService(next.slot, next.attempt);
+      }
+      Slot& slot = slots_[e.target];
+      if (slot.attempt != e.tag) break;
+      QueueReply(slot, /*error=*/false);
+      break;
+    }
+    case kComplete: {
+      Slot& slot = slots_[e.target];
+      if (slot.attempt != e.tag) break;
+      OnComplete(slot);
+      break;
+    }
+    case kTimeout: {
+      Slot& slot = slots_[e.target];
+      if (slot.attempt != e.tag || slot.state != State::kLost) break;
+      Resend(slot);
+      break;
+    }
+    case kDisconnectNoticed:
+      if (conns_[e.target].epoch == e.tag) OnDisconnectNoticed(static_cast<int>(e.target));
+      break;
+    case kReconnected:
+      if (conns_[e.target].epoch == e.tag) OnReconnected(static_cast<int>(e.target));
+      break;
+    case kContextReady:
+      if (ctxs_[e.target].gen == e.tag) OnContextReady(static_cast<int>(e.target));
+      break;
+    case kLockHandoff: {
+      // Waiters of a context being re-created again wait for that one.
+      Context& ctx = ctxs_[e.target];
+      if (ctx.gen == e.tag && !ctx.recreating) {
+        WakeNextWaiter(static_cast<int>(e.target), -1, ctx.handoff_from);
+      }
+      break;
+    }
+    case kWireArrive: {
+      ++wire_events_;
+      SimThread& t = threads_[e.target];
+      t.wire_armed = false;
+      Flush(t);
+      break;
+    }
+    case kAcceptArrive:
+      if (conns_[e.target].epoch == e.tag) {
+        Deliver(ServerThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kAccept});
+      }
+      break;
+    case kEofArrive:
+      if (conns_[e.target].epoch == e.tag) {
+        Deliver(ClientThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kEof});
+      }
+      break;
+    case kSendDue: {
+      Slot& slot = slots_[e.target];
+      if (slot.attempt == e.tag && slot.state == State::kQueued) {
+        Deliver(SenderThread(), {e.target, e.tag, Work::kSend});
+      }
+      break;
+    }
+    case kThreadStart: {
+      SimThread& t = threads_[e.target];
+      if (t.epoch == e.tag && t.st == SimThread::St::kWaking) Run(t);
+      break;
+    }
+    case kCorePull: {
+      Core& c = cores_[e.target];
+      if (c.idle_epoch == e.tag && c.running < 0) PullInto(static_cast<int>(e.target));
+      break;
+    }
+    case kThreadTick: {
+      SimThread& t = threads_[e.target];
+      if (t.epoch == e.tag && t.st == SimThread::St::kRunning) OnTick(t);
+      break;
+    }
+    case kPreemptDue: {
+      SimThread& t = threads_[e.target];
+      if (t.wake == e.tag) OnPreemptDue(t);
+      break;
+    }
+  }
+}
 
 Result<ScenarioResult> Sim::Run() {
   r_.seed = s_.seed;
@@ -626,201 +740,13 @@ Result<ScenarioResult> Sim::Run() {
       if (t.st == SimThread::St::kRunning) OnTick(t);
       continue;
     }
-    switch (e.kind) {
-      case kEncodeDone: {
-        Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag) break;
-        slot.state = State::kQueued;
-        QueueCall(slot);
-        break;
-      }
-      case kTxReady: {
-        Conn& conn = conns_[e.target];
-        if (conn.epoch != e.tag) break;
-        conn.tx_timer = false;
-        TryTx(static_cast<int>(e.target));
-        break;
-      }
-      case kArrive: {
-        Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag || slot.cancelled_arrive == e.order) break;
-        // Thread model: a call that was on its way when its connection
-        // closed; the wire's arrivals before it go into the socket first.
-        if (s_.thread_model) Flush(ServerThread(slot.conn));
-        OnArrive(slot);
-        break;
-      }
-      case kServiceDone: {
-        --busy_workers_;
-        PickUp();
-        while (!work_.empty() && busy_workers_ < s_.server_threads) {
-          QueueItem next = work_.front();
-          work_.pop_front();
-          if (slots_[next.slot].attempt == next.attempt) StartService(next.slot, next.attempt);
-        }
-        Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag) break;
-        QueueReply(slot, /*error=*/false);
-        break;
-      }
-      case kComplete: {
-        Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag) break;
-        OnComplete(slot);
-        break;
-      }
-      case kTimeout: {
-        Slot& slot = slots_[e.target];
-        if (slot.attempt != e.tag || slot.state != State::kLost) break;
-        Resend(slot);
-        break;
-      }
-      case kDisconnectNoticed:
-        if (conns_[e.target].epoch == e.tag) OnDisconnectNoticed(static_cast<int>(e.target));
-        break;
-      case kReconnected:
-        if (conns_[e.target].epoch == e.tag) OnReconnected(static_cast<int>(e.target));
-        break;
-      case kContextReady:
-        if (ctxs_[e.target].gen == e.tag) OnContextReady(static_cast<int>(e.target));
-        break;
-      case kLockHandoff: {
-        // Waiters of a context being re-created again wait for that one.
-        Context& ctx = ctxs_[e.target];
-        if (ctx.gen == e.tag && !ctx.recreating) {
-          WakeNextWaiter(static_cast<int>(e.target), -1, ctx.handoff_from);
-        }
-        break;
-      }
-      case kWireArrive: {
-        ++wire_events_;
-        SimThread& t = threads_[e.target];
-        t.wire_armed = false;
-        Flush(t);
-        break;
-      }
-      case kAcceptArrive:
-        if (conns_[e.target].epoch == e.tag) {
-          Deliver(ServerThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kAccept});
-        }
-        break;
-      case kEofArrive:
-        if (conns_[e.target].epoch == e.tag) {
-          Deliver(ClientThread(static_cast<int>(e.target)), {e.target, e.tag, Work::kEof});
-        }
-        break;
-      case kSendDue: {
-        Slot& slot = slots_[e.target];
-        if (slot.attempt == e.tag && slot.state == State::kQueued) {
-          Deliver(SenderThread(), {e.target, e.tag, Work::kSend});
-        }
-        break;
-      }
-      case kThreadStart: {
-        SimThread& t = threads_[e.target];
-        if (t.epoch == e.tag && t.st == SimThread::St::kWaking) Run(t);
-        break;
-      }
-      case kCorePull: {
-        Core& c = cores_[e.target];
-        if (c.idle_epoch == e.tag && c.running < 0) PullInto(static_cast<int>(e.target));
-        break;
-      }
-      case kThreadTick: {
-        SimThread& t = threads_[e.target];
-        if (t.epoch == e.tag && t.st == SimThread::St::kRunning) OnTick(t);
-        break;
-      }
-      case kPreemptDue: {
-        SimThread& t = threads_[e.target];
-        if (t.wake == e.tag) OnPreemptDue(t);
-        break;
-      }
-    }
+    Handle(e);
   }
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
   if (broken_) return broken();
-  // A retransmission counts once it has left.
-  for (Conn& conn : conns_) {
-    if (!Passed(conn.tx_free_at, conn.tx_free_order)) UncountRetransmission(conn);
-  }
-  // The arrivals that have come but wait in a wire for their thread's next
-  // read were events handled by now.
-  for (const SimThread& t : threads_) {
-    for (size_t i = 0; i < t.wire.size() && Passed(t.wire[i].time, t.wire[i].order); ++i) {
-      ++wire_arrivals_;
-    }
-  }
-  r_.events = events - wire_events_ + wire_arrivals_ + inline_ticks_;
-  r_.elapsed_ns = now_;
-  if (s_.thread_model && s_.cores > 0 && now_ > 0) {
-    for (const SimThread& t : threads_) {
-      if (t.st == SimThread::St::kRunning) busy_ns_ += now_ - t.on_core_since;
-    }
-    r_.idle_fraction =
-        std::max(0.0, 1.0 - static_cast<double>(busy_ns_) /
-                                (static_cast<double>(s_.cores) * static_cast<double>(now_)));
-  }
-  if (now_ > 0) {
-    r_.ops_per_s = static_cast<double>(r_.completed) * 1e9 / static_cast<double>(now_);
-    r_.mb_per_s = r_.ops_per_s * static_cast<double>(s_.io_size) / 1e6;
-    r_.stalled_fraction = static_cast<double>(stalled_ns_) / static_cast<double>(now_);
-  }
-  if (stage_count_ > 0) {
-    int64_t median[4];
-    const size_t n = stage_count_;
-    const auto rank = [n](double q) {
-      return std::min(n - 1, static_cast<size_t>(q * static_cast<double>(n)));
-    };
-    const size_t ranks[] = {rank(0.5), rank(0.99)};
-    for (size_t i = 0; i < 4; ++i) {
-      int64_t at[2];
-      StageValues(i, ranks, at);
-      median[i] = at[0];
-      r_.stage_p50_ns[i] = at[0];
-      r_.stage_p99_ns[i] = at[1];
-    }
-    for (const auto& p : violation_stages_) {
-      int worst = 0;
-      for (int i = 1; i < 4; ++i) {
-        if (p[static_cast<size_t>(i)] - median[i] > p[static_cast<size_t>(worst)] - median[worst]) {
-          worst = i;
-        }
-      }
-      ++r_.violation_stage[worst];
-    }
-  }
-  for (const auto& pair : {std::pair{&close_to_eof_, &r_.close_to_eof},
-                           {&eof_to_resent_, &r_.eof_to_resent},
-                           {&recreation_, &r_.recreation},
-                           {&resume_, &r_.resume}}) {
-    std::vector<int64_t>& v = *pair.first;
-    if (v.empty()) continue;
-    std::sort(v.begin(), v.end());
-    const auto at = [&v](double q) {
-      return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
-    };
-    *pair.second = {static_cast<int64_t>(v.size()), at(0.5), at(0.9)};
-  }
-  // Nearest-rank percentiles (as common::LatencySamples), by selection
-  // instead of a full sort.
-  const size_t n = latencies_.size();
-  if (n > 0) {
-    size_t ranks[3];
-    const double qs[] = {0.50, 0.99, 0.999};
-    for (size_t i = 0; i < 3; ++i) {
-      const size_t rank = static_cast<size_t>(std::ceil(qs[i] * static_cast<double>(n)));
-      ranks[i] = rank == 0 ? 0 : rank - 1;
-    }
-    int64_t at[3];
-    OrderStatistics<int64_t>(latencies_, latency_most_, ranks, at);
-    r_.p50_ns = at[0];
-    r_.p99_ns = at[1];
-    r_.p999_ns = at[2];
-  }
+  Summarise(events);
   return r_;
 }
-
 
 }  // namespace detail
 

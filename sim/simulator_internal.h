@@ -3,7 +3,8 @@
 // files: simulator.cc (the calls' path through the client, the network and
 // the server, and the event loop), simulator_threads.cc (the thread model:
 // threads, cores, ticks, preemption, wakeups) and simulator_stats.cc (the
-// end-of-run statistics). Single-threaded: one Sim runs one scenario.
+// end-of-run statistics). Not thread-safe: one Sim runs one scenario on one
+// thread.
 #ifndef SECMODE_SIM_SIMULATOR_INTERNAL_H_
 #define SECMODE_SIM_SIMULATOR_INTERNAL_H_
 
@@ -18,8 +19,8 @@
 #include "sim/order_statistics.h"
 #include "sim/random.h"
 #include "sim/ring_queue.h"
-#include "sim/server_window.h"
 #include "sim/scenario.h"
+#include "sim/server_window.h"
 
 namespace secmode::sim::detail {
 
@@ -152,7 +153,7 @@ struct Conn {
   // client is done with it, for the replies that may not have left yet.
   RingQueue<std::pair<int64_t, int64_t>> reply_tail;
   RingQueue<QueueItem> serverq;  // ServerOrder::kRoundRobin: calls not yet looked at
-  std::vector<int> parked;        // thread model: its receiver, reconnecting
+  std::vector<int> parked;       // thread model: its receiver, reconnecting
   // Thread model, for ScenarioResult's steps: when the server closed it,
   // when its receiver read the end of the stream, and whether the resends
   // of that reconnect are still to be written.
@@ -329,6 +330,8 @@ class Sim {
   Result<ScenarioResult> Run();
 
  private:
+  void Handle(const Event& e);     // one event from the queue
+  void Summarise(int64_t events);  // the end-of-run statistics (simulator_stats.cc)
   int64_t SerialiseNs(int64_t bytes) const {
     return static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / s_.bandwidth_bytes_per_s + 0.5);
   }
@@ -532,9 +535,9 @@ class Sim {
   int64_t wire_arrivals_ = 0;
   int64_t wire_events_ = 0;
   // The order of the event being handled (a tick handled in Continue: the
-  // order its event would have had; kNoOrder: the run's end), and whether a moment that would have been
-  // an event at (time, order) has come: it is earlier, or the same time and
-  // at or before the event being handled in the order.
+  // order its event would have had; kNoOrder: the run's end), and whether a moment that would have
+  // been an event at (time, order) has come: it is earlier, or the same time and at or before the
+  // event being handled in the order.
   static constexpr uint64_t kNoOrder = ~uint64_t{0};
   uint64_t cur_order_ = kNoOrder;
   bool Passed(int64_t time, uint64_t order) const {
@@ -604,7 +607,7 @@ class Sim {
   bool has_sender_ = false;  // Scenario::skew_sender_ns: the delay line is a thread
   bool pauses_ = false;      // Scenario::pause_per_s, with cores
   int64_t busy_ns_ = 0;      // the threads' time on a core, for ScenarioResult::idle_fraction
-  RingQueue<int> runq_;     // runnable threads waiting for a core
+  RingQueue<int> runq_;      // runnable threads waiting for a core
   // Scenario::per_core_queues: each core runs one thread and queues its own.
   struct Core {
     int running = -1;
@@ -621,7 +624,7 @@ class Sim {
   // on, the others in stage_long_[i]: half the memory a sample touches.
   std::unique_ptr<int32_t[]> stage_samples_;
   std::array<size_t, 4> stage_short_{};  // how many of stage i fit
-  std::array<int32_t, 4> stage_most_{};   // the longest of those
+  std::array<int32_t, 4> stage_most_{};  // the longest of those
   std::array<std::vector<int64_t>, 4> stage_long_;
   size_t stage_count_ = 0;
   void AddStages(const std::array<int64_t, 4>& path) {
@@ -638,16 +641,7 @@ class Sim {
   }
   // Stage i's values at `ranks` (ascending): the long ones rank above every
   // one that fits.
-  void StageValues(size_t i, std::span<const size_t> ranks, std::span<int64_t> out) {
-    const size_t fit = stage_short_[i];
-    size_t k = 0;
-    while (k < ranks.size() && ranks[k] < fit) ++k;
-    OrderStatistics<int32_t>({stage_samples_.get() + i * kMaxStageSamples, fit}, stage_most_[i],
-                             ranks.first(k), out.first(k));
-    std::vector<int64_t>& longer = stage_long_[i];
-    std::sort(longer.begin(), longer.end());
-    for (; k < ranks.size(); ++k) out[k] = longer[ranks[k] - fit];
-  }
+  void StageValues(size_t i, std::span<const size_t> ranks, std::span<int64_t> out);
   std::vector<std::array<int64_t, 4>> violation_stages_;
   // Durations of the reconnect and re-creation steps (ScenarioResult::Step),
   // at most kMaxStageSamples each.
