@@ -29,10 +29,6 @@ const char* NameOf(E value, const std::pair<const char*, E> (&table)[N]) {
   return "?";
 }
 
-const std::pair<const char*, Reaction> kReactions[] = {
-    {"drop", Reaction::kDrop},
-    {"drop-disconnect", Reaction::kDropDisconnect},
-    {"discard-context", Reaction::kDiscardContext}};
 const std::pair<const char*, Op> kOps[] = {{"read", Op::kRead}, {"write", Op::kWrite}};
 const std::pair<const char*, Dist> kDists[] = {{"constant", Dist::kConstant},
                                                {"exponential", Dist::kExponential},
@@ -85,10 +81,6 @@ Status Quantiles(const char* name, const std::vector<int64_t>& q) {
 
 }  // namespace
 
-const char* ReactionName(Reaction r) { return NameOf(r, kReactions); }
-Result<Reaction> ParseReaction(const std::string& n) {
-  return ParseName("reaction", n, kReactions);
-}
 const char* OpName(Op op) { return NameOf(op, kOps); }
 Result<Op> ParseOp(const std::string& n) { return ParseName("op", n, kOps); }
 const char* DistName(Dist d) { return NameOf(d, kDists); }
@@ -290,7 +282,7 @@ Status VisitFields(S& s, F&& f) requires std::is_same_v<std::remove_const_t<S>, 
       Ranged{"skew_ns", "skew-ns", s.skew_ns, 0, kHour},
       Named{"skew_where", s.skew_where, SkewWhereName, ParseSkewWhere},
       // Server.
-      Named{"reaction", s.reaction, ReactionName, ParseReaction},
+      Named{"reaction", s.reaction, rpc::WindowPolicyName, rpc::ParseWindowPolicy},
       Ranged{"server_threads", "server-threads", s.server_threads, 1, 65536},
       Named{"server_order", s.server_order, ServerOrderName, ParseServerOrder},
       Named{"service_dist", s.service_dist, DistName, ParseDist},

@@ -371,9 +371,9 @@ void Sim::ServerCheck(Slot& slot, bool at_pickup) {
   SetBlocked(slot, true);
   ScheduleTimeout(slot);
   if (v != rpc::SeqVerdict::kBelowWindow) return;
-  if (s_.reaction == Reaction::kDropDisconnect) {
+  if (s_.reaction == rpc::WindowPolicy::kDropDisconnect) {
     ServerDisconnect(slot.conn);
-  } else if (s_.reaction == Reaction::kDiscardContext) {
+  } else if (s_.reaction == rpc::WindowPolicy::kDiscardContext) {
     ctx.server_dead = true;
   }
 }

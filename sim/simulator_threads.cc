@@ -550,12 +550,12 @@ bool Sim::BeginItem(SimThread& t) {
       SetBlocked(slot, true);
       ScheduleTimeout(slot);
       if (check.verdict != rpc::SeqVerdict::kBelowWindow) return false;
-      if (s_.reaction == Reaction::kDropDisconnect) {
+      if (s_.reaction == rpc::WindowPolicy::kDropDisconnect) {
         // The replies of this batch so far go out, then the connection
         // closes with everything read or unread from it.
         EndBatch(t);
         ServerDisconnect(slot.conn);
-      } else if (s_.reaction == Reaction::kDiscardContext) {
+      } else if (s_.reaction == rpc::WindowPolicy::kDiscardContext) {
         ctx.server_dead = true;
       }
       return false;
