@@ -4,10 +4,14 @@
 #include <cmath>
 #include <string>
 
-#include "sim/simulator_internal.h"
+// The rest of the simulator, in one translation unit with this file
+// (simulator_state.inc says why).
+#include "sim/simulator_state.inc"
+#include "sim/simulator_stats.inc"
+#include "sim/simulator_threads.inc"
 
 namespace secmode::sim {
-namespace detail {
+namespace {
 
 void Sim::SetBlocked(Slot& slot, bool blocked) {
   if (slot.blocked == blocked) return;
@@ -748,11 +752,11 @@ Result<ScenarioResult> Sim::Run() {
   return r_;
 }
 
-}  // namespace detail
+}  // namespace
 
 common::Result<ScenarioResult> Simulate(const Scenario& scenario) {
   SECMODE_RETURN_IF_ERROR(scenario.Validate());
-  detail::Sim sim(scenario);
+  Sim sim(scenario);
   return sim.Run();
 }
 
