@@ -1,6 +1,7 @@
 #include "cli/client_flags.h"
 
 #include "cli/cli.h"
+#include "cli/flag_alias.h"
 #include "gss/enctype.h"
 #include "rpc/server_core.h"
 
@@ -21,11 +22,14 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* f, uint16_t port, const std::str
   cmd->add_option("--target", f->target, "GSS host-based service name (default nfs@localhost)");
   cmd->add_flag("--local", f->local,
                 "Start a throwaway realm and secmode's own server in-process on loopback "
-                "(with --window and --window-policy) and use that");
+                "(with --window and --reaction) and use that");
   cmd->add_option("--window", f->window, "With --local: the server's sequence window (default 128)")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--window-policy", f->policy,
-                  "With --local: drop, drop-disconnect or discard-context (default drop)");
+  cmd->add_option("--reaction", f->policy,
+                  "With --local: what the server does with a call below its window: drop, "
+                  "drop-disconnect or discard-context (default drop, RFC 2203's silent discard, "
+                  "as secmode serve)");
+  AddOldFlagName(cmd, "--window-policy", "--reaction", f->policy);
 }
 
 ClientSecurity ParseClientSecurity(const std::string& command, const ClientFlags& f) {

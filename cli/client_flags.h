@@ -27,7 +27,7 @@ struct ClientFlags {
 
 // Adds --host, --port (default `port`), --mode (help `mode_help`, default
 // `mode`), --engine, --enctype, --ccache, --target, --local, --window,
-// --window-policy.
+// --reaction (and its old name --window-policy).
 void AddClientFlags(CLI::App* cmd, ClientFlags* f, uint16_t port, const std::string& mode,
                     const std::string& mode_help);
 

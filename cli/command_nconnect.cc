@@ -64,7 +64,7 @@ void Write(const std::string& dir, harness::RunResults& results) {
 // Fills the enum fields from their names; Validate() then checks the rest.
 sim::Scenario Resolve(NconnectOptions& o) {
   sim::Scenario s = o.s;
-  auto reaction = sim::ParseReaction(o.reaction);
+  auto reaction = rpc::ParseWindowPolicy(o.reaction);
   if (!reaction.ok()) Fail(reaction.status());
   s.reaction = *reaction;
   auto op = sim::ParseOp(o.op);
@@ -321,7 +321,7 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reaction", o->reaction,
                   "Server reaction to a number below the window: drop, drop-disconnect, "
-                  "discard-context")
+                  "discard-context (the default is what Linux nfsd does; secmode serve's is drop)")
       ->capture_default_str();
   cmd->add_option("--op", o->op, "read or write (which direction carries the I/O)")
       ->capture_default_str();

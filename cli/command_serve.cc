@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/flag_alias.h"
 #include "cli/interrupt.h"
 #include "gss/enctype.h"
 #include "rpc/nfs.h"
@@ -66,9 +67,11 @@ CLI::App* AddServeCommand(CLI::App& app) {
   cmd->add_option("--engine", a->engine, "GSS engine for message protection (mit, native)");
   cmd->add_option("--window", a->window, "RPCSEC_GSS sequence window (default 128)")
       ->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("--window-policy", a->policy,
+  cmd->add_option("--reaction", a->policy,
                   "What to do with a call below the window or seen before: drop, drop-disconnect, "
-                  "discard-context");
+                  "discard-context (default drop, RFC 2203's silent discard; secmode nconnect "
+                  "defaults to drop-disconnect, what Linux nfsd does)");
+  AddOldFlagName(cmd, "--window-policy", "--reaction", a->policy);
   cmd->add_option("--workers", a->workers,
                   "Worker threads (0 = handle calls on each connection's thread)")
       ->check(CLI::Range(0, 256));

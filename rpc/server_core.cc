@@ -23,14 +23,6 @@ using common::ByteView;
 using common::Result;
 using common::Status;
 
-Result<WindowPolicy> ParseWindowPolicy(const std::string& name) {
-  if (name == "drop") return WindowPolicy::kDrop;
-  if (name == "drop-disconnect") return WindowPolicy::kDropDisconnect;
-  if (name == "discard-context") return WindowPolicy::kDiscardContext;
-  return Status::InvalidArgument("unknown window policy '" + name +
-                                 "' (known: drop, drop-disconnect, discard-context)");
-}
-
 namespace {
 
 std::string Key(ByteView handle) {

@@ -57,11 +57,9 @@
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
 #include "rpc/server_log.h"
+#include "rpc/window_policy.h"
 
 namespace secmode::rpc {
-
-enum class WindowPolicy { kDrop, kDropDisconnect, kDiscardContext };
-common::Result<WindowPolicy> ParseWindowPolicy(const std::string& name);
 
 // Executes one procedure; returns an accept_stat (kSuccess with *results
 // filled, kProcUnavail, kGarbageArgs ...).

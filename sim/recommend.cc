@@ -91,7 +91,8 @@ Result<Recommendation> Recommend(const Scenario& base, int64_t max_slots, int se
 
 std::string AssumptionsText(const Scenario& b) {
   std::string out;
-  out += "  window " + std::to_string(b.window) + ", reaction " + ReactionName(b.reaction) + ", " +
+  out += "  window " + std::to_string(b.window) + ", reaction " +
+         rpc::WindowPolicyName(b.reaction) + ", " +
          (b.per_connection_context ? "one context per connection" : "one shared context") +
          ", re-encode " + (b.reencode ? "on" : "off") + "\n";
   out += "  nconnect " + std::to_string(b.nconnect) + ", " + std::to_string(b.io_size) + " B " +

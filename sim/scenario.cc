@@ -29,10 +29,6 @@ const char* NameOf(E value, const std::pair<const char*, E> (&table)[N]) {
   return "?";
 }
 
-const std::pair<const char*, Reaction> kReactions[] = {
-    {"drop", Reaction::kDrop},
-    {"drop-disconnect", Reaction::kDropDisconnect},
-    {"discard-context", Reaction::kDiscardContext}};
 const std::pair<const char*, Op> kOps[] = {{"read", Op::kRead}, {"write", Op::kWrite}};
 const std::pair<const char*, Dist> kDists[] = {{"constant", Dist::kConstant},
                                                {"exponential", Dist::kExponential},
@@ -85,10 +81,6 @@ Status Quantiles(const char* name, const std::vector<int64_t>& q) {
 
 }  // namespace
 
-const char* ReactionName(Reaction r) { return NameOf(r, kReactions); }
-Result<Reaction> ParseReaction(const std::string& n) {
-  return ParseName("reaction", n, kReactions);
-}
 const char* OpName(Op op) { return NameOf(op, kOps); }
 Result<Op> ParseOp(const std::string& n) { return ParseName("op", n, kOps); }
 const char* DistName(Dist d) { return NameOf(d, kDists); }
@@ -112,134 +104,6 @@ int64_t Scenario::RequestBytes() const {
 int64_t Scenario::ReplyBytes() const { return kReplyOverhead + (op == Op::kRead ? io_size : 0); }
 int64_t Scenario::CostNs(int64_t bytes) const {
   return static_cast<int64_t>(cost_fixed_ns + cost_ns_per_byte * static_cast<double>(bytes) + 0.5);
-}
-
-Status Scenario::Validate() const {
-  SECMODE_RETURN_IF_ERROR(InRange("nconnect", nconnect, 1, kMaxConnections));
-  SECMODE_RETURN_IF_ERROR(InRange("slots", slots, 1, kMaxSlots));
-  SECMODE_RETURN_IF_ERROR(InRange("window", window, 1, kMaxWindow));
-  SECMODE_RETURN_IF_ERROR(InRange("io-size", io_size, 0, kMaxIoSize));
-  // Checked after io-size so the product cannot overflow (2^20 x 2^27).
-  const int64_t buffers = slots * (RequestBytes() + ReplyBytes());
-  if (buffers > kMaxBufferBytes) {
-    return Status::InvalidArgument(
-        "slots: " + std::to_string(slots) + " slots of " + std::to_string(io_size) +
-        "-byte I/O need " + std::to_string(buffers >> 20) +
-        " MiB of message buffers, more than the " + std::to_string(kMaxBufferBytes >> 20) +
-        " MiB a load generator may hold");
-  }
-  SECMODE_RETURN_IF_ERROR(InRange("spread-cap", spread_cap, 0, kMaxWindow));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("cost-fixed-ns", cost_fixed_ns, 0, 1e12));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("cost-ns-per-byte", cost_ns_per_byte, 0, 1e6));
-  SECMODE_RETURN_IF_ERROR(
-      InRange("retransmit-timeout-ns", retransmit_timeout_ns, 1, int64_t{3600} * 1000000000));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("bandwidth", bandwidth_bytes_per_s, 1e3, 1e13));
-  // One hour bounds every delay so that sums of them stay far from overflow.
-  SECMODE_RETURN_IF_ERROR(InRange("rtt-ns", rtt_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("jitter-ns", jitter_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("jitter-sigma", jitter_sigma, 0, 4));
-  SECMODE_RETURN_IF_ERROR(InRange("skew-conn", skew_conn, 0, nconnect - 1));
-  SECMODE_RETURN_IF_ERROR(InRange("skew-ns", skew_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("server-threads", server_threads, 1, 65536));
-  SECMODE_RETURN_IF_ERROR(InRange("service-ns", service_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("service-sigma", service_sigma, 0, 4));
-  SECMODE_RETURN_IF_ERROR(InRange("gss-setup-ns", gss_setup_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("gss-setup-cpu-ns", gss_setup_cpu_ns, 0, gss_setup_ns));
-  SECMODE_RETURN_IF_ERROR(InRange("reconnect-ns", reconnect_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("reconnect-cpu-ns", reconnect_cpu_ns, 0, reconnect_ns));
-  SECMODE_RETURN_IF_ERROR(InRange("reconnect-server-cpu-ns", reconnect_server_cpu_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("cores", cores, 0, 65536));
-  SECMODE_RETURN_IF_ERROR(InRange("slice-ns", slice_ns, 1000, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("client-call-ns", client_call_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("client-read-ns", client_read_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("server-read-ns", server_read_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("read-bytes", read_bytes, 0, kMaxBufferBytes));
-  SECMODE_RETURN_IF_ERROR(InRange("migrate-ns", migrate_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("wakeup-preempt-ns", wakeup_preempt_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("idle-wake-ns", idle_wake_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(InRange("skew-sender-ns", skew_sender_ns, 0, kHour));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("pause-per-s", pause_per_s, 0, 1e6));
-  SECMODE_RETURN_IF_ERROR(Quantiles("pause-ns", pause_ns));
-  SECMODE_RETURN_IF_ERROR(Quantiles("busy-wake-ns", busy_wake_ns));
-  SECMODE_RETURN_IF_ERROR(FiniteInRange("woken-first-share", woken_first_share, 0, 1));
-  if (idle_wake_after_ns.size() != idle_wake_curve_ns.size() || idle_wake_after_ns.size() > 64) {
-    return Status::InvalidArgument(
-        "idle-wake-after-ns and idle-wake-curve-ns: as many of one as of the other, at most 64, "
-        "got " +
-        std::to_string(idle_wake_after_ns.size()) + " and " +
-        std::to_string(idle_wake_curve_ns.size()));
-  }
-  for (size_t i = 0; i < idle_wake_after_ns.size(); ++i) {
-    SECMODE_RETURN_IF_ERROR(InRange("idle-wake-after-ns", idle_wake_after_ns[i], 0, kHour));
-    SECMODE_RETURN_IF_ERROR(InRange("idle-wake-curve-ns", idle_wake_curve_ns[i], 0, kHour));
-    if (i > 0 && idle_wake_after_ns[i] <= idle_wake_after_ns[i - 1]) {
-      return Status::InvalidArgument("idle-wake-after-ns: idle lengths must rise");
-    }
-  }
-  if (pause_per_s > 0 && pause_ns.empty()) {
-    return Status::InvalidArgument("pause-per-s needs the pause durations (pause-ns)");
-  }
-  SECMODE_RETURN_IF_ERROR(InRange("ops", ops, 1, kMaxOps));
-  SECMODE_RETURN_IF_ERROR(InRange("duration-ns", duration_ns, 0, 1000 * kHour));
-  return Status::Ok();
-}
-
-json Scenario::ToJson() const {
-  return {{"nconnect", nconnect},
-          {"slots", slots},
-          {"per_connection_context", per_connection_context},
-          {"reencode", reencode},
-          {"resend_any_connection", resend_any_connection},
-          {"context_lock_wakes_one", context_lock_wakes_one},
-          {"spread_cap", spread_cap},
-          {"op", OpName(op)},
-          {"io_size", io_size},
-          {"cost_fixed_ns", cost_fixed_ns},
-          {"cost_ns_per_byte", cost_ns_per_byte},
-          {"gss_setup_ns", gss_setup_ns},
-          {"gss_setup_cpu_ns", gss_setup_cpu_ns},
-          {"retransmit_timeout_ns", retransmit_timeout_ns},
-          {"reconnect_ns", reconnect_ns},
-          {"reconnect_cpu_ns", reconnect_cpu_ns},
-          {"reconnect_server_cpu_ns", reconnect_server_cpu_ns},
-          {"bandwidth_bytes_per_s", bandwidth_bytes_per_s},
-          {"rtt_ns", rtt_ns},
-          {"jitter_dist", DistName(jitter_dist)},
-          {"jitter_ns", jitter_ns},
-          {"jitter_sigma", jitter_sigma},
-          {"skew_conn", skew_conn},
-          {"skew_ns", skew_ns},
-          {"skew_where", SkewWhereName(skew_where)},
-          {"window", window},
-          {"reaction", ReactionName(reaction)},
-          {"server_threads", server_threads},
-          {"server_order", ServerOrderName(server_order)},
-          {"service_dist", DistName(service_dist)},
-          {"service_ns", service_ns},
-          {"service_sigma", service_sigma},
-          {"thread_model", thread_model},
-          {"cores", cores},
-          {"slice_ns", slice_ns},
-          {"wakeup_preempt_ns", wakeup_preempt_ns},
-          {"idle_wake_ns", idle_wake_ns},
-          {"skew_sender_ns", skew_sender_ns},
-          {"pause_per_s", pause_per_s},
-          {"pause_ns", pause_ns},
-          {"busy_wake_ns", busy_wake_ns},
-          {"woken_first_share", woken_first_share},
-          {"idle_wake_after_ns", idle_wake_after_ns},
-          {"idle_wake_curve_ns", idle_wake_curve_ns},
-          {"preempt_victim", PreemptVictimName(preempt_victim)},
-          {"per_core_queues", per_core_queues},
-          {"migrate_ns", migrate_ns},
-          {"batching", batching},
-          {"client_call_ns", client_call_ns},
-          {"client_read_ns", client_read_ns},
-          {"server_read_ns", server_read_ns},
-          {"read_bytes", read_bytes},
-          {"seed", seed},
-          {"ops", ops},
-          {"duration_ns", duration_ns}};
 }
 
 namespace {
@@ -280,7 +144,299 @@ Status ReadEnum(const json& j, const char* key, E& out, Result<E> (*parse)(const
   return Status::Ok();
 }
 
+// ---- The field table ----
+//
+// Every Scenario and ScenarioResult field is written once, in
+// VisitFields(), as a descriptor: its JSON key, for a Scenario field the
+// parameter name Validate's messages (and `secmode nconnect`'s flags) use,
+// and the values it takes. ToJson, the readers and Validate walk the same
+// list, so a new mechanism's field is one line there. Scenario's list is in
+// the order Validate checks (the first bad parameter is the one named), with
+// the checks of more than one field (Rule) where they come.
+
+// A number Validate holds in [lo, hi] (a double: finite, in [lo, hi]).
+template <typename T>
+struct Ranged {
+  using Bound =
+      std::conditional_t<std::is_floating_point_v<std::remove_const_t<T>>, double, int64_t>;
+  const char* key;
+  const char* param;
+  T& value;
+  Bound lo, hi;
+};
+// A value any setting of which is valid (a flag, the seed, a result).
+template <typename T>
+struct Plain {
+  const char* key;
+  T& value;
+};
+// An enum, written by its name.
+template <typename E>
+struct Named {
+  using Value = std::remove_const_t<E>;
+  const char* key;
+  E& value;
+  const char* (*name)(Value);
+  Result<Value> (*parse)(const std::string&);
+};
+// A list of integers: quantiles at kPauseProbs (`quantiles`), or a list a
+// Rule checks.
+template <typename L>
+struct List {
+  const char* key;
+  const char* param;
+  L& value;
+  bool quantiles;
+};
+// A check of more than one field, in Validate only.
+template <typename Fn>
+struct Rule {
+  Fn check;
+};
+// Deduction guides (clang 14 deduces no aggregate's arguments on its own).
+template <typename T, typename L, typename H>
+Ranged(const char*, const char*, T&, L, H) -> Ranged<T>;
+template <typename T>
+Plain(const char*, T&) -> Plain<T>;
+template <typename E>
+Named(const char*, E&, const char* (*)(std::remove_const_t<E>),
+      Result<std::remove_const_t<E>> (*)(const std::string&)) -> Named<E>;
+template <typename L>
+List(const char*, const char*, L&, bool) -> List<L>;
+template <typename Fn>
+Rule(Fn) -> Rule<Fn>;
+
+Status BufferRule(const Scenario& s) {
+  // Checked after io-size so the product cannot overflow (2^20 x 2^27).
+  const int64_t buffers = s.slots * (s.RequestBytes() + s.ReplyBytes());
+  if (buffers > kMaxBufferBytes) {
+    return Status::InvalidArgument(
+        "slots: " + std::to_string(s.slots) + " slots of " + std::to_string(s.io_size) +
+        "-byte I/O need " + std::to_string(buffers >> 20) +
+        " MiB of message buffers, more than the " + std::to_string(kMaxBufferBytes >> 20) +
+        " MiB a load generator may hold");
+  }
+  return Status::Ok();
+}
+
+Status IdleWakeRule(const Scenario& s) {
+  const auto& after = s.idle_wake_after_ns;
+  const auto& curve = s.idle_wake_curve_ns;
+  if (after.size() != curve.size() || after.size() > 64) {
+    return Status::InvalidArgument(
+        "idle-wake-after-ns and idle-wake-curve-ns: as many of one as of the other, at most 64, "
+        "got " +
+        std::to_string(after.size()) + " and " + std::to_string(curve.size()));
+  }
+  for (size_t i = 0; i < after.size(); ++i) {
+    SECMODE_RETURN_IF_ERROR(InRange("idle-wake-after-ns", after[i], 0, kHour));
+    SECMODE_RETURN_IF_ERROR(InRange("idle-wake-curve-ns", curve[i], 0, kHour));
+    if (i > 0 && after[i] <= after[i - 1]) {
+      return Status::InvalidArgument("idle-wake-after-ns: idle lengths must rise");
+    }
+  }
+  return Status::Ok();
+}
+
+Status PauseRule(const Scenario& s) {
+  if (s.pause_per_s > 0 && s.pause_ns.empty()) {
+    return Status::InvalidArgument("pause-per-s needs the pause durations (pause-ns)");
+  }
+  return Status::Ok();
+}
+
+// Calls f with each descriptor in turn until one returns an error.
+template <typename F, typename... D>
+Status Each(F& f, const D&... d) {
+  Status status = Status::Ok();
+  (void)((status = f(d), status.ok()) && ...);
+  return status;
+}
+
+// Every Scenario field. S: Scenario or const Scenario.
+template <typename S, typename F>
+Status VisitFields(S& s, F&& f) requires std::is_same_v<std::remove_const_t<S>, Scenario> {
+  return Each(
+      f,
+      // Client, with the bounds the buffers' product needs first.
+      Ranged{"nconnect", "nconnect", s.nconnect, 1, kMaxConnections},
+      Ranged{"slots", "slots", s.slots, 1, kMaxSlots},
+      Ranged{"window", "window", s.window, 1, kMaxWindow},
+      Ranged{"io_size", "io-size", s.io_size, 0, kMaxIoSize}, Rule{[&s] { return BufferRule(s); }},
+      Plain{"per_connection_context", s.per_connection_context}, Plain{"reencode", s.reencode},
+      Plain{"resend_any_connection", s.resend_any_connection},
+      Plain{"context_lock_wakes_one", s.context_lock_wakes_one},
+      Ranged{"spread_cap", "spread-cap", s.spread_cap, 0, kMaxWindow},
+      Named{"op", s.op, OpName, ParseOp},
+      Ranged{"cost_fixed_ns", "cost-fixed-ns", s.cost_fixed_ns, 0, 1e12},
+      Ranged{"cost_ns_per_byte", "cost-ns-per-byte", s.cost_ns_per_byte, 0, 1e6},
+      Ranged{"retransmit_timeout_ns", "retransmit-timeout-ns", s.retransmit_timeout_ns, 1, kHour},
+      // Network. One hour bounds every delay so that sums of them stay far from
+      // overflow.
+      Ranged{"bandwidth_bytes_per_s", "bandwidth", s.bandwidth_bytes_per_s, 1e3, 1e13},
+      Ranged{"rtt_ns", "rtt-ns", s.rtt_ns, 0, kHour},
+      Named{"jitter_dist", s.jitter_dist, DistName, ParseDist},
+      Ranged{"jitter_ns", "jitter-ns", s.jitter_ns, 0, kHour},
+      Ranged{"jitter_sigma", "jitter-sigma", s.jitter_sigma, 0, 4},
+      Ranged{"skew_conn", "skew-conn", s.skew_conn, 0, s.nconnect - 1},
+      Ranged{"skew_ns", "skew-ns", s.skew_ns, 0, kHour},
+      Named{"skew_where", s.skew_where, SkewWhereName, ParseSkewWhere},
+      // Server.
+      Named{"reaction", s.reaction, rpc::WindowPolicyName, rpc::ParseWindowPolicy},
+      Ranged{"server_threads", "server-threads", s.server_threads, 1, 65536},
+      Named{"server_order", s.server_order, ServerOrderName, ParseServerOrder},
+      Named{"service_dist", s.service_dist, DistName, ParseDist},
+      Ranged{"service_ns", "service-ns", s.service_ns, 0, kHour},
+      Ranged{"service_sigma", "service-sigma", s.service_sigma, 0, 4},
+      Ranged{"gss_setup_ns", "gss-setup-ns", s.gss_setup_ns, 0, kHour},
+      Ranged{"gss_setup_cpu_ns", "gss-setup-cpu-ns", s.gss_setup_cpu_ns, 0, s.gss_setup_ns},
+      Ranged{"reconnect_ns", "reconnect-ns", s.reconnect_ns, 0, kHour},
+      Ranged{"reconnect_cpu_ns", "reconnect-cpu-ns", s.reconnect_cpu_ns, 0, s.reconnect_ns},
+      Ranged{"reconnect_server_cpu_ns", "reconnect-server-cpu-ns", s.reconnect_server_cpu_ns, 0,
+             kHour},
+      // Threads and cores.
+      Plain{"thread_model", s.thread_model}, Ranged{"cores", "cores", s.cores, 0, 65536},
+      Ranged{"slice_ns", "slice-ns", s.slice_ns, 1000, kHour},
+      Ranged{"client_call_ns", "client-call-ns", s.client_call_ns, 0, kHour},
+      Ranged{"client_read_ns", "client-read-ns", s.client_read_ns, 0, kHour},
+      Ranged{"server_read_ns", "server-read-ns", s.server_read_ns, 0, kHour},
+      Ranged{"read_bytes", "read-bytes", s.read_bytes, 0, kMaxBufferBytes},
+      Ranged{"migrate_ns", "migrate-ns", s.migrate_ns, 0, kHour},
+      Ranged{"wakeup_preempt_ns", "wakeup-preempt-ns", s.wakeup_preempt_ns, 0, kHour},
+      Ranged{"idle_wake_ns", "idle-wake-ns", s.idle_wake_ns, 0, kHour},
+      Ranged{"skew_sender_ns", "skew-sender-ns", s.skew_sender_ns, 0, kHour},
+      Ranged{"pause_per_s", "pause-per-s", s.pause_per_s, 0, 1e6},
+      List{"pause_ns", "pause-ns", s.pause_ns, true},
+      List{"busy_wake_ns", "busy-wake-ns", s.busy_wake_ns, true},
+      Ranged{"woken_first_share", "woken-first-share", s.woken_first_share, 0, 1},
+      List{"idle_wake_after_ns", "idle-wake-after-ns", s.idle_wake_after_ns, false},
+      List{"idle_wake_curve_ns", "idle-wake-curve-ns", s.idle_wake_curve_ns, false},
+      Rule{[&s] { return IdleWakeRule(s); }}, Rule{[&s] { return PauseRule(s); }},
+      Named{"preempt_victim", s.preempt_victim, PreemptVictimName, ParsePreemptVictim},
+      Plain{"per_core_queues", s.per_core_queues}, Plain{"batching", s.batching},
+      // Run.
+      Plain{"seed", s.seed}, Ranged{"ops", "ops", s.ops, 1, kMaxOps},
+      Ranged{"duration_ns", "duration-ns", s.duration_ns, 0, 1000 * kHour});
+}
+
+// Every ScenarioResult field but the per-stage figures and the steps
+// (kStages, StepFields). R: ScenarioResult or const ScenarioResult.
+template <typename R, typename F>
+Status VisitFields(R& r, F&& f) requires std::is_same_v<std::remove_const_t<R>, ScenarioResult> {
+  return Each(f, Plain{"seed", r.seed}, Plain{"completed", r.completed},
+              Plain{"elapsed_ns", r.elapsed_ns}, Plain{"ops_per_s", r.ops_per_s},
+              Plain{"mb_per_s", r.mb_per_s}, Plain{"violations", r.violations},
+              Plain{"drops", r.drops}, Plain{"disconnects", r.disconnects},
+              Plain{"context_recreations", r.context_recreations},
+              Plain{"error_replies", r.error_replies}, Plain{"retransmissions", r.retransmissions},
+              Plain{"retransmitted_bytes", r.retransmitted_bytes}, Plain{"reencodes", r.reencodes},
+              Plain{"max_spread", r.max_spread}, Plain{"p50_ns", r.p50_ns},
+              Plain{"p99_ns", r.p99_ns}, Plain{"p999_ns", r.p999_ns},
+              Plain{"stalled_fraction", r.stalled_fraction}, Plain{"events", r.events},
+              Plain{"preemptions", r.preemptions}, Plain{"client_reads", r.client_reads},
+              Plain{"server_reads", r.server_reads}, Plain{"client_sleeps", r.client_sleeps},
+              Plain{"server_sleeps", r.server_sleeps}, Plain{"client_runs", r.client_runs},
+              Plain{"server_runs", r.server_runs}, Plain{"client_wait_ns", r.client_wait_ns},
+              Plain{"server_wait_ns", r.server_wait_ns}, Plain{"idle_fraction", r.idle_fraction},
+              Plain{"steal_fraction", r.steal_fraction}, Plain{"truncated", r.truncated});
+}
+
+// The reconnect and re-creation steps, under "steps" by these names.
+template <typename R>
+auto StepFields(R& r) {
+  return std::array{Plain{"close -> eof", r.close_to_eof}, Plain{"eof -> resent", r.eof_to_resent},
+                    Plain{"began -> done", r.recreation},
+                    Plain{"done -> each receiver's first call", r.resume}};
+}
+constexpr const char* kStages[4] = {"encode", "hold", "socket", "check"};
+
+// The visitors.
+
+// Validate: each field's value in its range.
+struct Checker {
+  template <typename T>
+  Status operator()(const Ranged<T>& f) const {
+    if constexpr (std::is_floating_point_v<std::remove_const_t<T>>) {
+      return FiniteInRange(f.param, f.value, f.lo, f.hi);
+    } else {
+      return InRange(f.param, f.value, f.lo, f.hi);
+    }
+  }
+  template <typename L>
+  Status operator()(const List<L>& f) const {
+    return f.quantiles ? Quantiles(f.param, f.value) : Status::Ok();
+  }
+  template <typename Fn>
+  Status operator()(const Rule<Fn>& f) const {
+    return f.check();
+  }
+  Status operator()(const auto&) const { return Status::Ok(); }  // Plain, Named
+};
+
+// ToJson: each field under its key.
+struct Writer {
+  json& j;
+  template <typename T>
+  Status operator()(const Ranged<T>& f) const {
+    j[f.key] = f.value;
+    return Status::Ok();
+  }
+  template <typename T>
+  Status operator()(const Plain<T>& f) const {
+    j[f.key] = f.value;
+    return Status::Ok();
+  }
+  template <typename E>
+  Status operator()(const Named<E>& f) const {
+    j[f.key] = f.name(f.value);
+    return Status::Ok();
+  }
+  template <typename L>
+  Status operator()(const List<L>& f) const {
+    j[f.key] = f.value;
+    return Status::Ok();
+  }
+  template <typename Fn>
+  Status operator()(const Rule<Fn>&) const {
+    return Status::Ok();
+  }
+};
+
+// The readers: each field present under its key (missing keys keep their
+// defaults); a wrong type is an error naming the key.
+struct Reader {
+  const json& j;
+  template <typename T>
+  Status operator()(const Ranged<T>& f) const {
+    return Read(j, f.key, f.value);
+  }
+  template <typename T>
+  Status operator()(const Plain<T>& f) const {
+    return Read(j, f.key, f.value);
+  }
+  template <typename E>
+  Status operator()(const Named<E>& f) const {
+    return ReadEnum(j, f.key, f.value, f.parse);
+  }
+  template <typename L>
+  Status operator()(const List<L>& f) const {
+    return ReadList(j, f.key, f.value);
+  }
+  template <typename Fn>
+  Status operator()(const Rule<Fn>&) const {
+    return Status::Ok();
+  }
+};
+
 }  // namespace
+
+Status Scenario::Validate() const { return VisitFields(*this, Checker{}); }
+
+json Scenario::ToJson() const {
+  json j = json::object();
+  (void)VisitFields(*this, Writer{j});
+  return j;
+}
 
 Scenario EveryMechanismScenario() {
   Scenario s;
@@ -308,99 +464,15 @@ Scenario EveryMechanismScenario() {
 Result<Scenario> ScenarioFromJson(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("scenario: not a JSON object");
   Scenario s;
-  SECMODE_RETURN_IF_ERROR(Read(j, "nconnect", s.nconnect));
-  SECMODE_RETURN_IF_ERROR(Read(j, "slots", s.slots));
-  SECMODE_RETURN_IF_ERROR(Read(j, "per_connection_context", s.per_connection_context));
-  SECMODE_RETURN_IF_ERROR(Read(j, "reencode", s.reencode));
-  SECMODE_RETURN_IF_ERROR(Read(j, "resend_any_connection", s.resend_any_connection));
-  SECMODE_RETURN_IF_ERROR(Read(j, "context_lock_wakes_one", s.context_lock_wakes_one));
-  SECMODE_RETURN_IF_ERROR(Read(j, "spread_cap", s.spread_cap));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "op", s.op, ParseOp));
-  SECMODE_RETURN_IF_ERROR(Read(j, "io_size", s.io_size));
-  SECMODE_RETURN_IF_ERROR(Read(j, "cost_fixed_ns", s.cost_fixed_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "cost_ns_per_byte", s.cost_ns_per_byte));
-  SECMODE_RETURN_IF_ERROR(Read(j, "gss_setup_ns", s.gss_setup_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "gss_setup_cpu_ns", s.gss_setup_cpu_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "retransmit_timeout_ns", s.retransmit_timeout_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_ns", s.reconnect_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_cpu_ns", s.reconnect_cpu_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "reconnect_server_cpu_ns", s.reconnect_server_cpu_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "bandwidth_bytes_per_s", s.bandwidth_bytes_per_s));
-  SECMODE_RETURN_IF_ERROR(Read(j, "rtt_ns", s.rtt_ns));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "jitter_dist", s.jitter_dist, ParseDist));
-  SECMODE_RETURN_IF_ERROR(Read(j, "jitter_ns", s.jitter_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "jitter_sigma", s.jitter_sigma));
-  SECMODE_RETURN_IF_ERROR(Read(j, "skew_conn", s.skew_conn));
-  SECMODE_RETURN_IF_ERROR(Read(j, "skew_ns", s.skew_ns));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "skew_where", s.skew_where, ParseSkewWhere));
-  SECMODE_RETURN_IF_ERROR(Read(j, "window", s.window));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "reaction", s.reaction, ParseReaction));
-  SECMODE_RETURN_IF_ERROR(Read(j, "server_threads", s.server_threads));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "server_order", s.server_order, ParseServerOrder));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "preempt_victim", s.preempt_victim, ParsePreemptVictim));
-  SECMODE_RETURN_IF_ERROR(ReadEnum(j, "service_dist", s.service_dist, ParseDist));
-  SECMODE_RETURN_IF_ERROR(Read(j, "service_ns", s.service_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "service_sigma", s.service_sigma));
-  SECMODE_RETURN_IF_ERROR(Read(j, "thread_model", s.thread_model));
-  SECMODE_RETURN_IF_ERROR(Read(j, "cores", s.cores));
-  SECMODE_RETURN_IF_ERROR(Read(j, "slice_ns", s.slice_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "wakeup_preempt_ns", s.wakeup_preempt_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "idle_wake_ns", s.idle_wake_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "skew_sender_ns", s.skew_sender_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "pause_per_s", s.pause_per_s));
-  SECMODE_RETURN_IF_ERROR(ReadList(j, "pause_ns", s.pause_ns));
-  SECMODE_RETURN_IF_ERROR(ReadList(j, "busy_wake_ns", s.busy_wake_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "woken_first_share", s.woken_first_share));
-  SECMODE_RETURN_IF_ERROR(ReadList(j, "idle_wake_after_ns", s.idle_wake_after_ns));
-  SECMODE_RETURN_IF_ERROR(ReadList(j, "idle_wake_curve_ns", s.idle_wake_curve_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "batching", s.batching));
-  SECMODE_RETURN_IF_ERROR(Read(j, "client_call_ns", s.client_call_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "client_read_ns", s.client_read_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "server_read_ns", s.server_read_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "read_bytes", s.read_bytes));
-  SECMODE_RETURN_IF_ERROR(Read(j, "per_core_queues", s.per_core_queues));
-  SECMODE_RETURN_IF_ERROR(Read(j, "migrate_ns", s.migrate_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "seed", s.seed));
-  SECMODE_RETURN_IF_ERROR(Read(j, "ops", s.ops));
-  SECMODE_RETURN_IF_ERROR(Read(j, "duration_ns", s.duration_ns));
+  SECMODE_RETURN_IF_ERROR(VisitFields(s, Reader{j}));
   SECMODE_RETURN_IF_ERROR(s.Validate());
   return s;
 }
 
 json ScenarioResult::ToJson() const {
-  json j = {{"seed", seed},
-            {"completed", completed},
-            {"elapsed_ns", elapsed_ns},
-            {"ops_per_s", ops_per_s},
-            {"mb_per_s", mb_per_s},
-            {"violations", violations},
-            {"drops", drops},
-            {"disconnects", disconnects},
-            {"context_recreations", context_recreations},
-            {"error_replies", error_replies},
-            {"retransmissions", retransmissions},
-            {"retransmitted_bytes", retransmitted_bytes},
-            {"reencodes", reencodes},
-            {"max_spread", max_spread},
-            {"p50_ns", p50_ns},
-            {"p99_ns", p99_ns},
-            {"p999_ns", p999_ns},
-            {"stalled_fraction", stalled_fraction},
-            {"events", events},
-            {"preemptions", preemptions},
-            {"client_reads", client_reads},
-            {"server_reads", server_reads},
-            {"client_sleeps", client_sleeps},
-            {"server_sleeps", server_sleeps},
-            {"client_runs", client_runs},
-            {"server_runs", server_runs},
-            {"client_wait_ns", client_wait_ns},
-            {"server_wait_ns", server_wait_ns},
-            {"idle_fraction", idle_fraction},
-            {"steal_fraction", steal_fraction},
-            {"truncated", truncated}};
+  json j = json::object();
+  (void)VisitFields(*this, Writer{j});
   if (stage_p50_ns[0] || stage_p50_ns[1] || stage_p50_ns[2] || stage_p50_ns[3]) {
-    static const char* const kStages[4] = {"encode", "hold", "socket", "check"};
     json stages = json::object();
     for (int i = 0; i < 4; ++i) {
       stages[kStages[i]] = {{"p50_ns", stage_p50_ns[i]},
@@ -410,11 +482,7 @@ json ScenarioResult::ToJson() const {
     j["stages"] = stages;
   }
   json steps = json::object();
-  for (const auto& [name, step] :
-       {std::pair<const char*, const Step&>{"close -> eof", close_to_eof},
-        {"eof -> resent", eof_to_resent},
-        {"began -> done", recreation},
-        {"done -> each receiver's first call", resume}}) {
+  for (const auto& [name, step] : StepFields(*this)) {
     if (step.count > 0) {
       steps[name] = {{"count", step.count}, {"p50_ns", step.p50_ns}, {"p90_ns", step.p90_ns}};
     }
@@ -426,48 +494,14 @@ json ScenarioResult::ToJson() const {
 Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("scenario result: not a JSON object");
   ScenarioResult r;
-  SECMODE_RETURN_IF_ERROR(Read(j, "seed", r.seed));
-  SECMODE_RETURN_IF_ERROR(Read(j, "completed", r.completed));
-  SECMODE_RETURN_IF_ERROR(Read(j, "elapsed_ns", r.elapsed_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "ops_per_s", r.ops_per_s));
-  SECMODE_RETURN_IF_ERROR(Read(j, "mb_per_s", r.mb_per_s));
-  SECMODE_RETURN_IF_ERROR(Read(j, "violations", r.violations));
-  SECMODE_RETURN_IF_ERROR(Read(j, "drops", r.drops));
-  SECMODE_RETURN_IF_ERROR(Read(j, "disconnects", r.disconnects));
-  SECMODE_RETURN_IF_ERROR(Read(j, "context_recreations", r.context_recreations));
-  SECMODE_RETURN_IF_ERROR(Read(j, "error_replies", r.error_replies));
-  SECMODE_RETURN_IF_ERROR(Read(j, "retransmissions", r.retransmissions));
-  SECMODE_RETURN_IF_ERROR(Read(j, "retransmitted_bytes", r.retransmitted_bytes));
-  SECMODE_RETURN_IF_ERROR(Read(j, "reencodes", r.reencodes));
-  SECMODE_RETURN_IF_ERROR(Read(j, "max_spread", r.max_spread));
-  SECMODE_RETURN_IF_ERROR(Read(j, "p50_ns", r.p50_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "p99_ns", r.p99_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "p999_ns", r.p999_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "stalled_fraction", r.stalled_fraction));
-  SECMODE_RETURN_IF_ERROR(Read(j, "events", r.events));
-  SECMODE_RETURN_IF_ERROR(Read(j, "preemptions", r.preemptions));
-  SECMODE_RETURN_IF_ERROR(Read(j, "client_reads", r.client_reads));
-  SECMODE_RETURN_IF_ERROR(Read(j, "server_reads", r.server_reads));
-  SECMODE_RETURN_IF_ERROR(Read(j, "client_sleeps", r.client_sleeps));
-  SECMODE_RETURN_IF_ERROR(Read(j, "server_sleeps", r.server_sleeps));
-  SECMODE_RETURN_IF_ERROR(Read(j, "client_runs", r.client_runs));
-  SECMODE_RETURN_IF_ERROR(Read(j, "server_runs", r.server_runs));
-  SECMODE_RETURN_IF_ERROR(Read(j, "client_wait_ns", r.client_wait_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "server_wait_ns", r.server_wait_ns));
-  SECMODE_RETURN_IF_ERROR(Read(j, "idle_fraction", r.idle_fraction));
-  SECMODE_RETURN_IF_ERROR(Read(j, "steal_fraction", r.steal_fraction));
-  SECMODE_RETURN_IF_ERROR(Read(j, "truncated", r.truncated));
+  SECMODE_RETURN_IF_ERROR(VisitFields(r, Reader{j}));
   if (j.contains("steps") && j["steps"].is_object()) {
-    for (const auto& [name, step] :
-         {std::pair<const char*, ScenarioResult::Step*>{"close -> eof", &r.close_to_eof},
-          {"eof -> resent", &r.eof_to_resent},
-          {"began -> done", &r.recreation},
-          {"done -> each receiver's first call", &r.resume}}) {
+    for (const auto& [name, step] : StepFields(r)) {
       if (!j["steps"].contains(name)) continue;
       const json& k = j["steps"][name];
-      SECMODE_RETURN_IF_ERROR(Read(k, "count", step->count));
-      SECMODE_RETURN_IF_ERROR(Read(k, "p50_ns", step->p50_ns));
-      SECMODE_RETURN_IF_ERROR(Read(k, "p90_ns", step->p90_ns));
+      SECMODE_RETURN_IF_ERROR(Read(k, "count", step.count));
+      SECMODE_RETURN_IF_ERROR(Read(k, "p50_ns", step.p50_ns));
+      SECMODE_RETURN_IF_ERROR(Read(k, "p90_ns", step.p90_ns));
     }
   }
   return r;

@@ -18,22 +18,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "rpc/window_policy.h"
 
 namespace secmode::sim {
-
-// What the server does with a request whose sequence number is below its
-// window (RFC 2203 section 5.3.3.1 says: silently discard). The three
-// reactions of real servers (../shared/DESIGN.md, Protocol facts):
-enum class Reaction {
-  kDrop,            // discard, no reply; the client retransmits after its timeout
-  kDropDisconnect,  // discard and close the connection (Linux nfsd in practice);
-                    // the client reconnects and resends what was on it
-  kDiscardContext,  // discard the whole GSS context (NetApp ONTAP, per Azure
-                    // NetApp Files); the client creates a new context and
-                    // resends everything sent under the old one
-};
-const char* ReactionName(Reaction r);
-common::Result<Reaction> ParseReaction(const std::string& name);
 
 enum class Op { kRead, kWrite };  // which direction carries the I/O payload
 const char* OpName(Op op);
@@ -159,7 +146,9 @@ struct Scenario {
 
   // Server.
   int64_t window = 128;  // RPCSEC_GSS sequence window
-  Reaction reaction = Reaction::kDropDisconnect;
+  // What the server does with a call below its window (rpc/window_policy.h);
+  // the default is what Linux nfsd does in practice.
+  rpc::WindowPolicy reaction = rpc::WindowPolicy::kDropDisconnect;
   int server_threads = 8;  // nfsd default
   ServerOrder server_order = ServerOrder::kArrival;
   Dist service_dist = Dist::kExponential;

@@ -14,7 +14,7 @@ SweepGrid SweepGrid::Default() {
   g.slots = {16, 64, 128, 256, 512};
   g.io_size = {4096, 65536, 1 << 20};
   g.skew_ns = {0, 200000, 2000000};  // none, one RTT, ten RTTs
-  g.reactions = {Reaction::kDropDisconnect, Reaction::kDiscardContext};
+  g.reactions = {rpc::WindowPolicy::kDropDisconnect, rpc::WindowPolicy::kDiscardContext};
   g.base.ops = 10000;
   return g;
 }
@@ -26,7 +26,7 @@ SweepGrid SweepGrid::Quick() {
   g.slots = {16, 128, 512};
   g.io_size = {65536};
   g.skew_ns = {0, 2000000};
-  g.reactions = {Reaction::kDropDisconnect};
+  g.reactions = {rpc::WindowPolicy::kDropDisconnect};
   g.base.ops = 5000;
   return g;
 }
@@ -39,7 +39,7 @@ size_t SweepGrid::size() const {
 std::vector<Scenario> SweepGrid::Expand() const {
   std::vector<Scenario> out;
   out.reserve(size());
-  for (Reaction reaction : reactions) {
+  for (rpc::WindowPolicy reaction : reactions) {
     for (int64_t io : io_size) {
       for (int64_t skew : skew_ns) {
         for (int64_t w : window) {

@@ -19,7 +19,7 @@ struct SweepGrid {
   Scenario base;
   std::vector<int> nconnect;
   std::vector<int64_t> window, slots, io_size, skew_ns;
-  std::vector<Reaction> reactions;
+  std::vector<rpc::WindowPolicy> reactions;
 
   // What `secmode run` sweeps (sized to finish well within a minute on 2
   // cores), and the smaller grid of --quick.

@@ -65,7 +65,7 @@ bool FitCostsFromMicro(const harness::RunResults& results, Scenario& scenario,
 
 nlohmann::json SweepGridJson(const sim::SweepGrid& g) {
   nlohmann::json reactions = nlohmann::json::array();
-  for (sim::Reaction r : g.reactions) reactions.push_back(sim::ReactionName(r));
+  for (rpc::WindowPolicy r : g.reactions) reactions.push_back(rpc::WindowPolicyName(r));
   return {{"base", g.base.ToJson()}, {"nconnect", g.nconnect}, {"window", g.window},
           {"slots", g.slots},        {"io_size", g.io_size},   {"skew_ns", g.skew_ns},
           {"reactions", reactions}};

@@ -36,15 +36,6 @@ using common::Status;
 
 namespace {
 
-rpc::WindowPolicy PolicyFor(sim::Reaction r) {
-  switch (r) {
-    case sim::Reaction::kDrop: return rpc::WindowPolicy::kDrop;
-    case sim::Reaction::kDropDisconnect: return rpc::WindowPolicy::kDropDisconnect;
-    case sim::Reaction::kDiscardContext: return rpc::WindowPolicy::kDiscardContext;
-  }
-  return rpc::WindowPolicy::kDrop;
-}
-
 struct Gss {
   std::string family;
   gss::Engine engine = gss::Engine::kMit;
@@ -66,12 +57,12 @@ Result<Gss> ParseGss(const ValidationOptions& o) {
 }
 
 Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const Gss& g,
-                                            int64_t window, sim::Reaction reaction, int workers,
+                                            int64_t window, rpc::WindowPolicy reaction, int workers,
                                             rpc::CallTrace* trace = nullptr) {
   rpc::ServerOptions so;
   so.engine = g.engine;
   so.window = static_cast<uint32_t>(window);
-  so.policy = PolicyFor(reaction);
+  so.policy = reaction;
   rpc::TcpServerOptions tcp;
   tcp.workers = workers;
   tcp.trace = trace;
@@ -91,7 +82,7 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
   sim::Scenario base;
   base.nconnect = 4;
   base.window = 32;
-  base.reaction = sim::Reaction::kDropDisconnect;
+  base.reaction = rpc::WindowPolicy::kDropDisconnect;
   base.op = sim::Op::kRead;
   base.io_size = 4096;
   base.ops = ops;
@@ -174,8 +165,8 @@ std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
   g.window = {32, 128};
   g.io_size = {4096};
   g.skew_ns = {0, 1000000, 10000000};
-  g.reactions = {sim::Reaction::kDropDisconnect, sim::Reaction::kDrop,
-                 sim::Reaction::kDiscardContext};
+  g.reactions = {rpc::WindowPolicy::kDropDisconnect, rpc::WindowPolicy::kDrop,
+                 rpc::WindowPolicy::kDiscardContext};
   std::vector<ValidationPoint> grid;
   for (bool per_conn : {false, true}) {
     g.base.per_connection_context = per_conn;
@@ -185,7 +176,7 @@ std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
       p.name = std::string(per_conn ? "perconn" : "shared") + "-n" + std::to_string(sc.nconnect) +
                "-s" + std::to_string(sc.slots) + "-w" + std::to_string(sc.window) + "-skew" +
                (sc.skew_ns == 0 ? std::string("0") : std::to_string(sc.skew_ns / 1000000) + "ms") +
-               "-" + sim::ReactionName(sc.reaction);
+               "-" + rpc::WindowPolicyName(sc.reaction);
       p.asserted = false;
       p.assert_goodput = false;
       p.note = "wide grid: reported, not asserted";
@@ -325,7 +316,7 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
   rpc::TcpServerStats stats;
   int reruns = 0;
   for (int attempt = 1;; ++attempt) {
-    SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, window, sim::Reaction::kDrop, 0));
+    SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, window, rpc::WindowPolicy::kDrop, 0));
     server.Aim(lo);
     SECMODE_ASSIGN_OR_RETURN(r, rpc::RunLoad(lo));
     server.server->Stop();
@@ -361,7 +352,7 @@ struct ReconnectCost {
   int64_t wall_ns = 0, cpu_ns = 0, client_cpu_ns = 0;
 };
 Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss& g, int rounds) {
-  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 128, sim::Reaction::kDrop, 0));
+  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 128, rpc::WindowPolicy::kDrop, 0));
   rpc::LoadOptions aim;
   server.Aim(aim);
   auto auth = rpc::NewSysAuth(rpc::kNfsProgram, rpc::kNfsVersion);
@@ -406,7 +397,7 @@ Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss&
 Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment& env, const Gss& g,
                                                         const std::string& mode, int64_t net_rtt_ns,
                                                         int rounds, bool after_load) {
-  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 4096, sim::Reaction::kDrop, 0));
+  SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 4096, rpc::WindowPolicy::kDrop, 0));
   rpc::LoadOptions lo;
   server.Aim(lo);
   lo.mode = mode;
@@ -590,7 +581,7 @@ Result<int64_t> ModelOneCall(const Calibration& c, const ValidationOptions& opti
   one.nconnect = 1;
   one.slots = 1;
   one.window = 128;
-  one.reaction = sim::Reaction::kDrop;
+  one.reaction = rpc::WindowPolicy::kDrop;
   one.op = sim::Op::kRead;
   one.io_size = 4096;
   one.ops = 2000;

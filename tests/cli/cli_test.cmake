@@ -69,7 +69,10 @@ expect_run(2 "choose one" ${SECMODE} run --quick --full --out ${WORK}/x)
 expect_run(2 "--pin: CPU 1000 is not one this process may run on (allowed: " ${SECMODE} run
            --pin 1000 --modes sys --out ${WORK}/x)
 expect_run(2 "unknown engine" ${SECMODE} serve --engine heimdal --seconds 1)
-expect_run(2 "unknown window policy 'sometimes'" ${SECMODE} serve --window-policy sometimes --seconds 1)
+expect_run(2 "reaction: unknown value 'sometimes'" ${SECMODE} serve --reaction sometimes --seconds 1)
+# The flag's old name still works and says what to write instead.
+expect_run(2 "--window-policy is now --reaction; write --reaction sometimes" ${SECMODE} serve
+           --window-policy sometimes --seconds 1)
 expect_run(2 "--window" ${SECMODE} serve --window 0 --seconds 1)
 # Every limit of the server is a flag its help explains.
 foreach(flag max-connections max-reply max-gather max-queue max-backlog idle-timeout record-timeout
@@ -91,7 +94,7 @@ expect_run(2 "unknown --server-kind 'nfs9'" ${SECMODE} load --port 1 --server-ki
 expect_run(2 "names no file" ${SECMODE} load --port 1 --server-kind nfs41 --read-path /)
 expect_run(2 "unknown RPC mode 'krb5q'" ${SECMODE} probe --port 1 --mode krb5q)
 expect_run(2 "--silence-ms" ${SECMODE} probe --port 1 --silence-ms 0)
-expect_run(2 "unknown window policy" ${SECMODE} probe --local --window-policy sometimes)
+expect_run(2 "reaction: unknown value" ${SECMODE} probe --local --reaction sometimes)
 
 # Failure at run time: 1.
 file(MAKE_DIRECTORY ${WORK})
@@ -104,7 +107,7 @@ expect_run(1 "secmode load:" ${SECMODE} load --port 1 --seconds 0.2)
 expect_run(1 "the probe's connection: connect 127.0.0.1:1" ${SECMODE} probe --port 1)
 # The probe against secmode's own server finds the window and policy it was given.
 expect_run(0 "model it: secmode nconnect --window 48 --reaction discard-context" ${SECMODE} probe
-           --local --window 48 --window-policy discard-context)
+           --local --window 48 --reaction discard-context)
 expect_run(1 "opening connection 1 of 4: connect 127.0.0.1:1" ${SECMODE} load --port 1 --seconds 0.2)
 expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMODE} load --port 1
            --mode krb5 --ccache FILE:${WORK}/no.ccache --seconds 0.2)

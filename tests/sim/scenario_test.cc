@@ -58,10 +58,10 @@ TEST(ScenarioTest, NegativeDelayMessageSaysNegative) {
 }
 
 TEST(ScenarioTest, ParsesNamesAndRejectsUnknown) {
-  EXPECT_EQ(*ParseReaction("drop"), Reaction::kDrop);
-  EXPECT_EQ(*ParseReaction("drop-disconnect"), Reaction::kDropDisconnect);
-  EXPECT_EQ(*ParseReaction("discard-context"), Reaction::kDiscardContext);
-  auto bad = ParseReaction("reset");
+  EXPECT_EQ(*rpc::ParseWindowPolicy("drop"), rpc::WindowPolicy::kDrop);
+  EXPECT_EQ(*rpc::ParseWindowPolicy("drop-disconnect"), rpc::WindowPolicy::kDropDisconnect);
+  EXPECT_EQ(*rpc::ParseWindowPolicy("discard-context"), rpc::WindowPolicy::kDiscardContext);
+  auto bad = rpc::ParseWindowPolicy("reset");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("reaction: unknown value 'reset'"), std::string::npos);
   EXPECT_NE(bad.status().message().find("discard-context"), std::string::npos);
@@ -79,7 +79,7 @@ TEST(ScenarioTest, JsonRoundTrip) {
   Scenario s;
   s.nconnect = 8;
   s.slots = 300;
-  s.reaction = Reaction::kDiscardContext;
+  s.reaction = rpc::WindowPolicy::kDiscardContext;
   s.op = Op::kWrite;
   s.skew_where = SkewWhere::kNetwork;
   s.skew_conn = 7;

@@ -23,7 +23,7 @@ Scenario Lagging(int64_t skew_ns) {
   s.slots = 256;
   s.window = 32;
   s.skew_ns = skew_ns;
-  s.reaction = Reaction::kDrop;
+  s.reaction = rpc::WindowPolicy::kDrop;
   s.retransmit_timeout_ns = 10000000;
   s.ops = 10000;
   return s;
@@ -38,20 +38,20 @@ TEST(SimulatorTest, RejectsInvalidScenario) {
 }
 
 TEST(SimulatorTest, SameSeedSameResultBitForBit) {
-  for (Reaction reaction :
-       {Reaction::kDrop, Reaction::kDropDisconnect, Reaction::kDiscardContext}) {
+  for (rpc::WindowPolicy reaction : {rpc::WindowPolicy::kDrop, rpc::WindowPolicy::kDropDisconnect,
+                                     rpc::WindowPolicy::kDiscardContext}) {
     Scenario s = Lagging(1000000);
     s.reaction = reaction;
     s.seed = 77;
     s.jitter_dist = Dist::kLogNormal;
     ScenarioResult a = SimOk(s), b = SimOk(s);
-    EXPECT_EQ(a.ToJson().dump(), b.ToJson().dump()) << ReactionName(reaction);
+    EXPECT_EQ(a.ToJson().dump(), b.ToJson().dump()) << rpc::WindowPolicyName(reaction);
     EXPECT_EQ(a.seed, 77u);
     EXPECT_EQ(a.ops_per_s, b.ops_per_s);  // exact, not near
     s.seed = 78;
     ScenarioResult c = SimOk(s);
     EXPECT_EQ(c.seed, 78u);
-    EXPECT_NE(a.ToJson().dump(), c.ToJson().dump()) << ReactionName(reaction);
+    EXPECT_NE(a.ToJson().dump(), c.ToJson().dump()) << rpc::WindowPolicyName(reaction);
     EXPECT_NE(a.p99_ns, c.p99_ns);  // random delays differ
   }
 }
@@ -104,7 +104,8 @@ TEST(SimulatorTest, SkewedConnectionCausesViolationsGrowingWithSkew) {
 }
 
 TEST(SimulatorTest, PerConnectionContextsHaveNoViolations) {
-  for (Reaction reaction : {Reaction::kDropDisconnect, Reaction::kDiscardContext}) {
+  for (rpc::WindowPolicy reaction :
+       {rpc::WindowPolicy::kDropDisconnect, rpc::WindowPolicy::kDiscardContext}) {
     Scenario s = Lagging(4000000);
     s.reaction = reaction;
     ScenarioResult shared = SimOk(s);
@@ -141,7 +142,7 @@ TEST(SimulatorTest, ReencodeCannotSeeNetworkSkew) {
 
 TEST(SimulatorTest, DiscardContextCountsRecreations) {
   Scenario s = Lagging(1000000);
-  s.reaction = Reaction::kDiscardContext;
+  s.reaction = rpc::WindowPolicy::kDiscardContext;
   ScenarioResult r = SimOk(s);
   EXPECT_GT(r.violations, 0);
   EXPECT_GT(r.context_recreations, 0);
@@ -154,7 +155,7 @@ TEST(SimulatorTest, DiscardContextCountsRecreations) {
 
 TEST(SimulatorTest, DropDisconnectCountsDisconnectsAndResends) {
   Scenario s = Lagging(1000000);
-  s.reaction = Reaction::kDropDisconnect;
+  s.reaction = rpc::WindowPolicy::kDropDisconnect;
   ScenarioResult r = SimOk(s);
   EXPECT_GT(r.violations, 0);
   EXPECT_EQ(r.disconnects, r.violations);
@@ -183,7 +184,7 @@ TEST(SimulatorTest, StalledOnlyWhenEverySlotWaitsOnRecovery) {
   EXPECT_EQ(r.stalled_fraction, 0.0);
   // Discarded contexts: while a new one is created, nothing can be sent.
   Scenario t = Lagging(1000000);
-  t.reaction = Reaction::kDiscardContext;
+  t.reaction = rpc::WindowPolicy::kDiscardContext;
   ScenarioResult lagging = SimOk(t);
   EXPECT_GT(lagging.stalled_fraction, 0.0);
   EXPECT_LE(lagging.stalled_fraction, 1.0);
@@ -312,7 +313,7 @@ TEST(SimulatorTest, ThrashingRunIsTruncatedNotEndless) {
   s.nconnect = 8;
   s.slots = 512;
   s.window = 4;
-  s.reaction = Reaction::kDiscardContext;
+  s.reaction = rpc::WindowPolicy::kDiscardContext;
   s.ops = 2000;
   ScenarioResult r = SimOk(s);
   EXPECT_TRUE(r.truncated);
@@ -339,7 +340,7 @@ TEST(SimulatorTest, RandomScenariosKeepInvariants) {
     s.nconnect = static_cast<int>(pick({1, 2, 3, 8}));
     s.slots = pick({1, 2, 7, 64, 300});
     s.window = pick({1, 2, 5, 32, 128});
-    s.reaction = static_cast<Reaction>(rng.Next() % 3);
+    s.reaction = static_cast<rpc::WindowPolicy>(rng.Next() % 3);
     s.op = static_cast<Op>(rng.Next() % 2);
     s.io_size = pick({0, 512, 65536, 1 << 20});
     s.per_connection_context = rng.Next() % 4 == 0;
@@ -372,10 +373,10 @@ TEST(SimulatorTest, RandomScenariosKeepInvariants) {
     EXPECT_LE(r->stalled_fraction, 1.0) << where;
     EXPECT_LE(r->p50_ns, r->p99_ns) << where;
     EXPECT_LE(r->p99_ns, r->p999_ns) << where;
-    if (s.reaction != Reaction::kDropDisconnect) {
+    if (s.reaction != rpc::WindowPolicy::kDropDisconnect) {
       EXPECT_EQ(r->disconnects, 0) << where;
     }
-    if (s.reaction != Reaction::kDiscardContext) {
+    if (s.reaction != rpc::WindowPolicy::kDiscardContext) {
       EXPECT_EQ(r->context_recreations, 0) << where;
     }
     if (s.per_connection_context || (s.spread_cap > 0 && s.spread_cap <= s.window && !s.reencode)) {
@@ -406,7 +407,7 @@ TEST(SimulatorTest, RandomThreadScenariosNeverDeadlock) {
     s.nconnect = static_cast<int>(pick({1, 2, 4, 8}));
     s.slots = pick({1, 8, 64, 256});
     s.window = pick({4, 32, 128});
-    s.reaction = static_cast<Reaction>(rng.Next() % 3);
+    s.reaction = static_cast<rpc::WindowPolicy>(rng.Next() % 3);
     s.per_connection_context = rng.Next() % 3 == 0;
     s.resend_any_connection = rng.Next() % 2 == 0;
     s.spread_cap = pick({0, 0, 16});
@@ -461,7 +462,7 @@ TEST(SimulatorTest, ResendAnyConnectionMovesLostCallsOffTheLaggingConnection) {
   s.nconnect = 4;
   s.slots = 128;
   s.window = 32;
-  s.reaction = Reaction::kDropDisconnect;
+  s.reaction = rpc::WindowPolicy::kDropDisconnect;
   s.io_size = 4096;
   s.skew_conn = 0;
   s.skew_ns = 10000000;
@@ -503,7 +504,7 @@ Scenario Threads(int64_t slots) {
   s.nconnect = 4;
   s.slots = slots;
   s.window = 32;
-  s.reaction = Reaction::kDropDisconnect;
+  s.reaction = rpc::WindowPolicy::kDropDisconnect;
   s.io_size = 4096;
   s.cost_fixed_ns = 3000;
   s.cost_ns_per_byte = 7;
@@ -522,7 +523,7 @@ Scenario Threads(int64_t slots) {
 Scenario HeldDiscarding() {
   Scenario s = Threads(128);
   s.nconnect = 2;
-  s.reaction = Reaction::kDiscardContext;
+  s.reaction = rpc::WindowPolicy::kDiscardContext;
   s.skew_conn = 0;
   s.skew_ns = 10000000;
   s.skew_where = SkewWhere::kClient;
@@ -602,7 +603,7 @@ TEST(ThreadModelTest, AReceiverStillReconnectingWhenItsConnectionClosesAgainGoes
   s.nconnect = 4;
   s.slots = 128;
   s.window = 32;
-  s.reaction = Reaction::kDropDisconnect;
+  s.reaction = rpc::WindowPolicy::kDropDisconnect;
   s.resend_any_connection = true;
   s.retransmit_timeout_ns = 1000000000;
   s.cost_fixed_ns = 1050;
@@ -718,7 +719,7 @@ TEST(ThreadModelTest, AContextsWaitersGoOnOneAfterAnother) {
   // connection (every operation completes).
   Scenario s = Threads(256);
   s.nconnect = 8;
-  s.reaction = Reaction::kDiscardContext;
+  s.reaction = rpc::WindowPolicy::kDiscardContext;
   s.gss_setup_ns = 1000000;
   s.gss_setup_cpu_ns = 500000;
   s.idle_wake_ns = 20000;
@@ -1200,7 +1201,7 @@ TEST(ThreadModelTest, ACallWhoseTimerRanOutAtTheServerIsResentWhenDroppedNotBack
   Scenario s = EveryMechanismScenario();
   s.nconnect = 5;
   s.window = 16;
-  s.reaction = Reaction::kDrop;
+  s.reaction = rpc::WindowPolicy::kDrop;
   s.retransmit_timeout_ns = 5000000;
   s.op = Op::kWrite;
   s.io_size = 8192;

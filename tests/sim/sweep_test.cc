@@ -12,7 +12,7 @@ SweepGrid Small() {
   g.slots = {8, 256};
   g.io_size = {4096};
   g.skew_ns = {0, 1000000};
-  g.reactions = {Reaction::kDropDisconnect};
+  g.reactions = {rpc::WindowPolicy::kDropDisconnect};
   g.base.ops = 1500;
   return g;
 }

@@ -129,7 +129,7 @@ TEST(NconnectValidateTest, TheWideGridIsTheWholeProduct) {
     const sim::Scenario& s = p.scenario;
     combos.insert(std::to_string(s.nconnect) + "/" + std::to_string(s.slots) + "/" +
                   std::to_string(s.window) + "/" + std::to_string(s.skew_ns) + "/" +
-                  sim::ReactionName(s.reaction) + "/" + (s.per_connection_context ? "p" : "s"));
+                  rpc::WindowPolicyName(s.reaction) + "/" + (s.per_connection_context ? "p" : "s"));
   }
   EXPECT_EQ(names.size(), grid.size()) << "names must tell the points apart (--points)";
   EXPECT_EQ(combos.size(), grid.size());
