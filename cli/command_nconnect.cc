@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cli/cli.h"
+#include "cli/old_spelling.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/format.h"
@@ -321,7 +322,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
       "Simulate nconnect with a shared RPCSEC_GSS sequence window: one scenario (default), "
       "--sweep, or --recommend");
   sim::Scenario& s = o->s;
-  cmd->add_option("--nconnect", s.nconnect, "TCP connections")->capture_default_str();
+  cmd->add_option("--connections", s.nconnect, "TCP connections, the NFS client's nconnect")
+      ->capture_default_str();
+  AddOldName(cmd, "nconnect", "--nconnect", "--connections", &s.nconnect);
   cmd->add_option("--slots", s.slots, "Requests outstanding at once")->capture_default_str();
   cmd->add_option("--window", s.window, "Server's RPCSEC_GSS sequence window")
       ->capture_default_str();

@@ -872,7 +872,7 @@ void Runner::DestroyAll(LoadReport* r) {
 }
 
 Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
-  SECMODE_ASSIGN_OR_RETURN(service_, ServiceForMode(o_.mode));
+  service_ = GssServiceOf(o_.security);
   if (o_.connections < 1 || o_.connections > 1024) {
     return Status::InvalidArgument("connections must be 1..1024, got " +
                                    std::to_string(o_.connections));
@@ -1028,7 +1028,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   }
 
   LoadReport r;
-  r.mode = o_.mode;
+  r.mode = SecurityName(o_.security);
   r.op = NfsOpName(o_.op);
   r.size = o_.op == NfsOp::kGetattr ? 0 : o_.size;
   r.connections = o_.connections;
@@ -1160,7 +1160,7 @@ Result<LoadReport> RunLoad(const LoadOptions& options, std::optional<LoadReport>
 }
 
 Result<ContextCreationTime> TimeContextCreation(const LoadOptions& options, int rounds) {
-  SECMODE_ASSIGN_OR_RETURN(uint32_t service, ServiceForMode(options.mode));
+  const uint32_t service = GssServiceOf(options.security);
   if (service == 0) return Status::InvalidArgument("AUTH_SYS has no context to create");
   if (rounds < 1) return Status::InvalidArgument("at least one round is needed");
   common::LatencySamples wall, cpu;

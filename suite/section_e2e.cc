@@ -290,7 +290,7 @@ Status RunE2eSection(SectionContext& ctx) {
   auto run_sys_before = [&](const std::string& engine, const rpc::LoadOptions& load, int round,
                             const std::string& what) {
     rpc::LoadOptions sys = load;
-    sys.mode = "sys";
+    sys.security = rpc::Security::kSys;
     return run_again(engine, window, sys, round, "sys run just before " + what);
   };
   size_t runs_not_made = 0;  // of controls and later rounds, after an interruption
@@ -313,7 +313,6 @@ Status RunE2eSection(SectionContext& ctx) {
           ++rows_not_run;
           continue;
         }
-        const bool sys = name.family == "sys";
         SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, server_for(name.engine, window));
         rpc::LoadOptions o;
         server->Aim(o);
@@ -328,12 +327,10 @@ Status RunE2eSection(SectionContext& ctx) {
           o.nfs41 = true;
           o.nfs41_options.read_file_has_pattern = true;
         }
-        o.mode = name.family;
-        if (!sys) {
-          SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
-          SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
-          o.enctype = static_cast<int32_t>(enctype);
-        }
+        SECMODE_ASSIGN_OR_RETURN(const harness::RpcMode mode, harness::RpcModeOf(name));
+        o.security = mode.security;
+        o.engine = mode.engine;
+        o.enctype = mode.enctype;
         o.op = c.op;
         o.size = c.size ? c.size : 4096;
         o.connections = c.one_at_a_time ? 1 : kConnections;
