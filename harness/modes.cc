@@ -22,8 +22,8 @@ Result<rpc::Security> SecurityOfFamily(const std::string& family) {
        {rpc::Security::kSys, rpc::Security::kKrb5, rpc::Security::kKrb5i, rpc::Security::kKrb5p}) {
     if (family == rpc::SecurityName(s)) return s;
   }
-  return Status::InvalidArgument("mode '" + family +
-                                 "' is not an NFS mode (known: sys, krb5, krb5i, krb5p)");
+  return Status::InvalidArgument("unknown RPC mode '" + family +
+                                 "' (known: sys, krb5, krb5i, krb5p)");
 }
 
 // RPC-framed modes (rpc/legs.h): the wire is a whole RPC call or reply.
@@ -171,6 +171,8 @@ Result<RpcMode> RpcModeOf(const ModeName& name) {
 }
 
 Result<RpcMode> ParseRpcMode(const std::string& text) {
+  // An SMB or unknown family is named as no RPC mode before anything else.
+  SECMODE_RETURN_IF_ERROR(SecurityOfFamily(text.substr(0, text.find(':'))).status());
   SECMODE_ASSIGN_OR_RETURN(const ModeName name, ParseModeName(text));
   SECMODE_ASSIGN_OR_RETURN(RpcMode m, RpcModeOf(name));
   // ParseModeName filled in the default enctype; one left out here is none.

@@ -51,7 +51,7 @@ expect_run(0 "--nconnect 4 is an old spelling; write --connections 4" ${SECMODE}
 expect_run(2 "name the enctype and engine once" ${SECMODE} load
            --mode krb5p:aes128-cts-hmac-sha256-128 --engine native --port 1)
 expect_run(2 "unknown engine 'heimdal'" ${SECMODE} load --mode krb5p::heimdal --port 1)
-expect_run(2 "'smb-plain' is not an NFS mode" ${SECMODE} probe --mode smb-plain --port 1)
+expect_run(2 "unknown RPC mode 'smb-plain'" ${SECMODE} probe --mode smb-plain --port 1)
 expect_run(2 "unknown command 'no-such-command'" ${SECMODE} no-such-command)
 expect_run(2 "give --local, or --host, --principal and --share" ${SECMODE} smb-load)
 expect_run(2 "unknown SMB mode" ${SECMODE} smb-load --local --mode smb-enc-des)
