@@ -299,8 +299,7 @@ void Runner::Monitor() {
   }
 }
 
-Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
-  service_ = GssServiceOf(o_.security);
+Status Runner::CheckOptions() {
   if (o_.connections < 1 || o_.connections > 1024) {
     return Status::InvalidArgument("connections must be 1..1024, got " +
                                    std::to_string(o_.connections));
@@ -318,7 +317,7 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   if (!(o_.seconds >= 0) || !(o_.warmup_seconds >= 0) || !(o_.max_seconds >= 0)) {
     return Status::InvalidArgument("the measured time and the warm-up must be >= 0 s");
   }
-  const int nbox = o_.context_per_connection ? o_.connections : 1;
+  const int nbox = ContextCount();
   const double run_seconds = o_.warmup_seconds + std::max(o_.seconds, o_.max_seconds);
   if (o_.deadline_seconds != 0) {
     if (!(o_.deadline_seconds >= o_.warmup_seconds + o_.seconds) ||
@@ -333,27 +332,18 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
                         (service_ != 0 ? nbox * kLoadDeadlinePerContextSeconds : 0);
   }
   run_deadline_ = Deadline::AfterMs(static_cast<int64_t>(std::ceil(deadline_seconds_ * 1e3)));
-  // A step that failed because the run's deadline passed says so.
-  auto step_failed = [&](const Status& s, const std::string& step) {
-    Status out = s.Annotate(step);
-    if (run_deadline_.Passed()) {
-      out = out.Annotate("the run's deadline (" + Seconds(deadline_seconds_) + " s) passed");
-    }
-    return out;
-  };
-  const std::string where = o_.host + ":" + std::to_string(o_.port);
-  for (int i = 0; i < nbox; ++i) {
-    boxes_.push_back(std::make_unique<AuthBox>());
-    Status made = MakeAuth(boxes_.back().get());
-    if (!made.ok()) {
-      boxes_.back()->auth.reset();
-      LoadReport unused;
-      DestroyAll(&unused);
-      return step_failed(made, nbox == 1 ? "creating the security context with " + where
-                                         : "creating security context " + std::to_string(i + 1) +
-                                               " of " + std::to_string(nbox) + " with " + where);
-    }
+  return Status::Ok();
+}
+
+Status Runner::StepFailed(const Status& s, const std::string& step) const {
+  Status out = s.Annotate(step);
+  if (run_deadline_.Passed()) {
+    out = out.Annotate("the run's deadline (" + Seconds(deadline_seconds_) + " s) passed");
   }
+  return out;
+}
+
+Status Runner::OpenConnections(const std::string& where) {
   for (int i = 0; i < o_.connections; ++i) {
     auto c = std::make_unique<Conn>();
     c->index = i;
@@ -365,8 +355,8 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     if (!fd.ok()) {
       LoadReport unused;
       DestroyAll(&unused);
-      return step_failed(fd.status(), "opening connection " + std::to_string(i + 1) + " of " +
-                                          std::to_string(o_.connections));
+      return StepFailed(fd.status(), "opening connection " + std::to_string(i + 1) + " of " +
+                                         std::to_string(o_.connections));
     }
     c->fd = fd->Release();
     conns_.push_back(std::move(c));
@@ -382,9 +372,13 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     if (!opened.ok()) {
       LoadReport unused;
       DestroyAll(&unused);
-      return step_failed(opened, "creating an NFSv4.1 session with " + where);
+      return StepFailed(opened, "creating an NFSv4.1 session with " + where);
     }
   }
+  return Status::Ok();
+}
+
+Runner::Span Runner::Measure(const std::string& where) {
   for (auto& c : conns_) {
     c->receiver = std::thread([this, p = c.get()] { Receive(p); });
     if (c->delay_ns > 0) c->sender = std::thread([this, p = c.get()] { SendLoop(p); });
@@ -420,11 +414,17 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     }
     usleep(1000);
   }
-  uint64_t stop = common::NowNs();
-  measure_end_ = stop;
+  Span span;
+  span.t0 = t0;
+  span.stop = common::NowNs();
+  measure_end_ = span.stop;
   const common::CpuTimes cpu_at_stop = common::ReadCpuTimes();
-  const double idle_fraction = common::IdleFraction(cpu_at_start, cpu_at_stop);
-  const double steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
+  span.idle_fraction = common::IdleFraction(cpu_at_start, cpu_at_stop);
+  span.steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
+  return span;
+}
+
+void Runner::StopThreads() {
   {
     std::lock_guard<std::mutex> lock(monitor_mu_);
     stopping_ = true;
@@ -454,7 +454,10 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
   }
+}
 
+LoadReport Runner::Report(const Span& span) {
+  const uint64_t t0 = span.t0, stop = span.stop;
   LoadReport r;
   r.mode = SecurityName(o_.security);
   r.op = NfsOpName(o_.op);
@@ -492,11 +495,15 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
   r.receiver_preemptions = receivers.preemptions;
   r.receiver_run_queue_wait_ns = receivers.run_queue_wait_ns;
   r.receiver_runs = receivers.runs;
-  r.idle_fraction = idle_fraction;
-  r.steal_fraction = steal_fraction;
+  r.idle_fraction = span.idle_fraction;
+  r.steal_fraction = span.steal_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;
   r.sender_calls = sender_calls_;
+  return r;
+}
 
+Status Runner::Outcome(const Span& span, const std::string& where) {
+  const uint64_t t0 = span.t0, stop = span.stop;
   uint64_t replies = 0;
   for (auto& c : conns_) replies += c->replies;
   Status failure;
@@ -512,6 +519,19 @@ Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
         "them but answered none of the " + std::to_string(slots_.size()) + " calls sent (" +
         std::to_string(timeouts_.load()) + " sent again after --timeout-ms)");
   }
+  return failure;
+}
+
+Result<LoadReport> Runner::Run(std::optional<LoadReport>* measured) {
+  service_ = GssServiceOf(o_.security);
+  SECMODE_RETURN_IF_ERROR(CheckOptions());
+  const std::string where = o_.host + ":" + std::to_string(o_.port);
+  SECMODE_RETURN_IF_ERROR(CreateContexts(where));
+  SECMODE_RETURN_IF_ERROR(OpenConnections(where));
+  const Span span = Measure(where);
+  StopThreads();
+  LoadReport r = Report(span);
+  const Status failure = Outcome(span, where);
   if (session_) {
     r.nfs41_server = session_->server;
     r.session_slots = session_->slots;
@@ -581,7 +601,8 @@ Status Runner::CloseSession() {
 
 }  // namespace load_internal
 
-common::Result<LoadReport> RunLoad(const LoadOptions& options, std::optional<LoadReport>* measured) {
+common::Result<LoadReport> RunLoad(const LoadOptions& options,
+                                   std::optional<LoadReport>* measured) {
   if (measured != nullptr) measured->reset();
   load_internal::Runner runner(options);
   return runner.Run(measured);

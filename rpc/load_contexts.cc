@@ -188,6 +188,23 @@ void Runner::Recreate(AuthBox* box, uint64_t gen, uint32_t auth_stat) {
   recreations_++;
 }
 
+Status Runner::CreateContexts(const std::string& where) {
+  const int nbox = ContextCount();
+  for (int i = 0; i < nbox; ++i) {
+    boxes_.push_back(std::make_unique<AuthBox>());
+    Status made = MakeAuth(boxes_.back().get());
+    if (!made.ok()) {
+      boxes_.back()->auth.reset();
+      LoadReport unused;
+      DestroyAll(&unused);
+      return StepFailed(made, nbox == 1 ? "creating the security context with " + where
+                                        : "creating security context " + std::to_string(i + 1) +
+                                              " of " + std::to_string(nbox) + " with " + where);
+    }
+  }
+  return Status::Ok();
+}
+
 void Runner::DestroyAll(LoadReport* r) {
   std::vector<std::shared_ptr<ClientAuth>> auths;
   for (auto& b : boxes_) {

@@ -182,6 +182,30 @@ class Runner {
   Result<LoadReport> Run(std::optional<LoadReport>* measured);
 
  private:
+  // The measured time: from the first calls (t0) to the end (stop), and the
+  // machine's idle and steal shares from its start to its end.
+  struct Span {
+    uint64_t t0 = 0, stop = 0;
+    double idle_fraction = -1, steal_fraction = -1;
+  };
+  // Run's steps, in order. CheckOptions refuses bad options and sets the
+  // run's deadline; CreateContexts and OpenConnections (with the slots and
+  // the NFSv4.1 session) destroy the contexts made when they fail, their
+  // step named (StepFailed); Measure starts the threads and the first calls
+  // and returns when the measured time is over, the run failed or its
+  // deadline passed; StopThreads ends and joins them and closes the
+  // sockets; Report is what was measured and Outcome the run's failure, if
+  // any (a server that answered nothing included).
+  Status CheckOptions();
+  Status CreateContexts(const std::string& where);
+  Status OpenConnections(const std::string& where);
+  Span Measure(const std::string& where);
+  void StopThreads();
+  LoadReport Report(const Span& span);
+  Status Outcome(const Span& span, const std::string& where);
+  // `s` annotated with the step, and with the deadline when it has passed.
+  Status StepFailed(const Status& s, const std::string& step) const;
+  int ContextCount() const { return o_.context_per_connection ? o_.connections : 1; }
   Status MakeAuth(AuthBox* box);
   // A connect gives up at its own timeout or the run's deadline.
   Deadline ConnectDeadline() const {
