@@ -335,8 +335,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--op", o->op, "read or write (which direction carries the I/O)")
       ->capture_default_str();
   cmd->add_option("--io-size", s.io_size, "I/O size in bytes")->capture_default_str();
-  cmd->add_flag("--per-connection-context", s.per_connection_context,
+  cmd->add_flag("--context-per-connection", s.per_connection_context,
                 "One GSS context (sequence counter) per connection instead of one shared");
+  AddOldFlag(cmd, "nconnect", "--per-connection-context", "--context-per-connection",
+             &s.per_connection_context);
   cmd->add_flag("--resend-any-connection", s.resend_any_connection,
                 "Resend a lost connection's calls round-robin over all connections (secmode's "
                 "load generator) instead of on the reconnected one (Linux)");
@@ -379,7 +381,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--jitter-dist", o->jitter_dist, "constant, exponential or lognormal")
       ->capture_default_str();
   cmd->add_option("--jitter-ns", s.jitter_ns, "Mean one-way extra delay")->capture_default_str();
-  cmd->add_option("--skew-conn", s.skew_conn, "The lagging connection")->capture_default_str();
+  cmd->add_option("--skew-connection", s.skew_conn, "The lagging connection")
+      ->capture_default_str();
+  AddOldName(cmd, "nconnect", "--skew-conn", "--skew-connection", &s.skew_conn);
   cmd->add_option("--skew-ns", s.skew_ns, "How much that connection lags")->capture_default_str();
   cmd->add_option("--skew-where", o->skew_where,
                   "client (held before the socket) or network (on the wire)")

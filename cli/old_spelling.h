@@ -27,6 +27,16 @@ CLI::Option* AddOldName(CLI::App* cmd, const std::string& command, const std::st
       });
 }
 
+// The same for a flag.
+inline CLI::Option* AddOldFlag(CLI::App* cmd, const std::string& command,
+                               const std::string& old_name, const std::string& name, bool* value) {
+  return cmd->add_flag(old_name, *value)
+      ->group("")
+      ->each([command, old_name, name](const std::string&) {
+        TellOldSpelling(command, old_name, name);
+      });
+}
+
 }  // namespace secmode::cli
 
 #endif  // SECMODE_CLI_OLD_SPELLING_H_

@@ -48,6 +48,11 @@ expect_run(0 "--nconnect 2 is an old spelling; write --connections 2" ${SECMODE}
            --mode sys --nconnect 2 --seconds 0.2)
 expect_run(0 "--nconnect 4 is an old spelling; write --connections 4" ${SECMODE} nconnect
            --nconnect 4 --slots 64 --window 128)
+# nconnect names the context and skew knobs as load does.
+expect_run(0 "--per-connection-context is an old spelling; write --context-per-connection"
+           ${SECMODE} nconnect --per-connection-context --slots 64 --window 128)
+expect_run(0 "--skew-conn 1 is an old spelling; write --skew-connection 1" ${SECMODE} nconnect
+           --skew-conn 1 --skew-ns 1000 --slots 64 --window 128)
 expect_run(2 "name the enctype and engine once" ${SECMODE} load
            --mode krb5p:aes128-cts-hmac-sha256-128 --engine native --port 1)
 expect_run(2 "unknown engine 'heimdal'" ${SECMODE} load --mode krb5p::heimdal --port 1)
