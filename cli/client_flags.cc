@@ -47,7 +47,8 @@ harness::RpcMode ParseClientMode(const std::string& command, const ClientFlags& 
     }
     auto family = harness::ParseRpcMode(f.mode);
     if (!family.ok()) Fail(command, family.status());
-    // AUTH_SYS has neither: the old flags were ignored with it, and are.
+    // AUTH_SYS has neither: with it they only picked the --local server's
+    // engine, which AUTH_SYS calls never use; they are dropped.
     if (family->kerberos()) {
       text += ":" + f.enctype;
       if (!f.engine.empty()) text += ":" + f.engine;
