@@ -1,7 +1,7 @@
 #include "cli/client_flags.h"
 
 #include "cli/cli.h"
-#include "cli/flag_alias.h"
+#include "cli/old_spelling.h"
 #include "gss/enctype.h"
 #include "rpc/server_core.h"
 
@@ -13,9 +13,15 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* f, uint16_t port, const std::str
   cmd->add_option("--host", f->host, "Server host (default 127.0.0.1)");
   cmd->add_option("--port", f->port, "Server port (default " + std::to_string(port) + ")")
       ->default_val(port);
-  cmd->add_option("--mode", f->mode, mode_help + " (default " + mode + ")");
-  cmd->add_option("--engine", f->engine, "GSS engine (mit, native)");
-  cmd->add_option("--enctype", f->enctype, "Kerberos enctype (default: the KDC's choice)");
+  cmd->add_option("--mode", f->mode,
+                  mode_help +
+                      ", as family[:enctype[:engine]] (e.g. krb5p::native; enctype "
+                      "default: the KDC's choice; engine: mit, native or mit-iov, default "
+                      "mit) (default " +
+                      mode + ")");
+  // Old spellings of the mode's parts: ParseClientMode folds them in.
+  cmd->add_option("--engine", f->engine)->group("");
+  cmd->add_option("--enctype", f->enctype)->group("");
   cmd->add_option("--ccache", f->ccache,
                   "Credential cache holding your tickets, e.g. FILE:/tmp/krb5cc_1000 after kinit "
                   "(default: KRB5CCNAME, else the Kerberos configuration's default ccache)");
@@ -29,20 +35,33 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* f, uint16_t port, const std::str
                   "With --local: what the server does with a call below its window: drop, "
                   "drop-disconnect or discard-context (default drop, RFC 2203's silent discard, "
                   "as secmode serve)");
-  AddOldFlagName(cmd, "--window-policy", "--reaction", f->policy);
+  AddOldName(cmd, cmd->get_name(), "--window-policy", "--reaction", &f->policy);
 }
 
-ClientSecurity ParseClientSecurity(const std::string& command, const ClientFlags& f) {
-  ClientSecurity s;
-  auto engine = gss::ParseEngine(f.engine);
-  if (!engine.ok()) Fail(command, engine.status());
-  s.engine = *engine;
-  if (!f.enctype.empty()) {
-    auto e = gss::ParseEnctype(f.enctype);
-    if (!e.ok()) Fail(command, e.status());
-    s.enctype = static_cast<int32_t>(*e);
+harness::RpcMode ParseClientMode(const std::string& command, const ClientFlags& f) {
+  std::string text = f.mode;
+  if (!f.engine.empty() || !f.enctype.empty()) {
+    std::string old = "--mode " + f.mode;
+    if (!f.enctype.empty()) old += " --enctype " + f.enctype;
+    if (!f.engine.empty()) old += " --engine " + f.engine;
+    if (f.mode.find(':') != std::string::npos) {
+      FailUsage(command, old + ": name the enctype and engine once, in --mode " +
+                             "family[:enctype[:engine]]");
+    }
+    auto family = harness::ParseRpcMode(f.mode);
+    if (!family.ok()) Fail(command, family.status());
+    // AUTH_SYS has neither: with it they only picked the --local server's
+    // engine, which AUTH_SYS calls never use; they are dropped.
+    if (family->kerberos()) {
+      text += ":" + f.enctype;
+      if (!f.engine.empty()) text += ":" + f.engine;
+      if (text.back() == ':') text.pop_back();
+    }
+    TellOldSpelling(command, old, "--mode " + text);
   }
-  return s;
+  auto mode = harness::ParseRpcMode(text);
+  if (!mode.ok()) Fail(command, mode.status().Annotate("--mode"));
+  return *mode;
 }
 
 harness::LocalRpcServer StartLocalIfAsked(const std::string& command, const ClientFlags& f,

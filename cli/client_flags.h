@@ -1,7 +1,8 @@
 // The flags `secmode load` and `secmode probe` share: which server, whose
-// tickets, which GSS engine and enctype, and --local (a throwaway realm and
-// secmode's own server with a chosen window and policy). Parsing fails with
-// exit status 2 naming the flag's bad value (cli.h).
+// tickets, which mode (family[:enctype[:engine]], as `secmode run --modes`
+// spells it), and --local (a throwaway realm and secmode's own server with
+// a chosen window and policy). Parsing fails with exit status 2 naming the
+// flag's bad value (cli.h).
 #ifndef SECMODE_CLI_CLIENT_FLAGS_H_
 #define SECMODE_CLI_CLIENT_FLAGS_H_
 
@@ -19,38 +20,38 @@ struct ClientFlags {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
   std::string mode;
-  std::string engine = "mit", enctype, ccache, target = "nfs@localhost";
+  std::string engine, enctype;  // old spellings of the mode's parts; "" = not given
+  std::string ccache, target = "nfs@localhost";
   bool local = false;
   uint32_t window = 128;
   std::string policy = "drop";
 };
 
 // Adds --host, --port (default `port`), --mode (help `mode_help`, default
-// `mode`), --engine, --enctype, --ccache, --target, --local, --window,
-// --reaction (and its old name --window-policy).
+// `mode`), --ccache, --target, --local, --window, --reaction (and its old
+// name --window-policy), and --engine and --enctype, the old spellings of
+// the mode's parts (hidden).
 void AddClientFlags(CLI::App* cmd, ClientFlags* f, uint16_t port, const std::string& mode,
                     const std::string& mode_help);
 
-struct ClientSecurity {
-  gss::Engine engine = gss::Engine::kMit;
-  int32_t enctype = 0;  // 0 = the KDC's choice
-};
-// The engine and enctype the flags name; Fail(command, ...) on bad ones.
-ClientSecurity ParseClientSecurity(const std::string& command, const ClientFlags& f);
+// The mode the flags name, parsed once (harness::ParseRpcMode: an enctype
+// left out is the KDC's choice), with --engine and --enctype folded in and
+// their user told the one spelling; Fail(command, ...) on a bad one.
+harness::RpcMode ParseClientMode(const std::string& command, const ClientFlags& f);
 
 // Copies the flags into a client's options (rpc::LoadOptions,
 // rpc::ProbeOptions: the same field names); Fail(command, ...) on a bad
-// engine or enctype.
+// mode.
 template <class Options>
 void ApplyClientFlags(const std::string& command, const ClientFlags& f, Options* o) {
   o->host = f.host;
   o->port = f.port;
-  o->mode = f.mode;
   o->ccache = f.ccache;
   o->target = f.target;
-  const ClientSecurity sec = ParseClientSecurity(command, f);
-  o->engine = sec.engine;
-  o->enctype = sec.enctype;
+  const harness::RpcMode mode = ParseClientMode(command, f);
+  o->security = mode.security;
+  o->engine = mode.engine;
+  o->enctype = mode.enctype;
 }
 
 // With --local: starts the realm (in `env`) and secmode's server with the

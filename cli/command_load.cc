@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/client_flags.h"
+#include "cli/old_spelling.h"
 #include "common/format.h"
 #include "gss/enctype.h"
 #include "harness/local_rpc.h"
@@ -43,7 +44,9 @@ CLI::App* AddLoadCommand(CLI::App& app) {
       "Drive an RPC server with NFSv4.1-shaped calls over N connections (nconnect) and "
       "report ops/s, MB/s, latency percentiles, retransmits, window drops");
   AddClientFlags(cmd, &a->client, 20049, "sys", "sys, krb5, krb5i or krb5p");
-  cmd->add_option("--nconnect", a->o.connections, "TCP connections (default 4)");
+  cmd->add_option("--connections", a->o.connections,
+                  "TCP connections, the NFS client's nconnect (default 4)");
+  AddOldName(cmd, "load", "--nconnect", "--connections", &a->o.connections);
   cmd->add_flag("--context-per-connection", a->o.context_per_connection,
                 "One GSS context per connection instead of one shared by all");
   cmd->add_option("--slots", a->o.slots, "Outstanding calls (default 64)");
@@ -94,6 +97,7 @@ CLI::App* AddLoadCommand(CLI::App& app) {
   cmd->callback([a] {
     rpc::LoadOptions o = a->o;
     const ClientFlags& f = a->client;
+    // Refuses a bad mode before a realm or server is started for it.
     ApplyClientFlags("load", f, &o);
     if (!std::isfinite(a->delay_ms)) FailUsage("load", "--delay-ms must be a number of ms");
     o.delay_us = static_cast<uint32_t>(std::llround(a->delay_ms * 1000));
@@ -112,11 +116,9 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     } else if (a->server_kind != "secmode") {
       FailUsage("load", "unknown --server-kind '" + a->server_kind + "' (known: secmode, nfs41)");
     }
-    // Refuse an unknown mode before a realm or server is started for it.
-    auto service = rpc::ServiceForMode(o.mode);
-    if (!service.ok()) Fail("load", service.status());
     harness::ModeEnvironment env;
-    harness::LocalRpcServer local = StartLocalIfAsked("load", f, o.engine, o.mode != "sys", env);
+    harness::LocalRpcServer local =
+        StartLocalIfAsked("load", f, o.engine, o.security != rpc::Security::kSys, env);
     if (local.server) local.Aim(o);
     rpc::LocalServer* server = local.server.get();
     std::optional<rpc::LoadReport> measured;

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cli/cli.h"
+#include "cli/old_spelling.h"
 #include "cli/run_directory.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -315,7 +316,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
       "Simulate nconnect with a shared RPCSEC_GSS sequence window: one scenario (default), "
       "--sweep, or --recommend");
   sim::Scenario& s = o->s;
-  cmd->add_option("--nconnect", s.nconnect, "TCP connections")->capture_default_str();
+  cmd->add_option("--connections", s.nconnect, "TCP connections, the NFS client's nconnect")
+      ->capture_default_str();
+  AddOldName(cmd, "nconnect", "--nconnect", "--connections", &s.nconnect);
   cmd->add_option("--slots", s.slots, "Requests outstanding at once")->capture_default_str();
   cmd->add_option("--window", s.window, "Server's RPCSEC_GSS sequence window")
       ->capture_default_str();
@@ -326,8 +329,10 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--op", o->op, "read or write (which direction carries the I/O)")
       ->capture_default_str();
   cmd->add_option("--io-size", s.io_size, "I/O size in bytes")->capture_default_str();
-  cmd->add_flag("--per-connection-context", s.per_connection_context,
+  cmd->add_flag("--context-per-connection", s.per_connection_context,
                 "One GSS context (sequence counter) per connection instead of one shared");
+  AddOldFlag(cmd, "nconnect", "--per-connection-context", "--context-per-connection",
+             &s.per_connection_context);
   cmd->add_flag("--resend-any-connection", s.resend_any_connection,
                 "Resend a lost connection's calls round-robin over all connections (secmode's "
                 "load generator) instead of on the reconnected one (Linux)");
@@ -370,7 +375,9 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
   cmd->add_option("--jitter-dist", o->jitter_dist, "constant, exponential or lognormal")
       ->capture_default_str();
   cmd->add_option("--jitter-ns", s.jitter_ns, "Mean one-way extra delay")->capture_default_str();
-  cmd->add_option("--skew-conn", s.skew_conn, "The lagging connection")->capture_default_str();
+  cmd->add_option("--skew-connection", s.skew_conn, "The lagging connection")
+      ->capture_default_str();
+  AddOldName(cmd, "nconnect", "--skew-conn", "--skew-connection", &s.skew_conn);
   cmd->add_option("--skew-ns", s.skew_ns, "How much that connection lags")->capture_default_str();
   cmd->add_option("--skew-where", o->skew_where,
                   "client (held before the socket) or network (on the wire)")

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "cli/cli.h"
-#include "cli/flag_alias.h"
+#include "cli/old_spelling.h"
 #include "cli/interrupt.h"
 #include "gss/enctype.h"
 #include "rpc/nfs.h"
@@ -71,7 +71,7 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "What to do with a call below the window or seen before: drop, drop-disconnect, "
                   "discard-context (default drop, RFC 2203's silent discard; secmode nconnect "
                   "defaults to drop-disconnect, what Linux nfsd does)");
-  AddOldFlagName(cmd, "--window-policy", "--reaction", a->policy);
+  AddOldName(cmd, "serve", "--window-policy", "--reaction", &a->policy);
   cmd->add_option("--workers", a->workers,
                   "Worker threads (0 = handle calls on each connection's thread)")
       ->check(CLI::Range(0, 256));

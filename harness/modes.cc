@@ -15,13 +15,23 @@ using common::Status;
 
 namespace {
 
+// The one place an NFS family's name is read: the names are the ones
+// rpc::SecurityName gives.
+Result<rpc::Security> SecurityOfFamily(const std::string& family) {
+  for (rpc::Security s :
+       {rpc::Security::kSys, rpc::Security::kKrb5, rpc::Security::kKrb5i, rpc::Security::kKrb5p}) {
+    if (family == rpc::SecurityName(s)) return s;
+  }
+  return Status::InvalidArgument("unknown RPC mode '" + family +
+                                 "' (known: sys, krb5, krb5i, krb5p)");
+}
+
 // RPC-framed modes (rpc/legs.h): the wire is a whole RPC call or reply.
 Result<Association> MakeRpc(const ModeName& name, ModeEnvironment& env) {
-  if (name.family == "sys") return rpc::MakeRpcAssociation("sys", gss::Engine::kMit, 0, nullptr);
-  SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
-  SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
+  SECMODE_ASSIGN_OR_RETURN(const RpcMode m, RpcModeOf(name));
+  if (!m.kerberos()) return rpc::MakeRpcAssociation(m.security, gss::Engine::kMit, 0, nullptr);
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
-  return rpc::MakeRpcAssociation(name.family, engine, static_cast<int32_t>(enctype), realm);
+  return rpc::MakeRpcAssociation(m.security, m.engine, m.enctype, realm);
 }
 
 // SMB modes: the session key of a real Kerberos context pair, SMB keys
@@ -150,6 +160,29 @@ Result<ModeName> ParseModeName(const std::string& text) {
   return name;
 }
 
+Result<RpcMode> RpcModeOf(const ModeName& name) {
+  RpcMode m;
+  SECMODE_ASSIGN_OR_RETURN(m.security, SecurityOfFamily(name.family));
+  if (!m.kerberos()) return m;
+  SECMODE_ASSIGN_OR_RETURN(m.engine, gss::ParseEngine(name.engine));
+  SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
+  m.enctype = static_cast<int32_t>(enctype);
+  return m;
+}
+
+Result<RpcMode> ParseRpcMode(const std::string& text) {
+  // An SMB or unknown family is named as no RPC mode before anything else.
+  SECMODE_RETURN_IF_ERROR(SecurityOfFamily(text.substr(0, text.find(':'))).status());
+  SECMODE_ASSIGN_OR_RETURN(const ModeName name, ParseModeName(text));
+  SECMODE_ASSIGN_OR_RETURN(RpcMode m, RpcModeOf(name));
+  // ParseModeName filled in the default enctype; one left out here is none.
+  const size_t colon = text.find(':');
+  const bool enctype_named =
+      colon != std::string::npos && colon + 1 < text.size() && text[colon + 1] != ':';
+  if (!enctype_named) m.enctype = 0;
+  return m;
+}
+
 Result<Association> MakeAssociation(const ModeName& name, ModeEnvironment& env) {
   const Entry* entry = FindEntry(name.family);
   if (entry == nullptr) return Status::InvalidArgument("unknown mode '" + name.family + "'");
@@ -164,15 +197,14 @@ Result<Association> MakeAssociation(const ModeName& name, ModeEnvironment& env) 
 
 Result<std::vector<Association>> MakeSharedAssociations(const ModeName& name, ModeEnvironment& env,
                                                         size_t count, uint32_t window) {
-  if (name.family.rfind("krb5", 0) != 0) {
+  const Result<RpcMode> m = RpcModeOf(name);
+  if (!m.ok() || !m->kerberos()) {
     return Status::InvalidArgument("mode " + name.ToString() +
                                    ": only the krb5 modes have a context to share");
   }
-  SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
-  SECMODE_ASSIGN_OR_RETURN(gss::Engine engine, gss::ParseEngine(name.engine));
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
-  auto made = rpc::MakeSharedRpcAssociations(name.family, engine, static_cast<int32_t>(enctype),
-                                             realm, count, window);
+  auto made =
+      rpc::MakeSharedRpcAssociations(m->security, m->engine, m->enctype, realm, count, window);
   if (!made.ok()) return made.status().Annotate("mode " + name.ToString());
   for (Association& a : *made) {
     a.mode = name.family;

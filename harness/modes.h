@@ -14,7 +14,9 @@
 
 #include "common/seal.h"
 #include "common/status.h"
+#include "gss/protector.h"
 #include "gss/realm.h"
+#include "rpc/client_auth.h"
 
 namespace secmode::harness {
 
@@ -50,6 +52,25 @@ const std::vector<ModeInfo>& RegisteredModes();
 // Errors name what was wrong: unknown family (listing the known ones),
 // unknown enctype or engine, too many parts.
 common::Result<ModeName> ParseModeName(const std::string& text);
+
+// The typed form of an NFS mode (sys, krb5, krb5i, krb5p): what the RPC
+// client (rpc/load.h, rpc/window_probe.h) and the legs (rpc/legs.h) take.
+// Parsed once where a user's or a results file's string enters; below that
+// no layer parses a mode name again.
+struct RpcMode {
+  rpc::Security security = rpc::Security::kSys;
+  gss::Engine engine = gss::Engine::kMit;  // the family's default when not named
+  int32_t enctype = 0;                     // 0: not named (the KDC's choice)
+  bool kerberos() const { return security != rpc::Security::kSys; }
+};
+
+// family[:enctype[:engine]] of an NFS mode, checked as ParseModeName checks
+// it; an enctype left out stays 0 (the KDC's choice: `secmode load` and
+// `secmode probe` ask for none unless told). InvalidArgument for SMB modes.
+common::Result<RpcMode> ParseRpcMode(const std::string& text);
+// The typed form of a parsed NFS mode (its enctype filled in);
+// InvalidArgument for SMB modes.
+common::Result<RpcMode> RpcModeOf(const ModeName& name);
 
 common::Result<common::Association> MakeAssociation(const ModeName& name, ModeEnvironment& env);
 // `count` associations of one context of a krb5, krb5i or krb5p mode, one

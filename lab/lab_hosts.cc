@@ -126,6 +126,9 @@ Status LabHosts::SetLink(const LabLink& link) {
 
 Result<nlohmann::json> LabHosts::Load(const LabLoad& load) {
   const double deadline_s = load.warmup + load.seconds + 60;
+  // family[:enctype[:engine]]: the KDC picks the enctype, the lab the engine.
+  const bool kerberos = load.mode != "sys";
+  const std::string mode = kerberos ? load.mode + "::" + options_.engine : load.mode;
   std::vector<std::string> argv = {options_.secmode_path,
                                    "load",
                                    "--host",
@@ -133,12 +136,12 @@ Result<nlohmann::json> LabHosts::Load(const LabLoad& load) {
                                    "--port",
                                    std::to_string(kLabPort),
                                    "--mode",
-                                   load.mode,
+                                   mode,
                                    "--op",
                                    load.op,
                                    "--size",
                                    std::to_string(load.size),
-                                   "--nconnect",
+                                   "--connections",
                                    std::to_string(load.connections),
                                    "--slots",
                                    std::to_string(load.slots),
@@ -152,10 +155,10 @@ Result<nlohmann::json> LabHosts::Load(const LabLoad& load) {
                                    common::Fmt("%g", deadline_s),
                                    "--delay-ms",
                                    Ms(link_.one_way_delay_ms)};
-  if (load.mode != "sys") {
+  if (kerberos) {
     if (realm_ == nullptr) return Status::InvalidArgument("the lab has no realm for " + load.mode);
-    argv.insert(argv.end(), {"--engine", options_.engine, "--ccache", realm_->ccache(), "--target",
-                             realm_->service_hostbased()});
+    argv.insert(argv.end(),
+                {"--ccache", realm_->ccache(), "--target", realm_->service_hostbased()});
   }
   const std::string base = net_->dir() + "/load-" + std::to_string(++runs_);
   // stdout (the JSON) and stderr apart: the shell in the namespace sends them.

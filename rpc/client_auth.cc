@@ -95,13 +95,14 @@ std::unique_ptr<ClientAuth> NewGssAuth(uint32_t prog, uint32_t vers,
   return std::make_unique<GssAuth>(prog, vers, std::move(context), service);
 }
 
-common::Result<uint32_t> ServiceForMode(const std::string& family) {
-  if (family == "sys") return 0u;
-  if (family == "krb5") return static_cast<uint32_t>(kGssSvcNone);
-  if (family == "krb5i") return static_cast<uint32_t>(kGssSvcIntegrity);
-  if (family == "krb5p") return static_cast<uint32_t>(kGssSvcPrivacy);
-  return Status::InvalidArgument("unknown RPC mode '" + family +
-                                 "' (known: sys, krb5, krb5i, krb5p)");
+const char* SecurityName(Security s) {
+  switch (s) {
+    case Security::kSys: return "sys";
+    case Security::kKrb5: return "krb5";
+    case Security::kKrb5i: return "krb5i";
+    case Security::kKrb5p: return "krb5p";
+  }
+  return "sys";
 }
 
 }  // namespace secmode::rpc

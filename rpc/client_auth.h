@@ -50,8 +50,20 @@ std::unique_ptr<ClientAuth> NewSysAuth(uint32_t prog, uint32_t vers);
 std::unique_ptr<ClientAuth> NewGssAuth(uint32_t prog, uint32_t vers,
                                        std::shared_ptr<GssClientContext> context, uint32_t service);
 
-// "sys" -> 0 (AUTH_SYS), "krb5" -> none, "krb5i" -> integrity, "krb5p" -> privacy.
-common::Result<uint32_t> ServiceForMode(const std::string& family);
+// A client's security: AUTH_SYS, or RPCSEC_GSS with one of its services
+// (RFC 2203 5.3.2.2: rpc_gss_service_t), named as NFS's sec= option names
+// them. The names users type are parsed once, by the mode registry
+// (harness/modes.h); rpc only takes the typed value.
+enum class Security : uint32_t {
+  kSys = 0,
+  kKrb5 = kGssSvcNone,
+  kKrb5i = kGssSvcIntegrity,
+  kKrb5p = kGssSvcPrivacy,
+};
+// The rpc_gss_service_t of an RPCSEC_GSS security; 0 for kSys.
+inline uint32_t GssServiceOf(Security s) { return static_cast<uint32_t>(s); }
+// "sys", "krb5", "krb5i", "krb5p": the mode family reports carry.
+const char* SecurityName(Security s);
 
 }  // namespace secmode::rpc
 

@@ -131,16 +131,18 @@ class ClientOpen : public common::Opener {
   std::shared_ptr<State> s_;
 };
 
-Result<std::shared_ptr<Shared>> MakeShared(const std::string& family, gss::Engine engine,
-                                           int32_t enctype, const gss::Realm* realm,
-                                           uint32_t window) {
+Result<std::shared_ptr<Shared>> MakeShared(Security security, gss::Engine engine, int32_t enctype,
+                                           const gss::Realm* realm, uint32_t window) {
   auto s = std::make_shared<Shared>();
-  SECMODE_ASSIGN_OR_RETURN(s->service, ServiceForMode(family));
+  s->service = GssServiceOf(security);
   ServerOptions so;
   so.engine = engine;
   if (window > 0) so.window = window;
   if (s->service != 0) {
-    if (realm == nullptr) return Status::InvalidArgument("mode " + family + " needs a realm");
+    if (realm == nullptr) {
+      return Status::InvalidArgument(std::string("mode ") + SecurityName(security) +
+                                     " needs a realm");
+    }
     so.keytab = realm->service_keytab();
   }
   SECMODE_ASSIGN_OR_RETURN(s->core, RpcServerCore::Create(so, {s->nfs.Program()}));
@@ -181,20 +183,19 @@ Association AssociationOf(std::shared_ptr<const Shared> shared) {
 
 }  // namespace
 
-Result<Association> MakeRpcAssociation(const std::string& family, gss::Engine engine,
-                                       int32_t enctype, const gss::Realm* realm) {
+Result<Association> MakeRpcAssociation(Security security, gss::Engine engine, int32_t enctype,
+                                       const gss::Realm* realm) {
   SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<Shared> shared,
-                           MakeShared(family, engine, enctype, realm, 0));
+                           MakeShared(security, engine, enctype, realm, 0));
   return AssociationOf(std::move(shared));
 }
 
-Result<std::vector<Association>> MakeSharedRpcAssociations(const std::string& family,
-                                                           gss::Engine engine, int32_t enctype,
-                                                           const gss::Realm* realm, size_t count,
-                                                           uint32_t window) {
+Result<std::vector<Association>> MakeSharedRpcAssociations(Security security, gss::Engine engine,
+                                                           int32_t enctype, const gss::Realm* realm,
+                                                           size_t count, uint32_t window) {
   if (count == 0) return Status::InvalidArgument("shared associations: a count of 0");
   SECMODE_ASSIGN_OR_RETURN(std::shared_ptr<Shared> shared,
-                           MakeShared(family, engine, enctype, realm, window));
+                           MakeShared(security, engine, enctype, realm, window));
   std::vector<Association> out;
   for (size_t i = 0; i < count; ++i) out.push_back(AssociationOf(shared));
   return out;

@@ -24,29 +24,28 @@
 #include "common/status.h"
 #include "gss/protector.h"
 #include "gss/realm.h"
+#include "rpc/client_auth.h"
 
 namespace secmode::rpc {
 
-// family: "sys", "krb5", "krb5i", "krb5p"; realm may be null for "sys";
-// enctype 0 = the KDC's choice.
-common::Result<common::Association> MakeRpcAssociation(const std::string& family,
-                                                       gss::Engine engine, int32_t enctype,
-                                                       const gss::Realm* realm);
+// realm may be null for Security::kSys; enctype 0 = the KDC's choice.
+common::Result<common::Association> MakeRpcAssociation(Security security, gss::Engine engine,
+                                                       int32_t enctype, const gss::Realm* realm);
 
 // `count` associations of one RPCSEC_GSS context (one server, one context
 // established once, one sequence counter and window), each with the
 // per-thread state of its legs, so `count` threads can do round trips on one
 // shared context at once as nconnect's connections do: the crypto runs in
 // parallel on each thread's own Protector with the native engine and is
-// serialised by MIT's (gss/protector_pool.h). For "sys" they share the
+// serialised by MIT's (gss/protector_pool.h). For kSys they share the
 // server only. `window` is the server's RPCSEC_GSS sequence window (0: the
 // default, 128): threads that share a context can fall out of a small one
 // when one of them is descheduled between numbering its call and the
 // server's check while the others go on (the nconnect effect), and then the
 // server drops that call and its leg fails.
 common::Result<std::vector<common::Association>> MakeSharedRpcAssociations(
-    const std::string& family, gss::Engine engine, int32_t enctype, const gss::Realm* realm,
-    size_t count, uint32_t window = 0);
+    Security security, gss::Engine engine, int32_t enctype, const gss::Realm* realm, size_t count,
+    uint32_t window = 0);
 
 }  // namespace secmode::rpc
 

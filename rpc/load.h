@@ -56,6 +56,7 @@
 #include "common/status.h"
 #include "gss/protector.h"
 #include "rpc/call_trace.h"
+#include "rpc/client_auth.h"
 #include "rpc/nfs.h"
 #include "rpc/nfs41.h"
 #include "rpc/record.h"
@@ -68,7 +69,7 @@ inline constexpr double kLoadDeadlinePerContextSeconds = 0.1;
 struct LoadOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
-  std::string mode = "sys";  // sys, krb5, krb5i, krb5p
+  Security security = Security::kSys;
   gss::Engine engine = gss::Engine::kMit;
   int32_t enctype = 0;  // 0 = whatever the KDC picks
   std::string ccache;   // "" = default ccache
@@ -195,8 +196,8 @@ common::Result<LoadReport> RunLoad(const LoadOptions& options,
 // caller's thread): the median wall time of `rounds`, and the median CPU
 // time this process spent meanwhile (the client's GSS work, and the
 // server's when it runs in this process, as LocalServer does), in ns.
-// Each context is destroyed again after it was timed. options.mode must be
-// krb5, krb5i or krb5p.
+// Each context is destroyed again after it was timed. options.security
+// must be an RPCSEC_GSS one (not kSys).
 struct ContextCreationTime {
   int64_t wall_ns = 0;
   int64_t cpu_ns = 0;

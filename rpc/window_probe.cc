@@ -357,7 +357,7 @@ std::string Outcome(const ProbeCall& c) {
 }  // namespace
 
 Result<ProbeReport> ProbeWindow(const ProbeOptions& o) {
-  SECMODE_ASSIGN_OR_RETURN(uint32_t service, ServiceForMode(o.mode));
+  const uint32_t service = GssServiceOf(o.security);
   if (service == 0) {
     return Status::InvalidArgument("mode sys has no sequence window; probe krb5, krb5i or krb5p");
   }
@@ -370,7 +370,7 @@ Result<ProbeReport> ProbeWindow(const ProbeOptions& o) {
   ProbeReport r;
   r.host = o.host;
   r.port = o.port;
-  r.mode = o.mode;
+  r.mode = SecurityName(o.security);
   r.engine = gss::EngineName(o.engine);
   r.program = o.program;
   r.version = o.version;

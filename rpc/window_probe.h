@@ -55,13 +55,14 @@
 
 #include "common/status.h"
 #include "gss/protector.h"
+#include "rpc/client_auth.h"
 
 namespace secmode::rpc {
 
 struct ProbeOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;
-  std::string mode = "krb5i";  // krb5, krb5i or krb5p
+  Security security = Security::kKrb5i;  // an RPCSEC_GSS one
   gss::Engine engine = gss::Engine::kMit;
   int32_t enctype = 0;  // 0 = whatever the KDC picks
   std::string ccache;   // "" = default ccache

@@ -37,23 +37,19 @@ using common::Status;
 namespace {
 
 struct Gss {
-  std::string family;
+  rpc::Security family = rpc::Security::kKrb5;
   gss::Engine engine = gss::Engine::kMit;
   int32_t enctype = 0;
 };
 
 Result<Gss> ParseGss(const ValidationOptions& o) {
   SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(o.mode));
-  if (name.family.rfind("krb5", 0) != 0) {
+  const Result<harness::RpcMode> m = harness::RpcModeOf(name);
+  if (!m.ok() || !m->kerberos()) {
     return Status::InvalidArgument("nconnect validation needs an RPCSEC_GSS mode (krb5, krb5i, " +
                                    std::string("krb5p), got '") + o.mode + "'");
   }
-  Gss g;
-  g.family = name.family;
-  SECMODE_ASSIGN_OR_RETURN(g.engine, gss::ParseEngine(name.engine));
-  SECMODE_ASSIGN_OR_RETURN(gss::Enctype e, gss::ParseEnctype(name.enctype));
-  g.enctype = static_cast<int32_t>(e);
-  return g;
+  return Gss{m->security, m->engine, m->enctype};
 }
 
 Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const Gss& g,
@@ -291,13 +287,12 @@ int64_t ReadNs(const common::LineFit& f) {
   return f.ok && f.slope > 0 ? static_cast<int64_t>(f.slope) : 0;
 }
 
-Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
-                               const std::string& family, int connections, int slots,
-                               bool per_connection_context, rpc::NfsOp op, uint32_t size,
-                               double seconds, int64_t skew_ns = 0) {
+Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g, rpc::Security family,
+                               int connections, int slots, bool per_connection_context,
+                               rpc::NfsOp op, uint32_t size, double seconds, int64_t skew_ns = 0) {
   const int64_t window = std::max<int64_t>(4096, int64_t{slots} * 8);
   rpc::LoadOptions lo;
-  lo.mode = family;
+  lo.security = family;
   lo.engine = g.engine;
   lo.enctype = g.enctype;
   lo.op = op;
@@ -395,12 +390,12 @@ Result<ReconnectCost> MeasureReconnect(harness::ModeEnvironment& env, const Gss&
 // each one right after a burst of the mode's load on the same server
 // (Calibration::kGssSetupBurstSeconds), else back to back.
 Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment& env, const Gss& g,
-                                                        const std::string& mode, int64_t net_rtt_ns,
+                                                        rpc::Security mode, int64_t net_rtt_ns,
                                                         int rounds, bool after_load) {
   SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, 4096, rpc::WindowPolicy::kDrop, 0));
   rpc::LoadOptions lo;
   server.Aim(lo);
-  lo.mode = mode;
+  lo.security = mode;
   lo.engine = g.engine;
   lo.enctype = g.enctype;
   rpc::ContextCreationTime t;
@@ -493,8 +488,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     if (options.thread_model) {
       SECMODE_ASSIGN_OR_RETURN(w.reconnect, MeasureReconnect(env, g, 30));
     }
-    SECMODE_ASSIGN_OR_RETURN(
-        w.one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
+    SECMODE_ASSIGN_OR_RETURN(w.one, MeasurePerCall(env, g, rpc::Security::kSys, 1, 1, false,
+                                                   rpc::NfsOp::kRead, 4096, 0.2));
     w.net_rtt_ns = std::max<int64_t>(
         1000, static_cast<int64_t>(w.one.p50_ns - w.one.client_ns - w.one.server_ns));
     SECMODE_ASSIGN_OR_RETURN(w.setup, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
@@ -533,8 +528,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   }
   // The model without threads: non-crypto time per call from sys-mode
   // throughput, folded into the server's service time (see CalibratedScenario).
-  SECMODE_ASSIGN_OR_RETURN(
-      PerCall many, MeasurePerCall(env, g, "sys", 4, 128, false, rpc::NfsOp::kRead, 4096, 0.3));
+  SECMODE_ASSIGN_OR_RETURN(PerCall many, MeasurePerCall(env, g, rpc::Security::kSys, 4, 128, false,
+                                                        rpc::NfsOp::kRead, 4096, 0.3));
   c.sys_ops_per_s = many.ops_per_s;
   const double sys_ns = ServerThreads(options, 4) * 1e9 / many.ops_per_s;
   c.service_ns = static_cast<int64_t>(sys_ns) + c.client_crypto_ns;
@@ -695,8 +690,8 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   // connections and slots in sys mode.
   if (!options.thread_model || options.ablation) {
     SECMODE_ASSIGN_OR_RETURN(
-        PerCall sys, MeasurePerCall(env, g, "sys", s.nconnect, static_cast<int>(s.slots), false,
-                                    lo.op, lo.size, 0.15));
+        PerCall sys, MeasurePerCall(env, g, rpc::Security::kSys, s.nconnect,
+                                    static_cast<int>(s.slots), false, lo.op, lo.size, 0.15));
     out.rerun_calibration += sys.reruns;
     pc.sys_ops_per_s = sys.ops_per_s;
     pc.sys_ns = static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / sys.ops_per_s);
@@ -734,7 +729,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     probe = pc.probes.emplace(2 * s.nconnect, p).first;
   }
   pc.slice_ns = harness::SliceNs(probe->second);
-  lo.mode = g.family;
+  lo.security = g.family;
   lo.engine = g.engine;
   lo.enctype = g.enctype;
   lo.context_per_connection = s.per_connection_context;

@@ -379,7 +379,7 @@ class E2eRun {
                                              const rpc::LoadOptions& load, int round,
                                              const std::string& what) {
     rpc::LoadOptions sys = load;
-    sys.mode = "sys";
+    sys.security = rpc::Security::kSys;
     return RunAgain(engine, window_, sys, round, "sys run just before " + what);
   }
 
@@ -392,7 +392,6 @@ class E2eRun {
                 std::vector<InRounds>* in_rounds) {
     const double seconds = budget_.seconds, warmup = budget_.warmup,
                  max_seconds = budget_.max_seconds;
-    const bool sys = name.family == "sys";
     SECMODE_ASSIGN_OR_RETURN(harness::LocalRpcServer * server, ServerFor(name.engine, window_));
     rpc::LoadOptions o;
     server->Aim(o);
@@ -407,12 +406,10 @@ class E2eRun {
       o.nfs41 = true;
       o.nfs41_options.read_file_has_pattern = true;
     }
-    o.mode = name.family;
-    if (!sys) {
-      SECMODE_ASSIGN_OR_RETURN(gss::Enctype enctype, gss::ParseEnctype(name.enctype));
-      SECMODE_ASSIGN_OR_RETURN(o.engine, gss::ParseEngine(name.engine));
-      o.enctype = static_cast<int32_t>(enctype);
-    }
+    SECMODE_ASSIGN_OR_RETURN(const harness::RpcMode mode, harness::RpcModeOf(name));
+    o.security = mode.security;
+    o.engine = mode.engine;
+    o.enctype = mode.enctype;
     o.op = c.op;
     o.size = c.size ? c.size : 4096;
     o.connections = c.one_at_a_time ? 1 : kConnections;

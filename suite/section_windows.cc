@@ -38,11 +38,11 @@ nlohmann::json Peer(const std::string& name, const std::string& version,
 Status RunWindowsSection(SectionContext& ctx) {
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, ctx.env.GetRealm());
   rpc::ProbeOptions o;
-  o.mode = "krb5i";
+  o.security = rpc::Security::kKrb5i;
   o.ccache = realm->ccache();
   o.silence_ms = kSilenceMs;
   o.max_window = kMaxWindow;
-  nlohmann::json section = {{"mode", o.mode},
+  nlohmann::json section = {{"mode", rpc::SecurityName(o.security)},
                             {"silence_ms", o.silence_ms},
                             {"max_window", o.max_window},
                             {"peers", nlohmann::json::array()},

@@ -57,6 +57,18 @@ bool SectionApplies(const Section& section, const SuiteOptions& options) {
   return false;
 }
 
+// The run's modes, the user's names parsed (defaults filled in), or every
+// registered one; the one place --modes is read.
+common::Result<std::vector<harness::ModeName>> RunModes(const SuiteOptions& options) {
+  if (options.modes.empty()) return harness::DefaultModes();
+  std::vector<harness::ModeName> modes;
+  for (const auto& text : options.modes) {
+    SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(text));
+    modes.push_back(name);
+  }
+  return modes;
+}
+
 harness::MeasureOptions MicroMeasureOptions(const SuiteOptions& options) {
   harness::MeasureOptions m;
   if (options.quick) {
@@ -75,9 +87,7 @@ Status ValidateOptions(const SuiteOptions& options) {
     return Status::InvalidArgument("--repetitions " + std::to_string(options.repetitions) +
                                    ": at most " + std::to_string(kMaxRepetitions));
   }
-  for (const auto& text : options.modes) {
-    SECMODE_RETURN_IF_ERROR(harness::ParseModeName(text).status());
-  }
+  SECMODE_RETURN_IF_ERROR(RunModes(options).status());
   if (options.pin_cpu >= 0) {
     SECMODE_RETURN_IF_ERROR(common::CheckCpuAllowed(options.pin_cpu).Annotate("--pin"));
   }
@@ -85,15 +95,7 @@ Status ValidateOptions(const SuiteOptions& options) {
 }
 
 common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::ostream& log) {
-  std::vector<harness::ModeName> modes;
-  if (options.modes.empty()) {
-    modes = harness::DefaultModes();
-  } else {
-    for (const auto& text : options.modes) {
-      SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(text));
-      modes.push_back(name);
-    }
-  }
+  SECMODE_ASSIGN_OR_RETURN(const std::vector<harness::ModeName> modes, RunModes(options));
   std::vector<size_t> sizes = options.sizes;
   if (sizes.empty()) sizes.assign(std::begin(kDefaultSizes), std::end(kDefaultSizes));
 

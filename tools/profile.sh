@@ -176,9 +176,9 @@ done
 modes="sys krb5 krb5i krb5p"
 declare -A per_call ops_of nsamples_of calls_of
 for m in $modes; do
-  engine=(); [ "$m" = sys ] || engine=(--engine native)
-  report=$(sample "$OUT/getattr-$m.data" secmode "$BUILD/cli/secmode" load --local --mode "$m" \
-    "${engine[@]}" --op getattr --nconnect 4 --slots 64 --window 65536 --seconds "$SECS")
+  mode=$m; [ "$m" = sys ] || mode="$m::native"
+  report=$(sample "$OUT/getattr-$m.data" secmode "$BUILD/cli/secmode" load --local --mode "$mode" \
+    --op getattr --connections 4 --slots 64 --window 65536 --seconds "$SECS")
   echo "$report" | categorize >"$OUT/getattr-$m.cat"
   # Every sample stands for 1/4000 s of one thread's CPU.
   nsamples_of[$m]=$(echo "$report" | awk 'NF == 0 && prev != 0 { ++n } { prev = NF } END { print n + (prev != 0) }')
@@ -188,7 +188,7 @@ done
 {
   echo "## End-to-end GETATTR: CPU per call by category, per mode"
   echo
-  echo "secmode load --local --mode MODE [--engine native] --op getattr --nconnect 4 --slots 64 --window 65536 (no call falls out of the window) for ${SECS} s each: client and in-process server on loopback, kernel included; samples of the secmode process (250 us of CPU each) divided by the server's calls, warm-up and set-up included. Calls/s under the profiler: $(for m in $modes; do printf '%s %s; ' "$m" "${ops_of[$m]}"; done)"
+  echo "secmode load --local --mode MODE[::native] --op getattr --connections 4 --slots 64 --window 65536 (no call falls out of the window) for ${SECS} s each: client and in-process server on loopback, kernel included; samples of the secmode process (250 us of CPU each) divided by the server's calls, warm-up and set-up included. Calls/s under the profiler: $(for m in $modes; do printf '%s %s; ' "$m" "${ops_of[$m]}"; done)"
   echo
   printf "| category |"; for m in $modes; do printf " %s ns/call | share |" "$m"; done; echo
   printf "|---|"; for m in $modes; do printf -- "---:|---:|"; done; echo

@@ -37,6 +37,26 @@ expect_run(2 "--delay-ms" ${SECMODE} load --delay-ms 20000)
 expect_run(2 "--delay-ms" ${SECMODE} serve --delay-ms nan)
 # GETATTR carries no data: any --size, 0 included (once a division by zero).
 expect_run(0 "sys getattr" ${SECMODE} load --local --mode sys --op getattr --size 0 --seconds 0.2)
+# One spelling in every command: a mode is family[:enctype[:engine]] (the
+# native engine runs one context's crypto in parallel), the connections are
+# --connections. The old spellings still work and say what to write instead.
+expect_run(0 "\"crypto_threads\": \"parallel\"" ${SECMODE} load --local
+           --mode krb5p:aes128-cts-hmac-sha256-128:native --connections 2 --seconds 0.2)
+expect_run(0 "--mode krb5p --engine native is an old spelling; write --mode krb5p::native"
+           ${SECMODE} load --local --mode krb5p --engine native --seconds 0.2)
+expect_run(0 "--nconnect 2 is an old spelling; write --connections 2" ${SECMODE} load --local
+           --mode sys --nconnect 2 --seconds 0.2)
+expect_run(0 "--nconnect 4 is an old spelling; write --connections 4" ${SECMODE} nconnect
+           --nconnect 4 --slots 64 --window 128)
+# nconnect names the context and skew knobs as load does.
+expect_run(0 "--per-connection-context is an old spelling; write --context-per-connection"
+           ${SECMODE} nconnect --per-connection-context --slots 64 --window 128)
+expect_run(0 "--skew-conn 1 is an old spelling; write --skew-connection 1" ${SECMODE} nconnect
+           --skew-conn 1 --skew-ns 1000 --slots 64 --window 128)
+expect_run(2 "name the enctype and engine once" ${SECMODE} load
+           --mode krb5p:aes128-cts-hmac-sha256-128 --engine native --port 1)
+expect_run(2 "unknown engine 'heimdal'" ${SECMODE} load --mode krb5p::heimdal --port 1)
+expect_run(2 "unknown RPC mode 'smb-plain'" ${SECMODE} probe --mode smb-plain --port 1)
 expect_run(2 "unknown command 'no-such-command'" ${SECMODE} no-such-command)
 expect_run(2 "give --local, or --host, --principal and --share" ${SECMODE} smb-load)
 expect_run(2 "unknown SMB mode" ${SECMODE} smb-load --local --mode smb-enc-des)
@@ -71,7 +91,7 @@ expect_run(2 "--pin: CPU 1000 is not one this process may run on (allowed: " ${S
 expect_run(2 "unknown engine" ${SECMODE} serve --engine heimdal --seconds 1)
 expect_run(2 "reaction: unknown value 'sometimes'" ${SECMODE} serve --reaction sometimes --seconds 1)
 # The flag's old name still works and says what to write instead.
-expect_run(2 "--window-policy is now --reaction; write --reaction sometimes" ${SECMODE} serve
+expect_run(2 "--window-policy sometimes is an old spelling; write --reaction sometimes" ${SECMODE} serve
            --window-policy sometimes --seconds 1)
 expect_run(2 "--window" ${SECMODE} serve --window 0 --seconds 1)
 # Every limit of the server is a flag its help explains.

@@ -89,7 +89,7 @@ struct Path {
   std::unique_ptr<ClientAuth> auth;
 };
 
-std::unique_ptr<Path> MakePath(const std::string& mode) {
+std::unique_ptr<Path> MakePath(Security mode) {
   auto p = std::make_unique<Path>();
   ServerOptions so;
   so.engine = gss::Engine::kNative;
@@ -99,9 +99,7 @@ std::unique_ptr<Path> MakePath(const std::string& mode) {
   EXPECT_TRUE(core.ok()) << core.status().ToString();
   if (!core.ok()) return nullptr;
   p->core = std::move(core).value();
-  auto service = ServiceForMode(mode);
-  EXPECT_TRUE(service.ok());
-  if (*service == 0) {
+  if (mode == Security::kSys) {
     p->auth = NewSysAuth(kNfsProgram, kNfsVersion);
     return p;
   }
@@ -110,7 +108,7 @@ std::unique_ptr<Path> MakePath(const std::string& mode) {
   cfg.engine = gss::Engine::kNative;
   cfg.prog = kNfsProgram;
   cfg.vers = kNfsVersion;
-  cfg.service = *service;
+  cfg.service = GssServiceOf(mode);
   RpcServerCore* c = p->core.get();
   auto ctx = GssClientContext::Establish(cfg, [c](ByteView call) -> common::Result<Bytes> {
     Bytes reply;
@@ -121,7 +119,7 @@ std::unique_ptr<Path> MakePath(const std::string& mode) {
   });
   EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
   if (!ctx.ok()) return nullptr;
-  p->auth = NewGssAuth(kNfsProgram, kNfsVersion, *ctx, *service);
+  p->auth = NewGssAuth(kNfsProgram, kNfsVersion, *ctx, GssServiceOf(mode));
   return p;
 }
 
@@ -136,10 +134,10 @@ TEST(CallPathAllocTest, SteadyStateCallsAllocateNothingAtEitherEnd) {
     delete v;
     ASSERT_GT(g_allocations.load(), 0) << "allocation counting does not work";
   }
-  for (const char* mode : {"sys", "krb5", "krb5i", "krb5p"}) {
+  for (Security mode : {Security::kSys, Security::kKrb5, Security::kKrb5i, Security::kKrb5p}) {
     for (NfsOp op : {NfsOp::kGetattr, NfsOp::kRead, NfsOp::kWrite}) {
       auto p = MakePath(mode);
-      ASSERT_NE(p, nullptr) << mode;
+      ASSERT_NE(p, nullptr) << SecurityName(mode);
       NfsRequest req;
       req.op = op;
       req.count = op == NfsOp::kGetattr ? 0 : 4096;
@@ -158,15 +156,16 @@ TEST(CallPathAllocTest, SteadyStateCallsAllocateNothingAtEitherEnd) {
         return p->auth->DecodeReply(reply, seq, &scratch, &h, &results).ok() &&
                CheckCompoundResults(req, results).ok();
       };
-      for (int k = 0; k < 200; ++k) ASSERT_TRUE(round(k)) << mode << " warm-up call " << k;
+      for (int k = 0; k < 200; ++k)
+        ASSERT_TRUE(round(k)) << SecurityName(mode) << " warm-up call " << k;
       for (int& d : g_depth) d = 0;
       g_allocations = 0;
       g_counting = true;
       bool ok = true;
       for (int k = 0; k < 1000 && ok; ++k) ok = round(k);
       g_counting = false;
-      ASSERT_TRUE(ok) << mode;
-      EXPECT_EQ(g_allocations.load(), 0) << mode << " " << NfsOpName(op) << ": "
+      ASSERT_TRUE(ok) << SecurityName(mode);
+      EXPECT_EQ(g_allocations.load(), 0) << SecurityName(mode) << " " << NfsOpName(op) << ": "
                                          << g_allocations.load() << " allocations in 1000 calls\n"
                                          << FirstStacks();
     }

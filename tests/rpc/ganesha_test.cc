@@ -124,10 +124,10 @@ void PutFiles(const Ganesha& g) {
   ASSERT_EQ(chmod((g.export_dir() + "/write").c_str(), 0666), 0);
 }
 
-LoadOptions GaneshaLoad(const Ganesha& g, const std::string& mode, NfsOp op) {
+LoadOptions GaneshaLoad(const Ganesha& g, Security mode, NfsOp op) {
   LoadOptions o;
   o.port = g.port();
-  o.mode = mode;
+  o.security = mode;
   o.ccache = testing::SharedRealm()->ccache();
   o.nfs41 = true;
   o.nfs41_options.read_file_has_pattern = true;
@@ -147,12 +147,16 @@ TEST_F(GaneshaTest, LoadDrivesARealSessionInEveryMode) {
   auto g = StartWithRealm();
   ASSERT_TRUE(g);
   PutFiles(*g);
-  for (const char* mode :
-       {"sys", "krb5", "krb5i", "krb5p", "krb5:native", "krb5i:native", "krb5p:native"}) {
+  const std::pair<Security, gss::Engine> modes[] = {
+      {Security::kSys, gss::Engine::kMit},     {Security::kKrb5, gss::Engine::kMit},
+      {Security::kKrb5i, gss::Engine::kMit},   {Security::kKrb5p, gss::Engine::kMit},
+      {Security::kKrb5, gss::Engine::kNative}, {Security::kKrb5i, gss::Engine::kNative},
+      {Security::kKrb5p, gss::Engine::kNative}};
+  for (const auto& [security, engine] : modes) {
     for (NfsOp op : {NfsOp::kGetattr, NfsOp::kRead, NfsOp::kWrite}) {
-      const std::string m = mode;
-      LoadOptions o = GaneshaLoad(*g, m.substr(0, m.find(':')), op);
-      if (m.find(":native") != std::string::npos) o.engine = gss::Engine::kNative;
+      const std::string mode = std::string(SecurityName(security)) + ":" + gss::EngineName(engine);
+      LoadOptions o = GaneshaLoad(*g, security, op);
+      o.engine = engine;
       auto r = RunLoad(o);
       ASSERT_TRUE(r.ok()) << mode << " " << NfsOpName(op) << ": " << r.status().ToString() << "\n"
                           << g->Describe();
@@ -178,7 +182,7 @@ TEST_F(GaneshaTest, RootOverAuthSysIsSquashedToTheAnonymousUser) {
   ASSERT_EQ(chmod(root_only.c_str(), 0644), 0);
   PutFiles(*g);
 
-  LoadOptions o = GaneshaLoad(*g, "sys", NfsOp::kWrite);
+  LoadOptions o = GaneshaLoad(*g, Security::kSys, NfsOp::kWrite);
   o.connections = 1;
   o.nfs41_options.write_path = {"export", "drop", "made-by-root"};
   auto r = RunLoad(o);
@@ -202,7 +206,7 @@ TEST_F(GaneshaTest, RootOverAuthSysIsSquashedToTheAnonymousUser) {
 TEST_F(GaneshaTest, AMissingFileIsNamedWithTheServersError) {
   auto g = StartWithRealm();
   ASSERT_TRUE(g);
-  LoadOptions o = GaneshaLoad(*g, "sys", NfsOp::kRead);
+  LoadOptions o = GaneshaLoad(*g, Security::kSys, NfsOp::kRead);
   o.nfs41_options.read_path = {"export", "no-such-file"};
   auto r = RunLoad(o);
   ASSERT_FALSE(r.ok());

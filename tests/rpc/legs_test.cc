@@ -30,9 +30,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, RpcLegsTest,
                          });
 
 TEST_P(RpcLegsTest, EveryModeRoundTripsWholeRpcMessages) {
-  for (const char* mode : {"sys", "krb5", "krb5i", "krb5p"}) {
-    SCOPED_TRACE(mode);
-    bool sys = std::string(mode) == "sys";
+  for (Security mode : {Security::kSys, Security::kKrb5, Security::kKrb5i, Security::kKrb5p}) {
+    SCOPED_TRACE(SecurityName(mode));
+    bool sys = mode == Security::kSys;
     auto a = MakeRpcAssociation(mode, GetParam(), 0, sys ? nullptr : testing::SharedRealm());
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     for (size_t size : {size_t{0}, size_t{100}, size_t{4096}, size_t{1} << 20}) {
@@ -45,7 +45,7 @@ TEST_P(RpcLegsTest, EveryModeRoundTripsWholeRpcMessages) {
         EXPECT_EQ(h.proc, kNfsProcCompound);
         EXPECT_EQ(h.cred.flavor,
                   sys ? static_cast<uint32_t>(kAuthSys) : static_cast<uint32_t>(kRpcsecGss));
-        if (std::string(mode) == "krb5p" && size >= 100) {
+        if (mode == Security::kKrb5p && size >= 100) {
           auto it = std::search(wire.begin(), wire.end(), payload.begin(), payload.begin() + 64);
           EXPECT_EQ(it, wire.end()) << "krb5p payload visible on the wire";
         }
@@ -69,7 +69,7 @@ TEST_P(RpcLegsTest, EveryModeRoundTripsWholeRpcMessages) {
       ASSERT_TRUE(a->server_seal->Seal(payload, &wire).ok());
       // krb5 protects only the header (verifier, from offset 20); krb5i and
       // krb5p also the body.
-      wire[std::string(mode) == "krb5" ? 24 : wire.size() - 1] ^= 1;
+      wire[mode == Security::kKrb5 ? 24 : wire.size() - 1] ^= 1;
       EXPECT_FALSE(a->client_open->Open(wire, &out).ok());
     }
   }
@@ -83,8 +83,8 @@ TEST_P(RpcLegsTest, SharedAssociationsAreOneContextUsedByManyThreadsAtOnce) {
   // A window no descheduled thread falls out of (with the default 128, a
   // thread preempted between numbering and checking its call while the
   // others go on sees that call dropped: the nconnect effect).
-  auto shared =
-      MakeSharedRpcAssociations("krb5p", GetParam(), 0, testing::SharedRealm(), 3, 1u << 20);
+  auto shared = MakeSharedRpcAssociations(Security::kKrb5p, GetParam(), 0, testing::SharedRealm(),
+                                          3, 1u << 20);
   ASSERT_TRUE(shared.ok()) << shared.status().ToString();
   ASSERT_EQ(shared->size(), 3u);
   const Bytes payload = common::PatternBytes(4096, 5);
@@ -92,7 +92,7 @@ TEST_P(RpcLegsTest, SharedAssociationsAreOneContextUsedByManyThreadsAtOnce) {
   ASSERT_TRUE((*shared)[0].client_seal->Seal(payload, &wire).ok());
   ASSERT_TRUE((*shared)[1].server_open->Open(wire, &out).ok());
   EXPECT_EQ(out, payload);
-  auto other = MakeRpcAssociation("krb5p", GetParam(), 0, testing::SharedRealm());
+  auto other = MakeRpcAssociation(Security::kKrb5p, GetParam(), 0, testing::SharedRealm());
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   ASSERT_TRUE((*shared)[0].client_seal->Seal(payload, &wire).ok());
   EXPECT_FALSE(other->server_open->Open(wire, &out).ok());
@@ -115,12 +115,12 @@ TEST_P(RpcLegsTest, SharedAssociationsAreOneContextUsedByManyThreadsAtOnce) {
   }
   for (auto& t : threads) t.join();
   for (const auto& f : failures) EXPECT_EQ(f, "");
-  EXPECT_FALSE(MakeSharedRpcAssociations("krb5p", GetParam(), 0, testing::SharedRealm(), 0).ok());
+  EXPECT_FALSE(
+      MakeSharedRpcAssociations(Security::kKrb5p, GetParam(), 0, testing::SharedRealm(), 0).ok());
 }
 
 TEST(RpcLegsErrorsTest, GssModesNeedARealm) {
-  EXPECT_FALSE(MakeRpcAssociation("krb5i", gss::Engine::kMit, 0, nullptr).ok());
-  EXPECT_FALSE(MakeRpcAssociation("krb9", gss::Engine::kMit, 0, nullptr).ok());
+  EXPECT_FALSE(MakeRpcAssociation(Security::kKrb5i, gss::Engine::kMit, 0, nullptr).ok());
 }
 
 }  // namespace

@@ -43,10 +43,10 @@ bool Served(uint16_t port) {
   return ok;
 }
 
-LoadReport Load(uint16_t port, const std::string& mode = "sys") {
+LoadReport Load(uint16_t port, Security mode = Security::kSys) {
   LoadOptions o;
   o.port = port;
-  o.mode = mode;
+  o.security = mode;
   o.ccache = secmode::testing::SharedRealm()->ccache();
   o.seconds = 0.3;
   o.warmup_seconds = 0;

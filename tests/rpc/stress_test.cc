@@ -82,7 +82,7 @@ void WaitForFdsBack(const std::string& pid, int fds0) {
 LoadOptions WellBehaved(uint16_t port, double seconds) {
   LoadOptions o;
   o.port = port;
-  o.mode = "krb5i";
+  o.security = Security::kKrb5i;
   o.ccache = secmode::testing::SharedRealm()->ccache();
   o.connections = 2;
   o.slots = 8;
@@ -451,7 +451,7 @@ void Scenario(const std::vector<std::string>& extra, const char* name) {
 
   // The context table recovered: new contexts (one per connection) work.
   LoadOptions fresh = WellBehaved(port, 0.5);
-  fresh.mode = "krb5";
+  fresh.security = Security::kKrb5;
   fresh.context_per_connection = true;
   fresh.connections = 4;
   auto fresh_run = RunLoad(fresh);

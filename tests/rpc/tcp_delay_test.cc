@@ -31,7 +31,7 @@ struct Server {
 LoadReport OneSlot(uint16_t port, uint32_t call_delay_us) {
   LoadOptions o;
   o.port = port;
-  o.mode = "sys";
+  o.security = Security::kSys;
   o.connections = 1;
   o.slots = 1;
   o.seconds = 0.5;
@@ -68,7 +68,7 @@ TEST(TcpDelayTest, ManyCallsInFlightOverlapTheirDelays) {
   ASSERT_NE(s.tcp, nullptr);
   LoadOptions o;
   o.port = s.tcp->port();
-  o.mode = "sys";
+  o.security = Security::kSys;
   o.op = NfsOp::kRead;
   o.size = 65536;
   o.connections = 2;

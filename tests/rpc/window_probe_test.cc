@@ -151,11 +151,9 @@ TEST(ProbeWindowTest, AWrongProgramIsAClearError) {
 TEST(ProbeWindowTest, BadOptionsAreRefusedBeforeAnyCall) {
   ProbeOptions o;
   o.port = 1;  // nothing is contacted
-  o.mode = "sys";
+  o.security = Security::kSys;
   EXPECT_EQ(ProbeWindow(o).status().code(), common::Code::kInvalidArgument);
-  o.mode = "krb5q";
-  EXPECT_EQ(ProbeWindow(o).status().code(), common::Code::kInvalidArgument);
-  o.mode = "krb5";
+  o.security = Security::kKrb5;
   o.max_window = 1;
   EXPECT_EQ(ProbeWindow(o).status().code(), common::Code::kInvalidArgument);
   o.max_window = 64;
