@@ -13,8 +13,8 @@
 #include "common/machine.h"
 #include "harness/modes.h"
 #include "harness/results.h"
-#include "harness/sched_probe.h"
 #include "harness/sim_speed.h"
+#include "harness/thread_model_calibration.h"
 #include "render/run_dir.h"
 #include "sim/recommend.h"
 #include "sim/simulator.h"
@@ -253,56 +253,20 @@ void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
   base.thread_model = true;
   base.per_core_queues = true;
-  std::string measured;
   if (!o.given_cores) base.cores = common::LogicalCpus();
-  if (!o.given_slice && base.cores > 0) {
-    auto probe = harness::ProbeSchedulerFor(2 * base.nconnect);
-    if (!probe.ok()) Fail(probe.status().Annotate("scheduler probe"));
-    base.slice_ns = harness::SliceNs(*probe);
-    measured += "  time slice: median run of " + std::to_string(probe->threads) +
-                " busy threads on " + std::to_string(probe->cores) + " cores\n";
-  }
-  if (!o.given_preempt && base.cores > 0) {
-    auto probe = harness::ProbeWakeups();
-    if (!probe.ok()) Fail(probe.status().Annotate("wakeup probe"));
-    base.wakeup_preempt_ns = harness::WakeupPreemptNs(*probe);
-    measured += "  wakeup preemption: p10 run of a busy thread while " +
-                std::to_string(probe->wakers) + " threads keep waking on " +
-                std::to_string(probe->cores) + " cores\n";
-  }
-  if (!o.given_idle_wake && base.cores > 0) {
-    auto probe = harness::ProbeIdleWakes();
-    if (!probe.ok()) Fail(probe.status().Annotate("idle wake probe"));
-    base.idle_wake_ns = harness::IdleWakeNs(*probe);
-    base.idle_wake_after_ns = probe->idle_ns;
-    base.idle_wake_curve_ns = probe->wake_ns;
-    measured += "  idle-core wakeup: medians of wakeups of a thread on a core idle for " +
-                std::to_string(probe->idle_ns.size()) + " lengths of time\n";
-  }
-  if (!o.given_busy_wake && base.cores > 0) {
-    auto probe = harness::ProbeBusyWakes();
-    if (!probe.ok()) Fail(probe.status().Annotate("busy wake probe"));
-    base.busy_wake_ns = harness::BusyWakeNs(*probe);
-    measured += "  busy-core wakeup: quantiles of " + std::to_string(probe->rounds) +
-                " wakeups of a thread onto a core a busy thread runs on\n";
-  }
-  if (!o.given_wake_order && base.cores > 0) {
-    auto probe = harness::ProbeWakeOrder();
-    if (!probe.ok()) Fail(probe.status().Annotate("wake order probe"));
-    base.woken_first_share = probe->woken_first_share;
-    measured += "  woken threads ahead of preempted ones: " + std::to_string(probe->woken_first) +
-                " of " + std::to_string(probe->rounds) + " rounds of two wakeups on a busy core\n";
-  }
-  if (!o.given_pauses && base.cores > 0) {
-    auto probe = harness::ProbeMachinePauses();
-    if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
-    base.pause_per_s = harness::PausePerS(*probe);
-    base.pause_ns = harness::PauseNs(*probe);
-    measured += "  core pauses: gaps over " + std::to_string(harness::kPauseThresholdNs / 1000) +
-                " us while one busy thread per CPU spins for " +
-                common::Fmt("%.1f", probe->seconds) +
-                " s (the one of three whose paused share was the median)\n";
-  }
+  // No cores (one per thread): no scheduler to probe.
+  const bool probe = base.cores > 0;
+  harness::ThreadModelProbes probes;
+  probes.slice_threads = probe && !o.given_slice ? 2 * base.nconnect : 0;
+  probes.wakeup = probe && !o.given_preempt;
+  probes.idle_wake = probe && !o.given_idle_wake;
+  probes.busy_wake = probe && !o.given_busy_wake;
+  probes.wake_order = probe && !o.given_wake_order;
+  probes.pauses = probe && !o.given_pauses;
+  auto calibration = harness::CalibrateThreadModel(probes);
+  if (!calibration.ok()) Fail(calibration.status());
+  calibration->ApplyTo(base);
+  std::string measured = calibration->Description();
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
   common::Status valid = base.Validate();
   if (!valid.ok()) Fail(valid);

@@ -13,6 +13,7 @@
 #include "common/stats.h"
 #include "harness/measure.h"
 #include "harness/sched_probe.h"
+#include "harness/thread_model_calibration.h"
 #include "rpc/client_auth.h"
 #include "rpc/record.h"
 #include "sim/simulator.h"
@@ -244,16 +245,20 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.client_crypto_ns = static_cast<int64_t>(leg_ns[0][0] + leg_ns[1][3]);
   c.cores = common::LogicalCpus();
   if (options.thread_model) {
-    // Wakeups arriving while every core is busy: how soon one takes a core.
-    SECMODE_ASSIGN_OR_RETURN(c.wakeup, harness::ProbeWakeups());
-    c.wakeup_preempt_ns = harness::WakeupPreemptNs(c.wakeup);
-    SECMODE_ASSIGN_OR_RETURN(c.idle_wake, harness::ProbeIdleWakes());
-    c.idle_wake_ns = harness::IdleWakeNs(c.idle_wake);
-    SECMODE_ASSIGN_OR_RETURN(c.busy_wake, harness::ProbeBusyWakes());
-    SECMODE_ASSIGN_OR_RETURN(c.wake_order, harness::ProbeWakeOrder());
-    SECMODE_ASSIGN_OR_RETURN(c.pauses, harness::ProbeMachinePauses());
-    c.pause_per_s = harness::PausePerS(c.pauses);
-    c.pause_ns = harness::PauseNs(c.pauses);
+    // Every scheduler probe but the time slice's, which RunValidation runs
+    // per thread count of its grid.
+    harness::ThreadModelProbes which;
+    SECMODE_ASSIGN_OR_RETURN(harness::ThreadModelCalibration t,
+                             harness::CalibrateThreadModel(which));
+    c.wakeup = t.wakeup;
+    c.wakeup_preempt_ns = t.wakeup_preempt_ns;
+    c.idle_wake = t.idle_wake;
+    c.idle_wake_ns = t.idle_wake_ns;
+    c.busy_wake = t.busy_wake;
+    c.wake_order = t.wake_order;
+    c.pauses = t.pauses;
+    c.pause_per_s = t.pause_per_s;
+    c.pause_ns = t.pause_ns;
   }
 
   // The waits the model is given, timed on idle cores and then, for the
