@@ -116,6 +116,36 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
   return rows;
 }
 
+size_t ValidationRun::Agreeing() const {
+  size_t agree = 0;
+  for (const auto& out : outcomes) agree += out.comparison.agree() ? 1 : 0;
+  return agree;
+}
+
+void PutValidation(const ValidationRun& run, harness::RunResults& results) {
+  for (auto& row : run.JsonRows()) results.nconnect.push_back(std::move(row));
+  if (!run.outcomes.empty()) results.sections["nconnect-validation"] = run.SectionJson();
+}
+
+ValidationRun RunValidationSelection(harness::ModeEnvironment& env,
+                                     const ValidationSelection& selection,
+                                     const ValidationOptions& options, harness::RunResults& results,
+                                     std::ostream& log) {
+  ValidationRun run = RunValidation(env, selection.points, options, log);
+  // What ran is written even when a point failed.
+  PutValidation(run, results);
+  if (!run.outcomes.empty()) {
+    nlohmann::json& section = results.sections["nconnect-validation"];
+    section["grid"] = selection.GridJson(options);
+    if (!selection.shard.Whole()) section["shard"] = selection.shard.ToJson(selection.grid_points);
+  }
+  if (!run.status.ok()) {
+    results.errors.push_back(
+        {{"section", "nconnect-validation"}, {"error", run.status.ToString()}});
+  }
+  return run;
+}
+
 nlohmann::json ValidationRun::SectionJson() const {
   const sim::Tolerance tol;
   int64_t measured = 0, no_violation = 0;

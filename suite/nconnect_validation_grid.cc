@@ -1,4 +1,5 @@
 // The nconnect validation's grids (suite/nconnect_validation.h).
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,50 @@ std::vector<ValidationPoint> WideValidationGrid(int64_t ops) {
   }
   for (size_t i = 0; i < grid.size(); ++i) grid[i].grid_index = i;
   return grid;
+}
+
+common::Result<ValidationSelection> SelectValidationPoints(bool wide, const std::string& filter,
+                                                           const std::string& shard,
+                                                           const ValidationOptions& options) {
+  ValidationSelection selection;
+  selection.wide = wide;
+  selection.filter = filter;
+  std::vector<ValidationPoint> grid =
+      wide ? WideValidationGrid(options.ops) : DefaultValidationGrid(options.ops);
+  if (!filter.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(filter, std::regex::extended);
+    } catch (const std::regex_error&) {
+      return common::Status::InvalidArgument("--points: not a regular expression: " + filter);
+    }
+    std::erase_if(grid, [&](const ValidationPoint& p) { return !std::regex_search(p.name, re); });
+    if (grid.empty()) {
+      return common::Status::InvalidArgument("--points: no point of the grid matches " + filter);
+    }
+  }
+  // The grid a shard is a slice of: the points chosen, numbered in order.
+  selection.grid_points = grid.size();
+  for (size_t i = 0; i < grid.size(); ++i) grid[i].grid_index = i;
+  if (!shard.empty()) {
+    SECMODE_ASSIGN_OR_RETURN(selection.shard, ParseShard(shard));
+    std::erase_if(grid,
+                  [&](const ValidationPoint& p) { return !selection.shard.Holds(p.grid_index); });
+    if (grid.empty()) {
+      return common::Status::InvalidArgument("--shard " + shard + ": holds no point of the " +
+                                             std::to_string(selection.grid_points) + " chosen");
+    }
+  }
+  selection.points = std::move(grid);
+  return selection;
+}
+
+nlohmann::json ValidationSelection::GridJson(const ValidationOptions& options) const {
+  return {{"name", wide ? "wide" : "default"},
+          {"points", grid_points},
+          {"filter", filter},
+          {"ops", options.ops},
+          {"runs", options.runs}};
 }
 
 }  // namespace secmode::suite
