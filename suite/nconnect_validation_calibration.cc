@@ -214,13 +214,10 @@ Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment
   return t;
 }
 
-}  // namespace
-
-Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options) {
-  SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
-  Calibration c;
-  // Crypto cost per message: the mode's four legs (whole RPC calls/replies,
-  // the same work the TCP client and server do) at 0 and 4 KiB payload.
+// The crypto cost per message: the mode's four legs (whole RPC calls and
+// replies, the same work the TCP client and server do) at 0 and 4 KiB.
+Status MeasureLegCosts(harness::ModeEnvironment& env, const ValidationOptions& options,
+                       Calibration& c) {
   SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(options.mode));
   SECMODE_ASSIGN_OR_RETURN(common::Association assoc, harness::MakeAssociation(name, env));
   harness::MeasureOptions mo;
@@ -243,6 +240,116 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.cost_ns_per_byte = std::max(0.0, (mean[1] - mean[0]) / 4096.0);
   // A 4 KiB READ: the client seals a small call and opens a 4 KiB reply.
   c.client_crypto_ns = static_cast<int64_t>(leg_ns[0][0] + leg_ns[1][3]);
+  return Status::Ok();
+}
+
+// The waits the model is given, timed on idle cores and then, for the
+// thread model, again with every core awake (harness::CoresAwake): the
+// thread model adds the wakeup of an idle core itself wherever its cores
+// are idle, so it takes the awake figures; the model without threads has
+// no idle cores and takes the idle machine's. The unloaded round trip is
+// one sys call at a time: what is not CPU at either end is the loopback's
+// own delay (the stack, wakeups). CPU figures come from the idle pass.
+struct Waits {
+  ReconnectCost reconnect;
+  PerCall one;
+  int64_t net_rtt_ns = 0;
+  rpc::ContextCreationTime setup, quiet;
+};
+
+Result<Waits> TimeWaits(harness::ModeEnvironment& env, const Gss& g,
+                        const ValidationOptions& options) {
+  Waits w;
+  if (options.thread_model) {
+    SECMODE_ASSIGN_OR_RETURN(w.reconnect, MeasureReconnect(env, g, 30));
+  }
+  SECMODE_ASSIGN_OR_RETURN(
+      w.one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
+  w.net_rtt_ns = std::max<int64_t>(
+      1000, static_cast<int64_t>(w.one.p50_ns - w.one.client_ns - w.one.server_ns));
+  SECMODE_ASSIGN_OR_RETURN(w.setup, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
+                                                           Calibration::kGssSetupRounds, true));
+  SECMODE_ASSIGN_OR_RETURN(w.quiet, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
+                                                           Calibration::kGssSetupRounds, false));
+  return w;
+}
+
+// The waits on idle cores, and for the thread model again with the cores
+// awake (Calibration: the model takes those when they could be timed).
+// Returns the idle pass's one-call run.
+Result<PerCall> MeasureWaits(harness::ModeEnvironment& env, const Gss& g,
+                             const ValidationOptions& options, Calibration& c) {
+  SECMODE_ASSIGN_OR_RETURN(Waits idle, TimeWaits(env, g, options));
+  const PerCall& one = idle.one;
+  c.one_call_p50_ns = static_cast<int64_t>(one.p50_ns);
+  c.one_call_client_ns = static_cast<int64_t>(one.client_ns);
+  c.one_call_server_ns = static_cast<int64_t>(one.server_ns);
+  c.reconnect_ns = c.reconnect_idle_ns = idle.reconnect.wall_ns;
+  c.reconnect_cpu_ns = idle.reconnect.cpu_ns;
+  c.reconnect_client_cpu_ns = idle.reconnect.client_cpu_ns;
+  c.net_rtt_ns = c.net_rtt_idle_ns = idle.net_rtt_ns;
+  c.gss_setup_ns = c.gss_setup_idle_ns = idle.setup.wall_ns;
+  c.gss_setup_quiet_ns = idle.quiet.wall_ns;
+  c.gss_setup_quiet_cpu_ns = idle.quiet.cpu_ns;
+  c.gss_setup_cpu_ns = idle.setup.cpu_ns;
+  if (options.thread_model) {
+    auto awake = harness::CoresAwake::Start();
+    if (awake.ok()) {
+      SECMODE_ASSIGN_OR_RETURN(Waits w, TimeWaits(env, g, options));
+      c.cores_awake = true;
+      c.one_call_awake_p50_ns = static_cast<int64_t>(w.one.p50_ns);
+      c.reconnect_ns = w.reconnect.wall_ns;
+      c.net_rtt_ns = w.net_rtt_ns;
+      c.gss_setup_ns = w.setup.wall_ns;
+      c.gss_setup_quiet_ns = w.quiet.wall_ns;
+      c.gss_setup_quiet_cpu_ns = w.quiet.cpu_ns;
+    } else {
+      c.cores_awake_error = awake.status().message();
+    }
+  }
+  return one;
+}
+
+// The CPU of one socket read, at each end (Calibration::read_probe).
+Status MeasureReadProbe(harness::ModeEnvironment& env, const Gss& g, Calibration& c) {
+  std::vector<double> reads[2], cpu[2];
+  for (int slots : Calibration::kReadProbeSlots) {
+    std::vector<double> run_reads[2], run_cpu[2];
+    for (int run = 0; run < Calibration::kReadProbeRuns; ++run) {
+      SECMODE_ASSIGN_OR_RETURN(
+          PerCall p,
+          MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections, slots, false,
+                         rpc::NfsOp::kRead, 4096, Calibration::kReadProbeSeconds));
+      run_reads[0].push_back(p.client_reads);
+      run_reads[1].push_back(p.server_reads);
+      run_cpu[0].push_back(p.client_ns);
+      run_cpu[1].push_back(p.server_ns);
+    }
+    Calibration::ReadProbePoint point;
+    point.slots = slots;
+    point.client_reads = common::Median(run_reads[0]);
+    point.server_reads = common::Median(run_reads[1]);
+    point.client_cpu_ns = common::Median(run_cpu[0]);
+    point.server_cpu_ns = common::Median(run_cpu[1]);
+    c.read_probe.push_back(point);
+    reads[0].push_back(point.client_reads);
+    reads[1].push_back(point.server_reads);
+    cpu[0].push_back(point.client_cpu_ns);
+    cpu[1].push_back(point.server_cpu_ns);
+  }
+  c.client_read_fit = common::FitLine(reads[0], cpu[0]);
+  c.server_read_fit = common::FitLine(reads[1], cpu[1]);
+  c.client_read_ns = ReadNs(c.client_read_fit);
+  c.server_read_ns = ReadNs(c.server_read_fit);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOptions& options) {
+  SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
+  Calibration c;
+  SECMODE_RETURN_IF_ERROR(MeasureLegCosts(env, options, c));
   c.cores = common::LogicalCpus();
   if (options.thread_model) {
     // Every scheduler probe but the time slice's, which RunValidation runs
@@ -260,63 +367,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
     c.pause_per_s = t.pause_per_s;
     c.pause_ns = t.pause_ns;
   }
-
-  // The waits the model is given, timed on idle cores and then, for the
-  // thread model, again with every core awake (harness::CoresAwake): the
-  // thread model adds the wakeup of an idle core itself wherever its cores
-  // are idle, so it takes the awake figures; the model without threads has
-  // no idle cores and takes the idle machine's. The unloaded round trip is
-  // one sys call at a time: what is not CPU at either end is the loopback's
-  // own delay (the stack, wakeups). CPU figures come from the idle pass.
-  struct Waits {
-    ReconnectCost reconnect;
-    PerCall one;
-    int64_t net_rtt_ns = 0;
-    rpc::ContextCreationTime setup, quiet;
-  };
-  auto time_waits = [&]() -> Result<Waits> {
-    Waits w;
-    if (options.thread_model) {
-      SECMODE_ASSIGN_OR_RETURN(w.reconnect, MeasureReconnect(env, g, 30));
-    }
-    SECMODE_ASSIGN_OR_RETURN(
-        w.one, MeasurePerCall(env, g, "sys", 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
-    w.net_rtt_ns = std::max<int64_t>(
-        1000, static_cast<int64_t>(w.one.p50_ns - w.one.client_ns - w.one.server_ns));
-    SECMODE_ASSIGN_OR_RETURN(w.setup, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
-                                                             Calibration::kGssSetupRounds, true));
-    SECMODE_ASSIGN_OR_RETURN(w.quiet, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
-                                                             Calibration::kGssSetupRounds, false));
-    return w;
-  };
-  SECMODE_ASSIGN_OR_RETURN(Waits idle, time_waits());
-  const PerCall& one = idle.one;
-  c.one_call_p50_ns = static_cast<int64_t>(one.p50_ns);
-  c.one_call_client_ns = static_cast<int64_t>(one.client_ns);
-  c.one_call_server_ns = static_cast<int64_t>(one.server_ns);
-  c.reconnect_ns = c.reconnect_idle_ns = idle.reconnect.wall_ns;
-  c.reconnect_cpu_ns = idle.reconnect.cpu_ns;
-  c.reconnect_client_cpu_ns = idle.reconnect.client_cpu_ns;
-  c.net_rtt_ns = c.net_rtt_idle_ns = idle.net_rtt_ns;
-  c.gss_setup_ns = c.gss_setup_idle_ns = idle.setup.wall_ns;
-  c.gss_setup_quiet_ns = idle.quiet.wall_ns;
-  c.gss_setup_quiet_cpu_ns = idle.quiet.cpu_ns;
-  c.gss_setup_cpu_ns = idle.setup.cpu_ns;
-  if (options.thread_model) {
-    auto awake = harness::CoresAwake::Start();
-    if (awake.ok()) {
-      SECMODE_ASSIGN_OR_RETURN(Waits w, time_waits());
-      c.cores_awake = true;
-      c.one_call_awake_p50_ns = static_cast<int64_t>(w.one.p50_ns);
-      c.reconnect_ns = w.reconnect.wall_ns;
-      c.net_rtt_ns = w.net_rtt_ns;
-      c.gss_setup_ns = w.setup.wall_ns;
-      c.gss_setup_quiet_ns = w.quiet.wall_ns;
-      c.gss_setup_quiet_cpu_ns = w.quiet.cpu_ns;
-    } else {
-      c.cores_awake_error = awake.status().message();
-    }
-  }
+  SECMODE_ASSIGN_OR_RETURN(PerCall one, MeasureWaits(env, g, options, c));
   // The model without threads: non-crypto time per call from sys-mode
   // throughput, folded into the server's service time (see CalibratedScenario).
   SECMODE_ASSIGN_OR_RETURN(
@@ -328,36 +379,7 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   c.rtt_ns = std::max<int64_t>(5000, static_cast<int64_t>(one.p50_ns - sys_ns));
   if (options.thread_model) {
     SECMODE_ASSIGN_OR_RETURN(c.one_call_model_p50_ns, ModelOneCall(c, options));
-    // The CPU of one socket read, at each end (Calibration::read_probe).
-    std::vector<double> reads[2], cpu[2];
-    for (int slots : Calibration::kReadProbeSlots) {
-      std::vector<double> run_reads[2], run_cpu[2];
-      for (int run = 0; run < Calibration::kReadProbeRuns; ++run) {
-        SECMODE_ASSIGN_OR_RETURN(
-            PerCall p,
-            MeasurePerCall(env, g, g.family, Calibration::kReadProbeConnections, slots, false,
-                           rpc::NfsOp::kRead, 4096, Calibration::kReadProbeSeconds));
-        run_reads[0].push_back(p.client_reads);
-        run_reads[1].push_back(p.server_reads);
-        run_cpu[0].push_back(p.client_ns);
-        run_cpu[1].push_back(p.server_ns);
-      }
-      Calibration::ReadProbePoint point;
-      point.slots = slots;
-      point.client_reads = common::Median(run_reads[0]);
-      point.server_reads = common::Median(run_reads[1]);
-      point.client_cpu_ns = common::Median(run_cpu[0]);
-      point.server_cpu_ns = common::Median(run_cpu[1]);
-      c.read_probe.push_back(point);
-      reads[0].push_back(point.client_reads);
-      reads[1].push_back(point.server_reads);
-      cpu[0].push_back(point.client_cpu_ns);
-      cpu[1].push_back(point.server_cpu_ns);
-    }
-    c.client_read_fit = common::FitLine(reads[0], cpu[0]);
-    c.server_read_fit = common::FitLine(reads[1], cpu[1]);
-    c.client_read_ns = ReadNs(c.client_read_fit);
-    c.server_read_ns = ReadNs(c.server_read_fit);
+    SECMODE_RETURN_IF_ERROR(MeasureReadProbe(env, g, c));
   }
   return c;
 }
