@@ -1,22 +1,22 @@
-// `secmode nconnect`: run one simulated scenario, a sweep, or a
-// recommendation (sim/). Flags map 1:1 onto sim::Scenario fields and carry
-// the names Scenario::Validate uses in its messages.
+// `secmode nconnect`: run one simulated scenario, a sweep, a recommendation
+// (sim/), or the validation on real sockets (suite/nconnect_validation.h).
+// The scenario's flags are cli/scenario_flags.h.
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <regex>
 
 #include "cli/cli.h"
-#include "cli/old_spelling.h"
 #include "cli/run_directory.h"
+#include "cli/scenario_flags.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/format.h"
 #include "common/machine.h"
 #include "harness/modes.h"
 #include "harness/results.h"
-#include "harness/sched_probe.h"
 #include "harness/sim_speed.h"
+#include "harness/thread_model_calibration.h"
+#include "render/report_validation.h"
 #include "render/run_dir.h"
 #include "sim/recommend.h"
 #include "sim/simulator.h"
@@ -29,10 +29,7 @@ namespace secmode::cli {
 namespace {
 
 struct NconnectOptions {
-  sim::Scenario s;
-  std::string reaction = "drop-disconnect", op = "read", jitter_dist = "exponential",
-              service_dist = "exponential", skew_where = "client", server_order = "arrival",
-              preempt_victim = "longest";
+  ScenarioFlags scenario;
   bool sweep = false, recommend = false, quick = false, json = false, validate = false,
        full = false;
   std::string points;  // --validate: a regular expression the point names must match
@@ -62,33 +59,10 @@ void Write(const std::string& dir, harness::RunResults& results) {
   PrintWritten("results:", WriteRunDirectoryOrFail("nconnect", dir, results));
 }
 
-// Fills the enum fields from their names; Validate() then checks the rest.
-sim::Scenario Resolve(NconnectOptions& o) {
-  sim::Scenario s = o.s;
-  auto reaction = rpc::ParseWindowPolicy(o.reaction);
-  if (!reaction.ok()) Fail(reaction.status());
-  s.reaction = *reaction;
-  auto op = sim::ParseOp(o.op);
-  if (!op.ok()) Fail(op.status());
-  s.op = *op;
-  auto jd = sim::ParseDist(o.jitter_dist);
-  if (!jd.ok()) Fail(jd.status().Annotate("jitter-dist"));
-  s.jitter_dist = *jd;
-  auto sd = sim::ParseDist(o.service_dist);
-  if (!sd.ok()) Fail(sd.status().Annotate("service-dist"));
-  s.service_dist = *sd;
-  auto so = sim::ParseServerOrder(o.server_order);
-  if (!so.ok()) Fail(so.status());
-  s.server_order = *so;
-  auto pv = sim::ParsePreemptVictim(o.preempt_victim);
-  if (!pv.ok()) Fail(pv.status());
-  s.preempt_victim = *pv;
-  auto sw = sim::ParseSkewWhere(o.skew_where);
-  if (!sw.ok()) Fail(sw.status());
-  s.skew_where = *sw;
-  common::Status valid = s.Validate();
-  if (!valid.ok()) Fail(valid);
-  return s;
+sim::Scenario Resolve(const NconnectOptions& o) {
+  auto s = ResolveScenario(o.scenario);
+  if (!s.ok()) Fail(s.status());
+  return *s;
 }
 
 void PrintResult(const sim::ScenarioResult& r) {
@@ -147,7 +121,7 @@ void RunSweepCommand(NconnectOptions& o) {
   sim::SweepGrid grid = o.quick ? sim::SweepGrid::Quick() : sim::SweepGrid::Default();
   const int64_t grid_ops = grid.base.ops;
   grid.base = base;
-  if (!o.s.ops || o.s.ops == sim::Scenario().ops) grid.base.ops = grid_ops;
+  if (!o.scenario.s.ops || o.scenario.s.ops == sim::Scenario().ops) grid.base.ops = grid_ops;
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail(st);
@@ -164,77 +138,30 @@ void RunSweepCommand(NconnectOptions& o) {
 // --validate: the simulator against the real client and server on loopback
 // (suite/nconnect_validation.h); writes the run directory into --out.
 void RunValidateCommand(NconnectOptions& o) {
-  suite::ValidationOptions options;
-  // The grid first: a --points that matches nothing is refused before
-  // anything is created.
-  std::vector<suite::ValidationPoint> grid =
-      o.full ? suite::WideValidationGrid(options.ops) : suite::DefaultValidationGrid(options.ops);
-  if (!o.points.empty()) {
-    std::regex re;
-    try {
-      re = std::regex(o.points, std::regex::extended);
-    } catch (const std::regex_error& e) {
-      Fail(common::Status::InvalidArgument("--points: not a regular expression: " + o.points));
-    }
-    std::erase_if(grid,
-                  [&](const suite::ValidationPoint& p) { return !std::regex_search(p.name, re); });
-    if (grid.empty()) {
-      Fail(common::Status::InvalidArgument("--points: no point of the grid matches " + o.points));
-    }
-  }
-  // The grid a shard is a slice of: the points chosen, numbered in order.
-  const size_t grid_points = grid.size();
-  for (size_t i = 0; i < grid.size(); ++i) grid[i].grid_index = i;
-  suite::Shard shard;
-  if (!o.shard.empty()) {
-    auto parsed = suite::ParseShard(o.shard);
-    if (!parsed.ok()) Fail(parsed.status());
-    shard = *parsed;
-    std::erase_if(grid,
-                  [&](const suite::ValidationPoint& p) { return !shard.Holds(p.grid_index); });
-    if (grid.empty()) {
-      Fail(common::Status::InvalidArgument("--shard " + o.shard + ": holds no point of the " +
-                                           std::to_string(grid_points) + " chosen"));
-    }
-  }
+  const suite::ValidationOptions options;
+  // The points first: a --points or --shard that holds none is refused
+  // before anything is created.
+  auto selection = suite::SelectValidationPoints(o.full, o.points, o.shard, options);
+  if (!selection.ok()) Fail(selection.status());
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail(st);
   harness::RunResults results = NewResults();
   harness::ModeEnvironment env;
-  std::cout << "nconnect validation of " << grid.size() << " point(s) on loopback ..."
+  std::cout << "nconnect validation of " << selection->points.size() << " point(s) on loopback ..."
             << std::flush;
-  suite::ValidationRun run = suite::RunValidation(env, grid, options, std::cout);
+  suite::ValidationRun run =
+      suite::RunValidationSelection(env, *selection, options, results, std::cout);
   std::cout << "\n";
-  // What ran is written even when a point failed.
-  for (auto& row : run.JsonRows()) results.nconnect.push_back(std::move(row));
-  if (!run.outcomes.empty()) {
-    nlohmann::json section = run.SectionJson();
-    // Which grid: what a merge of shards checks they share.
-    section["grid"] = {{"name", o.full ? "wide" : "default"},
-                       {"points", grid_points},
-                       {"filter", o.points},
-                       {"ops", options.ops},
-                       {"runs", options.runs}};
-    if (!shard.Whole()) section["shard"] = shard.ToJson(grid_points);
-    results.sections["nconnect-validation"] = std::move(section);
-  }
-  if (!run.status.ok()) {
-    results.errors.push_back(
-        {{"section", "nconnect-validation"}, {"error", run.status.ToString()}});
-  }
   Write(dir, results);
   if (o.full) {
     // The wide grid's report is hundreds of rows: the verdict here, the rest in the file.
-    size_t agree = 0;
-    for (const auto& out : run.outcomes) agree += out.comparison.agree() ? 1 : 0;
     std::cout << "\n"
-              << agree << " of " << run.outcomes.size()
+              << run.Agreeing() << " of " << run.outcomes.size()
               << " scenarios agree (every point, the diagnoses and the plots: " << dir
               << "/report.md)\n";
-  } else if (auto report = common::ReadFile(dir + "/report.md"); report.ok()) {
-    const size_t at = report->find("## nconnect simulator vs real sockets");
-    if (at != std::string::npos) std::cout << "\n" << report->substr(at);
+  } else if (auto md = render::ValidationMarkdown(results); md.ok() && !md->empty()) {
+    std::cout << "\n" << *md;
   }
   if (!run.status.ok()) Fail(run.status);
 }
@@ -248,56 +175,20 @@ void RunRecommend(NconnectOptions& o) {
   sim::Scenario base = Resolve(o);
   base.thread_model = true;
   base.per_core_queues = true;
-  std::string measured;
   if (!o.given_cores) base.cores = common::LogicalCpus();
-  if (!o.given_slice && base.cores > 0) {
-    auto probe = harness::ProbeSchedulerFor(2 * base.nconnect);
-    if (!probe.ok()) Fail(probe.status().Annotate("scheduler probe"));
-    base.slice_ns = harness::SliceNs(*probe);
-    measured += "  time slice: median run of " + std::to_string(probe->threads) +
-                " busy threads on " + std::to_string(probe->cores) + " cores\n";
-  }
-  if (!o.given_preempt && base.cores > 0) {
-    auto probe = harness::ProbeWakeups();
-    if (!probe.ok()) Fail(probe.status().Annotate("wakeup probe"));
-    base.wakeup_preempt_ns = harness::WakeupPreemptNs(*probe);
-    measured += "  wakeup preemption: p10 run of a busy thread while " +
-                std::to_string(probe->wakers) + " threads keep waking on " +
-                std::to_string(probe->cores) + " cores\n";
-  }
-  if (!o.given_idle_wake && base.cores > 0) {
-    auto probe = harness::ProbeIdleWakes();
-    if (!probe.ok()) Fail(probe.status().Annotate("idle wake probe"));
-    base.idle_wake_ns = harness::IdleWakeNs(*probe);
-    base.idle_wake_after_ns = probe->idle_ns;
-    base.idle_wake_curve_ns = probe->wake_ns;
-    measured += "  idle-core wakeup: medians of wakeups of a thread on a core idle for " +
-                std::to_string(probe->idle_ns.size()) + " lengths of time\n";
-  }
-  if (!o.given_busy_wake && base.cores > 0) {
-    auto probe = harness::ProbeBusyWakes();
-    if (!probe.ok()) Fail(probe.status().Annotate("busy wake probe"));
-    base.busy_wake_ns = harness::BusyWakeNs(*probe);
-    measured += "  busy-core wakeup: quantiles of " + std::to_string(probe->rounds) +
-                " wakeups of a thread onto a core a busy thread runs on\n";
-  }
-  if (!o.given_wake_order && base.cores > 0) {
-    auto probe = harness::ProbeWakeOrder();
-    if (!probe.ok()) Fail(probe.status().Annotate("wake order probe"));
-    base.woken_first_share = probe->woken_first_share;
-    measured += "  woken threads ahead of preempted ones: " + std::to_string(probe->woken_first) +
-                " of " + std::to_string(probe->rounds) + " rounds of two wakeups on a busy core\n";
-  }
-  if (!o.given_pauses && base.cores > 0) {
-    auto probe = harness::ProbeMachinePauses();
-    if (!probe.ok()) Fail(probe.status().Annotate("pause probe"));
-    base.pause_per_s = harness::PausePerS(*probe);
-    base.pause_ns = harness::PauseNs(*probe);
-    measured += "  core pauses: gaps over " + std::to_string(harness::kPauseThresholdNs / 1000) +
-                " us while one busy thread per CPU spins for " +
-                common::Fmt("%.1f", probe->seconds) +
-                " s (the one of three whose paused share was the median)\n";
-  }
+  // No cores (one per thread): no scheduler to probe.
+  const bool probe = base.cores > 0;
+  harness::ThreadModelProbes probes;
+  probes.slice_threads = probe && !o.given_slice ? 2 * base.nconnect : 0;
+  probes.wakeup = probe && !o.given_preempt;
+  probes.idle_wake = probe && !o.given_idle_wake;
+  probes.busy_wake = probe && !o.given_busy_wake;
+  probes.wake_order = probe && !o.given_wake_order;
+  probes.pauses = probe && !o.given_pauses;
+  auto calibration = harness::CalibrateThreadModel(probes);
+  if (!calibration.ok()) Fail(calibration.status());
+  calibration->ApplyTo(base);
+  std::string measured = calibration->Description();
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
   common::Status valid = base.Validate();
   if (!valid.ok()) Fail(valid);
@@ -308,169 +199,13 @@ void RunRecommend(NconnectOptions& o) {
 }
 
 }  // namespace
-
 CLI::App* AddNconnectCommand(CLI::App& app) {
   auto o = std::make_shared<NconnectOptions>();
   CLI::App* cmd = app.add_subcommand(
       "nconnect",
       "Simulate nconnect with a shared RPCSEC_GSS sequence window: one scenario (default), "
       "--sweep, or --recommend");
-  sim::Scenario& s = o->s;
-  cmd->add_option("--connections", s.nconnect, "TCP connections, the NFS client's nconnect")
-      ->capture_default_str();
-  AddOldName(cmd, "nconnect", "--nconnect", "--connections", &s.nconnect);
-  cmd->add_option("--slots", s.slots, "Requests outstanding at once")->capture_default_str();
-  cmd->add_option("--window", s.window, "Server's RPCSEC_GSS sequence window")
-      ->capture_default_str();
-  cmd->add_option("--reaction", o->reaction,
-                  "Server reaction to a number below the window: drop, drop-disconnect, "
-                  "discard-context (the default is what Linux nfsd does; secmode serve's is drop)")
-      ->capture_default_str();
-  cmd->add_option("--op", o->op, "read or write (which direction carries the I/O)")
-      ->capture_default_str();
-  cmd->add_option("--io-size", s.io_size, "I/O size in bytes")->capture_default_str();
-  cmd->add_flag("--context-per-connection", s.per_connection_context,
-                "One GSS context (sequence counter) per connection instead of one shared");
-  AddOldFlag(cmd, "nconnect", "--per-connection-context", "--context-per-connection",
-             &s.per_connection_context);
-  cmd->add_flag("--resend-any-connection", s.resend_any_connection,
-                "Resend a lost connection's calls round-robin over all connections (secmode's "
-                "load generator) instead of on the reconnected one (Linux)");
-  cmd->add_flag("--context-lock-wakes-one", s.context_lock_wakes_one,
-                "With the thread model: the receivers waiting for a re-created context go on one "
-                "after another, as a mutex's waiters (secmode's load generator), instead of all "
-                "at once (Linux)");
-  cmd->add_flag("--reencode", s.reencode,
-                "Re-number calls that fell out of the window at transmit");
-  cmd->add_option("--spread-cap", s.spread_cap,
-                  "Cap on (number - lowest outstanding number); 0: none")
-      ->capture_default_str();
-  cmd->add_option("--cost-fixed-ns", s.cost_fixed_ns, "Crypto cost per message, fixed part")
-      ->capture_default_str();
-  cmd->add_option("--cost-ns-per-byte", s.cost_ns_per_byte, "Crypto cost per message byte")
-      ->capture_default_str();
-  cmd->add_option("--gss-setup-cpu-ns", s.gss_setup_cpu_ns,
-                  "With --thread-model: the part of --gss-setup-ns that is CPU, spent on a core "
-                  "by the thread that re-creates the context")
-      ->capture_default_str();
-  cmd->add_option("--reconnect-cpu-ns", s.reconnect_cpu_ns,
-                  "With --thread-model: the part of --reconnect-ns that is CPU, spent on a core "
-                  "by the receiver that reconnects")
-      ->capture_default_str();
-  cmd->add_option("--reconnect-server-cpu-ns", s.reconnect_server_cpu_ns,
-                  "With --thread-model: the server's CPU per reconnect (accept, the new "
-                  "connection's thread, the old one's end), spent by that connection's server "
-                  "thread before it reads a call")
-      ->capture_default_str();
-  cmd->add_option("--gss-setup-ns", s.gss_setup_ns, "Cost of creating a new GSS context")
-      ->capture_default_str();
-  cmd->add_option("--retransmit-timeout-ns", s.retransmit_timeout_ns, "Client retransmit timeout")
-      ->capture_default_str();
-  cmd->add_option("--reconnect-ns", s.reconnect_ns, "Reconnect time beyond one RTT")
-      ->capture_default_str();
-  cmd->add_option("--bandwidth", s.bandwidth_bytes_per_s,
-                  "Bytes per second per connection and direction")
-      ->capture_default_str();
-  cmd->add_option("--rtt-ns", s.rtt_ns, "Base round-trip time")->capture_default_str();
-  cmd->add_option("--jitter-dist", o->jitter_dist, "constant, exponential or lognormal")
-      ->capture_default_str();
-  cmd->add_option("--jitter-ns", s.jitter_ns, "Mean one-way extra delay")->capture_default_str();
-  cmd->add_option("--skew-connection", s.skew_conn, "The lagging connection")
-      ->capture_default_str();
-  AddOldName(cmd, "nconnect", "--skew-conn", "--skew-connection", &s.skew_conn);
-  cmd->add_option("--skew-ns", s.skew_ns, "How much that connection lags")->capture_default_str();
-  cmd->add_option("--skew-where", o->skew_where,
-                  "client (held before the socket) or network (on the wire)")
-      ->capture_default_str();
-  cmd->add_option("--server-threads", s.server_threads, "Server worker threads")
-      ->capture_default_str();
-  cmd->add_option("--server-order", o->server_order,
-                  "arrival (one FIFO) or round-robin (per-connection queues, checked at pickup)")
-      ->capture_default_str();
-  cmd->add_option("--service-dist", o->service_dist, "constant, exponential or lognormal")
-      ->capture_default_str();
-  cmd->add_option("--service-ns", s.service_ns, "Mean server service time besides crypto")
-      ->capture_default_str();
-  cmd->add_flag("--thread-model", s.thread_model,
-                "Model threads and cores: a receiver thread per connection on the client, a "
-                "thread per connection on the server, per-wakeup batches, a round-robin "
-                "scheduler on --cores cores");
-  cmd->add_option("--cores", s.cores,
-                  "With --thread-model: cores shared by client and server "
-                  "threads (0: one per thread)")
-      ->capture_default_str();
-  cmd->add_option("--slice-ns", s.slice_ns, "With --thread-model: the scheduler's time slice")
-      ->capture_default_str();
-  cmd->add_option("--wakeup-preempt-ns", s.wakeup_preempt_ns,
-                  "With --thread-model: a woken thread takes the core of one that has run this "
-                  "long (0: waits for a slice to end)")
-      ->capture_default_str();
-  cmd->add_option("--skew-sender-ns", s.skew_sender_ns,
-                  "With --thread-model and a client-side skew: CPU per call of a delay-line "
-                  "thread that writes the skewed connection's calls when due (0: no such thread)")
-      ->capture_default_str();
-  cmd->add_option("--idle-wake-ns", s.idle_wake_ns,
-                  "With --thread-model and cores: a thread woken onto an idle core starts this "
-                  "long after its wakeup (0: at once)")
-      ->capture_default_str();
-  cmd->add_option("--idle-wake-after-ns", s.idle_wake_after_ns,
-                  "With --thread-model, cores and --per-core-queues: idle lengths in ns, rising, "
-                  "comma-separated, after which a woken thread starts --idle-wake-curve-ns later "
-                  "(linear in between; none: --idle-wake-ns whatever the idle time)")
-      ->delimiter(',');
-  cmd->add_option("--idle-wake-curve-ns", s.idle_wake_curve_ns,
-                  "With --idle-wake-after-ns: the wakeup in ns after each of those idle lengths")
-      ->delimiter(',');
-  cmd->add_option("--woken-first-share", s.woken_first_share,
-                  "With --thread-model and cores: the share of wakeups after which the woken "
-                  "thread waits ahead of threads descheduled with work left (0: in order of "
-                  "arrival)")
-      ->capture_default_str();
-  cmd->add_option("--busy-wake-ns", s.busy_wake_ns,
-                  "With --thread-model, cores and wakeup preemption: a woken thread's "
-                  "preemption of a busy core lands this long after its wakeup, the quantiles "
-                  "in ns at 0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999 and 1, "
-                  "comma-separated (none: at the wakeup)")
-      ->delimiter(',');
-  cmd->add_option("--pause-per-s", s.pause_per_s,
-                  "With --thread-model and cores: pauses per second of a busy core that no "
-                  "modelled thread causes (interrupts, the hypervisor); 0: none")
-      ->capture_default_str();
-  cmd->add_option("--pause-ns", s.pause_ns,
-                  "With --pause-per-s: the pauses' durations in ns, the quantiles at 0, 0.1, "
-                  "0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999 and 1, comma-separated")
-      ->delimiter(',');
-  cmd->add_option("--preempt-victim", o->preempt_victim,
-                  "With --thread-model: whose core a waking thread takes: longest (the thread "
-                  "that has run longest) or waker (the thread whose write woke it)")
-      ->capture_default_str();
-  cmd->add_flag("--per-core-queues", s.per_core_queues,
-                "With --thread-model and --cores: a run queue per core; an idle core takes a "
-                "thread waiting on another only once it has been off its core --migrate-ns");
-  cmd->add_option("--migrate-ns", s.migrate_ns,
-                  "With --per-core-queues: how long a thread's cache stays hot")
-      ->capture_default_str();
-  cmd->add_flag("!--no-batching", s.batching,
-                "With --thread-model: handle and write each item on its own, not per wakeup");
-  cmd->add_option("--read-bytes", s.read_bytes,
-                  "With --thread-model: bytes a thread reads per wakeup, its batch (0: all "
-                  "its socket holds)")
-      ->capture_default_str();
-  cmd->add_option("--client-call-ns", s.client_call_ns,
-                  "With --thread-model: client CPU per call besides crypto")
-      ->capture_default_str();
-  cmd->add_option("--client-read-ns", s.client_read_ns,
-                  "With --thread-model: a client receiver's CPU per read of its socket (per "
-                  "batch, whatever it holds)")
-      ->capture_default_str();
-  cmd->add_option("--server-read-ns", s.server_read_ns,
-                  "With --thread-model: a server thread's CPU per read of its socket (per batch)")
-      ->capture_default_str();
-  cmd->add_option("--seed", s.seed, "Random seed (same seed, same result)")->capture_default_str();
-  cmd->add_option("--ops", s.ops, "Stop after this many completed operations")
-      ->capture_default_str();
-  cmd->add_option("--duration-ns", s.duration_ns, "Also stop at this simulated time (0: no)")
-      ->capture_default_str();
+  AddScenarioFlags(cmd, o->scenario);
   cmd->add_flag("--json", o->json, "Print the scenario and result as JSON");
   cmd->add_flag("--sweep", o->sweep,
                 "Run the sweep grid around these flags and write results.json, report.md and "

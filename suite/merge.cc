@@ -12,8 +12,10 @@ using nlohmann::json;
 
 namespace {
 
-// What a shard's section says of its grid and shard; `what` names the kind
-// ("nconnect sweep"), `flag` the command that makes one.
+// What a shard's section says of its grid and shard ("grid": the sweep's
+// by RunNconnectSweep, the validation's by RunValidationSelection; "shard":
+// Shard::ToJson); `what` names the kind ("nconnect sweep"), `flag` the
+// command that makes one.
 struct JoinKind {
   const char* section;  // "nconnect", "nconnect-validation"
   const char* what;

@@ -37,11 +37,13 @@
 #include "common/stats.h"
 #include "common/status.h"
 #include "harness/modes.h"
+#include "harness/results.h"
 #include "harness/sched_probe.h"
 #include "rpc/load.h"
 #include "sim/compare.h"
 #include "sim/scenario.h"
 #include "suite/nconnect_attribution.h"
+#include "suite/shard.h"
 
 namespace secmode::suite {
 
@@ -316,7 +318,31 @@ struct ValidationRun {
   std::vector<nlohmann::json> JsonRows() const;
   // sections["nconnect-validation"]: mode, calibration, agreement rule, time.
   nlohmann::json SectionJson() const;
+  // The points whose violations and goodput both agree.
+  size_t Agreeing() const;
 };
+
+// The points `secmode nconnect --validate` runs: the default or the wide
+// grid, of it the points whose names match `filter`, numbered in order
+// (their grid_index: the grid a shard is a slice of), and of those the ones
+// `shard` holds.
+struct ValidationSelection {
+  bool wide = false;
+  std::string filter;  // an extended regular expression; "": every point
+  Shard shard;         // the whole grid unless --shard
+  size_t grid_points = 0;
+  std::vector<ValidationPoint> points;  // the shard's, in grid order
+  // sections["nconnect-validation"].grid: what the shards of one
+  // validation share (suite/merge.h refuses shards of another grid).
+  nlohmann::json GridJson(const ValidationOptions& options) const;
+};
+
+// `wide`, `filter` (--points) and `shard` ("I/N", --shard; "": the whole).
+// Fails, naming the flag, on a filter that is not a regular expression or
+// matches no point, a malformed shard, or a shard that holds no point.
+common::Result<ValidationSelection> SelectValidationPoints(bool wide, const std::string& filter,
+                                                           const std::string& shard,
+                                                           const ValidationOptions& options);
 
 // Server threads the model gets for `options` (workers, or one per connection).
 int ServerThreads(const ValidationOptions& options, int nconnect);
@@ -348,6 +374,19 @@ common::Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& e
 // point that fails is logged and skipped; ValidationRun::status says so.
 ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
                             const ValidationOptions& options, std::ostream& log);
+
+// What `run` measured, into `results`: its rows (`nconnect`) and, when a
+// point ran, its section (`sections["nconnect-validation"]`).
+void PutValidation(const ValidationRun& run, harness::RunResults& results);
+
+// `secmode nconnect --validate`: RunValidation of the selection's points,
+// put into `results` (PutValidation) with the section's grid and shard
+// ("grid", "shard": what suite/merge.h joins shards by) and the run's
+// failure as an `errors` entry, as RunSuite records a section's.
+ValidationRun RunValidationSelection(harness::ModeEnvironment& env,
+                                     const ValidationSelection& selection,
+                                     const ValidationOptions& options, harness::RunResults& results,
+                                     std::ostream& log);
 
 }  // namespace secmode::suite
 

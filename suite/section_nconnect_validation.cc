@@ -29,8 +29,7 @@ double PlannedValidationSeconds(const SectionContext& ctx) {
 common::Status RunNconnectValidationSection(SectionContext& ctx) {
   ValidationOptions options;
   ValidationRun run = RunValidation(ctx.env, Grid(ctx, options), options, ctx.log);
-  for (auto& row : run.JsonRows()) ctx.results.nconnect.push_back(std::move(row));
-  if (!run.outcomes.empty()) ctx.results.sections["nconnect-validation"] = run.SectionJson();
+  PutValidation(run, ctx.results);
   return run.status;
 }
 

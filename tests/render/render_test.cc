@@ -15,6 +15,7 @@
 #include "render/report.h"
 #include "render/report_html.h"
 #include "render/report_lab.h"
+#include "render/report_validation.h"
 #include "render/run_dir.h"
 #include "tests/support/private_tmpfs.h"
 
@@ -298,6 +299,29 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
   // Fewer than two slot counts of one shared no-skew series: no collapse plot.
   EXPECT_EQ(md.find("### The collapse"), std::string::npos) << md;
   EXPECT_EQ(md.find("seeds"), std::string::npos) << md;  // one seed: nothing to say
+}
+
+TEST(RenderTest, ValidationMarkdownIsTheReportsPartFromItsHeading) {
+  harness::RunResults r = Sample();
+  auto none = ValidationMarkdown(r);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(*none, "");
+  r.nconnect = {json{{"kind", "validation"},
+                     {"name", "a"},
+                     {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+                     {"violations_agree", true},
+                     {"goodput_agree", false},
+                     {"detail", "d"}}};
+  r.sections["nconnect-validation"] = {{"mode", "krb5p"}, {"calibration", json::object()}};
+  auto rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  auto part = ValidationMarkdown(r);
+  ASSERT_TRUE(part.ok()) << part.status().ToString();
+  const size_t at = rendered->report_md.find("## nconnect simulator vs real sockets");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(*part, rendered->report_md.substr(at));
+  r.sections["nconnect-validation"]["calibration"] = "not an object";
+  EXPECT_EQ(ValidationMarkdown(r).status().code(), common::Code::kCorrupt);
 }
 
 TEST(RenderTest, ValidationShowsTheModelsSeedsMeanAndRange) {

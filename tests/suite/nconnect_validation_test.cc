@@ -25,6 +25,7 @@
 
 #include "common/stats.h"
 #include "harness/modes.h"
+#include "harness/results.h"
 #include "harness/sched_probe.h"
 #include "rpc/record.h"
 #include "sim/simulator.h"
@@ -198,6 +199,68 @@ TEST(NconnectValidateTest, RejectsWhatTheRealClientCannotDo) {
   p.scenario.window = 0;
   expect_error(p, ValidationOptions(), "window");
   EXPECT_FALSE(env.has_realm());
+}
+
+TEST(NconnectValidateTest, SelectionFiltersNumbersAndShardsTheGrid) {
+  const ValidationOptions options;
+  auto all = SelectValidationPoints(false, "", "", options);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->points.size(), DefaultValidationGrid(options.ops).size());
+  EXPECT_EQ(all->grid_points, all->points.size());
+  EXPECT_TRUE(all->shard.Whole());
+  // The filter's points are the grid a shard is a slice of, numbered anew.
+  auto skewed = SelectValidationPoints(false, "skew10ms$", "1/2", options);
+  ASSERT_TRUE(skewed.ok()) << skewed.status().ToString();
+  ASSERT_EQ(skewed->grid_points, 5u);
+  ASSERT_EQ(skewed->points.size(), 2u);
+  EXPECT_EQ(skewed->points[0].grid_index, 1u);
+  EXPECT_EQ(skewed->points[1].grid_index, 3u);
+  for (const auto& p : skewed->points) EXPECT_NE(p.name.find("skew10ms"), std::string::npos);
+  const nlohmann::json grid = skewed->GridJson(options);
+  EXPECT_EQ(grid["name"], "default");
+  EXPECT_EQ(grid["points"], 5);
+  EXPECT_EQ(grid["filter"], "skew10ms$");
+  EXPECT_EQ(grid["ops"], options.ops);
+  EXPECT_EQ(grid["runs"], options.runs);
+  auto wide = SelectValidationPoints(true, "", "0/648", options);
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_EQ(wide->points.size(), 1u);
+  EXPECT_EQ(wide->GridJson(options)["name"], "wide");
+  // Refused by name, before anything runs.
+  auto error = [&](const std::string& filter, const std::string& shard) {
+    auto r = SelectValidationPoints(false, filter, shard, options);
+    return r.ok() ? std::string("ok") : r.status().ToString();
+  };
+  EXPECT_NE(error("(", "").find("--points: not a regular expression"), std::string::npos);
+  EXPECT_NE(error("nomatch", "").find("--points: no point of the grid matches"), std::string::npos);
+  EXPECT_NE(error("", "2/2").find("--shard 2/2"), std::string::npos);
+  EXPECT_NE(error("^shared-s8-skew0$", "1/2").find("holds no point of the 1 chosen"),
+            std::string::npos);
+}
+
+TEST(NconnectValidateTest, PutValidationWritesTheRowsAndTheSectionOfWhatRan) {
+  harness::RunResults results;
+  ValidationRun nothing;
+  nothing.status = common::Status::Internal("calibration failed");
+  PutValidation(nothing, results);
+  EXPECT_TRUE(results.nconnect.empty());
+  EXPECT_FALSE(results.sections.contains("nconnect-validation"));
+  ValidationRun run;
+  for (bool agree : {true, false, true}) {
+    ValidationOutcome o;
+    o.point = PointNamed("shared-s8-skew0");
+    o.comparison.violations_agree = true;
+    o.comparison.goodput_agree = agree;
+    run.outcomes.push_back(o);
+  }
+  EXPECT_EQ(run.Agreeing(), 2u);
+  PutValidation(run, results);
+  ASSERT_EQ(results.nconnect.size(), 3u);
+  EXPECT_EQ(results.nconnect[0]["kind"], "validation");
+  ASSERT_TRUE(results.sections.contains("nconnect-validation"));
+  EXPECT_EQ(results.sections["nconnect-validation"], run.SectionJson());
+  EXPECT_FALSE(results.sections["nconnect-validation"].contains("grid"))
+      << "a run's section has no grid: only a selection's (a shard's) has";
 }
 
 TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
