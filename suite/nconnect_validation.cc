@@ -337,8 +337,8 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
   PerCall p;
   p.reruns = reruns;
   const double calls = static_cast<double>(counters.calls);
-  p.client_ns = static_cast<double>(r.receiver_cpu_ns) / calls;
-  p.server_ns = static_cast<double>(stats.thread_cpu_ns) / calls;
+  p.client_ns = static_cast<double>(r.receivers.cpu_ns) / calls;
+  p.server_ns = static_cast<double>(stats.threads.cpu_ns) / calls;
   p.client_reads = static_cast<double>(r.receiver_reads) / calls;
   p.server_reads = static_cast<double>(stats.reads) / calls;
   p.ops_per_s = r.ops_per_second;
@@ -808,12 +808,12 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     const rpc::TcpServerStats stats = server.server->stats();
     m.client_reads = static_cast<int64_t>(r.receiver_reads);
     m.server_reads = static_cast<int64_t>(stats.reads);
-    m.client_sleeps = static_cast<int64_t>(r.receiver_sleeps);
-    m.server_sleeps = static_cast<int64_t>(stats.sleeps);
-    m.client_runs = static_cast<int64_t>(r.receiver_runs);
-    m.server_runs = static_cast<int64_t>(stats.runs);
-    m.client_wait_ns = static_cast<int64_t>(r.receiver_run_queue_wait_ns);
-    m.server_wait_ns = static_cast<int64_t>(stats.run_queue_wait_ns);
+    m.client_sleeps = static_cast<int64_t>(r.receivers.sleeps);
+    m.server_sleeps = static_cast<int64_t>(stats.threads.sleeps);
+    m.client_runs = static_cast<int64_t>(r.receivers.runs);
+    m.server_runs = static_cast<int64_t>(stats.threads.runs);
+    m.client_wait_ns = static_cast<int64_t>(r.receivers.run_queue_wait_ns);
+    m.server_wait_ns = static_cast<int64_t>(stats.threads.run_queue_wait_ns);
     m.steal_fraction = r.steal_fraction;
     runs.emplace_back(r, m);
   }
