@@ -19,7 +19,7 @@ namespace {
 
 std::string Figure(double v) { return v >= 100 ? Fmt("%.0f", v) : Fmt("%.3g", v); }
 
-std::string P(const RowComparison& r) {
+std::string PValueCell(const RowComparison& r) {
   if (r.table != "micro") return "-";
   if (!r.test.applicable) {
     return std::to_string(r.a_repetitions) + " vs " + std::to_string(r.b_repetitions) + " reps";
@@ -71,7 +71,7 @@ std::string CompareText(const RunComparison& c) {
     const RowComparison& r = c.rows[i];
     out << common::Sprintf(format, static_cast<int>(width), names[i].c_str(),
                            TerminalText(r.unit).c_str(), Figure(r.a).c_str(), Figure(r.b).c_str(),
-                           r.a != 0 ? Fmt("%.3f", r.ratio).c_str() : "-", P(r).c_str(),
+                           r.a != 0 ? Fmt("%.3f", r.ratio).c_str() : "-", PValueCell(r).c_str(),
                            harness::VerdictName(r.verdict));
   }
   out << "\n" << Counts(c) << ".\n";
@@ -95,8 +95,8 @@ std::string CompareMarkdown(const RunComparison& c) {
           << "|---|---|---:|---:|---:|---:|---|\n";
     }
     out << "| " << MdText(r.key) << " | " << MdText(r.unit) << " | " << Figure(r.a) << " | "
-        << Figure(r.b) << " | " << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << P(r) << " | "
-        << harness::VerdictName(r.verdict) << " |\n";
+        << Figure(r.b) << " | " << (r.a != 0 ? Fmt("%.3f", r.ratio) : "-") << " | " << PValueCell(r)
+        << " | " << harness::VerdictName(r.verdict) << " |\n";
   }
   if (!c.only_a.empty() || !c.only_b.empty()) {
     out << "\n## Rows in one run only\n\n";

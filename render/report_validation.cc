@@ -45,7 +45,7 @@ std::string IdleWakeCurveText(const json& curve) {
 // When a woken thread's preemption of a busy core lands, from the busy-core
 // probe, or that it was not measured.
 std::string BusyWakeText(const json& probe) {
-  if (I(probe, "rounds") <= 0) {
+  if (IntField(probe, "rounds") <= 0) {
     return "a woken thread preempts a busy core at its wakeup (the busy-core probe could not "
            "run: fewer than two CPUs)";
   }
@@ -54,14 +54,14 @@ std::string BusyWakeText(const json& probe) {
          Fmt("%.1f", probe.value("p90_us", 0.0)) + " / p99 " +
          Fmt("%.1f", probe.value("p99_us", 0.0)) +
          " us after its wakeup, the victim running on meanwhile (drawn from the quantiles of " +
-         std::to_string(I(probe, "rounds")) +
+         std::to_string(IntField(probe, "rounds")) +
          " wakeups of a thread sleeping on a CPU that a busy thread runs on)";
 }
 
 // Where a woken thread waits, from the wake order probe, or that it was not
 // measured.
 std::string WakeOrderText(const json& probe) {
-  if (I(probe, "rounds") <= 0) {
+  if (IntField(probe, "rounds") <= 0) {
     return "every waiting thread waits in order of arrival (the wake order probe could not "
            "run or saw no round it could classify)";
   }
@@ -69,8 +69,8 @@ std::string WakeOrderText(const json& probe) {
          Fmt("%.0f", probe.value("woken_first_share", 0.0) * 100) +
          "% of wakeups (the wake order probe: a busy thread preempted by one woken thread while "
          "a second wakes on the same CPU stayed off its core until both had run in " +
-         std::to_string(I(probe, "woken_first")) + " of " + std::to_string(I(probe, "rounds")) +
-         " rounds, and ran between them in the others)";
+         std::to_string(IntField(probe, "woken_first")) + " of " +
+         std::to_string(IntField(probe, "rounds")) + " rounds, and ran between them in the others)";
 }
 
 // The read probe's loads and line: "2 connections at 2, 4, ... calls
@@ -82,7 +82,7 @@ std::string ReadProbeText(const json& probe) {
   for (size_t i = 0; i < points.size(); ++i) {
     const json& p = points[i];
     const std::string sep = i ? "; " : "";
-    slots += (i ? ", " : "") + std::to_string(I(p, "slots"));
+    slots += (i ? ", " : "") + std::to_string(IntField(p, "slots"));
     clients += sep + Fmt("%.2f", p.value("client_reads_per_call", 0.0)) + " reads, " +
                Fmt("%.1f", p.value("client_cpu_ns", 0.0) / 1e3) + " us";
     servers += sep + Fmt("%.2f", p.value("server_reads_per_call", 0.0)) + " reads, " +
@@ -94,9 +94,9 @@ std::string ReadProbeText(const json& probe) {
            Fmt("%.1f", f.value("slope_se_ns", 0.0) / 1e3) + " us per read, intercept " +
            Fmt("%.1f", f.value("intercept_ns", 0.0) / 1e3) + " us";
   };
-  return std::to_string(I(probe, "connections")) + " connections at " + slots +
+  return std::to_string(IntField(probe, "connections")) + " connections at " + slots +
          " calls outstanding, no violation possible, " +
-         std::to_string(I(probe, "runs_per_point")) + " runs of " +
+         std::to_string(IntField(probe, "runs_per_point")) + " runs of " +
          Fmt("%.1f", probe.value("seconds", 0.0)) +
          " s each; per load the runs' median reads and CPU per call, client " + clients +
          ", server " + servers +
@@ -120,9 +120,9 @@ std::string ShardsText(const json& section) {
         "| shard | host | CPU | started | points | agree | wall s |\n"
         "|---:|---|---|---|---:|---:|---:|\n";
   for (const json& sh : shards) {
-    md << "| " << I(sh, "index") << " | " << MdText(sh.value("host", "")) << " | "
+    md << "| " << IntField(sh, "index") << " | " << MdText(sh.value("host", "")) << " | "
        << MdText(sh.value("cpu_model", "")) << " | " << MdText(sh.value("started_at", "")) << " | "
-       << I(sh, "points") << " | " << I(sh, "agree") << " | "
+       << IntField(sh, "points") << " | " << IntField(sh, "agree") << " | "
        << (sh.contains("wall_seconds") && sh["wall_seconds"].is_number()
                ? Fmt("%.0f", sh["wall_seconds"].get<double>())
                : std::string("-"))
@@ -142,7 +142,8 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
   for (const json* row : rows) {
     const json sim = row->value("simulated", json::object());
     const json runs = row->value("measured_runs", json::array());
-    if (I(sim, "client_runs") <= 0 || runs.empty() || I(runs[0], "client_runs") <= 0) continue;
+    if (IntField(sim, "client_runs") <= 0 || runs.empty() || IntField(runs[0], "client_runs") <= 0)
+      continue;
     if (!any) {
       md << "### How the threads ran\n\n"
             "Per call: socket reads (each a batch), sleeps (a thread blocked with nothing to "
@@ -158,12 +159,12 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
       any = true;
     }
     auto per_call = [](const json& r, const char* key) {
-      const double calls = static_cast<double>(std::max<int64_t>(1, I(r, "completed")));
-      return static_cast<double>(I(r, key)) / calls;
+      const double calls = static_cast<double>(std::max<int64_t>(1, IntField(r, "completed")));
+      return static_cast<double>(IntField(r, key)) / calls;
     };
     auto per_run = [](const json& r, const char* wait, const char* runs) {
-      return static_cast<double>(I(r, wait)) / 1e3 /
-             static_cast<double>(std::max<int64_t>(1, I(r, runs)));
+      return static_cast<double>(IntField(r, wait)) / 1e3 /
+             static_cast<double>(std::max<int64_t>(1, IntField(r, runs)));
     };
     auto real_median = [&](auto f) {
       std::vector<double> v;
@@ -195,11 +196,11 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
 std::string MeasuredRange(const json& row) {
   const json runs = row.value("measured_runs", json::array());
   if (runs.size() < 2)
-    return std::to_string(I(row.value("measured", json::object()), "violations"));
+    return std::to_string(IntField(row.value("measured", json::object()), "violations"));
   int64_t lo = INT64_MAX, hi = 0;
   for (const auto& r : runs) {
-    lo = std::min(lo, I(r, "violations"));
-    hi = std::max(hi, I(r, "violations"));
+    lo = std::min(lo, IntField(r, "violations"));
+    hi = std::max(hi, IntField(r, "violations"));
   }
   return std::to_string(lo) + ".." + std::to_string(hi) + " (" + std::to_string(runs.size()) +
          " runs)";
@@ -211,7 +212,7 @@ std::string MeasuredRange(const json& row) {
 json SimulatedMean(const json& row) {
   json sim = row.value("simulated", json::object());
   const json seeds = row.value("simulated_seeds", json::object());
-  if (I(seeds, "seeds") > 1) {
+  if (IntField(seeds, "seeds") > 1) {
     sim["violations"] = seeds.value("violations_mean", 0.0);
     sim["ops_per_s"] = seeds.value("ops_per_s_mean", 0.0);
   }
@@ -221,12 +222,12 @@ json SimulatedMean(const json& row) {
 // "12.4 (3..25, 5 seeds)", or the one seed's count.
 std::string SimulatedRange(const json& row) {
   const json seeds = row.value("simulated_seeds", json::object());
-  if (I(seeds, "seeds") < 2)
-    return std::to_string(I(row.value("simulated", json::object()), "violations"));
+  if (IntField(seeds, "seeds") < 2)
+    return std::to_string(IntField(row.value("simulated", json::object()), "violations"));
   return Fmt("%.1f", seeds.value("violations_mean", 0.0)) + " (" +
          Fmt("%.0f", seeds.value("violations_min", 0.0)) + ".." +
          Fmt("%.0f", seeds.value("violations_max", 0.0)) + ", " +
-         std::to_string(I(seeds, "seeds")) + " seeds)";
+         std::to_string(IntField(seeds, "seeds")) + " seeds)";
 }
 
 std::string Verdict(const json& row) {
@@ -252,7 +253,7 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
   auto value = [](const json& r, int metric) {
     if (metric == 0) return r.value("ops_per_s", 0.0);
     if (metric == 1) return r.value("violations", 0.0);
-    return static_cast<double>(I(r, "p99_ns")) / 1e6;
+    return static_cast<double>(IntField(r, "p99_ns")) / 1e6;
   };
   int index = 0;
   script << "set terminal svg size " << std::max<size_t>(640, 380 * columns.size())
@@ -300,10 +301,10 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
 // when the simulated run had none.
 std::string ModelStep(const json& steps, const char* name) {
   const json step = steps.value(name, json::object());
-  if (I(step, "count") == 0) return " - |";
+  if (IntField(step, "count") == 0) return " - |";
   std::ostringstream o;
-  o << " " << Fmt("%.0f", I(step, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(step, "p90_ns") / 1e3)
-    << " |";
+  o << " " << Fmt("%.0f", IntField(step, "p50_ns") / 1e3) << " / "
+    << Fmt("%.0f", IntField(step, "p90_ns") / 1e3) << " |";
   return o.str();
 }
 
@@ -339,19 +340,19 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     std::string slices;
     for (const auto& p : c.value("probes", json::array())) {
       slices += (slices.empty() ? "" : ", ") + Fmt("%.0f", p.value("run_p50_us", 0.0)) +
-                " us with " + std::to_string(I(p, "threads")) + " busy threads";
+                " us with " + std::to_string(IntField(p, "threads")) + " busy threads";
     }
     md << "and the thread model (sim/scenario.h, thread_model): a receiver thread per connection "
           "on the client and a thread per connection on the server, each handling what its "
           "socket holds as one batch, on the machine's "
-       << I(c, "cores")
+       << IntField(c, "cores")
        << " cores; the scheduler's time slice from the scheduler probe (median run of a busy "
           "thread between deschedulings: "
        << slices
        << "); wakeup preemption from the wakeup probe (a woken thread takes a core from one "
           "that has run "
-       << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3) << " us: the p10 run of a busy thread while "
-       << I(wake, "wakers")
+       << Fmt("%.1f", IntField(c, "wakeup_preempt_ns") / 1e3)
+       << " us: the p10 run of a busy thread while " << IntField(wake, "wakers")
        << " threads keep waking; in that probe the busy threads stay off "
           "their cores p50 "
        << Fmt("%.0f", wake.value("gap_p50_us", 0.0)) << " / p99 "
@@ -378,7 +379,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
                ? " (the one of " + std::to_string(pause.value("chosen_of", 1)) +
                      " whose paused share was the median)"
                : std::string())
-       << ", every gap over " << Fmt("%.0f", I(pause, "gap_threshold_ns") / 1e3)
+       << ", every gap over " << Fmt("%.0f", IntField(pause, "gap_threshold_ns") / 1e3)
        << " us between its clock reads: p50 " << Fmt("%.0f", pause.value("gap_p50_us", 0.0))
        << " / p99 " << Fmt("%.0f", pause.value("gap_p99_us", 0.0))
        << " us, the model draws from its quantiles; the hypervisor took "
@@ -401,44 +402,45 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
                : "the waits below are timed on idle cores, so they include idle-core wakeups "
                  "the model adds again (the cores could not be kept awake: " +
                      MdText(c.value("cores_awake_error", std::string("unknown"))) + "): ")
-       << "the loopback's own round trip " << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
+       << "the loopback's own round trip " << Fmt("%.1f", IntField(c, "net_rtt_ns") / 1e3)
        << " us (one sys call at a time: p50 minus both ends' CPU; "
-       << Fmt("%.1f", I(c, "net_rtt_idle_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "net_rtt_idle_ns") / 1e3)
        << " us on idle cores); what a reconnect costs beyond its round trip, "
-       << Fmt("%.1f", I(c, "reconnect_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "reconnect_ns") / 1e3)
        << " us (a NULL call on a fresh connection, so the server accepts and starts a "
           "connection thread, minus the same call on an established one; medians; "
-       << Fmt("%.1f", I(c, "reconnect_idle_ns") / 1e3) << " us on idle cores), for "
-       << Fmt("%.1f", I(c, "reconnect_cpu_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "reconnect_idle_ns") / 1e3) << " us on idle cores), for "
+       << Fmt("%.1f", IntField(c, "reconnect_cpu_ns") / 1e3)
        << " us of CPU of both ends (this process's CPU time over fresh calls less that over "
           "established ones), "
-       << Fmt("%.1f", I(c, "reconnect_client_cpu_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "reconnect_client_cpu_ns") / 1e3)
        << " us of it the client's (the calling thread's own CPU time: the model's "
           "reconnecting receiver spends it on a core, at most the reconnect's whole time) and "
           "the rest the server's (accepting, starting the new connection's thread, ending the "
           "old one's: the model's server thread of that connection spends it on a core before "
           "it reads a call of the new connection); what "
           "re-creating a context costs beyond its round trip, "
-       << Fmt("%.1f", I(c, "gss_setup_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "gss_setup_ns") / 1e3)
        << " us (the load generator's own path, a short connection and the INIT exchange, "
           "median"
-       << (I(c, "gss_setup_rounds") > 0 ? " of " + std::to_string(I(c, "gss_setup_rounds"))
-                                        : std::string())
+       << (IntField(c, "gss_setup_rounds") > 0
+               ? " of " + std::to_string(IntField(c, "gss_setup_rounds"))
+               : std::string())
        << ", each right after " << Fmt("%.0f", c.value("gss_setup_burst_seconds", 0.0) * 1e3)
        << " ms of the mode's load, as a re-creation under load follows the calls it "
           "interrupts; back to back on a quiet machine "
-       << Fmt("%.1f", I(c, "gss_setup_quiet_ns") / 1e3) << " us for "
-       << Fmt("%.1f", I(c, "gss_setup_quiet_cpu_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "gss_setup_quiet_ns") / 1e3) << " us for "
+       << Fmt("%.1f", IntField(c, "gss_setup_quiet_cpu_ns") / 1e3)
        << " us of CPU, the ablation's \"context creation as on a quiet machine\"; all less the "
           "loopback's round trip; "
-       << Fmt("%.1f", I(c, "gss_setup_idle_ns") / 1e3) << " us on idle cores), for "
-       << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "gss_setup_idle_ns") / 1e3) << " us on idle cores), for "
+       << Fmt("%.1f", IntField(c, "gss_setup_cpu_ns") / 1e3)
        << " us of CPU of both ends (this process's CPU time meanwhile, median; in the model the "
           "re-creating receiver spends it, at most the creation's whole time, on a core before it "
           "waits for the rest); the CPU of one read of a socket, spent once per batch "
           "whatever it holds (the recv, the batch's send, the wakeup and the switches), "
-       << Fmt("%.1f", I(c, "client_read_ns") / 1e3) << " us on the client and "
-       << Fmt("%.1f", I(c, "server_read_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "client_read_ns") / 1e3) << " us on the client and "
+       << Fmt("%.1f", IntField(c, "server_read_ns") / 1e3)
        << " us on the server (the read probe: the mode on "
        << ReadProbeText(c.value("read_probe", nlohmann::json::object()))
        << "; 0 where the line cannot tell; the "
@@ -460,31 +462,31 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
                  "wakes the tasks waiting for a credential together)"
                : "")
        << ".\n\n";
-    if (I(c, "one_call_model_p50_ns") > 0) {
+    if (IntField(c, "one_call_model_p50_ns") > 0) {
       md << "The model against its own calibration: one sys call at a time (1 connection, 1 "
             "slot, 4 KiB READ) took p50 "
-         << Fmt("%.1f", I(c, "one_call_p50_ns") / 1e3) << " us on idle cores and "
-         << Fmt("%.1f", I(c, "one_call_awake_p50_ns") / 1e3)
+         << Fmt("%.1f", IntField(c, "one_call_p50_ns") / 1e3) << " us on idle cores and "
+         << Fmt("%.1f", IntField(c, "one_call_awake_p50_ns") / 1e3)
          << " us with the cores awake; the thread model, given that run's CPU per call ("
-         << Fmt("%.1f", I(c, "one_call_client_ns") / 1e3) << " us client, "
-         << Fmt("%.1f", I(c, "one_call_server_ns") / 1e3)
+         << Fmt("%.1f", IntField(c, "one_call_client_ns") / 1e3) << " us client, "
+         << Fmt("%.1f", IntField(c, "one_call_server_ns") / 1e3)
          << " us server) and the round trip above, gives "
-         << Fmt("%.1f", I(c, "one_call_model_p50_ns") / 1e3)
+         << Fmt("%.1f", IntField(c, "one_call_model_p50_ns") / 1e3)
          << " us (its service time is exponential, so its median lies below its mean).\n\n";
     }
   } else {
-    md << "loopback round trip " << Fmt("%.1f", I(c, "rtt_ns") / 1e3)
+    md << "loopback round trip " << Fmt("%.1f", IntField(c, "rtt_ns") / 1e3)
        << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
           "service time besides the server's crypto = server threads / sys-mode ops/s of the "
           "same connections and slots measured just before the row plus the client's crypto ("
-       << Fmt("%.1f", I(c, "client_crypto_ns") / 1e3)
+       << Fmt("%.1f", IntField(c, "client_crypto_ns") / 1e3)
        << " us; client and server share the cores); per-row values are in results.json. The "
           "server runs a thread per connection (model: min(nconnect, cores) server threads "
           "taking connections in turn), and the model resends a disconnected connection's calls "
           "round-robin over all connections, as the load generator does.\n\n";
   }
-  const int64_t seeds = std::max<int64_t>(1, I(section, "model_seeds"));
-  md << "Agreement rule: each point runs " << std::max<int64_t>(1, I(section, "runs"))
+  const int64_t seeds = std::max<int64_t>(1, IntField(section, "model_seeds"));
+  md << "Agreement rule: each point runs " << std::max<int64_t>(1, IntField(section, "runs"))
      << " time(s) on real sockets";
   if (seeds > 1) {
     md << " and " << seeds
@@ -496,7 +498,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         "show zero; otherwise the simulated count (the measured ones scaled to the simulated "
         "number of operations) lies within the measured range widened by a factor "
      << Fmt("%.2f", tol.value("violation_factor", 0.0)) << " or within "
-     << I(tol, "violation_slack") << " events of it; goodput agrees within a factor "
+     << IntField(tol, "violation_slack") << " events of it; goodput agrees within a factor "
      << Fmt("%.2f", tol.value("goodput_factor", 0.0)) << " of the runs' median.";
   if (section.contains("calm_runs")) {
     const json calm = section.value("calm_runs", json::object());
@@ -504,11 +506,11 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << Fmt("%.0f", 100 * calm.value("max_steal", 0.0))
        << "% or more of the machine's CPU time (steal in /proc/stat, the kernel's figure, never "
           "the run's outcome) is made again, up to "
-       << I(calm, "attempts")
+       << IntField(calm, "attempts")
        << " attempts, the last kept whatever it saw: on a shared host such a run also spends "
           "more CPU per call, which the model's pauses do not stand for. This run made "
-       << I(calm, "rerun_measured") << " point run(s) and " << I(calm, "rerun_no_violation")
-       << " no-violation run(s) again.";
+       << IntField(calm, "rerun_measured") << " point run(s) and "
+       << IntField(calm, "rerun_no_violation") << " no-violation run(s) again.";
   }
   md << "\n\n";
   md << ShardsText(section);
@@ -528,11 +530,11 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     const std::string verdict = Verdict(*row);
     agree += verdict == "agree" ? 1 : 0;
     if (host_column) md << "| " << MdText(row->value("host", std::string("-"))) << " ";
-    md << "| " << I(s, "nconnect") << " | " << I(s, "slots") << " | " << I(s, "window") << " | "
-       << MdText(s.value("reaction", "")) << " | " << I(s, "io_size") << " "
-       << MdText(s.value("op", "")) << " | " << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | "
-       << SimulatedRange(*row) << " | " << MeasuredRange(*row) << " | "
-       << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
+    md << "| " << IntField(s, "nconnect") << " | " << IntField(s, "slots") << " | "
+       << IntField(s, "window") << " | " << MdText(s.value("reaction", "")) << " | "
+       << IntField(s, "io_size") << " " << MdText(s.value("op", "")) << " | "
+       << Fmt("%.3f", IntField(s, "skew_ns") / 1e6) << " | " << SimulatedRange(*row) << " | "
+       << MeasuredRange(*row) << " | " << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
        << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
   }
   md << "\n" << agree << " of " << rows.size() << " scenarios agree.\n\n";
@@ -561,10 +563,11 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
        << (!asserted        ? "no (see below)"
            : assert_goodput ? "violations, goodput"
                             : "violations (see below)")
-       << " | " << I(sim, "disconnects") << " / " << I(meas, "disconnects") << " | "
-       << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(meas, "p50_ns") / 1e3)
-       << " | " << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / "
-       << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", ""))
+       << " | " << IntField(sim, "disconnects") << " / " << IntField(meas, "disconnects") << " | "
+       << Fmt("%.0f", IntField(sim, "p50_ns") / 1e3) << " / "
+       << Fmt("%.0f", IntField(meas, "p50_ns") / 1e3) << " | "
+       << Fmt("%.0f", IntField(sim, "p99_ns") / 1e3) << " / "
+       << Fmt("%.0f", IntField(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", ""))
        << " |\n";
   }
   bool any_attribution = false;
@@ -593,8 +596,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       }
       const json causes = a.value("causes", json::array());
       const std::string head = "| " + MdText(row->value("name", "")) + " | " +
-                               std::to_string(I(a, "violations")) + " (" +
-                               std::to_string(I(a, "matched")) + ") | " + medians + " | ";
+                               std::to_string(IntField(a, "violations")) + " (" +
+                               std::to_string(IntField(a, "matched")) + ") | " + medians + " | ";
       if (causes.empty()) {
         md << head << "- | 0 | - | - | - |\n";
         continue;
@@ -602,7 +605,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       bool first = true;
       for (const auto& c : causes) {
         md << (first ? head : "| | | | ") << MdText(c.value("stage", "")) << ", "
-           << MdText(c.value("thread", "")) << " | " << I(c, "count") << " | "
+           << MdText(c.value("thread", "")) << " | " << IntField(c, "count") << " | "
            << Fmt("%.0f", c.value("median_excess_us", 0.0)) << " | "
            << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
            << Fmt("%.0f", c.value("median_lag", 0.0)) << " |\n";
@@ -632,14 +635,14 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (const json* row : rows) {
       if (!row->contains("reconnects")) continue;
       const json& r = (*row)["reconnects"];
-      md << "| " << MdText(row->value("name", "")) << " | " << I(r, "reconnects") << " |";
+      md << "| " << MdText(row->value("name", "")) << " | " << IntField(r, "reconnects") << " |";
       for (const char* name : {"close -> eof", "eof -> connected", "connected -> accepted",
                                "accepted -> started", "eof -> resent", "eof -> first checked"}) {
         json step = json::object();
         for (const auto& st : r.value("steps", json::array())) {
           if (st.value("step", "") == name) step = st;
         }
-        if (I(step, "count") == 0) {
+        if (IntField(step, "count") == 0) {
           md << " - |";
         } else {
           md << " " << Fmt("%.0f", step.value("median_us", 0.0)) << " / "
@@ -647,7 +650,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         }
       }
       const json steps = row->value("simulated", json::object()).value("steps", json::object());
-      md << " " << I(row->value("simulated", json::object()), "disconnects") << " |"
+      md << " " << IntField(row->value("simulated", json::object()), "disconnects") << " |"
          << ModelStep(steps, "close -> eof") << ModelStep(steps, "eof -> resent") << "\n";
     }
     md << "\n";
@@ -676,13 +679,13 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       const json& r = (*row)["recreations"];
       const json sim = row->value("simulated", json::object());
       const json resumes = row->value("resumes", json::object());
-      md << "| " << MdText(row->value("name", "")) << " | " << I(r, "count") << " | "
+      md << "| " << MdText(row->value("name", "")) << " | " << IntField(r, "count") << " | "
          << Fmt("%.0f", r.value("median_us", 0.0)) << " / " << Fmt("%.0f", r.value("p90_us", 0.0))
          << " | "
-         << (I(resumes, "count") > 0 ? Fmt("%.0f", resumes.value("median_us", 0.0)) + " / " +
-                                           Fmt("%.0f", resumes.value("p90_us", 0.0))
-                                     : std::string("-"))
-         << " | " << I(sim, "context_recreations") << " |"
+         << (IntField(resumes, "count") > 0 ? Fmt("%.0f", resumes.value("median_us", 0.0)) + " / " +
+                                                  Fmt("%.0f", resumes.value("p90_us", 0.0))
+                                            : std::string("-"))
+         << " | " << IntField(sim, "context_recreations") << " |"
          << ModelStep(sim.value("steps", json::object()), "began -> done")
          << ModelStep(sim.value("steps", json::object()), "done -> each receiver's first call")
          << "\n";
@@ -710,18 +713,19 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
       std::map<std::string, int64_t> real_causes;
       for (const auto& c :
            row->value("attribution", json::object()).value("causes", json::array())) {
-        real_causes[c.value("stage", "")] += I(c, "count");
+        real_causes[c.value("stage", "")] += IntField(c, "count");
       }
       md << "| " << MdText(row->value("name", "")) << " |";
       std::string counts;
       for (const char* stage : {"encode", "hold", "socket", "check"}) {
         const json sim = st.value(stage, json::object());
         const json re = real.value(stage, json::object());
-        md << " " << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / "
-           << Fmt("%.0f", re.value("median_us", 0.0)) << ", " << Fmt("%.0f", I(sim, "p99_ns") / 1e3)
-           << " / " << Fmt("%.0f", re.value("p99_us", 0.0)) << " |";
-        counts += (counts.empty() ? "" : " / ") + std::to_string(I(sim, "violations")) + "/" +
-                  std::to_string(real_causes[stage]);
+        md << " " << Fmt("%.0f", IntField(sim, "p50_ns") / 1e3) << " / "
+           << Fmt("%.0f", re.value("median_us", 0.0)) << ", "
+           << Fmt("%.0f", IntField(sim, "p99_ns") / 1e3) << " / "
+           << Fmt("%.0f", re.value("p99_us", 0.0)) << " |";
+        counts += (counts.empty() ? "" : " / ") + std::to_string(IntField(sim, "violations")) +
+                  "/" + std::to_string(real_causes[stage]);
       }
       md << " " << counts << " |\n";
     }
@@ -774,7 +778,8 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
     for (size_t i = 0; i < variants.size(); ++i) md << "|---";
     md << "|\n";
     auto cell = [](const json& r) {
-      return std::to_string(I(r, "violations")) + ", " + Fmt("%.0f", r.value("ops_per_s", 0.0));
+      return std::to_string(IntField(r, "violations")) + ", " +
+             Fmt("%.0f", r.value("ops_per_s", 0.0));
     };
     for (const json* row : rows) {
       if (!row->contains("ablation")) continue;
@@ -797,7 +802,7 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
         "calls while others overtake them, which moves a violation count by a few events and "
         "goodput by tens of percent from run to run. Hence: where the model says zero, a single "
         "measured event refutes it; otherwise a factor "
-     << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << I(tol, "violation_slack")
+     << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << IntField(tol, "violation_slack")
      << " events on violations (counts grow roughly geometrically with skew and slots, so a "
         "factor still separates \"a few\" from \"most calls\"), and a factor "
      << Fmt("%g", tol.value("goodput_factor", 0.0))
@@ -826,12 +831,12 @@ void RenderValidationSection(const harness::RunResults& r, const json& section, 
   std::map<int, std::map<std::pair<int64_t, std::string>, CollapseColumn>> shared_noskew;
   for (const json* row : rows) {
     const json sc = row->value("scenario", json::object());
-    if (sc.value("per_connection_context", false) || I(sc, "skew_ns") != 0) continue;
-    CollapseColumn& col = shared_noskew[static_cast<int>(I(sc, "nconnect"))]
-                                       [{I(sc, "window"), sc.value("reaction", "")}];
-    col.window = I(sc, "window");
+    if (sc.value("per_connection_context", false) || IntField(sc, "skew_ns") != 0) continue;
+    CollapseColumn& col = shared_noskew[static_cast<int>(IntField(sc, "nconnect"))]
+                                       [{IntField(sc, "window"), sc.value("reaction", "")}];
+    col.window = IntField(sc, "window");
     col.reaction = sc.value("reaction", "");
-    col.by_slots[I(sc, "slots")] = row;
+    col.by_slots[IntField(sc, "slots")] = row;
   }
   int plot_nconnect = 0;
   size_t most = 0;
