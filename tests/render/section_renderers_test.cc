@@ -35,8 +35,8 @@ TEST(SectionRenderersTest, EverySuiteSectionHasARenderer) {
 TEST(SectionRenderersTest, EveryRendererDrawsASuiteSection) {
   const std::vector<std::string> sections = suite::SectionNames();
   for (const std::string& name : DrawnSections()) {
-    EXPECT_TRUE(Contains(sections, name)) << "renderer of \"" << name
-                                          << "\", which no suite section writes";
+    EXPECT_TRUE(Contains(sections, name))
+        << "renderer of \"" << name << "\", which no suite section writes";
   }
 }
 
@@ -55,7 +55,7 @@ TEST(SectionRenderersTest, ASectionWithNoRendererIsNamedInTheReportAndItsWarning
   EXPECT_EQ(out->warnings[0].find("windows"), std::string::npos) << out->warnings[0];
 }
 
-TEST(SectionRenderersTest, EveryDrawnSectionGoesWithoutANote) {
+TEST(SectionRenderersTest, ADrawnSectionGoesWithoutANote) {
   harness::RunResults r;
   r.sections["windows"] = {{"peers", nlohmann::json::array()}};
   const auto out = RenderRun(r);
