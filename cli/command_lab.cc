@@ -42,10 +42,12 @@ CLI::App* AddLabCommand(CLI::App& app) {
       "namespaces joined by a veth pair, bandwidth shaped by tc tbf, round trips emulated by "
       "serve/load --delay-ms; needs root");
   AddResultsOption(cmd, &a->results);
-  cmd->add_flag("--quick", a->quick, "The quick grid (3 links, about a minute with two modes)");
+  cmd->add_flag("--quick", a->quick,
+                "The quick grid (3 links; planning figure: about a minute with two modes)");
   cmd->add_flag("--full", a->full,
                 "The whole grid: RTT 0/1/20/200 ms x unshaped/1 Gbit/100 Mbit x 4 KiB/1 MiB x "
-                "read/write x iodepth 1/64 x numjobs 1/4 (768 points, about 45 minutes); with "
+                "read/write x iodepth 1/64 x numjobs 1/4 (768 points; planning figure: about "
+                "45 minutes); with "
                 "--smb x 1/4/16 channels x 1/16 in flight each instead of the depths (864 points "
                 "with three modes)");
   cmd->add_flag("--smb", a->smb,

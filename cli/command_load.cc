@@ -142,12 +142,12 @@ CLI::App* AddLoadCommand(CLI::App& app) {
     if (server) {
       auto c = server->counters();
       const rpc::TcpServerStats st = server->stats();
-      j["server"] = {{"thread_cpu_ns", st.thread_cpu_ns},
+      j["server"] = {{"thread_cpu_ns", st.threads.cpu_ns},
                      {"reads", st.reads},
-                     {"sleeps", st.sleeps},
-                     {"preemptions", st.preemptions},
-                     {"run_queue_wait_ns", st.run_queue_wait_ns},
-                     {"runs", st.runs},
+                     {"sleeps", st.threads.sleeps},
+                     {"preemptions", st.threads.preemptions},
+                     {"run_queue_wait_ns", st.threads.run_queue_wait_ns},
+                     {"runs", st.threads.runs},
                      {"calls", c.calls},
                      {"duplicates", c.duplicates},
                      {"below_window", c.below_window},

@@ -51,13 +51,14 @@ CLI::App* AddRunCommand(CLI::App& app) {
   run->add_option("--out", args->out_dir,
                   "Output directory (default: results/runs/<UTC timestamp>-<hostname>)");
   run->add_flag("--quick", args->suite.quick,
-                "Short measurements (about 3 minutes on 2 cores): every mode and size, noisier "
+                "Short measurements (planning figure: about 3 minutes on the 2-vCPU machine of the "
+                "README's reference run): every mode and size, noisier "
                 "numbers, a small nconnect grid");
   run->add_flag("--full", args->suite.full,
                 "Everything: krb5p micro rows for every enctype and engine (the default has the "
                 "default enctype's, and every enctype in the engines-vs-bound table) and the "
                 "nconnect validation's " +
-                    suite::ValidationGridChoice() + " (hours)");
+                    suite::ValidationGridChoice() + " (planning figure: hours)");
   run->add_option("--modes", args->suite.modes,
                   "Modes to measure, e.g. sys krb5p:aes128-cts-hmac-sha256-128:mit "
                   "(default: every registered mode; see `secmode modes`)")

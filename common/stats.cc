@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace secmode::common {
@@ -53,12 +54,19 @@ Spread Summarize(const std::vector<double>& values) {
 LineFit FitLine(const std::vector<double>& x, const std::vector<double>& y) {
   LineFit f;
   f.n = x.size();
-  if (x.size() != y.size() || x.size() < 3) return f;
+  if (x.size() != y.size() || x.size() < 2) return f;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!std::isfinite(x[i]) || !std::isfinite(y[i])) return f;
   }
   const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
   if (*lo == *hi) return f;
+  if (x.size() == 2) {  // ALGLIB's regression needs 3
+    f.slope = (y[1] - y[0]) / (x[1] - x[0]);
+    f.intercept = y[0] - f.slope * x[0];
+    f.slope_se = std::numeric_limits<double>::quiet_NaN();
+    f.ok = std::isfinite(f.slope) && std::isfinite(f.intercept);
+    return f;
+  }
   try {
     alglib::real_2d_array xy;
     xy.setlength(static_cast<alglib::ae_int_t>(x.size()), 2);

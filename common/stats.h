@@ -28,9 +28,10 @@ Spread Summarize(const std::vector<double>& values);
 
 // The least-squares line y = intercept + slope x through points (x[i],
 // y[i]) (ALGLIB's linear regression), with the slope's standard error (from
-// the fit's covariance, the residuals' RMS as the points' error). `ok` is
-// false for fewer than 3 points, x and y of different lengths, a value that
-// is not finite, or x values that do not vary.
+// the fit's covariance, the residuals' RMS as the points' error). Two points
+// give the line through them, and a slope_se of NaN (no residual to take an
+// error from). `ok` is false for fewer than 2 points, x and y of different
+// lengths, a value that is not finite, or x values that do not vary.
 struct LineFit {
   bool ok = false;
   size_t n = 0;

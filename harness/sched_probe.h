@@ -9,10 +9,9 @@
 // For the time slice only the gaps in which the kernel switched the thread
 // out count (its context switch count, getrusage(RUSAGE_THREAD), moved):
 // an interrupt or the hypervisor holding the vCPU stops a thread without a
-// switch, and on this kind of VM those pauses come hundreds to thousands of
-// times a second in bursts, so counting them cut the median run between
-// gaps from milliseconds to tens of microseconds in one probe of 0.3 s and
-// not in the next. Those pauses are the pause probe's (every gap counts
+// switch, and on a VM those pauses can come often and in bursts, so
+// counting them would make the median run between gaps swing from one
+// probe to the next. Those pauses are the pause probe's (every gap counts
 // there) and a mechanism of the model of their own. Run lengths are the
 // times between two counted gaps.
 // Thread safety: reentrant; it starts and joins its own threads.
@@ -154,9 +153,9 @@ inline constexpr int64_t kPauseThresholdNs = 5000;
 common::Result<SchedProbe> ProbePauses(double seconds = 2.0);
 // The standard pause probe for the model: ProbePauses for 1 s, three times,
 // the one whose paused share (1 - running_share) is the median. Something
-// else running for a moment (seen here: one 2 s probe paused 16% of the
-// time where the probes before and after paused 6-8%) would otherwise slow
-// the model of every point that takes its pauses from that probe.
+// else running for a moment (one probe pausing far more than the probes
+// before and after it) would otherwise slow the model of every point that
+// takes its pauses from that probe.
 common::Result<SchedProbe> ProbeMachinePauses();
 // Of `tries` (not empty), the one whose paused share is the median (the
 // lower middle one of an even count).

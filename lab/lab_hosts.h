@@ -12,7 +12,7 @@
 // in user space (this kernel has no netem), which TCP does not see.
 // The server's RPCSEC_GSS window is wide (LabHostsOptions::window) so that
 // no call is dropped for being out of window: the lab measures the modes'
-// costs over a link, not the window (issue 10's simulator does that).
+// costs over a link, not the window (the nconnect simulator, sim/, does).
 //
 // Each process is waited for with a deadline (the server's "serving on"
 // line; a load's run with its own --deadline and a margin), its output kept

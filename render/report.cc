@@ -226,7 +226,9 @@ std::string MicroMarkdown(const RunResults& r) {
   return out.str();
 }
 
-// Section renderers in report order.
+// Section renderers in report order; the micro section's rows are drawn
+// before them (MicroMarkdown), whether or not it has an object in
+// RunResults::sections.
 struct SectionRenderer {
   const char* name;  // key in RunResults::sections
   void (*render)(const RunResults&, const nlohmann::json&, Rendered&);
@@ -245,7 +247,28 @@ const SectionRenderer kRenderers[] = {
     {"nconnect-validation", RenderValidationSection},
 };
 
+bool Draws(const std::string& section) {
+  return std::any_of(std::begin(kRenderers), std::end(kRenderers),
+                     [&](const SectionRenderer& s) { return section == s.name; });
+}
+
+// The keys of RunResults::sections no renderer draws (a results.json from a
+// newer secmode, or edited), in the file's order.
+std::vector<std::string> UndrawnSections(const RunResults& r) {
+  std::vector<std::string> names;
+  for (const auto& [name, section] : r.sections.items()) {
+    if (!Draws(name)) names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace
+
+std::vector<std::string> DrawnSections() {
+  std::vector<std::string> names = {"micro"};
+  for (const SectionRenderer& s : kRenderers) names.emplace_back(s.name);
+  return names;
+}
 
 bool HasUndrawnRows(const RunResults& r) {
   return r.sections.empty() && (!r.e2e.empty() || !r.nconnect.empty());
@@ -271,6 +294,19 @@ common::Result<Rendered> RenderRun(const RunResults& r) {
         "results.json";
     out.warnings.push_back(what);
     out.report_md += "\nNote: " + what + ".\n";
+  }
+  if (const std::vector<std::string> undrawn = UndrawnSections(r); !undrawn.empty()) {
+    std::string text, md;
+    for (const std::string& name : undrawn) {
+      text += (text.empty() ? "" : ", ") + name;
+      md += (md.empty() ? "" : ", ") + MdCode(name);
+    }
+    const std::string why =
+        " (written by a newer secmode, or edited): not drawn; their data is in results.json";
+    out.warnings.push_back("results.json has sections this secmode has no renderer for: " + text +
+                           why);
+    out.report_md +=
+        "\nNote: results.json has sections this secmode has no renderer for: " + md + why + ".\n";
   }
   if (!r.errors.empty()) {
     out.report_md += "\n## Errors\n\nWhat this run could not measure (results.json `errors`):\n\n";

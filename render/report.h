@@ -32,8 +32,14 @@ struct Rendered {
 };
 
 // Fails (kCorrupt, naming the value) when a section holds a value of the
-// wrong type.
+// wrong type. A key of RunResults::sections that no renderer draws (a
+// results.json from a newer secmode) is named in a note at the end of
+// report.md and in `warnings`; the rest is drawn.
 common::Result<Rendered> RenderRun(const harness::RunResults& results);
+// The suite sections (suite/section.h) the report draws, in report order:
+// "micro" from its rows (RunResults::micro), every other from its object in
+// RunResults::sections.
+std::vector<std::string> DrawnSections();
 // Whether the results hold rows of sections whose settings are missing
 // (results.json from before `sections` existed), so RenderRun cannot draw
 // those parts.

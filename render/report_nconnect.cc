@@ -55,9 +55,9 @@ const json* Find(const std::vector<const json*>& rows, const Slice& s, int64_t w
                  int64_t nconnect, int64_t slots) {
   for (const json* row : rows) {
     if (row->contains("error")) continue;
-    if (row->value("reaction", "") == s.reaction && I(*row, "io_size") == s.io_size &&
-        I(*row, "skew_ns") == s.skew_ns && I(*row, "window") == window &&
-        I(*row, "nconnect") == nconnect && I(*row, "slots") == slots) {
+    if (row->value("reaction", "") == s.reaction && IntField(*row, "io_size") == s.io_size &&
+        IntField(*row, "skew_ns") == s.skew_ns && IntField(*row, "window") == window &&
+        IntField(*row, "nconnect") == nconnect && IntField(*row, "slots") == slots) {
       return row;
     }
   }
@@ -72,7 +72,7 @@ int64_t MaxSafeSlots(const std::vector<const json*>& rows, const Grid& g, const 
   for (int64_t k : g.slots) {
     const json* row = Find(rows, s, window, n, k);
     if (row == nullptr) return -1;
-    if (I(*row, "violations") > 0) break;
+    if (IntField(*row, "violations") > 0) break;
     best = k;
   }
   return best;
@@ -81,8 +81,8 @@ int64_t MaxSafeSlots(const std::vector<const json*>& rows, const Grid& g, const 
 // How a simulator speed (sections.nconnect.simulator_speed*) was timed: the
 // median of several runs after a cold one, or (older runs) one run.
 std::string SpeedRuns(const json& speed) {
-  const int64_t runs = I(speed, "runs");
-  const std::string run = std::to_string(I(speed, "rpcs")) + " RPCs";
+  const int64_t runs = IntField(speed, "runs");
+  const std::string run = std::to_string(IntField(speed, "rpcs")) + " RPCs";
   const std::string times = Fmt("%.3f", speed.value("cpu_seconds", 0.0)) +
                             " s of thread CPU time, " +
                             Fmt("%.3f", speed.value("wall_seconds", 0.0)) + " s wall";
@@ -114,7 +114,7 @@ Result<std::string> LinePlot(const std::vector<const json*>& rows, const Grid& g
       if (goodput) {
         data << row->value("mb_per_s", 0.0) << "\n";
       } else {
-        data << I(*row, "violations") << "\n";
+        data << IntField(*row, "violations") << "\n";
       }
     }
     data << "\n\n";
@@ -128,9 +128,9 @@ Result<std::string> LinePlot(const std::vector<const json*>& rows, const Grid& g
          << GnuplotQuote(std::string(goodput ? "Goodput" : "Window violations") + ", " +
                          std::to_string(slots) + " slots, " + SliceLabel(g, s))
          << "\nset xlabel 'nconnect'\nset ylabel "
-         << GnuplotQuote(goodput
-                             ? "goodput (MB/s)"
-                             : "violations in " + std::to_string(I(g.base, "ops")) + " operations")
+         << GnuplotQuote(goodput ? "goodput (MB/s)"
+                                 : "violations in " + std::to_string(IntField(g.base, "ops")) +
+                                       " operations")
          << "\nset logscale x 2\nset grid\nset key outside right\nset yrange [0:*]\n"
          << plot << "\n";
   return RunGnuplot(script.str(), {{"slice.dat", data.str()}}, "out.svg");
@@ -162,7 +162,7 @@ Result<std::string> SafeMap(const std::vector<const json*>& rows, const Grid& g,
     for (size_t j = 0; j < g.slots.size(); ++j) {
       for (size_t i = 0; i < g.nconnect.size(); ++i) {
         const json* row = Find(rows, s, w, g.nconnect[i], g.slots[j]);
-        data << i << " " << j << " " << (row && I(*row, "violations") == 0 ? 0 : 1) << "\n";
+        data << i << " " << j << " " << (row && IntField(*row, "violations") == 0 ? 0 : 1) << "\n";
       }
       data << "\n";
     }
@@ -198,7 +198,7 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
   int64_t plot_slots = grid.slots.back();
   if (std::count(grid.slots.begin(), grid.slots.end(), 256)) plot_slots = 256;
 
-  const int64_t failed = I(section, "failed"), truncated = I(section, "truncated");
+  const int64_t failed = IntField(section, "failed"), truncated = IntField(section, "truncated");
   std::ostringstream md;
   md << "## nconnect with a shared RPCSEC_GSS sequence window (simulated)\n\n"
      << "Discrete-event simulation of one client and one server (sim/simulator.h): requests "
@@ -208,22 +208,23 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
         "checking each number against its window (RFC 2203 section 5.3.3.1). A violation is a "
         "call whose number arrived a window or more below the highest seen. Each scenario runs "
         "until "
-     << I(base, "ops")
+     << IntField(base, "ops")
      << " operations completed; every row of results.json `nconnect` has all "
         "parameters, all outputs and the seed ("
      << base.value("seed", uint64_t{0})
      << "), and re-running it gives the same numbers bit for bit.\n\n"
      << "| | |\n|---|---|\n"
      << "| crypto cost per message | " << MdText(section.value("cost_source", "")) << " |\n"
-     << "| base scenario | RTT " << Fmt("%.3f", I(base, "rtt_ns") / 1e6) << " ms, jitter "
-     << MdText(base.value("jitter_dist", "")) << " mean " << Fmt("%.3f", I(base, "jitter_ns") / 1e6)
-     << " ms, " << Fmt("%.2f", base.value("bandwidth_bytes_per_s", 0.0) * 8 / 1e9)
-     << " Gbit/s per connection, " << I(base, "server_threads") << " server threads ("
+     << "| base scenario | RTT " << Fmt("%.3f", IntField(base, "rtt_ns") / 1e6) << " ms, jitter "
+     << MdText(base.value("jitter_dist", "")) << " mean "
+     << Fmt("%.3f", IntField(base, "jitter_ns") / 1e6) << " ms, "
+     << Fmt("%.2f", base.value("bandwidth_bytes_per_s", 0.0) * 8 / 1e9)
+     << " Gbit/s per connection, " << IntField(base, "server_threads") << " server threads ("
      << MdText(base.value("server_order", "")) << " order), service "
      << MdText(base.value("service_dist", "")) << " mean "
-     << Fmt("%.3f", I(base, "service_ns") / 1e6) << " ms, re-encode "
+     << Fmt("%.3f", IntField(base, "service_ns") / 1e6) << " ms, re-encode "
      << (base.value("reencode", false) ? "on" : "off") << ", GSS context setup "
-     << Fmt("%.1f", I(base, "gss_setup_ns") / 1e6) << " ms |\n"
+     << Fmt("%.1f", IntField(base, "gss_setup_ns") / 1e6) << " ms |\n"
      << "| simulator speed | " << Fmt("%.2f", speed.value("rpcs_per_second", 0.0) / 1e6)
      << " M simulated RPCs per CPU-second on one core (default scenario, " << SpeedRuns(speed)
      << ")"
@@ -232,13 +233,14 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
              : "; " + Fmt("%.2f", speed_all.value("rpcs_per_second", 0.0) / 1e6) +
                    " M with every mechanism of the thread model on (receiver and server threads, "
                    "batches, " +
-                   std::to_string(I(speed_all, "cores")) +
+                   std::to_string(IntField(speed_all, "cores")) +
                    " cores with a run queue each, time slice and wakeup preemption; " +
                    SpeedRuns(speed_all) + ")")
      << " |\n"
-     << "| sweep | " << I(section, "scenarios") << " scenarios, " << I(section, "total_ops")
-     << " operations, " << Fmt("%.1f", section.value("wall_seconds", 0.0)) << " s wall on "
-     << I(section, "threads") << " threads"
+     << "| sweep | " << IntField(section, "scenarios") << " scenarios, "
+     << IntField(section, "total_ops") << " operations, "
+     << Fmt("%.1f", section.value("wall_seconds", 0.0)) << " s wall on "
+     << IntField(section, "threads") << " threads"
      << (failed ? ", " + std::to_string(failed) + " failed (see rows' \"error\")" : "")
      << (truncated ? ", " + std::to_string(truncated) +
                          " thrashing scenarios cut at their event budget (\"truncated\")"
@@ -284,13 +286,14 @@ void RenderNconnectSection(const harness::RunResults& r, const json& section, Re
         const json* row = Find(rows, s, w, n, plot_slots);
         if (row == nullptr) continue;
         const json& x = *row;
-        md << "| " << w << " | " << n << " | " << I(x, "violations") << " | " << I(x, "disconnects")
-           << " | " << I(x, "context_recreations") << " | "
-           << Fmt("%.1f", I(x, "retransmitted_bytes") / 1e6) << " | "
+        md << "| " << w << " | " << n << " | " << IntField(x, "violations") << " | "
+           << IntField(x, "disconnects") << " | " << IntField(x, "context_recreations") << " | "
+           << Fmt("%.1f", IntField(x, "retransmitted_bytes") / 1e6) << " | "
            << Fmt("%.1f", x.value("mb_per_s", 0.0)) << " | "
-           << Fmt("%.0f", x.value("ops_per_s", 0.0)) << " | " << Fmt("%.3f", I(x, "p50_ns") / 1e6)
-           << " | " << Fmt("%.3f", I(x, "p99_ns") / 1e6) << " | "
-           << Fmt("%.3f", I(x, "p999_ns") / 1e6) << " | "
+           << Fmt("%.0f", x.value("ops_per_s", 0.0)) << " | "
+           << Fmt("%.3f", IntField(x, "p50_ns") / 1e6) << " | "
+           << Fmt("%.3f", IntField(x, "p99_ns") / 1e6) << " | "
+           << Fmt("%.3f", IntField(x, "p999_ns") / 1e6) << " | "
            << Fmt("%.3f", x.value("stalled_fraction", 0.0))
            << (x.value("truncated", false) ? " (truncated)" : "") << " |\n";
       }

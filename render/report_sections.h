@@ -13,7 +13,9 @@
 namespace secmode::render {
 
 // An integer field of a section object or row; 0 when absent.
-inline int64_t I(const nlohmann::json& j, const char* key) { return j.value(key, int64_t{0}); }
+inline int64_t IntField(const nlohmann::json& j, const char* key) {
+  return j.value(key, int64_t{0});
+}
 
 void RenderScalingSection(const harness::RunResults& r, const nlohmann::json& section,
                           Rendered& out);

@@ -40,9 +40,9 @@ std::string ShardsText(const json& section) {
         "| shard | host | CPU | started | points | agree | wall s |\n"
         "|---:|---|---|---|---:|---:|---:|\n";
   for (const json& sh : shards) {
-    md << "| " << I(sh, "index") << " | " << MdText(sh.value("host", "")) << " | "
+    md << "| " << IntField(sh, "index") << " | " << MdText(sh.value("host", "")) << " | "
        << MdText(sh.value("cpu_model", "")) << " | " << MdText(sh.value("started_at", "")) << " | "
-       << I(sh, "points") << " | " << I(sh, "agree") << " | "
+       << IntField(sh, "points") << " | " << IntField(sh, "agree") << " | "
        << (sh.contains("wall_seconds") && sh["wall_seconds"].is_number()
                ? Fmt("%.0f", sh["wall_seconds"].get<double>())
                : std::string("-"))
@@ -56,11 +56,11 @@ std::string ShardsText(const json& section) {
 std::string MeasuredRange(const json& row) {
   const json runs = row.value("measured_runs", json::array());
   if (runs.size() < 2)
-    return std::to_string(I(row.value("measured", json::object()), "violations"));
+    return std::to_string(IntField(row.value("measured", json::object()), "violations"));
   int64_t lo = INT64_MAX, hi = 0;
   for (const auto& r : runs) {
-    lo = std::min(lo, I(r, "violations"));
-    hi = std::max(hi, I(r, "violations"));
+    lo = std::min(lo, IntField(r, "violations"));
+    hi = std::max(hi, IntField(r, "violations"));
   }
   return std::to_string(lo) + ".." + std::to_string(hi) + " (" + std::to_string(runs.size()) +
          " runs)";
@@ -72,7 +72,7 @@ std::string MeasuredRange(const json& row) {
 json SimulatedMean(const json& row) {
   json sim = row.value("simulated", json::object());
   const json seeds = row.value("simulated_seeds", json::object());
-  if (I(seeds, "seeds") > 1) {
+  if (IntField(seeds, "seeds") > 1) {
     sim["violations"] = seeds.value("violations_mean", 0.0);
     sim["ops_per_s"] = seeds.value("ops_per_s_mean", 0.0);
   }
@@ -82,12 +82,12 @@ json SimulatedMean(const json& row) {
 // "12.4 (3..25, 5 seeds)", or the one seed's count.
 std::string SimulatedRange(const json& row) {
   const json seeds = row.value("simulated_seeds", json::object());
-  if (I(seeds, "seeds") < 2)
-    return std::to_string(I(row.value("simulated", json::object()), "violations"));
+  if (IntField(seeds, "seeds") < 2)
+    return std::to_string(IntField(row.value("simulated", json::object()), "violations"));
   return Fmt("%.1f", seeds.value("violations_mean", 0.0)) + " (" +
          Fmt("%.0f", seeds.value("violations_min", 0.0)) + ".." +
          Fmt("%.0f", seeds.value("violations_max", 0.0)) + ", " +
-         std::to_string(I(seeds, "seeds")) + " seeds)";
+         std::to_string(IntField(seeds, "seeds")) + " seeds)";
 }
 
 std::string Verdict(const json& row) {
@@ -113,7 +113,7 @@ Result<std::string> CollapsePlot(const std::vector<CollapseColumn>& columns, int
   auto value = [](const json& r, int metric) {
     if (metric == 0) return r.value("ops_per_s", 0.0);
     if (metric == 1) return r.value("violations", 0.0);
-    return static_cast<double>(I(r, "p99_ns")) / 1e6;
+    return static_cast<double>(IntField(r, "p99_ns")) / 1e6;
   };
   int index = 0;
   script << "set terminal svg size " << std::max<size_t>(640, 380 * columns.size())
@@ -170,8 +170,8 @@ ValidationRows RowsOf(const harness::RunResults& r) {
 std::string AgreementRuleMarkdown(const json& section) {
   const json tol = section.value("tolerance", json::object());
   std::ostringstream md;
-  const int64_t seeds = std::max<int64_t>(1, I(section, "model_seeds"));
-  md << "Agreement rule: each point runs " << std::max<int64_t>(1, I(section, "runs"))
+  const int64_t seeds = std::max<int64_t>(1, IntField(section, "model_seeds"));
+  md << "Agreement rule: each point runs " << std::max<int64_t>(1, IntField(section, "runs"))
      << " time(s) on real sockets";
   if (seeds > 1) {
     md << " and " << seeds
@@ -183,7 +183,7 @@ std::string AgreementRuleMarkdown(const json& section) {
         "show zero; otherwise the simulated count (the measured ones scaled to the simulated "
         "number of operations) lies within the measured range widened by a factor "
      << Fmt("%.2f", tol.value("violation_factor", 0.0)) << " or within "
-     << I(tol, "violation_slack") << " events of it; goodput agrees within a factor "
+     << IntField(tol, "violation_slack") << " events of it; goodput agrees within a factor "
      << Fmt("%.2f", tol.value("goodput_factor", 0.0)) << " of the runs' median.";
   if (section.contains("calm_runs")) {
     const json calm = section.value("calm_runs", json::object());
@@ -191,11 +191,11 @@ std::string AgreementRuleMarkdown(const json& section) {
        << Fmt("%.0f", 100 * calm.value("max_steal", 0.0))
        << "% or more of the machine's CPU time (steal in /proc/stat, the kernel's figure, never "
           "the run's outcome) is made again, up to "
-       << I(calm, "attempts")
+       << IntField(calm, "attempts")
        << " attempts, the last kept whatever it saw: on a shared host such a run also spends "
           "more CPU per call, which the model's pauses do not stand for. This run made "
-       << I(calm, "rerun_measured") << " point run(s) and " << I(calm, "rerun_no_violation")
-       << " no-violation run(s) again.";
+       << IntField(calm, "rerun_measured") << " point run(s) and "
+       << IntField(calm, "rerun_no_violation") << " no-violation run(s) again.";
   }
   md << "\n\n";
   return md.str();
@@ -221,11 +221,11 @@ std::string VerdictTable(const ValidationRows& rows) {
     const std::string verdict = Verdict(*row);
     agree += verdict == "agree" ? 1 : 0;
     if (host_column) md << "| " << MdText(row->value("host", std::string("-"))) << " ";
-    md << "| " << I(s, "nconnect") << " | " << I(s, "slots") << " | " << I(s, "window") << " | "
-       << MdText(s.value("reaction", "")) << " | " << I(s, "io_size") << " "
-       << MdText(s.value("op", "")) << " | " << Fmt("%.3f", I(s, "skew_ns") / 1e6) << " | "
-       << SimulatedRange(*row) << " | " << MeasuredRange(*row) << " | "
-       << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
+    md << "| " << IntField(s, "nconnect") << " | " << IntField(s, "slots") << " | "
+       << IntField(s, "window") << " | " << MdText(s.value("reaction", "")) << " | "
+       << IntField(s, "io_size") << " " << MdText(s.value("op", "")) << " | "
+       << Fmt("%.3f", IntField(s, "skew_ns") / 1e6) << " | " << SimulatedRange(*row) << " | "
+       << MeasuredRange(*row) << " | " << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
        << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
   }
   md << "\n" << agree << " of " << rows.size() << " scenarios agree.\n\n";
@@ -261,10 +261,11 @@ std::string PointsTable(const ValidationRows& rows) {
        << (!asserted        ? "no (see below)"
            : assert_goodput ? "violations, goodput"
                             : "violations (see below)")
-       << " | " << I(sim, "disconnects") << " / " << I(meas, "disconnects") << " | "
-       << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(meas, "p50_ns") / 1e3)
-       << " | " << Fmt("%.0f", I(sim, "p99_ns") / 1e3) << " / "
-       << Fmt("%.0f", I(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", ""))
+       << " | " << IntField(sim, "disconnects") << " / " << IntField(meas, "disconnects") << " | "
+       << Fmt("%.0f", IntField(sim, "p50_ns") / 1e3) << " / "
+       << Fmt("%.0f", IntField(meas, "p50_ns") / 1e3) << " | "
+       << Fmt("%.0f", IntField(sim, "p99_ns") / 1e3) << " / "
+       << Fmt("%.0f", IntField(meas, "p99_ns") / 1e3) << " | " << MdText(row->value("detail", ""))
        << " |\n";
   }
   return md.str();
@@ -282,7 +283,7 @@ std::string TolerancesMarkdown(const harness::RunResults& r, const json& section
         "calls while others overtake them, which moves a violation count by a few events and "
         "goodput by tens of percent from run to run. Hence: where the model says zero, a single "
         "measured event refutes it; otherwise a factor "
-     << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << I(tol, "violation_slack")
+     << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << IntField(tol, "violation_slack")
      << " events on violations (counts grow roughly geometrically with skew and slots, so a "
         "factor still separates \"a few\" from \"most calls\"), and a factor "
      << Fmt("%g", tol.value("goodput_factor", 0.0))
@@ -320,12 +321,12 @@ std::string CollapseMarkdown(const ValidationRows& rows, Rendered& out) {
   std::map<int, std::map<std::pair<int64_t, std::string>, CollapseColumn>> shared_noskew;
   for (const json* row : rows) {
     const json sc = row->value("scenario", json::object());
-    if (sc.value("per_connection_context", false) || I(sc, "skew_ns") != 0) continue;
-    CollapseColumn& col = shared_noskew[static_cast<int>(I(sc, "nconnect"))]
-                                       [{I(sc, "window"), sc.value("reaction", "")}];
-    col.window = I(sc, "window");
+    if (sc.value("per_connection_context", false) || IntField(sc, "skew_ns") != 0) continue;
+    CollapseColumn& col = shared_noskew[static_cast<int>(IntField(sc, "nconnect"))]
+                                       [{IntField(sc, "window"), sc.value("reaction", "")}];
+    col.window = IntField(sc, "window");
     col.reaction = sc.value("reaction", "");
-    col.by_slots[I(sc, "slots")] = row;
+    col.by_slots[IntField(sc, "slots")] = row;
   }
   int plot_nconnect = 0;
   size_t most = 0;

@@ -33,7 +33,7 @@ std::string IdleWakeCurveText(const json& curve) {
 // When a woken thread's preemption of a busy core lands, from the busy-core
 // probe, or that it was not measured.
 std::string BusyWakeText(const json& probe) {
-  if (I(probe, "rounds") <= 0) {
+  if (IntField(probe, "rounds") <= 0) {
     return "a woken thread preempts a busy core at its wakeup (the busy-core probe could not "
            "run: fewer than two CPUs)";
   }
@@ -42,14 +42,14 @@ std::string BusyWakeText(const json& probe) {
          Fmt("%.1f", probe.value("p90_us", 0.0)) + " / p99 " +
          Fmt("%.1f", probe.value("p99_us", 0.0)) +
          " us after its wakeup, the victim running on meanwhile (drawn from the quantiles of " +
-         std::to_string(I(probe, "rounds")) +
+         std::to_string(IntField(probe, "rounds")) +
          " wakeups of a thread sleeping on a CPU that a busy thread runs on)";
 }
 
 // Where a woken thread waits, from the wake order probe, or that it was not
 // measured.
 std::string WakeOrderText(const json& probe) {
-  if (I(probe, "rounds") <= 0) {
+  if (IntField(probe, "rounds") <= 0) {
     return "every waiting thread waits in order of arrival (the wake order probe could not "
            "run or saw no round it could classify)";
   }
@@ -57,8 +57,8 @@ std::string WakeOrderText(const json& probe) {
          Fmt("%.0f", probe.value("woken_first_share", 0.0) * 100) +
          "% of wakeups (the wake order probe: a busy thread preempted by one woken thread while "
          "a second wakes on the same CPU stayed off its core until both had run in " +
-         std::to_string(I(probe, "woken_first")) + " of " + std::to_string(I(probe, "rounds")) +
-         " rounds, and ran between them in the others)";
+         std::to_string(IntField(probe, "woken_first")) + " of " +
+         std::to_string(IntField(probe, "rounds")) + " rounds, and ran between them in the others)";
 }
 
 // The read probe's loads and line: "2 connections at 2, 4, ... calls
@@ -70,7 +70,7 @@ std::string ReadProbeText(const json& probe) {
   for (size_t i = 0; i < points.size(); ++i) {
     const json& p = points[i];
     const std::string sep = i ? "; " : "";
-    slots += (i ? ", " : "") + std::to_string(I(p, "slots"));
+    slots += (i ? ", " : "") + std::to_string(IntField(p, "slots"));
     clients += sep + Fmt("%.2f", p.value("client_reads_per_call", 0.0)) + " reads, " +
                Fmt("%.1f", p.value("client_cpu_ns", 0.0) / 1e3) + " us";
     servers += sep + Fmt("%.2f", p.value("server_reads_per_call", 0.0)) + " reads, " +
@@ -82,9 +82,9 @@ std::string ReadProbeText(const json& probe) {
            Fmt("%.1f", f.value("slope_se_ns", 0.0) / 1e3) + " us per read, intercept " +
            Fmt("%.1f", f.value("intercept_ns", 0.0) / 1e3) + " us";
   };
-  return std::to_string(I(probe, "connections")) + " connections at " + slots +
+  return std::to_string(IntField(probe, "connections")) + " connections at " + slots +
          " calls outstanding, no violation possible, " +
-         std::to_string(I(probe, "runs_per_point")) + " runs of " +
+         std::to_string(IntField(probe, "runs_per_point")) + " runs of " +
          Fmt("%.1f", probe.value("seconds", 0.0)) +
          " s each; per load the runs' median reads and CPU per call, client " + clients +
          ", server " + servers +
@@ -104,19 +104,19 @@ std::string SchedulerText(const json& c) {
   std::string slices;
   for (const auto& p : c.value("probes", json::array())) {
     slices += (slices.empty() ? "" : ", ") + Fmt("%.0f", p.value("run_p50_us", 0.0)) + " us with " +
-              std::to_string(I(p, "threads")) + " busy threads";
+              std::to_string(IntField(p, "threads")) + " busy threads";
   }
   md << "and the thread model (sim/scenario.h, thread_model): a receiver thread per connection "
         "on the client and a thread per connection on the server, each handling what its "
         "socket holds as one batch, on the machine's "
-     << I(c, "cores")
+     << IntField(c, "cores")
      << " cores; the scheduler's time slice from the scheduler probe (median run of a busy "
         "thread between deschedulings: "
      << slices
      << "); wakeup preemption from the wakeup probe (a woken thread takes a core from one "
         "that has run "
-     << Fmt("%.1f", I(c, "wakeup_preempt_ns") / 1e3) << " us: the p10 run of a busy thread while "
-     << I(wake, "wakers")
+     << Fmt("%.1f", IntField(c, "wakeup_preempt_ns") / 1e3)
+     << " us: the p10 run of a busy thread while " << IntField(wake, "wakers")
      << " threads keep waking; in that probe the busy threads stay off "
         "their cores p50 "
      << Fmt("%.0f", wake.value("gap_p50_us", 0.0)) << " / p99 "
@@ -143,7 +143,7 @@ std::string SchedulerText(const json& c) {
              ? " (the one of " + std::to_string(pause.value("chosen_of", 1)) +
                    " whose paused share was the median)"
              : std::string())
-     << ", every gap over " << Fmt("%.0f", I(pause, "gap_threshold_ns") / 1e3)
+     << ", every gap over " << Fmt("%.0f", IntField(pause, "gap_threshold_ns") / 1e3)
      << " us between its clock reads: p50 " << Fmt("%.0f", pause.value("gap_p50_us", 0.0))
      << " / p99 " << Fmt("%.0f", pause.value("gap_p99_us", 0.0))
      << " us, the model draws from its quantiles; the hypervisor took "
@@ -173,44 +173,45 @@ std::string WaitsText(const json& c, bool lock_wakes_one) {
              : "the waits below are timed on idle cores, so they include idle-core wakeups "
                "the model adds again (the cores could not be kept awake: " +
                    MdText(c.value("cores_awake_error", std::string("unknown"))) + "): ")
-     << "the loopback's own round trip " << Fmt("%.1f", I(c, "net_rtt_ns") / 1e3)
+     << "the loopback's own round trip " << Fmt("%.1f", IntField(c, "net_rtt_ns") / 1e3)
      << " us (one sys call at a time: p50 minus both ends' CPU; "
-     << Fmt("%.1f", I(c, "net_rtt_idle_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "net_rtt_idle_ns") / 1e3)
      << " us on idle cores); what a reconnect costs beyond its round trip, "
-     << Fmt("%.1f", I(c, "reconnect_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "reconnect_ns") / 1e3)
      << " us (a NULL call on a fresh connection, so the server accepts and starts a "
         "connection thread, minus the same call on an established one; medians; "
-     << Fmt("%.1f", I(c, "reconnect_idle_ns") / 1e3) << " us on idle cores), for "
-     << Fmt("%.1f", I(c, "reconnect_cpu_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "reconnect_idle_ns") / 1e3) << " us on idle cores), for "
+     << Fmt("%.1f", IntField(c, "reconnect_cpu_ns") / 1e3)
      << " us of CPU of both ends (this process's CPU time over fresh calls less that over "
         "established ones), "
-     << Fmt("%.1f", I(c, "reconnect_client_cpu_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "reconnect_client_cpu_ns") / 1e3)
      << " us of it the client's (the calling thread's own CPU time: the model's "
         "reconnecting receiver spends it on a core, at most the reconnect's whole time) and "
         "the rest the server's (accepting, starting the new connection's thread, ending the "
         "old one's: the model's server thread of that connection spends it on a core before "
         "it reads a call of the new connection); what "
         "re-creating a context costs beyond its round trip, "
-     << Fmt("%.1f", I(c, "gss_setup_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "gss_setup_ns") / 1e3)
      << " us (the load generator's own path, a short connection and the INIT exchange, "
         "median"
-     << (I(c, "gss_setup_rounds") > 0 ? " of " + std::to_string(I(c, "gss_setup_rounds"))
-                                      : std::string())
+     << (IntField(c, "gss_setup_rounds") > 0
+             ? " of " + std::to_string(IntField(c, "gss_setup_rounds"))
+             : std::string())
      << ", each right after " << Fmt("%.0f", c.value("gss_setup_burst_seconds", 0.0) * 1e3)
      << " ms of the mode's load, as a re-creation under load follows the calls it "
         "interrupts; back to back on a quiet machine "
-     << Fmt("%.1f", I(c, "gss_setup_quiet_ns") / 1e3) << " us for "
-     << Fmt("%.1f", I(c, "gss_setup_quiet_cpu_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "gss_setup_quiet_ns") / 1e3) << " us for "
+     << Fmt("%.1f", IntField(c, "gss_setup_quiet_cpu_ns") / 1e3)
      << " us of CPU, the ablation's \"context creation as on a quiet machine\"; all less the "
         "loopback's round trip; "
-     << Fmt("%.1f", I(c, "gss_setup_idle_ns") / 1e3) << " us on idle cores), for "
-     << Fmt("%.1f", I(c, "gss_setup_cpu_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "gss_setup_idle_ns") / 1e3) << " us on idle cores), for "
+     << Fmt("%.1f", IntField(c, "gss_setup_cpu_ns") / 1e3)
      << " us of CPU of both ends (this process's CPU time meanwhile, median; in the model the "
         "re-creating receiver spends it, at most the creation's whole time, on a core before it "
         "waits for the rest); the CPU of one read of a socket, spent once per batch "
         "whatever it holds (the recv, the batch's send, the wakeup and the switches), "
-     << Fmt("%.1f", I(c, "client_read_ns") / 1e3) << " us on the client and "
-     << Fmt("%.1f", I(c, "server_read_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "client_read_ns") / 1e3) << " us on the client and "
+     << Fmt("%.1f", IntField(c, "server_read_ns") / 1e3)
      << " us on the server (the read probe: the mode on "
      << ReadProbeText(c.value("read_probe", nlohmann::json::object()))
      << "; 0 where the line cannot tell; the "
@@ -238,17 +239,17 @@ std::string WaitsText(const json& c, bool lock_wakes_one) {
 // The model against its own calibration: the one-call run; empty when the
 // model did not run it.
 std::string OneCallText(const json& c) {
-  if (I(c, "one_call_model_p50_ns") <= 0) return "";
+  if (IntField(c, "one_call_model_p50_ns") <= 0) return "";
   std::ostringstream md;
   md << "The model against its own calibration: one sys call at a time (1 connection, 1 "
         "slot, 4 KiB READ) took p50 "
-     << Fmt("%.1f", I(c, "one_call_p50_ns") / 1e3) << " us on idle cores and "
-     << Fmt("%.1f", I(c, "one_call_awake_p50_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "one_call_p50_ns") / 1e3) << " us on idle cores and "
+     << Fmt("%.1f", IntField(c, "one_call_awake_p50_ns") / 1e3)
      << " us with the cores awake; the thread model, given that run's CPU per call ("
-     << Fmt("%.1f", I(c, "one_call_client_ns") / 1e3) << " us client, "
-     << Fmt("%.1f", I(c, "one_call_server_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "one_call_client_ns") / 1e3) << " us client, "
+     << Fmt("%.1f", IntField(c, "one_call_server_ns") / 1e3)
      << " us server) and the round trip above, gives "
-     << Fmt("%.1f", I(c, "one_call_model_p50_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "one_call_model_p50_ns") / 1e3)
      << " us (its service time is exponential, so its median lies below its mean).\n\n";
   return md.str();
 }
@@ -256,11 +257,11 @@ std::string OneCallText(const json& c) {
 // The model without threads: its round trip and service time.
 std::string NoThreadModelText(const json& c) {
   std::ostringstream md;
-  md << "loopback round trip " << Fmt("%.1f", I(c, "rtt_ns") / 1e3)
+  md << "loopback round trip " << Fmt("%.1f", IntField(c, "rtt_ns") / 1e3)
      << " us (sys-mode READ, 1 slot, p50, minus the per-call work), and per row a server "
         "service time besides the server's crypto = server threads / sys-mode ops/s of the "
         "same connections and slots measured just before the row plus the client's crypto ("
-     << Fmt("%.1f", I(c, "client_crypto_ns") / 1e3)
+     << Fmt("%.1f", IntField(c, "client_crypto_ns") / 1e3)
      << " us; client and server share the cores); per-row values are in results.json. The "
         "server runs a thread per connection (model: min(nconnect, cores) server threads "
         "taking connections in turn), and the model resends a disconnected connection's calls "

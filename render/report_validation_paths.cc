@@ -29,7 +29,8 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
   for (const json* row : rows) {
     const json sim = row->value("simulated", json::object());
     const json runs = row->value("measured_runs", json::array());
-    if (I(sim, "client_runs") <= 0 || runs.empty() || I(runs[0], "client_runs") <= 0) continue;
+    if (IntField(sim, "client_runs") <= 0 || runs.empty() || IntField(runs[0], "client_runs") <= 0)
+      continue;
     if (!any) {
       md << "### How the threads ran\n\n"
             "Per call: socket reads (each a batch), sleeps (a thread blocked with nothing to "
@@ -45,12 +46,12 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
       any = true;
     }
     auto per_call = [](const json& r, const char* key) {
-      const double calls = static_cast<double>(std::max<int64_t>(1, I(r, "completed")));
-      return static_cast<double>(I(r, key)) / calls;
+      const double calls = static_cast<double>(std::max<int64_t>(1, IntField(r, "completed")));
+      return static_cast<double>(IntField(r, key)) / calls;
     };
     auto per_run = [](const json& r, const char* wait, const char* runs) {
-      return static_cast<double>(I(r, wait)) / 1e3 /
-             static_cast<double>(std::max<int64_t>(1, I(r, runs)));
+      return static_cast<double>(IntField(r, wait)) / 1e3 /
+             static_cast<double>(std::max<int64_t>(1, IntField(r, runs)));
     };
     auto real_median = [&](auto f) {
       std::vector<double> v;
@@ -82,10 +83,10 @@ std::string ThreadRunsTable(const std::vector<const json*>& rows) {
 // when the simulated run had none.
 std::string ModelStep(const json& steps, const char* name) {
   const json step = steps.value(name, json::object());
-  if (I(step, "count") == 0) return " - |";
+  if (IntField(step, "count") == 0) return " - |";
   std::ostringstream o;
-  o << " " << Fmt("%.0f", I(step, "p50_ns") / 1e3) << " / " << Fmt("%.0f", I(step, "p90_ns") / 1e3)
-    << " |";
+  o << " " << Fmt("%.0f", IntField(step, "p50_ns") / 1e3) << " / "
+    << Fmt("%.0f", IntField(step, "p90_ns") / 1e3) << " |";
   return o.str();
 }
 
@@ -119,8 +120,8 @@ std::string AttributionMarkdown(const ValidationRows& rows) {
     }
     const json causes = a.value("causes", json::array());
     const std::string head = "| " + MdText(row->value("name", "")) + " | " +
-                             std::to_string(I(a, "violations")) + " (" +
-                             std::to_string(I(a, "matched")) + ") | " + medians + " | ";
+                             std::to_string(IntField(a, "violations")) + " (" +
+                             std::to_string(IntField(a, "matched")) + ") | " + medians + " | ";
     if (causes.empty()) {
       md << head << "- | 0 | - | - | - |\n";
       continue;
@@ -128,7 +129,7 @@ std::string AttributionMarkdown(const ValidationRows& rows) {
     bool first = true;
     for (const auto& c : causes) {
       md << (first ? head : "| | | | ") << MdText(c.value("stage", "")) << ", "
-         << MdText(c.value("thread", "")) << " | " << I(c, "count") << " | "
+         << MdText(c.value("thread", "")) << " | " << IntField(c, "count") << " | "
          << Fmt("%.0f", c.value("median_excess_us", 0.0)) << " | "
          << Fmt("%.0f", c.value("max_excess_us", 0.0)) << " | "
          << Fmt("%.0f", c.value("median_lag", 0.0)) << " |\n";
@@ -162,14 +163,14 @@ std::string ReconnectsMarkdown(const ValidationRows& rows) {
   for (const json* row : rows) {
     if (!row->contains("reconnects")) continue;
     const json& r = (*row)["reconnects"];
-    md << "| " << MdText(row->value("name", "")) << " | " << I(r, "reconnects") << " |";
+    md << "| " << MdText(row->value("name", "")) << " | " << IntField(r, "reconnects") << " |";
     for (const char* name : {"close -> eof", "eof -> connected", "connected -> accepted",
                              "accepted -> started", "eof -> resent", "eof -> first checked"}) {
       json step = json::object();
       for (const auto& st : r.value("steps", json::array())) {
         if (st.value("step", "") == name) step = st;
       }
-      if (I(step, "count") == 0) {
+      if (IntField(step, "count") == 0) {
         md << " - |";
       } else {
         md << " " << Fmt("%.0f", step.value("median_us", 0.0)) << " / "
@@ -177,7 +178,7 @@ std::string ReconnectsMarkdown(const ValidationRows& rows) {
       }
     }
     const json steps = row->value("simulated", json::object()).value("steps", json::object());
-    md << " " << I(row->value("simulated", json::object()), "disconnects") << " |"
+    md << " " << IntField(row->value("simulated", json::object()), "disconnects") << " |"
        << ModelStep(steps, "close -> eof") << ModelStep(steps, "eof -> resent") << "\n";
   }
   md << "\n";
@@ -210,13 +211,13 @@ std::string RecreationsMarkdown(const ValidationRows& rows) {
     const json& r = (*row)["recreations"];
     const json sim = row->value("simulated", json::object());
     const json resumes = row->value("resumes", json::object());
-    md << "| " << MdText(row->value("name", "")) << " | " << I(r, "count") << " | "
+    md << "| " << MdText(row->value("name", "")) << " | " << IntField(r, "count") << " | "
        << Fmt("%.0f", r.value("median_us", 0.0)) << " / " << Fmt("%.0f", r.value("p90_us", 0.0))
        << " | "
-       << (I(resumes, "count") > 0 ? Fmt("%.0f", resumes.value("median_us", 0.0)) + " / " +
-                                         Fmt("%.0f", resumes.value("p90_us", 0.0))
-                                   : std::string("-"))
-       << " | " << I(sim, "context_recreations") << " |"
+       << (IntField(resumes, "count") > 0 ? Fmt("%.0f", resumes.value("median_us", 0.0)) + " / " +
+                                                Fmt("%.0f", resumes.value("p90_us", 0.0))
+                                          : std::string("-"))
+       << " | " << IntField(sim, "context_recreations") << " |"
        << ModelStep(sim.value("steps", json::object()), "began -> done")
        << ModelStep(sim.value("steps", json::object()), "done -> each receiver's first call")
        << "\n";
@@ -246,17 +247,18 @@ std::string ModelPathsMarkdown(const ValidationRows& rows) {
     const json real = row->value("attribution", json::object()).value("stages", json::object());
     std::map<std::string, int64_t> real_causes;
     for (const auto& c : row->value("attribution", json::object()).value("causes", json::array())) {
-      real_causes[c.value("stage", "")] += I(c, "count");
+      real_causes[c.value("stage", "")] += IntField(c, "count");
     }
     md << "| " << MdText(row->value("name", "")) << " |";
     std::string counts;
     for (const char* stage : {"encode", "hold", "socket", "check"}) {
       const json sim = st.value(stage, json::object());
       const json re = real.value(stage, json::object());
-      md << " " << Fmt("%.0f", I(sim, "p50_ns") / 1e3) << " / "
-         << Fmt("%.0f", re.value("median_us", 0.0)) << ", " << Fmt("%.0f", I(sim, "p99_ns") / 1e3)
-         << " / " << Fmt("%.0f", re.value("p99_us", 0.0)) << " |";
-      counts += (counts.empty() ? "" : " / ") + std::to_string(I(sim, "violations")) + "/" +
+      md << " " << Fmt("%.0f", IntField(sim, "p50_ns") / 1e3) << " / "
+         << Fmt("%.0f", re.value("median_us", 0.0)) << ", "
+         << Fmt("%.0f", IntField(sim, "p99_ns") / 1e3) << " / "
+         << Fmt("%.0f", re.value("p99_us", 0.0)) << " |";
+      counts += (counts.empty() ? "" : " / ") + std::to_string(IntField(sim, "violations")) + "/" +
                 std::to_string(real_causes[stage]);
     }
     md << " " << counts << " |\n";
@@ -316,7 +318,8 @@ std::string AblationMarkdown(const ValidationRows& rows) {
   for (size_t i = 0; i < variants.size(); ++i) md << "|---";
   md << "|\n";
   auto cell = [](const json& r) {
-    return std::to_string(I(r, "violations")) + ", " + Fmt("%.0f", r.value("ops_per_s", 0.0));
+    return std::to_string(IntField(r, "violations")) + ", " +
+           Fmt("%.0f", r.value("ops_per_s", 0.0));
   };
   for (const json* row : rows) {
     if (!row->contains("ablation")) continue;

@@ -488,13 +488,8 @@ LoadReport Runner::Report(const Span& span) {
     std::lock_guard<std::mutex> lock(boxes_.front()->mu);
     if (boxes_.front()->auth) r.crypto_threads = boxes_.front()->auth->crypto_threads();
   }
-  const common::ThreadUsage receivers = receivers_.Get();
-  r.receiver_cpu_ns = receivers.cpu_ns;
+  r.receivers = receivers_.Get();
   r.receiver_reads = receiver_reads_;
-  r.receiver_sleeps = receivers.sleeps;
-  r.receiver_preemptions = receivers.preemptions;
-  r.receiver_run_queue_wait_ns = receivers.run_queue_wait_ns;
-  r.receiver_runs = receivers.runs;
   r.idle_fraction = span.idle_fraction;
   r.steal_fraction = span.steal_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;

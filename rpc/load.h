@@ -52,6 +52,7 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
 #include "common/socket.h"
 #include "common/status.h"
 #include "gss/protector.h"
@@ -148,19 +149,16 @@ struct LoadReport {
   // How one context's crypto ran on the connections' threads: "parallel",
   // "serialised" or "none" (ClientAuth::crypto_threads).
   std::string crypto_threads = "none";
-  // CPU time of the receiver threads over the whole run (warm-up included):
-  // opening replies and numbering, sealing and sending the next calls.
-  uint64_t receiver_cpu_ns = 0;
+  // What the receiver threads used over the whole run (warm-up included):
+  // their CPU time (opening replies and numbering, sealing and sending the
+  // next calls), their sleeps (blocked, on their socket mostly, or a lock)
+  // and preemptions, their time runnable but waiting for a CPU, and the
+  // times they were given one (the last two 0 where schedstat is unknown).
+  common::ThreadUsage receivers;
   // The receivers' recv() calls that returned bytes, over the same time: the
   // wakeups the CPU above was spent in (a read's replies are handled and
   // the next calls sent as one batch).
   uint64_t receiver_reads = 0;
-  // The receivers' sleeps (blocked, on their socket mostly, or a lock) and
-  // preemptions over the same time, their time runnable but waiting for a
-  // CPU, and the times they were given one (common::ThreadUsage; the last
-  // two 0 where schedstat is unknown).
-  uint64_t receiver_sleeps = 0, receiver_preemptions = 0;
-  uint64_t receiver_run_queue_wait_ns = 0, receiver_runs = 0;
   // The machine's share of CPU time idle during the measured time, from
   // /proc/stat (clock ticks, usually 10 ms each: coarse for short runs);
   // -1 when unknown.

@@ -234,13 +234,8 @@ TcpServerStats TcpServer::stats() const {
   TcpServerStats s;
   s.connections = connections_;
   s.bad_streams = bad_streams_;
-  const common::ThreadUsage usage = usage_.Get();
-  s.thread_cpu_ns = usage.cpu_ns;
+  s.threads = usage_.Get();
   s.reads = reads_;
-  s.sleeps = usage.sleeps;
-  s.preemptions = usage.preemptions;
-  s.run_queue_wait_ns = usage.run_queue_wait_ns;
-  s.runs = usage.runs;
   s.open_connections = open_;
   s.refused = refused_;
   s.host_refused = host_refused_;

@@ -169,18 +169,16 @@ struct TcpServerOptions {
 struct TcpServerStats {
   uint64_t connections = 0;
   uint64_t bad_streams = 0;  // connections closed for a broken record stream
-  // CPU time of connection and worker threads that have finished (all of
-  // them once Stop() returned).
-  uint64_t thread_cpu_ns = 0;
+  // What the connection and worker threads that have finished (all of them
+  // once Stop() returned) used: their CPU time and, with
+  // TcpServerOptions::thread_scheduling, their sleeps (blocked, on a socket
+  // mostly) and preemptions, time runnable but waiting for a CPU, and times
+  // given one (the last two 0 where schedstat is unknown); without it only
+  // the CPU time, the rest 0.
+  common::ThreadUsage threads;
   // The connection threads' recv() calls that returned bytes (with workers 0
   // each read's calls are handled and answered as one batch).
   uint64_t reads = 0;
-  // With TcpServerOptions::thread_scheduling, the same threads' sleeps
-  // (blocked, on a socket mostly) and preemptions, time runnable but
-  // waiting for a CPU, and times given one (common::ThreadUsage; the last
-  // two 0 where schedstat is unknown); else 0.
-  uint64_t sleeps = 0, preemptions = 0;
-  uint64_t run_queue_wait_ns = 0, runs = 0;
   uint64_t open_connections = 0;  // now
   uint64_t refused = 0;           // closed at accept: a connection cap or out of descriptors
   uint64_t host_refused = 0;      // of them, at max_connections_per_host

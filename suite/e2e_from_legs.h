@@ -1,6 +1,6 @@
 // What the measured legs predict for an end-to-end row, set beside what the
-// row measured: the per-call CPU demand of a security mode (issue 16, and
-// the demand the workload model builds on).
+// row measured: the per-call CPU demand of a security mode (the demand the
+// workload model builds on).
 //
 // The model, one line: a call of mode M costs the CPU a sys call of the same
 // op, size and load costs end to end (the machine's busy CPU time over the

@@ -17,16 +17,16 @@
 // Grids (LabGrid): the links are {round trip} x {bandwidth}; on each, every
 // mode x op x size x depth of the grid. NFS's depths are iodepth x numjobs
 // over nconnect 4; SMB's are channels x requests in flight per channel (one
-// job: fio's iodepth is their product). The full NFS grid is issue 14's:
+// job: fio's iodepth is their product). The full NFS grid:
 // RTT {0, 1, 20, 200 ms} x {unshaped, 1 Gbit/s, 100 Mbit/s} x {4 KiB, 1 MiB}
-// x {READ, WRITE} x iodepth {1, 64} x numjobs {1, 4} (768 points, about 45
-// minutes); the full SMB grid the same links and sizes x channels {1, 4, 16}
+// x {READ, WRITE} x iodepth {1, 64} x numjobs {1, 4} (768 points); the full
+// SMB grid the same links and sizes x channels {1, 4, 16}
 // x {1, 16} in flight per channel. The default grids keep four links (no
 // delay unshaped, 1 ms unshaped, 20 ms at 1 Gbit/s, 200 ms at 100 Mbit/s),
 // 4 KiB READ and 1 MiB WRITE, and NFS iodepth 1 and 64 with numjobs 1 (64
-// points, under 4 minutes) or SMB 1 channel x 1, 4 x 16 and 16 x 4 (72
+// points) or SMB 1 channel x 1, 4 x 16 and 16 x 4 (72
 // points); the quick grids three links and the same ops, NFS's two depths,
-// SMB's 1 x 1 and 4 x 16 (a minute or two with two modes). A point the
+// SMB's 1 x 1 and 4 x 16. A point the
 // model predicts to complete fewer than 10 operations in 6 s is pruned and
 // listed, with why.
 //

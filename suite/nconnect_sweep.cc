@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/format.h"
+#include "common/stats.h"
 #include "harness/sim_speed.h"
 
 namespace secmode::suite {
@@ -33,28 +34,23 @@ bool FitCostsFromMicro(const harness::RunResults& results, Scenario& scenario,
     cell.second += 1;
   }
   for (const auto& [key, sizes] : by) {
-    std::vector<std::pair<double, double>> pts;
+    std::vector<double> x, y;
     for (const auto& [size, cell] : sizes) {
-      if (cell.second == 4) pts.emplace_back(static_cast<double>(size), cell.first / 4);
+      if (cell.second != 4) continue;
+      x.push_back(static_cast<double>(size));
+      y.push_back(cell.first / 4);
     }
-    if (pts.size() < 2) continue;
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    const double n = static_cast<double>(pts.size());
-    for (const auto& [x, y] : pts) {
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const double den = n * sxx - sx * sx;
-    if (den <= 0) continue;
-    const double b = std::max(0.0, (n * sxy - sx * sy) / den);
-    const double a = std::max(0.0, (sy - b * sx) / n);
+    const common::LineFit fit = common::FitLine(x, y);
+    if (!fit.ok) continue;
+    // A cost does not fall with size: a negative slope is taken as 0, and the
+    // fixed cost is then the points' mean.
+    const double b = std::max(0.0, fit.slope);
+    const double a = std::max(0.0, fit.slope >= 0 ? fit.intercept : common::Summarize(y).mean);
     scenario.cost_fixed_ns = a;
     scenario.cost_ns_per_byte = b;
     if (source) {
       *source = "fitted to this run's micro results for krb5p:" + key.first + ":" + key.second +
-                " (mean of the four legs at " + std::to_string(pts.size()) +
+                " (mean of the four legs at " + std::to_string(x.size()) +
                 " sizes): " + common::Fmt("%.0f", a) + " ns + " + common::Fmt("%.3f", b) +
                 " ns/byte per message";
     }

@@ -22,7 +22,8 @@ namespace secmode::suite {
 
 // Crypto cost per message (sim::Scenario::cost_fixed_ns / cost_ns_per_byte)
 // fitted to the micro rows of one krb5p association: the mean of its four
-// legs against payload size, least squares over the measured sizes. Returns
+// legs against payload size, the least-squares line over the measured sizes
+// (common::FitLine; a negative slope taken as 0). Returns
 // false (and leaves `scenario` alone) when there are fewer than two sizes.
 bool FitCostsFromMicro(const harness::RunResults& results, sim::Scenario& scenario,
                        std::string* source);

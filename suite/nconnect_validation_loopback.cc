@@ -77,8 +77,8 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g, rpc:
   PerCall p;
   p.reruns = reruns;
   const double calls = static_cast<double>(counters.calls);
-  p.client_ns = static_cast<double>(r.receiver_cpu_ns) / calls;
-  p.server_ns = static_cast<double>(stats.thread_cpu_ns) / calls;
+  p.client_ns = static_cast<double>(r.receivers.cpu_ns) / calls;
+  p.server_ns = static_cast<double>(stats.threads.cpu_ns) / calls;
   p.client_reads = static_cast<double>(r.receiver_reads) / calls;
   p.server_reads = static_cast<double>(stats.reads) / calls;
   p.ops_per_s = r.ops_per_second;

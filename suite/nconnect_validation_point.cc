@@ -105,12 +105,12 @@ sim::ScenarioResult MeasuredResult(const rpc::LoadReport& r, const rpc::ServerCo
   m.idle_fraction = r.idle_fraction;
   m.client_reads = static_cast<int64_t>(r.receiver_reads);
   m.server_reads = static_cast<int64_t>(stats.reads);
-  m.client_sleeps = static_cast<int64_t>(r.receiver_sleeps);
-  m.server_sleeps = static_cast<int64_t>(stats.sleeps);
-  m.client_runs = static_cast<int64_t>(r.receiver_runs);
-  m.server_runs = static_cast<int64_t>(stats.runs);
-  m.client_wait_ns = static_cast<int64_t>(r.receiver_run_queue_wait_ns);
-  m.server_wait_ns = static_cast<int64_t>(stats.run_queue_wait_ns);
+  m.client_sleeps = static_cast<int64_t>(r.receivers.sleeps);
+  m.server_sleeps = static_cast<int64_t>(stats.threads.sleeps);
+  m.client_runs = static_cast<int64_t>(r.receivers.runs);
+  m.server_runs = static_cast<int64_t>(stats.threads.runs);
+  m.client_wait_ns = static_cast<int64_t>(r.receivers.run_queue_wait_ns);
+  m.server_wait_ns = static_cast<int64_t>(stats.threads.run_queue_wait_ns);
   m.steal_fraction = r.steal_fraction;
   return m;
 }

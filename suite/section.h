@@ -1,5 +1,6 @@
 // Suite sections: the parts of `secmode run`, each one function in its own
-// file (suite/section_<name>.cc), listed once in kSections (suite.cc).
+// file (suite/section_<name>.cc), listed once in kSections (suite.cc), each
+// drawn by one renderer (render/report.cc kRenderers).
 //
 // A section computes: it appends rows to RunResults (micro, bounds, e2e,
 // nconnect) and puts its settings and any table that is not a row into
@@ -46,6 +47,10 @@ struct Section {
   // prefixes; empty means "default suite only".
   std::vector<std::string> mode_prefixes;
 };
+
+// Every section's name, in run order (kSections): each must have a renderer
+// (render::DrawnSections; tests/render/section_renderers_test.cc).
+std::vector<std::string> SectionNames();
 
 // Whether `section` runs for these options (see Section::mode_prefixes).
 bool SectionApplies(const Section& section, const SuiteOptions& options);

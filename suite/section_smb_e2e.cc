@@ -71,8 +71,8 @@ double PlannedSmbE2eSeconds(const SectionContext& ctx) {
   const Budget b = BudgetOf(ctx);
   const size_t cases = ctx.options.quick ? std::size(kQuickCases) : std::size(kCases);
   const size_t channels = ctx.options.quick ? std::size(kQuickChannels) : std::size(kChannels);
-  // Each row also sets its sessions up and ends them (about 0.1 s); the
-  // domain controller takes about 8 s to provision and start.
+  // Planning figures: each row also sets its sessions up and ends them
+  // (about 0.1 s); the domain controller takes about 8 s to provision and start.
   return 8 + static_cast<double>(SmbModes(ctx).size() * cases * channels) * b.repetitions *
                  (b.seconds + b.warmup + 0.1);
 }

@@ -47,6 +47,12 @@ nlohmann::json InterruptedError(const std::string& key, const std::string& name,
           {"error", what + ": the run was interrupted by " + SignalName(signal)}};
 }
 
+std::vector<std::string> SectionNames() {
+  std::vector<std::string> names;
+  for (const Section& section : kSections) names.emplace_back(section.name);
+  return names;
+}
+
 bool SectionApplies(const Section& section, const SuiteOptions& options) {
   if (options.modes.empty()) return true;
   for (const auto& mode : options.modes) {

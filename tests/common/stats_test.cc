@@ -49,8 +49,18 @@ TEST(StatsTest, FitLineOfScatteredPointsHasTheLeastSquaresSlopeAndAnError) {
   EXPECT_LT(f.slope_se, 0.6);
 }
 
+TEST(StatsTest, FitLineOfTwoPointsIsTheLineThroughThem) {
+  const LineFit f = FitLine({4096, 1048576}, {1000, 7266.88});
+  ASSERT_TRUE(f.ok);
+  EXPECT_EQ(f.n, 2u);
+  EXPECT_NEAR(f.slope, 0.006, 1e-12);
+  EXPECT_NEAR(f.intercept, 975.424, 1e-9);
+  EXPECT_TRUE(std::isnan(f.slope_se));  // no residual to take an error from
+}
+
 TEST(StatsTest, FitLineRefusesWhatCannotMakeALine) {
-  EXPECT_FALSE(FitLine({1, 2}, {1, 2}).ok);          // too few points
+  EXPECT_FALSE(FitLine({1}, {1}).ok);                // too few points
+  EXPECT_FALSE(FitLine({2, 2}, {1, 2}).ok);          // x does not vary
   EXPECT_FALSE(FitLine({2, 2, 2}, {1, 2, 3}).ok);    // x does not vary
   EXPECT_FALSE(FitLine({1, 2, 3}, {1, 2}).ok);       // lengths differ
   EXPECT_FALSE(FitLine({1, 2, NAN}, {1, 2, 3}).ok);  // not finite

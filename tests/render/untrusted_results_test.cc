@@ -294,9 +294,12 @@ TEST_F(UntrustedResultsTest, NoStringOfResultsJsonRunsOrBreaksWhatIsDrawn) {
   json hostile = Hostile();
   // A section's reason for not running, which the reference run has none of.
   hostile["sections"]["predictions"]["smb_not_run"] = "no Samba" + Payload(tmp_ + "/PWNED");
+  // A section no renderer draws, named in a note and a warning.
+  hostile["sections"]["newer" + Payload(tmp_ + "/PWNED")] = json::object();
   const Drawn reference = DrawSaved(clean_, tmp_ + "/clean");
   const Drawn drawn = DrawSaved(hostile, tmp_ + "/hostile");
   ExpectNothingRan();
+  EXPECT_NE(drawn.md.find("has sections this secmode has no renderer for: `"), std::string::npos);
   // The same plots were drawn, so the strings reached the plot scripts.
   ASSERT_FALSE(reference.plots.empty());
   EXPECT_EQ(drawn.plots, reference.plots);

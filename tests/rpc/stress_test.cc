@@ -1,5 +1,5 @@
-// The hostile-client stress test: every server case of the
-// issue's table at once against one `secmode serve` process (thread per
+// The hostile-client stress test: every attack below at once against one
+// `secmode serve` process (thread per
 // connection, then with workers) while a well-behaved load (rpc::RunLoad,
 // krb5i) runs, on loopback, bounded in time and in count:
 //   reply amplification (16 calls of 62 READs of 1 MiB, read slowly or not
@@ -532,7 +532,7 @@ double Reference(uint16_t port, std::string* error) {
 }
 
 // Idle connections from `hosts` (127.0.0.2, .3 ...), up to `per_host` from
-// each, each sending a GETATTR now and then (the renewal) and
+// each, each sending a GETATTR now and then (to keep its slot) and
 // reopened when the server closes it, until stopped.
 class SlotHolder {
  public:
@@ -633,7 +633,7 @@ TEST(StressTest, OneClientHoldingTheConnectionSlotsStallsOnlyItself) {
   EXPECT_EQ(serve.Stop(), 0) << serve.Log();
 }
 
-// The memory budget against the cases, scaled to two cores: peak
+// The memory budget against the attacks above, scaled to two cores: peak
 // RSS stays under the bound SECURITY.md states (the server's RSS before the
 // attack + 1.25 x --max-memory + a slack for what is not charged: threads'
 // stacks, one call's scratch per thread running a call, the allocator's

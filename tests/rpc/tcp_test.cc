@@ -107,10 +107,10 @@ TEST(TcpLoadTest, BothEndsCountTheirThreadsSleepsAndTimesRun) {
   // run on each side, far more per call than with many outstanding.
   auto per_call = [](const LoadReport& r, const TcpServerStats& st) {
     const double calls = static_cast<double>(r.ops);
-    return std::array<double, 4>{static_cast<double>(r.receiver_sleeps) / calls,
-                                 static_cast<double>(r.receiver_runs) / calls,
-                                 static_cast<double>(st.sleeps) / calls,
-                                 static_cast<double>(st.runs) / calls};
+    return std::array<double, 4>{static_cast<double>(r.receivers.sleeps) / calls,
+                                 static_cast<double>(r.receivers.runs) / calls,
+                                 static_cast<double>(st.threads.sleeps) / calls,
+                                 static_cast<double>(st.threads.runs) / calls};
   };
   std::array<double, 4> few{}, many{};
   for (int slots : {3, 96}) {
@@ -123,12 +123,12 @@ TEST(TcpLoadTest, BothEndsCountTheirThreadsSleepsAndTimesRun) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     s.tcp->Stop();
     const TcpServerStats st = s.tcp->stats();
-    EXPECT_GT(r->receiver_sleeps, 0u) << slots;
-    EXPECT_GT(st.sleeps, 0u) << slots;
+    EXPECT_GT(r->receivers.sleeps, 0u) << slots;
+    EXPECT_GT(st.threads.sleeps, 0u) << slots;
     if (common::ThreadSchedStatNow().known) {
-      EXPECT_GT(r->receiver_runs, 0u) << slots;
-      EXPECT_GT(st.runs, 0u) << slots;
-      EXPECT_GE(r->receiver_runs, r->receiver_sleeps) << slots;  // a run after every sleep
+      EXPECT_GT(r->receivers.runs, 0u) << slots;
+      EXPECT_GT(st.threads.runs, 0u) << slots;
+      EXPECT_GE(r->receivers.runs, r->receivers.sleeps) << slots;  // a run after every sleep
     }
     (slots == 3 ? few : many) = per_call(*r, st);
   }
@@ -143,9 +143,9 @@ TEST(TcpLoadTest, BothEndsCountTheirThreadsSleepsAndTimesRun) {
   auto r = RunLoad(Load(quiet, Security::kSys));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   quiet.tcp->Stop();
-  EXPECT_GT(quiet.tcp->stats().thread_cpu_ns, 0u);
-  EXPECT_EQ(quiet.tcp->stats().sleeps, 0u);
-  EXPECT_EQ(quiet.tcp->stats().runs, 0u);
+  EXPECT_GT(quiet.tcp->stats().threads.cpu_ns, 0u);
+  EXPECT_EQ(quiet.tcp->stats().threads.sleeps, 0u);
+  EXPECT_EQ(quiet.tcp->stats().threads.runs, 0u);
 }
 
 TEST(TcpLoadTest, ContextPerConnectionCreatesOnePerConnection) {

@@ -233,7 +233,7 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
             common::Code::kInvalidArgument);
 }
 
-// Sixteen channels of one session (the most the issue names), in a signing
+// Sixteen channels of one session (the most the lab's SMB grid uses), in a signing
 // and an encrypting mode (binding derives a channel's signing key; sealing
 // shares the session's keys): every channel carries answered requests.
 TEST_F(SambaTest, LoadOverSixteenChannelsOfOneSession) {
