@@ -13,6 +13,7 @@
 #include "harness/smb_ops.h"
 #include "smb/message.h"
 #include "smb/multichannel.h"
+#include "smb/profiles.h"
 #include "smb/signing.h"
 #include "smb/transform.h"
 
@@ -24,12 +25,6 @@ using harness::MakeRawMacOp;
 using harness::MakeSmbSealOpenOp;
 using harness::MakeSmbSignOp;
 using harness::Op;
-
-constexpr smb::CipherId kCiphers[] = {smb::CipherId::kAes128Ccm, smb::CipherId::kAes128Gcm,
-                                      smb::CipherId::kAes256Ccm, smb::CipherId::kAes256Gcm};
-constexpr smb::SigningAlgorithm kSigning[] = {smb::SigningAlgorithm::kHmacSha256,
-                                              smb::SigningAlgorithm::kAesCmac,
-                                              smb::SigningAlgorithm::kAesGmac};
 
 void RunOp(benchmark::State& state, common::Result<std::unique_ptr<Op>> made) {
   if (!made.ok()) {
@@ -118,8 +113,9 @@ void Multichannel(benchmark::State& state, smb::CipherId c) {
 
 void Register() {
   const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  for (smb::CipherId c : kCiphers) {
-    const std::string name = smb::CipherName(c);
+  for (const smb::CipherProfile& profile : smb::CipherProfiles()) {
+    const smb::CipherId c = profile.id;
+    const std::string name = profile.name;
     for (auto [fn, prefix] : {std::pair{&SealOpen, "SealOpen/"}, std::pair{&RawAead, "RawAead/"}}) {
       benchmark::RegisterBenchmark((prefix + name).c_str(), fn, c)
           ->Arg(4096)
@@ -134,8 +130,9 @@ void Register() {
     for (int t : {1, 2, 4}) mc->Threads(t);
     if (cores != 1 && cores != 2 && cores != 4) mc->Threads(cores);
   }
-  for (smb::SigningAlgorithm a : kSigning) {
-    const std::string name = smb::SigningAlgorithmName(a);
+  for (const smb::SigningProfile& profile : smb::SigningProfiles()) {
+    const smb::SigningAlgorithm a = profile.id;
+    const std::string name = profile.name;
     for (auto [fn, prefix] : {std::pair{&Sign, "Sign/"}, std::pair{&RawMac, "RawMac/"}}) {
       benchmark::RegisterBenchmark((prefix + name).c_str(), fn, a)
           ->Arg(4096)

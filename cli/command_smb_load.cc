@@ -38,10 +38,7 @@ CLI::App* AddSmbLoadCommand(CLI::App& app) {
       "smb-load",
       "Drive an SMB3 server over Kerberos in one smb-* mode (signed or encrypted per request as "
       "the mode says) and report ops/s, MB/s and latency percentiles");
-  cmd->add_option("--mode", a->mode,
-                  "smb-plain, smb-sign-hmac-sha256, smb-sign-aes-cmac, smb-sign-aes-gmac, "
-                  "smb-enc-aes-128-ccm, smb-enc-aes-128-gcm, smb-enc-aes-256-ccm or "
-                  "smb-enc-aes-256-gcm (default smb-enc-aes-128-gcm)");
+  cmd->add_option("--mode", a->mode, smb::SmbModeNames() + " (default smb-enc-aes-128-gcm)");
   cmd->add_option("--op", a->op,
                   "read, write or metadata (QUERY_INFO, the SMB GETATTR) (default read)");
   cmd->add_option("--size", a->o.size, "READ/WRITE size in bytes, at most 8 MiB (default 4096)")
@@ -92,7 +89,7 @@ CLI::App* AddSmbLoadCommand(CLI::App& app) {
     }
     o.round_trip_us = static_cast<uint32_t>(std::llround(a->round_trip_ms * 1000));
     smb::SmbClientConfig config;
-    config.mode = a->mode;
+    config.mode = *mode;
     config.timeout_ms = a->timeout_ms;
     std::unique_ptr<smb::SambaDc> dc;
     smb::SmbConnector connect;
@@ -104,7 +101,7 @@ CLI::App* AddSmbLoadCommand(CLI::App& app) {
       auto started = smb::SambaDc::Start();
       if (!started.ok()) Fail("smb-load", started.status().Annotate("--local"));
       dc = std::move(*started);
-      config = dc->ClientConfig(a->mode);
+      config = dc->ClientConfig(*mode);
       config.timeout_ms = a->timeout_ms;
       connect = dc->Connector();
       dc->WatchThreads(&o);

@@ -1,32 +1,54 @@
 #include "gss/enctype.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace secmode::gss {
 
-const char* EnctypeName(Enctype e) {
-  switch (e) {
-    case Enctype::kAes128CtsHmacSha1: return "aes128-cts-hmac-sha1-96";
-    case Enctype::kAes256CtsHmacSha1: return "aes256-cts-hmac-sha1-96";
-    case Enctype::kAes128CtsHmacSha256: return "aes128-cts-hmac-sha256-128";
-    case Enctype::kAes256CtsHmacSha384: return "aes256-cts-hmac-sha384-192";
+const EnctypeProfile* FindEnctype(int32_t number) {
+  for (const EnctypeProfile& p : kEnctypeProfiles) {
+    if (p.enctype == number) return &p;
   }
-  return "unknown";
+  return nullptr;
+}
+
+const char* EnctypeName(Enctype e) {
+  const EnctypeProfile* p = FindEnctype(static_cast<int32_t>(e));
+  return p ? p->name : "unknown";
 }
 
 common::Result<Enctype> ParseEnctype(std::string_view name) {
-  for (Enctype e : kAllEnctypes) {
-    if (name == EnctypeName(e) || name == std::to_string(static_cast<int>(e))) return e;
+  for (const EnctypeProfile& p : kEnctypeProfiles) {
+    if (name == p.name || name == std::to_string(p.enctype)) return static_cast<Enctype>(p.enctype);
   }
   std::string known;
-  for (Enctype e : kAllEnctypes) known += std::string(known.empty() ? "" : ", ") + EnctypeName(e);
+  for (const EnctypeProfile& p : kEnctypeProfiles) {
+    known += std::string(known.empty() ? "" : ", ") + p.name;
+  }
   return common::Status::InvalidArgument("unknown enctype '" + std::string(name) +
                                          "' (known: " + known + ")");
 }
 
-bool IsSupportedEnctype(int32_t number) {
-  for (Enctype e : kAllEnctypes) {
-    if (static_cast<int32_t>(e) == number) return true;
+bool IsSupportedEnctype(int32_t number) { return FindEnctype(number) != nullptr; }
+
+bool IsNativeEnctype(Enctype e) {
+  const EnctypeProfile* p = FindEnctype(static_cast<int32_t>(e));
+  return p != nullptr && p->cbc != nullptr;
+}
+
+std::string KdcEnctypeList(const char* suffix) {
+  std::vector<const EnctypeProfile*> rows;
+  for (const EnctypeProfile& p : kEnctypeProfiles) rows.push_back(&p);
+  std::sort(rows.begin(), rows.end(), [](const EnctypeProfile* a, const EnctypeProfile* b) {
+    return a->kdc_preference < b->kdc_preference;
+  });
+  std::string out;
+  for (const EnctypeProfile* p : rows) {
+    if (!out.empty()) out += ' ';
+    out += p->name;
+    out += suffix;
   }
-  return false;
+  return out;
 }
 
 }  // namespace secmode::gss

@@ -36,7 +36,7 @@ constexpr size_t kChunk = 16 * 1024;
 // encryption with a zero IV is exactly one AES block encryption).
 Status EcbEncryptBlocks(const EnctypeProfile& p, ByteView key, const uint8_t* in, size_t n,
                         uint8_t* out) {
-  const EVP_CIPHER* ecb = p.key_size == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
+  const EVP_CIPHER* ecb = p.ecb();
   common::OsslPtr<EVP_CIPHER_CTX> ctx(EVP_CIPHER_CTX_new());
   if (!ctx) return OpenSslError("EVP_CIPHER_CTX_new");
   int outl = 0;
@@ -85,19 +85,16 @@ Result<SecretBytes> Kdf8009(HashKind h, ByteView key, ByteView label, size_t k_b
 }  // namespace
 
 Result<EnctypeProfile> ProfileFor(int32_t enctype) {
-  EnctypeProfile p;
-  p.enctype = enctype;
-  switch (enctype) {
-    case 17: p = {17, 16, 12, HashKind::kSha1, false, EVP_aes_128_cbc()}; break;
-    case 18: p = {18, 32, 12, HashKind::kSha1, false, EVP_aes_256_cbc()}; break;
-    case 19: p = {19, 16, 16, HashKind::kSha256, true, EVP_aes_128_cbc()}; break;
-    case 20: p = {20, 32, 24, HashKind::kSha384, true, EVP_aes_256_cbc()}; break;
-    default:
-      return Status::InvalidArgument("unsupported enctype " + std::to_string(enctype) +
-                                     " (the native engine knows 17, 18, 19, 20)");
+  const EnctypeProfile* p = FindEnctype(enctype);
+  if (p != nullptr && p->cbc != nullptr && p->ecb != nullptr) return *p;
+  std::string known;
+  for (const EnctypeProfile& row : kEnctypeProfiles) {
+    if (row.cbc == nullptr) continue;
+    if (!known.empty()) known += ", ";
+    known += std::to_string(row.enctype);
   }
-  if (p.cbc == nullptr) return OpenSslError("EVP_aes_*_cbc");
-  return p;
+  return Status::InvalidArgument("unsupported enctype " + std::to_string(enctype) +
+                                 " (the native engine knows " + known + ")");
 }
 
 // ---------------------------------------------------------------- n-fold
@@ -188,14 +185,14 @@ Result<SecretBytes> DeriveUsageKey(const EnctypeProfile& p, ByteView base_key, u
 Result<SecretBytes> StringToKey(const EnctypeProfile& p, std::string_view password, ByteView salt,
                                 uint32_t iterations) {
   Bytes saltp;
-  const EVP_MD* md = EVP_sha1();
+  // PBKDF2 with the profile's hash: SHA-1 for RFC 3962, SHA-256/384 for 8009.
+  const EVP_MD* md = EVP_get_digestbyname(HashName(p.hash));
+  if (md == nullptr) return OpenSslError(std::string("EVP_get_digestbyname ") + HashName(p.hash));
   if (p.rfc8009) {
     // RFC 8009 section 4: saltp = enctype-name | 0x00 | salt.
-    std::string name =
-        p.enctype == 19 ? "aes128-cts-hmac-sha256-128" : "aes256-cts-hmac-sha384-192";
+    const std::string name = p.name;
     saltp.assign(name.begin(), name.end());
     saltp.push_back(0);
-    md = p.enctype == 19 ? EVP_sha256() : EVP_sha384();
   }
   saltp.insert(saltp.end(), salt.begin(), salt.end());
   SecretBytes tkey(p.key_size);
@@ -232,10 +229,10 @@ Status UsageKeys::InitWithKeys(const EnctypeProfile& profile, ByteView ke, ByteV
   if (!ecb_dec_) ecb_dec_.reset(EVP_CIPHER_CTX_new());
   if (!enc_ || !dec_ || !ecb_dec_) return OpenSslError("EVP_CIPHER_CTX_new");
   const uint8_t zero_iv[kAesBlock] = {};
-  const EVP_CIPHER* ecb = profile.key_size == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
-  bool ok = EVP_EncryptInit_ex(enc_.get(), profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
+  const EVP_CIPHER* ecb = profile.ecb();
+  bool ok = EVP_EncryptInit_ex(enc_.get(), profile.cbc(), nullptr, ke.data(), zero_iv) == 1 &&
             EVP_CIPHER_CTX_set_padding(enc_.get(), 0) == 1 &&
-            EVP_DecryptInit_ex(dec_.get(), profile.cbc, nullptr, ke.data(), zero_iv) == 1 &&
+            EVP_DecryptInit_ex(dec_.get(), profile.cbc(), nullptr, ke.data(), zero_iv) == 1 &&
             EVP_CIPHER_CTX_set_padding(dec_.get(), 0) == 1 &&
             EVP_DecryptInit_ex(ecb_dec_.get(), ecb, nullptr, ke.data(), nullptr) == 1 &&
             EVP_CIPHER_CTX_set_padding(ecb_dec_.get(), 0) == 1;

@@ -33,6 +33,7 @@
 #include "common/openssl_handles.h"
 #include "common/secret_bytes.h"
 #include "common/status.h"
+#include "gss/enctype.h"
 
 namespace secmode::gss {
 
@@ -40,16 +41,8 @@ inline constexpr size_t kAesBlock = 16;
 inline constexpr size_t kConfounderSize = 16;   // RFC 3962/8009: one block
 inline constexpr size_t kMaxChecksumSize = 24;  // SHA-384-192
 
-// What an enctype number means for the profile.
-struct EnctypeProfile {
-  int32_t enctype = 0;
-  size_t key_size = 0;       // 16 or 32
-  size_t checksum_size = 0;  // h: 12, 16 or 24 bytes
-  common::HashKind hash = common::HashKind::kSha1;
-  bool rfc8009 = false;             // KDF-HMAC-SHA2 and HMAC over IV|C
-  const EVP_CIPHER* cbc = nullptr;  // static OpenSSL cipher, not owned
-};
-// Errors name the enctype when it is not one of 17..20.
+// The row of `enctype` (gss/enctype.h) when the native engine can do it;
+// the error names the enctype and the ones it can do.
 common::Result<EnctypeProfile> ProfileFor(int32_t enctype);
 
 // RFC 3961 section 5.1 n-fold of `in` to `out_bits` bits (a multiple of 8).

@@ -21,7 +21,7 @@
 #include "gss/gss_handles.h"
 #include "gss/kcrypto.h"
 #include "gss/protector.h"
-#include "gss/seq_window.h"
+#include "gss/seq_state.h"
 
 namespace secmode::gss {
 
@@ -90,8 +90,8 @@ class NativeProtector : public Protector {
         initiate_(shared_->keys.initiate),
         have_acceptor_subkey_(shared_->keys.have_acceptor_subkey),
         options_(options),
-        window_(shared_->keys.recv_seq, shared_->keys.replay_detection,
-                shared_->keys.sequence_detection) {
+        seq_state_(shared_->keys.recv_seq, shared_->keys.replay_detection,
+                   shared_->keys.sequence_detection) {
     // The flags this side sends, and the ones it expects from its peer.
     send_flags_ = static_cast<uint8_t>((initiate_ ? 0 : kFlagSentByAcceptor) |
                                        (have_acceptor_subkey_ ? kFlagAcceptorSubkey : 0));
@@ -254,16 +254,16 @@ class NativeProtector : public Protector {
   }
 
   Status CheckSequence(uint64_t seq) {
-    SeqVerdict v = window_.Check(seq);
+    SeqState::Verdict v = seq_state_.Check(seq);
     switch (v) {
-      case SeqVerdict::kInOrder: ++counts_.in_order; break;
-      case SeqVerdict::kGap: ++counts_.gap; break;
-      case SeqVerdict::kUnseq: ++counts_.unseq; break;
-      case SeqVerdict::kDuplicate:
+      case SeqState::Verdict::kInOrder: ++counts_.in_order; break;
+      case SeqState::Verdict::kGap: ++counts_.gap; break;
+      case SeqState::Verdict::kUnseq: ++counts_.unseq; break;
+      case SeqState::Verdict::kDuplicate:
         ++counts_.duplicate;
         return Status::Replay("duplicate token: sequence number " + std::to_string(seq) +
                               " was already received");
-      case SeqVerdict::kOld:
+      case SeqState::Verdict::kOld:
         ++counts_.old;
         return Status::Replay("old token: sequence number " + std::to_string(seq) +
                               " is more than 64 below the highest received");
@@ -337,7 +337,7 @@ class NativeProtector : public Protector {
   const bool initiate_;
   const bool have_acceptor_subkey_;
   const NativeOptions options_;
-  SeqWindow window_;
+  SeqState seq_state_;
   uint8_t send_flags_ = 0;
   size_t h_ = 0;
   UsageKeys send_seal_, send_sign_, recv_seal_, recv_sign_;

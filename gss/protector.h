@@ -15,7 +15,7 @@
 // these passed; a failed Unwrap wipes what it decrypted (see below).
 //
 // Then the token's sequence number, as MIT's g_seqstate does it (both engines
-// give the same verdicts, gss/seq_window.h), and only if the context asked for
+// give the same verdicts, gss/seq_state.h), and only if the context asked for
 // it (GSS_C_REPLAY_FLAG / GSS_C_SEQUENCE_FLAG at establishment):
 //   - in order, ahead (a gap) or late but inside the last 64: accepted and
 //     counted (sequence_counts(): in_order, gap, unseq);

@@ -16,6 +16,7 @@
 #include "common/files.h"
 #include "common/subprocess.h"
 #include "common/throwaway.h"
+#include "gss/enctype.h"
 
 namespace secmode::gss {
 
@@ -24,13 +25,6 @@ using common::Status;
 namespace {
 
 std::atomic<bool> g_realm_alive{false};
-
-constexpr const char* kEnctypes =
-    "aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal "
-    "aes256-cts-hmac-sha384-192:normal aes128-cts-hmac-sha256-128:normal";
-constexpr const char* kPermitted =
-    "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96 "
-    "aes256-cts-hmac-sha384-192 aes128-cts-hmac-sha256-128";
 
 // The state letter of /proc/PID/stat (R, S, T, Z ...); '?' if unreadable.
 char ProcessState(pid_t pid) {
@@ -155,7 +149,7 @@ Status Realm::WriteConfig() {
       "  rdns = false\n"
       "  udp_preference_limit = 1\n"
       "  permitted_enctypes = " +
-      kPermitted +
+      KdcEnctypeList("") +
       "\n"
       "  default_ccache_name = " +
       ccache() +
@@ -204,7 +198,7 @@ Status Realm::WriteConfig() {
       "/kadm5.acl\n"
       "    master_key_type = aes256-cts-hmac-sha1-96\n"
       "    supported_enctypes = " +
-      kEnctypes +
+      KdcEnctypeList(":normal") +
       "\n"
       "    max_life = 24h\n"
       "  }\n"

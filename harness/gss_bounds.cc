@@ -13,9 +13,9 @@ Status BoundRunner::Init(gss::Enctype enctype) {
   enc_.reset(EVP_CIPHER_CTX_new());
   dec_.reset(EVP_CIPHER_CTX_new());
   if (enc_ == nullptr || dec_ == nullptr ||
-      EVP_EncryptInit_ex(enc_.get(), profile_.cbc, nullptr, key.data(), iv) != 1 ||
+      EVP_EncryptInit_ex(enc_.get(), profile_.cbc(), nullptr, key.data(), iv) != 1 ||
       EVP_CIPHER_CTX_set_padding(enc_.get(), 0) != 1 ||
-      EVP_DecryptInit_ex(dec_.get(), profile_.cbc, nullptr, key.data(), iv) != 1 ||
+      EVP_DecryptInit_ex(dec_.get(), profile_.cbc(), nullptr, key.data(), iv) != 1 ||
       EVP_CIPHER_CTX_set_padding(dec_.get(), 0) != 1) {
     return Status::Internal("AES-CBC setup failed for the bound");
   }

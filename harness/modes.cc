@@ -37,8 +37,9 @@ Result<Association> MakeRpc(const ModeName& name, ModeEnvironment& env) {
 // SMB modes: the session key of a real Kerberos context pair, SMB keys
 // derived from it, WRITE requests / READ responses as the wire (smb/legs.h).
 Result<Association> MakeSmb(const ModeName& name, ModeEnvironment& env) {
+  SECMODE_ASSIGN_OR_RETURN(const smb::SmbMode mode, smb::ParseSmbModeName(name.family));
   SECMODE_ASSIGN_OR_RETURN(gss::Realm * realm, env.GetRealm());
-  return smb::MakeKerberosSmbAssociation(name.family, *realm);
+  return smb::MakeKerberosSmbAssociation(mode, *realm);
 }
 
 using Factory = std::function<Result<Association>(const ModeName&, ModeEnvironment&)>;

@@ -32,10 +32,6 @@ Result<Bytes> FreshKey(size_t size) {
   return key;
 }
 
-bool IsCcm(smb::CipherId c) {
-  return c == smb::CipherId::kAes128Ccm || c == smb::CipherId::kAes256Ccm;
-}
-
 class SmbSealOpen : public Op {
  public:
   SmbSealOpen(common::Association a, size_t payload)
@@ -54,8 +50,9 @@ class SmbSealOpen : public Op {
 class RawAead : public Op {
  public:
   Status Init(smb::CipherId c, size_t payload) {
-    ccm_ = IsCcm(c);
-    nonce_len_ = static_cast<int>(smb::NonceBytes(c));
+    SECMODE_ASSIGN_OR_RETURN(const smb::CipherProfile* profile, smb::CipherProfileOf(c));
+    ccm_ = profile->aead == smb::Aead::kCcm;
+    nonce_len_ = static_cast<int>(profile->nonce_bytes);
     message_.resize(smb::kWriteDataOffset + payload);
     smb::HeaderFields h;
     smb::WriteWriteRequestPrefix(h, smb::kSampleFileId, static_cast<uint32_t>(payload), 0,
@@ -66,13 +63,9 @@ class RawAead : public Op {
     pt_.resize(message_.size());
     aad_ = common::PatternBytes(32, 3);
     payload_ = payload;
-    const char* name = c == smb::CipherId::kAes128Ccm   ? "AES-128-CCM"
-                       : c == smb::CipherId::kAes128Gcm ? "AES-128-GCM"
-                       : c == smb::CipherId::kAes256Ccm ? "AES-256-CCM"
-                                                        : "AES-256-GCM";
-    cipher_.reset(EVP_CIPHER_fetch(nullptr, name, nullptr));
+    cipher_.reset(EVP_CIPHER_fetch(nullptr, profile->evp_name, nullptr));
     if (!cipher_) return EvpFailed("EVP_CIPHER_fetch");
-    SECMODE_ASSIGN_OR_RETURN(Bytes key, FreshKey(smb::CipherKeyBytes(c)));
+    SECMODE_ASSIGN_OR_RETURN(Bytes key, FreshKey(profile->key_bytes));
     for (int enc = 0; enc < 2; ++enc) {
       common::OsslPtr<EVP_CIPHER_CTX>& owner = enc ? enc_ : dec_;
       owner.reset(EVP_CIPHER_CTX_new());
@@ -154,11 +147,12 @@ class SmbSign : public Op {
 class RawMac : public Op {
  public:
   Status Init(smb::SigningAlgorithm alg, size_t payload) {
+    SECMODE_ASSIGN_OR_RETURN(const smb::SigningProfile* profile, smb::SigningProfileOf(alg));
     message_ = SigningMessage(payload);
     payload_ = payload;
     SECMODE_ASSIGN_OR_RETURN(Bytes key, FreshKey(16));
-    if (alg == smb::SigningAlgorithm::kAesGmac) {
-      cipher_.reset(EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr));
+    if (profile->evp_mac == nullptr) {  // GMAC: the AEAD's tag over the message as AAD
+      cipher_.reset(EVP_CIPHER_fetch(nullptr, profile->evp_param, nullptr));
       gcm_.reset(EVP_CIPHER_CTX_new());
       if (!cipher_ || !gcm_ ||
           EVP_EncryptInit_ex2(gcm_.get(), cipher_.get(), key.data(), nullptr, nullptr) != 1) {
@@ -166,15 +160,13 @@ class RawMac : public Op {
       }
       return Status::Ok();
     }
-    const bool hmac = alg == smb::SigningAlgorithm::kHmacSha256;
-    mac_.reset(EVP_MAC_fetch(nullptr, hmac ? "HMAC" : "CMAC", nullptr));
+    mac_.reset(EVP_MAC_fetch(nullptr, profile->evp_mac, nullptr));
     if (mac_) mac_ctx_.reset(EVP_MAC_CTX_new(mac_.get()));
     if (!mac_ctx_) return EvpFailed("raw MAC setup");
-    char digest[] = "SHA256", cipher[] = "AES-128-CBC";
-    OSSL_PARAM params[] = {hmac
-                               ? OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0)
-                               : OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER, cipher, 0),
-                           OSSL_PARAM_construct_end()};
+    std::string param = profile->evp_param;
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(profile->evp_param_name, param.data(), 0),
+        OSSL_PARAM_construct_end()};
     if (EVP_MAC_init(mac_ctx_.get(), key.data(), key.size(), params) != 1) {
       return EvpFailed("raw MAC key");
     }
@@ -235,13 +227,11 @@ Result<double> Round(Op& op, double seconds) {
 }  // namespace
 
 Result<std::unique_ptr<Op>> MakeSmbSealOpenOp(smb::CipherId cipher, size_t payload) {
+  const smb::SmbMode mode = smb::EncryptingMode(cipher);
+  SECMODE_RETURN_IF_ERROR(smb::CheckSmbMode(mode));
   smb::SessionKeys keys;
-  keys.client_to_server = common::SecretBytes(common::PatternBytes(smb::CipherKeyBytes(cipher), 9));
-  keys.server_to_client =
-      common::SecretBytes(common::PatternBytes(smb::CipherKeyBytes(cipher), 10));
-  smb::SmbMode mode;
-  mode.protection = smb::Protection::kEncrypt;
-  mode.cipher = cipher;
+  keys.client_to_server = common::SecretBytes(common::PatternBytes(mode.cipher->key_bytes, 9));
+  keys.server_to_client = common::SecretBytes(common::PatternBytes(mode.cipher->key_bytes, 10));
   SECMODE_ASSIGN_OR_RETURN(auto a, smb::MakeSmbAssociation(mode, keys, 0x0000100000000025ull));
   return std::unique_ptr<Op>(new SmbSealOpen(std::move(a), payload));
 }

@@ -18,6 +18,7 @@
 #include "gss/gss_error.h"
 #include "gss/gss_handles.h"
 #include "gss/private_ccache.h"
+#include "smb/message.h"
 
 namespace secmode::smb {
 
@@ -31,21 +32,10 @@ namespace {
 // SPNEGO, RFC 4178: 1.3.6.1.5.5.2.
 gss_OID_desc kSpnegoOid = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
 
-std::string N(uint64_t v) { return std::to_string(v); }
-
 std::string Hex16(uint16_t v) {
   char buf[8];
   snprintf(buf, sizeof buf, "0x%04x", v);
   return buf;
-}
-
-uint16_t SigningId(SigningAlgorithm a) {
-  switch (a) {
-    case SigningAlgorithm::kHmacSha256: return kSigningIdHmacSha256;
-    case SigningAlgorithm::kAesCmac: return kSigningIdAesCmac;
-    case SigningAlgorithm::kAesGmac: return kSigningIdAesGmac;
-  }
-  return kSigningIdAesCmac;
 }
 
 }  // namespace
@@ -59,7 +49,8 @@ Result<std::unique_ptr<SmbClient>> SmbClient::Connect(common::Fd fd,
   }
   if (config.timeout_ms <= 0) return Status::InvalidArgument("the SMB request timeout must be > 0");
   std::unique_ptr<SmbClient> c(new SmbClient(std::move(fd), config));
-  SECMODE_ASSIGN_OR_RETURN(c->mode_, ParseSmbModeName(config.mode));
+  SECMODE_RETURN_IF_ERROR(CheckSmbMode(config.mode));
+  c->mode_ = config.mode;
   if (RAND_bytes(c->client_guid_, 16) != 1) return Status::Internal("RAND_bytes failed");
   SECMODE_RETURN_IF_ERROR(c->Negotiate().Annotate("NEGOTIATE"));
   SECMODE_RETURN_IF_ERROR(c->SessionSetup().Annotate("SESSION_SETUP"));
@@ -71,8 +62,9 @@ Result<std::unique_ptr<SmbClient>> SmbClient::Bind(common::Fd fd, const SmbClien
                                                    uint32_t channel) {
   if (fd.get() < 0) return Status::InvalidArgument("SmbClient::Bind: no socket");
   if (session.dialect_ != kDialect311) {
-    return Status::InvalidArgument("multichannel needs SMB 3.x; " + session.config_.mode +
-                                   " runs on SMB " + DialectName(session.dialect_));
+    return Status::InvalidArgument(std::string("multichannel needs SMB 3.x; ") +
+                                   SmbModeName(session.mode_) + " runs on SMB " +
+                                   DialectName(session.dialect_));
   }
   if (!session.multichannel_) {
     return Status::Unavailable("the server did not offer multichannel (CAP_MULTI_CHANNEL)");
@@ -434,19 +426,18 @@ Status SmbClient::Negotiate() {
   NegotiateRequest r;
   memcpy(r.client_guid, client_guid_, 16);
   if (RAND_bytes(r.salt, 32) != 1) return Status::Internal("RAND_bytes failed");
-  const bool hmac =
-      mode_.protection == Protection::kSign && mode_.signing == SigningAlgorithm::kHmacSha256;
-  r.dialects = {hmac ? kDialect210 : kDialect311};
+  const bool hmac = SmbModeDialect(mode_) == kDialect210;
+  r.dialects = {SmbModeDialect(mode_)};
   r.security_mode =
       kSigningEnabled | (mode_.protection == Protection::kSign ? kSigningRequired : 0);
   if (mode_.protection == Protection::kEncrypt) {
     // Samba (smb2_negprot.c) looks at the encryption context only from a
     // client that also sets CAP_ENCRYPTION, as Windows does on 3.1.1.
     r.capabilities |= kCapEncryption;
-    r.ciphers = {mode_.cipher};
+    r.ciphers = {mode_.cipher->id};
   }
   if (mode_.protection == Protection::kSign && !hmac) {
-    r.signing_algorithms = {SigningId(mode_.signing)};
+    r.signing_algorithms = {static_cast<uint16_t>(mode_.signing->id)};
   }
   Bytes request;
   const HeaderFields h = NextHeader(Command::kNegotiate, /*charge=*/0);
@@ -457,7 +448,7 @@ Status SmbClient::Negotiate() {
   SECMODE_ASSIGN_OR_RETURN(NegotiateResponse n, ParseNegotiateResponse(response));
   if (n.dialect != r.dialects[0]) {
     return Status::Unavailable("the server chose dialect " + Hex16(n.dialect) + ", " +
-                               config_.mode + " needs " + Hex16(r.dialects[0]));
+                               SmbModeName(mode_) + " needs " + Hex16(r.dialects[0]));
   }
   dialect_ = n.dialect;
   multichannel_ = (n.capabilities & kCapMultiChannel) != 0;
@@ -469,18 +460,21 @@ Status SmbClient::Negotiate() {
   }
   if (hmac) return Status::Ok();
   SECMODE_RETURN_IF_ERROR(UpdatePreauthHash(&preauth_, response));
-  if (mode_.protection == Protection::kEncrypt && n.cipher != static_cast<uint16_t>(mode_.cipher)) {
+  if (mode_.protection == Protection::kEncrypt &&
+      n.cipher != static_cast<uint16_t>(mode_.cipher->id)) {
     return Status::Unavailable(std::string("the server chose cipher ") +
-                               (n.cipher == 0 ? "none" : Hex16(n.cipher)) + ", " + config_.mode +
-                               " offered only " + CipherName(mode_.cipher) +
+                               (n.cipher == 0 ? "none" : Hex16(n.cipher)) + ", " +
+                               SmbModeName(mode_) + " offered only " + mode_.cipher->name +
                                " (server smb3 encryption algorithms?)");
   }
   if (mode_.protection == Protection::kSign) {
-    const uint16_t want = SigningId(mode_.signing);
-    const uint16_t got = n.has_signing_context ? n.signing_algorithm : kSigningIdAesCmac;
+    const uint16_t want = static_cast<uint16_t>(mode_.signing->id);
+    // Without a signing context 3.1.1 signs with AES-CMAC.
+    const uint16_t got = n.has_signing_context ? n.signing_algorithm
+                                               : static_cast<uint16_t>(SigningAlgorithm::kAesCmac);
     if (got != want) {
       return Status::Unavailable("the server chose signing algorithm " + Hex16(got) + ", " +
-                                 config_.mode + " offered only " + Hex16(want) +
+                                 SmbModeName(mode_) + " offered only " + Hex16(want) +
                                  " (server smb3 signing algorithms?)");
     }
   }
@@ -589,7 +583,7 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
     SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb2Keys(gss_key_));
   } else {
     const CipherId cipher =
-        mode_.protection == Protection::kEncrypt ? mode_.cipher : CipherId::kAes128Gcm;
+        mode_.protection == Protection::kEncrypt ? mode_.cipher->id : CipherId::kAes128Gcm;
     SECMODE_ASSIGN_OR_RETURN(keys_, DeriveSmb311Keys(gss_key_, preauth_, cipher));
     if (bind_to) {
       // MS-SMB2 3.2.5.3.3: the channel signs with the key of this
@@ -613,8 +607,8 @@ Status SmbClient::SessionSetup(const SmbClient* bind_to) {
   }
   if (mode_.protection != Protection::kEncrypt && (session_flags & kSessionFlagEncryptData) &&
       !bind_to) {
-    return Status::Unavailable("the server requires encryption for this session; " + config_.mode +
-                               " does not encrypt");
+    return Status::Unavailable(std::string("the server requires encryption for this session; ") +
+                               SmbModeName(mode_) + " does not encrypt");
   }
   protect_ = true;
   return Status::Ok();
@@ -627,14 +621,14 @@ Status SmbClient::MakeProtection() {
   if (dialect_ != kDialect311) {
     signing = SigningAlgorithm::kHmacSha256;
   } else if (mode_.protection == Protection::kSign) {
-    signing = mode_.signing;
+    signing = mode_.signing->id;
   }
   SECMODE_ASSIGN_OR_RETURN(signer_, Signer::Create(signing, keys_.signing));
   if (mode_.protection == Protection::kEncrypt) {
+    SECMODE_ASSIGN_OR_RETURN(encryptor_, Encryptor::Create(mode_.cipher->id, keys_.client_to_server,
+                                                           session_id_, channel_));
     SECMODE_ASSIGN_OR_RETURN(
-        encryptor_, Encryptor::Create(mode_.cipher, keys_.client_to_server, session_id_, channel_));
-    SECMODE_ASSIGN_OR_RETURN(decryptor_,
-                             Decryptor::Create(mode_.cipher, keys_.server_to_client, session_id_));
+        decryptor_, Decryptor::Create(mode_.cipher->id, keys_.server_to_client, session_id_));
   }
   return Status::Ok();
 }
@@ -646,7 +640,8 @@ Result<std::unique_ptr<SmbClient>> SmbClient::ReceiveOnly(common::Fd fd,
                                                           const std::vector<Sent>& sent) {
   if (fd.get() < 0) return Status::InvalidArgument("SmbClient::ReceiveOnly: no socket");
   std::unique_ptr<SmbClient> c(new SmbClient(std::move(fd), config));
-  SECMODE_ASSIGN_OR_RETURN(c->mode_, ParseSmbModeName(config.mode));
+  SECMODE_RETURN_IF_ERROR(CheckSmbMode(config.mode));
+  c->mode_ = config.mode;
   c->dialect_ = dialect;
   c->session_id_ = session_id;
   c->keys_ = keys;
@@ -665,7 +660,7 @@ Status SmbClient::TreeConnect() {
   SECMODE_ASSIGN_OR_RETURN(HeaderFields r, ParseHeader(response));
   tree_id_ = r.tree_id;
   if ((t.share_flags & kShareFlagEncryptData) && !encryptor_) {
-    return Status::Unavailable("the share requires encryption; " + config_.mode +
+    return Status::Unavailable(std::string("the share requires encryption; ") + SmbModeName(mode_) +
                                " does not encrypt");
   }
   return Status::Ok();

@@ -64,7 +64,8 @@
 namespace secmode::smb {
 
 struct SmbClientConfig {
-  std::string mode = "smb-enc-aes-128-gcm";
+  // Parsed where its name entered (legs.h: ParseSmbModeName).
+  SmbMode mode = EncryptingMode(CipherId::kAes128Gcm);
   // A ccache ("FILE:/path") holding a ticket for `service_principal`.
   std::string ccache;
   std::string service_principal;  // "cifs/host.example@EXAMPLE"

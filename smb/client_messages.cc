@@ -12,8 +12,6 @@ using common::Status;
 
 namespace {
 
-std::string N(size_t v) { return std::to_string(v); }
-
 size_t Align8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 // The header of a response to `command` (the response flag set).

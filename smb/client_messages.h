@@ -54,11 +54,6 @@ inline constexpr uint8_t kSessionSetupBinding = 0x01;
 inline constexpr uint16_t kSessionFlagEncryptData = 0x0004;
 inline constexpr uint32_t kShareFlagEncryptData = 0x00008000;
 
-// SMB2_SIGNING_CAPABILITIES ids (2.2.3.1.7).
-inline constexpr uint16_t kSigningIdHmacSha256 = 0x0000;
-inline constexpr uint16_t kSigningIdAesCmac = 0x0001;
-inline constexpr uint16_t kSigningIdAesGmac = 0x0002;
-
 struct NegotiateRequest {
   std::vector<uint16_t> dialects;  // e.g. {0x0311}
   uint16_t security_mode = kSigningEnabled;

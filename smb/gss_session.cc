@@ -13,9 +13,9 @@ namespace secmode::smb {
 using common::Result;
 using common::Status;
 
-Result<KerberosSmbSession> EstablishKerberosSmbSession(const std::string& family,
+Result<KerberosSmbSession> EstablishKerberosSmbSession(const SmbMode& mode,
                                                        const gss::Realm& realm) {
-  SECMODE_ASSIGN_OR_RETURN(SmbMode mode, ParseSmbModeName(family));
+  SECMODE_RETURN_IF_ERROR(CheckSmbMode(mode));
   SECMODE_ASSIGN_OR_RETURN(auto pair, gss::ContextPair::Establish(realm, gss::kDefaultEnctype));
   SECMODE_ASSIGN_OR_RETURN(gss::SessionKey client_key, gss::InquireSessionKey(pair->initiator()));
   SECMODE_ASSIGN_OR_RETURN(gss::SessionKey server_key, gss::InquireSessionKey(pair->acceptor()));
@@ -44,10 +44,9 @@ Result<KerberosSmbSession> EstablishKerberosSmbSession(const std::string& family
   return session;
 }
 
-Result<common::Association> MakeKerberosSmbAssociation(const std::string& family,
+Result<common::Association> MakeKerberosSmbAssociation(const SmbMode& mode,
                                                        const gss::Realm& realm) {
-  SECMODE_ASSIGN_OR_RETURN(SmbMode mode, ParseSmbModeName(family));
-  SECMODE_ASSIGN_OR_RETURN(KerberosSmbSession session, EstablishKerberosSmbSession(family, realm));
+  SECMODE_ASSIGN_OR_RETURN(KerberosSmbSession session, EstablishKerberosSmbSession(mode, realm));
   return MakeSmbAssociation(mode, session.keys, session.session_id);
 }
 

@@ -14,13 +14,12 @@
 #ifndef SECMODE_SMB_GSS_SESSION_H_
 #define SECMODE_SMB_GSS_SESSION_H_
 
-#include <string>
-
 #include "common/seal.h"
 #include "common/secret_bytes.h"
 #include "common/status.h"
 #include "gss/realm.h"
 #include "smb/kdf.h"
+#include "smb/legs.h"
 
 namespace secmode::smb {
 
@@ -31,12 +30,11 @@ struct KerberosSmbSession {
   uint64_t session_id = 0;
 };
 
-// Establishes the context pair and derives the keys for `family`
-// ("smb-enc-aes-128-gcm", ...).
-common::Result<KerberosSmbSession> EstablishKerberosSmbSession(const std::string& family,
+// Establishes the context pair and derives the keys for `mode`.
+common::Result<KerberosSmbSession> EstablishKerberosSmbSession(const SmbMode& mode,
                                                                const gss::Realm& realm);
 
-common::Result<common::Association> MakeKerberosSmbAssociation(const std::string& family,
+common::Result<common::Association> MakeKerberosSmbAssociation(const SmbMode& mode,
                                                                const gss::Realm& realm);
 
 }  // namespace secmode::smb

@@ -113,28 +113,6 @@ Result<SecretBytes> Sp800108ViaOpenSslKbkdf(ByteView key, ByteView label, ByteVi
   return out;
 }
 
-const char* CipherName(CipherId cipher) {
-  switch (cipher) {
-    case CipherId::kAes128Ccm: return "aes-128-ccm";
-    case CipherId::kAes128Gcm: return "aes-128-gcm";
-    case CipherId::kAes256Ccm: return "aes-256-ccm";
-    case CipherId::kAes256Gcm: return "aes-256-gcm";
-  }
-  return "unknown";
-}
-
-Result<CipherId> ParseCipherId(uint16_t raw) {
-  switch (raw) {
-    case 1: return CipherId::kAes128Ccm;
-    case 2: return CipherId::kAes128Gcm;
-    case 3: return CipherId::kAes256Ccm;
-    case 4: return CipherId::kAes256Gcm;
-  }
-  char buf[64];
-  snprintf(buf, sizeof buf, "unknown cipher id 0x%04x (known: 0x0001..0x0004)", raw);
-  return Status::InvalidArgument(buf);
-}
-
 SecretBytes SmbSessionKey(ByteView gss_key) {
   SecretBytes key(size_t{16});
   if (!gss_key.empty()) memcpy(key.data(), gss_key.data(), std::min<size_t>(16, gss_key.size()));
@@ -171,14 +149,14 @@ Result<SessionKeys> DeriveSmb311Keys(ByteView gss_key, ByteView preauth_hash, Ci
                                    std::to_string(preauth_hash.size()) +
                                    " bytes; SHA-512 gives 64");
   }
-  SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
+  SECMODE_ASSIGN_OR_RETURN(const CipherProfile* profile, CipherProfileOf(cipher));
   const SecretBytes k = SmbSessionKey(gss_key);
   // AES-256 ciphers: L = 256 and the key is Session.FullSessionKey
   // (MS-SMB2 3.2.5.3.1: "If Connection.CipherId is AES-256-CCM or
   // AES-256-GCM, ... Session.FullSessionKey").
-  const bool wide = CipherKeyBytes(cipher) == 32;
+  const bool wide = profile->key_bytes == 32;
   const ByteView cipher_kdk = wide ? gss_key : ByteView(k);
-  const size_t cipher_bits = wide ? 256 : 128;
+  const size_t cipher_bits = profile->key_bytes * 8;
   SessionKeys keys;
   SECMODE_ASSIGN_OR_RETURN(keys.signing,
                            Sp800108HmacSha256(k, Label("SMBSigningKey"), preauth_hash, 128));

@@ -13,6 +13,7 @@
 #include "common/bytes.h"
 #include "common/secret_bytes.h"
 #include "common/status.h"
+#include "smb/profiles.h"
 
 namespace secmode::smb {
 
@@ -32,21 +33,6 @@ common::Result<common::SecretBytes> Sp800108ViaOpenSslKbkdf(common::ByteView key
                                                             common::ByteView label,
                                                             common::ByteView context,
                                                             size_t out_bits);
-
-// Cipher ids as SMB2_ENCRYPTION_CAPABILITIES carries them (MS-SMB2 2.2.3.1.2).
-enum class CipherId : uint16_t {
-  kAes128Ccm = 0x0001,
-  kAes128Gcm = 0x0002,
-  kAes256Ccm = 0x0003,
-  kAes256Gcm = 0x0004,
-};
-// "aes-128-ccm" ...; "unknown" for anything else.
-const char* CipherName(CipherId cipher);
-// Checks that `raw` is one of the four ids; the error names the id.
-common::Result<CipherId> ParseCipherId(uint16_t raw);
-inline size_t CipherKeyBytes(CipherId c) {
-  return c == CipherId::kAes256Ccm || c == CipherId::kAes256Gcm ? 32 : 16;
-}
 
 // The keys of one SMB session, named by direction so that neither side
 // wonders whose "EncryptionKey" is meant: the client's EncryptionKey is

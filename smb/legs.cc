@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "smb/client_messages.h"
 #include "smb/message.h"
 #include "smb/transform.h"
 
@@ -189,35 +190,58 @@ class TransformOpener : public common::Opener {
 
 }  // namespace
 
-Result<SmbMode> ParseSmbModeName(const std::string& f) {
-  SmbMode m;
-  if (f == "smb-plain") return m;
-  if (f == "smb-sign-hmac-sha256" || f == "smb-sign-aes-cmac" || f == "smb-sign-aes-gmac") {
-    m.protection = Protection::kSign;
-    m.signing = f == "smb-sign-hmac-sha256" ? SigningAlgorithm::kHmacSha256
-                : f == "smb-sign-aes-cmac"  ? SigningAlgorithm::kAesCmac
-                                            : SigningAlgorithm::kAesGmac;
-    return m;
+SmbMode SigningMode(SigningAlgorithm a) {
+  auto row = SigningProfileOf(a);
+  return {Protection::kSign, row.ok() ? *row : nullptr, nullptr};
+}
+
+SmbMode EncryptingMode(CipherId c) {
+  auto row = CipherProfileOf(c);
+  return {Protection::kEncrypt, nullptr, row.ok() ? *row : nullptr};
+}
+
+Status CheckSmbMode(const SmbMode& mode) {
+  if (mode.protection == Protection::kSign && mode.signing == nullptr) {
+    return Status::InvalidArgument("SMB signing mode without a signing algorithm");
   }
-  static const struct {
-    const char* name;
-    CipherId id;
-  } kCiphers[] = {{"smb-enc-aes-128-ccm", CipherId::kAes128Ccm},
-                  {"smb-enc-aes-128-gcm", CipherId::kAes128Gcm},
-                  {"smb-enc-aes-256-ccm", CipherId::kAes256Ccm},
-                  {"smb-enc-aes-256-gcm", CipherId::kAes256Gcm}};
-  for (const auto& c : kCiphers) {
-    if (f == c.name) {
-      m.protection = Protection::kEncrypt;
-      m.cipher = c.id;
-      return m;
-    }
+  if (mode.protection == Protection::kEncrypt && mode.cipher == nullptr) {
+    return Status::InvalidArgument("SMB encryption mode without a cipher");
+  }
+  return Status::Ok();
+}
+
+Result<SmbMode> ParseSmbModeName(const std::string& f) {
+  if (f == "smb-plain") return SmbMode{};
+  for (const SigningProfile& s : SigningProfiles()) {
+    if (f == s.mode) return SmbMode{Protection::kSign, &s, nullptr};
+  }
+  for (const CipherProfile& c : CipherProfiles()) {
+    if (f == c.mode) return SmbMode{Protection::kEncrypt, nullptr, &c};
   }
   return Status::InvalidArgument("unknown SMB mode '" + f + "'");
 }
 
+const char* SmbModeName(const SmbMode& mode) {
+  if (mode.protection == Protection::kSign && mode.signing) return mode.signing->mode;
+  if (mode.protection == Protection::kEncrypt && mode.cipher) return mode.cipher->mode;
+  return mode.protection == Protection::kPlain ? "smb-plain" : "smb-unknown";
+}
+
+std::string SmbModeNames() {
+  std::string out = "smb-plain";
+  for (const SigningProfile& s : SigningProfiles()) out += std::string(", ") + s.mode;
+  for (const CipherProfile& c : CipherProfiles()) out += std::string(", ") + c.mode;
+  return out;
+}
+
+uint16_t SmbModeDialect(const SmbMode& mode) {
+  if (mode.protection == Protection::kSign && mode.signing) return mode.signing->dialect;
+  return kDialect311;
+}
+
 Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& keys,
                                        uint64_t session_id) {
+  SECMODE_RETURN_IF_ERROR(CheckSmbMode(mode));
   Association a;
   switch (mode.protection) {
     case Protection::kPlain:
@@ -231,7 +255,7 @@ Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& k
       // threads and a context is single-threaded.
       std::unique_ptr<Signer> s[4];
       for (auto& signer : s) {
-        SECMODE_ASSIGN_OR_RETURN(signer, Signer::Create(mode.signing, keys.signing));
+        SECMODE_ASSIGN_OR_RETURN(signer, Signer::Create(mode.signing->id, keys.signing));
       }
       a.client_seal =
           std::make_unique<MessageSealer>(Shape::kWriteRequest, session_id, std::move(s[0]));
@@ -244,14 +268,11 @@ Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& k
     case Protection::kEncrypt: {
       // Each Encryptor draws its own counters from the nonce ledger
       // (transform.h), so even equal direction keys never share a nonce.
-      SECMODE_ASSIGN_OR_RETURN(
-          auto ce, Encryptor::Create(mode.cipher, keys.client_to_server, session_id, 0));
-      SECMODE_ASSIGN_OR_RETURN(auto sd,
-                               Decryptor::Create(mode.cipher, keys.client_to_server, session_id));
-      SECMODE_ASSIGN_OR_RETURN(
-          auto se, Encryptor::Create(mode.cipher, keys.server_to_client, session_id, 0));
-      SECMODE_ASSIGN_OR_RETURN(auto cd,
-                               Decryptor::Create(mode.cipher, keys.server_to_client, session_id));
+      const CipherId c = mode.cipher->id;
+      SECMODE_ASSIGN_OR_RETURN(auto ce, Encryptor::Create(c, keys.client_to_server, session_id, 0));
+      SECMODE_ASSIGN_OR_RETURN(auto sd, Decryptor::Create(c, keys.client_to_server, session_id));
+      SECMODE_ASSIGN_OR_RETURN(auto se, Encryptor::Create(c, keys.server_to_client, session_id, 0));
+      SECMODE_ASSIGN_OR_RETURN(auto cd, Decryptor::Create(c, keys.server_to_client, session_id));
       a.client_seal =
           std::make_unique<TransformSealer>(Shape::kWriteRequest, session_id, std::move(ce));
       a.server_open = std::make_unique<TransformOpener>(Shape::kWriteRequest, std::move(sd));
@@ -266,12 +287,11 @@ Result<Association> MakeSmbAssociation(const SmbMode& mode, const SessionKeys& k
 
 Result<SessionKeys> DeriveKeysForMode(const SmbMode& mode, ByteView gss_key,
                                       ByteView preauth_hash) {
+  SECMODE_RETURN_IF_ERROR(CheckSmbMode(mode));
   if (mode.protection == Protection::kPlain) return SessionKeys{};
-  if (mode.protection == Protection::kSign && mode.signing == SigningAlgorithm::kHmacSha256) {
-    return DeriveSmb2Keys(gss_key);
-  }
+  if (SmbModeDialect(mode) != kDialect311) return DeriveSmb2Keys(gss_key);
   const CipherId cipher =
-      mode.protection == Protection::kEncrypt ? mode.cipher : CipherId::kAes128Gcm;
+      mode.protection == Protection::kEncrypt ? mode.cipher->id : CipherId::kAes128Gcm;
   return DeriveSmb311Keys(gss_key, preauth_hash, cipher);
 }
 

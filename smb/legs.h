@@ -28,15 +28,33 @@ namespace secmode::smb {
 
 enum class Protection { kPlain, kSign, kEncrypt };
 
+// One measured SMB mode, parsed once where its name enters (the cli, the
+// harness's mode registry, a results.json): the library takes this, never
+// the name. `signing` / `cipher` point into the tables of profiles.h.
 struct SmbMode {
   Protection protection = Protection::kPlain;
-  SigningAlgorithm signing = SigningAlgorithm::kAesCmac;  // kSign only
-  CipherId cipher = CipherId::kAes128Gcm;                 // kEncrypt only
+  const SigningProfile* signing = nullptr;  // kSign: the row it signs with; else null
+  const CipherProfile* cipher = nullptr;    // kEncrypt: the row it encrypts with; else null
 };
 
+// The mode that signs with `a` / encrypts with `c` (its row null when the id
+// has none, which CheckSmbMode refuses).
+SmbMode SigningMode(SigningAlgorithm a);
+SmbMode EncryptingMode(CipherId c);
+// Checks that the mode has the row its protection needs.
+common::Status CheckSmbMode(const SmbMode& mode);
+
 // "smb-plain", "smb-sign-hmac-sha256", "smb-sign-aes-cmac",
-// "smb-sign-aes-gmac", "smb-enc-aes-128-ccm", ... -> SmbMode.
+// "smb-sign-aes-gmac", "smb-enc-aes-128-ccm", ... (the rows' `mode`) ->
+// SmbMode, and back.
 common::Result<SmbMode> ParseSmbModeName(const std::string& family);
+const char* SmbModeName(const SmbMode& mode);
+// Every mode name, for a help text: "smb-plain, ..., smb-enc-aes-256-gcm".
+std::string SmbModeNames();
+
+// The dialect a session of `mode` runs: 2.1 for HMAC-SHA256 signing (the
+// dialect whose signing that is), 3.1.1 for everything else.
+uint16_t SmbModeDialect(const SmbMode& mode);
 
 // The legs for `mode` from already-derived keys. For kEncrypt the keys'
 // cipher keys must fit mode.cipher.

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/latency.h"
 #include "common/machine.h"
+#include "smb/message.h"
 
 namespace secmode::smb {
 
@@ -18,8 +19,6 @@ using common::Result;
 using common::Status;
 
 namespace {
-
-std::string N(uint64_t v) { return std::to_string(v); }
 
 // One channel of one session (channel 0: the session's own connection).
 struct Connection {
@@ -169,7 +168,7 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
     return Status::InvalidArgument("the emulated round trip must be at most 10 s, not " +
                                    N(o.round_trip_us) + " us");
   }
-  SECMODE_RETURN_IF_ERROR(ParseSmbModeName(config.mode).status());
+  SECMODE_RETURN_IF_ERROR(CheckSmbMode(config.mode));
 
   std::vector<Connection> conns(static_cast<size_t>(o.connections * o.channels));
   for (size_t i = 0; i < conns.size(); ++i) {
@@ -214,7 +213,7 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   for (std::thread& t : threads) t.join();
 
   SmbLoadReport r;
-  r.mode = config.mode;
+  r.mode = SmbModeName(config.mode);
   r.options = o;
   r.seconds = o.seconds;
   r.client_cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;

@@ -18,8 +18,6 @@ void WriteFileId(const FileId& f, uint8_t* p) {
   PutLe64(p + 8, f.volatile_id);
 }
 
-std::string N(size_t v) { return std::to_string(v); }
-
 }  // namespace
 
 void WriteHeader(const HeaderFields& h, uint8_t* out) {

@@ -75,6 +75,8 @@ inline void PutLe64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 // An ASCII name as the UTF-16LE SMB2 carries (2 bytes per character).
+// A number in decimal, for the error messages of smb/.
+inline std::string N(uint64_t v) { return std::to_string(v); }
 inline void PutUtf16Ascii(const std::string& s, uint8_t* out) {
   for (size_t i = 0; i < s.size(); ++i) {
     out[2 * i] = static_cast<uint8_t>(s[i]);

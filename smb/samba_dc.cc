@@ -54,7 +54,7 @@ std::string SambaDc::service_principal() const {
   return std::string("cifs/") + kDnsName + "@" + kRealm;
 }
 std::string SambaDc::user_principal() const { return std::string(kUser) + "@" + kRealm; }
-SmbClientConfig SambaDc::ClientConfig(const std::string& mode) const {
+SmbClientConfig SambaDc::ClientConfig(const SmbMode& mode) const {
   SmbClientConfig config;
   config.mode = mode;
   config.ccache = ccache();

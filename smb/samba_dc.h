@@ -94,7 +94,7 @@ class SambaDc {
   // share), the timeout left at its default; and a connector that opens
   // each connection from the client namespace (5 s to connect). The DC
   // must outlive both.
-  SmbClientConfig ClientConfig(const std::string& mode) const;
+  SmbClientConfig ClientConfig(const SmbMode& mode) const;
   SmbConnector Connector() const;
 
   // The server's Kerberos service principal, "cifs/dc1.smb.secmode.test@SMB.SECMODE.TEST".

@@ -27,8 +27,6 @@ namespace {
 
 constexpr uint8_t kZeroSignature[16] = {};
 
-std::string N(size_t v) { return std::to_string(v); }
-
 // `message` (its header first) followed by `tail`, one SMB2 message.
 Status CheckMessage(ByteView message, ByteView tail = {}) {
   if (message.size() < kHeaderSize) {
@@ -181,24 +179,12 @@ class GmacSigner : public Signer {
 
 }  // namespace
 
-const char* SigningAlgorithmName(SigningAlgorithm a) {
-  switch (a) {
-    case SigningAlgorithm::kHmacSha256: return "hmac-sha256";
-    case SigningAlgorithm::kAesCmac: return "aes-128-cmac";
-    case SigningAlgorithm::kAesGmac: return "aes-128-gmac";
-  }
-  return "unknown";
-}
-
 Result<std::unique_ptr<Signer>> Signer::Create(SigningAlgorithm algorithm, ByteView key) {
+  SECMODE_RETURN_IF_ERROR(SigningProfileOf(algorithm).status());
   if (algorithm == SigningAlgorithm::kAesGmac) {
     auto s = std::make_unique<GmacSigner>();
     SECMODE_RETURN_IF_ERROR(s->Init(key));
     return std::unique_ptr<Signer>(std::move(s));
-  }
-  if (algorithm != SigningAlgorithm::kHmacSha256 && algorithm != SigningAlgorithm::kAesCmac) {
-    return Status::InvalidArgument("unknown signing algorithm " +
-                                   std::to_string(static_cast<int>(algorithm)));
   }
   if (algorithm == SigningAlgorithm::kHmacSha256) {
     auto s = std::make_unique<HmacSigner>();

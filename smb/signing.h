@@ -34,11 +34,9 @@
 
 #include "common/bytes.h"
 #include "common/status.h"
+#include "smb/profiles.h"
 
 namespace secmode::smb {
-
-enum class SigningAlgorithm { kHmacSha256, kAesCmac, kAesGmac };
-const char* SigningAlgorithmName(SigningAlgorithm a);  // "hmac-sha256", ...
 
 class Signer {
  public:

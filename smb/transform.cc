@@ -29,20 +29,6 @@ using common::Status;
 
 namespace {
 
-std::string N(size_t v) { return std::to_string(v); }
-
-bool IsCcm(CipherId c) { return c == CipherId::kAes128Ccm || c == CipherId::kAes256Ccm; }
-
-const char* EvpName(CipherId c) {
-  switch (c) {
-    case CipherId::kAes128Ccm: return "AES-128-CCM";
-    case CipherId::kAes128Gcm: return "AES-128-GCM";
-    case CipherId::kAes256Ccm: return "AES-256-CCM";
-    case CipherId::kAes256Gcm: return "AES-256-GCM";
-  }
-  return "?";
-}
-
 std::string Hex64(uint64_t v) {
   char buf[24];
   snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -51,14 +37,13 @@ std::string Hex64(uint64_t v) {
 
 // Fetches the cipher once and keys `ctx` once. For CCM the nonce length (11)
 // and tag length (16) must be set before the key.
-Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, common::OsslPtr<EVP_CIPHER>* evp,
-                    common::OsslPtr<EVP_CIPHER_CTX>* ctx) {
-  SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
-  if (key.size() != CipherKeyBytes(cipher)) {
-    return Status::InvalidArgument(std::string(CipherName(cipher)) + " key of " + N(key.size()) +
-                                   " bytes, need " + N(CipherKeyBytes(cipher)));
+Status SetUpContext(const CipherProfile& cipher, ByteView key, bool encrypt,
+                    common::OsslPtr<EVP_CIPHER>* evp, common::OsslPtr<EVP_CIPHER_CTX>* ctx) {
+  if (key.size() != cipher.key_bytes) {
+    return Status::InvalidArgument(std::string(cipher.name) + " key of " + N(key.size()) +
+                                   " bytes, need " + N(cipher.key_bytes));
   }
-  evp->reset(EVP_CIPHER_fetch(nullptr, EvpName(cipher), nullptr));
+  evp->reset(EVP_CIPHER_fetch(nullptr, cipher.evp_name, nullptr));
   if (!*evp) return OpenSslError("EVP_CIPHER_fetch");
   ctx->reset(EVP_CIPHER_CTX_new());
   if (!*ctx) return OpenSslError("EVP_CIPHER_CTX_new");
@@ -66,12 +51,13 @@ Status SetUpContext(CipherId cipher, ByteView key, bool encrypt, common::OsslPtr
   if (EVP_CipherInit_ex2(c, evp->get(), nullptr, nullptr, encrypt ? 1 : 0, nullptr) != 1) {
     return OpenSslError("EVP_CipherInit_ex2 (cipher)");
   }
-  if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(NonceBytes(cipher)),
+  if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(cipher.nonce_bytes),
                           nullptr) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_SET_IVLEN");
   }
   // CCM bakes the tag length M into its state at key setup (both ways).
-  if (IsCcm(cipher) && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) {
+  if (cipher.aead == Aead::kCcm &&
+      EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, 16, nullptr) != 1) {
     return OpenSslError("EVP_CTRL_AEAD_SET_TAG (CCM tag length)");
   }
   if (EVP_CipherInit_ex2(c, nullptr, key.data(), nullptr, encrypt ? 1 : 0, nullptr) != 1) {
@@ -234,17 +220,19 @@ void WriteTransformHeader(const TransformHeader& h, uint8_t out[kTransformHeader
 
 Result<NonceSequence> NonceSequence::Create(CipherId cipher, uint32_t channel_id, uint64_t first,
                                             uint64_t last) {
-  SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
-  if (IsCcm(cipher) && channel_id >= (1u << 24)) {
-    return Status::InvalidArgument("channel id " + N(channel_id) +
-                                   " does not fit the 3 channel bytes of an 11-byte CCM nonce");
+  SECMODE_ASSIGN_OR_RETURN(const CipherProfile* profile, CipherProfileOf(cipher));
+  const size_t channel_bytes = profile->nonce_bytes - 8;
+  if (channel_bytes < 4 && channel_id >> (8 * channel_bytes) != 0) {
+    return Status::InvalidArgument("channel id " + N(channel_id) + " does not fit the " +
+                                   N(channel_bytes) + " channel bytes of an " +
+                                   N(profile->nonce_bytes) + "-byte " + profile->name + " nonce");
   }
   if (first > last) {
     return Status::InvalidArgument("nonce counter range is empty: first " + N(first) + " > last " +
                                    N(last));
   }
   NonceSequence n;
-  n.cipher_ = cipher;
+  n.profile_ = profile;
   n.channel_ = channel_id;
   n.first_ = first;
   n.next_ = first;
@@ -253,7 +241,7 @@ Result<NonceSequence> NonceSequence::Create(CipherId cipher, uint32_t channel_id
 }
 
 NonceSequence::NonceSequence(NonceSequence&& o) noexcept
-    : cipher_(o.cipher_),
+    : profile_(o.profile_),
       channel_(o.channel_),
       first_(o.first_),
       next_(o.next_),
@@ -264,7 +252,7 @@ NonceSequence::NonceSequence(NonceSequence&& o) noexcept
 
 NonceSequence& NonceSequence::operator=(NonceSequence&& o) noexcept {
   if (this != &o) {
-    cipher_ = o.cipher_;
+    profile_ = o.profile_;
     channel_ = o.channel_;
     first_ = o.first_;
     next_ = o.next_;
@@ -282,10 +270,9 @@ Status NonceSequence::Next(uint8_t nonce[16]) {
   }
   memset(nonce, 0, 16);
   PutLe64(nonce, next_);
-  nonce[8] = static_cast<uint8_t>(channel_);
-  nonce[9] = static_cast<uint8_t>(channel_ >> 8);
-  nonce[10] = static_cast<uint8_t>(channel_ >> 16);
-  if (!IsCcm(cipher_)) nonce[11] = static_cast<uint8_t>(channel_ >> 24);
+  for (size_t i = 8; i < profile_->nonce_bytes; ++i) {
+    nonce[i] = static_cast<uint8_t>(channel_ >> (8 * (i - 8)));
+  }
   if (next_ == last_) {
     exhausted_ = true;
   } else {
@@ -308,19 +295,19 @@ Result<std::unique_ptr<Encryptor>> Encryptor::Create(CipherId cipher, ByteView k
 Result<std::unique_ptr<Encryptor>> Encryptor::Make(CipherId cipher, ByteView key,
                                                    uint64_t session_id, NonceSequence nonces,
                                                    bool draw) {
-  SECMODE_RETURN_IF_ERROR(ParseCipherId(static_cast<uint16_t>(cipher)).status());
-  if (NonceBytes(nonces.cipher()) != NonceBytes(cipher)) {
-    return Status::InvalidArgument(
-        std::string("nonce sequence made for ") + CipherName(nonces.cipher()) + " (" +
-        N(NonceBytes(nonces.cipher())) + "-byte nonces) given to a " + CipherName(cipher) +
-        " Encryptor (" + N(NonceBytes(cipher)) + "-byte nonces)");
+  SECMODE_ASSIGN_OR_RETURN(const CipherProfile* profile, CipherProfileOf(cipher));
+  if (nonces.profile().nonce_bytes != profile->nonce_bytes) {
+    return Status::InvalidArgument(std::string("nonce sequence made for ") + nonces.profile().name +
+                                   " (" + N(nonces.profile().nonce_bytes) +
+                                   "-byte nonces) given to a " + profile->name + " Encryptor (" +
+                                   N(profile->nonce_bytes) + "-byte nonces)");
   }
   if (nonces.exhausted()) {
     return Status::Exhausted("nonce sequence given to the Encryptor is already used up");
   }
   const uint32_t channel = nonces.channel();
-  std::unique_ptr<Encryptor> e(new Encryptor(cipher, session_id, std::move(nonces)));
-  SECMODE_RETURN_IF_ERROR(SetUpContext(cipher, key, true, &e->evp_cipher_, &e->ctx_));
+  std::unique_ptr<Encryptor> e(new Encryptor(profile, session_id, std::move(nonces)));
+  SECMODE_RETURN_IF_ERROR(SetUpContext(*profile, key, true, &e->evp_cipher_, &e->ctx_));
   NonceLedger& ledger = NonceLedger::Get();
   SECMODE_ASSIGN_OR_RETURN(std::string key_id, ledger.KeyId(key));
   if (draw) {
@@ -374,7 +361,7 @@ Status Encryptor::SealWithNonce(const uint8_t nonce_field[16],
     return OpenSslError("EVP_EncryptInit_ex2 (nonce)");
   }
   uint8_t* out = w + kTransformHeaderSize;
-  if (IsCcm(cipher_)) {
+  if (profile_->aead == Aead::kCcm) {
     // CCM needs the total length first and takes the data in one call.
     for (ByteView p : parts) {
       if (!p.empty()) memcpy(out, p.data(), p.size());
@@ -410,8 +397,9 @@ Status Encryptor::SealWithNonce(const uint8_t nonce_field[16],
 
 Result<std::unique_ptr<Decryptor>> Decryptor::Create(CipherId cipher, ByteView key,
                                                      uint64_t session_id) {
-  std::unique_ptr<Decryptor> d(new Decryptor(cipher, session_id));
-  SECMODE_RETURN_IF_ERROR(SetUpContext(cipher, key, false, &d->evp_cipher_, &d->ctx_));
+  SECMODE_ASSIGN_OR_RETURN(const CipherProfile* profile, CipherProfileOf(cipher));
+  std::unique_ptr<Decryptor> d(new Decryptor(profile, session_id));
+  SECMODE_RETURN_IF_ERROR(SetUpContext(*profile, key, false, &d->evp_cipher_, &d->ctx_));
   return d;
 }
 
@@ -447,7 +435,7 @@ Result<size_t> Decryptor::OpenInto(ByteView wire, MutableByteView head, Bytes* t
   auto fail = [&](const char* what) { return OpenSslError(what); };
   auto auth_failed = [&]() {
     return Status::AuthFailed(
-        std::string(CipherName(cipher_)) +
+        std::string(profile_->name) +
         " tag mismatch: header, AAD or ciphertext was altered (or wrong key)");
   };
   if (EVP_DecryptInit_ex2(ctx_.get(), nullptr, nullptr, h.nonce, nullptr) != 1) {
@@ -456,7 +444,7 @@ Result<size_t> Decryptor::OpenInto(ByteView wire, MutableByteView head, Bytes* t
   if (EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_SET_TAG, 16, h.signature) != 1) {
     return fail("EVP_CTRL_AEAD_SET_TAG");
   }
-  if (IsCcm(cipher_)) {
+  if (profile_->aead == Aead::kCcm) {
     // Single shot: decrypt everything into *tail, then split.
     tail->resize(total);
     if (EVP_DecryptUpdate(ctx_.get(), nullptr, &len, nullptr, static_cast<int>(total)) != 1 ||

@@ -35,10 +35,6 @@ inline constexpr size_t kTransformAadOffset = 20;
 inline constexpr size_t kTransformAadSize = 32;
 inline constexpr uint16_t kTransformFlagEncrypted = 0x0001;
 
-inline size_t NonceBytes(CipherId c) {
-  return c == CipherId::kAes128Ccm || c == CipherId::kAes256Ccm ? 11 : 12;
-}
-
 struct TransformHeader {
   uint8_t signature[16] = {};
   uint8_t nonce[16] = {};
@@ -62,7 +58,8 @@ void WriteTransformHeader(const TransformHeader& h, uint8_t out[kTransformHeader
 // certain, not probable, and costs nothing.
 //
 // Layout: bytes 0..7 = counter (little-endian), then the channel id in the
-// remaining nonce bytes (4 for GCM, 3 for CCM). Once `last` has been used,
+// remaining nonce bytes of the cipher (CipherProfile::nonce_bytes - 8: 4 for
+// GCM, 3 for CCM). Once `last` has been used,
 // Next() refuses with kExhausted: the key must be replaced (a new session)
 // before anything else is encrypted with it.
 //
@@ -83,7 +80,8 @@ class NonceSequence {
 
   // Writes the next nonce into nonce[0..15] (unused bytes zero).
   common::Status Next(uint8_t nonce[16]);
-  CipherId cipher() const { return cipher_; }
+  CipherId cipher() const { return profile_->id; }
+  const CipherProfile& profile() const { return *profile_; }
   uint32_t channel() const { return channel_; }
   uint64_t first_counter() const { return first_; }
   uint64_t last_counter() const { return last_; }
@@ -92,7 +90,7 @@ class NonceSequence {
 
  private:
   NonceSequence() = default;
-  CipherId cipher_ = CipherId::kAes128Gcm;
+  const CipherProfile* profile_ = nullptr;  // a row of CipherProfiles()
   uint32_t channel_ = 0;
   uint64_t first_ = 0, next_ = 0, last_ = 0;
   bool exhausted_ = false;
@@ -142,16 +140,16 @@ class Encryptor {
   // the caller must guarantee it is never reused.
   common::Status SealWithNonce(const uint8_t nonce_field[16],
                                std::initializer_list<common::ByteView> parts, common::Bytes* wire);
-  CipherId cipher() const { return cipher_; }
+  CipherId cipher() const { return profile_->id; }
   const NonceSequence& nonces() const { return nonces_; }
 
  private:
-  Encryptor(CipherId c, uint64_t s, NonceSequence n)
-      : cipher_(c), session_id_(s), nonces_(std::move(n)) {}
+  Encryptor(const CipherProfile* c, uint64_t s, NonceSequence n)
+      : profile_(c), session_id_(s), nonces_(std::move(n)) {}
   static common::Result<std::unique_ptr<Encryptor>> Make(CipherId cipher, common::ByteView key,
                                                          uint64_t session_id, NonceSequence nonces,
                                                          bool draw);
-  CipherId cipher_;
+  const CipherProfile* profile_;  // a row of CipherProfiles()
   uint64_t session_id_;
   NonceSequence nonces_;
   std::string key_id_;  // the key's ledger fingerprint; "" = nothing reserved
@@ -180,10 +178,10 @@ class Decryptor {
   uint64_t session_id() const { return session_id_; }
 
  private:
-  Decryptor(CipherId c, uint64_t s) : cipher_(c), session_id_(s) {}
+  Decryptor(const CipherProfile* c, uint64_t s) : profile_(c), session_id_(s) {}
   common::Result<size_t> OpenInto(common::ByteView wire, common::MutableByteView head,
                                   common::Bytes* tail);
-  CipherId cipher_;
+  const CipherProfile* profile_;  // a row of CipherProfiles()
   uint64_t session_id_;
   common::OsslPtr<EVP_CIPHER> evp_cipher_;
   common::OsslPtr<EVP_CIPHER_CTX> ctx_;

@@ -170,7 +170,8 @@ class SmbTarget : public Target {
     o.warmup_seconds = warmup;
     o.round_trip_us = round_trip_us_;
     dc_->WatchThreads(&o);
-    smb::SmbClientConfig config = dc_->ClientConfig(family);
+    SECMODE_ASSIGN_OR_RETURN(const smb::SmbMode mode, smb::ParseSmbModeName(family));
+    smb::SmbClientConfig config = dc_->ClientConfig(mode);
     config.timeout_ms = 60000;  // a slow link's queue is not a lost request
     std::optional<smb::SmbLoadReport> partial;
     auto r = smb::RunSmbLoad(o, config, dc_->Connector(), &partial);

@@ -3,12 +3,16 @@
 // sweep. Rates go to RunResults::bounds; which rows pair up, the method and
 // the multichannel message counts to RunResults::sections["smb"].
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "common/machine.h"
 #include "harness/smb_ops.h"
 #include "smb/multichannel.h"
+#include "smb/profiles.h"
 #include "suite/section.h"
 
 namespace secmode::suite {
@@ -19,20 +23,30 @@ namespace {
 
 constexpr size_t kBoundSize = 1u << 20;
 constexpr double kTarget = 0.9;
-// Each SMB operation of the bounds, paired with its raw primitive.
-constexpr smb::CipherId kCiphers[] = {smb::CipherId::kAes128Gcm, smb::CipherId::kAes256Gcm,
-                                      smb::CipherId::kAes128Ccm, smb::CipherId::kAes256Ccm};
-struct Signing {
-  smb::SigningAlgorithm algorithm;
-  const char* smb_name;
-  const char* raw_name;
-};
-constexpr Signing kSignings[] = {
-    {smb::SigningAlgorithm::kAesGmac, "smb-sign-aes-gmac sign",
-     "evp-aes-128-gcm ghash-only (message as AAD)"},
-    {smb::SigningAlgorithm::kAesCmac, "smb-sign-aes-cmac sign", "evp-mac-aes-128-cmac"},
-    {smb::SigningAlgorithm::kHmacSha256, "smb-sign-hmac-sha256 sign", "evp-mac-hmac-sha256"},
-};
+// Each SMB operation of the bounds (every row of smb/profiles.h), paired
+// with its raw primitive: the ciphers GCM first (the targeted ones), the
+// signing algorithms newest first.
+std::vector<const smb::CipherProfile*> Ciphers() {
+  std::vector<const smb::CipherProfile*> out;
+  for (smb::Aead aead : {smb::Aead::kGcm, smb::Aead::kCcm}) {
+    for (const smb::CipherProfile& c : smb::CipherProfiles()) {
+      if (c.aead == aead) out.push_back(&c);
+    }
+  }
+  return out;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The raw primitive's row name: "evp-mac-hmac-sha256", or for GMAC the AEAD
+// with the message as AAD.
+std::string RawMacName(const smb::SigningProfile& s) {
+  if (s.evp_mac == nullptr) return "evp-" + Lower(s.evp_param) + " ghash-only (message as AAD)";
+  return std::string("evp-mac-") + s.name;
+}
 
 // Rounds of each comparison, each side's seconds per round, and the seconds
 // of each multichannel point.
@@ -50,7 +64,8 @@ std::set<int> ChannelCounts() { return {1, 2, 4, common::LogicalCpus()}; }
 
 double PlannedSmbSeconds(const SectionContext& ctx) {
   const Budget b = BudgetOf(ctx);
-  const double pairs = std::size(kCiphers) + std::size(kSignings);
+  const double pairs =
+      static_cast<double>(smb::CipherProfiles().size() + smb::SigningProfiles().size());
   return pairs * b.rounds * 2 * b.seconds +
          static_cast<double>(ChannelCounts().size()) * b.multichannel_seconds;
 }
@@ -65,16 +80,17 @@ Status RunSmbSection(SectionContext& ctx) {
     bool targeted;
   };
   std::vector<Pair> pairs;
-  for (smb::CipherId c : kCiphers) {
-    const std::string name = smb::CipherName(c);
-    const bool gcm = c == smb::CipherId::kAes128Gcm || c == smb::CipherId::kAes256Gcm;
-    pairs.push_back({"smb-enc-" + name + " seal+open", "evp-" + name + " encrypt+decrypt",
-                     harness::MakeSmbSealOpenOp(c, kBoundSize),
-                     harness::MakeRawAeadOp(c, kBoundSize), gcm});
+  for (const smb::CipherProfile* c : Ciphers()) {
+    const std::string name = c->name;
+    pairs.push_back({std::string(c->mode) + " seal+open", "evp-" + name + " encrypt+decrypt",
+                     harness::MakeSmbSealOpenOp(c->id, kBoundSize),
+                     harness::MakeRawAeadOp(c->id, kBoundSize), c->aead == smb::Aead::kGcm});
   }
-  for (const Signing& g : kSignings) {
-    pairs.push_back({g.smb_name, g.raw_name, harness::MakeSmbSignOp(g.algorithm, kBoundSize),
-                     harness::MakeRawMacOp(g.algorithm, kBoundSize), true});
+  const auto signings = smb::SigningProfiles();
+  for (auto g = signings.rbegin(); g != signings.rend(); ++g) {
+    pairs.push_back({std::string(g->mode) + " sign", RawMacName(*g),
+                     harness::MakeSmbSignOp(g->id, kBoundSize),
+                     harness::MakeRawMacOp(g->id, kBoundSize), true});
   }
   nlohmann::json pair_rows = nlohmann::json::array();
   for (auto& p : pairs) {

@@ -133,7 +133,8 @@ Status RunSmbE2eSection(SectionContext& ctx) {
     o.seconds = b.seconds;
     o.warmup_seconds = b.warmup;
     dc->WatchThreads(&o);
-    auto r = smb::RunSmbLoad(o, dc->ClientConfig(*step.mode), connect);
+    SECMODE_ASSIGN_OR_RETURN(const smb::SmbMode mode, smb::ParseSmbModeName(*step.mode));
+    auto r = smb::RunSmbLoad(o, dc->ClientConfig(mode), connect);
     const std::string what = *step.mode + " " + smb::SmbOpName(c.op) + " " +
                              std::to_string(c.size) + " x" + std::to_string(step.channels) +
                              " channels, repetition " + std::to_string(step.rep + 1);

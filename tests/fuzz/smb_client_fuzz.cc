@@ -88,24 +88,24 @@ void MakeModes() {
     auto mode = smb::ParseSmbModeName(kModes[i]);
     if (!mode.ok()) Fail(kModes[i], mode.status());
     m.mode = *mode;
-    const bool hmac = m.mode.protection == smb::Protection::kSign &&
-                      m.mode.signing == smb::SigningAlgorithm::kHmacSha256;
-    m.dialect = hmac ? smb::kDialect210 : smb::kDialect311;
+    m.dialect = smb::SmbModeDialect(m.mode);
+    const bool hmac = m.dialect == smb::kDialect210;
     // smb-plain still has a session's keys (it signs TREE_CONNECT).
-    smb::SmbMode keyed = m.mode;
-    if (keyed.protection == smb::Protection::kPlain) keyed.protection = smb::Protection::kSign;
+    const smb::SmbMode keyed = m.mode.protection == smb::Protection::kPlain
+                                   ? smb::SigningMode(smb::SigningAlgorithm::kAesCmac)
+                                   : m.mode;
     auto keys = smb::DeriveKeysForMode(keyed, gss_key, preauth);
     if (!keys.ok()) Fail(kModes[i], keys.status());
     m.keys = *keys;
     const smb::SigningAlgorithm alg = hmac ? smb::SigningAlgorithm::kHmacSha256
                                       : m.mode.protection == smb::Protection::kSign
-                                          ? m.mode.signing
+                                          ? m.mode.signing->id
                                           : smb::SigningAlgorithm::kAesCmac;
     auto signer = smb::Signer::Create(alg, m.keys.signing);
     if (!signer.ok()) Fail(kModes[i], signer.status());
     m.signer = std::move(signer).value();
     if (m.mode.protection == smb::Protection::kEncrypt) {
-      auto enc = smb::Encryptor::Create(m.mode.cipher, m.keys.server_to_client, kSession);
+      auto enc = smb::Encryptor::Create(m.mode.cipher->id, m.keys.server_to_client, kSession);
       if (!enc.ok()) Fail(kModes[i], enc.status());
       m.encryptor = std::move(enc).value();
     }
@@ -196,7 +196,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
   setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
   smb::SmbClientConfig config;
-  config.mode = kModes[mode_index];
+  config.mode = m.mode;
   config.timeout_ms = 1000;
   auto client = smb::SmbClient::ReceiveOnly(secmode::common::Fd(sv[0]), config, m.dialect, kSession,
                                             m.keys, sent);

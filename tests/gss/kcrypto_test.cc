@@ -15,7 +15,7 @@
 #include "gss/cfx_token.h"
 #include "gss/context_pair.h"
 #include "gss/native_protector.h"
-#include "gss/seq_window.h"
+#include "gss/seq_state.h"
 
 namespace secmode::gss {
 namespace {
@@ -287,33 +287,33 @@ TEST(KcryptoTest, EncryptDecryptRoundTripsEveryLengthAndRejectsShortInput) {
   EXPECT_NE(ProfileFor(23).status().message().find("23"), std::string::npos);
 }
 
-TEST(SeqWindowTest, FollowsMitVerdicts) {
-  SeqWindow both(1000, true, true);
-  EXPECT_EQ(both.Check(1000), SeqVerdict::kInOrder);
-  EXPECT_EQ(both.Check(1000), SeqVerdict::kDuplicate);
-  EXPECT_EQ(both.Check(1002), SeqVerdict::kGap);
-  EXPECT_EQ(both.Check(1001), SeqVerdict::kUnseq);
-  EXPECT_EQ(both.Check(1001), SeqVerdict::kDuplicate);
-  EXPECT_EQ(both.Check(1003), SeqVerdict::kInOrder);
-  EXPECT_EQ(both.Check(1200), SeqVerdict::kGap);
-  EXPECT_EQ(both.Check(1004), SeqVerdict::kUnseq);  // > 64 behind: MIT says unseq
-  EXPECT_EQ(both.Check(1004), SeqVerdict::kUnseq);
-  SeqWindow replay_only(0, true, false);
-  EXPECT_EQ(replay_only.Check(0), SeqVerdict::kInOrder);
-  EXPECT_EQ(replay_only.Check(5), SeqVerdict::kInOrder);  // gaps not reported
-  EXPECT_EQ(replay_only.Check(3), SeqVerdict::kInOrder);
-  EXPECT_EQ(replay_only.Check(3), SeqVerdict::kDuplicate);
-  EXPECT_EQ(replay_only.Check(200), SeqVerdict::kInOrder);
-  EXPECT_EQ(replay_only.Check(100), SeqVerdict::kOld);
+TEST(SeqStateTest, FollowsMitVerdicts) {
+  SeqState both(1000, true, true);
+  EXPECT_EQ(both.Check(1000), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(both.Check(1000), SeqState::Verdict::kDuplicate);
+  EXPECT_EQ(both.Check(1002), SeqState::Verdict::kGap);
+  EXPECT_EQ(both.Check(1001), SeqState::Verdict::kUnseq);
+  EXPECT_EQ(both.Check(1001), SeqState::Verdict::kDuplicate);
+  EXPECT_EQ(both.Check(1003), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(both.Check(1200), SeqState::Verdict::kGap);
+  EXPECT_EQ(both.Check(1004), SeqState::Verdict::kUnseq);  // > 64 behind: MIT says unseq
+  EXPECT_EQ(both.Check(1004), SeqState::Verdict::kUnseq);
+  SeqState replay_only(0, true, false);
+  EXPECT_EQ(replay_only.Check(0), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(replay_only.Check(5), SeqState::Verdict::kInOrder);  // gaps not reported
+  EXPECT_EQ(replay_only.Check(3), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(replay_only.Check(3), SeqState::Verdict::kDuplicate);
+  EXPECT_EQ(replay_only.Check(200), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(replay_only.Check(100), SeqState::Verdict::kOld);
   // Wraparound of the 64-bit space.
-  SeqWindow wrap(~uint64_t{0} - 1, true, true);
-  EXPECT_EQ(wrap.Check(~uint64_t{0} - 1), SeqVerdict::kInOrder);
-  EXPECT_EQ(wrap.Check(~uint64_t{0}), SeqVerdict::kInOrder);
-  EXPECT_EQ(wrap.Check(0), SeqVerdict::kInOrder);
-  EXPECT_EQ(wrap.Check(~uint64_t{0}), SeqVerdict::kDuplicate);
-  SeqWindow off(0, false, false);
-  EXPECT_EQ(off.Check(7), SeqVerdict::kInOrder);
-  EXPECT_EQ(off.Check(7), SeqVerdict::kInOrder);
+  SeqState wrap(~uint64_t{0} - 1, true, true);
+  EXPECT_EQ(wrap.Check(~uint64_t{0} - 1), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(wrap.Check(~uint64_t{0}), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(wrap.Check(0), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(wrap.Check(~uint64_t{0}), SeqState::Verdict::kDuplicate);
+  SeqState off(0, false, false);
+  EXPECT_EQ(off.Check(7), SeqState::Verdict::kInOrder);
+  EXPECT_EQ(off.Check(7), SeqState::Verdict::kInOrder);
 }
 
 TEST(CfxTokenTest, HeaderRoundTripAndErrors) {

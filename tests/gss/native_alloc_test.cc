@@ -70,7 +70,7 @@ TEST(NativeAllocTest, PerMessagePathDoesNotAllocate) {
     g_counting = false;
     EXPECT_GT(g_allocations.load(), 0) << "allocation counting does not work";
   }
-  for (Enctype e : kAllEnctypes) {
+  for (Enctype e : kNativeEnctypes) {
     auto pair = ContextPair::Establish(*realm, e);
     ASSERT_TRUE(pair.ok()) << pair.status().ToString();
     auto init = NewNativeProtector((*pair)->ReleaseInitiator());

@@ -215,7 +215,7 @@ TEST_P(NativeEngineTest, RejectsBadInputNamingTheCause) {
 
   // Wrong key: tokens from another context of the same enctype, and of
   // every other enctype, do not verify.
-  for (Enctype other : kAllEnctypes) {
+  for (Enctype other : kNativeEnctypes) {
     auto p2 = Establish(other);
     ASSERT_TRUE(p2);
     auto other_init = Make(Engine::kNative, p2->ReleaseInitiator());
@@ -284,7 +284,7 @@ TEST_P(NativeEngineTest, SequenceVerdictsMatchMit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllEnctypes, NativeEngineTest, ::testing::ValuesIn(kAllEnctypes), Name);
+INSTANTIATE_TEST_SUITE_P(AllEnctypes, NativeEngineTest, ::testing::ValuesIn(kNativeEnctypes), Name);
 
 }  // namespace
 }  // namespace secmode::gss

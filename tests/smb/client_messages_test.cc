@@ -58,7 +58,7 @@ TEST(ClientMessagesTest, NegotiateRequestCarriesDialectsAndAlignedContexts) {
   NegotiateRequest r;
   r.dialects = {kDialect311};
   r.ciphers = {CipherId::kAes256Gcm};
-  r.signing_algorithms = {kSigningIdAesGmac};
+  r.signing_algorithms = {static_cast<uint16_t>(SigningAlgorithm::kAesGmac)};
   Bytes m;
   BuildNegotiateRequest(r, NegotiateHeader(), &m);
   const uint8_t* b = m.data() + kHeaderSize;

@@ -28,10 +28,17 @@ const char* const kModes[] = {"smb-plain",           "smb-sign-hmac-sha256", "sm
 
 class SmbLegsTest : public ::testing::TestWithParam<const char*> {};
 
+// The parsed mode of a mode name the test knows.
+SmbMode ModeOf(const char* name) {
+  auto m = ParseSmbModeName(name);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? *m : SmbMode{};
+}
+
 TEST_P(SmbLegsTest, RoundTripsEverySizeWithARealKerberosSessionKey) {
   gss::Realm* realm = testing::SharedRealm();
   ASSERT_NE(realm, nullptr);
-  auto session = EstablishKerberosSmbSession(GetParam(), *realm);
+  auto session = EstablishKerberosSmbSession(ModeOf(GetParam()), *realm);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   EXPECT_EQ(session->gss_key.size(), 32u);  // aes256-cts-hmac-sha1-96 subkey
   auto mode = ParseSmbModeName(GetParam());
@@ -47,7 +54,7 @@ TEST_P(SmbLegsTest, RoundTripsEverySizeWithARealKerberosSessionKey) {
     if (mode->protection == Protection::kEncrypt) {
       ASSERT_EQ(wire.size(), kTransformHeaderSize + kWriteDataOffset + size);
       auto dec =
-          Decryptor::Create(mode->cipher, session->keys.client_to_server, session->session_id);
+          Decryptor::Create(mode->cipher->id, session->keys.client_to_server, session->session_id);
       ASSERT_TRUE(dec.ok());
       Bytes message;
       ASSERT_TRUE((*dec)->Open(wire, &message).ok()) << size;
@@ -92,7 +99,7 @@ TEST_P(SmbLegsTest, RoundTripsEverySizeWithARealKerberosSessionKey) {
 TEST_P(SmbLegsTest, RequestWireIsNotAcceptedAsAResponse) {
   gss::Realm* realm = testing::SharedRealm();
   ASSERT_NE(realm, nullptr);
-  auto a = MakeKerberosSmbAssociation(GetParam(), *realm);
+  auto a = MakeKerberosSmbAssociation(ModeOf(GetParam()), *realm);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Bytes wire, opened;
   ASSERT_TRUE(a->client_seal->Seal(common::PatternBytes(100, 1), &wire).ok());
@@ -106,7 +113,7 @@ TEST_P(SmbLegsTest, RequestWireIsNotAcceptedAsAResponse) {
 TEST_P(SmbLegsTest, ReplayedMessageIsRefused) {
   gss::Realm* realm = testing::SharedRealm();
   ASSERT_NE(realm, nullptr);
-  auto a = MakeKerberosSmbAssociation(GetParam(), *realm);
+  auto a = MakeKerberosSmbAssociation(ModeOf(GetParam()), *realm);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Bytes wire, opened;
   ASSERT_TRUE(a->client_seal->Seal(common::PatternBytes(100, 1), &wire).ok());
@@ -142,9 +149,7 @@ TEST(SmbEncryptLegs, InnerSessionIdMustMatchAndRefusalsWipeThePlaintext) {
     SessionKeys keys;
     keys.client_to_server = common::SecretBytes(common::PatternBytes(CipherKeyBytes(c), 41));
     keys.server_to_client = common::SecretBytes(common::PatternBytes(CipherKeyBytes(c), 42));
-    SmbMode mode;
-    mode.protection = Protection::kEncrypt;
-    mode.cipher = c;
+    const SmbMode mode = EncryptingMode(c);
     auto a = MakeSmbAssociation(mode, keys, kSid);
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     // A client of this session's key that puts another session in the header.

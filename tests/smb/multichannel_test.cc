@@ -69,9 +69,7 @@ TEST(Multichannel, RepeatedRunsWithTheSameKeyNeverReuseANonce) {
       SessionKeys keys;
       keys.client_to_server = common::SecretBytes(key);
       keys.server_to_client = common::SecretBytes(key);
-      SmbMode mode;
-      mode.protection = Protection::kEncrypt;
-      mode.cipher = c;
+      const SmbMode mode = EncryptingMode(c);
       auto a = MakeSmbAssociation(mode, keys, 0x79);
       ASSERT_TRUE(a.ok()) << a.status().ToString();
       for (int i = 0; i < 10; ++i) {

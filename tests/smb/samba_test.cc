@@ -33,7 +33,9 @@ namespace {
 using common::Bytes;
 
 SmbClientConfig ConfigFor(const SambaDc& dc, const std::string& mode) {
-  SmbClientConfig c = dc.ClientConfig(mode);
+  auto parsed = ParseSmbModeName(mode);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  SmbClientConfig c = dc.ClientConfig(parsed.ok() ? *parsed : SmbMode{});
   c.timeout_ms = 10000;
   return c;
 }
@@ -122,7 +124,7 @@ TEST_F(SambaTest, EveryModeWritesAndReadsBackThroughTheShare) {
       EXPECT_EQ(k.responses_decrypted, k.encrypted_requests + k.interim_responses);
     } else if (m.protection == Protection::kSign) {
       EXPECT_EQ(c.dialect(),
-                m.signing == SigningAlgorithm::kHmacSha256 ? kDialect210 : kDialect311);
+                m.signing->id == SigningAlgorithm::kHmacSha256 ? kDialect210 : kDialect311);
       EXPECT_FALSE(c.encrypts());
       EXPECT_EQ(k.signed_requests, k.requests - 2);
       EXPECT_EQ(k.responses_verified, k.signed_requests + 1);  // + the final SESSION_SETUP

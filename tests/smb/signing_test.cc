@@ -226,9 +226,7 @@ TEST(Signing, KeyLengthIsChecked) {
 TEST(Signing, GmacMessageIdReuseIsDetectedByTheReceiver) {
   SessionKeys keys;
   keys.signing = common::SecretBytes(kKey);
-  SmbMode mode;
-  mode.protection = Protection::kSign;
-  mode.signing = SigningAlgorithm::kAesGmac;
+  const SmbMode mode = SigningMode(SigningAlgorithm::kAesGmac);
   auto a = MakeSmbAssociation(mode, keys, 0x1234);
   ASSERT_TRUE(a.ok());
   Bytes wire, out;

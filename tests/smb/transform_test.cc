@@ -351,7 +351,12 @@ INSTANTIATE_TEST_SUITE_P(AllCiphers, TransformTest, ::testing::ValuesIn(kCiphers
                          });
 
 TEST(Transform, UnknownCipherIdIsRejected) {
-  for (uint16_t raw : {0, 5, 0xFFFF}) {
+  // 0, the id just past the table's, and the largest.
+  uint16_t past = 0;
+  for (const CipherProfile& c : CipherProfiles()) {
+    past = std::max<uint16_t>(past, static_cast<uint16_t>(static_cast<uint16_t>(c.id) + 1));
+  }
+  for (uint16_t raw : {uint16_t{0}, past, uint16_t{0xFFFF}}) {
     auto id = ParseCipherId(raw);
     ASSERT_FALSE(id.ok());
     EXPECT_EQ(id.status().code(), Code::kInvalidArgument);

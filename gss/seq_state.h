@@ -1,5 +1,6 @@
-// SeqWindow: receive-side replay and sequence detection for RFC 4121 tokens,
-// with the semantics of MIT's g_seqstate (lib/gssapi/generic), so the native
+// SeqState: receive-side replay and sequence detection for RFC 4121 tokens,
+// with the semantics of MIT's g_seqstate (lib/gssapi/generic, whose name it
+// takes; not RPCSEC_GSS's sequence window, rpc/sequence_window.h), so the native
 // engine reports what the mit engine would for the same arrival order:
 //   expected next number            -> kInOrder
 //   ahead of the expected number    -> kGap      (accepted; sequence flag)
@@ -9,21 +10,21 @@
 //                                      kOld without it (MIT's choice)
 // Only a token whose checksum verified may be passed to Check().
 // Thread safety: one thread at a time.
-#ifndef SECMODE_GSS_SEQ_WINDOW_H_
-#define SECMODE_GSS_SEQ_WINDOW_H_
+#ifndef SECMODE_GSS_SEQ_STATE_H_
+#define SECMODE_GSS_SEQ_STATE_H_
 
 #include <cstdint>
 
 namespace secmode::gss {
 
-enum class SeqVerdict { kInOrder, kGap, kUnseq, kDuplicate, kOld };
-
-class SeqWindow {
+class SeqState {
  public:
+  enum class Verdict { kInOrder, kGap, kUnseq, kDuplicate, kOld };
+
   // `base` is the peer's first sequence number (lucid recv_seq).
-  SeqWindow(uint64_t base, bool do_replay, bool do_sequence)
+  SeqState(uint64_t base, bool do_replay, bool do_sequence)
       : base_(base), do_replay_(do_replay), do_sequence_(do_sequence) {}
-  SeqVerdict Check(uint64_t seqnum);
+  Verdict Check(uint64_t seqnum);
 
  private:
   uint64_t base_;
@@ -34,4 +35,4 @@ class SeqWindow {
 
 }  // namespace secmode::gss
 
-#endif  // SECMODE_GSS_SEQ_WINDOW_H_
+#endif  // SECMODE_GSS_SEQ_STATE_H_
