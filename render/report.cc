@@ -279,7 +279,19 @@ common::Result<Rendered> RenderRun(const RunResults& r) {
   try {
     out.report_md = MicroMarkdown(r);
     for (const SectionRenderer& s : kRenderers) {
-      if (r.sections.contains(s.name)) s.render(r, r.sections[s.name], out);
+      if (!r.sections.contains(s.name)) continue;
+      const nlohmann::json& section = r.sections[s.name];
+      if (!section.is_object()) {
+        // A section that failed before it wrote anything, or an edited file:
+        // the rest of the report is still drawn.
+        const std::string what = std::string("results.json section ") + s.name + " is " +
+                                 section.type_name() + ", not an object: not drawn";
+        out.warnings.push_back(what);
+        out.report_md += "\nNote: results.json section " + MdCode(s.name) + " is " +
+                         section.type_name() + ", not an object: not drawn.\n";
+        continue;
+      }
+      s.render(r, section, out);
     }
   } catch (const nlohmann::json::exception& e) {
     // A value of the wrong type in a section or row (results.json was

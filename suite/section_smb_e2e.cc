@@ -89,7 +89,12 @@ Status RunSmbE2eSection(SectionContext& ctx) {
     section = {{"not_run", "the run's --modes name no smb-* mode"}};
     return Status::Ok();
   }
-  SECMODE_ASSIGN_OR_RETURN(std::unique_ptr<smb::SambaDc> dc, smb::SambaDc::Start());
+  auto started = smb::SambaDc::Start();
+  if (!started.ok()) {
+    section = {{"not_run", "Samba did not start: " + started.status().ToString()}};
+    return started.status();
+  }
+  std::unique_ptr<smb::SambaDc> dc = std::move(started).value();
   const Budget b = BudgetOf(ctx);
   const std::vector<Case> cases =
       ctx.options.quick ? std::vector<Case>(std::begin(kQuickCases), std::end(kQuickCases))

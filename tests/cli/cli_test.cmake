@@ -191,9 +191,17 @@ endif()
 if(NOT js_err MATCHES "measuring sys")
   message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
 endif()
-# The run compared with itself: every micro row is in both, with 5
-# repetitions a side, and none differs.
-expect_run(0 "4 no significant difference" ${SECMODE} compare ${WORK}/ok ${WORK}/ok/results.json)
+# The run compared with itself: every row is on both sides, and with one run
+# a side none gets a verdict, whatever its repetitions; a folder of two
+# copies of it a side has runs but no spread between them.
+expect_run(0 " too few runs." ${SECMODE} compare ${WORK}/ok
+           ${WORK}/ok/results.json)
+file(REMOVE_RECURSE ${WORK}/set)
+file(MAKE_DIRECTORY ${WORK}/set/1 ${WORK}/set/2)
+file(COPY ${WORK}/ok/results.json DESTINATION ${WORK}/set/1)
+file(COPY ${WORK}/ok/results.json DESTINATION ${WORK}/set/2)
+expect_run(0 " runs without spread." ${SECMODE} compare ${WORK}/set
+           ${WORK}/set)
 expect_run(0 "## micro" ${SECMODE} compare --markdown ${WORK}/ok ${WORK}/ok)
 expect_run(2 "B: ${WORK}/none: no such file" ${SECMODE} compare ${WORK}/ok ${WORK}/none)
 expect_run(1 "not valid JSON" ${SECMODE} compare ${WORK}/corrupt ${WORK}/ok)

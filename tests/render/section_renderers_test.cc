@@ -55,6 +55,22 @@ TEST(SectionRenderersTest, ASectionWithNoRendererIsNamedInTheReportAndItsWarning
   EXPECT_EQ(out->warnings[0].find("windows"), std::string::npos) << out->warnings[0];
 }
 
+// A section that is not an object (one that failed before it wrote
+// anything, or an edited file) is named, and the rest is still drawn.
+TEST(SectionRenderersTest, ASectionThatIsNotAnObjectIsNamedAndTheRestDrawn) {
+  harness::RunResults r;
+  r.sections["smb-e2e"] = nullptr;
+  r.sections["windows"] = {{"peers", nlohmann::json::array()}};
+  const auto out = RenderRun(r);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NE(out->report_md.find("Note: results.json section `smb-e2e` is null, not an object: "
+                                "not drawn."),
+            std::string::npos)
+      << out->report_md;
+  ASSERT_EQ(out->warnings.size(), 1u);
+  EXPECT_NE(out->warnings[0].find("smb-e2e"), std::string::npos) << out->warnings[0];
+}
+
 TEST(SectionRenderersTest, ADrawnSectionGoesWithoutANote) {
   harness::RunResults r;
   r.sections["windows"] = {{"peers", nlohmann::json::array()}};
