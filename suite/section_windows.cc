@@ -57,7 +57,7 @@ Status RunWindowsSection(SectionContext& ctx) {
     SECMODE_ASSIGN_OR_RETURN(rpc::ProbeReport r, rpc::ProbeWindow(o));
     own.server->Stop();
     section["peers"].push_back(
-        Peer("secmode serve --window 128 --window-policy drop-disconnect", "this build", r));
+        Peer("secmode serve --window 128 --reaction drop-disconnect", "this build", r));
   }
   Status available = rpc::Ganesha::Available();
   if (!available.ok()) {
