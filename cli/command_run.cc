@@ -119,7 +119,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
     // on the terminal.
     if (!args->json) std::cout << "\n" << render::SummaryTable(*results) << "\n";
     const std::vector<std::string> written =
-        WriteRunDirectoryOrFail("run", dir, *results, "the results of this run are not saved");
+        WriteRunDirectoryOrFail("run", dir, *results, "the run directory is not complete");
     if (args->json) {
       std::cout << RunSummaryJson(dir, *results, written, interrupt.signal()).dump(2) << "\n";
     } else {

@@ -53,9 +53,11 @@ common::Result<RunFiles> WriteRunDirectory(const std::string& dir,
   const std::string results_json = doc.dump(2) + "\n";
   auto drawn = Draw(doc);
   if (!drawn.ok()) {
-    // What was measured is kept even when it cannot be drawn.
+    // What was measured is kept even when it cannot be drawn, and the error
+    // says so.
     SECMODE_RETURN_IF_ERROR(common::WriteFileAtomically(dir + "/results.json", results_json));
-    return drawn.status();
+    return common::Status(drawn.status().code(),
+                          drawn.status().message() + "; " + dir + "/results.json is saved");
   }
   return WriteAll(dir, &results_json, std::move(drawn).value());
 }

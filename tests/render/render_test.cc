@@ -306,12 +306,14 @@ TEST(RenderTest, ValidationMarkdownIsTheReportsPartFromItsHeading) {
   auto none = ValidationMarkdown(r);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_EQ(*none, "");
-  r.nconnect = {json{{"kind", "validation"},
-                     {"name", "a"},
-                     {"scenario", {{"nconnect", 4}, {"slots", 16}}},
-                     {"violations_agree", true},
-                     {"goodput_agree", false},
-                     {"detail", "d"}}};
+  // json::array, not a braced list: `{json{...}}` is an array with g++ and
+  // a copy of the one object with clang.
+  r.nconnect = json::array({json{{"kind", "validation"},
+                                 {"name", "a"},
+                                 {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+                                 {"violations_agree", true},
+                                 {"goodput_agree", false},
+                                 {"detail", "d"}}});
   r.sections["nconnect-validation"] = {{"mode", "krb5p"}, {"calibration", json::object()}};
   auto rendered = RenderRun(r);
   ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
@@ -568,6 +570,22 @@ TEST(RenderTest, AValueOfTheWrongTypeIsAnErrorNamingIt) {
   ASSERT_FALSE(rendered.ok());
   EXPECT_EQ(rendered.status().code(), common::Code::kCorrupt);
   EXPECT_NE(rendered.status().message().find("results.json"), std::string::npos);
+}
+
+// A run whose report cannot be drawn keeps its results.json, and the
+// error says that it did.
+TEST(RunDirTest, AReportThatCannotBeDrawnKeepsResultsJsonAndSaysSo) {
+  auto tmp = common::MakeTempDirectory("secmode-render-test-");
+  ASSERT_TRUE(tmp.ok());
+  harness::RunResults r = Sample();
+  r.sections["gss"]["comparison"][0]["bound_ns"] = "fast";
+  auto files = WriteRunDirectory(*tmp + "/run", r);
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.status().message().find(*tmp + "/run/results.json is saved"), std::string::npos)
+      << files.status().ToString();
+  EXPECT_TRUE(std::filesystem::exists(*tmp + "/run/results.json"));
+  EXPECT_FALSE(std::filesystem::exists(*tmp + "/run/report.md"));
+  common::RemoveTree(*tmp);
 }
 
 // Every file of a directory and its contents.
