@@ -1,8 +1,11 @@
 #include "smb/samba_dc.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <thread>
 
 #include "common/clock.h"
@@ -17,7 +20,7 @@ using common::Status;
 namespace {
 
 // What secmode sets in [global] after the provisioned lines (see the header).
-std::string OurGlobals(const std::string& dir) {
+std::string OurGlobals(const std::string& dir, int log_level) {
   return "\tserver services = s3fs, rpc, ldap, cldap, kdc, winbindd\n"
          "\tserver signing = auto\n"
          "\tserver smb encrypt = desired\n"
@@ -26,12 +29,28 @@ std::string OurGlobals(const std::string& dir) {
          "\tlog file = " +
          dir +
          "/log.%m\n"
-         "\tlog level = 1\n"
+         "\tlog level = " +
+         std::to_string(log_level) +
+         "\n"
+         // Never rotated: a trace at a raised level keeps what led to a
+         // failure (rotated, its older half is overwritten at the next turn).
+         "\tmax log size = 0\n"
          // No LDAPS: nothing here uses it, and the DC would otherwise
          // generate its TLS keys once it has started, its LDAP thread
          // busy on a core beside the first measurements (seen as Samba's
          // busiest thread in them).
          "\ttls enabled = no\n";
+}
+
+// Whether a process listens on the Unix socket `path` (a connection is
+// accepted into its backlog).
+bool AcceptsConnections(const std::string& path) {
+  sockaddr_un a{};
+  if (path.size() >= sizeof a.sun_path) return false;
+  a.sun_family = AF_UNIX;
+  memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  const common::Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  return fd.get() >= 0 && connect(fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
 }
 
 }  // namespace
@@ -103,7 +122,7 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
     const int64_t spent = static_cast<int64_t>((common::NowNs() - t0) / 1000000);
     return static_cast<int>(std::max<int64_t>(1, options.start_timeout_ms - spent));
   };
-  SECMODE_RETURN_IF_ERROR(dc->Provision().Annotate("provisioning the Samba DC"));
+  SECMODE_RETURN_IF_ERROR(dc->Provision(options.log_level).Annotate("provisioning the Samba DC"));
 
   // Samba's processes find each other by sockets in /run/samba, a path
   // built into them (smbd looks for winbindd's there whatever smb.conf
@@ -141,7 +160,7 @@ Result<std::unique_ptr<SambaDc>> SambaDc::Start(const SambaDcOptions& options) {
   return dc;
 }
 
-Status SambaDc::Provision() {
+Status SambaDc::Provision(int log_level) {
   // No password on a command line (any local user reads /proc/PID/cmdline)
   // and none in a file: provision makes the Administrator's own (a random
   // one, shown only in provision.log, which is 0600 like every log here),
@@ -162,7 +181,7 @@ Status SambaDc::Provision() {
   // The provisioned [global] first, then ours: in one section a later
   // line wins.
   const size_t end_of_global = conf.find("\n[", conf.find("[global]"));
-  const std::string globals = OurGlobals(dir_);
+  const std::string globals = OurGlobals(dir_, log_level);
   if (end_of_global == std::string::npos) {
     conf += globals;
   } else {
@@ -199,22 +218,31 @@ Status SambaDc::Provision() {
 }
 
 Status SambaDc::WaitUntilServing(int timeout_ms) {
+  // Serving: the KDC and SMB ports accept connections, and so does
+  // winbindd's socket. smbd asks winbindd to map the user's SIDs to ids in
+  // every SESSION_SETUP, a channel's binding included
+  // (source4/auth/unix_token.c security_token_to_unix_token ->
+  // source4/libcli/wbclient/wbclient.c wbc_sids_to_xids, which answers
+  // NT_STATUS_INTERNAL_ERROR for any failure of libwbclient, winbindd not
+  // listening yet included); samba starts winbindd beside smbd, and
+  // winbindd listens only at the end of its start-up
+  // (source3/winbindd/winbindd.c main: winbindd_setup_listeners), which on a
+  // loaded machine came a second after port 445 accepted connections.
+  const std::string winbindd = dir_ + "/run/winbindd/pipe";
   const common::Deadline until = common::Deadline::AfterMs(timeout_ms);
   for (;;) {
     const std::string how = common::HowChildEnded(pid_);
     if (!how.empty()) return Status::Unavailable("samba " + how + ": " + Describe());
-    bool all = true;
+    bool all = AcceptsConnections(winbindd);
     for (uint16_t port : {uint16_t{88}, kSmbPort}) {
-      auto fd = lab_->ConnectFromClient(lab::kServerAddress, port, common::Deadline::AfterMs(500));
-      if (!fd.ok()) {
-        all = false;
-        break;
-      }
+      if (!all) break;
+      all = lab_->ConnectFromClient(lab::kServerAddress, port, common::Deadline::AfterMs(500)).ok();
     }
     if (all) return Status::Ok();
     if (until.Passed()) {
-      return Status::Unavailable("samba did not accept connections on ports 88 and 445 within " +
-                                 std::to_string(timeout_ms) + " ms: " + Describe());
+      return Status::Unavailable("samba did not accept connections on ports 88 and 445 and " +
+                                 winbindd + " within " + std::to_string(timeout_ms) +
+                                 " ms: " + Describe());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -265,7 +293,8 @@ std::string SambaDc::Describe() const {
   }
   return "Samba AD DC (samba pid " + std::to_string(pid_) + ", " + lab::kServerAddress +
          " in the lab's server namespace, " + state + "); end of " + log_path() + ":\n" +
-         common::TailOfFile(log_path(), 20);
+         common::TailOfFile(log_path(), 20) + "\nend of " + client_log_path() + ":\n" +
+         common::TailOfFile(client_log_path(), 20);
 }
 
 }  // namespace secmode::smb

@@ -30,12 +30,15 @@
 // each other by, a path built into them) is the DC's own directory, so two
 // DCs on the machine never reach each other's winbindd (its log kept),
 // waited for until its
-// KDC and SMB ports accept connections from the client namespace and a
-// ticket is issued. smb.conf: signing offered, not required ("server
-// signing = auto", so smb-plain can be measured; a DC requires it by
-// default); encryption offered to clients that negotiate a cipher ("server
-// smb encrypt = desired"); SMB 2.1 (HMAC-SHA256 signing) to 3.1.1;
-// multichannel on; only the services the measurement needs.
+// KDC and SMB ports accept connections from the client namespace, winbindd
+// listens (smbd asks it to map the user's SIDs in every SESSION_SETUP, and
+// fails the session with STATUS_INTERNAL_ERROR while winbindd has not
+// started: samba starts both at once) and a ticket is issued. smb.conf:
+// signing offered, not required ("server signing = auto", so smb-plain can
+// be measured; a DC requires it by default); encryption offered to clients that negotiate a cipher
+// ("server smb encrypt = desired"); SMB 2.1 (HMAC-SHA256 signing) to 3.1.1; multichannel on; only
+// the services the measurement needs; the log level asked for (SambaDcOptions), the logs in the
+// directory, never rotated.
 //
 // Nothing is left behind: Stop() and the destructor end samba (SIGTERM: its
 // children go with it; SIGKILL after a grace), then the lab deletes the
@@ -65,6 +68,9 @@ namespace secmode::smb {
 
 struct SambaDcOptions {
   int start_timeout_ms = 60000;
+  // smb.conf's "log level" (0 to 10): 1 by default; 10 traces every
+  // request (slow, large logs: for an investigation).
+  int log_level = 1;
 };
 
 class SambaDc {
@@ -115,6 +121,9 @@ class SambaDc {
   std::string share_dir() const { return dir_ + "/share"; }
   std::string dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/samba.log"; }
+  // The log of the smbd processes serving the lab's client ("log file =
+  // <dir>/log.%m": smbd names it after the client's address).
+  std::string client_log_path() const { return dir_ + "/log." + lab::kClientAddress; }
   // CPU time so far of every thread of samba and its children (smbd,
   // winbindd, the KDC and LDAP workers: samba's descendants).
   std::vector<common::TaskCpu> ThreadCpu() const { return common::ReadProcessTreeTaskCpu(pid_); }
@@ -136,7 +145,7 @@ class SambaDc {
 
  private:
   SambaDc() = default;
-  common::Status Provision();
+  common::Status Provision(int log_level);
   // Runs a set-up command to its end (recorded in commands_), its output in
   // `log` in the directory.
   common::Status Run(const std::vector<std::string>& argv, const std::string& log,
