@@ -98,6 +98,12 @@ struct SmbLoadReport {
   double server_cpu_seconds = -1;
   double server_session_thread_cpu_seconds = -1, server_session_thread_system_seconds = -1;
   std::string server_session_thread;  // "<comm> (tid N)"
+  // The wall time from the start of the first reading of the server's
+  // threads to the end of the second (-1 without server_threads): the
+  // readings above cover it, not `seconds` exactly (each reading walks
+  // /proc, and the reader wakes late on a busy machine), so it bounds the
+  // CPU any one thread can show.
+  double server_readings_seconds = -1;
 };
 
 // Opens one TCP connection to the server (the lab's client namespace, a
