@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -67,16 +68,26 @@ Status SetUp(const SmbLoadOptions& o, const SmbClientConfig& config, const SmbCo
   return Status::Ok();
 }
 
-void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t end,
-           Connection* c) {
+// The measured time: from the moment RunSmbLoad's first readings start to
+// the moment its last end (kNotYet until then), and whether the channels
+// are to stop sending (once the last readings are taken). Every reading
+// (the server's threads, this process's CPU, the machine's) lies within it,
+// and so does every counted request: one window for all of them, however
+// late the reader wakes on a busy machine.
+struct Window {
+  static constexpr uint64_t kNotYet = UINT64_MAX;
+  std::atomic<uint64_t> from{kNotYet}, to{kNotYet};
+  std::atomic<bool> stop{false};
+};
+
+void Drive(const SmbLoadOptions& o, int timeout_ms, const Window& w, Connection* c) {
   SmbClient& s = *c->client;
   const Bytes data = o.op == SmbOp::kWrite ? common::PatternBytes(o.size, 0x5a) : Bytes();
   const uint16_t charge = o.op == SmbOp::kMetadata ? 1 : SmbClient::ChargeFor(o.size);
   const uint64_t slots = Region(o) / std::max<uint32_t>(o.size, 1);
   uint64_t next_slot = 0;
   for (;;) {
-    uint64_t now = common::NowNs();
-    while (now < end && s.in_flight() < static_cast<size_t>(o.outstanding) &&
+    while (!w.stop.load() && s.in_flight() < static_cast<size_t>(o.outstanding) &&
            s.credits() >= charge) {
       const uint64_t offset = (next_slot++ % slots) * o.size;
       Result<uint64_t> id = o.op == SmbOp::kRead    ? s.StartRead(c->file, offset, o.size)
@@ -86,10 +97,9 @@ void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t 
         c->failure = id.status();
         return;
       }
-      now = common::NowNs();
     }
     if (s.in_flight() == 0) {
-      if (now < end) {
+      if (!w.stop.load()) {
         c->failure = Status::Exhausted("credit starvation: the server granted " + N(s.credits()) +
                                        " credits, a request needs " + N(charge));
       }
@@ -102,16 +112,17 @@ void Drive(const SmbLoadOptions& o, int timeout_ms, uint64_t warm_end, uint64_t 
     }
     const uint64_t t = common::NowNs();
     const uint64_t started = done->sent_ns;
+    const uint64_t from = w.from.load(), to = w.to.load();
     const Status ok = SmbClient::Check(*done, o.op == SmbOp::kMetadata ? 0 : o.size);
     if (!ok.ok()) {
       if (c->errors++ == 0) c->first_error = ok.ToString();
-    } else if (t >= warm_end && t <= end) {
+    } else if (t >= from && t <= to) {
       // Throughput counts what completed in the measured time; latency
       // only requests that were also sent in it (none carries warm-up
       // queueing).
       ++c->ops;
       if (o.op != SmbOp::kMetadata) c->bytes += o.size;
-      if (started >= warm_end) c->latency.Add(t - started);
+      if (started >= from) c->latency.Add(t - started);
     }
   }
 }
@@ -190,21 +201,19 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   const uint64_t start = common::NowNs() + 1000000;
   const uint64_t warm_end = start + static_cast<uint64_t>(o.warmup_seconds * 1e9);
   const uint64_t end = warm_end + static_cast<uint64_t>(o.seconds * 1e9);
+  Window window;
   std::vector<std::thread> threads;
   for (Connection& c : conns) {
-    threads.emplace_back([&o, &config, start, warm_end, end, &c] {
+    threads.emplace_back([&o, &config, &window, start, &c] {
       std::this_thread::sleep_until(common::SteadyAt(start));
       // A response comes no sooner than the emulated round trip.
-      Drive(o, config.timeout_ms + static_cast<int>(o.round_trip_us / 1000), warm_end, end, &c);
+      Drive(o, config.timeout_ms + static_cast<int>(o.round_trip_us / 1000), window, &c);
     });
   }
   std::this_thread::sleep_until(common::SteadyAt(warm_end));
   // The server's threads are read outside this process's and the machine's
   // readings, so that reading /proc is not counted as the client's CPU.
-  // The server's readings span more than the measured time: each takes
-  // the time to walk /proc, and on a busy machine this thread wakes late at
-  // either end. Their span is kept: no thread runs longer than it.
-  const uint64_t server_from = common::NowNs();
+  window.from.store(common::NowNs());
   std::vector<common::TaskCpu> server0;
   if (o.server_threads) server0 = o.server_threads();
   const uint64_t cpu0 = common::ProcessCpuNs();
@@ -214,13 +223,14 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
   const common::CpuTimes machine1 = common::ReadCpuTimes();
   std::vector<common::TaskCpu> server1;
   if (o.server_threads) server1 = o.server_threads();
-  const uint64_t server_to = common::NowNs();
+  window.to.store(common::NowNs());
+  window.stop.store(true);
   for (std::thread& t : threads) t.join();
 
   SmbLoadReport r;
   r.mode = SmbModeName(config.mode);
   r.options = o;
-  r.seconds = o.seconds;
+  r.seconds = static_cast<double>(window.to.load() - window.from.load()) / 1e9;
   r.client_cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;
   r.idle_fraction = common::IdleFraction(machine0, machine1);
   r.steal_fraction = common::StealFraction(machine0, machine1);
@@ -232,7 +242,6 @@ Result<SmbLoadReport> RunSmbLoad(const SmbLoadOptions& o, const SmbClientConfig&
           return t.tid == t.pid && t.name.rfind(o.server_session_thread, 0) == 0;
         });
     r.server_cpu_seconds = spent.seconds;
-    r.server_readings_seconds = static_cast<double>(server_to - server_from) / 1e9;
     if (!spent.busiest.empty()) {
       r.server_session_thread_cpu_seconds = spent.busiest_seconds;
       r.server_session_thread_system_seconds = spent.busiest_system_seconds;

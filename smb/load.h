@@ -14,7 +14,8 @@
 // mode's, not the disk's. The files are opened delete-on-close: nothing is
 // left on the server.
 //
-// Throughput counts the requests answered within the measured time; every
+// Throughput counts the requests answered within the measured time (the
+// span of the readings of CPU time: SmbLoadReport::seconds); every
 // latency runs from the start of a request's signing or sealing to the
 // check of its response (both ends' crypto included), for requests both
 // sent and answered within it. A request the server refuses is counted as
@@ -71,7 +72,11 @@ struct SmbLoadReport {
   std::string mode;
   SmbLoadOptions options;
   uint16_t dialect = 0;
-  double seconds = 0;  // measured
+  // The measured time: from the start of the first readings (the server's
+  // threads, this process's CPU, the machine's) to the end of the last,
+  // about options.seconds (a busy machine wakes the reader late at either
+  // end); the requests counted completed within it.
+  double seconds = 0;
   uint64_t ops = 0, bytes = 0, errors = 0;
   std::string first_error;
   double ops_per_s = 0, mb_per_s = 0;  // MB = 10^6 bytes
@@ -98,12 +103,6 @@ struct SmbLoadReport {
   double server_cpu_seconds = -1;
   double server_session_thread_cpu_seconds = -1, server_session_thread_system_seconds = -1;
   std::string server_session_thread;  // "<comm> (tid N)"
-  // The wall time from the start of the first reading of the server's
-  // threads to the end of the second (-1 without server_threads): the
-  // readings above cover it, not `seconds` exactly (each reading walks
-  // /proc, and the reader wakes late on a busy machine), so it bounds the
-  // CPU any one thread can show.
-  double server_readings_seconds = -1;
 };
 
 // Opens one TCP connection to the server (the lab's client namespace, a
