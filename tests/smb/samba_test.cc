@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/files.h"
@@ -235,6 +236,32 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
   bad.outstanding = 0;
   EXPECT_EQ(RunSmbLoad(bad, Config("smb-plain"), [] { return dc_->Connect(); }).status().code(),
             common::Code::kInvalidArgument);
+}
+
+// One window for the requests counted and the readings of CPU time: on a
+// busy machine a reading of the server's threads (a walk of /proc) ends
+// well after it began, here held 0.4 s before each. The channels keep the
+// server busy until the last reading ends, so it is seen serving, every
+// reading lies within the measured time, and no thread runs longer.
+TEST_F(SambaTest, SlowReadingsOfTheServerStayWithinTheMeasuredTime) {
+  SmbLoadOptions o;
+  o.op = SmbOp::kMetadata;
+  o.outstanding = 2;
+  o.seconds = 0.2;
+  o.warmup_seconds = 0.05;
+  dc_->WatchThreads(&o);
+  o.server_threads = [] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    return dc_->ThreadCpu();
+  };
+  auto r = Load(o, "smb-sign-aes-cmac");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  EXPECT_GE(r->seconds, 0.8);  // both readings
+  EXPECT_GT(r->ops, 0u);
+  EXPECT_NE(r->server_session_thread.find("smbd"), std::string::npos) << r->server_session_thread;
+  EXPECT_GT(r->server_session_thread_cpu_seconds, 0);
+  EXPECT_LE(r->server_session_thread_cpu_seconds, r->seconds);
 }
 
 // Sixteen channels of one session (the most the lab's SMB grid uses), in a signing
