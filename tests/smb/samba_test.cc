@@ -203,7 +203,7 @@ TEST_F(SambaTest, LoadPipelinesSealedRequestsAndLeavesNoFile) {
     o.warmup_seconds = 0.05;
     dc_->WatchThreads(&o);
     auto r = Load(o, "smb-enc-aes-256-gcm");
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << dc_->Describe();
     EXPECT_GT(r->ops, 0u);
     EXPECT_EQ(r->errors, 0u) << r->first_error;
     // The server's threads over the measured time: smbd serves the
@@ -278,7 +278,7 @@ TEST_F(SambaTest, LoadOverSixteenChannelsOfOneSession) {
     o.seconds = 0.3;
     o.warmup_seconds = 0.05;
     auto r = Load(o, mode);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << dc_->Describe();
     EXPECT_EQ(r->errors, 0u) << r->first_error;
     EXPECT_EQ(r->server_cpu_seconds, -1);  // not asked for
     ASSERT_EQ(r->ops_per_connection.size(), 16u);
