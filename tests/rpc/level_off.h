@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace secmode::rpc::soak {
@@ -37,7 +38,8 @@ struct LevelOff {
   int cycles = 0;
   // The medians of the cycles' floors and peaks, second quarter and last.
   double early_floor = 0, late_floor = 0, early_peak = 0, late_peak = 0;
-  std::string why;  // when not ok: what grew, or too few cycles
+  std::vector<double> floors, peaks;  // each cycle's
+  std::string why;                    // when not ok: what grew, or too few cycles
 };
 
 inline double MedianOf(std::vector<double> v) {
@@ -86,6 +88,8 @@ inline LevelOff JudgeLevelOff(const std::vector<Sample>& samples, double slack) 
     r.why += buf;
   }
   r.ok = r.why.empty();
+  r.floors = std::move(floors);
+  r.peaks = std::move(peaks);
   return r;
 }
 
