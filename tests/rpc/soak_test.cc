@@ -63,8 +63,9 @@ constexpr double kAttackSeconds = 8;
 // and far below the 30 a leak of one a second adds in a 60 s run.
 constexpr double kCountSlack = 8;
 // Resident memory, MiB: memory freed when an attack's connections close
-// stays in the allocator's arenas unless the server trims them (it does at
-// most once a second, after idle connections gave back their buffers), so a
+// stays in the allocator's arenas until the server trims them (malloc_trim,
+// at most once a second, and only after a connection that went idle or a
+// worker gave back large buffers: not when a connection closes), so a
 // cycle's floor may keep what one attack's buffers took, and a peak depends
 // on how many amplified replies are held the moment the sampler looks;
 // either moves by up to about 40 MiB from one cycle to the next (a
