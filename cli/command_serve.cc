@@ -36,6 +36,7 @@ struct ServeArgs {
   double context_idle = rpc::ServerOptions().context_idle_seconds;
   bool no_replay_cache = false;
   double delay_ms = 0;
+  double stats_every = 0;
 };
 
 // Room for max_connections descriptors (plus the realm's, the log's ...):
@@ -49,6 +50,28 @@ void RaiseDescriptorLimit(int max_connections) {
     rl.rlim_cur = want;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
+}
+
+// The server's counters and the TCP server's statistics, two lines: at the
+// end, and every --stats-every seconds while it serves (then "held" and
+// "open" are what the server holds at that moment).
+void PrintStats(rpc::RpcServerCore& core, const rpc::TcpServer& server) {
+  auto c = core.counters();
+  std::cout << "calls " << c.calls << ", replies " << c.replies << ", duplicates " << c.duplicates
+            << ", below window " << c.below_window << ", disconnects " << c.disconnects
+            << ", contexts created " << c.contexts_created << ", discarded " << c.contexts_discarded
+            << ", evicted " << c.contexts_evicted << ", expired " << c.contexts_expired
+            << ", auth errors " << c.auth_errors << ", garbage args " << c.garbage_args
+            << ", contexts held " << core.context_count() << "\n";
+  auto t = server.stats();
+  std::cout << "connections " << t.connections << " (" << t.open_connections << " open), refused "
+            << t.refused << " (" << t.host_refused << " at the per-host limit), evicted "
+            << t.evicted << ", broken streams " << t.bad_streams << ", closed idle "
+            << t.idle_closed << ", first-record deadline " << t.first_record_timeouts
+            << ", record deadline " << t.record_timeouts << ", send deadline " << t.send_timeouts
+            << ", reset for memory " << t.memory_resets << " (peak " << (t.memory_peak >> 20)
+            << " MiB held), accept errors " << t.accept_errors << ", thread failures "
+            << t.thread_failures << std::endl;
 }
 
 }  // namespace
@@ -145,6 +168,11 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "client, emulated (for a lab link's round trip where the kernel has no netem; "
                   "TCP does not see it). Not with --workers (default 0)")
       ->check(CLI::Range(0.0, 10000.0));
+  cmd->add_option("--stats-every", a->stats_every,
+                  "Print the counters and statistics printed at the end (with the contexts held "
+                  "and the connections open at that moment) every this many seconds as well "
+                  "(default 0: only at the end)")
+      ->check(CLI::Range(0.0, 1e7));
   cmd->add_flag("--no-replay-cache", a->no_replay_cache,
                 "For tests only: run the GSS acceptor without MIT's replay cache, so a captured "
                 "RPCSEC_GSS INIT can be replayed (KRB5RCACHENAME and KRB5RCACHETYPE in the "
@@ -208,32 +236,22 @@ CLI::App* AddServeCommand(CLI::App& app) {
                                               " us (emulated delay)"
                                         : std::string())
               << std::endl;
-    auto t0 = std::chrono::steady_clock::now();
+    using Clock = std::chrono::steady_clock;
+    const auto stats_every =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a->stats_every));
+    const auto t0 = Clock::now();
+    auto next_stats = t0 + stats_every;
     while (interrupt.signal() == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (a->seconds > 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >=
-              a->seconds) {
-        break;
+      const auto now = Clock::now();
+      if (a->stats_every > 0 && now >= next_stats) {
+        PrintStats(**core, **server);
+        next_stats = now + stats_every;
       }
+      if (a->seconds > 0 && std::chrono::duration<double>(now - t0).count() >= a->seconds) break;
     }
     (*server)->Stop();
-    auto c = (*core)->counters();
-    std::cout << "calls " << c.calls << ", replies " << c.replies << ", duplicates " << c.duplicates
-              << ", below window " << c.below_window << ", disconnects " << c.disconnects
-              << ", contexts created " << c.contexts_created << ", discarded "
-              << c.contexts_discarded << ", evicted " << c.contexts_evicted << ", expired "
-              << c.contexts_expired << ", auth errors " << c.auth_errors << ", garbage args "
-              << c.garbage_args << "\n";
-    auto t = (*server)->stats();
-    std::cout << "connections " << t.connections << ", refused " << t.refused << " ("
-              << t.host_refused << " at the per-host limit), evicted " << t.evicted
-              << ", broken streams " << t.bad_streams << ", closed idle " << t.idle_closed
-              << ", first-record deadline " << t.first_record_timeouts << ", record deadline "
-              << t.record_timeouts << ", send deadline " << t.send_timeouts << ", reset for memory "
-              << t.memory_resets << " (peak " << (t.memory_peak >> 20)
-              << " MiB held), accept errors " << t.accept_errors << ", thread failures "
-              << t.thread_failures << "\n";
+    PrintStats(**core, **server);
   });
   return cmd;
 }
