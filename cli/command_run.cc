@@ -83,7 +83,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
       ->check(CLI::Range(size_t{0}, size_t{64} << 20));
   run->footer(
       "Interrupted (SIGINT, e.g. Ctrl-C, or SIGTERM), `secmode run` stops after the step it is "
-      "in (a mode of the micro table, an end-to-end run, or any other section: the nconnect "
+      "in (a round of the micro table, an end-to-end run, or any other section: the nconnect "
       "validation finishes its grid first), writes what was measured (results.json `errors` "
       "lists what was not, each with \"interrupted\"; report.md says so), removes its realm and "
       "servers, and exits with status 130 (SIGINT) or 143 (SIGTERM). A second signal ends it at "

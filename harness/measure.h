@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/latency.h"
 #include "common/seal.h"
 #include "common/status.h"
 
@@ -31,19 +32,60 @@ struct MeasureOptions {
 inline constexpr double kNoisyCv = 0.05;
 
 struct LegMeasurement {
-  double ns_per_op = 0;         // the median of the repetitions' means
-  double bytes_per_second = 0;  // payload bytes / ns_per_op
-  double cycles_per_byte = 0;   // TSC ticks per payload byte; 0 for size 0
+  double ns_per_op = 0;                          // the median of the repetitions' means
+  double bytes_per_second = 0;                   // payload bytes / ns_per_op
+  double cycles_per_byte = 0;                    // TSC ticks per payload byte; 0 for size 0
   uint64_t p50_ns = 0, p99_ns = 0, p999_ns = 0;  // over every timed operation
-  uint64_t samples = 0;                           // timed operations, all repetitions
-  std::vector<double> repetitions_ns;             // each repetition's mean ns per operation
-  double cv = 0;                                  // of repetitions_ns (common::Summarize)
+  uint64_t samples = 0;                          // timed operations, all repetitions
+  std::vector<double> repetitions_ns;            // each repetition's mean ns per operation
+  double cv = 0;                                 // of repetitions_ns (common::Summarize)
   bool noisy() const { return cv > kNoisyCv; }
 };
 
-// Times `leg` at `size`: options.repetitions runs one after the other, each
-// of at least options.min_ops operations and min_seconds / repetitions of
-// timed work, on one association (so the key and sequence state carry on).
+// One leg of one association at one size, measured a repetition at a time,
+// so that a run can spread the repetitions of many figures over its length
+// (the micro section measures every mode's first repetition, then every
+// mode's second, ...): the variation of the machine over minutes then reaches
+// every figure alike instead of whichever ran in a bad minute.
+//
+// A repetition is options.warmup_ops untimed operations, then at least
+// options.min_ops timed ones and min_seconds / repetitions of timed work. It
+// leaves the association's sequence state as it found it in step (every
+// token sealed is opened), so meters of one association may take turns.
+// Holds `association` by reference (it must outlive the meter). Not
+// thread-safe. Percentiles are exact; memory grows with the distinct
+// operation times, not with the operations (common::LatencySamples).
+class LegMeter {
+ public:
+  static common::Result<LegMeter> Make(common::Association& association, common::Leg leg,
+                                       size_t size, const MeasureOptions& options);
+  common::Status Repetition();
+  size_t repetitions() const { return m_.repetitions_ns.size(); }
+  // The figure over the repetitions so far; at least one is needed.
+  common::Result<LegMeasurement> Result();
+
+ private:
+  LegMeter(common::Association& a, common::Leg leg, size_t size, const MeasureOptions& options);
+  common::Status One(uint64_t* dt);
+
+  common::Association* association_;
+  common::Leg leg_;
+  size_t size_;
+  MeasureOptions options_;
+  common::Bytes payload_;
+  common::Sealer* sealer_ = nullptr;
+  common::Opener* opener_ = nullptr;
+  bool timing_open_ = false;
+  bool checked_ = false;
+  common::LatencySamples samples_;
+  LegMeasurement m_;
+  std::vector<common::Bytes> tokens_;  // open legs: sealed beforehand, untimed
+  size_t next_token_ = 0;
+  common::Bytes wire_, opened_;
+};
+
+// Times `leg` at `size`: options.repetitions of a LegMeter one after the
+// other, on one association (so the key and sequence state carry on).
 common::Result<LegMeasurement> MeasureLeg(common::Association& association, common::Leg leg,
                                           size_t size, const MeasureOptions& options);
 

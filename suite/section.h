@@ -31,7 +31,7 @@ struct SectionContext {
   harness::RunResults& results;
   std::ostream& log;
   // The run's progress (may be null) and this section's first step in its
-  // plan; the micro section has a step per mode and says when each starts.
+  // plan; the micro section has a step per round and says when each starts.
   ProgressListener* progress = nullptr;
   size_t first_step = 0;
 };
@@ -56,7 +56,8 @@ std::vector<std::string> SectionNames();
 bool SectionApplies(const Section& section, const SuiteOptions& options);
 
 // The sections' plans, each next to its budgets in its file.
-double PlannedMicroSecondsPerMode(const SectionContext& context);  // section_micro.cc
+size_t MicroRounds(const SectionContext& context);                // section_micro.cc
+double PlannedMicroSecondsPerRound(const SectionContext& context);  // section_micro.cc
 double PlannedScalingSeconds(const SectionContext& context);       // section_scaling.cc
 double PlannedGssSeconds(const SectionContext& context);           // section_gss.cc
 double PlannedSmbSeconds(const SectionContext& context);           // section_smb.cc

@@ -15,7 +15,7 @@ namespace {
 
 // Every section in report order. A module adds its section here, one line.
 const Section kSections[] = {
-    {"micro", RunMicroSection, nullptr, {""}},  // a step per mode (PlannedMicroSecondsPerMode)
+    {"micro", RunMicroSection, nullptr, {""}},  // a step per round (PlannedMicroSecondsPerRound)
     {"scaling", RunScalingSection, PlannedScalingSeconds, {""}},
     {"gss", RunGssSection, PlannedGssSeconds, {"krb5"}},
     {"smb", RunSmbSection, PlannedSmbSeconds, {"smb-"}},
@@ -117,13 +117,15 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
       measure.pin_cpu >= 0 ? nlohmann::json(measure.pin_cpu) : nlohmann::json("not pinned");
   results.method["micro_figure"] =
       "ns_per_op is the median of the repetitions' mean ns per operation; cv is their "
-      "coefficient of variation; p50/p99/p999 are over every timed operation";
+      "coefficient of variation; p50/p99/p999 are over every timed operation. The "
+      "repetitions are taken in rounds: round r measures the r-th repetition of every "
+      "figure of every mode, so they are spread over the section";
   const common::CpuTimes cpu_before = common::ReadCpuTimes();
   const common::LoadAverage load_before = common::ReadLoadAverage();
   harness::ModeEnvironment env;
   SectionContext context{options, modes, sizes, !options.modes.empty(), env, results, log};
   context.progress = options.progress;
-  // The plan: a step per micro mode, then one per section that applies.
+  // The plan: a step per micro round, then one per section that applies.
   std::vector<ProgressStep> plan;
   std::vector<size_t> first_step(std::size(kSections), 0);
   for (size_t i = 0; i < std::size(kSections); ++i) {
@@ -131,8 +133,11 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
     if (!SectionApplies(section, options)) continue;
     first_step[i] = plan.size();
     if (section.run == RunMicroSection) {
-      for (const auto& m : modes) {
-        plan.push_back({"measuring " + m.ToString(), PlannedMicroSecondsPerMode(context)});
+      const size_t rounds = MicroRounds(context);
+      for (size_t r = 0; r < rounds; ++r) {
+        plan.push_back(
+            {"measuring round " + std::to_string(r + 1) + " of " + std::to_string(rounds),
+             PlannedMicroSecondsPerRound(context)});
       }
     } else {
       plan.push_back({std::string("section ") + section.name,
@@ -149,7 +154,7 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
       skipped += std::string(skipped.empty() ? "" : ", ") + section.name;
       continue;
     }
-    const bool micro = section.run == RunMicroSection;  // logs per mode itself
+    const bool micro = section.run == RunMicroSection;  // logs per round itself
     context.first_step = first_step[i];
     if (!micro) log << "section " << section.name << " ..." << std::flush;
     if (!micro && options.progress) options.progress->Started(first_step[i]);

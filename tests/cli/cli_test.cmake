@@ -153,7 +153,7 @@ endforeach()
 execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --pin 0 --out ${WORK}/pin
                 RESULT_VARIABLE rc OUTPUT_VARIABLE pin_out ERROR_VARIABLE pin_err)
 if(NOT rc EQUAL 0 OR NOT pin_out MATCHES "results:" OR pin_out MATCHES "measuring"
-   OR NOT pin_err MATCHES "measuring sys \\.\\.\\. done")
+   OR NOT pin_err MATCHES "measuring round 3 of 3 \\.\\.\\. done")
   message(FATAL_ERROR "secmode run off a terminal: exit ${rc}, stdout:\n${pin_out}\nstderr:\n${pin_err}")
 endif()
 file(READ ${WORK}/pin/results.json pin_json)
@@ -171,9 +171,9 @@ find_program(SCRIPT script)
 if(SCRIPT)
   execute_process(COMMAND ${SCRIPT} -qec "${SECMODE} run --quick --modes sys --sizes 64 --out ${WORK}/tty"
                   /dev/null RESULT_VARIABLE rc OUTPUT_VARIABLE tty_out ERROR_VARIABLE tty_err)
-  if(NOT rc EQUAL 0 OR NOT tty_out MATCHES "\\[1/3\\] measuring sys"
-     OR NOT tty_out MATCHES "\\[3/3\\] section e2e · [0-9]+:[0-9][0-9] elapsed · (about|finishing)"
-     OR NOT tty_out MATCHES "measuring sys \\.\\.\\. done" OR NOT tty_out MATCHES "results:")
+  if(NOT rc EQUAL 0 OR NOT tty_out MATCHES "\\[1/5\\] measuring round 1 of 3"
+     OR NOT tty_out MATCHES "\\[5/5\\] section e2e · [0-9]+:[0-9][0-9] elapsed · (about|finishing)"
+     OR NOT tty_out MATCHES "measuring round 3 of 3 \\.\\.\\. done" OR NOT tty_out MATCHES "results:")
     message(FATAL_ERROR "secmode run on a terminal: exit ${rc}, output:\n${tty_out}${tty_err}")
   endif()
 endif()
@@ -188,7 +188,7 @@ string(JSON first_file GET "${js}" files 0)
 if(NOT out_dir STREQUAL "${WORK}/js" OR NOT first_file STREQUAL "${WORK}/js/results.json")
   message(FATAL_ERROR "secmode run --json printed an unexpected summary:\n${js}")
 endif()
-if(NOT js_err MATCHES "measuring sys")
+if(NOT js_err MATCHES "measuring round 1 of 3")
   message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
 endif()
 # The run compared with itself: every row is on both sides, and with one run
