@@ -115,6 +115,7 @@ TEST_F(NoiseTest, CompareWithNoiseJson) {
     m.size = 128;
     m.m.repetitions_ns = {ns};
     m.m.ns_per_op = ns;
+    m.m.samples = 10;
     r.micro.push_back(m);
     return r;
   };

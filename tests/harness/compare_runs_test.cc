@@ -304,7 +304,9 @@ class NoiseFileTest : public ::testing::Test {
     dir_ = *tmp;
   }
   void TearDown() override {
-    if (!dir_.empty()) EXPECT_TRUE(common::RemoveTree(dir_).ok());
+    if (!dir_.empty()) {
+      EXPECT_TRUE(common::RemoveTree(dir_).ok());
+    }
   }
   std::string Write(const std::string& name, const std::string& text) const {
     const std::string path = dir_ + "/" + name;
@@ -389,14 +391,14 @@ TEST_F(NoiseFileTest, AddNoiseGivesOneRunRowsTheirAaThreshold) {
   }
   ASSERT_NE(leg3, nullptr);
   // Run A has leg3 (in the noise run), and leg99 (not in it); B's leg3 is
-  // 30% slower, its leg99 0.1% slower; the bounds row is the noise run's
+  // twice as slow, its leg99 0.1% slower; the bounds row is the noise run's
   // too, but it did not vary there.
   auto one = [](double leg3_ns, double leg99_ns) {
     RunResults r = SyntheticRun({Row("leg3", 128, {leg3_ns}), Row("leg99", 128, {leg99_ns})}, 1e9);
     r.e2e = nlohmann::json::array({{{"server", "s"}, {"op", "getattr"}, {"ops_per_second", 5.0}}});
     return r;
   };
-  const std::vector<RunResults> a = {one(4000, 1000)}, b = {one(5200, 1001)};
+  const std::vector<RunResults> a = {one(4000, 1000)}, b = {one(8000, 1001)};
   auto c = CompareRuns(a, b);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   AddNoise(*f, a, b, &*c);

@@ -85,7 +85,9 @@ void PlantedRunsTest::SetUp() {
 }
 
 void PlantedRunsTest::TearDown() {
-  if (!root_.empty()) EXPECT_TRUE(common::RemoveTree(root_).ok()) << root_;
+  if (!root_.empty()) {
+    EXPECT_TRUE(common::RemoveTree(root_).ok()) << root_;
+  }
 }
 
 }  // namespace secmode::harness::planted
