@@ -56,8 +56,9 @@ struct RowNoise {
 // The ratio (at least 1) by which two sides of a_runs and b_runs runs must
 // differ, either way, to stand out of a run-to-run spread `log_sd` measured
 // over `runs` runs: exp(t(1 - alpha / 2, runs - 1) * log_sd * sqrt(1 /
-// a_runs + 1 / b_runs)), t Student's quantile; 1 for fewer than 2 runs. For
-// a side of 1 or 2 runs its figure (the median) is their mean, as assumed.
+// a_runs + 1 / b_runs)), t Student's quantile; 1 for fewer than 2 runs. It
+// treats a side's figure (the median of its runs) as their mean, which it
+// is for a side of 1 or 2 runs.
 double ChangeToStandOut(double log_sd, size_t runs, double alpha, size_t a_runs, size_t b_runs);
 
 struct AaResult {
@@ -100,7 +101,7 @@ struct NoiseFile {
 // InvalidArgument for a missing file or one that is not a noise.json of
 // `secmode noise` (another schema), Corrupt for text that is not JSON or a
 // field of the wrong type or range; every error names the path and, for a
-// field, its place ("rows[3].log_sd: expected a number >= 0").
+// field, its place ("rows[3].log_sd: expected a number from 0 to 100").
 common::Result<NoiseFile> ReadNoiseFile(const std::string& path);
 
 // For every row of `c` with too few runs for a verdict (a side of one run),
