@@ -30,8 +30,8 @@ inline constexpr double kAlpha = 0.05;
 // independently with probability alpha = 0.05, more than 3 would be flagged
 // with probability P(Binomial(15, 0.05) >= 4) = 0.0055 (>= 5: 0.0006). The
 // rows of one run share its machine state, so they are not quite
-// independent; how often this bound held over repeated real trials is in
-// tests/README.md's label table.
+// independent: a run in a slow stretch moves many rows at once, which is
+// why the measured test is labelled "timing".
 inline constexpr size_t kMaxUntouchedFlagged = 3;
 
 // One run's micro rows, measured or made up; `planted`: side B, whose
