@@ -4,6 +4,7 @@
 // `secmode noise`, the A/A test of those verdicts (harness/aa_test.h).
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/cli.h"
 #include "common/format.h"
@@ -21,6 +22,7 @@ struct CompareArgs {
   std::string a, b;
   double alpha = 0.05;
   bool markdown = false;
+  std::string noise;  // a noise.json of `secmode noise`; "" = none
 };
 
 struct NoiseArgs {
@@ -38,7 +40,9 @@ CLI::App* AddCompareCommand(CLI::App& app) {
       "interval, and a verdict (faster / slower / no significant difference) from Welch's t "
       "test over the runs' figures. A verdict needs 2 or more runs a side (3 or more to find "
       "changes of a few percent): the repetitions inside one run vary less than separate runs "
-      "do, so one run a side gets 'too few runs'. Rows on one side only are listed");
+      "do, so one run a side gets 'too few runs' (with --noise, also whether its change lies "
+      "beyond the run-to-run noise an A/A test measured on this machine). Rows on one side "
+      "only are listed");
   cmd->add_option("A", args->a,
                   "The first side: a run directory or its results.json, or a folder of run "
                   "directories (a set of runs)")
@@ -50,13 +54,26 @@ CLI::App* AddCompareCommand(CLI::App& app) {
   cmd->add_flag("--markdown", args->markdown,
                 "Print Markdown (headings and tables per kind of row) instead of the terminal "
                 "table");
+  cmd->add_option("--noise", args->noise,
+                  "The noise.json of `secmode noise` (an A/A test on this machine): each row "
+                  "with a side of one run is told whether B/A lies beyond the run-to-run noise "
+                  "measured there (the row's own, else its table's noisiest), a hint and no "
+                  "verdict; a warning where it was measured on another machine or build");
   cmd->callback([args] {
+    // The noise.json first: a bad one is refused before the runs are read.
+    std::optional<harness::NoiseFile> noise;
+    if (!args->noise.empty()) {
+      auto n = harness::ReadNoiseFile(args->noise);
+      if (!n.ok()) Fail("compare", n.status().Annotate("--noise"));
+      noise = std::move(n).value();
+    }
     auto a = harness::ReadRunSet(args->a);
     if (!a.ok()) Fail("compare", a.status().Annotate("A"));
     auto b = harness::ReadRunSet(args->b);
     if (!b.ok()) Fail("compare", b.status().Annotate("B"));
     auto c = harness::CompareRuns(*a, *b, args->alpha);
     if (!c.ok()) Fail("compare", c.status());
+    if (noise) harness::AddNoise(*noise, *a, *b, &*c);
     std::cout << (args->markdown ? render::CompareMarkdown(*c) : render::CompareText(*c));
   });
   return cmd;

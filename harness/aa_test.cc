@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "common/files.h"
@@ -18,8 +20,13 @@ using nlohmann::json;
 
 namespace {
 
+constexpr const char* kNoiseSchema = "secmode-noise/1";
+// A noise.json larger than this is not one `secmode noise` wrote (its rows
+// are those of one run); it is refused before it is read into memory.
+constexpr uintmax_t kMaxNoiseFileBytes = 64u << 20;
+
 std::string RunDir(const std::string& out, char side, size_t i) {
-  return out + "/" + side + "/" + common::Fmt("%02zu", i + 1);
+  return out + "/" + side + "/" + common::Sprintf("%02zu", i + 1);
 }
 
 Status CheckOptions(const AaOptions& o) {
@@ -76,12 +83,18 @@ RowNoise NoiseOf(const RowFigures& f, double alpha) {
   double ss = 0;
   for (double l : logs) ss += (l - mean) * (l - mean);
   n.log_sd = std::sqrt(ss / static_cast<double>(logs.size() - 1));
-  const double q = common::StudentTQuantile(static_cast<double>(n.runs - 1), alpha);
-  n.single_run_ratio = std::exp(q * n.log_sd * std::sqrt(2.0));
+  n.single_run_ratio = ChangeToStandOut(n.log_sd, n.runs, alpha, 1, 1);
   return n;
 }
 
 }  // namespace
+
+double ChangeToStandOut(double log_sd, size_t runs, double alpha, size_t a_runs, size_t b_runs) {
+  if (runs < 2 || a_runs == 0 || b_runs == 0) return 1;
+  const double q = common::StudentTQuantile(static_cast<double>(runs - 1), alpha);
+  return std::exp(q * log_sd *
+                  std::sqrt(1.0 / static_cast<double>(a_runs) + 1.0 / static_cast<double>(b_runs)));
+}
 
 Result<AaResult> SummarizeAa(const std::vector<RunResults>& a, const std::vector<RunResults>& b,
                              double alpha) {
@@ -98,6 +111,7 @@ Result<AaResult> SummarizeAa(const std::vector<RunResults>& a, const std::vector
   all.insert(all.end(), b.begin(), b.end());
   SECMODE_ASSIGN_OR_RETURN(std::vector<RowFigures> figures, FiguresOfRuns(all, "#"));
   for (const RowFigures& f : figures) r.rows.push_back(NoiseOf(f, alpha));
+  r.machine = a.front().machine;
   return r;
 }
 
@@ -131,8 +145,16 @@ json AaJson(const AaOptions& o, const AaResult& r) {
                     {"log_sd", n.log_sd},
                     {"single_run_ratio", n.single_run_ratio}});
   }
-  return {{"schema", "secmode-noise/1"},
+  const common::MachineInfo& m = r.machine;
+  return {{"schema", kNoiseSchema},
           {"run_args", o.run_args},
+          {"machine",
+           {{"hostname", m.hostname},
+            {"cpu_model", m.cpu_model},
+            {"logical_cpus", m.logical_cpus},
+            {"kernel", m.kernel},
+            {"build_type", m.build_type},
+            {"secmode_commit", m.secmode_commit}}},
           {"runs_per_side", o.runs_per_side},
           {"alpha", o.alpha},
           {"runs", {{"a", r.comparison.a_labels}, {"b", r.comparison.b_labels}}},
@@ -140,6 +162,194 @@ json AaJson(const AaOptions& o, const AaResult& r) {
           {"false_positives", r.false_positives},
           {"false_positive_rate", r.false_positive_rate},
           {"rows", rows}};
+}
+
+namespace {
+
+// A field of a noise.json object: present, of the type asked, in range.
+// Errors name the field's place ("rows[3].log_sd").
+Status Field(const json& o, const std::string& where, const char* k, std::string* out) {
+  if (!o.contains(k) || !o[k].is_string()) {
+    return Status::Corrupt(where + k + ": expected a string");
+  }
+  *out = o[k].get<std::string>();
+  return Status::Ok();
+}
+
+Status Field(const json& o, const std::string& where, const char* k, size_t* out, size_t min,
+             size_t max) {
+  if (!o.contains(k) || !o[k].is_number_unsigned() || o[k].get<uint64_t>() < min ||
+      o[k].get<uint64_t>() > max) {
+    return Status::Corrupt(where + k + ": expected a whole number from " + std::to_string(min) +
+                           " to " + std::to_string(max));
+  }
+  *out = static_cast<size_t>(o[k].get<uint64_t>());
+  return Status::Ok();
+}
+
+Status Field(const json& o, const std::string& where, const char* k, double* out, double min,
+             double max) {
+  if (!o.contains(k) || !o[k].is_number() || !std::isfinite(o[k].get<double>()) ||
+      o[k].get<double>() < min || o[k].get<double>() > max) {
+    return Status::Corrupt(where + k + ": expected a number from " + common::Fmt("%g", min) +
+                           " to " + common::Fmt("%g", max));
+  }
+  *out = o[k].get<double>();
+  return Status::Ok();
+}
+
+// A row's spread: its log sd and runs are what compare uses.
+Result<RowNoise> NoiseRow(const json& row, const std::string& where) {
+  if (!row.is_object()) return Status::Corrupt(where + ": expected an object");
+  RowNoise n;
+  SECMODE_RETURN_IF_ERROR(Field(row, where + ".", "table", &n.table));
+  SECMODE_RETURN_IF_ERROR(Field(row, where + ".", "key", &n.key));
+  SECMODE_RETURN_IF_ERROR(Field(row, where + ".", "unit", &n.unit));
+  SECMODE_RETURN_IF_ERROR(Field(row, where + ".", "runs", &n.runs, 1, 2 * 1000));
+  SECMODE_RETURN_IF_ERROR(Field(row, where + ".", "log_sd", &n.log_sd, 0, 100));
+  SECMODE_RETURN_IF_ERROR(
+      Field(row, where + ".", "single_run_ratio", &n.single_run_ratio, 1, 1e300));
+  for (auto [k, v] : {std::pair{"median", &n.median}, {"min", &n.min}, {"max", &n.max}}) {
+    SECMODE_RETURN_IF_ERROR(Field(row, where + ".", k, v, -1e300, 1e300));
+  }
+  return n;
+}
+
+// The machine block, which a noise.json written before it was recorded
+// lacks (has_machine stays false).
+Status NoiseMachine(const json& doc, NoiseFile* f) {
+  if (!doc.contains("machine")) return Status::Ok();
+  const json& m = doc["machine"];
+  if (!m.is_object()) return Status::Corrupt("machine: expected an object");
+  for (auto [k, v] : {std::pair{"hostname", &f->hostname},
+                      {"cpu_model", &f->cpu_model},
+                      {"kernel", &f->kernel},
+                      {"build_type", &f->build_type},
+                      {"secmode_commit", &f->secmode_commit}}) {
+    SECMODE_RETURN_IF_ERROR(Field(m, "machine.", k, v));
+  }
+  size_t cpus = 0;
+  SECMODE_RETURN_IF_ERROR(Field(m, "machine.", "logical_cpus", &cpus, 0, 1u << 20));
+  f->logical_cpus = static_cast<int>(cpus);
+  f->has_machine = true;
+  return Status::Ok();
+}
+
+Result<NoiseFile> NoiseFromJson(const json& doc) {
+  NoiseFile f;
+  SECMODE_RETURN_IF_ERROR(Field(doc, "", "runs_per_side", &f.runs_per_side, 1, 1000));
+  SECMODE_RETURN_IF_ERROR(Field(doc, "", "alpha", &f.alpha, 1e-9, 1 - 1e-9));
+  SECMODE_RETURN_IF_ERROR(NoiseMachine(doc, &f));
+  if (!doc.contains("rows") || !doc["rows"].is_array()) {
+    return Status::Corrupt("rows: expected an array");
+  }
+  std::set<std::pair<std::string, std::string>> seen;
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const std::string where = "rows[" + std::to_string(i) + "]";
+    SECMODE_ASSIGN_OR_RETURN(RowNoise n, NoiseRow(doc["rows"][i], where));
+    if (!seen.emplace(n.table, n.key).second) {
+      return Status::Corrupt(where + ": a second row of the same table and key");
+    }
+    f.rows.push_back(std::move(n));
+  }
+  return f;
+}
+
+// The runs' names as compare gives them: "A", or "A1", "A2", ...
+std::string RunName(char side, size_t i, size_t n) {
+  return n == 1 ? std::string(1, side) : std::string(1, side) + std::to_string(i + 1);
+}
+
+// Where the noise was measured against where the runs were: one warning
+// per field and run that differ.
+std::vector<std::string> MachineWarnings(const NoiseFile& f, const std::vector<RunResults>& a,
+                                         const std::vector<RunResults>& b) {
+  if (!f.has_machine) {
+    return {f.path +
+            " does not say which machine and build its runs were made on (made by an "
+            "older `secmode noise`): its noise may not be this machine's"};
+  }
+  std::vector<std::string> out;
+  for (const auto& [side, runs] : {std::pair{'A', &a}, std::pair{'B', &b}}) {
+    for (size_t i = 0; i < runs->size(); ++i) {
+      const common::MachineInfo& m = (*runs)[i].machine;
+      const std::string run = "run " + RunName(side, i, runs->size());
+      auto differ = [&](const char* what, const std::string& noise, const std::string& here) {
+        if (noise != here) {
+          out.push_back(f.path + " was measured with " + what + " " + noise + ", " + run +
+                        " with " + here);
+        }
+      };
+      differ("host", f.hostname, m.hostname);
+      differ("CPU", f.cpu_model, m.cpu_model);
+      differ("logical CPUs", std::to_string(f.logical_cpus), std::to_string(m.logical_cpus));
+      differ("kernel", f.kernel, m.kernel);
+      differ("build type", f.build_type, m.build_type);
+      differ("secmode commit", f.secmode_commit, m.secmode_commit);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<NoiseFile> ReadNoiseFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return Status::InvalidArgument(path +
+                                   ": no such file (give the noise.json `secmode noise` wrote)");
+  }
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > kMaxNoiseFileBytes) {
+    return Status::InvalidArgument(path + ": larger than " +
+                                   std::to_string(kMaxNoiseFileBytes >> 20) +
+                                   " MiB, not a noise.json of `secmode noise`");
+  }
+  SECMODE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(path));
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::Corrupt(path + " is not valid JSON");
+  const std::string schema = doc.is_object() && doc.contains("schema") && doc["schema"].is_string()
+                                 ? doc["schema"].get<std::string>()
+                                 : "";
+  if (schema != kNoiseSchema) {
+    return Status::InvalidArgument(path + ": not a noise.json of `secmode noise` (" +
+                                   (schema.empty()
+                                        ? std::string("no schema")
+                                        : "schema \"" + common::TerminalText(schema) + "\"") +
+                                   ", expected \"" + kNoiseSchema + "\")");
+  }
+  auto f = NoiseFromJson(doc);
+  if (!f.ok()) return f.status().Annotate(path);
+  f->path = path;
+  return f;
+}
+
+void AddNoise(const NoiseFile& noise, const std::vector<RunResults>& a,
+              const std::vector<RunResults>& b, RunComparison* c) {
+  c->noise.path = noise.path;
+  c->noise.runs_per_side = noise.runs_per_side;
+  c->noise.warnings = MachineWarnings(noise, a, b);
+  std::map<std::pair<std::string, std::string>, const RowNoise*> by_key;
+  std::map<std::string, std::vector<const RowNoise*>> by_table;
+  for (const RowNoise& n : noise.rows) {
+    if (n.runs < 2) continue;  // no spread measured
+    by_key[{n.table, n.key}] = &n;
+    by_table[n.table].push_back(&n);
+  }
+  for (RowComparison& r : c->rows) {
+    if (r.verdict != Verdict::kTooFewRuns || r.a_runs == 0 || r.b_runs == 0) continue;
+    auto change = [&](const RowNoise& n) {
+      return ChangeToStandOut(n.log_sd, n.runs, c->alpha, r.a_runs, r.b_runs);
+    };
+    if (auto it = by_key.find({r.table, r.key}); it != by_key.end()) {
+      r.noise_ratio = change(*it->second);
+      r.noise_from = "row";
+    } else if (auto t = by_table.find(r.table); t != by_table.end()) {
+      for (const RowNoise* n : t->second) r.noise_ratio = std::max(r.noise_ratio, change(*n));
+      r.noise_from = "table";
+    }
+  }
 }
 
 }  // namespace secmode::harness

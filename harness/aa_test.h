@@ -9,6 +9,11 @@
 // from it how far two single runs must differ before the difference stands
 // out of that noise.
 //
+// `secmode compare --noise noise.json A B` reads that spread back
+// (ReadNoiseFile) to say, for a row with too few runs for a verdict, whether
+// its B/A lies beyond what the A/A runs differed by (AddNoise). That is no
+// test of the compared runs, only a measure against this machine's noise.
+//
 // Thread safety: RunAaTest blocks while the runs go; call it from one
 // thread. The runs' directories stay (they are results); noise.json is
 // written atomically, after the last run.
@@ -43,10 +48,18 @@ struct RowNoise {
   // (about the coefficient of variation for small spreads).
   double log_sd = 0;
   // The ratio two single runs of one build must differ by before it stands
-  // out of this spread at the test's alpha: exp(t(1 - alpha / 2, runs - 1)
-  // * log_sd * sqrt 2); "a change of more than (single_run_ratio - 1)".
+  // out of this spread at the test's alpha: ChangeToStandOut(log_sd, runs,
+  // alpha, 1, 1); "a change of more than (single_run_ratio - 1)".
   double single_run_ratio = 1;
 };
+
+// The ratio (at least 1) by which two sides of a_runs and b_runs runs must
+// differ, either way, to stand out of a run-to-run spread `log_sd` measured
+// over `runs` runs: exp(t(1 - alpha / 2, runs - 1) * log_sd * sqrt(1 /
+// a_runs + 1 / b_runs)), t Student's quantile; 1 for fewer than 2 runs. It
+// treats a side's figure (the median of its runs) as their mean, which it
+// is for a side of 1 or 2 runs.
+double ChangeToStandOut(double log_sd, size_t runs, double alpha, size_t a_runs, size_t b_runs);
 
 struct AaResult {
   RunComparison comparison;  // A against B, as `secmode compare out/a out/b`
@@ -54,6 +67,8 @@ struct AaResult {
   size_t false_positives = 0;
   double false_positive_rate = 0;  // false_positives / tested; 0 when none tested
   std::vector<RowNoise> rows;
+  // The machine and build of the runs (side A's first run).
+  common::MachineInfo machine;
 };
 
 // The A/A figures of two sets of runs of one build.
@@ -66,8 +81,38 @@ common::Result<AaResult> SummarizeAa(const std::vector<RunResults>& a,
 // the error), with the runs already made left in place.
 common::Result<AaResult> RunAaTest(const AaOptions& options);
 
-// noise.json: the options, the counts and rate, every row's noise.
+// noise.json: the options, the machine and build of the runs (hostname,
+// cpu_model, logical_cpus, kernel, build_type, secmode_commit), the counts
+// and rate, every row's noise.
 nlohmann::json AaJson(const AaOptions& options, const AaResult& result);
+
+// A noise.json read back, checked as untrusted input.
+struct NoiseFile {
+  std::string path;
+  size_t runs_per_side = 0;
+  double alpha = 0.05;
+  // "" when the file does not say (a noise.json written before it did).
+  std::string hostname, cpu_model, kernel, build_type, secmode_commit;
+  int logical_cpus = 0;
+  bool has_machine = false;
+  std::vector<RowNoise> rows;  // single_run_ratio as the file has it (at its alpha)
+};
+
+// InvalidArgument for a missing file or one that is not a noise.json of
+// `secmode noise` (another schema), Corrupt for text that is not JSON or a
+// field of the wrong type or range; every error names the path and, for a
+// field, its place ("rows[3].log_sd: expected a number from 0 to 100").
+common::Result<NoiseFile> ReadNoiseFile(const std::string& path);
+
+// For every row of `c` with too few runs for a verdict (a side of one run),
+// the measured change to stand out (RowComparison::noise_ratio): from the
+// row's own spread in `noise`, else the largest of its table's rows; none
+// when the table is absent too. Records the file in c->noise and warns
+// (c->noise.warnings) where the noise was measured on another host, CPU,
+// kernel, build type or secmode commit than a run of `a` or `b`, or does not
+// say where.
+void AddNoise(const NoiseFile& noise, const std::vector<RunResults>& a,
+              const std::vector<RunResults>& b, RunComparison* c);
 
 }  // namespace secmode::harness
 

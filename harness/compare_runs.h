@@ -48,6 +48,24 @@ struct RowComparison {
   size_t a_runs = 0, b_runs = 0;  // how many runs of each side have the row
   common::TTest test;             // over the logarithms of the runs' figures
   Verdict verdict = Verdict::kTooFewRuns;
+  // With too few runs, from a noise.json (harness::AddNoise): the ratio B/A
+  // must pass, either way, to stand out of the run-to-run spread of this
+  // row (noise_from "row") or of its table's noisiest row (noise_from
+  // "table") in that A/A test, at alpha, for sides of a_runs and b_runs
+  // runs. No test of these runs. 0: not known.
+  double noise_ratio = 0;
+  std::string noise_from;
+  // ratio lies beyond noise_ratio (above it or below its inverse).
+  bool BeyondNoise() const {
+    return noise_ratio > 0 && ratio > 0 && (ratio > noise_ratio || ratio < 1 / noise_ratio);
+  }
+};
+
+// The noise.json a comparison was given (`compare --noise`), if any.
+struct NoiseSource {
+  std::string path;  // "" when none was given
+  size_t runs_per_side = 0;
+  std::vector<std::string> warnings;  // where it may not fit the compared runs
 };
 
 struct RunComparison {
@@ -56,6 +74,7 @@ struct RunComparison {
   std::vector<std::string> a_labels, b_labels;
   std::vector<RowComparison> rows;
   std::vector<std::string> only_a, only_b;  // "table: key" of rows on one side only
+  NoiseSource noise;
 };
 
 // Each side one run or more. alpha in (0, 1): the test's significance level.

@@ -59,6 +59,50 @@ std::string Counts(const RunComparison& c) {
   return std::to_string(c.rows.size()) + " rows on both sides" + (out.empty() ? "" : ": " + out);
 }
 
+// The verdict, and for a row with too few runs where a noise.json gave its
+// A/A noise, whether B/A lies beyond it: "too few runs; beyond the A/A noise
+// 0.925-1.081 (row)".
+std::string VerdictText(const RowComparison& r, const RunComparison& c) {
+  std::string v = harness::VerdictName(r.verdict);
+  if (r.verdict != Verdict::kTooFewRuns || c.noise.path.empty()) return v;
+  if (r.noise_ratio <= 0) return v + "; no A/A figure of its table";
+  return v + "; " + (r.BeyondNoise() ? "beyond" : "within") + " the A/A noise " +
+         Fmt("%.3f", 1 / r.noise_ratio) + "-" + Fmt("%.3f", r.noise_ratio) + " (" +
+         (r.noise_from == "row" ? "row" : "table's noisiest") + ")";
+}
+
+// What a row with too few runs can be told: with a noise.json, how its B/A
+// stands against the A/A noise measured there (no test of these runs);
+// without, where to get one. "" when every row has a verdict.
+std::string NoiseNote(const RunComparison& c) {
+  size_t few = 0, beyond = 0, unknown = 0;
+  for (const auto& r : c.rows) {
+    if (r.verdict != Verdict::kTooFewRuns) continue;
+    ++few;
+    beyond += r.BeyondNoise();
+    unknown += r.noise_ratio <= 0;
+  }
+  if (few == 0) return "";
+  if (c.noise.path.empty()) {
+    return std::to_string(few) +
+           " rows have a side of one run and no verdict. To see how large a change must be to "
+           "stand out of this machine's run-to-run noise, run `secmode noise` (an A/A test; it "
+           "writes noise.json) and compare again with `secmode compare --noise NOISE_JSON A B`.";
+  }
+  return "Of the " + std::to_string(few) + " rows with a side of one run (no verdict), " +
+         std::to_string(beyond) + " lie beyond the A/A noise, " +
+         std::to_string(few - beyond - unknown) + " within it" +
+         (unknown ? ", " + std::to_string(unknown) + " have no A/A figure" : std::string()) +
+         ". The A/A noise is the range of B/A that sides of as many runs of one build stay in "
+         "at alpha " +
+         Fmt("%g", c.alpha) + ", from the run-to-run spread in the A/A test of " + c.noise.path +
+         " (" + std::to_string(c.noise.runs_per_side) + " + " +
+         std::to_string(c.noise.runs_per_side) +
+         " runs): the row's own, or its table's noisiest row's where the row is not there. "
+         "Beyond it is a hint where to look, not a test of these runs: for a verdict, repeat "
+         "them with 3 or more runs a side.";
+}
+
 std::string Method(const RunComparison& c) {
   const std::string level = Fmt("%g", 100 * (1 - c.alpha));
   return "B/A is B's figure over A's (ns/op: below 1 is faster; MB/s and ops/s: above 1 is "
@@ -94,12 +138,14 @@ std::string CompareText(const RunComparison& c) {
     out << common::Sprintf(format, static_cast<int>(width), names[i].c_str(),
                            TerminalText(r.unit).c_str(), Figure(r.a).c_str(), Figure(r.b).c_str(),
                            Ratio(r).c_str(), Interval(r).c_str(), PValue(r).c_str(),
-                           Runs(r).c_str(), harness::VerdictName(r.verdict));
+                           Runs(r).c_str(), TerminalText(VerdictText(r, c)).c_str());
   }
   out << "\n" << Counts(c) << ".\n";
   for (const auto& k : c.only_a) out << "only in A: " << TerminalText(k) << "\n";
   for (const auto& k : c.only_b) out << "only in B: " << TerminalText(k) << "\n";
   out << Method(c) << "\n";
+  if (const std::string note = NoiseNote(c); !note.empty()) out << TerminalText(note) << "\n";
+  for (const auto& w : c.noise.warnings) out << "warning: " << TerminalText(w) << "\n";
   return out.str();
 }
 
@@ -109,6 +155,9 @@ std::string CompareMarkdown(const RunComparison& c) {
   for (const auto& [name, label] : RunLabels(c))
     out << "| " << name << " | " << MdText(label) << " |\n";
   out << "\n" << Method(c) << "\n\n" << Counts(c) << ".\n";
+  if (const std::string note = NoiseNote(c); !note.empty()) out << "\n" << MdText(note) << "\n";
+  if (!c.noise.warnings.empty()) out << "\n";
+  for (const auto& w : c.noise.warnings) out << "- warning: " << MdText(w) << "\n";
   std::string table;
   for (const auto& r : c.rows) {
     if (r.table != table) {
@@ -119,7 +168,7 @@ std::string CompareMarkdown(const RunComparison& c) {
     }
     out << "| " << MdText(r.key) << " | " << MdText(r.unit) << " | " << Figure(r.a) << " | "
         << Figure(r.b) << " | " << Ratio(r) << " | " << Interval(r) << " | " << PValue(r) << " | "
-        << Runs(r) << " | " << harness::VerdictName(r.verdict) << " |\n";
+        << Runs(r) << " | " << MdText(VerdictText(r, c)) << " |\n";
   }
   if (!c.only_a.empty() || !c.only_b.empty()) {
     out << "\n## Rows on one side only\n\n";

@@ -1,8 +1,9 @@
 // `secmode noise` (harness::RunAaTest with the real binary): its runs are
 // separate processes made alternately into side A and side B, each with its
-// log; noise.json holds the comparison's counts and every row's spread over
-// all runs; bad options and a failing run are clear errors that keep what
-// was made.
+// log; noise.json holds the comparison's counts, the machine and every
+// row's spread over all runs; bad options and a failing run are clear
+// errors that keep what was made. `secmode compare --noise` reads that
+// noise.json back for rows with a side of one run, and refuses a bad one.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "common/files.h"
+#include "common/subprocess.h"
 #include "harness/aa_test.h"
 
 #ifndef SECMODE_BIN
@@ -71,6 +73,10 @@ TEST_F(NoiseTest, MakesInterleavedRunsAndWritesNoiseJson) {
   ASSERT_TRUE(text.ok());
   const nlohmann::json doc = nlohmann::json::parse(*text);
   EXPECT_EQ(doc["schema"], "secmode-noise/1");
+  auto first = ReadResultsFile(o.out + "/a/01");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(doc["machine"]["hostname"], first->machine.hostname);
+  EXPECT_EQ(doc["machine"]["secmode_commit"], first->machine.secmode_commit);
   EXPECT_EQ(doc["tested"], r->tested);
   EXPECT_EQ(doc["rows"].size(), r->rows.size());
   EXPECT_EQ(doc["runs"]["b"].size(), 2u);
@@ -93,6 +99,63 @@ TEST_F(NoiseTest, BadOptionsAndAFailingRunAreClearErrors) {
       << failed.status().ToString();
   EXPECT_TRUE(fs::exists(tmp_ + "/noise/a/01.log"));
   EXPECT_FALSE(fs::exists(tmp_ + "/noise/noise.json"));
+}
+
+// `secmode compare --noise`: a run against another with the noise.json of
+// an A/A test; a bad noise.json is refused naming its cause, before the
+// runs are read.
+TEST_F(NoiseTest, CompareWithNoiseJson) {
+  auto run = [](double ns) {
+    RunResults r;
+    r.command = "secmode run";
+    MicroRow m;
+    m.mode = "sys";
+    m.engine = "none";
+    m.leg = "client-seal";
+    m.size = 128;
+    m.m.repetitions_ns = {ns};
+    m.m.ns_per_op = ns;
+    m.m.samples = 10;
+    r.micro.push_back(m);
+    return r;
+  };
+  std::vector<RunResults> a, b;
+  for (double ns : {100.0, 103.0, 98.0}) a.push_back(run(ns));
+  for (double ns : {101.0, 97.0, 102.0}) b.push_back(run(ns));
+  auto aa = SummarizeAa(a, b, 0.05);
+  ASSERT_TRUE(aa.ok()) << aa.status().ToString();
+  ASSERT_TRUE(common::WriteFileAtomically(tmp_ + "/noise.json", AaJson({}, *aa).dump()).ok());
+  for (const auto& [dir, ns] : {std::pair{"/one", 100.0}, std::pair{"/other", 150.0}}) {
+    ASSERT_TRUE(common::MakeDirectories(tmp_ + dir).ok());
+    ASSERT_TRUE(
+        common::WriteFileAtomically(tmp_ + dir + "/results.json", ToJson(run(ns)).dump()).ok());
+  }
+  auto compare = [&](const std::string& noise, const std::string& log) {
+    common::Command c;
+    c.argv = {SECMODE_BIN, "compare", "--noise", noise, tmp_ + "/one", tmp_ + "/other"};
+    c.log_path = tmp_ + "/" + log;
+    auto status = common::RunAndWait(c, 60000);
+    EXPECT_TRUE(status.ok()) << status.status().ToString();
+    auto out = common::ReadFile(c.log_path);
+    return std::pair{status.ok() ? *status : -1, out.ok() ? *out : std::string()};
+  };
+  auto [rc, out] = compare(tmp_ + "/noise.json", "good.log");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("too few runs; beyond the A/A noise"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 lie beyond the A/A noise"), std::string::npos) << out;
+
+  auto [missing_rc, missing] = compare(tmp_ + "/none.json", "missing.log");
+  EXPECT_EQ(missing_rc, 2) << missing;
+  EXPECT_NE(missing.find("--noise: " + tmp_ + "/none.json: no such file"), std::string::npos)
+      << missing;
+  auto [foreign_rc, foreign] = compare(tmp_ + "/one/results.json", "foreign.log");
+  EXPECT_EQ(foreign_rc, 2) << foreign;
+  EXPECT_NE(foreign.find("not a noise.json of `secmode noise`"), std::string::npos) << foreign;
+  ASSERT_TRUE(
+      common::WriteFileAtomically(tmp_ + "/bad.json", "{\"schema\": \"secmode-noise/1\"").ok());
+  auto [bad_rc, bad] = compare(tmp_ + "/bad.json", "bad.log");
+  EXPECT_EQ(bad_rc, 1) << bad;
+  EXPECT_NE(bad.find("bad.json is not valid JSON"), std::string::npos) << bad;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "common/files.h"
@@ -275,6 +276,187 @@ TEST(CompareRunsTest, SummarizeAaCountsFalsePositivesAndEachRowsSpread) {
   // The runs' log figures vary by the run shift (sd 0.05) and the median of
   // five repetitions (sd 0.01 each).
   EXPECT_NEAR(common::Median(sds), 0.05, 0.015);
+}
+
+// noise.json as `secmode noise` writes it, from A/A runs of `rows` rows.
+nlohmann::json NoiseDoc(size_t rows, const std::string& hostname) {
+  RunNoise noise(0.05, 0.01);
+  std::vector<RunResults> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(noise.Run(rows));
+    b.push_back(noise.Run(rows));
+  }
+  for (auto* side : {&a, &b}) {
+    for (RunResults& r : *side) r.machine.hostname = hostname;
+  }
+  auto r = SummarizeAa(a, b, 0.05);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  AaOptions o;
+  o.run_args = {"--quick"};
+  return AaJson(o, *r);
+}
+
+class NoiseFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tmp = common::MakeTempDirectory("secmode-noise-file-");
+    ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();
+    dir_ = *tmp;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) {
+      EXPECT_TRUE(common::RemoveTree(dir_).ok());
+    }
+  }
+  std::string Write(const std::string& name, const std::string& text) const {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+// noise.json read back: the rows and the machine its runs were made on.
+TEST_F(NoiseFileTest, ReadsWhatSecmodeNoiseWrote) {
+  const nlohmann::json doc = NoiseDoc(20, "host-1");
+  EXPECT_EQ(doc["machine"]["hostname"], "host-1");
+  auto f = ReadNoiseFile(Write("noise.json", doc.dump()));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->has_machine);
+  EXPECT_EQ(f->hostname, "host-1");
+  EXPECT_EQ(f->runs_per_side, 3u);
+  ASSERT_EQ(f->rows.size(), doc["rows"].size());
+  EXPECT_EQ(f->rows[0].key, doc["rows"][0]["key"]);
+  EXPECT_DOUBLE_EQ(f->rows[0].log_sd, doc["rows"][0]["log_sd"].get<double>());
+}
+
+// Untrusted input: each bad file is refused with its cause and path.
+TEST_F(NoiseFileTest, BadFilesAreClearErrors) {
+  auto error = [&](const std::string& path) {
+    auto f = ReadNoiseFile(path);
+    EXPECT_FALSE(f.ok()) << path;
+    return f.ok() ? std::string() : f.status().ToString();
+  };
+  EXPECT_NE(error(dir_ + "/missing.json").find("missing.json: no such file"), std::string::npos);
+  EXPECT_NE(error(dir_).find("no such file"), std::string::npos);  // a directory
+  EXPECT_NE(error(Write("text.json", "{\"schema\": ")).find("not valid JSON"), std::string::npos);
+  // Another file of secmode's: a run's results.json.
+  const std::string results = Write("results.json", ToJson(Runs("client-seal", {100})[0]).dump());
+  const std::string foreign = error(results);
+  EXPECT_NE(foreign.find("not a noise.json"), std::string::npos) << foreign;
+  EXPECT_NE(foreign.find("secmode-results/1"), std::string::npos) << foreign;
+  EXPECT_NE(error(Write("array.json", "[1, 2]")).find("no schema"), std::string::npos);
+  // A field of the wrong type or range, named with its place.
+  const nlohmann::json good = NoiseDoc(3, "h");
+  auto with = [&](const char* name, const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json doc = good;
+    change(doc);
+    return error(Write(name, doc.dump()));
+  };
+  EXPECT_NE(with("sd.json", [](auto& d) { d["rows"][1]["log_sd"] = -0.1; }).find("rows[1].log_sd"),
+            std::string::npos);
+  EXPECT_NE(with("key.json", [](auto& d) { d["rows"][0]["key"] = 7; }).find("rows[0].key"),
+            std::string::npos);
+  EXPECT_NE(with("runs.json", [](auto& d) { d["rows"][2]["runs"] = "6"; }).find("rows[2].runs"),
+            std::string::npos);
+  EXPECT_NE(with("ratio.json", [](auto& d) { d["rows"][0]["single_run_ratio"] = 0.5; })
+                .find("single_run_ratio"),
+            std::string::npos);
+  EXPECT_NE(with("rows.json", [](auto& d) { d["rows"] = "all"; }).find("rows: expected an array"),
+            std::string::npos);
+  EXPECT_NE(with("dup.json", [](auto& d) { d["rows"].push_back(d["rows"][0]); })
+                .find("a second row of the same table and key"),
+            std::string::npos);
+  EXPECT_NE(with("machine.json", [](auto& d) { d["machine"] = 1; }).find("machine"),
+            std::string::npos);
+  EXPECT_NE(with("alpha.json", [](auto& d) { d["alpha"] = 2; }).find("alpha"), std::string::npos);
+  // Too large to be one: refused before it is read.
+  const std::string big = dir_ + "/big.json";
+  std::ofstream(big) << "{";
+  std::filesystem::resize_file(big, 65u << 20);
+  EXPECT_NE(error(big).find("larger than 64 MiB"), std::string::npos);
+}
+
+// One run a side: each row is told the change that stands out of its own
+// A/A spread, or of its table's noisiest row where the noise run lacks it;
+// a table the noise run lacks gives none. No verdict changes.
+TEST_F(NoiseFileTest, AddNoiseGivesOneRunRowsTheirAaThreshold) {
+  auto f = ReadNoiseFile(Write("noise.json", NoiseDoc(20, "").dump()));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const RowNoise* leg3 = nullptr;
+  double largest = 1;
+  for (const RowNoise& n : f->rows) {
+    if (n.key.find(" leg3 ") != std::string::npos) leg3 = &n;
+    if (n.table == "micro") largest = std::max(largest, ChangeToStandOut(n.log_sd, 6, 0.05, 1, 1));
+  }
+  ASSERT_NE(leg3, nullptr);
+  // Run A has leg3 (in the noise run), and leg99 (not in it); B's leg3 is
+  // twice as slow, its leg99 0.1% slower; the bounds row is the noise run's
+  // too, but it did not vary there.
+  auto one = [](double leg3_ns, double leg99_ns) {
+    RunResults r = SyntheticRun({Row("leg3", 128, {leg3_ns}), Row("leg99", 128, {leg99_ns})}, 1e9);
+    r.e2e = nlohmann::json::array({{{"server", "s"}, {"op", "getattr"}, {"ops_per_second", 5.0}}});
+    return r;
+  };
+  const std::vector<RunResults> a = {one(4000, 1000)}, b = {one(8000, 1001)};
+  auto c = CompareRuns(a, b);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  AddNoise(*f, a, b, &*c);
+  EXPECT_EQ(c->noise.path, f->path);
+  EXPECT_EQ(c->noise.runs_per_side, 3u);
+  EXPECT_TRUE(c->noise.warnings.empty());  // the runs' machine is the noise run's
+  const RowComparison* own = Find(*c, " leg3 ");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->verdict, Verdict::kTooFewRuns);
+  EXPECT_EQ(own->noise_from, "row");
+  EXPECT_NEAR(own->noise_ratio, ChangeToStandOut(leg3->log_sd, leg3->runs, 0.05, 1, 1), 1e-12);
+  EXPECT_NEAR(own->noise_ratio, leg3->single_run_ratio, 1e-12);  // the same alpha
+  EXPECT_TRUE(own->BeyondNoise());                               // 30% against a spread of about 5%
+  const RowComparison* table = Find(*c, " leg99 ");
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->noise_from, "table");
+  EXPECT_NEAR(table->noise_ratio, largest, 1e-12);
+  EXPECT_FALSE(table->BeyondNoise());
+  const RowComparison* e2e = Find(*c, "getattr");
+  ASSERT_NE(e2e, nullptr);
+  EXPECT_EQ(e2e->noise_ratio, 0);  // no e2e table in the noise run
+  EXPECT_FALSE(e2e->BeyondNoise());
+  // Three runs against one: the change to stand out is smaller than for
+  // one against one, and a stricter alpha makes it larger.
+  auto three = CompareRuns({a[0], a[0], a[0]}, b);
+  auto strict = CompareRuns(a, b, 0.001);
+  ASSERT_TRUE(three.ok() && strict.ok());
+  AddNoise(*f, a, b, &*three);
+  AddNoise(*f, a, b, &*strict);
+  EXPECT_LT(Find(*three, " leg3 ")->noise_ratio, own->noise_ratio);
+  EXPECT_GT(Find(*strict, " leg3 ")->noise_ratio, own->noise_ratio);
+  // A row with a verdict is left alone.
+  auto tested = CompareRuns(Runs("leg3", {100, 101, 99}), Runs("leg3", {100, 102, 98}));
+  ASSERT_TRUE(tested.ok());
+  AddNoise(*f, a, b, &*tested);
+  for (const RowComparison& r : tested->rows) EXPECT_EQ(r.noise_ratio, 0) << r.key;
+}
+
+// A noise.json from another machine or build, or one that does not say,
+// is named in a warning for each run and field that differ.
+TEST_F(NoiseFileTest, AddNoiseWarnsWhenTheNoiseIsAnotherMachines) {
+  const std::vector<RunResults> a = Runs("leg3", {100}), b = Runs("leg3", {110});
+  auto other = ReadNoiseFile(Write("other.json", NoiseDoc(5, "elsewhere").dump()));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto c = CompareRuns(a, b);
+  ASSERT_TRUE(c.ok());
+  AddNoise(*other, a, b, &*c);
+  ASSERT_EQ(c->noise.warnings.size(), 2u);  // runs A and B, the host
+  EXPECT_NE(c->noise.warnings[0].find("host elsewhere, run A with"), std::string::npos)
+      << c->noise.warnings[0];
+  nlohmann::json old = NoiseDoc(5, "");
+  old.erase("machine");
+  auto unknown = ReadNoiseFile(Write("old.json", old.dump()));
+  ASSERT_TRUE(unknown.ok()) << unknown.status().ToString();
+  EXPECT_FALSE(unknown->has_machine);
+  AddNoise(*unknown, a, b, &*c);
+  ASSERT_EQ(c->noise.warnings.size(), 1u);
+  EXPECT_NE(c->noise.warnings[0].find("does not say which machine"), std::string::npos);
 }
 
 TEST(CompareRunsTest, BadInputIsAClearError) {
