@@ -56,7 +56,7 @@ test: build build-asan
 	@ctest --preset asan -j $(JOBS)
 
 # The long runs `make test` leaves out (label long: the lab validation, the
-# hostile-client stress run), once.
+# hostile-client stress run, the whole quick run's shape), once.
 test-long: build
 	@ctest --preset long -j $(JOBS)
 
@@ -69,7 +69,7 @@ soak: build
 	@bash tools/install-deps.sh stress-ng
 	@SOAK_REPEATS=$(SOAK_REPEATS) SOAK_HOG=$(SOAK_HOG) SOAK_JOBS=$(JOBS) bash tools/soak.sh
 
-# `make test` fuzzes each target for 30 s (ctest, asan preset); `make fuzz`
+# `make test` fuzzes each target for 15 s (ctest, asan preset); `make fuzz`
 # runs them longer, FUZZ_SECONDS each, one after another, keeping the
 # corpus they grow in build/asan/fuzz-corpus/<target> between runs. Same
 # limits as the ctests (tests/fuzz/run_fuzzer.cmake).
