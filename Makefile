@@ -66,7 +66,7 @@ test-long: build
 SOAK_REPEATS ?= 5
 SOAK_HOG ?= 0
 soak: build
-	@bash tools/install-deps.sh stress-ng
+	@if [[ "$(SOAK_HOG)" == 1 ]]; then bash tools/install-deps.sh stress-ng; fi
 	@SOAK_REPEATS=$(SOAK_REPEATS) SOAK_HOG=$(SOAK_HOG) SOAK_JOBS=$(JOBS) bash tools/soak.sh
 
 # `make test` fuzzes each target for 15 s (ctest, asan preset); `make fuzz`
