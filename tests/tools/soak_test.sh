@@ -2,9 +2,9 @@
 # tools/soak.sh against a ctest project of its own (soak_fake/): a test
 # failing on every second run is counted as failing half its runs, a skip
 # as a skip, a test that cannot start as a failure, label soak once and
-# never in the repeated rounds, the exit status 1; with HOG (stress-ng
-# installed) the hog is gone when the script ends and when it is
-# interrupted.
+# never in the repeated rounds, a round of no test as a failure, the exit
+# status 1; with HOG (stress-ng installed) the hog is gone when the script
+# ends and when it is interrupted.
 #   soak_test.sh SOURCE_DIR [hog]
 set -euo pipefail
 SRC=$1
@@ -37,6 +37,10 @@ if [[ "$MODE" == count ]]; then
     >"$WORK/out.txt" 2>&1 || fail "exit status $? with every test passing: $(cat "$WORK/out.txt")"
   [[ "$(row never_repeated)" == "2 0 0" ]] || fail "never_repeated: '$(row never_repeated)', not '2 0 0'"
   BUILD="$WORK/build" SOAK_REPEATS=0 bash "$SRC/tools/soak.sh" >/dev/null 2>&1 && fail "SOAK_REPEATS=0 accepted"
+  # Labels that select nothing: a failure, not an empty success.
+  BUILD="$WORK/build" SOAK_REPEATS=1 SOAK_LABELS='^no-such-label$' bash "$SRC/tools/soak.sh" \
+    >"$WORK/out.txt" 2>&1 && fail "a soak of no test passed"
+  grep -q "(ctest round repeat-1, exit" "$WORK/out.txt" || fail "no row for the empty round: $(cat "$WORK/out.txt")"
   echo "soak counting: ok"
   exit 0
 fi
