@@ -1,8 +1,10 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make run    install what is missing, build (release), run the default suite
-#   make test   install what is missing, build release and asan+ubsan, run every test
-# Other targets: deps, build, build-asan, quick, readme, profile, format, clean, and fuzzing
-# (tests/fuzz/README.md): fuzz, fuzz-corpus, fuzz-coverage.
+#   make test   install what is missing, build release and asan+ubsan, run the landing tests
+#               (every label but long and soak: tests/README.md)
+# Other targets: deps, build, build-asan, quick, readme, profile, format, clean, the long
+# runs outside `make test` (test-long, soak), and fuzzing (tests/fuzz/README.md): fuzz,
+# fuzz-corpus, fuzz-coverage.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
@@ -17,7 +19,7 @@ PACKAGES := cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config \
 
 JOBS ?= $(shell nproc)
 
-.PHONY: run test deps build build-asan quick readme profile format clean fuzz fuzz-corpus fuzz-coverage
+.PHONY: run test test-long soak deps build build-asan quick readme profile format clean fuzz fuzz-corpus fuzz-coverage
 
 deps:
 	@bash tools/install-deps.sh $(PACKAGES)
@@ -47,11 +49,27 @@ profile: build
 	@bash tools/install-deps.sh linux-perf
 	@bash tools/profile.sh
 
+# The landing run: the release preset leaves out the labels long and soak
+# (CMakePresets.json).
 test: build build-asan
 	@ctest --preset release -j $(JOBS)
 	@ctest --preset asan -j $(JOBS)
 
-# `make test` fuzzes each target for 30 s (ctest, asan preset); `make fuzz`
+# The long runs `make test` leaves out (label long: the lab validation, the
+# hostile-client stress run, the whole quick run's shape), once.
+test-long: build
+	@ctest --preset long -j $(JOBS)
+
+# The peer-dependent and timing-sensitive labels SOAK_REPEATS times, then the
+# label soak once, and a table of each test's runs and failures; SOAK_HOG=1
+# runs it all beside stress-ng with two CPU workers (tools/soak.sh).
+SOAK_REPEATS ?= 5
+SOAK_HOG ?= 0
+soak: build
+	@if [[ "$(SOAK_HOG)" == 1 ]]; then bash tools/install-deps.sh stress-ng; fi
+	@SOAK_REPEATS=$(SOAK_REPEATS) SOAK_HOG=$(SOAK_HOG) SOAK_JOBS=$(JOBS) bash tools/soak.sh
+
+# `make test` fuzzes each target for 15 s (ctest, asan preset); `make fuzz`
 # runs them longer, FUZZ_SECONDS each, one after another, keeping the
 # corpus they grow in build/asan/fuzz-corpus/<target> between runs. Same
 # limits as the ctests (tests/fuzz/run_fuzzer.cmake).
