@@ -173,9 +173,15 @@ struct Calibration {
   int64_t gss_setup_quiet_ns = 0;
   int64_t gss_setup_quiet_cpu_ns = 0;
   static constexpr int kGssSetupRounds = 20;  // contexts created for those medians
-  // The burst before each: 2 connections, 32 calls outstanding on each, a
-  // window no call can fall below, for this long.
+  // The burst before each (loopback::RunSetupBurst): this many connections
+  // and calls outstanding, a window no call can fall below, for at least
+  // this long and until each call outstanding was answered once; it fails
+  // only when no call is answered within the deadline (a wedged server),
+  // never for a server slower than the burst is long.
+  static constexpr int kGssSetupBurstConnections = 2;
+  static constexpr int kGssSetupBurstSlots = 64;
   static constexpr double kGssSetupBurstSeconds = 0.02;
+  static constexpr double kGssSetupBurstDeadlineSeconds = 10;
   // and then this long for the burst's connections to end.
   static constexpr int kGssSetupSettleMs = 5;
   // Per point: CPU per call of each end, measured per thread in a run of the

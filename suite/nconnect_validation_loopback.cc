@@ -37,6 +37,21 @@ Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const
   return harness::StartLocalRpcServer(env, true, so, tcp);
 }
 
+Result<rpc::LoadReport> RunSetupBurst(const rpc::LoadOptions& lo) {
+  rpc::LoadOptions burst = lo;
+  burst.op = rpc::NfsOp::kRead;
+  burst.size = 4096;
+  burst.connections = Calibration::kGssSetupBurstConnections;
+  burst.slots = Calibration::kGssSetupBurstSlots;
+  burst.warmup_seconds = 0;
+  burst.seconds = Calibration::kGssSetupBurstSeconds;
+  // Not a reply deadline: the burst goes on past `seconds` until each slot
+  // was answered once, up to this long.
+  burst.min_ops = static_cast<uint64_t>(burst.slots);
+  burst.max_seconds = Calibration::kGssSetupBurstDeadlineSeconds;
+  return rpc::RunLoad(burst);
+}
+
 bool RunAgain(const rpc::LoadReport& r, int attempt) {
   return r.steal_fraction >= kCalmSteal && attempt < kCalmAttempts;
 }

@@ -57,6 +57,17 @@ common::Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss&
                                        bool per_connection_context, rpc::NfsOp op, uint32_t size,
                                        double seconds, int64_t skew_ns = 0);
 
+// The burst of the mode's load each timed context creation follows
+// (Calibration::gss_setup_ns), on `lo`'s server, security and contexts:
+// Calibration::kGssSetupBurstConnections connections with
+// kGssSetupBurstSlots calls outstanding, a 4 KiB READ, for at least
+// kGssSetupBurstSeconds and until every slot's call was answered once. Its
+// purpose is to leave the load's work behind on the server's threads, so its
+// length is no deadline: a server slower than the burst lengthens it, and
+// only no reply at all within kGssSetupBurstDeadlineSeconds (a wedged
+// server) fails it.
+common::Result<rpc::LoadReport> RunSetupBurst(const rpc::LoadOptions& lo);
+
 }  // namespace secmode::suite::loopback
 
 #endif  // SECMODE_SUITE_NCONNECT_VALIDATION_LOOPBACK_H_

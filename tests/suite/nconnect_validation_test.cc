@@ -24,11 +24,13 @@
 #include <vector>
 
 #include "common/stats.h"
+#include "harness/local_rpc.h"
 #include "harness/modes.h"
 #include "harness/results.h"
 #include "harness/sched_probe.h"
 #include "rpc/record.h"
 #include "sim/simulator.h"
+#include "suite/nconnect_validation_loopback.h"
 
 namespace secmode::suite {
 namespace {
@@ -261,6 +263,24 @@ TEST(NconnectValidateTest, PutValidationWritesTheRowsAndTheSectionOfWhatRan) {
   EXPECT_EQ(results.sections["nconnect-validation"], run.SectionJson());
   EXPECT_FALSE(results.sections["nconnect-validation"].contains("grid"))
       << "a run's section has no grid: only a selection's (a shard's) has";
+}
+
+// The burst before a timed context creation is load, not a deadline: a
+// server whose every reply takes longer than the burst is long (as a loaded
+// machine's can) lengthens the burst instead of failing the calibration.
+TEST(NconnectValidateTest, SetupBurstOutlastsAServerSlowerThanTheBurst) {
+  harness::ModeEnvironment env;
+  rpc::TcpServerOptions tcp;
+  tcp.reply_delay_us = static_cast<uint32_t>(3 * Calibration::kGssSetupBurstSeconds * 1e6);
+  auto server = harness::StartLocalRpcServer(env, false, rpc::ServerOptions(), tcp);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  rpc::LoadOptions lo;
+  server->Aim(lo);
+  lo.security = rpc::Security::kSys;
+  auto burst = loopback::RunSetupBurst(lo);
+  ASSERT_TRUE(burst.ok()) << burst.status().ToString();
+  EXPECT_GE(burst->ops, static_cast<uint64_t>(Calibration::kGssSetupBurstSlots));
+  EXPECT_GE(burst->seconds, 3 * Calibration::kGssSetupBurstSeconds);
 }
 
 TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
