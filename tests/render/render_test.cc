@@ -445,6 +445,17 @@ TEST(RenderTest, SimulatorSpeedSaysHowItWasTimed) {
                     "one, 4.90-5.10 M; the cold run 4.50 M;"),
             std::string::npos)
       << md;
+  // Runs spread over the sweep say so; the block above (no "interleaved")
+  // is an older run's.
+  json spread = repeated;
+  spread["interleaved"] = true;
+  r.sections["nconnect"]["simulator_speed"] = spread;
+  rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  EXPECT_NE(rendered->report_md.find("(default scenario, median of 5 runs of 200000 RPCs spread "
+                                     "over the sweep after a cold one, 4.90-5.10 M;"),
+            std::string::npos)
+      << rendered->report_md;
   r.sections["nconnect"] = {{"grid", grid},
                             {"simulator_speed",
                              {{"rpcs", 200000},
