@@ -248,19 +248,20 @@ TEST(NconnectValidateTest, PutValidationWritesTheRowsAndTheSectionOfWhatRan) {
   EXPECT_TRUE(results.nconnect.empty());
   EXPECT_FALSE(results.sections.contains("nconnect-validation"));
   ValidationRun run;
-  for (bool agree : {true, false, true}) {
+  for (Verdict v : {Verdict::kAgrees, Verdict::kUndecided, Verdict::kAgrees}) {
     ValidationOutcome o;
     o.point = PointNamed("shared-s8-skew0");
-    o.comparison.violations_agree = true;
-    o.comparison.goodput_agree = agree;
+    o.verdict.verdict = v;
     run.outcomes.push_back(o);
   }
-  EXPECT_EQ(run.Agreeing(), 2u);
+  EXPECT_EQ(run.Verdicts().ToString(), "2 agree, 0 disagree, 1 undecided");
   PutValidation(run, results);
   ASSERT_EQ(results.nconnect.size(), 3u);
   EXPECT_EQ(results.nconnect[0]["kind"], "validation");
+  EXPECT_EQ(results.nconnect[1]["verdict"], "undecided");
   ASSERT_TRUE(results.sections.contains("nconnect-validation"));
   EXPECT_EQ(results.sections["nconnect-validation"], run.SectionJson());
+  EXPECT_EQ(results.sections["nconnect-validation"]["verdicts"]["undecided"], 1);
   EXPECT_FALSE(results.sections["nconnect-validation"].contains("grid"))
       << "a run's section has no grid: only a selection's (a shard's) has";
 }
