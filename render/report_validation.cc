@@ -110,9 +110,9 @@ std::string SimulatedRange(const json& row) {
 // no "verdict", only the two-valued *_agree: "agree" or "disagree", read
 // as such.
 struct RowVerdict {
-  std::string word;        // agrees, disagrees, undecided; agree, disagree (two-valued)
+  std::string word;  // agrees, disagrees, undecided; agree, disagree (two-valued)
   bool two_valued = false;
-  std::string shown;       // the table's cell
+  std::string shown;  // the table's cell
 };
 
 RowVerdict VerdictOf(const json& row) {
@@ -126,10 +126,10 @@ RowVerdict VerdictOf(const json& row) {
       if (part.value("verdict", "") == v.word)
         which += std::string(which.empty() ? "" : ", ") + (q[0] == 'v' ? "violations" : "goodput");
     }
-    v.shown = v.word == "agrees" ? "agrees"
+    v.shown = v.word == "agrees"      ? "agrees"
               : v.word == "disagrees" ? "DISAGREES"
-                                      : v.word == "undecided" ? "undecided"
-                                                              : MdText(v.word);
+              : v.word == "undecided" ? "undecided"
+                                      : MdText(v.word);
     if (v.word != "agrees" && !which.empty()) v.shown += " (" + which + ")";
     return v;
   }
@@ -412,7 +412,8 @@ std::string DisagreeingMarkdown(const ValidationRows& rows) {
   for (const json* row : rows) {
     const RowVerdict v = VerdictOf(*row);
     if (v.word == "agrees" || v.word == "agree") continue;
-    if (!heading) md << "\n### Points that disagree or are undecided, and what their evidence shows\n\n";
+    if (!heading)
+      md << "\n### Points that disagree or are undecided, and what their evidence shows\n\n";
     heading = true;
     const std::string why = row->value("diagnosis", "");
     md << "- " << MdText(row->value("name", "")) << " (" << MdText(v.word) << "): ";

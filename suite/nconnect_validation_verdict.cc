@@ -7,12 +7,9 @@ namespace secmode::suite {
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kAgrees:
-      return "agrees";
-    case Verdict::kDisagrees:
-      return "disagrees";
-    case Verdict::kUndecided:
-      return "undecided";
+    case Verdict::kAgrees: return "agrees";
+    case Verdict::kDisagrees: return "disagrees";
+    case Verdict::kUndecided: return "undecided";
   }
   return "disagrees";
 }
@@ -63,8 +60,7 @@ PointVerdict JudgePoint(const sim::Comparison& c, const std::vector<sim::Scenari
   v.violations_verdict = Judge(v.violations, v.violations_limit);
   // Goodput: each run's over the model's mean.
   const auto [lo, hi] = std::minmax_element(
-      runs.begin(), runs.end(),
-      [](const sim::ScenarioResult& a, const sim::ScenarioResult& b) {
+      runs.begin(), runs.end(), [](const sim::ScenarioResult& a, const sim::ScenarioResult& b) {
         return a.ops_per_s < b.ops_per_s;
       });
   v.goodput_ratio = {lo->ops_per_s / c.simulated_ops_per_s, hi->ops_per_s / c.simulated_ops_per_s};
@@ -76,15 +72,9 @@ PointVerdict JudgePoint(const sim::Comparison& c, const std::vector<sim::Scenari
 
 void VerdictCounts::Add(Verdict v) {
   switch (v) {
-    case Verdict::kAgrees:
-      ++agrees;
-      break;
-    case Verdict::kDisagrees:
-      ++disagrees;
-      break;
-    case Verdict::kUndecided:
-      ++undecided;
-      break;
+    case Verdict::kAgrees: ++agrees; break;
+    case Verdict::kDisagrees: ++disagrees; break;
+    case Verdict::kUndecided: ++undecided; break;
   }
 }
 
