@@ -181,12 +181,11 @@ struct Calibration {
   // The burst before each (loopback::RunSetupBurst): this many connections
   // and calls outstanding, a window no call can fall below, for at least
   // this long and until each call outstanding was answered once; it fails
-  // only when no call is answered within the deadline (a wedged server),
+  // only when no call is answered at all (loopback::kRunDeadlineSeconds),
   // never for a server slower than the burst is long.
   static constexpr int kGssSetupBurstConnections = 2;
   static constexpr int kGssSetupBurstSlots = 64;
   static constexpr double kGssSetupBurstSeconds = 0.02;
-  static constexpr double kGssSetupBurstDeadlineSeconds = 10;
   // and then this long for the burst's connections to end.
   static constexpr int kGssSetupSettleMs = 5;
   // Per point: CPU per call of each end, measured per thread in a run of the

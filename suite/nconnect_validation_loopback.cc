@@ -45,11 +45,13 @@ Result<rpc::LoadReport> RunSetupBurst(const rpc::LoadOptions& lo) {
   burst.slots = Calibration::kGssSetupBurstSlots;
   burst.warmup_seconds = 0;
   burst.seconds = Calibration::kGssSetupBurstSeconds;
-  // Not a reply deadline: the burst goes on past `seconds` until each slot
-  // was answered once, up to this long.
-  burst.min_ops = static_cast<uint64_t>(burst.slots);
-  burst.max_seconds = Calibration::kGssSetupBurstDeadlineSeconds;
+  AtLeastCalls(burst, static_cast<uint64_t>(burst.slots));
   return rpc::RunLoad(burst);
+}
+
+void AtLeastCalls(rpc::LoadOptions& lo, uint64_t calls) {
+  lo.min_ops = calls;
+  lo.max_seconds = std::max(lo.seconds, kRunDeadlineSeconds - lo.warmup_seconds);
 }
 
 bool RunAgain(const rpc::LoadReport& r, int attempt) {
@@ -71,6 +73,7 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g, rpc:
   lo.context_per_connection = per_connection_context;
   lo.seconds = seconds;
   lo.warmup_seconds = seconds / 4;
+  AtLeastCalls(lo, kPerCallMinCalls);
   if (skew_ns > 0) {
     lo.skew_connection = 0;
     lo.skew_delay_us = static_cast<uint32_t>(skew_ns / 1000);

@@ -284,6 +284,27 @@ TEST(NconnectValidateTest, SetupBurstOutlastsAServerSlowerThanTheBurst) {
   EXPECT_GE(burst->seconds, 3 * Calibration::kGssSetupBurstSeconds);
 }
 
+// Likewise a calibration run (MeasurePerCall's): its length is how long it
+// measures, and a server answering later than that lengthens it.
+TEST(NconnectValidateTest, AShortRunOutlastsAServerSlowerThanTheRun) {
+  harness::ModeEnvironment env;
+  rpc::TcpServerOptions tcp;
+  tcp.reply_delay_us = 60000;
+  auto server = harness::StartLocalRpcServer(env, false, rpc::ServerOptions(), tcp);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  rpc::LoadOptions lo;
+  server->Aim(lo);
+  lo.security = rpc::Security::kSys;
+  lo.connections = 1;
+  lo.slots = 4;
+  lo.seconds = 0.02;
+  lo.warmup_seconds = 0.005;
+  loopback::AtLeastCalls(lo, 8);
+  auto r = rpc::RunLoad(lo);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GE(r->ops, 8u);
+}
+
 TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   harness::ModeEnvironment env;
   ValidationOptions options;
