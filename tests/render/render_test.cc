@@ -539,7 +539,7 @@ TEST(RenderTest, CollapsePlotDrawsTheSharedNoSkewSeries) {
   auto rendered = RenderRun(r);
   ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
   const std::string md = rendered->report_md;
-  EXPECT_NE(md.find("- s128: model over-counts violations"), std::string::npos) << md;
+  EXPECT_NE(md.find("- s128 (disagree): model over-counts violations"), std::string::npos) << md;
   ASSERT_NE(md.find("### The collapse"), std::string::npos) << md;
   bool drawn = false;
   for (const auto& [name, body] : rendered->files) {
