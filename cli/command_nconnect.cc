@@ -157,8 +157,8 @@ void RunValidateCommand(NconnectOptions& o) {
   if (o.full) {
     // The wide grid's report is hundreds of rows: the verdict here, the rest in the file.
     std::cout << "\n"
-              << run.Agreeing() << " of " << run.outcomes.size()
-              << " scenarios agree (every point, the diagnoses and the plots: " << dir
+              << run.Verdicts().ToString() << " of " << run.outcomes.size()
+              << " scenarios (every point, the diagnoses and the plots: " << dir
               << "/report.md)\n";
   } else if (auto md = render::ValidationMarkdown(results); md.ok() && !md->empty()) {
     std::cout << "\n" << *md;

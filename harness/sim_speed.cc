@@ -17,7 +17,8 @@ nlohmann::json SimSpeed::ToJson() const {
           {"runs", runs},
           {"min_rpcs_per_second", min_rpcs_per_second},
           {"max_rpcs_per_second", max_rpcs_per_second},
-          {"cold_rpcs_per_second", cold_rpcs_per_second}};
+          {"cold_rpcs_per_second", cold_rpcs_per_second},
+          {"interleaved", interleaved}};
 }
 
 namespace {
@@ -37,31 +38,49 @@ common::Result<SimSpeed> TimeOne(const sim::Scenario& scenario) {
 
 }  // namespace
 
+common::Status SimSpeedSampler::Sample() {
+  if (timed_.empty()) {
+    SECMODE_ASSIGN_OR_RETURN(SimSpeed first, TimeOne(scenario_));
+    cold_ = first.rpcs_per_second;
+  }
+  SECMODE_ASSIGN_OR_RETURN(SimSpeed t, TimeOne(scenario_));
+  timed_.push_back(t);
+  return common::Status::Ok();
+}
+
+common::Result<SimSpeed> SimSpeedSampler::Speed(bool interleaved) const {
+  if (timed_.empty()) {
+    return common::Status::Internal("simulator speed: no run was timed");
+  }
+  // The median run (the upper one of an even count), its figures together.
+  std::vector<SimSpeed> timed = timed_;
+  std::sort(timed.begin(), timed.end(), [](const SimSpeed& a, const SimSpeed& b) {
+    return a.rpcs_per_second < b.rpcs_per_second;
+  });
+  SimSpeed speed = timed[timed.size() / 2];
+  speed.runs = static_cast<int>(timed.size());
+  speed.min_rpcs_per_second = timed.front().rpcs_per_second;
+  speed.max_rpcs_per_second = timed.back().rpcs_per_second;
+  speed.cold_rpcs_per_second = cold_;
+  speed.interleaved = interleaved;
+  return speed;
+}
+
 common::Result<SimSpeed> MeasureSimSpeed(const sim::Scenario& scenario, int runs) {
   if (runs < 1) {
     return common::Status::InvalidArgument("simulator speed: runs must be 1 or more, not " +
                                            std::to_string(runs));
   }
-  double cold = 0;
-  if (runs > 1) {
-    SECMODE_ASSIGN_OR_RETURN(SimSpeed first, TimeOne(scenario));
-    cold = first.rpcs_per_second;
+  if (runs == 1) {
+    SECMODE_ASSIGN_OR_RETURN(SimSpeed one, TimeOne(scenario));
+    one.runs = 1;
+    one.min_rpcs_per_second = one.max_rpcs_per_second = one.cold_rpcs_per_second =
+        one.rpcs_per_second;
+    return one;
   }
-  std::vector<SimSpeed> timed;
-  for (int i = 0; i < runs; ++i) {
-    SECMODE_ASSIGN_OR_RETURN(SimSpeed t, TimeOne(scenario));
-    timed.push_back(t);
-  }
-  // The median run (the upper one of an even count), its figures together.
-  std::sort(timed.begin(), timed.end(), [](const SimSpeed& a, const SimSpeed& b) {
-    return a.rpcs_per_second < b.rpcs_per_second;
-  });
-  SimSpeed speed = timed[timed.size() / 2];
-  speed.runs = runs;
-  speed.min_rpcs_per_second = timed.front().rpcs_per_second;
-  speed.max_rpcs_per_second = timed.back().rpcs_per_second;
-  speed.cold_rpcs_per_second = runs > 1 ? cold : speed.rpcs_per_second;
-  return speed;
+  SimSpeedSampler sampler(scenario);
+  for (int i = 0; i < runs; ++i) SECMODE_RETURN_IF_ERROR(sampler.Sample());
+  return sampler.Speed(false);
 }
 
 }  // namespace secmode::harness

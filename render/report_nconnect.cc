@@ -79,7 +79,8 @@ int64_t MaxSafeSlots(const std::vector<const json*>& rows, const Grid& g, const 
 }
 
 // How a simulator speed (sections.nconnect.simulator_speed*) was timed: the
-// median of several runs after a cold one, or (older runs) one run.
+// median of several runs after a cold one (spread over the sweep, or in
+// older runs back to back), or (older runs still) one run.
 std::string SpeedRuns(const json& speed) {
   const int64_t runs = IntField(speed, "runs");
   const std::string run = std::to_string(IntField(speed, "rpcs")) + " RPCs";
@@ -87,7 +88,8 @@ std::string SpeedRuns(const json& speed) {
                             " s of thread CPU time, " +
                             Fmt("%.3f", speed.value("wall_seconds", 0.0)) + " s wall";
   if (runs <= 1) return run + " in " + times;
-  return "median of " + std::to_string(runs) + " runs of " + run + " after a cold one, " +
+  return "median of " + std::to_string(runs) + " runs of " + run +
+         (speed.value("interleaved", false) ? " spread over the sweep" : "") + " after a cold one, " +
          Fmt("%.2f", speed.value("min_rpcs_per_second", 0.0) / 1e6) + "-" +
          Fmt("%.2f", speed.value("max_rpcs_per_second", 0.0) / 1e6) + " M; the cold run " +
          Fmt("%.2f", speed.value("cold_rpcs_per_second", 0.0) / 1e6) + " M; the median run " +

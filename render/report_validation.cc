@@ -66,6 +66,21 @@ std::string MeasuredRange(const json& row) {
          " runs)";
 }
 
+// " (41000..52000)": the real runs' goodput range, or "" for one run.
+std::string GoodputRange(const json& row) {
+  const json runs = row.value("measured_runs", json::array());
+  if (runs.size() < 2) return "";
+  double lo = 0, hi = 0;
+  bool first = true;
+  for (const auto& r : runs) {
+    const double v = r.value("ops_per_s", 0.0);
+    lo = first ? v : std::min(lo, v);
+    hi = first ? v : std::max(hi, v);
+    first = false;
+  }
+  return " (" + Fmt("%.0f", lo) + ".." + Fmt("%.0f", hi) + ")";
+}
+
 // The model's side of a row as the comparison took it: with several seeds
 // ("simulated_seeds") their mean violations and goodput over the first
 // seed's result, else that result.
@@ -90,10 +105,88 @@ std::string SimulatedRange(const json& row) {
          std::to_string(IntField(seeds, "seeds")) + " seeds)";
 }
 
-std::string Verdict(const json& row) {
-  const bool v = row.value("violations_agree", false), g = row.value("goodput_agree", false);
-  if (v && g) return "agree";
-  return !v ? "DISAGREE (violations)" : "DISAGREE (goodput)";
+// A row's verdict: "agrees", "disagrees" or "undecided"
+// (suite/nconnect_validation_verdict.h). A row of an older results.json has
+// no "verdict", only the two-valued *_agree: "agree" or "disagree", read
+// as such.
+struct RowVerdict {
+  std::string word;  // agrees, disagrees, undecided; agree, disagree (two-valued)
+  bool two_valued = false;
+  std::string shown;  // the table's cell
+};
+
+RowVerdict VerdictOf(const json& row) {
+  RowVerdict v;
+  if (row.contains("verdict") && row["verdict"].is_string()) {
+    v.word = row["verdict"].get<std::string>();
+    const json of = row.value("verdict_intervals", json::object());
+    std::string which;  // the quantities that decided it
+    for (const char* q : {"violations", "goodput_ratio"}) {
+      const json part = of.value(q, json::object());
+      if (part.value("verdict", "") == v.word)
+        which += std::string(which.empty() ? "" : ", ") + (q[0] == 'v' ? "violations" : "goodput");
+    }
+    v.shown = v.word == "agrees"      ? "agrees"
+              : v.word == "disagrees" ? "DISAGREES"
+              : v.word == "undecided" ? "undecided"
+                                      : MdText(v.word);
+    if (v.word != "agrees" && !which.empty()) v.shown += " (" + which + ")";
+    return v;
+  }
+  const bool viol = row.value("violations_agree", false), good = row.value("goodput_agree", false);
+  v.two_valued = true;
+  v.word = viol && good ? "agree" : "disagree";
+  v.shown = viol && good ? "agree (two-valued)"
+            : !viol      ? "DISAGREE (violations; two-valued)"
+                         : "DISAGREE (goodput; two-valued)";
+  return v;
+}
+
+// "8 agree, 1 disagrees, 1 undecided.", with the rows of an older run
+// (two-valued verdicts) counted apart and labelled.
+std::string VerdictCountsText(const ValidationRows& rows) {
+  int agrees = 0, disagrees = 0, undecided = 0, old_agree = 0, old_disagree = 0;
+  for (const json* row : rows) {
+    const std::string w = VerdictOf(*row).word;
+    agrees += w == "agrees";
+    undecided += w == "undecided";
+    old_agree += w == "agree";
+    old_disagree += w == "disagree";
+    disagrees += w != "agrees" && w != "undecided" && w != "agree" && w != "disagree";
+  }
+  std::ostringstream md;
+  if (agrees + disagrees + undecided > 0) {
+    md << agrees << " agree, " << disagrees << (disagrees == 1 ? " disagrees, " : " disagree, ")
+       << undecided << " undecided";
+  }
+  if (old_agree + old_disagree > 0) {
+    md << (agrees + disagrees + undecided > 0 ? "; " : "") << old_agree << " of "
+       << old_agree + old_disagree
+       << " agree by the two-valued rule of an older results.json (no verdict over the runs' "
+          "spread, so none undecided)";
+  }
+  md << ".";
+  return md.str();
+}
+
+// Which interval of an undecided row straddles its limit: "violations
+// 3.0..9.0 over the runs against 0.0..7.5; goodput measured/sim 0.71..0.90
+// against 0.77..1.30".
+std::string StraddleText(const json& row) {
+  const json of = row.value("verdict_intervals", json::object());
+  std::string out;
+  for (const char* q : {"violations", "goodput_ratio"}) {
+    const json part = of.value(q, json::object());
+    const json m = part.value("measured", json::array()), l = part.value("limit", json::array());
+    if (part.value("verdict", "") != "undecided" || m.size() != 2 || l.size() != 2) continue;
+    if (!m[0].is_number() || !m[1].is_number() || !l[0].is_number() || !l[1].is_number()) continue;
+    const char* f = q[0] == 'v' ? "%.1f" : "%.2f";
+    out += std::string(out.empty() ? "" : "; ") +
+           (q[0] == 'v' ? "violations " : "goodput measured/sim ") + Fmt(f, m[0].get<double>()) +
+           ".." + Fmt(f, m[1].get<double>()) + " over the runs against " +
+           Fmt(f, l[0].get<double>()) + ".." + Fmt(f, l[1].get<double>());
+  }
+  return out.empty() ? "the runs straddle the limit" : "the runs straddle the limit: " + out;
 }
 
 // The collapse plot: goodput, violations and p99 against slots for one
@@ -185,6 +278,19 @@ std::string AgreementRuleMarkdown(const json& section) {
      << Fmt("%.2f", tol.value("violation_factor", 0.0)) << " or within "
      << IntField(tol, "violation_slack") << " events of it; goodput agrees within a factor "
      << Fmt("%.2f", tol.value("goodput_factor", 0.0)) << " of the runs' median.";
+  if (section.contains("verdicts")) {
+    md << " The verdict rests on the runs' spread: a point's real runs are interleaved with the "
+          "other points' (round r makes run r of every point), so they sample the whole "
+          "validation's time, and each quantity is the interval over them (violations per run, "
+          "goodput per run over the model's). A point agrees when both intervals lie wholly "
+          "within their limits (around the model's seeds' mean: the factor or slack above, "
+          "exactly zero for a model's zero, goodput within the factor either way), disagrees "
+          "when either lies wholly outside, and is undecided when an interval straddles its "
+          "limit: its repeats do not settle it.";
+  } else {
+    md << " (An older results.json: its verdicts are two-valued, a point agreeing when the "
+          "model fell within the runs' widened range; none is undecided.)";
+  }
   if (section.contains("calm_runs")) {
     const json calm = section.value("calm_runs", json::object());
     md << " A real run (a point's, or its no-violation run) during which the hypervisor took "
@@ -211,24 +317,23 @@ std::string VerdictTable(const ValidationRows& rows) {
   const bool host_column = hosts.size() > 1;
   md << (host_column ? "| host " : "")
      << "| nconnect | slots | window | reaction | I/O | skew ms | violations sim | violations "
-        "measured | ops/s sim | ops/s measured (median run) | verdict |\n"
+        "measured | ops/s sim | ops/s measured (median run, range) | verdict |\n"
      << (host_column ? "|---" : "") << "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
-  int agree = 0;
   for (const json* row : rows) {
     const json s = row->value("scenario", json::object());
     const json sim = SimulatedMean(*row);
     const json meas = row->value("measured", json::object());
-    const std::string verdict = Verdict(*row);
-    agree += verdict == "agree" ? 1 : 0;
+    const std::string verdict = VerdictOf(*row).shown;
     if (host_column) md << "| " << MdText(row->value("host", std::string("-"))) << " ";
     md << "| " << IntField(s, "nconnect") << " | " << IntField(s, "slots") << " | "
        << IntField(s, "window") << " | " << MdText(s.value("reaction", "")) << " | "
        << IntField(s, "io_size") << " " << MdText(s.value("op", "")) << " | "
        << Fmt("%.3f", IntField(s, "skew_ns") / 1e6) << " | " << SimulatedRange(*row) << " | "
        << MeasuredRange(*row) << " | " << Fmt("%.0f", sim.value("ops_per_s", 0.0)) << " | "
-       << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << " | " << verdict << " |\n";
+       << Fmt("%.0f", meas.value("ops_per_s", 0.0)) << GoodputRange(*row) << " | " << verdict
+       << " |\n";
   }
-  md << "\n" << agree << " of " << rows.size() << " scenarios agree.\n\n";
+  md << "\n" << VerdictCountsText(rows) << "\n\n";
   std::vector<double> steal;
   for (const json* row : rows) {
     const double f = row->value("measured", json::object()).value("steal_fraction", -1.0);
@@ -299,18 +404,26 @@ std::string TolerancesMarkdown(const harness::RunResults& r, const json& section
   return md.str();
 }
 
-// Points that disagree, each with the cause its evidence shows.
+// Points that disagree, each with the cause its evidence shows, and the
+// undecided ones with the intervals that straddle their limits.
 std::string DisagreeingMarkdown(const ValidationRows& rows) {
-  bool any_disagree = false;
-  for (const json* row : rows) any_disagree |= Verdict(*row) != "agree";
-  if (!any_disagree) return "";
   std::ostringstream md;
-  md << "\n### Points that disagree, and what their evidence shows\n\n";
+  bool heading = false;
   for (const json* row : rows) {
-    if (Verdict(*row) == "agree") continue;
+    const RowVerdict v = VerdictOf(*row);
+    if (v.word == "agrees" || v.word == "agree") continue;
+    if (!heading)
+      md << "\n### Points that disagree or are undecided, and what their evidence shows\n\n";
+    heading = true;
     const std::string why = row->value("diagnosis", "");
-    md << "- " << MdText(row->value("name", "")) << ": "
-       << MdText(why.empty() ? row->value("detail", "") : why) << "\n";
+    md << "- " << MdText(row->value("name", "")) << " (" << MdText(v.word) << "): ";
+    if (v.word == "undecided") {
+      md << StraddleText(*row);
+      if (!why.empty()) md << "; " << MdText(why);
+    } else {
+      md << MdText(why.empty() ? row->value("detail", "") : why);
+    }
+    md << "\n";
   }
   return md.str();
 }

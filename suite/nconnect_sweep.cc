@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -76,24 +77,6 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
   }
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   if (threads <= 0) threads = 1;
-  // The simulator's own speed on one thread: the default scenario, and the
-  // same with every mechanism of the thread model on; each the median of
-  // kSpeedRuns timed runs after a cold one.
-  constexpr int kSpeedRuns = 5;
-  Scenario speed_scenario;
-  speed_scenario.ops = 200000;
-  SECMODE_ASSIGN_OR_RETURN(harness::SimSpeed speed,
-                           harness::MeasureSimSpeed(speed_scenario, kSpeedRuns));
-  Scenario threads_scenario = sim::EveryMechanismScenario();
-  threads_scenario.ops = 200000;
-  SECMODE_ASSIGN_OR_RETURN(harness::SimSpeed speed_threads,
-                           harness::MeasureSimSpeed(threads_scenario, kSpeedRuns));
-  nlohmann::json speed_threads_json = speed_threads.ToJson();
-  speed_threads_json["cores"] = threads_scenario.cores;
-  log << " [simulator: " << common::Fmt("%.2f", speed.rpcs_per_second / 1e6) << " M, "
-      << common::Fmt("%.2f", speed_threads.rpcs_per_second / 1e6)
-      << " M with every mechanism, simulated RPCs per CPU-second]" << std::flush;
-
   const std::vector<Scenario> all = grid.Expand();
   std::vector<Scenario> scenarios;
   std::vector<size_t> index;  // each scenario's place in the whole grid
@@ -102,9 +85,49 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
     scenarios.push_back(all[i]);
     index.push_back(i);
   }
-  const uint64_t t0 = common::NowNs();
-  const std::vector<SweepRow> rows = sim::RunSweep(scenarios, threads);
-  const double wall = static_cast<double>(common::NowNs() - t0) / 1e9;
+  // The simulator's own speed on one thread: the default scenario, and the
+  // same with every mechanism of the thread model on; each kSpeedSamples
+  // short timed runs spread over the sweep (one before it and one after
+  // each of its parts, on a machine the sweep's threads have left), the
+  // median with the runs' range (harness::SimSpeedSampler).
+  constexpr size_t kSpeedSamples = 5;
+  Scenario speed_scenario;
+  speed_scenario.ops = 100000;
+  Scenario threads_scenario = sim::EveryMechanismScenario();
+  threads_scenario.ops = 100000;
+  harness::SimSpeedSampler speed_sampler(speed_scenario), threads_sampler(threads_scenario);
+  auto sample = [&]() -> Status {
+    SECMODE_RETURN_IF_ERROR(speed_sampler.Sample());
+    return threads_sampler.Sample();
+  };
+  SECMODE_RETURN_IF_ERROR(sample());
+  std::vector<SweepRow> rows;
+  double wall = 0;
+  for (size_t part = 0; part + 1 < kSpeedSamples; ++part) {
+    const size_t from = scenarios.size() * part / (kSpeedSamples - 1);
+    const size_t to = scenarios.size() * (part + 1) / (kSpeedSamples - 1);
+    const uint64_t t0 = common::NowNs();
+    std::vector<SweepRow> done = sim::RunSweep(
+        std::vector<Scenario>(scenarios.begin() + static_cast<std::ptrdiff_t>(from),
+                              scenarios.begin() + static_cast<std::ptrdiff_t>(to)),
+        threads);
+    wall += static_cast<double>(common::NowNs() - t0) / 1e9;
+    rows.insert(rows.end(), std::make_move_iterator(done.begin()),
+                std::make_move_iterator(done.end()));
+    SECMODE_RETURN_IF_ERROR(sample());
+  }
+  SECMODE_ASSIGN_OR_RETURN(harness::SimSpeed speed, speed_sampler.Speed(true));
+  SECMODE_ASSIGN_OR_RETURN(harness::SimSpeed speed_threads, threads_sampler.Speed(true));
+  nlohmann::json speed_threads_json = speed_threads.ToJson();
+  speed_threads_json["cores"] = threads_scenario.cores;
+  log << " [simulator: " << common::Fmt("%.2f", speed.rpcs_per_second / 1e6) << " M ("
+      << common::Fmt("%.2f", speed.min_rpcs_per_second / 1e6) << ".."
+      << common::Fmt("%.2f", speed.max_rpcs_per_second / 1e6) << "), "
+      << common::Fmt("%.2f", speed_threads.rpcs_per_second / 1e6) << " M ("
+      << common::Fmt("%.2f", speed_threads.min_rpcs_per_second / 1e6) << ".."
+      << common::Fmt("%.2f", speed_threads.max_rpcs_per_second / 1e6)
+      << ") with every mechanism, simulated RPCs per CPU-second, median (range) of "
+      << speed.runs << " runs spread over the sweep]" << std::flush;
   int64_t total_ops = 0, errors = 0, truncated = 0;
   for (size_t k = 0; k < rows.size(); ++k) {
     const SweepRow& row = rows[k];

@@ -1,10 +1,13 @@
 #include "suite/nconnect_validation.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "harness/sched_probe.h"
 
 namespace secmode::suite {
+
+using common::Status;
 
 ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
                             const ValidationOptions& options, std::ostream& log) {
@@ -29,17 +32,38 @@ ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<Val
     }
     run.calibration.probes.emplace(threads, *probe);
   }
+  // Each point checked and calibrated; then its real runs, one round of
+  // every point at a time; then each simulated and judged.
+  std::vector<PendingPoint> pending;
   for (const ValidationPoint& p : grid) {
-    log << "\n  validation " << p.name << " ..." << std::flush;
-    auto o = RunValidationPoint(env, p, run.calibration, options);
-    if (!o.ok()) {
+    auto prepared = PreparePoint(env, p, run.calibration, options);
+    if (!prepared.ok()) {
       // The other points still run; the first failure is the run's.
-      log << " failed: " << o.status().ToString();
-      if (run.status.ok()) run.status = o.status();
+      log << "\n  validation " << p.name << " failed: " << prepared.status().ToString();
+      if (run.status.ok()) run.status = prepared.status();
       continue;
     }
-    log << " " << o->comparison.detail;
-    run.outcomes.push_back(std::move(o).value());
+    pending.push_back(std::move(prepared).value());
+  }
+  std::vector<bool> failed(pending.size(), false);
+  for (int round = 0; round < std::max(1, options.runs); ++round) {
+    log << "\n  validation runs, round " << round + 1 << " of " << std::max(1, options.runs)
+        << " ..." << std::flush;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (failed[i]) continue;
+      const Status st = RunPointOnce(env, options, pending[i]);
+      if (st.ok()) continue;
+      failed[i] = true;
+      log << "\n  validation " << pending[i].out.point.name << " failed: " << st.ToString();
+      if (run.status.ok()) run.status = st;
+    }
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (failed[i]) continue;
+    ValidationOutcome o = FinishPoint(std::move(pending[i]), options);
+    log << "\n  validation " << o.point.name << ": " << VerdictName(o.verdict.verdict) << "; "
+        << o.comparison.detail;
+    run.outcomes.push_back(std::move(o));
   }
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
@@ -92,6 +116,8 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
          {"violations_measured_min", o.comparison.measured_violations_min},
          {"violations_measured_max", o.comparison.measured_violations_max},
          {"transport", "tcp-loopback"},
+         {"verdict", VerdictName(o.verdict.verdict)},
+         {"verdict_intervals", o.verdict.ToJson()},
          {"violations_agree", o.comparison.violations_agree},
          {"goodput_agree", o.comparison.goodput_agree},
          {"goodput_ratio", o.comparison.goodput_ratio},
@@ -116,10 +142,10 @@ std::vector<nlohmann::json> ValidationRun::JsonRows() const {
   return rows;
 }
 
-size_t ValidationRun::Agreeing() const {
-  size_t agree = 0;
-  for (const auto& out : outcomes) agree += out.comparison.agree() ? 1 : 0;
-  return agree;
+VerdictCounts ValidationRun::Verdicts() const {
+  VerdictCounts counts;
+  for (const auto& out : outcomes) counts.Add(out.verdict.verdict);
+  return counts;
 }
 
 void PutValidation(const ValidationRun& run, harness::RunResults& results) {
@@ -169,6 +195,7 @@ nlohmann::json ValidationRun::SectionJson() const {
            {{"violation_factor", tol.violation_factor},
             {"violation_slack", tol.violation_slack},
             {"goodput_factor", tol.goodput_factor}}},
+          {"verdicts", Verdicts().ToJson()},
           {"wall_seconds", wall_seconds}};
 }
 

@@ -1,9 +1,13 @@
 // Validation of the nconnect simulator against real sockets: each scenario of a grid runs
 // ValidationOptions::runs times on the real RPCSEC_GSS krb5p TCP client (rpc::RunLoad) against
 // the in-process server (rpc::LocalServer) on loopback with the scenario's window and reaction,
-// and once in the simulator (sim::Simulate) fed with what this machine measured:
+// its runs interleaved with the other scenarios' (round r makes run r of every point, so each
+// point's runs are spread over the whole validation), and with ValidationOptions::model_seeds
+// seeds in the simulator (sim::Simulate) fed with what this machine measured:
 // the per-message crypto cost of the krb5p legs, the loopback round trip and
-// the non-crypto CPU cost per call. sim::CompareToRuns decides agreement.
+// the non-crypto CPU cost per call. sim::CompareToRuns takes the rule's figures, and
+// the point's verdict (suite/nconnect_validation_verdict.h) is three-valued over the
+// runs' spread: agrees, disagrees or undecided.
 //
 // Mapping (Scenario -> real run): nconnect -> connections, slots -> slots,
 // per_connection_context -> context_per_connection, reencode -> reencode,
@@ -43,6 +47,7 @@
 #include "sim/compare.h"
 #include "sim/scenario.h"
 #include "suite/nconnect_attribution.h"
+#include "suite/nconnect_validation_verdict.h"
 #include "suite/shard.h"
 
 namespace secmode::suite {
@@ -173,8 +178,13 @@ struct Calibration {
   int64_t gss_setup_quiet_ns = 0;
   int64_t gss_setup_quiet_cpu_ns = 0;
   static constexpr int kGssSetupRounds = 20;  // contexts created for those medians
-  // The burst before each: 2 connections, 32 calls outstanding on each, a
-  // window no call can fall below, for this long.
+  // The burst before each (loopback::RunSetupBurst): this many connections
+  // and calls outstanding, a window no call can fall below, for at least
+  // this long and until each call outstanding was answered once; it fails
+  // only when no call is answered at all (loopback::kRunDeadlineSeconds),
+  // never for a server slower than the burst is long.
+  static constexpr int kGssSetupBurstConnections = 2;
+  static constexpr int kGssSetupBurstSlots = 64;
   static constexpr double kGssSetupBurstSeconds = 0.02;
   // and then this long for the burst's connections to end.
   static constexpr int kGssSetupSettleMs = 5;
@@ -248,8 +258,8 @@ struct ValidationOptions {
   bool thread_model = true;
   // Also simulate each point with one mechanism off at a time.
   bool ablation = true;
-  // Real runs per point: the simulated result is held against their range
-  // (sim::CompareToRuns).
+  // Real runs per point, interleaved across the points: the simulated result
+  // is held against their range (PointVerdict).
   int runs = 3;
   // The model runs each point with this many seeds (the point's seed and the
   // next ones); their mean is held against the real runs (sim::CompareToRuns).
@@ -292,6 +302,11 @@ struct ValidationOutcome {
   // no-violation run.
   int rerun_measured = 0, rerun_calibration = 0;
   Calibration calibration;  // the run's, with this point's sys-mode run
+  // The three-valued verdict over the real runs' spread
+  // (suite/nconnect_validation_verdict.h); `comparison` holds the rule's
+  // figures, and its two-valued *_agree the older reading (some run within
+  // the limit).
+  PointVerdict verdict;
   std::string diagnosis;    // empty when the point agrees; else Diagnose()
   // The simulator failed on this point's scenario (e.g. "no events left":
   // a model deadlock) or on one of its ablation variants: the point is kept,
@@ -318,8 +333,8 @@ struct ValidationRun {
   std::vector<nlohmann::json> JsonRows() const;
   // sections["nconnect-validation"]: mode, calibration, agreement rule, time.
   nlohmann::json SectionJson() const;
-  // The points whose violations and goodput both agree.
-  size_t Agreeing() const;
+  // How many points agree, disagree and are undecided (PointVerdict).
+  VerdictCounts Verdicts() const;
 };
 
 // The points `secmode nconnect --validate` runs: the default or the wide
@@ -363,15 +378,37 @@ common::Result<int64_t> ModelOneCall(const Calibration& calibration,
 sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& calibration,
                                  const ValidationOptions& options);
 
-// Runs one point on real sockets (a fresh LocalServer with its window and
-// reaction) and in the simulator, and compares.
+// A point between the steps of its validation: checked and calibrated
+// (PreparePoint), its real runs so far (RunPointOnce), then simulated and
+// judged (FinishPoint). The steps let RunValidation interleave the points'
+// real runs, so that each point's runs are spread over the whole
+// validation and their range shows how the machine varied meanwhile.
+struct PendingPoint {
+  ValidationOutcome out;
+  rpc::LoadOptions load;  // what each real run runs, against its fresh server
+  std::vector<std::pair<rpc::LoadReport, sim::ScenarioResult>> runs;
+};
+common::Result<PendingPoint> PreparePoint(harness::ModeEnvironment& env,
+                                          const ValidationPoint& point,
+                                          const Calibration& calibration,
+                                          const ValidationOptions& options);
+// One real run of the point on real sockets (a fresh LocalServer with its
+// window and reaction), made again while the hypervisor takes too much
+// (kCalmSteal).
+common::Status RunPointOnce(harness::ModeEnvironment& env, const ValidationOptions& options,
+                            PendingPoint& point);
+// The model of the point, the comparison and the verdict over its runs.
+ValidationOutcome FinishPoint(PendingPoint point, const ValidationOptions& options);
+
+// All three steps for one point, its runs back to back.
 common::Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
                                                      const ValidationPoint& point,
                                                      const Calibration& calibration,
                                                      const ValidationOptions& options);
 
-// Calibrates, then runs every point of `grid`; logs progress to `log`. A
-// point that fails is logged and skipped; ValidationRun::status says so.
+// Calibrates, then runs every point of `grid`; logs progress to `log`. The
+// points' real runs are interleaved: round r makes run r of every point.
+// A point that fails is logged and skipped; ValidationRun::status says so.
 ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
                             const ValidationOptions& options, std::ostream& log);
 

@@ -28,6 +28,7 @@ using loopback::Gss;
 using loopback::MeasurePerCall;
 using loopback::ParseGss;
 using loopback::PerCall;
+using loopback::RunSetupBurst;
 using loopback::StartServer;
 
 int ServerThreads(const ValidationOptions& options, int nconnect) {
@@ -189,16 +190,9 @@ Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment
   if (!after_load) {
     SECMODE_ASSIGN_OR_RETURN(t, rpc::TimeContextCreation(lo, rounds));
   } else {
-    rpc::LoadOptions burst = lo;
-    burst.op = rpc::NfsOp::kRead;
-    burst.size = 4096;
-    burst.connections = 2;
-    burst.slots = 64;
-    burst.seconds = Calibration::kGssSetupBurstSeconds;
-    burst.warmup_seconds = 0;
     std::vector<double> wall, cpu;
     for (int i = 0; i < rounds; ++i) {
-      SECMODE_RETURN_IF_ERROR(rpc::RunLoad(burst).status());
+      SECMODE_RETURN_IF_ERROR(RunSetupBurst(lo).status());
       // The burst's connections end on the server's threads meanwhile; the
       // creation is timed once they have, so that it competes with nothing.
       std::this_thread::sleep_for(std::chrono::milliseconds(Calibration::kGssSetupSettleMs));

@@ -37,6 +37,23 @@ Result<harness::LocalRpcServer> StartServer(harness::ModeEnvironment& env, const
   return harness::StartLocalRpcServer(env, true, so, tcp);
 }
 
+Result<rpc::LoadReport> RunSetupBurst(const rpc::LoadOptions& lo) {
+  rpc::LoadOptions burst = lo;
+  burst.op = rpc::NfsOp::kRead;
+  burst.size = 4096;
+  burst.connections = Calibration::kGssSetupBurstConnections;
+  burst.slots = Calibration::kGssSetupBurstSlots;
+  burst.warmup_seconds = 0;
+  burst.seconds = Calibration::kGssSetupBurstSeconds;
+  AtLeastCalls(burst, static_cast<uint64_t>(burst.slots));
+  return rpc::RunLoad(burst);
+}
+
+void AtLeastCalls(rpc::LoadOptions& lo, uint64_t calls) {
+  lo.min_ops = calls;
+  lo.max_seconds = std::max(lo.seconds, kRunDeadlineSeconds - lo.warmup_seconds);
+}
+
 bool RunAgain(const rpc::LoadReport& r, int attempt) {
   return r.steal_fraction >= kCalmSteal && attempt < kCalmAttempts;
 }
@@ -56,6 +73,7 @@ Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g, rpc:
   lo.context_per_connection = per_connection_context;
   lo.seconds = seconds;
   lo.warmup_seconds = seconds / 4;
+  AtLeastCalls(lo, kPerCallMinCalls);
   if (skew_ns > 0) {
     lo.skew_connection = 0;
     lo.skew_delay_us = static_cast<uint32_t>(skew_ns / 1000);

@@ -50,12 +50,35 @@ bool RunAgain(const rpc::LoadReport& r, int attempt);
 
 // One run of `family` (sys or the krb5 mode) against a fresh server whose
 // window is wider than the slots, so no call can fall out of it, with
-// connection 0's sends held `skew_ns` as the point's are; the server is
-// stopped before its threads' CPU time is read.
+// connection 0's sends held `skew_ns` as the point's are, for `seconds` and
+// at least kPerCallMinCalls calls (AtLeastCalls); the server is stopped
+// before its threads' CPU time is read.
 common::Result<PerCall> MeasurePerCall(harness::ModeEnvironment& env, const Gss& g,
                                        rpc::Security family, int connections, int slots,
                                        bool per_connection_context, rpc::NfsOp op, uint32_t size,
                                        double seconds, int64_t skew_ns = 0);
+
+// A run's `seconds` is how long it measures, not a deadline for its
+// replies: on a loaded machine a short run may see no reply in its time,
+// which would fail it ("no reply ... in N ms") and with it the whole
+// validation. Such a run goes on past `seconds` until `calls` were answered
+// after its warm-up, for at most kRunDeadlineSeconds in all; only a run
+// answered nothing by then fails (a wedged server).
+inline constexpr double kRunDeadlineSeconds = 10;
+void AtLeastCalls(rpc::LoadOptions& lo, uint64_t calls);
+
+// Calls each MeasurePerCall run answers at least (AtLeastCalls).
+inline constexpr uint64_t kPerCallMinCalls = 100;
+
+// The burst of the mode's load each timed context creation follows
+// (Calibration::gss_setup_ns), on `lo`'s server, security and contexts:
+// Calibration::kGssSetupBurstConnections connections with
+// kGssSetupBurstSlots calls outstanding, a 4 KiB READ, for at least
+// kGssSetupBurstSeconds and until every slot's call was answered once. Its
+// purpose is to leave the load's work behind on the server's threads, so its
+// length is no deadline (AtLeastCalls): a server slower than the burst
+// lengthens it.
+common::Result<rpc::LoadReport> RunSetupBurst(const rpc::LoadOptions& lo);
 
 }  // namespace secmode::suite::loopback
 

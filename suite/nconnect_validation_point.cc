@@ -115,22 +115,22 @@ sim::ScenarioResult MeasuredResult(const rpc::LoadReport& r, const rpc::ServerCo
   return m;
 }
 
-using RealRun = std::pair<rpc::LoadReport, sim::ScenarioResult>;
+}  // namespace
 
-// The point's real runs (ValidationOptions::runs), each with `lo` against a
-// fresh server (a new window and contexts); the first is traced at both
-// ends (out's attribution, reconnects, re-creations, resumes). A run made
-// again for the hypervisor's share (kCalmSteal) is counted in
-// out.rerun_measured.
-Result<std::vector<RealRun>> RunReal(harness::ModeEnvironment& env, const Gss& g,
-                                     const ValidationPoint& point, rpc::LoadOptions lo,
-                                     const ValidationOptions& options, ValidationOutcome& out) {
+// One real run of the point (`p.load` against a fresh server: a new window
+// and contexts) into p.runs; the point's first is traced at both ends (its
+// attribution, reconnects, re-creations, resumes). A run made again for the
+// hypervisor's share (kCalmSteal) is counted in p.out.rerun_measured.
+Status RunPointOnce(harness::ModeEnvironment& env, const ValidationOptions& options,
+                    PendingPoint& p) {
+  const ValidationPoint& point = p.out.point;
   const sim::Scenario& s = point.scenario;
-  std::vector<RealRun> runs;
-  for (int rep = 0, attempt = 1; rep < std::max(1, options.runs); ++attempt) {
+  SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
+  rpc::LoadOptions lo = p.load;
+  for (int attempt = 1;; ++attempt) {
     // Room for every transmission of the run, retransmissions included.
     std::unique_ptr<rpc::CallTrace> trace;
-    if (options.trace && rep == 0) {
+    if (options.trace && p.runs.empty()) {
       trace = std::make_unique<rpc::CallTrace>(static_cast<size_t>(s.ops) * 64 + 4096);
     }
     SECMODE_ASSIGN_OR_RETURN(auto server, StartServer(env, g, s.window, s.reaction,
@@ -142,25 +142,25 @@ Result<std::vector<RealRun>> RunReal(harness::ModeEnvironment& env, const Gss& g
     server.server->Stop();
     const rpc::ServerCounters after = server.server->counters();
     if (trace) {
-      out.attribution = AttributeViolations(*trace);
-      out.reconnects = AttributeReconnects(*trace);
-      out.recreations = AttributeRecreations(*trace);
-      out.resumes = AttributeResumes(*trace);
+      p.out.attribution = AttributeViolations(*trace);
+      p.out.reconnects = AttributeReconnects(*trace);
+      p.out.recreations = AttributeRecreations(*trace);
+      p.out.resumes = AttributeResumes(*trace);
     }
     if (r.errors > 0) {
       return Status::Internal("validation point " + point.name + ": " + std::to_string(r.errors) +
                               " replies failed a check, first: " + r.first_error);
     }
     if (RunAgain(r, attempt)) {
-      ++out.rerun_measured;
+      ++p.out.rerun_measured;
       continue;
     }
-    ++rep;
-    attempt = 0;
-    runs.emplace_back(r, MeasuredResult(r, before, after, server.server->stats()));
+    p.runs.emplace_back(r, MeasuredResult(r, before, after, server.server->stats()));
+    return Status::Ok();
   }
-  return runs;
 }
+
+namespace {
 
 // A simulator failure is the model's, and this point's evidence: it is
 // kept in the row (the scenario is there to rerun it) and the other points
@@ -268,9 +268,8 @@ void Ablate(const sim::Scenario& s, const ValidationOptions& options, Validation
 
 }  // namespace
 
-Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
-                                             const ValidationPoint& point, const Calibration& c,
-                                             const ValidationOptions& options) {
+Result<PendingPoint> PreparePoint(harness::ModeEnvironment& env, const ValidationPoint& point,
+                                  const Calibration& c, const ValidationOptions& options) {
   const sim::Scenario& s = point.scenario;
   SECMODE_RETURN_IF_ERROR(s.Validate().Annotate("validation point " + point.name));
   if (s.skew_ns > 0 && s.skew_where != sim::SkewWhere::kClient) {
@@ -282,9 +281,10 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
                                    ": the real client has no spread cap");
   }
   SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
-  ValidationOutcome out;
+  PendingPoint p;
+  ValidationOutcome& out = p.out;
   out.point = point;
-  rpc::LoadOptions lo;
+  rpc::LoadOptions& lo = p.load;
   lo.reconnect_backoff = false;  // the simulator's client reconnects at once
   lo.connections = s.nconnect;
   lo.slots = static_cast<int>(s.slots);
@@ -305,8 +305,13 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
     lo.skew_connection = s.skew_conn;
     lo.skew_delay_us = static_cast<uint32_t>(s.skew_ns / 1000);
   }
-  // The real runs; the first is traced at both ends.
-  SECMODE_ASSIGN_OR_RETURN(std::vector<RealRun> runs, RunReal(env, g, point, lo, options, out));
+  return p;
+}
+
+ValidationOutcome FinishPoint(PendingPoint p, const ValidationOptions& options) {
+  ValidationOutcome& out = p.out;
+  const sim::Scenario& s = out.point.scenario;
+  const auto& runs = p.runs;
   std::vector<sim::ScenarioResult> measured;
   std::vector<double> steals;
   for (const auto& run : runs) {
@@ -320,24 +325,38 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   const bool simulated = SimulateSeeds(options, out);
   if (simulated && options.ablation && out.row.scenario.thread_model) Ablate(s, options, out);
   out.comparison = sim::CompareToRuns(out.simulated_seeds, measured);
-  // The run of median goodput stands for the point in tables.
-  std::vector<size_t> order(runs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return runs[x].second.ops_per_s < runs[y].second.ops_per_s;
-  });
-  out.load = runs[order[order.size() / 2]].first;
-  out.row.measured = runs[order[order.size() / 2]].second;
+  out.verdict = JudgePoint(out.comparison, measured);
   out.measured_runs = measured;
+  if (!runs.empty()) {
+    // The run of median goodput stands for the point in tables.
+    std::vector<size_t> order(runs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return runs[x].second.ops_per_s < runs[y].second.ops_per_s;
+    });
+    out.load = runs[order[order.size() / 2]].first;
+    out.row.measured = runs[order[order.size() / 2]].second;
+  }
   if (!simulated) {
     out.comparison.violations_agree = out.comparison.goodput_agree = false;
     out.comparison.detail = "the simulator failed: DISAGREE";
+    out.verdict = PointVerdict();  // disagrees
     out.diagnosis = "the simulator failed on this scenario (" + out.simulation_error +
                     "): a model bug; the scenario is in this row to rerun";
   } else {
     out.diagnosis = Diagnose(out);
   }
-  return out;
+  return std::move(p.out);
+}
+
+Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
+                                             const ValidationPoint& point, const Calibration& c,
+                                             const ValidationOptions& options) {
+  SECMODE_ASSIGN_OR_RETURN(PendingPoint p, PreparePoint(env, point, c, options));
+  for (int rep = 0; rep < std::max(1, options.runs); ++rep) {
+    SECMODE_RETURN_IF_ERROR(RunPointOnce(env, options, p));
+  }
+  return FinishPoint(std::move(p), options);
 }
 
 std::string Diagnose(const ValidationOutcome& o) {

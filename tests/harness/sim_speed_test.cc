@@ -34,6 +34,31 @@ TEST(SimSpeedTest, MedianOfTheTimedRunsAfterAColdOne) {
   EXPECT_EQ(j.at("cold_rpcs_per_second"), speed->cold_rpcs_per_second);
 }
 
+// The sweep's way: one short run at a time between other work, the figure
+// the median of them with their range, marked as spread over the run.
+TEST(SimSpeedTest, SamplesSpreadOverOtherWorkGiveTheMedianAndTheRange) {
+  SimSpeedSampler sampler(Small());
+  EXPECT_FALSE(sampler.Speed(true).ok());  // nothing timed yet
+  sim::Scenario other = Small();
+  other.seed = 7;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(sampler.Sample().ok());
+    ASSERT_TRUE(sim::Simulate(other).ok());  // the run's other work
+  }
+  EXPECT_EQ(sampler.samples(), 4);
+  auto speed = sampler.Speed(true);
+  ASSERT_TRUE(speed.ok()) << speed.status().ToString();
+  EXPECT_EQ(speed->runs, 4);
+  EXPECT_EQ(speed->rpcs, 2000);
+  EXPECT_GT(speed->cold_rpcs_per_second, 0);
+  EXPECT_LE(speed->min_rpcs_per_second, speed->rpcs_per_second);
+  EXPECT_LE(speed->rpcs_per_second, speed->max_rpcs_per_second);
+  EXPECT_TRUE(speed->ToJson().at("interleaved").get<bool>());
+  auto block = MeasureSimSpeed(Small(), 3);
+  ASSERT_TRUE(block.ok());
+  EXPECT_FALSE(block->ToJson().at("interleaved").get<bool>());
+}
+
 TEST(SimSpeedTest, OneRunIsTimedCold) {
   auto speed = MeasureSimSpeed(Small());
   ASSERT_TRUE(speed.ok()) << speed.status().ToString();

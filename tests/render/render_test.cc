@@ -287,18 +287,62 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
   auto rendered = RenderRun(r);
   ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
   const std::string md = rendered->report_md;
-  EXPECT_NE(md.find("| agree |"), std::string::npos);
-  EXPECT_NE(md.find("DISAGREE (violations)"), std::string::npos);
-  EXPECT_NE(md.find("DISAGREE (goodput)"), std::string::npos);
-  EXPECT_NE(md.find("1 of 3 scenarios agree"), std::string::npos) << md;
+  // Rows without "verdict" (an older results.json): the two-valued
+  // reading, labelled as such.
+  EXPECT_NE(md.find("| agree (two-valued) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("DISAGREE (violations; two-valued)"), std::string::npos);
+  EXPECT_NE(md.find("DISAGREE (goodput; two-valued)"), std::string::npos);
+  EXPECT_NE(md.find("1 of 3 agree by the two-valued rule of an older results.json"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("its verdicts are two-valued"), std::string::npos) << md;
   EXPECT_NE(md.find("widened by a factor 1.50 or within 5 events"), std::string::npos) << md;
   EXPECT_NE(md.find("- c: why not"), std::string::npos) << md;
   EXPECT_EQ(md.find("- a: why not"), std::string::npos) << md;
   // A point that disagrees is listed with its diagnosis, or its detail.
-  EXPECT_NE(md.find("- b: d"), std::string::npos) << md;
+  EXPECT_NE(md.find("- b (disagree): d"), std::string::npos) << md;
   // Fewer than two slot counts of one shared no-skew series: no collapse plot.
   EXPECT_EQ(md.find("### The collapse"), std::string::npos) << md;
   EXPECT_EQ(md.find("seeds"), std::string::npos) << md;  // one seed: nothing to say
+}
+
+// Rows judged over their runs' spread: each verdict of the three counted
+// apart, the undecided one listed with the interval that straddles its limit.
+TEST(RenderTest, ValidationCountsUndecidedPointsApart) {
+  harness::RunResults r = Sample();
+  auto row = [](const std::string& name, const char* verdict, const char* goodput) {
+    return json{
+        {"kind", "validation"},
+        {"name", name},
+        {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+        {"measured_runs", json::array({json{{"violations", 0}, {"ops_per_s", 900.0}},
+                                       json{{"violations", 0}, {"ops_per_s", 1400.0}}})},
+        {"verdict", verdict},
+        {"verdict_intervals",
+         {{"violations", {{"verdict", "agrees"}, {"measured", {0, 0}}, {"limit", {0, 0}}}},
+          {"goodput_ratio",
+           {{"verdict", goodput}, {"measured", {0.9, 1.4}}, {"limit", {0.77, 1.3}}}}}},
+        {"violations_agree", true},
+        {"goodput_agree", true},
+        {"detail", "d"}};
+  };
+  r.nconnect = json::array({row("a", "agrees", "agrees"), row("b", "agrees", "agrees"),
+                            row("c", "disagrees", "disagrees"), row("u", "undecided", "undecided")});
+  r.sections["nconnect-validation"] = {
+      {"mode", "krb5p"},
+      {"calibration", json::object()},
+      {"verdicts", {{"agrees", 2}, {"disagrees", 1}, {"undecided", 1}}}};
+  auto md = ValidationMarkdown(r);
+  ASSERT_TRUE(md.ok()) << md.status().ToString();
+  EXPECT_NE(md->find("2 agree, 1 disagrees, 1 undecided."), std::string::npos) << *md;
+  EXPECT_NE(md->find("| undecided (goodput) |"), std::string::npos) << *md;
+  EXPECT_NE(md->find("| DISAGREES (goodput) |"), std::string::npos) << *md;
+  EXPECT_NE(md->find("(900..1400)"), std::string::npos) << *md;  // the runs' goodput range
+  EXPECT_NE(md->find("- u (undecided): the runs straddle the limit: goodput measured/sim "
+                     "0.90..1.40 over the runs against 0.77..1.30"),
+            std::string::npos)
+      << *md;
+  EXPECT_EQ(md->find("two-valued"), std::string::npos) << *md;
 }
 
 TEST(RenderTest, ValidationMarkdownIsTheReportsPartFromItsHeading) {
@@ -445,6 +489,17 @@ TEST(RenderTest, SimulatorSpeedSaysHowItWasTimed) {
                     "one, 4.90-5.10 M; the cold run 4.50 M;"),
             std::string::npos)
       << md;
+  // Runs spread over the sweep say so; the block above (no "interleaved")
+  // is an older run's.
+  json spread = repeated;
+  spread["interleaved"] = true;
+  r.sections["nconnect"]["simulator_speed"] = spread;
+  rendered = RenderRun(r);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  EXPECT_NE(rendered->report_md.find("(default scenario, median of 5 runs of 200000 RPCs spread "
+                                     "over the sweep after a cold one, 4.90-5.10 M;"),
+            std::string::npos)
+      << rendered->report_md;
   r.sections["nconnect"] = {{"grid", grid},
                             {"simulator_speed",
                              {{"rpcs", 200000},
@@ -484,7 +539,7 @@ TEST(RenderTest, CollapsePlotDrawsTheSharedNoSkewSeries) {
   auto rendered = RenderRun(r);
   ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
   const std::string md = rendered->report_md;
-  EXPECT_NE(md.find("- s128: model over-counts violations"), std::string::npos) << md;
+  EXPECT_NE(md.find("- s128 (disagree): model over-counts violations"), std::string::npos) << md;
   ASSERT_NE(md.find("### The collapse"), std::string::npos) << md;
   bool drawn = false;
   for (const auto& [name, body] : rendered->files) {

@@ -24,11 +24,13 @@
 #include <vector>
 
 #include "common/stats.h"
+#include "harness/local_rpc.h"
 #include "harness/modes.h"
 #include "harness/results.h"
 #include "harness/sched_probe.h"
 #include "rpc/record.h"
 #include "sim/simulator.h"
+#include "suite/nconnect_validation_loopback.h"
 
 namespace secmode::suite {
 namespace {
@@ -246,21 +248,61 @@ TEST(NconnectValidateTest, PutValidationWritesTheRowsAndTheSectionOfWhatRan) {
   EXPECT_TRUE(results.nconnect.empty());
   EXPECT_FALSE(results.sections.contains("nconnect-validation"));
   ValidationRun run;
-  for (bool agree : {true, false, true}) {
+  for (Verdict v : {Verdict::kAgrees, Verdict::kUndecided, Verdict::kAgrees}) {
     ValidationOutcome o;
     o.point = PointNamed("shared-s8-skew0");
-    o.comparison.violations_agree = true;
-    o.comparison.goodput_agree = agree;
+    o.verdict.verdict = v;
     run.outcomes.push_back(o);
   }
-  EXPECT_EQ(run.Agreeing(), 2u);
+  EXPECT_EQ(run.Verdicts().ToString(), "2 agree, 0 disagree, 1 undecided");
   PutValidation(run, results);
   ASSERT_EQ(results.nconnect.size(), 3u);
   EXPECT_EQ(results.nconnect[0]["kind"], "validation");
+  EXPECT_EQ(results.nconnect[1]["verdict"], "undecided");
   ASSERT_TRUE(results.sections.contains("nconnect-validation"));
   EXPECT_EQ(results.sections["nconnect-validation"], run.SectionJson());
+  EXPECT_EQ(results.sections["nconnect-validation"]["verdicts"]["undecided"], 1);
   EXPECT_FALSE(results.sections["nconnect-validation"].contains("grid"))
       << "a run's section has no grid: only a selection's (a shard's) has";
+}
+
+// The burst before a timed context creation is load, not a deadline: a
+// server whose every reply takes longer than the burst is long (as a loaded
+// machine's can) lengthens the burst instead of failing the calibration.
+TEST(NconnectValidateTest, SetupBurstOutlastsAServerSlowerThanTheBurst) {
+  harness::ModeEnvironment env;
+  rpc::TcpServerOptions tcp;
+  tcp.reply_delay_us = static_cast<uint32_t>(3 * Calibration::kGssSetupBurstSeconds * 1e6);
+  auto server = harness::StartLocalRpcServer(env, false, rpc::ServerOptions(), tcp);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  rpc::LoadOptions lo;
+  server->Aim(lo);
+  lo.security = rpc::Security::kSys;
+  auto burst = loopback::RunSetupBurst(lo);
+  ASSERT_TRUE(burst.ok()) << burst.status().ToString();
+  EXPECT_GE(burst->ops, static_cast<uint64_t>(Calibration::kGssSetupBurstSlots));
+  EXPECT_GE(burst->seconds, 3 * Calibration::kGssSetupBurstSeconds);
+}
+
+// Likewise a calibration run (MeasurePerCall's): its length is how long it
+// measures, and a server answering later than that lengthens it.
+TEST(NconnectValidateTest, AShortRunOutlastsAServerSlowerThanTheRun) {
+  harness::ModeEnvironment env;
+  rpc::TcpServerOptions tcp;
+  tcp.reply_delay_us = 60000;
+  auto server = harness::StartLocalRpcServer(env, false, rpc::ServerOptions(), tcp);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  rpc::LoadOptions lo;
+  server->Aim(lo);
+  lo.security = rpc::Security::kSys;
+  lo.connections = 1;
+  lo.slots = 4;
+  lo.seconds = 0.02;
+  lo.warmup_seconds = 0.005;
+  loopback::AtLeastCalls(lo, 8);
+  auto r = rpc::RunLoad(lo);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GE(r->ops, 8u);
 }
 
 TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {

@@ -208,6 +208,7 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       "### How the threads ran",
       "### What each mechanism changes (ablation)",
       "### Points that disagree, and what their evidence shows",
+      "### Points that disagree or are undecided, and what their evidence shows",
       "### The collapse: slots against the window",
       "## RPCSEC_GSS sequence windows of real servers (secmode probe)",
       "### Beside the published Azure NetApp Files figures",

@@ -1,0 +1,100 @@
+// The validation's three-valued verdict (suite/nconnect_validation_verdict.h)
+// on constructed intervals and runs: agrees only when the whole interval
+// over the repeats lies within the limit, disagrees only when none of it
+// does, undecided when it straddles the limit.
+#include "suite/nconnect_validation_verdict.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace secmode::suite {
+namespace {
+
+TEST(ValidationVerdictTest, AnIntervalAgreesWithinDisagreesOutsideAndStraddlingIsUndecided) {
+  const Interval limit{1.0, 2.0};
+  EXPECT_EQ(Judge({1.2, 1.8}, limit), Verdict::kAgrees);
+  EXPECT_EQ(Judge({1.0, 2.0}, limit), Verdict::kAgrees);  // the limit is closed
+  EXPECT_EQ(Judge({2.1, 3.0}, limit), Verdict::kDisagrees);
+  EXPECT_EQ(Judge({0.1, 0.9}, limit), Verdict::kDisagrees);
+  EXPECT_EQ(Judge({0.5, 1.5}, limit), Verdict::kUndecided);
+  EXPECT_EQ(Judge({1.5, 2.5}, limit), Verdict::kUndecided);
+  EXPECT_EQ(Judge({0.5, 2.5}, limit), Verdict::kUndecided);  // spans the whole limit
+  EXPECT_EQ(Judge({0, 0}, {0, 0}), Verdict::kAgrees);        // a model's zero, runs all zero
+  EXPECT_EQ(Judge({0, 3}, {0, 0}), Verdict::kUndecided);     // some runs lost calls
+  EXPECT_EQ(Judge({2, 3}, {0, 0}), Verdict::kDisagrees);     // every run did
+}
+
+TEST(ValidationVerdictTest, APointDisagreesWhenEitherDoesAndAgreesOnlyWhenBothDo) {
+  using V = Verdict;
+  EXPECT_EQ(Combine(V::kAgrees, V::kAgrees), V::kAgrees);
+  EXPECT_EQ(Combine(V::kAgrees, V::kUndecided), V::kUndecided);
+  EXPECT_EQ(Combine(V::kUndecided, V::kAgrees), V::kUndecided);
+  EXPECT_EQ(Combine(V::kUndecided, V::kDisagrees), V::kDisagrees);
+  EXPECT_EQ(Combine(V::kDisagrees, V::kAgrees), V::kDisagrees);
+}
+
+sim::ScenarioResult Res(int64_t violations, double ops_per_s) {
+  sim::ScenarioResult r;
+  r.completed = 1000;
+  r.violations = violations;
+  r.ops_per_s = ops_per_s;
+  return r;
+}
+
+TEST(ValidationVerdictTest, APointIsJudgedOverEveryRunNotTheirMedian) {
+  const std::vector<sim::ScenarioResult> seeds = {Res(100, 1000), Res(100, 1000)};
+  // Violations 100 (limit 66.7..150 at factor 1.5), goodput 1000 (limit
+  // 769..1300 at factor 1.3).
+  auto judge = [&](const std::vector<sim::ScenarioResult>& runs) {
+    return JudgePoint(sim::CompareToRuns(seeds, runs), runs);
+  };
+  PointVerdict all_in = judge({Res(90, 950), Res(120, 1100), Res(140, 1250)});
+  EXPECT_EQ(all_in.verdict, Verdict::kAgrees);
+  EXPECT_DOUBLE_EQ(all_in.violations.lo, 90);
+  EXPECT_DOUBLE_EQ(all_in.violations.hi, 140);
+  EXPECT_DOUBLE_EQ(all_in.goodput_ratio.lo, 0.95);
+  EXPECT_DOUBLE_EQ(all_in.goodput_ratio.hi, 1.25);
+  // One run of three beyond the goodput limit: the old rule (the median)
+  // agreed; the runs straddle it, so the point is undecided.
+  PointVerdict one_out = judge({Res(100, 950), Res(100, 1100), Res(100, 1400)});
+  EXPECT_TRUE(sim::CompareToRuns(seeds, {Res(100, 950), Res(100, 1100), Res(100, 1400)}).agree());
+  EXPECT_EQ(one_out.goodput_verdict, Verdict::kUndecided);
+  EXPECT_EQ(one_out.violations_verdict, Verdict::kAgrees);
+  EXPECT_EQ(one_out.verdict, Verdict::kUndecided);
+  // Every run far above the model's violations: disagrees, whatever the goodput.
+  PointVerdict over = judge({Res(400, 1000), Res(500, 1000)});
+  EXPECT_EQ(over.violations_verdict, Verdict::kDisagrees);
+  EXPECT_EQ(over.verdict, Verdict::kDisagrees);
+  // A few events off a small count are within the slack (5 events).
+  const std::vector<sim::ScenarioResult> few = {Res(2, 1000)};
+  const std::vector<sim::ScenarioResult> runs = {Res(0, 1000), Res(7, 1000)};
+  EXPECT_EQ(JudgePoint(sim::CompareToRuns(few, runs), runs).violations_verdict, Verdict::kAgrees);
+}
+
+TEST(ValidationVerdictTest, TheModelsZeroIsHeldExactly) {
+  const std::vector<sim::ScenarioResult> zero = {Res(0, 1000), Res(0, 1000)};
+  auto violations = [&](const std::vector<sim::ScenarioResult>& runs) {
+    return JudgePoint(sim::CompareToRuns(zero, runs), runs).violations_verdict;
+  };
+  EXPECT_EQ(violations({Res(0, 1000), Res(0, 1000)}), Verdict::kAgrees);
+  EXPECT_EQ(violations({Res(0, 1000), Res(1, 1000)}), Verdict::kUndecided);
+  EXPECT_EQ(violations({Res(1, 1000), Res(3, 1000)}), Verdict::kDisagrees);
+}
+
+TEST(ValidationVerdictTest, NothingToJudgeDisagrees) {
+  const std::vector<sim::ScenarioResult> seeds = {Res(0, 1000)};
+  EXPECT_EQ(JudgePoint(sim::CompareToRuns(seeds, {}), {}).verdict, Verdict::kDisagrees);
+  EXPECT_EQ(JudgePoint(sim::Comparison(), {Res(0, 1000)}).verdict, Verdict::kDisagrees);
+}
+
+TEST(ValidationVerdictTest, CountsSayEachVerdictApart) {
+  VerdictCounts c;
+  for (Verdict v : {Verdict::kAgrees, Verdict::kAgrees, Verdict::kDisagrees, Verdict::kUndecided})
+    c.Add(v);
+  EXPECT_EQ(c.ToString(), "2 agree, 1 disagrees, 1 undecided");
+  EXPECT_EQ(c.ToJson(), (nlohmann::json{{"agrees", 2}, {"disagrees", 1}, {"undecided", 1}}));
+}
+
+}  // namespace
+}  // namespace secmode::suite
