@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "suite/nconnect_validation_verdict.h"
+
 namespace secmode::suite {
 
 using common::Status;
@@ -212,21 +214,45 @@ common::Result<harness::RunResults> MergeValidationShards(
   harness::RunResults merged = Frame(j);
   // Each row keeps the host that measured it (its calibration is that
   // host's already).
-  std::map<int64_t, std::pair<int64_t, int64_t>> agree;  // shard -> points, agreeing
+  // A point's verdict: its three-valued "verdict" where the shard wrote one,
+  // else the older two-valued reading (both quantities agree).
+  auto verdict_of = [](const json& row) -> Verdict {
+    if (row.contains("verdict") && row["verdict"].is_string()) {
+      const std::string v = row["verdict"].get<std::string>();
+      if (v == VerdictName(Verdict::kAgrees)) return Verdict::kAgrees;
+      if (v == VerdictName(Verdict::kUndecided)) return Verdict::kUndecided;
+      return Verdict::kDisagrees;
+    }
+    return True(row, "violations_agree") && True(row, "goodput_agree") ? Verdict::kAgrees
+                                                                       : Verdict::kDisagrees;
+  };
+  std::map<int64_t, VerdictCounts> by_shard;
+  VerdictCounts all;
+  bool every_row_three_valued = true;
   for (auto& [i, row] : j.rows) {
     const int64_t shard = static_cast<int64_t>(i % j.by_index.size());
     row["host"] = j.by_index.at(shard)->machine.hostname;
-    agree[shard].first += 1;
-    agree[shard].second += True(row, "violations_agree") && True(row, "goodput_agree") ? 1 : 0;
+    const Verdict v = verdict_of(row);
+    by_shard[shard].Add(v);
+    all.Add(v);
+    every_row_three_valued = every_row_three_valued && row.contains("verdict");
     merged.nconnect.push_back(std::move(row));
   }
   for (json& entry : j.list) {
-    const auto& a = agree[entry["index"].get<int64_t>()];
-    entry["points"] = a.first;
-    entry["agree"] = a.second;
+    const VerdictCounts& c = by_shard[entry["index"].get<int64_t>()];
+    entry["points"] = c.agrees + c.disagrees + c.undecided;
+    entry["agree"] = c.agrees;
+    entry["undecided"] = c.undecided;
   }
   json section = j.by_index.at(0)->sections["nconnect-validation"];
   section.erase("shard");
+  // The counts are every shard's, not the first shard's copied with its
+  // section.
+  if (every_row_three_valued) {
+    section["verdicts"] = all.ToJson();
+  } else {
+    section.erase("verdicts");
+  }
   section["wall_seconds"] = LongestWall(j, "nconnect-validation");
   section["shards"] = std::move(j.list);
   merged.sections["nconnect-validation"] = std::move(section);

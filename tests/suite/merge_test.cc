@@ -160,6 +160,32 @@ TEST(MergeTest, ValidationShardsJoinInGridOrderEachRowWithItsHost) {
   EXPECT_EQ(r.started_at, "2026-12-02T00:00:00Z");
 }
 
+// Shards that judged their points three ways: the merged counts are every
+// shard's rows', not the first shard's section copied.
+TEST(MergeTest, ValidationShardsCountEveryShardsVerdicts) {
+  std::vector<harness::RunResults> shards = {ValidationShardRun(0, 2, 7, "alpha"),
+                                             ValidationShardRun(1, 2, 7, "beta")};
+  const char* words[] = {"disagrees", "agrees", "undecided"};
+  for (auto& shard : shards) {
+    nlohmann::json counts = {{"agrees", 0}, {"disagrees", 0}, {"undecided", 0}};
+    for (auto& row : shard.nconnect) {
+      const std::string word = words[row["grid_index"].get<size_t>() % 3];
+      row["verdict"] = word;
+      counts[word] = counts[word].get<int>() + 1;
+    }
+    shard.sections["nconnect-validation"]["verdicts"] = counts;
+  }
+  auto merged = MergeRuns(shards);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  const nlohmann::json& s = merged->results.sections["nconnect-validation"];
+  // Points 0..6: 0, 3, 6 disagree; 1, 4 agree; 2, 5 undecided.
+  EXPECT_EQ(s["verdicts"], (nlohmann::json{{"agrees", 2}, {"disagrees", 3}, {"undecided", 2}}));
+  for (const auto& sh : s["shards"]) {
+    EXPECT_EQ(sh["agree"], 1) << sh.dump();      // 4 | 1
+    EXPECT_EQ(sh["undecided"], 1) << sh.dump();  // 2 | 5
+  }
+}
+
 TEST(MergeTest, ValidationShardsThatAreNotOneWholeGridAreRefused) {
   const harness::RunResults a = ValidationShardRun(0, 2, 6, "a"),
                             b = ValidationShardRun(1, 2, 6, "b");
