@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -43,6 +44,7 @@
 #include "tests/rpc/level_off.h"
 #include "tests/rpc/serve_process.h"
 #include "tests/rpc/stress_clients.h"
+#include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc {
@@ -168,13 +170,8 @@ long LastOpenConnections(const std::string& log) {
   return std::strtol(log.c_str() + start + 1, nullptr, 10);
 }
 
-template <typename P>
-bool Eventually(P pred, int ms = 10000) {
-  for (int i = 0; i < ms / 20; ++i) {
-    if (pred()) return true;
-    usleep(20000);
-  }
-  return pred();
+bool Eventually(const std::function<bool()>& pred) {
+  return secmode::testing::WaitUntil(pred, 10000);
 }
 
 TEST(ServeStatsTest, StatsEveryReportsTheContextsHeldAndConnectionsOpenNow) {
