@@ -392,8 +392,9 @@ TEST_F(UntrustedResultsTest, TerminalOutputsKeepTheirLines) {
   const std::string text = CompareText(*c);
   ExpectTerminalSafe(text, "compare");
   // A, B, a blank line, the header, the rows, a blank line, the counts, the
+  // note on the rows of one run a side (where to get the A/A noise), the
   // rows in one run only, the method.
-  EXPECT_EQ(Lines(text).size(), 7 + c->rows.size() + c->only_a.size() + c->only_b.size());
+  EXPECT_EQ(Lines(text).size(), 8 + c->rows.size() + c->only_a.size() + c->only_b.size());
 
   const std::string summary = SummaryTable(*b);
   ExpectTerminalSafe(summary, "summary table");
