@@ -138,7 +138,7 @@ void RunSweepCommand(NconnectOptions& o) {
 // --validate: the simulator against the real client and server on loopback
 // (suite/nconnect_validation.h); writes the run directory into --out.
 void RunValidateCommand(NconnectOptions& o) {
-  const suite::ValidationOptions options;
+  const suite::ValidationOptions options = suite::ValidationOptions::ForGrid(o.full);
   // The points first: a --points or --shard that holds none is refused
   // before anything is created.
   auto selection = suite::SelectValidationPoints(o.full, o.points, o.shard, options);

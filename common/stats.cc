@@ -120,6 +120,35 @@ double StudentTQuantile(double df, double alpha) {
   return x > 0 ? std::sqrt(df * (1 - x) / x) : 0;
 }
 
+Result<MedianInterval> MedianConfidenceInterval(std::vector<double> values, double confidence) {
+  if (!(confidence > 0 && confidence < 1)) {
+    return Status::InvalidArgument("median interval: confidence must lie in (0, 1)");
+  }
+  for (double x : values) {
+    if (!std::isfinite(x)) return Status::InvalidArgument("median interval: a value is not finite");
+  }
+  MedianInterval m;
+  m.n = values.size();
+  if (values.empty()) return m;
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<alglib::ae_int_t>(m.n);
+  // coverage(k) = 1 - 2 P(B <= k - 1) falls as k grows; k = 1 is the range.
+  auto coverage = [n](size_t k) {
+    return 1 - 2 * alglib::binomialdistribution(static_cast<alglib::ae_int_t>(k - 1), n, 0.5);
+  };
+  size_t k = 1;
+  try {
+    while (2 * (k + 1) <= m.n && coverage(k + 1) >= confidence) ++k;
+    m.coverage = coverage(k);
+  } catch (const alglib::ap_error& e) {
+    return Status::Internal("median interval: ALGLIB: " + std::string(e.msg));
+  }
+  m.k = k;
+  m.lo = values[k - 1];
+  m.hi = values[m.n - k];
+  return m;
+}
+
 Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
   if (!(alpha > 0 && alpha < 1)) {
     return Status::InvalidArgument("t test: alpha must lie in (0, 1)");

@@ -1,6 +1,6 @@
 // Statistics over repeated measurements, from ALGLIB (Debian's
 // libalglib-dev): the median, the spread of a figure's repetitions, a line
-// fit, and Welch's t test with its confidence interval, which `secmode
+// fit, the order-statistics interval of a median, and Welch's t test with its confidence interval, which `secmode
 // compare` bases its verdicts on (over runs, not over the repetitions
 // inside one run). ALGLIB throws; nothing here does.
 #ifndef SECMODE_COMMON_STATS_H_
@@ -60,6 +60,24 @@ inline constexpr size_t kMinTTestSamples = 2;
 // InvalidArgument for a value that is not finite or alpha outside (0, 1).
 Result<TTest> WelchTTest(const std::vector<double>& a, const std::vector<double>& b,
                          double alpha = 0.05);
+
+// The distribution-free confidence interval of a median: of the n values
+// sorted, the k-th smallest and the k-th largest (order statistics), with
+// the largest k whose interval holds the population's median with
+// probability `coverage` = 1 - 2 P(Binomial(n, 1/2) <= k - 1) of at least
+// `confidence` (ALGLIB's binomial distribution). No assumption about the
+// values' distribution beyond independence: the interval of the typical
+// run, not of every run. When n is too small to reach `confidence` (n < 6
+// at 0.95), the whole range (k = 1) and the coverage it has. No values:
+// n = 0, k = 0, an interval of 0..0. `confidence` outside (0, 1) or a value
+// that is not finite: InvalidArgument.
+struct MedianInterval {
+  size_t n = 0, k = 0;
+  double lo = 0, hi = 0;
+  double coverage = 0;
+};
+Result<MedianInterval> MedianConfidenceInterval(std::vector<double> values,
+                                                double confidence = 0.95);
 
 // The two-sided quantile q of Student's t with `df` degrees of freedom:
 // P(|T| > q) = alpha. df > 0 (fractional allowed), alpha in (0, 1); 0

@@ -170,11 +170,13 @@ std::string VerdictCountsText(const ValidationRows& rows) {
 }
 
 // Which interval of an undecided row straddles its limit: "violations
-// 3.0..9.0 over the runs against 0.0..7.5; goodput measured/sim 0.71..0.90
-// against 0.77..1.30".
+// 3.0..9.0 (the runs' median) against 0.0..7.5; goodput measured/sim
+// 0.71..0.90 (the runs' median) against 0.77..1.30".
 std::string StraddleText(const json& row) {
   const json of = row.value("verdict_intervals", json::object());
   std::string out;
+  // Rows since the median's interval say its order; older ones took every run.
+  const std::string over = of.contains("order") ? " (the runs' median)" : " over the runs";
   for (const char* q : {"violations", "goodput_ratio"}) {
     const json part = of.value(q, json::object());
     const json m = part.value("measured", json::array()), l = part.value("limit", json::array());
@@ -183,10 +185,12 @@ std::string StraddleText(const json& row) {
     const char* f = q[0] == 'v' ? "%.1f" : "%.2f";
     out += std::string(out.empty() ? "" : "; ") +
            (q[0] == 'v' ? "violations " : "goodput measured/sim ") + Fmt(f, m[0].get<double>()) +
-           ".." + Fmt(f, m[1].get<double>()) + " over the runs against " +
+           ".." + Fmt(f, m[1].get<double>()) + over + " against " +
            Fmt(f, l[0].get<double>()) + ".." + Fmt(f, l[1].get<double>());
   }
-  return out.empty() ? "the runs straddle the limit" : "the runs straddle the limit: " + out;
+  const std::string straddle =
+      of.contains("order") ? "the runs' median straddles the limit" : "the runs straddle the limit";
+  return out.empty() ? straddle : straddle + ": " + out;
 }
 
 // The collapse plot: goodput, violations and p99 against slots for one
@@ -281,8 +285,14 @@ std::string AgreementRuleMarkdown(const json& section) {
   if (section.contains("verdicts")) {
     md << " The verdict rests on the runs' spread: a point's real runs are interleaved with the "
           "other points' (round r makes run r of every point), so they sample the whole "
-          "validation's time, and each quantity is the interval over them (violations per run, "
-          "goodput per run over the model's). A point agrees when both intervals lie wholly "
+          "validation's time, and each quantity (violations per run, goodput per run over the "
+          "model's) is the distribution-free confidence interval of the runs' median: of n runs "
+          "sorted, the k-th smallest to the k-th largest, with the largest k that holds the "
+          "median with probability 0.95 (with 9 runs, the second to the eighth: 0.96; with "
+          "fewer than 6, every run, at the lower coverage each row gives). The question is "
+          "whether the model predicts the typical run, so one unlucky run of nine moves no "
+          "verdict. (A results.json without the rows' \"order\" took every run.) A point "
+          "agrees when both intervals lie wholly "
           "within their limits (around the model's seeds' mean: the factor or slack above, "
           "exactly zero for a model's zero, goodput within the factor either way), disagrees "
           "when either lies wholly outside, and is undecided when an interval straddles its "

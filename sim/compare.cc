@@ -49,6 +49,7 @@ Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
   const double lo = *std::min_element(scaled.begin(), scaled.end());
   const double hi = *std::max_element(scaled.begin(), scaled.end());
   c.measured_violations_scaled = Median(scaled);
+  c.measured_violations_runs = scaled;
   c.measured_violations_min = lo;
   c.measured_violations_max = hi;
   std::string vrule;

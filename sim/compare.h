@@ -43,6 +43,7 @@ struct Comparison {
   bool agree() const { return violations_agree && goodput_agree; }
   double measured_violations_scaled = 0;  // the runs' median, per the simulated run's ops
   double measured_violations_min = 0, measured_violations_max = 0;  // likewise
+  std::vector<double> measured_violations_runs;  // likewise, each run's, in the runs' order
   double goodput_ratio = 0;  // measured median / simulated ops/s
   // The simulated side: how many seeds, their mean violations (scaled as
   // the measured ones are), their range, and their mean goodput.

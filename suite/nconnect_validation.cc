@@ -9,6 +9,19 @@ namespace secmode::suite {
 
 using common::Status;
 
+namespace {
+
+// How many calibration passes come just before round `round` of `rounds`:
+// pass j of `passes` (the first, j = 0, before every round, in
+// Calibrate and PreparePoint) comes before round j * rounds / passes.
+int PassesBeforeRound(int round, int rounds, int passes) {
+  int n = 0;
+  for (int j = 1; j < passes; ++j) n += j * rounds / passes == round;
+  return n;
+}
+
+}  // namespace
+
 ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<ValidationPoint>& grid,
                             const ValidationOptions& options, std::ostream& log) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -46,21 +59,43 @@ ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<Val
     pending.push_back(std::move(prepared).value());
   }
   std::vector<bool> failed(pending.size(), false);
-  for (int round = 0; round < std::max(1, options.runs); ++round) {
-    log << "\n  validation runs, round " << round + 1 << " of " << std::max(1, options.runs)
-        << " ..." << std::flush;
+  auto fail = [&](size_t i, const Status& st) {
+    failed[i] = true;
+    log << "\n  validation " << pending[i].out.point.name << " failed: " << st.ToString();
+    if (run.status.ok()) run.status = st;
+  };
+  // The calibration's further passes, spread over the rounds: its waits
+  // and every point's own runs, each figure the median of the passes.
+  const int rounds = std::max(1, options.runs), passes = std::max(1, options.calibration_passes);
+  std::vector<Calibration> wait_passes = {run.calibration};
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = PassesBeforeRound(round, rounds, passes); k > 0 && !pending.empty(); --k) {
+      log << "\n  calibration pass " << wait_passes.size() + 1 << " of " << passes << " ..."
+          << std::flush;
+      Calibration again = run.calibration;
+      if (const Status st = MeasureWaits(env, options, again); !st.ok()) {
+        run.status = st.Annotate("nconnect validation calibration");
+        return run;
+      }
+      wait_passes.push_back(std::move(again));
+      for (size_t i = 0; i < pending.size(); ++i) {
+        if (failed[i]) continue;
+        if (const Status st = MeasurePointPass(env, options, pending[i]); !st.ok()) fail(i, st);
+      }
+    }
+    log << "\n  validation runs, round " << round + 1 << " of " << rounds << " ..." << std::flush;
     for (size_t i = 0; i < pending.size(); ++i) {
       if (failed[i]) continue;
-      const Status st = RunPointOnce(env, options, pending[i]);
-      if (st.ok()) continue;
-      failed[i] = true;
-      log << "\n  validation " << pending[i].out.point.name << " failed: " << st.ToString();
-      if (run.status.ok()) run.status = st;
+      if (const Status st = RunPointOnce(env, options, pending[i]); !st.ok()) fail(i, st);
     }
+  }
+  if (const Status st = TakeMedianWaits(wait_passes, options, run.calibration); !st.ok()) {
+    run.status = st.Annotate("nconnect validation calibration");
+    return run;
   }
   for (size_t i = 0; i < pending.size(); ++i) {
     if (failed[i]) continue;
-    ValidationOutcome o = FinishPoint(std::move(pending[i]), options);
+    ValidationOutcome o = FinishPoint(std::move(pending[i]), run.calibration, options);
     log << "\n  validation " << o.point.name << ": " << VerdictName(o.verdict.verdict) << "; "
         << o.comparison.detail;
     run.outcomes.push_back(std::move(o));
@@ -188,6 +223,7 @@ nlohmann::json ValidationRun::SectionJson() const {
           {"server_workers", options.server_workers},
           {"runs", options.runs},
           {"model_seeds", options.model_seeds},
+          {"calibration_passes", options.calibration_passes},
           {"thread_model", options.thread_model},
           {"ops", options.ops},
           {"calibration", calibration.ToJson()},

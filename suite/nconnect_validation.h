@@ -178,6 +178,10 @@ struct Calibration {
   int64_t gss_setup_quiet_ns = 0;
   int64_t gss_setup_quiet_cpu_ns = 0;
   static constexpr int kGssSetupRounds = 20;  // contexts created for those medians
+  // The waits above (MeasureWaits) are timed once per calibration pass,
+  // spread over the validation's rounds, and each is the median of the
+  // passes (TakeMedianWaits): how many passes that was.
+  int wait_passes = 1;
   // The burst before each (loopback::RunSetupBurst): this many connections
   // and calls outstanding, a window no call can fall below, for at least
   // this long and until each call outstanding was answered once; it fails
@@ -258,13 +262,29 @@ struct ValidationOptions {
   bool thread_model = true;
   // Also simulate each point with one mechanism off at a time.
   bool ablation = true;
-  // Real runs per point, interleaved across the points: the simulated result
-  // is held against their range (PointVerdict).
-  int runs = 3;
+  // Real runs per point, interleaved across the points: the model is held
+  // against the confidence interval of their median (PointVerdict). Nine:
+  // the second smallest to the second largest holds the median with 0.96,
+  // and one run out of nine moves no verdict.
+  int runs = 9;
   // The model runs each point with this many seeds (the point's seed and the
   // next ones); their mean is held against the real runs (sim::CompareToRuns).
   // The traces, stages and ablation are the first seed's.
   int model_seeds = 5;
+  // What the model is fed is measured this many times, spread over the
+  // rounds (the first before them), and each figure is the median of the
+  // passes: the calibration's waits (MeasureWaits) and each point's own
+  // runs (MeasurePointPass). Measured once, a reconnect's or a context's
+  // cost moves from one validation to the next as much as the real runs
+  // do, and the model's prediction with it. The scheduler probes, the leg
+  // costs and the read probe are measured once.
+  int calibration_passes = 3;
+  // The options of the default grid, or of the wide one (`wide`): 3 runs a
+  // point and one calibration pass there, as 648 points would take three
+  // times as long; the range of 3 holds the median with 0.75, which each
+  // row's verdict says.
+  static ValidationOptions ForGrid(bool wide);
+  static constexpr int kWideGridRuns = 3;
 };
 
 // One simulated variant of a point with a mechanism off.
@@ -362,8 +382,18 @@ common::Result<ValidationSelection> SelectValidationPoints(bool wide, const std:
 // Server threads the model gets for `options` (workers, or one per connection).
 int ServerThreads(const ValidationOptions& options, int nconnect);
 
+// The run's calibration: its first pass, every figure measured.
 common::Result<Calibration> Calibrate(harness::ModeEnvironment& env,
                                       const ValidationOptions& options);
+// The waits of the calibration (the loopback's round trip, a reconnect, a
+// context's re-creation after load and quiet: Calibration's one_call_*,
+// net_rtt_*, reconnect_* and gss_setup_* figures) timed again into `c`.
+common::Status MeasureWaits(harness::ModeEnvironment& env, const ValidationOptions& options,
+                            Calibration& c);
+// Each of those figures of `c` set to its median over `passes` (the
+// figures they derive, and the model's one-call check, again from them).
+common::Status TakeMedianWaits(const std::vector<Calibration>& passes,
+                               const ValidationOptions& options, Calibration& c);
 
 // The thread model's p50 of the calibration's one-call-at-a-time sys run
 // (1 connection, 1 slot, 4 KiB READ, no crypto, each end's CPU per call as
@@ -378,14 +408,28 @@ common::Result<int64_t> ModelOneCall(const Calibration& calibration,
 sim::Scenario CalibratedScenario(const sim::Scenario& point, const Calibration& calibration,
                                  const ValidationOptions& options);
 
-// A point between the steps of its validation: checked and calibrated
-// (PreparePoint), its real runs so far (RunPointOnce), then simulated and
-// judged (FinishPoint). The steps let RunValidation interleave the points'
-// real runs, so that each point's runs are spread over the whole
-// validation and their range shows how the machine varied meanwhile.
+// One pass of a point's own calibration runs: each end's CPU per call,
+// socket reads per call, the delay line's CPU per call and the rate of the
+// mode at the point's connections, slots, contexts and skew with no
+// violation possible; and the sys-mode rate at its connections and slots
+// (the model without threads; 0 when not measured).
+struct PointPass {
+  double client_ns = 0, server_ns = 0, ops_per_s = 0;
+  double client_reads = 0, server_reads = 0, sender_ns = 0;
+  double sys_ops_per_s = 0;
+};
+
+// A point between the steps of its validation: checked and given its first
+// calibration pass (PreparePoint), its real runs and further passes so far
+// (RunPointOnce, MeasurePointPass), then calibrated from its passes,
+// simulated and judged (FinishPoint). The steps let RunValidation
+// interleave the points' real runs and passes, so that each point's runs
+// and calibration are spread over the whole validation and their spread
+// shows how the machine varied meanwhile.
 struct PendingPoint {
-  ValidationOutcome out;
+  ValidationOutcome out;  // out.calibration: the run's, and the point's own scheduler probe
   rpc::LoadOptions load;  // what each real run runs, against its fresh server
+  std::vector<PointPass> passes;
   std::vector<std::pair<rpc::LoadReport, sim::ScenarioResult>> runs;
 };
 common::Result<PendingPoint> PreparePoint(harness::ModeEnvironment& env,
@@ -397,8 +441,14 @@ common::Result<PendingPoint> PreparePoint(harness::ModeEnvironment& env,
 // (kCalmSteal).
 common::Status RunPointOnce(harness::ModeEnvironment& env, const ValidationOptions& options,
                             PendingPoint& point);
-// The model of the point, the comparison and the verdict over its runs.
-ValidationOutcome FinishPoint(PendingPoint point, const ValidationOptions& options);
+// One more pass of the point's calibration runs (PendingPoint::passes).
+common::Status MeasurePointPass(harness::ModeEnvironment& env, const ValidationOptions& options,
+                                PendingPoint& point);
+// The point calibrated (the run's `calibration` with each of the point's
+// figures the median of its passes), its model, the comparison and the
+// verdict over its runs.
+ValidationOutcome FinishPoint(PendingPoint point, const Calibration& calibration,
+                              const ValidationOptions& options);
 
 // All three steps for one point, its runs back to back.
 common::Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,

@@ -8,6 +8,15 @@
 
 namespace secmode::suite {
 
+ValidationOptions ValidationOptions::ForGrid(bool wide) {
+  ValidationOptions options;
+  if (wide) {
+    options.runs = kWideGridRuns;
+    options.calibration_passes = 1;
+  }
+  return options;
+}
+
 std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
   sim::Scenario base;
   base.nconnect = 4;
@@ -80,7 +89,7 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
 
 std::string ValidationGridChoice() {
   return "wide grid (" + std::to_string(WideValidationGrid(1).size()) + " points, " +
-         std::to_string(ValidationOptions().runs) + " real runs each) instead of the default " +
+         std::to_string(ValidationOptions::kWideGridRuns) + " real runs each) instead of the default " +
          std::to_string(DefaultValidationGrid(1).size()) + " points";
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "common/format.h"
@@ -26,60 +27,51 @@ using loopback::StartServer;
 
 namespace {
 
-// The point's own calibration, into out.calibration (from the run's `c`):
-// the non-crypto CPU per call at its concurrency in sys mode (the model
-// without threads), each end's CPU per call in the mode with no violation
-// possible (the thread model), and the time slice of its thread count. Runs
-// made again (kCalmSteal) are counted in out.rerun_calibration.
-Status CalibratePoint(harness::ModeEnvironment& env, const Gss& g, const sim::Scenario& s,
-                      rpc::NfsOp op, uint32_t size, const Calibration& c,
-                      const ValidationOptions& options, ValidationOutcome& out) {
+// The point's calibration, into out.calibration (the run's, with the
+// point's scheduler probe): each figure of the point's own runs the median
+// of its passes. The non-crypto CPU per call at its concurrency in sys mode
+// (the model without threads), each end's CPU per call in the mode with no
+// violation possible (the thread model), and the time slice of its thread
+// count.
+void CalibratePoint(const std::vector<PointPass>& passes, const ValidationOptions& options,
+                    ValidationOutcome& out) {
   Calibration& pc = out.calibration;
-  // The model without threads (the model itself, or its ablation row): the
-  // non-crypto cost per call at this point's concurrency, from the same
-  // connections and slots in sys mode.
-  if (!options.thread_model || options.ablation) {
-    SECMODE_ASSIGN_OR_RETURN(
-        PerCall sys, MeasurePerCall(env, g, rpc::Security::kSys, s.nconnect, static_cast<int>(s.slots), false, op,
-                                    size, 0.15));
-    out.rerun_calibration += sys.reruns;
-    pc.sys_ops_per_s = sys.ops_per_s;
-    pc.sys_ns = static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / sys.ops_per_s);
-    pc.service_ns = pc.sys_ns + c.client_crypto_ns;
+  const sim::Scenario& s = out.point.scenario;
+  auto median = [&passes](double PointPass::*figure) {
+    std::vector<double> values;
+    for (const PointPass& pass : passes) values.push_back(pass.*figure);
+    return common::Median(values);
+  };
+  if ((!options.thread_model || options.ablation) && median(&PointPass::sys_ops_per_s) > 0) {
+    pc.sys_ops_per_s = median(&PointPass::sys_ops_per_s);
+    pc.sys_ns = static_cast<int64_t>(ServerThreads(options, s.nconnect) * 1e9 / pc.sys_ops_per_s);
+    pc.service_ns = pc.sys_ns + pc.client_crypto_ns;
   }
   // The thread model: each end's CPU per call in this mode at this point's
   // connections, slots and contexts, with no violation possible; the crypto
   // the model adds for the call's sizes is taken off.
-  SECMODE_ASSIGN_OR_RETURN(PerCall krb,
-                           MeasurePerCall(env, g, g.family, s.nconnect, static_cast<int>(s.slots),
-                                          s.per_connection_context, op, size, 0.3, s.skew_ns));
-  out.rerun_calibration += krb.reruns;
-  pc.skew_sender_ns = static_cast<int64_t>(krb.sender_ns);
-  pc.client_cpu_ns = krb.client_ns;
-  pc.server_cpu_ns = krb.server_ns;
-  pc.no_violation_ops_per_s = krb.ops_per_s;
+  pc.skew_sender_ns = static_cast<int64_t>(median(&PointPass::sender_ns));
+  pc.client_cpu_ns = median(&PointPass::client_ns);
+  pc.server_cpu_ns = median(&PointPass::server_ns);
+  pc.no_violation_ops_per_s = median(&PointPass::ops_per_s);
   sim::Scenario costs = s;
-  costs.cost_fixed_ns = c.cost_fixed_ns;
-  costs.cost_ns_per_byte = c.cost_ns_per_byte;
+  costs.cost_fixed_ns = pc.cost_fixed_ns;
+  costs.cost_ns_per_byte = pc.cost_ns_per_byte;
   const double crypto =
       static_cast<double>(costs.CostNs(costs.RequestBytes()) + costs.CostNs(costs.ReplyBytes()));
   // Of the rest, the reads' CPU is the model's per read (client_read_ns,
   // server_read_ns), spent as often as the model's threads read.
-  pc.client_reads_per_call = krb.client_reads;
-  pc.server_reads_per_call = krb.server_reads;
-  const double client_reads_cpu = static_cast<double>(c.client_read_ns) * krb.client_reads;
-  const double server_reads_cpu = static_cast<double>(c.server_read_ns) * krb.server_reads;
+  pc.client_reads_per_call = median(&PointPass::client_reads);
+  pc.server_reads_per_call = median(&PointPass::server_reads);
+  const double client_reads_cpu = static_cast<double>(pc.client_read_ns) * pc.client_reads_per_call;
+  const double server_reads_cpu = static_cast<double>(pc.server_read_ns) * pc.server_reads_per_call;
   pc.client_call_ns =
-      static_cast<int64_t>(std::max(0.0, krb.client_ns - crypto - client_reads_cpu));
+      static_cast<int64_t>(std::max(0.0, pc.client_cpu_ns - crypto - client_reads_cpu));
   pc.server_call_ns =
-      static_cast<int64_t>(std::max(0.0, krb.server_ns - crypto - server_reads_cpu));
-  auto probe = c.probes.find(2 * s.nconnect);
-  if (probe == c.probes.end()) {
-    SECMODE_ASSIGN_OR_RETURN(harness::SchedProbe p, harness::ProbeSchedulerFor(2 * s.nconnect));
-    probe = pc.probes.emplace(2 * s.nconnect, p).first;
+      static_cast<int64_t>(std::max(0.0, pc.server_cpu_ns - crypto - server_reads_cpu));
+  if (auto probe = pc.probes.find(2 * s.nconnect); probe != pc.probes.end()) {
+    pc.slice_ns = harness::SliceNs(probe->second);
   }
-  pc.slice_ns = harness::SliceNs(probe->second);
-  return Status::Ok();
 }
 
 // One real run as the simulator reports one: `before` and `after` are the
@@ -116,6 +108,33 @@ sim::ScenarioResult MeasuredResult(const rpc::LoadReport& r, const rpc::ServerCo
 }
 
 }  // namespace
+
+Status MeasurePointPass(harness::ModeEnvironment& env, const ValidationOptions& options,
+                        PendingPoint& p) {
+  const sim::Scenario& s = p.out.point.scenario;
+  SECMODE_ASSIGN_OR_RETURN(Gss g, ParseGss(options));
+  const int slots = static_cast<int>(s.slots);
+  PointPass pass;
+  if (!options.thread_model || options.ablation) {
+    SECMODE_ASSIGN_OR_RETURN(PerCall sys, MeasurePerCall(env, g, rpc::Security::kSys, s.nconnect,
+                                                         slots, false, p.load.op, p.load.size, 0.15));
+    p.out.rerun_calibration += sys.reruns;
+    pass.sys_ops_per_s = sys.ops_per_s;
+  }
+  SECMODE_ASSIGN_OR_RETURN(PerCall krb,
+                           MeasurePerCall(env, g, g.family, s.nconnect, slots,
+                                          s.per_connection_context, p.load.op, p.load.size, 0.3,
+                                          s.skew_ns));
+  p.out.rerun_calibration += krb.reruns;
+  pass.client_ns = krb.client_ns;
+  pass.server_ns = krb.server_ns;
+  pass.ops_per_s = krb.ops_per_s;
+  pass.client_reads = krb.client_reads;
+  pass.server_reads = krb.server_reads;
+  pass.sender_ns = krb.sender_ns;
+  p.passes.push_back(pass);
+  return Status::Ok();
+}
 
 // One real run of the point (`p.load` against a fresh server: a new window
 // and contexts) into p.runs; the point's first is traced at both ends (its
@@ -291,7 +310,11 @@ Result<PendingPoint> PreparePoint(harness::ModeEnvironment& env, const Validatio
   lo.op = s.op == sim::Op::kRead ? rpc::NfsOp::kRead : rpc::NfsOp::kWrite;
   lo.size = static_cast<uint32_t>(s.io_size);
   out.calibration = c;
-  SECMODE_RETURN_IF_ERROR(CalibratePoint(env, g, s, lo.op, lo.size, c, options, out));
+  if (options.thread_model && !c.probes.count(2 * s.nconnect)) {
+    SECMODE_ASSIGN_OR_RETURN(harness::SchedProbe probe, harness::ProbeSchedulerFor(2 * s.nconnect));
+    out.calibration.probes.emplace(2 * s.nconnect, probe);
+  }
+  SECMODE_RETURN_IF_ERROR(MeasurePointPass(env, options, p));
   lo.security = g.family;
   lo.engine = g.engine;
   lo.enctype = g.enctype;
@@ -308,9 +331,17 @@ Result<PendingPoint> PreparePoint(harness::ModeEnvironment& env, const Validatio
   return p;
 }
 
-ValidationOutcome FinishPoint(PendingPoint p, const ValidationOptions& options) {
+ValidationOutcome FinishPoint(PendingPoint p, const Calibration& c,
+                              const ValidationOptions& options) {
   ValidationOutcome& out = p.out;
   const sim::Scenario& s = out.point.scenario;
+  // The run's calibration as it stands now (its waits the median of its
+  // passes), with the probe the point measured itself, and the point's own
+  // figures from its passes.
+  std::map<int, harness::SchedProbe> probes = std::move(out.calibration.probes);
+  out.calibration = c;
+  out.calibration.probes.merge(probes);
+  CalibratePoint(p.passes, options, out);
   const auto& runs = p.runs;
   std::vector<sim::ScenarioResult> measured;
   std::vector<double> steals;
@@ -356,7 +387,7 @@ Result<ValidationOutcome> RunValidationPoint(harness::ModeEnvironment& env,
   for (int rep = 0; rep < std::max(1, options.runs); ++rep) {
     SECMODE_RETURN_IF_ERROR(RunPointOnce(env, options, p));
   }
-  return FinishPoint(std::move(p), options);
+  return FinishPoint(std::move(p), c, options);
 }
 
 std::string Diagnose(const ValidationOutcome& o) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/stats.h"
+
 namespace secmode::suite {
 
 const char* VerdictName(Verdict v) {
@@ -31,7 +33,10 @@ Verdict Combine(Verdict violations, Verdict goodput) {
 }
 
 nlohmann::json PointVerdict::ToJson() const {
-  return {{"violations",
+  return {{"runs", order.runs},
+          {"order", order.k},
+          {"coverage", order.coverage},
+          {"violations",
            {{"verdict", VerdictName(violations_verdict)},
             {"measured", violations.ToJson()},
             {"limit", violations_limit.ToJson()}}},
@@ -41,16 +46,35 @@ nlohmann::json PointVerdict::ToJson() const {
             {"limit", goodput_limit.ToJson()}}}};
 }
 
+namespace {
+
+// The order-statistics interval of the median of `values` (common/stats.h);
+// the whole range where it cannot be had.
+Interval OfMedian(const std::vector<double>& values, MedianOrder* order) {
+  auto m = common::MedianConfidenceInterval(values, kVerdictConfidence);
+  if (!m.ok() || m->n == 0) {
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    return values.empty() ? Interval{} : Interval{*lo, *hi};
+  }
+  order->runs = m->n;
+  order->k = m->k;
+  order->coverage = m->coverage;
+  return {m->lo, m->hi};
+}
+
+}  // namespace
+
 PointVerdict JudgePoint(const sim::Comparison& c, const std::vector<sim::ScenarioResult>& runs,
                         const sim::Tolerance& tol) {
   PointVerdict v;
   const bool judged = c.seeds > 0 && c.simulated_ops_per_s > 0 && !runs.empty() &&
+                      c.measured_violations_runs.size() == runs.size() &&
                       std::all_of(runs.begin(), runs.end(),
                                   [](const sim::ScenarioResult& r) { return r.completed > 0; });
   if (!judged) return v;  // disagrees
   // Violations: the runs' counts as the comparison scaled them, against the
   // band around the model's mean (exactly zero for a model's zero).
-  v.violations = {c.measured_violations_min, c.measured_violations_max};
+  v.violations = OfMedian(c.measured_violations_runs, &v.order);
   const double sv = c.simulated_violations, f = tol.violation_factor;
   const double slack = static_cast<double>(tol.violation_slack);
   if (sv > 0) {
@@ -59,11 +83,9 @@ PointVerdict JudgePoint(const sim::Comparison& c, const std::vector<sim::Scenari
   }
   v.violations_verdict = Judge(v.violations, v.violations_limit);
   // Goodput: each run's over the model's mean.
-  const auto [lo, hi] = std::minmax_element(
-      runs.begin(), runs.end(), [](const sim::ScenarioResult& a, const sim::ScenarioResult& b) {
-        return a.ops_per_s < b.ops_per_s;
-      });
-  v.goodput_ratio = {lo->ops_per_s / c.simulated_ops_per_s, hi->ops_per_s / c.simulated_ops_per_s};
+  std::vector<double> ratios;
+  for (const sim::ScenarioResult& r : runs) ratios.push_back(r.ops_per_s / c.simulated_ops_per_s);
+  v.goodput_ratio = OfMedian(ratios, &v.order);
   v.goodput_limit = {1.0 / tol.goodput_factor, tol.goodput_factor};
   v.goodput_verdict = Judge(v.goodput_ratio, v.goodput_limit);
   v.verdict = Combine(v.violations_verdict, v.goodput_verdict);

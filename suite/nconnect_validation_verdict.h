@@ -1,14 +1,21 @@
 // A validation point's verdict, three-valued, from the spread of its
 // repeats (suite/nconnect_validation.h). Each quantity the point is judged
-// by is taken as an interval over the point's real runs (which the
-// validation spreads over its whole time, interleaved with the other
-// points' runs), held against the limit the agreement rule draws around
-// the model's prediction (the mean of its seeds, sim::CompareToRuns):
+// by is taken as the distribution-free confidence interval of its median
+// over the point's real runs (order statistics, common/stats.h: with 9
+// runs, the second smallest to the second largest, which holds the median
+// run's value with probability 0.96), held against the limit the agreement
+// rule draws around the model's prediction (the mean of its seeds,
+// sim::CompareToRuns):
 //  - "agrees" when the whole interval lies within the limit,
 //  - "disagrees" when none of it does,
 //  - "undecided" when it straddles the limit's edge: the repeats do not
 //    settle the question, and another run of the validation could answer it
 //    either way.
+// The interval is the median's, not every run's: the question is whether
+// the model predicts the typical run, and the range of all runs widens with
+// their number (one unlucky run of nine would make a point undecided). With
+// fewer than 6 runs it is the whole range, whose coverage is then lower
+// (`MedianOrder::coverage` says it).
 // The limits are sim::Tolerance's: violations (each run's count scaled to
 // the first seed's completed operations) within a factor violation_factor
 // or violation_slack events of the model's mean count, exactly zero where
@@ -47,13 +54,25 @@ Verdict Judge(const Interval& value, const Interval& limit);
 // A point's verdict of its two quantities.
 Verdict Combine(Verdict violations, Verdict goodput);
 
+// The confidence of the median's interval a verdict rests on.
+inline constexpr double kVerdictConfidence = 0.95;
+
+// Which order statistics an interval took: of `runs` sorted, the k-th
+// smallest to the k-th largest, holding the median with `coverage`.
+struct MedianOrder {
+  size_t runs = 0, k = 0;
+  double coverage = 0;
+};
+
 struct PointVerdict {
+  MedianOrder order;  // the same for both quantities (one value per run each)
   Interval violations, violations_limit;
   Interval goodput_ratio, goodput_limit;  // measured / simulated ops/s
   Verdict violations_verdict = Verdict::kDisagrees;
   Verdict goodput_verdict = Verdict::kDisagrees;
   Verdict verdict = Verdict::kDisagrees;
-  // {"violations": {"verdict", "measured", "limit"}, "goodput_ratio": {...}}
+  // {"runs", "order", "coverage", "violations": {"verdict", "measured",
+  // "limit"}, "goodput_ratio": {...}}
   // (the point's own verdict is its row's "verdict")
   nlohmann::json ToJson() const;
 };

@@ -20,14 +20,15 @@ constexpr double kPlannedSecondsPerRealRun = 1.0;
 }  // namespace
 
 double PlannedValidationSeconds(const SectionContext& ctx) {
-  const ValidationOptions options;
-  // Each point's runs and its no-violation run.
-  return static_cast<double>(Grid(ctx, options).size() * (options.runs + 1)) *
+  const ValidationOptions options = ValidationOptions::ForGrid(ctx.options.full);
+  // Each point's runs and its calibration passes.
+  return static_cast<double>(Grid(ctx, options).size() *
+                             (options.runs + options.calibration_passes)) *
          kPlannedSecondsPerRealRun;
 }
 
 common::Status RunNconnectValidationSection(SectionContext& ctx) {
-  ValidationOptions options;
+  const ValidationOptions options = ValidationOptions::ForGrid(ctx.options.full);
   ValidationRun run = RunValidation(ctx.env, Grid(ctx, options), options, ctx.log);
   PutValidation(run, ctx.results);
   return run.status;

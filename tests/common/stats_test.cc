@@ -120,5 +120,57 @@ TEST(StatsTest, WelchTTestRefusesBadInput) {
   EXPECT_FALSE(WelchTTest({1, 2}, {3, 4}, 1).ok());
 }
 
+
+// Order statistics of a median: the coverage 1 - 2 P(Binomial(n, 1/2) <= k - 1)
+// worked by hand: n = 9, k = 2: 1 - 2 (1 + 9) / 512; n = 17, k = 5:
+// 1 - 2 (1 + 17 + 136 + 680 + 2380) / 131072 (k = 6 would hold 0.856 only).
+TEST(StatsTest, MedianIntervalTakesTheWidestOrderStatisticsThatHoldTheConfidence) {
+  auto nine = MedianConfidenceInterval({9, 1, 8, 2, 7, 3, 6, 4, 5});
+  ASSERT_TRUE(nine.ok()) << nine.status().ToString();
+  EXPECT_EQ(nine->n, 9u);
+  EXPECT_EQ(nine->k, 2u);
+  EXPECT_EQ(nine->lo, 2);
+  EXPECT_EQ(nine->hi, 8);
+  EXPECT_NEAR(nine->coverage, 1 - 2 * 10.0 / 512, 1e-12);
+  std::vector<double> v;
+  for (int i = 17; i >= 1; --i) v.push_back(i * 10.0);
+  auto seventeen = MedianConfidenceInterval(v);
+  ASSERT_TRUE(seventeen.ok());
+  EXPECT_EQ(seventeen->k, 5u);
+  EXPECT_EQ(seventeen->lo, 50);
+  EXPECT_EQ(seventeen->hi, 130);
+  EXPECT_NEAR(seventeen->coverage, 1 - 2 * 3214.0 / 131072, 1e-12);
+  // A lower confidence narrows it.
+  auto looser = MedianConfidenceInterval(v, 0.80);
+  ASSERT_TRUE(looser.ok());
+  EXPECT_GT(looser->k, seventeen->k);
+  EXPECT_GE(looser->coverage, 0.80);
+}
+
+TEST(StatsTest, MedianIntervalOfFewValuesIsTheRangeWithTheCoverageItHas) {
+  auto five = MedianConfidenceInterval({3, 1, 2, 5, 4});
+  ASSERT_TRUE(five.ok());
+  EXPECT_EQ(five->k, 1u);
+  EXPECT_EQ(five->lo, 1);
+  EXPECT_EQ(five->hi, 5);
+  EXPECT_NEAR(five->coverage, 1 - 2.0 / 32, 1e-12);  // below 0.95: said, not hidden
+  auto one = MedianConfidenceInterval({7});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->k, 1u);
+  EXPECT_EQ(one->lo, 7);
+  EXPECT_EQ(one->hi, 7);
+  EXPECT_EQ(one->coverage, 0);
+  auto none = MedianConfidenceInterval({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->n, 0u);
+  EXPECT_EQ(none->k, 0u);
+}
+
+TEST(StatsTest, MedianIntervalRefusesBadInput) {
+  EXPECT_FALSE(MedianConfidenceInterval({1, 2, 3}, 1.0).ok());
+  EXPECT_FALSE(MedianConfidenceInterval({1, 2, 3}, 0).ok());
+  EXPECT_FALSE(MedianConfidenceInterval({1, std::nan(""), 3}).ok());
+}
+
 }  // namespace
 }  // namespace secmode::common
