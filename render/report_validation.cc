@@ -276,6 +276,12 @@ std::string AgreementRuleMarkdown(const json& section) {
           "which seed ran would decide the verdict): the model's violations and goodput are "
           "the seeds' means, and it predicts zero only when every seed does";
   }
+  if (const int64_t passes = IntField(section, "calibration_passes"); passes > 1) {
+    md << ". What the model is fed was measured " << passes
+       << " times, spread over the runs' rounds (the first before them): each point's own "
+          "runs with no violation possible, and the calibration's round trip, reconnect and "
+          "context creation; each figure is the median of those passes";
+  }
   md << ". Where the model predicts zero violations every real run must "
         "show zero; otherwise the simulated count (the measured ones scaled to the simulated "
         "number of operations) lies within the measured range widened by a factor "

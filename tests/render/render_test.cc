@@ -343,12 +343,19 @@ TEST(RenderTest, ValidationCountsUndecidedPointsApart) {
             std::string::npos)
       << *md;
   EXPECT_EQ(md->find("two-valued"), std::string::npos) << *md;
+  // The calibration's passes are said when there were several.
+  EXPECT_EQ(md->find("was measured 3 times"), std::string::npos) << *md;
+  r.sections["nconnect-validation"]["calibration_passes"] = 3;
   // A row judged by its median's interval says so.
   r.nconnect[3]["verdict_intervals"]["order"] = 2;
   md = ValidationMarkdown(r);
   ASSERT_TRUE(md.ok()) << md.status().ToString();
   EXPECT_NE(md->find("- u (undecided): the runs' median straddles the limit: goodput "
                      "measured/sim 0.90..1.40 (the runs' median) against 0.77..1.30"),
+            std::string::npos)
+      << *md;
+  EXPECT_NE(md->find("What the model is fed was measured 3 times, spread over the runs' "
+                     "rounds"),
             std::string::npos)
       << *md;
 }
