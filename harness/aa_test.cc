@@ -96,6 +96,46 @@ double ChangeToStandOut(double log_sd, size_t runs, double alpha, size_t a_runs,
                   std::sqrt(1.0 / static_cast<double>(a_runs) + 1.0 / static_cast<double>(b_runs)));
 }
 
+VerdictRepeats RepeatsOfVerdicts(const std::vector<RunResults>& a,
+                                 const std::vector<RunResults>& b) {
+  std::vector<const RunResults*> runs;  // A1 B1 A2 B2 ...
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    if (i < a.size()) runs.push_back(&a[i]);
+    if (i < b.size()) runs.push_back(&b[i]);
+  }
+  VerdictRepeats v;
+  std::map<std::string, size_t> index;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (!runs[k]->nconnect.is_array()) continue;
+    for (const json& row : runs[k]->nconnect) {
+      if (!row.is_object() || !row.contains("kind") || row["kind"] != "validation") continue;
+      if (!row.contains("name") || !row["name"].is_string()) continue;
+      if (!row.contains("verdict") || !row["verdict"].is_string()) continue;
+      const std::string name = row["name"].get<std::string>();
+      auto [it, added] = index.emplace(name, v.points.size());
+      if (added) v.points.push_back({name, std::vector<std::string>(runs.size()), false});
+      v.points[it->second].verdicts[k] = row["verdict"].get<std::string>();
+    }
+  }
+  for (VerdictRepeat& p : v.points) {
+    p.same = std::all_of(p.verdicts.begin(), p.verdicts.end(),
+                         [&p](const std::string& x) { return x == p.verdicts.front(); }) &&
+             !p.verdicts.front().empty();
+    v.same += p.same;
+  }
+  for (size_t k = 0; !v.points.empty() && k + 1 < runs.size(); ++k) {
+    size_t both = 0, same = 0;
+    for (const VerdictRepeat& p : v.points) {
+      if (p.verdicts[k].empty() || p.verdicts[k + 1].empty()) continue;
+      ++both;
+      same += p.verdicts[k] == p.verdicts[k + 1];
+    }
+    v.pair_points.push_back(both);
+    v.pair_same.push_back(same);
+  }
+  return v;
+}
+
 Result<AaResult> SummarizeAa(const std::vector<RunResults>& a, const std::vector<RunResults>& b,
                              double alpha) {
   AaResult r;
@@ -111,6 +151,7 @@ Result<AaResult> SummarizeAa(const std::vector<RunResults>& a, const std::vector
   all.insert(all.end(), b.begin(), b.end());
   SECMODE_ASSIGN_OR_RETURN(std::vector<RowFigures> figures, FiguresOfRuns(all, "#"));
   for (const RowFigures& f : figures) r.rows.push_back(NoiseOf(f, alpha));
+  r.validation = RepeatsOfVerdicts(a, b);
   r.machine = a.front().machine;
   return r;
 }
@@ -145,6 +186,14 @@ json AaJson(const AaOptions& o, const AaResult& r) {
                     {"log_sd", n.log_sd},
                     {"single_run_ratio", n.single_run_ratio}});
   }
+  json points = json::array();
+  for (const VerdictRepeat& p : r.validation.points) {
+    points.push_back({{"name", p.name}, {"verdicts", p.verdicts}, {"same", p.same}});
+  }
+  json pairs = json::array();
+  for (size_t k = 0; k < r.validation.pair_points.size(); ++k) {
+    pairs.push_back({{"points", r.validation.pair_points[k]}, {"same", r.validation.pair_same[k]}});
+  }
   const common::MachineInfo& m = r.machine;
   return {{"schema", kNoiseSchema},
           {"run_args", o.run_args},
@@ -161,7 +210,12 @@ json AaJson(const AaOptions& o, const AaResult& r) {
           {"tested", r.tested},
           {"false_positives", r.false_positives},
           {"false_positive_rate", r.false_positive_rate},
-          {"rows", rows}};
+          {"rows", rows},
+          {"validation",
+           {{"points", r.validation.points.size()},
+            {"same", r.validation.same},
+            {"pairs", pairs},
+            {"rows", points}}}};
 }
 
 namespace {

@@ -7,7 +7,9 @@
 // is the false-positive rate of compare's verdicts on this machine at that
 // alpha. Each row's spread over all 2N runs is its run-to-run noise, and
 // from it how far two single runs must differ before the difference stands
-// out of that noise.
+// out of that noise. Where the runs hold the nconnect validation, each
+// point's verdict in every run says how far those verdicts repeat on this
+// machine (VerdictRepeats).
 //
 // `secmode compare --noise noise.json A B` reads that spread back
 // (ReadNoiseFile) to say, for a row with too few runs for a verdict, whether
@@ -61,12 +63,34 @@ struct RowNoise {
 // is for a side of 1 or 2 runs.
 double ChangeToStandOut(double log_sd, size_t runs, double alpha, size_t a_runs, size_t b_runs);
 
+// A validation point's verdict ("agrees", "disagrees", "undecided":
+// results.json's nconnect rows of kind "validation") in every run, in the
+// order the runs were made (A1 B1 A2 B2 ...).
+struct VerdictRepeat {
+  std::string name;
+  std::vector<std::string> verdicts;  // "" where a run has no such point
+  bool same = false;                  // one verdict in every run
+};
+struct VerdictRepeats {
+  std::vector<VerdictRepeat> points;  // in the first run's order, then any new
+  size_t same = 0;                    // points with one verdict in every run
+  // Per back-to-back pair of runs (1 and 2, 2 and 3, ...): the points with
+  // a verdict in both, and of them the ones with the same verdict.
+  std::vector<size_t> pair_points, pair_same;
+};
+// The runs of `a` and `b` taken A1 B1 A2 B2 ..., as RunAaTest makes them.
+// Rows that are not objects or lack a string name or verdict are left out
+// (the runs' results.json are read as untrusted).
+VerdictRepeats RepeatsOfVerdicts(const std::vector<RunResults>& a,
+                                 const std::vector<RunResults>& b);
+
 struct AaResult {
   RunComparison comparison;  // A against B, as `secmode compare out/a out/b`
   size_t tested = 0;         // rows with a verdict of faster, slower or no difference
   size_t false_positives = 0;
   double false_positive_rate = 0;  // false_positives / tested; 0 when none tested
   std::vector<RowNoise> rows;
+  VerdictRepeats validation;  // none when the runs hold no validation
   // The machine and build of the runs (side A's first run).
   common::MachineInfo machine;
 };
@@ -83,7 +107,8 @@ common::Result<AaResult> RunAaTest(const AaOptions& options);
 
 // noise.json: the options, the machine and build of the runs (hostname,
 // cpu_model, logical_cpus, kernel, build_type, secmode_commit), the counts
-// and rate, every row's noise.
+// and rate, every row's noise, and the validation's verdicts per run
+// ("validation": points, same, pairs, and per point its verdicts).
 nlohmann::json AaJson(const AaOptions& options, const AaResult& result);
 
 // A noise.json read back, checked as untrusted input.

@@ -44,6 +44,29 @@ std::string Tables(const AaResult& r) {
   return out.str();
 }
 
+// How far the validation's verdicts repeated: the points with one verdict
+// in every run, each back-to-back pair's count, and the points that
+// changed, with their verdict in each run.
+std::string Verdicts(const harness::VerdictRepeats& v) {
+  if (v.points.empty()) return "";
+  std::ostringstream out;
+  out << "\nValidation verdicts: " << v.same << " of " << v.points.size()
+      << " points had one verdict in every run; back-to-back runs kept the verdict of";
+  for (size_t k = 0; k < v.pair_points.size(); ++k) {
+    out << (k ? ", " : " ") << v.pair_same[k] << " of " << v.pair_points[k];
+  }
+  out << " points.\n";
+  for (const harness::VerdictRepeat& p : v.points) {
+    if (p.same) continue;
+    out << "  " << TerminalText(p.name) << ":";
+    for (size_t k = 0; k < p.verdicts.size(); ++k) {
+      out << (k ? ", " : " ") << (p.verdicts[k].empty() ? "-" : TerminalText(p.verdicts[k]));
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::string NoiseText(const AaResult& r, size_t rows) {
@@ -73,6 +96,7 @@ std::string NoiseText(const AaResult& r, size_t rows) {
         << Fmt("%.1f%%", 100 * n->log_sd) << " over " << n->runs << " runs, single runs need "
         << Percent(n->single_run_ratio) << "\n";
   }
+  out << Verdicts(r.validation);
   return out.str();
 }
 

@@ -11,8 +11,9 @@ namespace secmode::render {
 
 // The runs, the verdicts' false-positive rate (with how many rows were
 // tested), per table the median and the largest run-to-run spread and the
-// change two single runs must show to stand out of it, and the `rows`
-// noisiest rows.
+// change two single runs must show to stand out of it, the `rows`
+// noisiest rows, and how far the validation's verdicts repeated (the points
+// that changed, with their verdict in each run, A1 B1 A2 B2 ...).
 std::string NoiseText(const harness::AaResult& r, size_t rows = 10);
 
 }  // namespace secmode::render

@@ -278,6 +278,51 @@ TEST(CompareRunsTest, SummarizeAaCountsFalsePositivesAndEachRowsSpread) {
   EXPECT_NEAR(common::Median(sds), 0.05, 0.015);
 }
 
+// The validation's verdicts in each run, taken A1 B1 A2 B2 ...: which
+// points kept one verdict, how many each back-to-back pair kept, and rows
+// a run's results.json should not have had left out.
+TEST(CompareRunsTest, SummarizeAaSaysHowFarTheValidationVerdictsRepeat) {
+  auto run = [](std::vector<nlohmann::json> rows) {
+    RunResults r = SyntheticRun({Row("client-seal", 128, {100, 100, 100})}, 1e9);
+    for (auto& row : rows) r.nconnect.push_back(std::move(row));
+    return r;
+  };
+  auto point = [](const std::string& name, const std::string& verdict) {
+    return nlohmann::json{{"kind", "validation"}, {"name", name}, {"verdict", verdict}};
+  };
+  const std::vector<RunResults> a = {
+      run({point("p", "agrees"), point("q", "agrees")}),
+      run({point("p", "agrees"), point("q", "undecided"), nlohmann::json{{"kind", "sweep"}}}),
+  };
+  const std::vector<RunResults> b = {
+      run({point("p", "agrees"), point("q", "agrees"), nlohmann::json::array({1, 2})}),
+      run({point("p", "agrees"), nlohmann::json{{"kind", "validation"}, {"name", 7}},
+           nlohmann::json{{"kind", "validation"}, {"name", "r"}, {"verdict", false}}}),
+  };
+  auto r = SummarizeAa(a, b, 0.05);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const VerdictRepeats& v = r->validation;
+  ASSERT_EQ(v.points.size(), 2u);
+  EXPECT_EQ(v.points[0].name, "p");
+  EXPECT_TRUE(v.points[0].same);
+  EXPECT_EQ(v.points[1].name, "q");
+  // A1 B1 A2 B2; B2 has no q.
+  EXPECT_EQ(v.points[1].verdicts,
+            (std::vector<std::string>{"agrees", "agrees", "undecided", ""}));
+  EXPECT_FALSE(v.points[1].same);
+  EXPECT_EQ(v.same, 1u);
+  EXPECT_EQ(v.pair_points, (std::vector<size_t>{2, 2, 1}));
+  EXPECT_EQ(v.pair_same, (std::vector<size_t>{2, 1, 1}));
+  const nlohmann::json doc = AaJson({}, *r);
+  EXPECT_EQ(doc["validation"]["same"], 1);
+  EXPECT_EQ(doc["validation"]["pairs"][1], (nlohmann::json{{"points", 2}, {"same", 1}}));
+  // Runs with no validation: nothing to say.
+  auto none = SummarizeAa({run({}), run({})}, {run({}), run({})}, 0.05);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->validation.points.empty());
+  EXPECT_TRUE(none->validation.pair_points.empty());
+}
+
 // noise.json as `secmode noise` writes it, from A/A runs of `rows` rows.
 nlohmann::json NoiseDoc(size_t rows, const std::string& hostname) {
   RunNoise noise(0.05, 0.01);

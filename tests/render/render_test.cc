@@ -15,6 +15,7 @@
 #include "render/report.h"
 #include "render/report_html.h"
 #include "render/report_lab.h"
+#include "render/report_noise.h"
 #include "render/report_validation.h"
 #include "render/run_dir.h"
 #include "tests/support/private_tmpfs.h"
@@ -358,6 +359,27 @@ TEST(RenderTest, ValidationCountsUndecidedPointsApart) {
                      "rounds"),
             std::string::npos)
       << *md;
+}
+
+// `secmode noise` on runs that held the validation: how far its verdicts
+// repeated, the points that changed with their verdict in each run, names
+// from the runs' files made safe for a terminal.
+TEST(RenderTest, NoiseTextSaysHowFarTheValidationVerdictsRepeated) {
+  harness::AaResult r;
+  r.validation.points = {{"steady", {"agrees", "agrees", "agrees"}, true},
+                         {"edge\x1b[2J", {"agrees", "undecided", ""}, false}};
+  r.validation.same = 1;
+  r.validation.pair_points = {2, 1};
+  r.validation.pair_same = {1, 1};
+  const std::string text = NoiseText(r);
+  EXPECT_NE(text.find("Validation verdicts: 1 of 2 points had one verdict in every run; "
+                      "back-to-back runs kept the verdict of 1 of 2, 1 of 1 points."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("agrees, undecided, -\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("steady:"), std::string::npos) << text;  // one verdict: not listed
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(NoiseText(harness::AaResult()).find("Validation verdicts"), std::string::npos);
 }
 
 TEST(RenderTest, ValidationMarkdownIsTheReportsPartFromItsHeading) {
