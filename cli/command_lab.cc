@@ -24,7 +24,7 @@ namespace secmode::cli {
 
 namespace {
 
-constexpr const char* kCmd = "lab";
+constexpr const char* kLabCommand = "lab";
 
 struct LabArgs {
   std::string results, out;
@@ -62,7 +62,7 @@ CLI::App* AddLabCommand(CLI::App& app) {
   cmd->add_flag("--json", a->json, "Print the JSON document instead of the tables");
   cmd->add_option("--out", a->out, "Also write the JSON to this file (atomically)");
   cmd->callback([a] {
-    if (a->quick && a->full) FailUsage(kCmd, "--quick and --full exclude each other");
+    if (a->quick && a->full) FailUsage(kLabCommand, "--quick and --full exclude each other");
     const suite::LabProtocol protocol =
         a->smb ? suite::LabProtocol::kSmb : suite::LabProtocol::kNfs;
     const std::string baseline = suite::LabBaseline(protocol);
@@ -74,13 +74,13 @@ CLI::App* AddLabCommand(CLI::App& app) {
         const bool known = a->smb ? (m.rfind("smb-sign-", 0) == 0 || m.rfind("smb-enc-", 0) == 0)
                                   : (m == "krb5" || m == "krb5i" || m == "krb5p");
         if (!known) {
-          FailUsage(kCmd, "unknown --modes family '" + m + "' (known: " +
-                              (a->smb ? "smb-sign-* and smb-enc-*, e.g. smb-sign-aes-cmac"
-                                      : "krb5, krb5i, krb5p") +
-                              ")");
+          FailUsage(kLabCommand, "unknown --modes family '" + m + "' (known: " +
+                                     (a->smb ? "smb-sign-* and smb-enc-*, e.g. smb-sign-aes-cmac"
+                                             : "krb5, krb5i, krb5p") +
+                                     ")");
         }
         if (m == "smb-sign-hmac-sha256") {
-          FailUsage(kCmd,
+          FailUsage(kLabCommand,
                     "--modes smb-sign-hmac-sha256 is SMB 2.1, which has no multichannel; "
                     "the lab's SMB grid runs 4 and 16 channels");
         }
@@ -88,17 +88,18 @@ CLI::App* AddLabCommand(CLI::App& app) {
       }
     }
     const std::string why = suite::LabValidationUnavailableReason(protocol);
-    if (!why.empty()) Fail(kCmd, common::Status::Unavailable("no lab: " + why));
+    if (!why.empty()) Fail(kLabCommand, common::Status::Unavailable("no lab: " + why));
     std::string path = a->results;
-    const harness::RunResults run = ReadSavedRunOrFail(kCmd, &path);
+    const harness::RunResults run = ReadSavedRunOrFail(kLabCommand, &path);
     // SIGINT and SIGTERM (cli/interrupt.h), before the realm and the lab
     // start their threads; the realm (env) is removed before it ends.
-    Interrupt interrupt(kCmd, "stopping after the current point and writing what was measured");
+    Interrupt interrupt(kLabCommand,
+                        "stopping after the current point and writing what was measured");
     harness::ModeEnvironment env;
     gss::Realm* realm = nullptr;  // NFS's; SMB's Kerberos is the Samba DC's own
     if (!a->smb) {
       auto r = env.GetRealm();
-      if (!r.ok()) Fail(kCmd, r.status());
+      if (!r.ok()) Fail(kLabCommand, r.status());
       realm = *r;
     }
     suite::LabValidationOptions o;
@@ -111,11 +112,11 @@ CLI::App* AddLabCommand(CLI::App& app) {
     o.log = &std::cerr;
     o.interrupt = interrupt.interrupt();
     auto doc = suite::RunLabValidation(run, realm, o);
-    if (!doc.ok()) Fail(kCmd, doc.status());
+    if (!doc.ok()) Fail(kLabCommand, doc.status());
     (*doc)["source"] = path;
     if (!a->out.empty()) {
       if (auto s = common::WriteFileAtomically(a->out, doc->dump(1) + "\n"); !s.ok()) {
-        Fail(kCmd, s.Annotate("--out"));
+        Fail(kLabCommand, s.Annotate("--out"));
       }
     }
     std::cout << (a->json ? doc->dump(1) + "\n" : render::LabMarkdown(*doc));

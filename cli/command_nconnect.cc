@@ -42,8 +42,6 @@ struct NconnectOptions {
        given_busy_wake = false, given_wake_order = false, given_pauses = false;
 };
 
-[[noreturn]] void Fail(const common::Status& status) { cli::Fail("nconnect", status); }
-
 // A run's results, started now on this machine by this command line.
 harness::RunResults NewResults() {
   harness::RunResults results;
@@ -61,7 +59,7 @@ void Write(const std::string& dir, harness::RunResults& results) {
 
 sim::Scenario Resolve(const NconnectOptions& o) {
   auto s = ResolveScenario(o.scenario);
-  if (!s.ok()) Fail(s.status());
+  if (!s.ok()) Fail("nconnect", s.status());
   return *s;
 }
 
@@ -93,9 +91,9 @@ void PrintResult(const sim::ScenarioResult& r) {
 void RunOne(NconnectOptions& o) {
   sim::Scenario s = Resolve(o);
   auto speed = harness::MeasureSimSpeed(s);
-  if (!speed.ok()) Fail(speed.status());
+  if (!speed.ok()) Fail("nconnect", speed.status());
   auto r = sim::Simulate(s);  // deterministic: the same result as the timed run
-  if (!r.ok()) Fail(r.status());
+  if (!r.ok()) Fail("nconnect", r.status());
   if (o.json) {
     nlohmann::json j = s.ToJson();
     j.update(r->ToJson());
@@ -115,7 +113,7 @@ void RunSweepCommand(NconnectOptions& o) {
   suite::Shard shard;  // refused before anything is created
   if (!o.shard.empty()) {
     auto parsed = suite::ParseShard(o.shard);
-    if (!parsed.ok()) Fail(parsed.status());
+    if (!parsed.ok()) Fail("nconnect", parsed.status());
     shard = *parsed;
   }
   sim::SweepGrid grid = o.quick ? sim::SweepGrid::Quick() : sim::SweepGrid::Default();
@@ -124,14 +122,14 @@ void RunSweepCommand(NconnectOptions& o) {
   if (!o.scenario.s.ops || o.scenario.s.ops == sim::Scenario().ops) grid.base.ops = grid_ops;
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
-  if (!st.ok()) Fail(st);
+  if (!st.ok()) Fail("nconnect", st);
   harness::RunResults results = NewResults();
   std::cout << "nconnect sweep of " << grid.size() << " scenarios"
             << (!shard.Whole() ? ", shard " + o.shard : std::string()) << " ..." << std::flush;
   st = suite::RunNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads,
                                results, std::cout, shard);
   std::cout << "\n";
-  if (!st.ok()) Fail(st);
+  if (!st.ok()) Fail("nconnect", st);
   Write(dir, results);
 }
 
@@ -142,10 +140,10 @@ void RunValidateCommand(NconnectOptions& o) {
   // The points first: a --points or --shard that holds none is refused
   // before anything is created.
   auto selection = suite::SelectValidationPoints(o.full, o.points, o.shard, options);
-  if (!selection.ok()) Fail(selection.status());
+  if (!selection.ok()) Fail("nconnect", selection.status());
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
-  if (!st.ok()) Fail(st);
+  if (!st.ok()) Fail("nconnect", st);
   harness::RunResults results = NewResults();
   harness::ModeEnvironment env;
   std::cout << "nconnect validation of " << selection->points.size() << " point(s) on loopback ..."
@@ -158,12 +156,11 @@ void RunValidateCommand(NconnectOptions& o) {
     // The wide grid's report is hundreds of rows: the verdict here, the rest in the file.
     std::cout << "\n"
               << run.Verdicts().ToString() << " of " << run.outcomes.size()
-              << " scenarios (every point, the diagnoses and the plots: " << dir
-              << "/report.md)\n";
+              << " scenarios (every point, the diagnoses and the plots: " << dir << "/report.md)\n";
   } else if (auto md = render::ValidationMarkdown(results); md.ok() && !md->empty()) {
     std::cout << "\n" << *md;
   }
-  if (!run.status.ok()) Fail(run.status);
+  if (!run.status.ok()) Fail("nconnect", run.status);
 }
 
 // --recommend: the model with its threads, cores and a run queue per core
@@ -186,14 +183,14 @@ void RunRecommend(NconnectOptions& o) {
   probes.wake_order = probe && !o.given_wake_order;
   probes.pauses = probe && !o.given_pauses;
   auto calibration = harness::CalibrateThreadModel(probes);
-  if (!calibration.ok()) Fail(calibration.status());
+  if (!calibration.ok()) Fail("nconnect", calibration.status());
   calibration->ApplyTo(base);
   std::string measured = calibration->Description();
   if (!o.given_cores) measured += "  cores: this machine's (--cores for the client's own)\n";
   common::Status valid = base.Validate();
-  if (!valid.ok()) Fail(valid);
+  if (!valid.ok()) Fail("nconnect", valid);
   auto rec = sim::Recommend(base, o.max_slots, o.seeds);
-  if (!rec.ok()) Fail(rec.status());
+  if (!rec.ok()) Fail("nconnect", rec.status());
   std::cout << rec->ToText(base);
   if (!measured.empty()) std::cout << "measured on this machine, not given:\n" << measured;
 }
@@ -249,13 +246,15 @@ CLI::App* AddNconnectCommand(CLI::App& app) {
     o->given_wake_order = cmd->count("--woken-first-share") > 0;
     o->given_pauses = cmd->count("--pause-per-s") > 0;
     if (o->sweep + o->recommend + o->validate > 1) {
-      Fail(common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
+      Fail("nconnect",
+           common::Status::InvalidArgument("--sweep, --recommend and --validate: choose one"));
     }
     if (!o->shard.empty() && !o->sweep && !o->validate) {
-      Fail(common::Status::InvalidArgument("--shard: only with --sweep or --validate"));
+      Fail("nconnect", common::Status::InvalidArgument("--shard: only with --sweep or --validate"));
     }
     if ((o->full || !o->points.empty()) && !o->validate) {
-      Fail(common::Status::InvalidArgument("--full and --points: only with --validate"));
+      Fail("nconnect",
+           common::Status::InvalidArgument("--full and --points: only with --validate"));
     }
     if (o->validate) {
       RunValidateCommand(*o);

@@ -31,11 +31,11 @@ struct PredictArgs {
   double baseline_iops = 0;
 };
 
-constexpr const char* kCmd = "predict";
+constexpr const char* kPredictCommand = "predict";
 
 double Rate(const std::string& flag, const std::string& value) {
   auto r = sim::ParseLinkRate(value);
-  if (!r.ok()) Fail(kCmd, r.status().Annotate(flag));
+  if (!r.ok()) Fail(kPredictCommand, r.status().Annotate(flag));
   return *r;
 }
 
@@ -44,7 +44,7 @@ void Emit(const PredictArgs& a, const nlohmann::json& doc,
           std::string (*text)(const nlohmann::json&)) {
   if (!a.out.empty()) {
     if (auto s = common::WriteFileAtomically(a.out, doc.dump(1) + "\n"); !s.ok()) {
-      Fail(kCmd, s.Annotate("--out"));
+      Fail(kPredictCommand, s.Annotate("--out"));
     }
   }
   std::cout << (a.json ? doc.dump(1) + "\n" : text(doc));
@@ -58,33 +58,33 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
     for (const char* flag :
          {"--rw", "--bs", "--iodepth", "--numjobs", "--ioengine", "--rwmixread"}) {
       if (cmd.count(flag) > 0)
-        FailUsage(kCmd, std::string(flag) + " and --fio: give one or the other");
+        FailUsage(kPredictCommand, std::string(flag) + " and --fio: give one or the other");
     }
     auto text = common::ReadFile(a.fio);
     // A file that is not there is bad usage, as a missing run is.
     if (!text.ok())
-      Fail(kCmd, common::Status::InvalidArgument("--fio: " + text.status().message()));
+      Fail(kPredictCommand, common::Status::InvalidArgument("--fio: " + text.status().message()));
     auto parsed = sim::ParseFioJobFile(*text);
-    if (!parsed.ok()) Fail(kCmd, parsed.status().Annotate(a.fio));
+    if (!parsed.ok()) Fail(kPredictCommand, parsed.status().Annotate(a.fio));
     jobs = parsed->jobs;
     warnings = parsed->warnings;
   } else {
     sim::Workload w;
     w.name = "flags";
     auto rw = sim::ParseRw(a.rw);
-    if (!rw.ok()) Fail(kCmd, rw.status().Annotate("--rw"));
+    if (!rw.ok()) Fail(kPredictCommand, rw.status().Annotate("--rw"));
     w.rw = *rw;
     auto bs = sim::ParseFioSize(a.bs);
-    if (!bs.ok()) Fail(kCmd, bs.status().Annotate("--bs"));
+    if (!bs.ok()) Fail(kPredictCommand, bs.status().Annotate("--bs"));
     w.bs = *bs;
     auto engine = sim::ParseIoEngine(a.ioengine);
-    if (!engine.ok()) Fail(kCmd, engine.status().Annotate("--ioengine"));
+    if (!engine.ok()) Fail(kPredictCommand, engine.status().Annotate("--ioengine"));
     w.engine = *engine;
     w.ioengine = a.ioengine;
     w.iodepth = a.iodepth;
     w.numjobs = a.numjobs;
     w.rwmixread = a.rwmixread;
-    if (auto s = w.Validate(); !s.ok()) Fail(kCmd, s);
+    if (auto s = w.Validate(); !s.ok()) Fail(kPredictCommand, s);
     if (w.engine == sim::EngineClass::kSync && w.iodepth > 1) {
       warnings.push_back("iodepth=" + std::to_string(w.iodepth) + " with the sync engine " +
                          w.ioengine + " keeps one I/O in flight per job (as fio does)");
@@ -95,12 +95,12 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
   std::string baseline = "sys";
   if (!a.explain) {
     auto b = harness::BaselineOfModes(a.modes);
-    if (!b.ok()) Fail(kCmd, b.status().Annotate("--modes"));
+    if (!b.ok()) Fail(kPredictCommand, b.status().Annotate("--modes"));
     baseline = *b;
   }
   // The costs: a saved run.
   std::string path = a.results;
-  const harness::RunResults saved = ReadSavedRunOrFail(kCmd, &path);
+  const harness::RunResults saved = ReadSavedRunOrFail(kPredictCommand, &path);
   const harness::RunResults* run = &saved;
   // The environment.
   sim::Environment env;
@@ -122,7 +122,7 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
   }
   if (!a.tcp_window.empty()) {
     auto w = sim::ParseFioSize(a.tcp_window);
-    if (!w.ok()) Fail(kCmd, w.status().Annotate("--tcp-window"));
+    if (!w.ok()) Fail(kPredictCommand, w.status().Annotate("--tcp-window"));
     env.tcp_window_bytes = *w;
   } else {
     auto w = harness::MaxTcpReceiveWindow();
@@ -133,7 +133,7 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
     }
   }
   if ((a.client_op_us >= 0) != (a.server_op_us >= 0)) {
-    FailUsage(kCmd, "--client-op-us and --server-op-us go together");
+    FailUsage(kPredictCommand, "--client-op-us and --server-op-us go together");
   }
   if (a.client_op_us >= 0) {
     for (sim::CostCurve* c : {&env.client.read, &env.client.write, &env.client.metadata}) {
@@ -146,28 +146,29 @@ void Predict(const PredictArgs& a, const CLI::App& cmd) {
                                std::to_string(a.server_op_us) + " us per op";
   } else {
     auto costs = harness::ProtocolCostsFromRun(*run, baseline, &env.protocol_cost_source);
-    if (!costs.ok()) Fail(kCmd, costs.status());
+    if (!costs.ok()) Fail(kPredictCommand, costs.status());
     env.client = costs->client;
     env.server = costs->server;
   }
-  if (auto s = env.Validate(); !s.ok()) Fail(kCmd, s);
+  if (auto s = env.Validate(); !s.ok()) Fail(kPredictCommand, s);
   if (a.explain) {
     if (jobs.size() != 1)
-      FailUsage(kCmd,
+      FailUsage(kPredictCommand,
                 "--explain takes one job (the fio file has " + std::to_string(jobs.size()) + ")");
     if (cmd.count("--modes") > 0)
-      FailUsage(kCmd,
+      FailUsage(kPredictCommand,
                 "--explain sets the published modes beside the run's; --modes does not apply");
     auto doc = harness::ExplainPublished(*run, path, jobs.front(), env, a.engine, a.enctype,
                                          a.baseline_iops);
-    if (!doc.ok()) Fail(kCmd, doc.status());
+    if (!doc.ok()) Fail(kPredictCommand, doc.status());
     (*doc)["warnings"] = warnings;
     Emit(a, *doc, render::ExplanationText);
     return;
   }
-  if (cmd.count("--baseline-iops") > 0) FailUsage(kCmd, "--baseline-iops goes with --explain");
+  if (cmd.count("--baseline-iops") > 0)
+    FailUsage(kPredictCommand, "--baseline-iops goes with --explain");
   auto doc = harness::PredictJobs(*run, path, jobs, env, a.modes, a.engine, a.enctype, warnings);
-  if (!doc.ok()) Fail(kCmd, doc.status());
+  if (!doc.ok()) Fail(kPredictCommand, doc.status());
   Emit(a, *doc, render::PredictionsText);
 }
 

@@ -17,7 +17,7 @@ using harness::RowNoise;
 
 namespace {
 
-std::string Percent(double ratio) { return Fmt("%.1f%%", 100 * (ratio - 1)); }
+std::string PercentAboveOne(double ratio) { return Fmt("%.1f%%", 100 * (ratio - 1)); }
 
 // Per table: its rows' median spread and median single-run change, and the
 // largest of each.
@@ -35,11 +35,12 @@ std::string Tables(const AaResult& r) {
       sd.push_back(n->log_sd);
       single.push_back(n->single_run_ratio);
     }
-    out << common::Sprintf("%-8s %5zu %14s %14s %18s %18s\n", TerminalText(table).c_str(),
-                           rows.size(), Fmt("%.1f%%", 100 * common::Median(sd)).c_str(),
-                           Fmt("%.1f%%", 100 * *std::max_element(sd.begin(), sd.end())).c_str(),
-                           Percent(common::Median(single)).c_str(),
-                           Percent(*std::max_element(single.begin(), single.end())).c_str());
+    out << common::Sprintf(
+        "%-8s %5zu %14s %14s %18s %18s\n", TerminalText(table).c_str(), rows.size(),
+        Fmt("%.1f%%", 100 * common::Median(sd)).c_str(),
+        Fmt("%.1f%%", 100 * *std::max_element(sd.begin(), sd.end())).c_str(),
+        PercentAboveOne(common::Median(single)).c_str(),
+        PercentAboveOne(*std::max_element(single.begin(), single.end())).c_str());
   }
   return out.str();
 }
@@ -94,7 +95,7 @@ std::string NoiseText(const AaResult& r, size_t rows) {
   for (const RowNoise* n : noisiest) {
     out << "  " << TerminalText(n->table + " " + n->key) << ": sd "
         << Fmt("%.1f%%", 100 * n->log_sd) << " over " << n->runs << " runs, single runs need "
-        << Percent(n->single_run_ratio) << "\n";
+        << PercentAboveOne(n->single_run_ratio) << "\n";
   }
   out << Verdicts(r.validation);
   return out.str();

@@ -14,8 +14,8 @@
 namespace secmode::rpc {
 namespace {
 
-struct Server {
-  explicit Server(TcpServerOptions to) {
+struct DelayServer {
+  explicit DelayServer(TcpServerOptions to) {
     auto c = RpcServerCore::Create({}, {nfs.Program()});
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     core = std::move(c).value();
@@ -47,7 +47,7 @@ LoadReport OneSlot(uint16_t port, uint32_t call_delay_us) {
 TEST(TcpDelayTest, TheServersReplyDelayAndTheClientsCallDelayBothAddToEveryCall) {
   TcpServerOptions to;
   to.reply_delay_us = 8000;
-  Server s(to);
+  DelayServer s(to);
   ASSERT_NE(s.tcp, nullptr);
   const LoadReport server_only = OneSlot(s.tcp->port(), 0);
   EXPECT_GT(server_only.ops, 0u);
@@ -64,7 +64,7 @@ TEST(TcpDelayTest, TheServersReplyDelayAndTheClientsCallDelayBothAddToEveryCall)
 TEST(TcpDelayTest, ManyCallsInFlightOverlapTheirDelays) {
   TcpServerOptions to;
   to.reply_delay_us = 10000;
-  Server s(to);
+  DelayServer s(to);
   ASSERT_NE(s.tcp, nullptr);
   LoadOptions o;
   o.port = s.tcp->port();

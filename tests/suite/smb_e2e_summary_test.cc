@@ -11,7 +11,7 @@
 namespace secmode::suite {
 namespace {
 
-std::vector<harness::MicroRow> Legs() {
+std::vector<harness::MicroRow> SmbLegs() {
   std::vector<harness::MicroRow> rows;
   for (const char* leg : {"client-seal", "server-open", "server-seal", "client-open"}) {
     for (size_t size : {size_t{128}, size_t{1} << 20}) {
@@ -62,7 +62,7 @@ TEST(SmbE2eSummaryTest, PairsEachRepetitionWithPlainsAndTakesMedians) {
   const double plain[] = {1000, 800, 500};
   for (int rep : {2, 0, 1}) runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", rep, plain[rep] / 2, 0.5));
   for (int rep : {0, 1, 2}) runs.push_back(LoadRun("smb-plain", "read", rep, plain[rep], 0.5));
-  const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  const nlohmann::json rows = SummarizeSmbE2e(runs, SmbLegs(), 2);
   ASSERT_EQ(rows.size(), 2u) << rows.dump(1);
   ASSERT_EQ(rows[1]["mode"], "smb-plain");  // in the order of first appearance
   EXPECT_FALSE(rows[1].contains("vs_plain"));
@@ -92,7 +92,7 @@ TEST(SmbE2eSummaryTest, ARepetitionWithoutItsPlainRunIsNotPaired) {
   runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", 0, 900, 0.5));
   // Repetition 1 of plain failed; the mode's run 1 has no partner.
   runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", 1, 100, 0.5));
-  const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  const nlohmann::json rows = SummarizeSmbE2e(runs, SmbLegs(), 2);
   ASSERT_EQ(rows.size(), 2u);
   ASSERT_TRUE(rows[1].contains("vs_plain")) << rows[1].dump(1);
   EXPECT_EQ(rows[1]["vs_plain"]["pairs"], 1);
@@ -110,7 +110,7 @@ TEST(SmbE2eSummaryTest, NoShareWhereAPairShowsNoExtraCpu) {
     runs.push_back(LoadRun("smb-plain", "read", rep, 1000, 0.5));
     runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", rep, 1000, idle[rep]));
   }
-  nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  nlohmann::json rows = SummarizeSmbE2e(runs, SmbLegs(), 2);
   ASSERT_EQ(rows.size(), 2u);
   const nlohmann::json& f = rows[1]["from_legs"];
   ASSERT_TRUE(f.is_object()) << rows[1].dump(1);
@@ -120,7 +120,7 @@ TEST(SmbE2eSummaryTest, NoShareWhereAPairShowsNoExtraCpu) {
   EXPECT_TRUE(f["crypto_share"].is_null()) << f.dump(1);
   // With every pair above plain, the share is the legs over the median extra.
   runs[3]["idle_fraction"] = 0.45;  // 1.1 ms per op: +0.1 ms
-  rows = SummarizeSmbE2e(runs, Legs(), 2);
+  rows = SummarizeSmbE2e(runs, SmbLegs(), 2);
   const nlohmann::json& g = rows[1]["from_legs"];
   ASSERT_TRUE(g["crypto_share"].is_number()) << g.dump(1);
   EXPECT_NEAR(g["crypto_share"].get<double>(), 202000 / 0.5e6, 1e-9);
@@ -134,7 +134,7 @@ TEST(SmbE2eSummaryTest, CryptoShareIsTheLegsOverTheExtraCpuPerOperation) {
   nlohmann::json runs = nlohmann::json::array();
   runs.push_back(LoadRun("smb-plain", "read", 0, 1000, 0.5));
   runs.push_back(LoadRun("smb-enc-aes-128-gcm", "read", 0, 500, 0.0));
-  const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  const nlohmann::json rows = SummarizeSmbE2e(runs, SmbLegs(), 2);
   ASSERT_EQ(rows.size(), 2u);
   const nlohmann::json& f = rows[1]["from_legs"];
   ASSERT_TRUE(f.is_object()) << rows[1].dump(1);
@@ -162,7 +162,7 @@ TEST(SmbE2eSummaryTest, NoShareWithLessCpuAndReasonsWhenSomethingIsMissing) {
   runs.push_back(unknown);
   // A mode with no plain run of its case.
   runs.push_back(LoadRun("smb-enc-aes-128-gcm", "write", 0, 400, 0.5));
-  const nlohmann::json rows = SummarizeSmbE2e(runs, Legs(), 2);
+  const nlohmann::json rows = SummarizeSmbE2e(runs, SmbLegs(), 2);
   ASSERT_EQ(rows.size(), 6u) << rows.dump(1);
   ASSERT_TRUE(rows[1].contains("from_legs")) << rows[1].dump(1);
   EXPECT_TRUE(rows[1]["from_legs"]["crypto_share"].is_null()) << rows[1].dump(1);
