@@ -124,14 +124,17 @@ VerdictRepeats RepeatsOfVerdicts(const std::vector<RunResults>& a,
     v.same += p.same;
   }
   for (size_t k = 0; !v.points.empty() && k + 1 < runs.size(); ++k) {
-    size_t both = 0, same = 0;
+    size_t both = 0, same = 0, contradicted = 0;
     for (const VerdictRepeat& p : v.points) {
-      if (p.verdicts[k].empty() || p.verdicts[k + 1].empty()) continue;
+      const std::string &x = p.verdicts[k], &y = p.verdicts[k + 1];
+      if (x.empty() || y.empty()) continue;
       ++both;
-      same += p.verdicts[k] == p.verdicts[k + 1];
+      same += x == y;
+      contradicted += (x == "agrees" && y == "disagrees") || (x == "disagrees" && y == "agrees");
     }
     v.pair_points.push_back(both);
     v.pair_same.push_back(same);
+    v.pair_contradicted.push_back(contradicted);
   }
   return v;
 }
@@ -192,7 +195,9 @@ json AaJson(const AaOptions& o, const AaResult& r) {
   }
   json pairs = json::array();
   for (size_t k = 0; k < r.validation.pair_points.size(); ++k) {
-    pairs.push_back({{"points", r.validation.pair_points[k]}, {"same", r.validation.pair_same[k]}});
+    pairs.push_back({{"points", r.validation.pair_points[k]},
+                     {"same", r.validation.pair_same[k]},
+                     {"contradicted", r.validation.pair_contradicted[k]}});
   }
   const common::MachineInfo& m = r.machine;
   return {{"schema", kNoiseSchema},

@@ -75,8 +75,10 @@ struct VerdictRepeats {
   std::vector<VerdictRepeat> points;  // in the first run's order, then any new
   size_t same = 0;                    // points with one verdict in every run
   // Per back-to-back pair of runs (1 and 2, 2 and 3, ...): the points with
-  // a verdict in both, and of them the ones with the same verdict.
-  std::vector<size_t> pair_points, pair_same;
+  // a verdict in both, of them the ones with the same verdict, and the ones
+  // that went from "agrees" to "disagrees" or back: a contradiction, where a
+  // point that moved to or from "undecided" only sat on the rule's edge.
+  std::vector<size_t> pair_points, pair_same, pair_contradicted;
 };
 // The runs of `a` and `b` taken A1 B1 A2 B2 ..., as RunAaTest makes them.
 // Rows that are not objects or lack a string name or verdict are left out

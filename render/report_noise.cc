@@ -46,8 +46,8 @@ std::string Tables(const AaResult& r) {
 }
 
 // How far the validation's verdicts repeated: the points with one verdict
-// in every run, each back-to-back pair's count, and the points that
-// changed, with their verdict in each run.
+// in every run, each back-to-back pair's count and contradictions, and the
+// points that changed, with their verdict in each run.
 std::string Verdicts(const harness::VerdictRepeats& v) {
   if (v.points.empty()) return "";
   std::ostringstream out;
@@ -56,7 +56,11 @@ std::string Verdicts(const harness::VerdictRepeats& v) {
   for (size_t k = 0; k < v.pair_points.size(); ++k) {
     out << (k ? ", " : " ") << v.pair_same[k] << " of " << v.pair_points[k];
   }
-  out << " points.\n";
+  out << " points and turned it over (agrees to disagrees or back) on";
+  for (size_t k = 0; k < v.pair_contradicted.size(); ++k) {
+    out << (k ? ", " : " ") << v.pair_contradicted[k];
+  }
+  out << "; every other change was to or from undecided (a point on the rule's edge).\n";
   for (const harness::VerdictRepeat& p : v.points) {
     if (p.same) continue;
     out << "  " << TerminalText(p.name) << ":";

@@ -293,6 +293,7 @@ TEST(CompareRunsTest, SummarizeAaSaysHowFarTheValidationVerdictsRepeat) {
   const std::vector<RunResults> a = {
       run({point("p", "agrees"), point("q", "agrees")}),
       run({point("p", "agrees"), point("q", "undecided"), nlohmann::json{{"kind", "sweep"}}}),
+      run({point("p", "disagrees"), point("q", "agrees")}),
   };
   const std::vector<RunResults> b = {
       run({point("p", "agrees"), point("q", "agrees"), nlohmann::json::array({1, 2})}),
@@ -304,18 +305,23 @@ TEST(CompareRunsTest, SummarizeAaSaysHowFarTheValidationVerdictsRepeat) {
   const VerdictRepeats& v = r->validation;
   ASSERT_EQ(v.points.size(), 2u);
   EXPECT_EQ(v.points[0].name, "p");
-  EXPECT_TRUE(v.points[0].same);
   EXPECT_EQ(v.points[1].name, "q");
-  // A1 B1 A2 B2; B2 has no q.
+  // A1 B1 A2 B2 A3; B2 has no q.
   EXPECT_EQ(v.points[1].verdicts,
-            (std::vector<std::string>{"agrees", "agrees", "undecided", ""}));
+            (std::vector<std::string>{"agrees", "agrees", "undecided", "", "agrees"}));
+  EXPECT_FALSE(v.points[0].same);  // p disagrees in A3
   EXPECT_FALSE(v.points[1].same);
-  EXPECT_EQ(v.same, 1u);
-  EXPECT_EQ(v.pair_points, (std::vector<size_t>{2, 2, 1}));
-  EXPECT_EQ(v.pair_same, (std::vector<size_t>{2, 1, 1}));
+  EXPECT_EQ(v.same, 0u);
+  EXPECT_EQ(v.pair_points, (std::vector<size_t>{2, 2, 1, 1}));
+  EXPECT_EQ(v.pair_same, (std::vector<size_t>{2, 1, 1, 0}));
+  // Only p's agrees -> disagrees (B2 -> A3) turns a verdict over; q's
+  // agrees -> undecided is a move to the rule's edge.
+  EXPECT_EQ(v.pair_contradicted, (std::vector<size_t>{0, 0, 0, 1}));
   const nlohmann::json doc = AaJson({}, *r);
-  EXPECT_EQ(doc["validation"]["same"], 1);
-  EXPECT_EQ(doc["validation"]["pairs"][1], (nlohmann::json{{"points", 2}, {"same", 1}}));
+  EXPECT_EQ(doc["validation"]["same"], 0);
+  EXPECT_EQ(doc["validation"]["pairs"][1],
+            (nlohmann::json{{"points", 2}, {"same", 1}, {"contradicted", 0}}));
+  EXPECT_EQ(doc["validation"]["pairs"][3]["contradicted"], 1);
   // Runs with no validation: nothing to say.
   auto none = SummarizeAa({run({}), run({})}, {run({}), run({})}, 0.05);
   ASSERT_TRUE(none.ok());

@@ -371,9 +371,11 @@ TEST(RenderTest, NoiseTextSaysHowFarTheValidationVerdictsRepeated) {
   r.validation.same = 1;
   r.validation.pair_points = {2, 1};
   r.validation.pair_same = {1, 1};
+  r.validation.pair_contradicted = {0, 0};
   const std::string text = NoiseText(r);
   EXPECT_NE(text.find("Validation verdicts: 1 of 2 points had one verdict in every run; "
-                      "back-to-back runs kept the verdict of 1 of 2, 1 of 1 points."),
+                      "back-to-back runs kept the verdict of 1 of 2, 1 of 1 points and turned "
+                      "it over (agrees to disagrees or back) on 0, 0; every other change"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("agrees, undecided, -\n"), std::string::npos) << text;
