@@ -88,7 +88,9 @@ CLI::App* AddNoiseCommand(CLI::App& app) {
       "Nothing differs between the sides, so every 'faster' or 'slower' is a false positive: "
       "prints their rate, each table's run-to-run spread and the change two single runs must "
       "show to stand out of it, and how many nconnect validation points kept their verdict "
-      "from run to run; writes OUT/a/NN and OUT/b/NN (the runs) and OUT/noise.json");
+      "from run to run and how many turned it over (agrees to disagrees or back); writes "
+      "OUT/a/NN and OUT/b/NN (the runs) and OUT/noise.json, which `secmode run --publish` "
+      "attaches to the run you publish");
   cmd->add_option("RUN_ARGS", args->o.run_args,
                   "Arguments of `secmode run` after `--` (default: --quick), e.g. `secmode "
                   "noise -- --quick --modes sys,krb5p`; never --out");

@@ -10,6 +10,7 @@
 #include "cli/terminal_progress.h"
 #include "common/files.h"
 #include "common/format.h"
+#include "harness/aa_test.h"
 #include "harness/modes.h"
 #include "render/report.h"
 #include "render/run_dir.h"
@@ -23,6 +24,7 @@ namespace {
 struct RunArgs {
   suite::SuiteOptions suite;
   std::string out_dir;
+  std::string publish;  // a noise.json
   bool json = false;
 };
 
@@ -77,6 +79,13 @@ CLI::App* AddRunCommand(CLI::App& app) {
                   "process may run on); the sections' threads and servers stay unpinned. "
                   "results.json method.pinned_cpu records it (default: not pinned)")
       ->check(CLI::NonNegativeNumber);
+  run->add_option("--publish", args->publish,
+                  "The run you publish: attach the A/A test `secmode noise` made on this machine "
+                  "with this build (its noise.json) to results.json, and the report shows it as "
+                  "the noise floor of every figure and verdict (compare's false-positive rate, "
+                  "each table's run-to-run spread, how far validation verdicts repeat). Refused "
+                  "before measuring if the file is not a noise.json or was made on another host, "
+                  "CPU, kernel, build type or secmode commit");
   run->add_option("--sizes", args->suite.sizes,
                   "Payload sizes in bytes (default: 128,4096,65536,1048576)")
       ->delimiter(',')
@@ -93,6 +102,11 @@ CLI::App* AddRunCommand(CLI::App& app) {
     o.command = CommandLine();
     if (o.quick && o.full)
       Fail("run", common::Status::InvalidArgument("--quick and --full: choose one"));
+    if (!args->publish.empty()) {
+      auto noise = harness::ReadNoiseFile(args->publish);
+      if (!noise.ok()) Fail("run", noise.status().Annotate("--publish"));
+      o.noise_floor = std::move(noise).value();
+    }
     common::Status valid = suite::ValidateOptions(o);
     if (!valid.ok()) Fail("run", valid);
     const std::string dir = args->out_dir.empty() ? render::DefaultOutDir() : args->out_dir;

@@ -294,11 +294,56 @@ Status NoiseMachine(const json& doc, NoiseFile* f) {
   return Status::Ok();
 }
 
+// The run arguments, the counts and the validation's repeats, each
+// optional (a noise.json of an older `secmode noise` lacks some).
+Status NoiseCounts(const json& doc, NoiseFile* f) {
+  constexpr size_t kMany = size_t{1} << 40;
+  if (doc.contains("run_args")) {
+    const json& a = doc["run_args"];
+    if (!a.is_array()) return Status::Corrupt("run_args: expected an array of strings");
+    for (const json& x : a) {
+      if (!x.is_string()) return Status::Corrupt("run_args: expected an array of strings");
+      f->run_args.push_back(x.get<std::string>());
+    }
+  }
+  if (doc.contains("tested")) {
+    SECMODE_RETURN_IF_ERROR(Field(doc, "", "tested", &f->tested, 0, kMany));
+    SECMODE_RETURN_IF_ERROR(
+        Field(doc, "", "false_positives", &f->false_positives, 0, f->tested));
+  }
+  if (!doc.contains("validation")) return Status::Ok();
+  const json& v = doc["validation"];
+  if (!v.is_object()) return Status::Corrupt("validation: expected an object");
+  SECMODE_RETURN_IF_ERROR(Field(v, "validation.", "points", &f->validation_points, 0, kMany));
+  SECMODE_RETURN_IF_ERROR(
+      Field(v, "validation.", "same", &f->validation_same, 0, f->validation_points));
+  if (!v.contains("pairs") || !v["pairs"].is_array()) {
+    return Status::Corrupt("validation.pairs: expected an array");
+  }
+  for (size_t k = 0; k < v["pairs"].size(); ++k) {
+    const json& p = v["pairs"][k];
+    const std::string where = "validation.pairs[" + std::to_string(k) + "]";
+    if (!p.is_object()) return Status::Corrupt(where + ": expected an object");
+    size_t points = 0, same = 0, contradicted = 0;
+    SECMODE_RETURN_IF_ERROR(Field(p, where + ".", "points", &points, 0, f->validation_points));
+    SECMODE_RETURN_IF_ERROR(Field(p, where + ".", "same", &same, 0, points));
+    if (p.contains("contradicted")) {
+      SECMODE_RETURN_IF_ERROR(
+          Field(p, where + ".", "contradicted", &contradicted, 0, points - same));
+    }
+    f->pair_points.push_back(points);
+    f->pair_same.push_back(same);
+    f->pair_contradicted.push_back(contradicted);
+  }
+  return Status::Ok();
+}
+
 Result<NoiseFile> NoiseFromJson(const json& doc) {
   NoiseFile f;
   SECMODE_RETURN_IF_ERROR(Field(doc, "", "runs_per_side", &f.runs_per_side, 1, 1000));
   SECMODE_RETURN_IF_ERROR(Field(doc, "", "alpha", &f.alpha, 1e-9, 1 - 1e-9));
   SECMODE_RETURN_IF_ERROR(NoiseMachine(doc, &f));
+  SECMODE_RETURN_IF_ERROR(NoiseCounts(doc, &f));
   if (!doc.contains("rows") || !doc["rows"].is_array()) {
     return Status::Corrupt("rows: expected an array");
   }
@@ -319,6 +364,25 @@ std::string RunName(char side, size_t i, size_t n) {
   return n == 1 ? std::string(1, side) : std::string(1, side) + std::to_string(i + 1);
 }
 
+// A field of the machine and build where a noise.json's runs and `m` differ.
+struct Difference {
+  const char* what;
+  std::string noise, here;
+};
+std::vector<Difference> Differences(const NoiseFile& f, const common::MachineInfo& m) {
+  std::vector<Difference> out;
+  auto differ = [&](const char* what, const std::string& noise, const std::string& here) {
+    if (noise != here) out.push_back({what, noise, here});
+  };
+  differ("host", f.hostname, m.hostname);
+  differ("CPU", f.cpu_model, m.cpu_model);
+  differ("logical CPUs", std::to_string(f.logical_cpus), std::to_string(m.logical_cpus));
+  differ("kernel", f.kernel, m.kernel);
+  differ("build type", f.build_type, m.build_type);
+  differ("secmode commit", f.secmode_commit, m.secmode_commit);
+  return out;
+}
+
 // Where the noise was measured against where the runs were: one warning
 // per field and run that differ.
 std::vector<std::string> MachineWarnings(const NoiseFile& f, const std::vector<RunResults>& a,
@@ -331,20 +395,11 @@ std::vector<std::string> MachineWarnings(const NoiseFile& f, const std::vector<R
   std::vector<std::string> out;
   for (const auto& [side, runs] : {std::pair{'A', &a}, std::pair{'B', &b}}) {
     for (size_t i = 0; i < runs->size(); ++i) {
-      const common::MachineInfo& m = (*runs)[i].machine;
       const std::string run = "run " + RunName(side, i, runs->size());
-      auto differ = [&](const char* what, const std::string& noise, const std::string& here) {
-        if (noise != here) {
-          out.push_back(f.path + " was measured with " + what + " " + noise + ", " + run +
-                        " with " + here);
-        }
-      };
-      differ("host", f.hostname, m.hostname);
-      differ("CPU", f.cpu_model, m.cpu_model);
-      differ("logical CPUs", std::to_string(f.logical_cpus), std::to_string(m.logical_cpus));
-      differ("kernel", f.kernel, m.kernel);
-      differ("build type", f.build_type, m.build_type);
-      differ("secmode commit", f.secmode_commit, m.secmode_commit);
+      for (const Difference& d : Differences(f, (*runs)[i].machine)) {
+        out.push_back(f.path + " was measured with " + d.what + " " + d.noise + ", " + run +
+                      " with " + d.here);
+      }
     }
   }
   return out;
@@ -409,6 +464,58 @@ void AddNoise(const NoiseFile& noise, const std::vector<RunResults>& a,
       r.noise_from = "table";
     }
   }
+}
+
+std::vector<std::string> NoiseMachineDifferences(const NoiseFile& f, const common::MachineInfo& m) {
+  if (!f.has_machine) {
+    return {f.path + " does not say which machine and build its runs were made on"};
+  }
+  std::vector<std::string> out;
+  for (const Difference& d : Differences(f, m)) {
+    out.push_back(std::string(d.what) + " " + common::TerminalText(d.noise) + ", here " +
+                  common::TerminalText(d.here));
+  }
+  return out;
+}
+
+json NoiseFloorJson(const NoiseFile& f) {
+  std::map<std::string, std::vector<const RowNoise*>> by_table;
+  for (const RowNoise& n : f.rows) {
+    if (n.runs >= 2) by_table[n.table].push_back(&n);  // a spread at all
+  }
+  json tables = json::array();
+  for (const auto& [table, rows] : by_table) {
+    std::vector<double> sd, single;
+    const RowNoise* noisiest = rows.front();
+    for (const RowNoise* n : rows) {
+      sd.push_back(n->log_sd);
+      single.push_back(n->single_run_ratio);
+      if (n->log_sd > noisiest->log_sd) noisiest = n;
+    }
+    tables.push_back({{"table", table},
+                      {"rows", rows.size()},
+                      {"median_log_sd", common::Median(sd)},
+                      {"max_log_sd", noisiest->log_sd},
+                      {"noisiest", noisiest->key},
+                      {"median_single_run_ratio", common::Median(single)}});
+  }
+  json pairs = json::array();
+  for (size_t k = 0; k < f.pair_points.size(); ++k) {
+    pairs.push_back({{"points", f.pair_points[k]},
+                     {"same", f.pair_same[k]},
+                     {"contradicted", f.pair_contradicted[k]}});
+  }
+  return {{"file", f.path},
+          {"run_args", f.run_args},
+          {"runs_per_side", f.runs_per_side},
+          {"alpha", f.alpha},
+          {"tested", f.tested},
+          {"false_positives", f.false_positives},
+          {"false_positive_rate",
+           f.tested ? static_cast<double>(f.false_positives) / static_cast<double>(f.tested) : 0.0},
+          {"tables", tables},
+          {"validation",
+           {{"points", f.validation_points}, {"same", f.validation_same}, {"pairs", pairs}}}};
 }
 
 }  // namespace secmode::harness

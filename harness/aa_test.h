@@ -123,6 +123,14 @@ struct NoiseFile {
   int logical_cpus = 0;
   bool has_machine = false;
   std::vector<RowNoise> rows;  // single_run_ratio as the file has it (at its alpha)
+  // The run arguments, the comparison's counts (AaResult's tested and
+  // false_positives) and the validation's repeats (VerdictRepeats' counts;
+  // its points' verdicts are not read back): what a `--publish` run
+  // reports. Zero and empty where the file has none.
+  std::vector<std::string> run_args;
+  size_t tested = 0, false_positives = 0;
+  size_t validation_points = 0, validation_same = 0;
+  std::vector<size_t> pair_points, pair_same, pair_contradicted;
 };
 
 // InvalidArgument for a missing file or one that is not a noise.json of
@@ -140,6 +148,23 @@ common::Result<NoiseFile> ReadNoiseFile(const std::string& path);
 // say where.
 void AddNoise(const NoiseFile& noise, const std::vector<RunResults>& a,
               const std::vector<RunResults>& b, RunComparison* c);
+
+// Where the machine and build a noise.json's runs were made differ from `m`:
+// one entry per field ("host a, here b"); one entry saying so for a file
+// that does not say where. Empty: the same host, CPU, logical CPUs, kernel,
+// build type and secmode commit.
+std::vector<std::string> NoiseMachineDifferences(const NoiseFile& noise,
+                                                 const common::MachineInfo& m);
+
+// sections["noise-floor"] of a `secmode run --publish NOISE` run: the A/A
+// test's figures from `noise` (checked beforehand to be this machine's and
+// build's): the file, its runs and arguments, alpha, the rows tested and
+// flagged and their share; per table the rows, the median and largest
+// run-to-run spread (log sd) with the noisiest row's key, and the median
+// change two single runs must show; the validation's points, those with one
+// verdict in every run, and per back-to-back pair its points, same and
+// contradicted. render/ draws it (the report's "Noise floor").
+nlohmann::json NoiseFloorJson(const NoiseFile& noise);
 
 }  // namespace secmode::harness
 

@@ -234,6 +234,7 @@ struct SectionRenderer {
   void (*render)(const RunResults&, const nlohmann::json&, Rendered&);
 };
 const SectionRenderer kRenderers[] = {
+    {"noise-floor", RenderNoiseFloorSection},
     {"scaling", RenderScalingSection},
     {"gss", RenderGssSection},
     {"smb", RenderSmbSection},

@@ -7,6 +7,8 @@
 
 #include "common/format.h"
 #include "common/stats.h"
+#include "render/markdown.h"
+#include "render/report_sections.h"
 
 namespace secmode::render {
 
@@ -103,6 +105,55 @@ std::string NoiseText(const AaResult& r, size_t rows) {
   }
   out << Verdicts(r.validation);
   return out.str();
+}
+
+// sections["noise-floor"] (harness::NoiseFloorJson), read as untrusted: a
+// value of the wrong type throws, which RenderRun reports; strings are
+// escaped.
+void RenderNoiseFloorSection(const harness::RunResults&, const nlohmann::json& s, Rendered& out) {
+  std::string args = "secmode run";
+  for (const auto& a : s.value("run_args", nlohmann::json::array())) {
+    args += ' ';
+    args += a.get<std::string>();
+  }
+  const double alpha = s.value("alpha", 0.0);
+  std::ostringstream md;
+  md << "\n## Noise floor on this machine\n\n"
+     << "This run is published with the A/A test made on this machine with this build ("
+     << MdCode(s.value("file", "")) << "): " << s.value("runs_per_side", 0) << " + "
+     << s.value("runs_per_side", 0) << " runs of " << MdCode(args)
+     << ", made alternately into two sides with nothing changed between them. "
+     << MdCode("secmode compare") << " called " << s.value("false_positives", 0) << " of "
+     << s.value("tested", 0) << " rows faster or slower at alpha " << Fmt("%g", alpha) << " ("
+     << Fmt("%.1f%%", 100 * s.value("false_positive_rate", 0.0))
+     << "; a test that means what it says flags about " << Fmt("%g%%", 100 * alpha)
+     << "). The run-to-run spread is the standard deviation of the runs' log figures (about "
+        "their CV); two single runs must differ by the last column before the difference stands "
+        "out of it.\n\n"
+     << "| table | rows | median spread | largest spread (row) | single runs must differ by "
+        "(median) |\n|---|---:|---:|---|---:|\n";
+  for (const auto& t : s.value("tables", nlohmann::json::array())) {
+    md << "| " << MdText(t.value("table", "")) << " | " << t.value("rows", 0) << " | "
+       << Fmt("%.1f%%", 100 * t.value("median_log_sd", 0.0)) << " | "
+       << Fmt("%.1f%%", 100 * t.value("max_log_sd", 0.0)) << " ("
+       << MdText(t.value("noisiest", "")) << ") | "
+       << PercentAboveOne(t.value("median_single_run_ratio", 1.0)) << " |\n";
+  }
+  const nlohmann::json v = s.value("validation", nlohmann::json::object());
+  if (v.value("points", 0) > 0) {
+    md << "\nValidation verdicts: " << v.value("same", 0) << " of " << v.value("points", 0)
+       << " points had one verdict in every run; back-to-back runs kept the verdict of";
+    std::ostringstream kept, over;
+    const char* sep = " ";
+    for (const auto& p : v.value("pairs", nlohmann::json::array())) {
+      kept << sep << p.value("same", 0) << " of " << p.value("points", 0);
+      over << sep << p.value("contradicted", 0);
+      sep = ", ";
+    }
+    md << kept.str() << " points and turned it over (agrees to disagrees or back) on" << over.str()
+       << "; every other change was to or from undecided (a point on the rule's edge).\n";
+  }
+  out.report_md += md.str();
 }
 
 }  // namespace secmode::render

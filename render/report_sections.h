@@ -36,6 +36,8 @@ void RenderNconnectSection(const harness::RunResults& r, const nlohmann::json& s
                            Rendered& out);
 void RenderValidationSection(const harness::RunResults& r, const nlohmann::json& section,
                              Rendered& out);
+void RenderNoiseFloorSection(const harness::RunResults& r, const nlohmann::json& section,
+                             Rendered& out);  // report_noise.cc
 
 }  // namespace secmode::render
 

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/cpu_affinity.h"
+#include "common/format.h"
 #include "common/machine.h"
 #include "suite/section.h"
 
@@ -97,6 +98,18 @@ Status ValidateOptions(const SuiteOptions& options) {
   if (options.pin_cpu >= 0) {
     SECMODE_RETURN_IF_ERROR(common::CheckCpuAllowed(options.pin_cpu).Annotate("--pin"));
   }
+  if (options.noise_floor) {
+    const std::vector<std::string> differ =
+        harness::NoiseMachineDifferences(*options.noise_floor, common::ReadMachineInfo());
+    if (!differ.empty()) {
+      std::string what;
+      for (const std::string& d : differ) what += (what.empty() ? "" : "; ") + d;
+      return Status::InvalidArgument(
+          "--publish " + common::TerminalText(options.noise_floor->path) +
+          ": its A/A runs were not made on this machine with this build (" + what +
+          "); run `secmode noise` here with this build first");
+    }
+  }
   return Status::Ok();
 }
 
@@ -109,6 +122,9 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
   results.machine = common::ReadMachineInfo();
   results.command = options.command;
   results.started_at = common::UtcTimestamp();
+  if (options.noise_floor) {
+    results.sections[kNoiseFloorSection] = harness::NoiseFloorJson(*options.noise_floor);
+  }
   const harness::MeasureOptions measure = MicroMeasureOptions(options);
   results.method["repetitions"] = measure.repetitions;
   results.method["warmup_ops"] = measure.warmup_ops;

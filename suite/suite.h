@@ -20,17 +20,23 @@
 
 #include <atomic>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "harness/aa_test.h"
 #include "harness/results.h"
 #include "suite/progress.h"
 
 namespace secmode::suite {
 
 inline constexpr size_t kDefaultSizes[] = {128, 4096, 65536, 1u << 20};
+
+// The section RunSuite writes itself, not a measuring section
+// (suite/section.h): a `--publish` run's A/A test (SuiteOptions::noise_floor).
+inline constexpr const char* kNoiseFloorSection = "noise-floor";
 
 struct SuiteOptions {
   bool quick = false;              // shorter measurements, same coverage
@@ -50,6 +56,10 @@ struct SuiteOptions {
   // Told the plan and each step's start and end (suite/progress.h); null:
   // nobody is. Owned by the caller.
   ProgressListener* progress = nullptr;
+  // `--publish`: the A/A test made on this machine with this build
+  // (ValidateOptions refuses another's), put into results.json as
+  // sections["noise-floor"] (harness::NoiseFloorJson) for the report.
+  std::optional<harness::NoiseFile> noise_floor;
 };
 
 // The signal that interrupted the run, 0 if none.

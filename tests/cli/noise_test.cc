@@ -80,6 +80,42 @@ TEST_F(NoiseTest, MakesInterleavedRunsAndWritesNoiseJson) {
   EXPECT_EQ(doc["tested"], r->tested);
   EXPECT_EQ(doc["rows"].size(), r->rows.size());
   EXPECT_EQ(doc["runs"]["b"].size(), 2u);
+
+  // `secmode run --publish` with it: results.json and the report carry it.
+  auto publish = [&](const std::string& noise, const std::string& out) {
+    common::Command c;
+    c.argv = {SECMODE_BIN, "run",       "--quick", "--modes", "sys", "--sizes",
+              "128",       "--publish", noise,     "--out",   out};
+    c.log_path = out + ".log";
+    auto status = common::RunAndWait(c, 300000);
+    EXPECT_TRUE(status.ok()) << status.status().ToString();
+    auto log = common::ReadFile(c.log_path);
+    return std::pair{status.ok() ? *status : -1, log.ok() ? *log : std::string()};
+  };
+  auto [rc, log] = publish(o.out + "/noise.json", tmp_ + "/published");
+  ASSERT_EQ(rc, 0) << log;
+  auto published = ReadResultsFile(tmp_ + "/published");
+  ASSERT_TRUE(published.ok()) << published.status().ToString();
+  const nlohmann::json& floor = published->sections["noise-floor"];
+  EXPECT_EQ(floor["tested"], r->tested);
+  EXPECT_EQ(floor["false_positives"], r->false_positives);
+  EXPECT_EQ(floor["runs_per_side"], 2);
+  auto report = common::ReadFile(tmp_ + "/published/report.md");
+  ASSERT_TRUE(report.ok());
+  EXPECT_NE(report->find("## Noise floor on this machine"), std::string::npos);
+  // Another machine's noise.json: refused before anything is measured.
+  nlohmann::json other = doc;
+  other["machine"]["hostname"] = "elsewhere";
+  ASSERT_TRUE(common::WriteFileAtomically(tmp_ + "/other.json", other.dump()).ok());
+  auto [other_rc, other_log] = publish(tmp_ + "/other.json", tmp_ + "/refused");
+  EXPECT_EQ(other_rc, 2) << other_log;
+  EXPECT_NE(other_log.find("--publish " + tmp_ + "/other.json: its A/A runs were not made on "
+                           "this machine with this build (host elsewhere, here " +
+                           first->machine.hostname + ")"),
+            std::string::npos)
+      << other_log;
+  EXPECT_EQ(other_log.find("measuring"), std::string::npos) << other_log;
+  EXPECT_FALSE(fs::exists(tmp_ + "/refused/results.json"));
 }
 
 TEST_F(NoiseTest, BadOptionsAndAFailingRunAreClearErrors) {

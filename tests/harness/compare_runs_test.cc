@@ -379,6 +379,45 @@ TEST_F(NoiseFileTest, ReadsWhatSecmodeNoiseWrote) {
   ASSERT_EQ(f->rows.size(), doc["rows"].size());
   EXPECT_EQ(f->rows[0].key, doc["rows"][0]["key"]);
   EXPECT_DOUBLE_EQ(f->rows[0].log_sd, doc["rows"][0]["log_sd"].get<double>());
+  // What a --publish run reports: the arguments and counts.
+  EXPECT_EQ(f->run_args, (std::vector<std::string>{"--quick"}));
+  EXPECT_EQ(f->tested, doc["tested"].get<size_t>());
+  EXPECT_EQ(f->false_positives, doc["false_positives"].get<size_t>());
+  // The validation's repeats, where the runs held a validation.
+  nlohmann::json with = doc;
+  with["validation"] = {{"points", 10},
+                        {"same", 7},
+                        {"pairs", {{{"points", 10}, {"same", 9}, {"contradicted", 1}},
+                                   {{"points", 10}, {"same", 8}}}}};
+  auto v = ReadNoiseFile(Write("validation.json", with.dump()));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->validation_points, 10u);
+  EXPECT_EQ(v->validation_same, 7u);
+  EXPECT_EQ(v->pair_same, (std::vector<size_t>{9, 8}));
+  EXPECT_EQ(v->pair_contradicted, (std::vector<size_t>{1, 0}));  // an older file: none said
+}
+
+// Where a noise.json's runs were made against this machine: every field
+// that differs, named.
+TEST_F(NoiseFileTest, SaysWhereItsMachineDiffersFromThisOne) {
+  auto f = ReadNoiseFile(Write("noise.json", NoiseDoc(3, "host-1").dump()));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  common::MachineInfo m;
+  m.hostname = f->hostname;
+  m.cpu_model = f->cpu_model;
+  m.logical_cpus = f->logical_cpus;
+  m.kernel = f->kernel;
+  m.build_type = f->build_type;
+  m.secmode_commit = f->secmode_commit;
+  EXPECT_TRUE(NoiseMachineDifferences(*f, m).empty());
+  m.hostname = "host-2";
+  m.secmode_commit = "abc";
+  const std::vector<std::string> d = NoiseMachineDifferences(*f, m);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "host host-1, here host-2");
+  EXPECT_NE(d[1].find("secmode commit"), std::string::npos) << d[1];
+  f->has_machine = false;
+  ASSERT_EQ(NoiseMachineDifferences(*f, m).size(), 1u);
 }
 
 // Untrusted input: each bad file is refused with its cause and path.
@@ -421,6 +460,19 @@ TEST_F(NoiseFileTest, BadFilesAreClearErrors) {
   EXPECT_NE(with("machine.json", [](auto& d) { d["machine"] = 1; }).find("machine"),
             std::string::npos);
   EXPECT_NE(with("alpha.json", [](auto& d) { d["alpha"] = 2; }).find("alpha"), std::string::npos);
+  EXPECT_NE(with("fp.json", [](auto& d) { d["false_positives"] = size_t{1} << 41; })
+                .find("false_positives"),
+            std::string::npos);
+  EXPECT_NE(with("args.json", [](auto& d) { d["run_args"] = {1}; }).find("run_args"),
+            std::string::npos);
+  EXPECT_NE(with("pairs.json",
+                 [](auto& d) {
+                   d["validation"] = {{"points", 2},
+                                      {"same", 1},
+                                      {"pairs", {{{"points", 2}, {"same", 3}}}}};
+                 })
+                .find("validation.pairs[0].same"),
+            std::string::npos);
   // Too large to be one: refused before it is read.
   const std::string big = dir_ + "/big.json";
   std::ofstream(big) << "{";

@@ -384,6 +384,55 @@ TEST(RenderTest, NoiseTextSaysHowFarTheValidationVerdictsRepeated) {
   EXPECT_EQ(NoiseText(harness::AaResult()).find("Validation verdicts"), std::string::npos);
 }
 
+// A `--publish` run's noise floor (harness::NoiseFloorJson of a noise.json)
+// drawn from results.json alone: the A/A counts, each table's spread with
+// its noisiest row, the validation's repeats; the file's strings escaped.
+TEST(RenderTest, PublishedRunShowsItsNoiseFloor) {
+  harness::NoiseFile f;
+  f.path = "/tmp/n`oise.json";
+  f.runs_per_side = 3;
+  f.run_args = {"--quick"};
+  f.tested = 400;
+  f.false_positives = 8;
+  f.rows = {{"micro", "sys client-seal 64 KiB", "ns/op", 6, 100, 90, 110, 0.25, 1.9},
+            {"micro", "krb5p | <b>x</b>", "ns/op", 6, 100, 90, 110, 0.05, 1.1},
+            {"micro", "krb5i one run", "ns/op", 1, 100, 100, 100, 0, 1},
+            {"e2e", "row", "ops/s", 6, 100, 90, 110, 0.10, 1.3}};
+  f.validation_points = 10;
+  f.validation_same = 7;
+  f.pair_points = {10, 10};
+  f.pair_same = {9, 8};
+  f.pair_contradicted = {0, 1};
+  harness::RunResults r = Sample();
+  r.sections["noise-floor"] = harness::NoiseFloorJson(f);
+  EXPECT_EQ(r.sections["noise-floor"]["tables"][1]["rows"], 2);  // the one-run row has no spread
+  auto out = RenderRun(r);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::string& md = out->report_md;
+  EXPECT_NE(md.find("## Noise floor on this machine"), std::string::npos) << md;
+  EXPECT_NE(md.find("3 + 3 runs of `secmode run --quick`"), std::string::npos) << md;
+  EXPECT_NE(md.find("called 8 of 400 rows faster or slower at alpha 0.05 (2.0%"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| micro | 2 | 15.0% | 25.0% (sys client-seal 64 KiB) | 50.0% |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| e2e | 1 | 10.0% | 10.0% (row) | 30.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("7 of 10 points had one verdict in every run; back-to-back runs kept the "
+                    "verdict of 9 of 10, 8 of 10 points and turned it over (agrees to disagrees "
+                    "or back) on 0, 1;"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("<b>"), std::string::npos) << md;
+  EXPECT_NE(md.find("``/tmp/n`oise.json``"), std::string::npos) << md;
+  EXPECT_TRUE(out->warnings.empty());
+  // A crafted section of the wrong types: an error naming results.json.
+  r.sections["noise-floor"]["tables"] = json::array({{{"rows", "many"}}});
+  auto bad = RenderRun(r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("results.json"), std::string::npos);
+}
+
 TEST(RenderTest, ValidationMarkdownIsTheReportsPartFromItsHeading) {
   harness::RunResults r = Sample();
   auto none = ValidationMarkdown(r);
