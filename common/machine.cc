@@ -163,6 +163,7 @@ CpuTimes ReadCpuTimes() {
   }
   t.idle = v[3] + v[4];
   t.steal = v[7];
+  t.task = v[0] + v[1] + v[2];
   for (uint64_t x : v) t.total += x;
   t.known = true;
   return t;

@@ -42,6 +42,9 @@ int LogicalCpus();
 struct CpuTimes {
   uint64_t idle = 0, total = 0;
   uint64_t steal = 0;  // time the hypervisor ran something else on our vCPUs
+  // user + nice + system: what processes and kernel threads ran (neither
+  // interrupts nor steal), the time a process's rusage can be held against.
+  uint64_t task = 0;
   bool known = false;  // false: /proc/stat could not be read
 };
 CpuTimes ReadCpuTimes();

@@ -42,10 +42,12 @@ TEST(MachineTest, IdleAndStealSharesOfTheTicksBetweenTwoReadings) {
 TEST(MachineTest, ProcStatReadsAsCountersThatOnlyGrow) {
   const CpuTimes t = ReadCpuTimes();
   ASSERT_TRUE(t.known) << "/proc/stat";
-  EXPECT_LE(t.idle + t.steal, t.total);
+  EXPECT_LE(t.idle + t.steal + t.task, t.total);
+  EXPECT_GT(t.task, 0u);  // this process has run
   const CpuTimes later = ReadCpuTimes();
   EXPECT_GE(later.total, t.total);
   EXPECT_GE(later.steal, t.steal);
+  EXPECT_GE(later.task, t.task);
 }
 
 TEST(MachineTest, LoadAverageReadsThreeNonNegativeFigures) {

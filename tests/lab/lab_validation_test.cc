@@ -8,15 +8,23 @@
 // another run of the same kind of machine do not decide the verdict.
 // Asserted: every such point within the tolerance (suite/lab_validation.h),
 // the modes' order in every group, nothing failed, nothing left behind.
+// On a machine other processes kept busy during the lab (a CPU hog, a
+// build beside `make soak`) the lab finds the model's assumptions broken at
+// every point (the machine under the rule's idle share), as it should: the
+// test then has nothing to hold the model to and skips, naming the share
+// the others took, rather than fail on too few points.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/files.h"
+#include "common/machine.h"
 #include "common/subprocess.h"
 #include "harness/workload_inputs.h"
 #include "lab/net_lab.h"
@@ -24,6 +32,26 @@
 
 namespace secmode::lab {
 namespace {
+
+// The share of the machine's CPU time between two readings that neither
+// this process nor its children reaped meanwhile (`secmode lab` and every
+// server and tunnel it started and waited for) ran: processes and kernel
+// threads other than the lab's (/proc/stat's task time less the children's
+// rusage; interrupts, where the kernel's TCP work is counted, are left out
+// of both). -1 when /proc/stat cannot tell.
+double OthersShare(const common::CpuTimes& before, const rusage& children_before,
+                   const common::CpuTimes& after, const rusage& children_after) {
+  if (!before.known || !after.known || after.total <= before.total) return -1;
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  auto seconds = [](const rusage& r) {
+    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+  };
+  const double task_s = static_cast<double>(after.task - before.task) * tick;
+  const double lab_s = seconds(children_after) - seconds(children_before);
+  const double all_s = static_cast<double>(after.total - before.total) * tick;
+  return std::max(0.0, task_s - lab_s) / all_s;
+}
 
 // `secmode lab --quick` with `extra` arguments, costs from the newest saved
 // run; its JSON document. Asserted for every protocol: nothing failed,
@@ -45,19 +73,39 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
   argv.insert(argv.end(), extra.begin(), extra.end());
   for (const char* a : {"--results", results->c_str(), "--out", out.c_str()}) argv.push_back(a);
   common::Command c{argv, {}, *dir + "/lab.log", ""};
+  rusage children_before{}, children_after{};
+  getrusage(RUSAGE_CHILDREN, &children_before);
+  const common::CpuTimes before = common::ReadCpuTimes();
   auto rc = common::RunAndWait(c, 600000);
+  const common::CpuTimes after = common::ReadCpuTimes();
+  getrusage(RUSAGE_CHILDREN, &children_after);
+  const double others = OthersShare(before, children_before, after, children_after);
+  std::cout << "other processes took " << others * 100
+            << "% of the machine's CPU time while the lab ran\n";
   ASSERT_TRUE(rc.ok()) << rc.status().ToString();
   ASSERT_EQ(*rc, 0) << common::TailOfFile(c.log_path, 30);
   auto text = common::ReadFile(out);
   ASSERT_TRUE(text.ok());
   const nlohmann::json doc = nlohmann::json::parse(*text);
+  auto name = [](const nlohmann::json& r) {
+    return r.value("link", "") + " " + r.value("mode", "") + " " + r.value("op", "") + " " +
+           std::to_string(r.value("size", 0)) + " qd" + std::to_string(r.value("iodepth", 0)) +
+           " over " + std::to_string(r.value("connections", 0));
+  };
+  for (const auto& r : doc.at("rows")) {
+    EXPECT_FALSE(r.contains("error")) << name(r) << ": " << r.value("error", "");
+  }
+  EXPECT_EQ(doc.at("summary").value("points", 0), points);
+  (void)common::RemoveTree(*dir);
+  if (others >= suite::kLabMinIdle) {
+    GTEST_SKIP() << "other processes took " << others * 100
+                 << "% of this machine's CPU time while the lab ran, at least the idle share ("
+                 << suite::kLabMinIdle * 100
+                 << "%) below which the lab finds the model's assumptions broken";
+  }
   int asserted = 0;
   for (const auto& r : doc.at("rows")) {
-    const std::string point = r.value("link", "") + " " + r.value("mode", "") + " " +
-                              r.value("op", "") + " " + std::to_string(r.value("size", 0)) +
-                              " qd" + std::to_string(r.value("iodepth", 0)) + " over " +
-                              std::to_string(r.value("connections", 0));
-    EXPECT_FALSE(r.contains("error")) << point << ": " << r.value("error", "");
+    const std::string point = name(r);
     if (!r.value("assumptions_hold", false)) continue;
     ++asserted;
     EXPECT_TRUE(r.value("within_tolerance", false))
@@ -72,8 +120,6 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
     }
     EXPECT_TRUE(g.value("agrees", false)) << g.dump();
   }
-  EXPECT_EQ(doc.at("summary").value("points", 0), points);
-  (void)common::RemoveTree(*dir);
 }
 
 TEST(LabValidationTest, TheModelAgreesWithTheLabWhereItsAssumptionsHold) {

@@ -11,6 +11,7 @@
 #include "common/files.h"
 #include "common/socket.h"
 #include "common/subprocess.h"
+#include "common/throwaway.h"
 #include "rpc/gss_client.h"
 #include "rpc/nfs.h"
 #include "rpc/record.h"
@@ -115,21 +116,27 @@ TEST(GssrpcInteropTest, GssrpcClientCallsSecmodeServer) {
 }
 
 // MIT gssrpc's ECHO server (the peer program), on a free port, killed and
-// its directory removed when this goes out of scope.
+// its directory removed when this goes out of scope, or by its reaper
+// (common/throwaway.h) when the test process dies first.
 class GssrpcServer {
  public:
   ~GssrpcServer() {
     if (pid_ > 0) common::Terminate(pid_, 500);
     if (!dir_.empty()) (void)common::RemoveTree(dir_);
+    reaper_.Release();  // nothing left for it to do
   }
   Status Start(gss::Realm* realm) {
     SECMODE_ASSIGN_OR_RETURN(dir_, common::MakeTempDirectory("secmode-interop"));
+    SECMODE_ASSIGN_OR_RETURN(reaper_,
+                             common::Reaper::Start(dir_, "server.pid", "secmode-gssrpc-reaper"));
     const std::string port_file = dir_ + "/port";
     common::Command cmd;
     cmd.argv = {GSSRPC_PEER, "server", port_file};
     cmd.env = realm->Environment();
     cmd.log_path = dir_ + "/server.log";
     SECMODE_ASSIGN_OR_RETURN(pid_, common::Spawn(cmd));
+    SECMODE_RETURN_IF_ERROR(
+        common::WriteFileAtomically(dir_ + "/server.pid", std::to_string(pid_)));
     for (int i = 0; i < 200 && port_ == 0; ++i) {
       std::ifstream f(port_file);
       int port = 0;
@@ -146,6 +153,7 @@ class GssrpcServer {
 
  private:
   std::string dir_;
+  common::Reaper reaper_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
 };

@@ -2,9 +2,11 @@
 // clients, one case at a time, reading its descriptors and memory from
 // /proc: descriptor exhaustion, buffers after large messages, record marks
 // announcing data that never comes, threads that cannot start, and the
-// replay cache of the GSS acceptor.
+// replay cache of the GSS acceptor. And the helper itself: a test process
+// killed mid-test leaves no `secmode serve` and no directory behind.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <string>
@@ -15,6 +17,7 @@
 #include "rpc/record.h"
 #include "tests/rpc/hostile.h"
 #include "tests/rpc/serve_process.h"
+#include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc {
@@ -251,6 +254,25 @@ TEST(ServeLimitsTest, ReplayedInitIsRefusedUnlessTheReplayCacheIsOff) {
     }
   }
 }
+
+// ServeProcess's owner (the test process) killed any way, as ctest's
+// timeout or an interrupted `make soak` kills it: its reaper ends the
+// server and removes the directory.
+class ServeOwnerDeathTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ServeOwnerDeathTest, LeavesNothingBehind) {
+  ASSERT_NE(secmode::testing::SharedRealm(), nullptr);  // the parent's: the child dies
+  secmode::testing::ExpectOwnerDeathCleansUp(
+      [] {
+        auto* serve = new ServeProcess;  // the owner dies holding it
+        serve->Start(SECMODE_BIN, {});
+        if (!serve->Running()) return std::string("error: secmode serve did not start");
+        return serve->dir() + " " + serve->pid();
+      },
+      GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, ServeOwnerDeathTest, ::testing::Values(SIGTERM, SIGKILL));
 
 }  // namespace
 }  // namespace secmode::rpc

@@ -1,7 +1,9 @@
 // Test helper: `secmode serve` as a process of its own (so its memory and
 // descriptors can be read from /proc/PID), optionally under resource limits
 // set by the shell (`ulimit -n`, `-v`, `-s`), with the shared realm's
-// environment. Stopped (SIGTERM) and its directory removed when destroyed.
+// environment. Stopped (SIGTERM) and its directory removed when destroyed;
+// a reaper (common/throwaway.h) does both if the test process dies first
+// (killed by ctest's timeout, SIGINT, SIGKILL).
 // SECMODE_SERVE_BIN in the environment names another secmode binary to run
 // instead (the same tests against another build, e.g. to see the old
 // behaviour a fix changed).
@@ -22,6 +24,7 @@
 
 #include "common/files.h"
 #include "common/subprocess.h"
+#include "common/throwaway.h"
 #include "tests/support/shared_realm.h"
 
 namespace secmode::rpc::proc {
@@ -34,6 +37,7 @@ class ServeProcess {
   ~ServeProcess() {
     if (pid_ > 0) common::Terminate(pid_, 3000);
     if (!dir_.empty()) (void)common::RemoveTree(dir_);
+    reaper_.Release();  // nothing left for it to do
   }
 
   // Starts `binary serve --port 0 args...` after `ulimits` ("-n 256 -s
@@ -44,6 +48,9 @@ class ServeProcess {
     auto dir = common::MakeTempDirectory("secmode-serve-test");
     ASSERT_TRUE(dir.ok()) << dir.status().ToString();
     dir_ = *dir;
+    auto reaper = common::Reaper::Start(dir_, kPidFile, "secmode-serve-test-reaper");
+    ASSERT_TRUE(reaper.ok()) << reaper.status().ToString();
+    reaper_ = std::move(*reaper);
     log_path_ = dir_ + "/serve.log";
     std::string script;
     std::istringstream limits(ulimits);
@@ -59,7 +66,9 @@ class ServeProcess {
     cmd.log_path = log_path_;
     auto pid = common::Spawn(cmd);
     ASSERT_TRUE(pid.ok()) << pid.status().ToString();
-    pid_ = *pid;
+    pid_ = *pid;  // sh execs secmode: the same pid
+    auto written = common::WriteFileAtomically(dir_ + "/" + kPidFile, std::to_string(pid_));
+    ASSERT_TRUE(written.ok()) << written.ToString();
     std::regex re("serving on 127\\.0\\.0\\.1:([0-9]+)");
     std::smatch m;
     std::string log;
@@ -68,7 +77,7 @@ class ServeProcess {
       if (std::regex_search(log, m, re)) break;
       int status;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
+        Reaped();
         FAIL() << "secmode serve exited at start (status " << status << "):\n" << log;
       }
       usleep(20000);
@@ -89,22 +98,31 @@ class ServeProcess {
     for (int i = 0; i < 1000; ++i) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
+        Reaped();
         return status;
       }
       usleep(10000);
     }
     common::Terminate(pid_, 100);
-    pid_ = -1;
+    Reaped();
     return -1;
   }
   uint16_t port() const { return port_; }
   std::string pid() const { return std::to_string(pid_); }
+  const std::string& dir() const { return dir_; }
 
  private:
+  static constexpr const char* kPidFile = "serve.pid";
+  // Waited for: the reaper must not kill its pid, which another process
+  // may get from now on.
+  void Reaped() {
+    pid_ = -1;
+    unlink((dir_ + "/" + kPidFile).c_str());
+  }
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   std::string dir_, log_path_;
+  common::Reaper reaper_;
 };
 
 }  // namespace secmode::rpc::proc
