@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/format.h"
 #include "common/machine.h"
 #include "common/subprocess.h"
 #include "harness/workload_inputs.h"
@@ -80,8 +81,8 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
   const common::CpuTimes after = common::ReadCpuTimes();
   getrusage(RUSAGE_CHILDREN, &children_after);
   const double others = OthersShare(before, children_before, after, children_after);
-  std::cout << "other processes took " << others * 100
-            << "% of the machine's CPU time while the lab ran\n";
+  std::cout << "other processes took " << common::Fmt("%.1f%%", others * 100)
+            << " of the machine's CPU time while the lab ran\n";
   ASSERT_TRUE(rc.ok()) << rc.status().ToString();
   ASSERT_EQ(*rc, 0) << common::TailOfFile(c.log_path, 30);
   auto text = common::ReadFile(out);
@@ -98,10 +99,10 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
   EXPECT_EQ(doc.at("summary").value("points", 0), points);
   (void)common::RemoveTree(*dir);
   if (others >= suite::kLabMinIdle) {
-    GTEST_SKIP() << "other processes took " << others * 100
-                 << "% of this machine's CPU time while the lab ran, at least the idle share ("
-                 << suite::kLabMinIdle * 100
-                 << "%) below which the lab finds the model's assumptions broken";
+    GTEST_SKIP() << "other processes took " << common::Fmt("%.0f%%", others * 100)
+                 << " of this machine's CPU time while the lab ran, at least the idle share ("
+                 << common::Fmt("%.0f%%", suite::kLabMinIdle * 100)
+                 << ") below which the lab finds the model's assumptions broken";
   }
   int asserted = 0;
   for (const auto& r : doc.at("rows")) {
