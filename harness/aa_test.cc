@@ -308,8 +308,7 @@ Status NoiseCounts(const json& doc, NoiseFile* f) {
   }
   if (doc.contains("tested")) {
     SECMODE_RETURN_IF_ERROR(Field(doc, "", "tested", &f->tested, 0, kMany));
-    SECMODE_RETURN_IF_ERROR(
-        Field(doc, "", "false_positives", &f->false_positives, 0, f->tested));
+    SECMODE_RETURN_IF_ERROR(Field(doc, "", "false_positives", &f->false_positives, 0, f->tested));
   }
   if (!doc.contains("validation")) return Status::Ok();
   const json& v = doc["validation"];

@@ -135,9 +135,8 @@ void RenderNoiseFloorSection(const harness::RunResults&, const nlohmann::json& s
   for (const auto& t : s.value("tables", nlohmann::json::array())) {
     md << "| " << MdText(t.value("table", "")) << " | " << t.value("rows", 0) << " | "
        << Fmt("%.1f%%", 100 * t.value("median_log_sd", 0.0)) << " | "
-       << Fmt("%.1f%%", 100 * t.value("max_log_sd", 0.0)) << " ("
-       << MdText(t.value("noisiest", "")) << ") | "
-       << PercentAboveOne(t.value("median_single_run_ratio", 1.0)) << " |\n";
+       << Fmt("%.1f%%", 100 * t.value("max_log_sd", 0.0)) << " (" << MdText(t.value("noisiest", ""))
+       << ") | " << PercentAboveOne(t.value("median_single_run_ratio", 1.0)) << " |\n";
   }
   const nlohmann::json v = s.value("validation", nlohmann::json::object());
   if (v.value("points", 0) > 0) {

@@ -109,7 +109,8 @@ TEST_F(NoiseTest, MakesInterleavedRunsAndWritesNoiseJson) {
   ASSERT_TRUE(common::WriteFileAtomically(tmp_ + "/other.json", other.dump()).ok());
   auto [other_rc, other_log] = publish(tmp_ + "/other.json", tmp_ + "/refused");
   EXPECT_EQ(other_rc, 2) << other_log;
-  EXPECT_NE(other_log.find("--publish " + tmp_ + "/other.json: its A/A runs were not made on "
+  EXPECT_NE(other_log.find("--publish " + tmp_ +
+                           "/other.json: its A/A runs were not made on "
                            "this machine with this build (host elsewhere, here " +
                            first->machine.hostname + ")"),
             std::string::npos)
