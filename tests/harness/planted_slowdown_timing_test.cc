@@ -18,7 +18,13 @@
 //
 // It times real work, so a machine busy enough can make it fail: it is
 // labelled "timing" (not "unit") and runs alone (SERIAL); its deterministic
-// twin is planted_slowdown_test.cc.
+// twin is planted_slowdown_test.cc. Where compare misses the planted row
+// and the runs themselves say that a change of the planted size could not
+// stand out of their spread (the row's confidence interval reaches further
+// than the planted share either side of its ratio: a CPU hog beside it),
+// the miss is the machine's, not compare's: the test skips, naming the
+// spread (compare's arithmetic is the twin's to check). A miss with a
+// narrower interval fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +33,7 @@
 
 #include "common/bytes.h"
 #include "common/clock.h"
+#include "common/format.h"
 #include "common/hmac.h"
 #include "harness/measure.h"
 #include "harness/modes.h"
@@ -131,6 +138,19 @@ TEST_F(PlantedSlowdownTimingTest, MeasuredRunsFindThePlantedSlowdown) {
   };
   auto c = PlantAndCompare(root(), measure);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (const RowComparison& r : c->rows) {
+    const bool planted = r.key.find(std::string(common::LegName(kLeg)) + " " +
+                                    common::SizeLabel(kSize)) != std::string::npos;
+    if (!planted || r.verdict == Verdict::kSlower || r.ratio <= 0 || r.ratio_high <= 0) continue;
+    const double reach = r.ratio_high / r.ratio;  // the interval's half-width, as a factor
+    if (reach > 1 + kPlantedShare) {
+      GTEST_SKIP() << "the runs' spread hides the planted change: the planted row's 95% interval "
+                   << common::Sprintf("%.3f-%.3f", r.ratio_low, r.ratio_high) << " reaches "
+                   << common::Fmt("%.0f%%", 100 * (reach - 1)) << " either side of its ratio "
+                   << common::Fmt("%.3f", r.ratio) << ", more than the planted "
+                   << common::Fmt("%.0f%%", 100 * kPlantedShare);
+    }
+  }
   ExpectPlantedRowFound(*c);
 }
 
