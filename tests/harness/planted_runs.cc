@@ -23,16 +23,16 @@ common::Status WriteRun(const RunResults& r, const std::string& dir) {
   return common::WriteFileAtomically(dir + "/results.json", ToJson(r).dump(2));
 }
 
-bool IsPlanted(const RowComparison& r) {
-  return r.key.find(std::string(common::LegName(kLeg)) + " " + common::SizeLabel(kSize)) !=
-         std::string::npos;
-}
-
 bool Flagged(const RowComparison& r) {
   return r.verdict == Verdict::kFaster || r.verdict == Verdict::kSlower;
 }
 
 }  // namespace
+
+bool IsPlanted(const RowComparison& r) {
+  return r.key.find(std::string(common::LegName(kLeg)) + " " + common::SizeLabel(kSize)) !=
+         std::string::npos;
+}
 
 common::Result<RunComparison> PlantAndCompare(const std::string& root, const MakeRows& rows) {
   for (size_t i = 0; i < kRunsPerSide; ++i) {

@@ -38,6 +38,9 @@ inline constexpr size_t kMaxUntouchedFlagged = 3;
 // planted row is the slowed one.
 using MakeRows = std::function<common::Result<std::vector<MicroRow>>(bool planted)>;
 
+// The planted row (client-seal at 4 KiB) among a comparison's rows.
+bool IsPlanted(const RowComparison& r);
+
 // Makes the 3 + 3 runs into root/a/NN and root/b/NN and compares them.
 common::Result<RunComparison> PlantAndCompare(const std::string& root, const MakeRows& rows);
 
