@@ -1,6 +1,9 @@
 #include "harness/measure.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -12,13 +15,11 @@
 namespace secmode::harness {
 
 using common::Bytes;
+using common::ByteView;
 using common::Leg;
 using common::Status;
 
 namespace {
-
-// Tokens for an open leg are prepared in batches that fit in this much memory.
-constexpr size_t kBatchBytes = 32u << 20;
 
 common::Status CheckSame(const Bytes& got, const Bytes& want, const char* leg) {
   if (got != want) {
@@ -31,12 +32,28 @@ common::Status CheckSame(const Bytes& got, const Bytes& want, const char* leg) {
 
 }  // namespace
 
+static_assert(kSourcePlaces * kSourcePlaceStep == 4096 && kSourcePlaceStride % 2 == 1,
+              "the places cover a page and the stride visits every one");
+
 LegMeter::LegMeter(common::Association& a, Leg leg, size_t size, const MeasureOptions& options)
-    : association_(&a),
-      leg_(leg),
-      size_(size),
-      options_(options),
-      payload_(common::PatternBytes(size, static_cast<uint32_t>(size) + 7)) {}
+    : association_(&a), leg_(leg), size_(size), options_(options) {
+  const Bytes step = common::PatternBytes(kSourcePlaceStep, static_cast<uint32_t>(size) + 7);
+  places_.resize(64 + kSourcePlaces * kSourcePlaceStep + size);
+  for (size_t i = 0; i < places_.size(); ++i) places_[i] = step[i % kSourcePlaceStep];
+  payload_.assign(places_.begin(), places_.begin() + static_cast<std::ptrdiff_t>(size));
+}
+
+// Offsets from places_'s data, which malloc aligns to kSourcePlaceStep, so
+// every place holds payload_ whatever the address (and after a move).
+uint8_t* LegMeter::NextPlace(size_t size) {
+  const size_t need = 64 + kSourcePlaces * kSourcePlaceStep + size;
+  if (places_.size() < need) places_.resize(need);  // an open leg's message
+  const auto base = reinterpret_cast<uintptr_t>(places_.data());
+  const size_t first = static_cast<size_t>((64 - base % 64) % 64);
+  uint8_t* place = places_.data() + first + next_place_ * kSourcePlaceStep;
+  next_place_ = (next_place_ + kSourcePlaceStride) % kSourcePlaces;
+  return place;
+}
 
 common::Result<LegMeter> LegMeter::Make(common::Association& a, Leg leg, size_t size,
                                         const MeasureOptions& options) {
@@ -55,36 +72,35 @@ common::Result<LegMeter> LegMeter::Make(common::Association& a, Leg leg, size_t 
   return meter;
 }
 
-// One operation; its time in *dt.
+// One operation; its time in *dt. The leg not timed runs just before (an
+// open leg's message is sealed for it and copied to its place) or just after
+// (a seal leg's message is opened), so the sequence state stays in step on
+// both ends and an open leg opens a message in cache, as a receiver opens
+// one it has just read.
 Status LegMeter::One(uint64_t* dt) {
   const char* leg = LegName(leg_);
-  if (!timing_open_) {
-    // Seal legs: every sealed message is also opened by the peer leg
-    // (untimed) so sequence state stays in step on both ends.
+  Status s;
+  if (timing_open_) {
+    SECMODE_RETURN_IF_ERROR(sealer_->Seal(payload_, &wire_).Annotate("sealing for open"));
+    uint8_t* message = NextPlace(wire_.size());
+    std::memcpy(message, wire_.data(), wire_.size());
     const uint64_t t0 = common::NowNs();
-    Status s = sealer_->Seal(payload_, &wire_);
+    s = opener_->Open(ByteView(message, wire_.size()), &opened_);
+    *dt = common::NowNs() - t0;
+    if (!s.ok()) return s.Annotate(leg);
+  } else {
+    const ByteView payload(NextPlace(size_), size_);
+    const uint64_t t0 = common::NowNs();
+    s = sealer_->Seal(payload, &wire_);
     *dt = common::NowNs() - t0;
     if (!s.ok()) return s.Annotate(leg);
     Status o = opener_->Open(wire_, &opened_);
     if (!o.ok()) return o.Annotate(std::string("opening what ") + leg + " sealed");
-    if (!checked_) {  // the first opened payload (untimed, as the peer's open)
-      checked_ = true;
-      SECMODE_RETURN_IF_ERROR(CheckSame(opened_, payload_, leg));
-    }
-    return Status::Ok();
   }
-  if (next_token_ == tokens_.size()) {
-    for (auto& t : tokens_) {
-      SECMODE_RETURN_IF_ERROR(sealer_->Seal(payload_, &t).Annotate("sealing for open"));
-    }
-    next_token_ = 0;
+  if (!checked_) {  // a repetition's first opened payload (untimed)
+    checked_ = true;
+    SECMODE_RETURN_IF_ERROR(CheckSame(opened_, payload_, leg));
   }
-  const bool batch_start = next_token_ == 0;
-  const uint64_t t0 = common::NowNs();
-  Status s = opener_->Open(tokens_[next_token_++], &opened_);
-  *dt = common::NowNs() - t0;
-  if (!s.ok()) return s.Annotate(leg);
-  if (batch_start) SECMODE_RETURN_IF_ERROR(CheckSame(opened_, payload_, leg));
   return Status::Ok();
 }
 
@@ -98,12 +114,7 @@ Status LegMeter::Repetition() {
   const size_t reps = options_.repetitions;
   const uint64_t rep_budget_ns = static_cast<uint64_t>(options_.min_seconds * 1e9 / reps);
   const size_t rep_max_ops = std::max<size_t>(1, options_.max_ops / reps);
-  // Open legs open tokens sealed beforehand in batches (untimed), held for
-  // this repetition only.
-  if (timing_open_) {
-    tokens_.resize(std::clamp<size_t>(kBatchBytes / std::max<size_t>(size_ + 64, 1), 8, 4096));
-    next_token_ = tokens_.size();
-  }
+  checked_ = false;
   // Grow the sample vector outside the timed loop, not between operations.
   samples_.Reserve(std::min<size_t>(rep_max_ops, 1u << 16));
   uint64_t dt = 0;
@@ -116,14 +127,6 @@ Status LegMeter::Repetition() {
     timed_ns += dt;
     ++ops;
   }
-  // What is left of the batch is opened untimed, so the peer has seen every
-  // number this leg sealed (the next leg or meter starts without a gap).
-  while (next_token_ < tokens_.size()) {
-    SECMODE_RETURN_IF_ERROR(
-        opener_->Open(tokens_[next_token_++], &opened_).Annotate("opening the batch's rest"));
-  }
-  std::vector<Bytes>().swap(tokens_);
-  next_token_ = 0;
   samples_.Compact();
   m_.samples += ops;
   m_.repetitions_ns.push_back(static_cast<double>(timed_ns) / static_cast<double>(ops));

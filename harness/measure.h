@@ -2,10 +2,12 @@
 // percentiles.
 //
 // Every operation is timed on its own with the monotonic clock (so each
-// figure includes the cost of one clock read). Open legs open fresh tokens, sealed in
-// order by the peer leg outside the timed region, so sequence checking sees
-// what a real receiver sees; every opened payload is checked against what was
-// sealed (untimed), so a measured number is never of a failing operation.
+// figure includes the cost of one clock read). An open leg opens a fresh
+// message sealed by the peer leg just before, outside the timed region, so
+// sequence checking sees what a real receiver sees and the message is in
+// cache, as one just read from a socket is. Each repetition's first opened
+// payload is checked against what was sealed (untimed), and a failing
+// operation ends the measurement, so a figure is never of failures.
 #ifndef SECMODE_HARNESS_MEASURE_H_
 #define SECMODE_HARNESS_MEASURE_H_
 
@@ -30,6 +32,24 @@ struct MeasureOptions {
 
 // A figure is noisy when its repetitions' coefficient of variation exceeds this.
 inline constexpr double kNoisyCv = 0.05;
+
+// Where an operation's source lies against the buffer it is copied or
+// decrypted into moves what the operation costs: a source a few dozen bytes
+// past its destination modulo 4 KiB makes the CPU's loads wait on stores
+// whose low 12 address bits look alike ("4K aliasing"), and where the
+// allocator puts the buffers differs from one process to the next, so one
+// placement gives a figure that holds within a run and moves between runs.
+// A meter takes each operation's source (a seal leg's payload, an open
+// leg's message) from the next of kSourcePlaces places kSourcePlaceStep
+// bytes apart (malloc's alignment), one at every such offset of a page,
+// visited kSourcePlaceStride apart (odd, so all of them, and near the
+// golden section of the page, so the few operations a repetition of a large
+// payload makes are spread over it): whatever the destination's address, the
+// operations meet every distance, so the figure is their average in any
+// process.
+inline constexpr size_t kSourcePlaceStep = 16;
+inline constexpr size_t kSourcePlaces = 4096 / kSourcePlaceStep;
+inline constexpr size_t kSourcePlaceStride = 157;
 
 struct LegMeasurement {
   double ns_per_op = 0;                          // the median of the repetitions' means
@@ -67,20 +87,25 @@ class LegMeter {
  private:
   LegMeter(common::Association& a, common::Leg leg, size_t size, const MeasureOptions& options);
   common::Status One(uint64_t* dt);
+  // The next of the kSourcePlaces places in places_, `size` bytes long.
+  uint8_t* NextPlace(size_t size);
 
   common::Association* association_;
   common::Leg leg_;
   size_t size_;
   MeasureOptions options_;
+  // The payload: the same bytes at every place of places_ (a pattern that
+  // repeats every kSourcePlaceStep bytes), so a seal leg seals it from
+  // there; an open leg copies each message to a place before opening it.
   common::Bytes payload_;
+  common::Bytes places_;
+  size_t next_place_ = 0;
   common::Sealer* sealer_ = nullptr;
   common::Opener* opener_ = nullptr;
   bool timing_open_ = false;
   bool checked_ = false;
   common::LatencySamples samples_;
   LegMeasurement m_;
-  std::vector<common::Bytes> tokens_;  // open legs: sealed beforehand, untimed
-  size_t next_token_ = 0;
   common::Bytes wire_, opened_;
 };
 

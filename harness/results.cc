@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/files.h"
+#include "harness/measure.h"
 
 namespace secmode::harness {
 
@@ -15,7 +16,14 @@ json DefaultMethod() {
       {"timer", "CLOCK_MONOTONIC around each operation"},
       {"cycles", std::string(common::CycleSource()) + " ticks (constant rate, not core cycles)"},
       {"cycle_source", common::CycleSource()},
-      {"open_legs", "open fresh in-order tokens sealed by the peer leg outside the timed region"}};
+      {"open_legs",
+       "open a fresh in-order message sealed by the peer leg just before, outside the timed "
+       "region (in cache, as one just read from a socket)"},
+      {"sources", "each operation's payload (seal legs) or message (open legs) from the next of " +
+                      std::to_string(kSourcePlaces) + " places " +
+                      std::to_string(kSourcePlaceStep) +
+                      " bytes apart across a page, so the figure averages over where the "
+                      "allocator put the buffers"}};
 }
 
 json NoiseJson(const common::LoadAverage& load_before, const common::LoadAverage& load_after,
