@@ -382,15 +382,18 @@ std::vector<Difference> Differences(const NoiseFile& f, const common::MachineInf
   return out;
 }
 
+// What is said of a noise.json that does not say where it was made.
+std::string NoMachineSaid(const NoiseFile& f) {
+  return f.path +
+         " does not say which machine and build its runs were made on (made by an older "
+         "`secmode noise`): its noise may not be this machine's";
+}
+
 // Where the noise was measured against where the runs were: one warning
 // per field and run that differ.
 std::vector<std::string> MachineWarnings(const NoiseFile& f, const std::vector<RunResults>& a,
                                          const std::vector<RunResults>& b) {
-  if (!f.has_machine) {
-    return {f.path +
-            " does not say which machine and build its runs were made on (made by an "
-            "older `secmode noise`): its noise may not be this machine's"};
-  }
+  if (!f.has_machine) return {NoMachineSaid(f)};
   std::vector<std::string> out;
   for (const auto& [side, runs] : {std::pair{'A', &a}, std::pair{'B', &b}}) {
     for (size_t i = 0; i < runs->size(); ++i) {
@@ -466,9 +469,7 @@ void AddNoise(const NoiseFile& noise, const std::vector<RunResults>& a,
 }
 
 std::vector<std::string> NoiseMachineDifferences(const NoiseFile& f, const common::MachineInfo& m) {
-  if (!f.has_machine) {
-    return {f.path + " does not say which machine and build its runs were made on"};
-  }
+  if (!f.has_machine) return {NoMachineSaid(f)};
   std::vector<std::string> out;
   for (const Difference& d : Differences(f, m)) {
     out.push_back(std::string(d.what) + " " + common::TerminalText(d.noise) + ", here " +
@@ -477,26 +478,42 @@ std::vector<std::string> NoiseMachineDifferences(const NoiseFile& f, const commo
   return out;
 }
 
-json NoiseFloorJson(const NoiseFile& f) {
+std::vector<TableNoise> NoiseByTable(const std::vector<RowNoise>& rows) {
   std::map<std::string, std::vector<const RowNoise*>> by_table;
-  for (const RowNoise& n : f.rows) {
+  for (const RowNoise& n : rows) {
     if (n.runs >= 2) by_table[n.table].push_back(&n);  // a spread at all
   }
-  json tables = json::array();
-  for (const auto& [table, rows] : by_table) {
+  std::vector<TableNoise> out;
+  for (const auto& [table, members] : by_table) {
     std::vector<double> sd, single;
-    const RowNoise* noisiest = rows.front();
-    for (const RowNoise* n : rows) {
+    TableNoise t;
+    t.table = table;
+    t.rows = members.size();
+    const RowNoise* noisiest = members.front();
+    for (const RowNoise* n : members) {
       sd.push_back(n->log_sd);
       single.push_back(n->single_run_ratio);
       if (n->log_sd > noisiest->log_sd) noisiest = n;
     }
-    tables.push_back({{"table", table},
-                      {"rows", rows.size()},
-                      {"median_log_sd", common::Median(sd)},
-                      {"max_log_sd", noisiest->log_sd},
-                      {"noisiest", noisiest->key},
-                      {"median_single_run_ratio", common::Median(single)}});
+    t.median_log_sd = common::Median(sd);
+    t.max_log_sd = noisiest->log_sd;
+    t.noisiest = noisiest->key;
+    t.median_single_run_ratio = common::Median(single);
+    t.max_single_run_ratio = *std::max_element(single.begin(), single.end());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+json NoiseFloorJson(const NoiseFile& f) {
+  json tables = json::array();
+  for (const TableNoise& t : NoiseByTable(f.rows)) {
+    tables.push_back({{"table", t.table},
+                      {"rows", t.rows},
+                      {"median_log_sd", t.median_log_sd},
+                      {"max_log_sd", t.max_log_sd},
+                      {"noisiest", t.noisiest},
+                      {"median_single_run_ratio", t.median_single_run_ratio}});
   }
   json pairs = json::array();
   for (size_t k = 0; k < f.pair_points.size(); ++k) {

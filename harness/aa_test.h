@@ -55,6 +55,20 @@ struct RowNoise {
   double single_run_ratio = 1;
 };
 
+// One table's rows with a spread (2 or more runs): their median and largest
+// spread (log_sd) with the noisiest row's key, and the median and largest
+// change two single runs must show (single_run_ratio).
+struct TableNoise {
+  std::string table;
+  size_t rows = 0;
+  double median_log_sd = 0, max_log_sd = 0;
+  std::string noisiest;
+  double median_single_run_ratio = 1, max_single_run_ratio = 1;
+};
+// Per table of `rows`, in the tables' name order; rows of fewer than 2
+// runs are left out, and so is a table of no other rows.
+std::vector<TableNoise> NoiseByTable(const std::vector<RowNoise>& rows);
+
 // The ratio (at least 1) by which two sides of a_runs and b_runs runs must
 // differ, either way, to stand out of a run-to-run spread `log_sd` measured
 // over `runs` runs: exp(t(1 - alpha / 2, runs - 1) * log_sd * sqrt(1 /

@@ -1,12 +1,10 @@
 #include "render/report_noise.h"
 
 #include <algorithm>
-#include <map>
 #include <sstream>
 #include <vector>
 
 #include "common/format.h"
-#include "common/stats.h"
 #include "render/markdown.h"
 #include "render/report_sections.h"
 
@@ -24,25 +22,15 @@ std::string PercentAboveOne(double ratio) { return Fmt("%.1f%%", 100 * (ratio - 
 // Per table: its rows' median spread and median single-run change, and the
 // largest of each.
 std::string Tables(const AaResult& r) {
-  std::map<std::string, std::vector<const RowNoise*>> by_table;
-  for (const RowNoise& n : r.rows) {
-    if (n.runs >= 2) by_table[n.table].push_back(&n);
-  }
   std::ostringstream out;
   out << common::Sprintf("%-8s %5s %14s %14s %18s %18s\n", "table", "rows", "median sd", "max sd",
                          "median 1-run", "max 1-run");
-  for (const auto& [table, rows] : by_table) {
-    std::vector<double> sd, single;
-    for (const RowNoise* n : rows) {
-      sd.push_back(n->log_sd);
-      single.push_back(n->single_run_ratio);
-    }
-    out << common::Sprintf(
-        "%-8s %5zu %14s %14s %18s %18s\n", TerminalText(table).c_str(), rows.size(),
-        Fmt("%.1f%%", 100 * common::Median(sd)).c_str(),
-        Fmt("%.1f%%", 100 * *std::max_element(sd.begin(), sd.end())).c_str(),
-        PercentAboveOne(common::Median(single)).c_str(),
-        PercentAboveOne(*std::max_element(single.begin(), single.end())).c_str());
+  for (const harness::TableNoise& t : harness::NoiseByTable(r.rows)) {
+    out << common::Sprintf("%-8s %5zu %14s %14s %18s %18s\n", TerminalText(t.table).c_str(), t.rows,
+                           Fmt("%.1f%%", 100 * t.median_log_sd).c_str(),
+                           Fmt("%.1f%%", 100 * t.max_log_sd).c_str(),
+                           PercentAboveOne(t.median_single_run_ratio).c_str(),
+                           PercentAboveOne(t.max_single_run_ratio).c_str());
   }
   return out.str();
 }

@@ -278,6 +278,38 @@ TEST(CompareRunsTest, SummarizeAaCountsFalsePositivesAndEachRowsSpread) {
   EXPECT_NEAR(common::Median(sds), 0.05, 0.015);
 }
 
+// Per table: the rows with a spread, their median and largest spread with
+// the noisiest row, and the median and largest single-run change; a row of
+// one run has no spread and a table of such rows is left out.
+TEST(CompareRunsTest, NoiseByTableSummarizesEachTablesRowsWithASpread) {
+  auto row = [](const char* table, const char* key, size_t runs, double sd, double single) {
+    RowNoise n;
+    n.table = table;
+    n.key = key;
+    n.runs = runs;
+    n.log_sd = sd;
+    n.single_run_ratio = single;
+    return n;
+  };
+  const std::vector<RowNoise> rows = {
+      row("micro", "m1", 6, 0.02, 1.05), row("micro", "m2", 6, 0.08, 1.20),
+      row("micro", "m3", 6, 0.01, 1.02), row("e2e", "e1", 6, 0.10, 1.30),
+      row("e2e", "e2", 1, 0.90, 9.00),   row("bounds", "b1", 1, 0.50, 3.00)};
+  const std::vector<TableNoise> t = NoiseByTable(rows);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].table, "e2e");
+  EXPECT_EQ(t[0].rows, 1u);
+  EXPECT_DOUBLE_EQ(t[0].max_log_sd, 0.10);
+  EXPECT_EQ(t[0].noisiest, "e1");
+  EXPECT_EQ(t[1].table, "micro");
+  EXPECT_EQ(t[1].rows, 3u);
+  EXPECT_DOUBLE_EQ(t[1].median_log_sd, 0.02);
+  EXPECT_DOUBLE_EQ(t[1].max_log_sd, 0.08);
+  EXPECT_EQ(t[1].noisiest, "m2");
+  EXPECT_DOUBLE_EQ(t[1].median_single_run_ratio, 1.05);
+  EXPECT_DOUBLE_EQ(t[1].max_single_run_ratio, 1.20);
+}
+
 // The validation's verdicts in each run, taken A1 B1 A2 B2 ...: which
 // points kept one verdict, how many each back-to-back pair kept, and rows
 // a run's results.json should not have had left out.
@@ -385,10 +417,11 @@ TEST_F(NoiseFileTest, ReadsWhatSecmodeNoiseWrote) {
   EXPECT_EQ(f->false_positives, doc["false_positives"].get<size_t>());
   // The validation's repeats, where the runs held a validation.
   nlohmann::json with = doc;
-  with["validation"] = {{"points", 10},
-                        {"same", 7},
-                        {"pairs", {{{"points", 10}, {"same", 9}, {"contradicted", 1}},
-                                   {{"points", 10}, {"same", 8}}}}};
+  with["validation"] = {
+      {"points", 10},
+      {"same", 7},
+      {"pairs",
+       {{{"points", 10}, {"same", 9}, {"contradicted", 1}}, {{"points", 10}, {"same", 8}}}}};
   auto v = ReadNoiseFile(Write("validation.json", with.dump()));
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(v->validation_points, 10u);
@@ -467,9 +500,8 @@ TEST_F(NoiseFileTest, BadFilesAreClearErrors) {
             std::string::npos);
   EXPECT_NE(with("pairs.json",
                  [](auto& d) {
-                   d["validation"] = {{"points", 2},
-                                      {"same", 1},
-                                      {"pairs", {{{"points", 2}, {"same", 3}}}}};
+                   d["validation"] = {
+                       {"points", 2}, {"same", 1}, {"pairs", {{{"points", 2}, {"same", 3}}}}};
                  })
                 .find("validation.pairs[0].same"),
             std::string::npos);
