@@ -386,14 +386,14 @@ std::vector<Difference> Differences(const NoiseFile& f, const common::MachineInf
 std::string NoMachineSaid(const NoiseFile& f) {
   return f.path +
          " does not say which machine and build its runs were made on (made by an older "
-         "`secmode noise`): its noise may not be this machine's";
+         "`secmode noise`)";
 }
 
 // Where the noise was measured against where the runs were: one warning
 // per field and run that differ.
 std::vector<std::string> MachineWarnings(const NoiseFile& f, const std::vector<RunResults>& a,
                                          const std::vector<RunResults>& b) {
-  if (!f.has_machine) return {NoMachineSaid(f)};
+  if (!f.has_machine) return {NoMachineSaid(f) + ": its noise may not be this machine's"};
   std::vector<std::string> out;
   for (const auto& [side, runs] : {std::pair{'A', &a}, std::pair{'B', &b}}) {
     for (size_t i = 0; i < runs->size(); ++i) {
@@ -469,7 +469,7 @@ void AddNoise(const NoiseFile& noise, const std::vector<RunResults>& a,
 }
 
 std::vector<std::string> NoiseMachineDifferences(const NoiseFile& f, const common::MachineInfo& m) {
-  if (!f.has_machine) return {NoMachineSaid(f)};
+  if (!f.has_machine) return {common::TerminalText(NoMachineSaid(f))};
   std::vector<std::string> out;
   for (const Difference& d : Differences(f, m)) {
     out.push_back(std::string(d.what) + " " + common::TerminalText(d.noise) + ", here " +

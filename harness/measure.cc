@@ -37,19 +37,26 @@ static_assert(kSourcePlaces * kSourcePlaceStep == 4096 && kSourcePlaceStride % 2
 
 LegMeter::LegMeter(common::Association& a, Leg leg, size_t size, const MeasureOptions& options)
     : association_(&a), leg_(leg), size_(size), options_(options) {
+  // The pattern is laid by address, so every address that is a multiple of
+  // kSourcePlaceStep starts it, whatever alignment the allocator gave.
   const Bytes step = common::PatternBytes(kSourcePlaceStep, static_cast<uint32_t>(size) + 7);
-  places_.resize(64 + kSourcePlaces * kSourcePlaceStep + size);
-  for (size_t i = 0; i < places_.size(); ++i) places_[i] = step[i % kSourcePlaceStep];
-  payload_.assign(places_.begin(), places_.begin() + static_cast<std::ptrdiff_t>(size));
+  places_.resize(kSourcePlaceStep + kSourcePlaces * kSourcePlaceStep + size);
+  const auto base = reinterpret_cast<uintptr_t>(places_.data());
+  for (size_t i = 0; i < places_.size(); ++i) places_[i] = step[(base + i) % kSourcePlaceStep];
+  const uint8_t* first = NextPlace(size);
+  payload_.assign(first, first + size);
+  next_place_ = 0;
 }
 
-// Offsets from places_'s data, which malloc aligns to kSourcePlaceStep, so
-// every place holds payload_ whatever the address (and after a move).
+// The places start at the first multiple of kSourcePlaceStep in places_;
+// they are found from its address each time, so a move (an open leg's
+// larger message) keeps them.
 uint8_t* LegMeter::NextPlace(size_t size) {
-  const size_t need = 64 + kSourcePlaces * kSourcePlaceStep + size;
+  const size_t need = kSourcePlaceStep + kSourcePlaces * kSourcePlaceStep + size;
   if (places_.size() < need) places_.resize(need);  // an open leg's message
   const auto base = reinterpret_cast<uintptr_t>(places_.data());
-  const size_t first = static_cast<size_t>((64 - base % 64) % 64);
+  const size_t first =
+      static_cast<size_t>((kSourcePlaceStep - base % kSourcePlaceStep) % kSourcePlaceStep);
   uint8_t* place = places_.data() + first + next_place_ * kSourcePlaceStep;
   next_place_ = (next_place_ + kSourcePlaceStride) % kSourcePlaces;
   return place;

@@ -34,9 +34,9 @@ struct MeasureOptions {
 inline constexpr double kNoisyCv = 0.05;
 
 // Where an operation's source lies against the buffer it is copied or
-// decrypted into moves what the operation costs: a source a few dozen bytes
-// past its destination modulo 4 KiB makes the CPU's loads wait on stores
-// whose low 12 address bits look alike ("4K aliasing"), and where the
+// decrypted into moves what the operation costs: a source and destination
+// whose addresses differ by little modulo 4 KiB make the CPU's loads wait on
+// stores whose low 12 address bits look alike ("4K aliasing"), and where the
 // allocator puts the buffers differs from one process to the next, so one
 // placement gives a figure that holds within a run and moves between runs.
 // A meter takes each operation's source (a seal leg's payload, an open
@@ -44,9 +44,9 @@ inline constexpr double kNoisyCv = 0.05;
 // bytes apart (malloc's alignment), one at every such offset of a page,
 // visited kSourcePlaceStride apart (odd, so all of them, and near the
 // golden section of the page, so the few operations a repetition of a large
-// payload makes are spread over it): whatever the destination's address, the
-// operations meet every distance, so the figure is their average in any
-// process.
+// payload makes are spread over it). A figure averages over the distances
+// its operations met rather than resting on one: a repetition of at least
+// kSourcePlaces operations meets every one.
 inline constexpr size_t kSourcePlaceStep = 16;
 inline constexpr size_t kSourcePlaces = 4096 / kSourcePlaceStep;
 inline constexpr size_t kSourcePlaceStride = 157;
@@ -94,9 +94,10 @@ class LegMeter {
   common::Leg leg_;
   size_t size_;
   MeasureOptions options_;
-  // The payload: the same bytes at every place of places_ (a pattern that
-  // repeats every kSourcePlaceStep bytes), so a seal leg seals it from
-  // there; an open leg copies each message to a place before opening it.
+  // The payload: a pattern that repeats every kSourcePlaceStep bytes, laid
+  // over the whole of places_, so a seal leg finds it at every place; an
+  // open leg copies each message to a place (over the pattern) before
+  // opening it.
   common::Bytes payload_;
   common::Bytes places_;
   size_t next_place_ = 0;

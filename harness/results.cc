@@ -22,8 +22,9 @@ json DefaultMethod() {
       {"sources", "each operation's payload (seal legs) or message (open legs) from the next of " +
                       std::to_string(kSourcePlaces) + " places " +
                       std::to_string(kSourcePlaceStep) +
-                      " bytes apart across a page, so the figure averages over where the "
-                      "allocator put the buffers"}};
+                      " bytes apart across a page, so a figure averages over the distances "
+                      "between source and destination its operations met rather than resting on "
+                      "where the allocator put the buffers"}};
 }
 
 json NoiseJson(const common::LoadAverage& load_before, const common::LoadAverage& load_after,

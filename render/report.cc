@@ -190,8 +190,11 @@ std::string MicroMarkdown(const RunResults& r) {
          "For `sys` and `krb5*` the wire is a whole ONC RPC call or reply carrying an "
          "NFSv4.1-shaped COMPOUND of the given payload size (AUTH_SYS or RPCSEC_GSS); for `smb-*` "
          "a whole SMB2 WRITE request / READ response, signed or inside a TRANSFORM_HEADER. "
-         "Each operation is timed alone with CLOCK_MONOTONIC; open legs open fresh in-order "
-         "tokens. `round trip` is the sum of the four legs (request sealed and opened, reply "
+         "Each operation is timed alone with CLOCK_MONOTONIC; an open leg opens a fresh "
+         "in-order message sealed just before it (untimed, so it is in cache), and every "
+         "operation's payload or message lies at another place across a page "
+         "(results.json `method`). `round trip` is the sum of the four legs (request sealed and "
+         "opened, reply "
          "sealed and opened); `x sys` is that sum divided by sys's at the same size, measured in "
          "this run.\n\n"
       << RepetitionsLine(r) << "\n\n";

@@ -82,8 +82,8 @@ class RecordingOpener : public common::Opener {
   SealLog* log_;
 };
 
-// Each leg at each size: 3 repetitions of at least 100 operations, more than
-// kSourcePlaces, so every place is visited.
+// Each leg at each size: 3 repetitions of at least 100 operations, 300 in
+// all, more than kSourcePlaces, so every place is visited.
 TEST(MeasureTest, AnOpenLegOpensTheMessageSealedJustBeforeItAndSourcesLieAtEveryPlaceOfAPage) {
   for (size_t size : {size_t{128}, size_t{4096}, size_t{1} << 20}) {
     SealLog request, reply;
@@ -111,6 +111,51 @@ TEST(MeasureTest, AnOpenLegOpensTheMessageSealedJustBeforeItAndSourcesLieAtEvery
       EXPECT_GE(log->payload_places.size(), kSourcePlaces) << size << " B";
       EXPECT_GE(log->message_places.size(), kSourcePlaces) << size << " B";
     }
+  }
+}
+
+// An opener that gives back a wrong payload from its `from`-th open on.
+class CorruptingOpener : public common::Opener {
+ public:
+  explicit CorruptingOpener(uint64_t from) : from_(from) {}
+  common::Status Open(common::ByteView wire, common::Bytes* payload) override {
+    payload->assign(wire.begin(), wire.end());
+    if (++opened_ >= from_ && !payload->empty()) (*payload)[0] ^= 1;
+    return common::Status::Ok();
+  }
+
+ private:
+  uint64_t from_, opened_ = 0;
+};
+
+class CopyingSealer : public common::Sealer {
+ public:
+  common::Status Seal(common::ByteView payload, common::Bytes* wire) override {
+    wire->assign(payload.begin(), payload.end());
+    return common::Status::Ok();
+  }
+};
+
+// Every repetition checks its first opened payload, so a leg whose output
+// goes wrong after the first repetition is not measured as if it worked:
+// with no time budget a repetition is its warm-up and minimum operations,
+// and the opens go wrong from the second repetition's first.
+TEST(MeasureTest, EveryRepetitionChecksWhatItOpened) {
+  MeasureOptions o;
+  o.min_seconds = 0;
+  o.min_ops = 5;
+  o.warmup_ops = 3;
+  o.repetitions = 3;
+  for (common::Leg leg : {common::Leg::kClientSeal, common::Leg::kServerOpen}) {
+    common::Association a;
+    a.mode = "corrupting";
+    a.client_seal = std::make_unique<CopyingSealer>();
+    a.server_open = std::make_unique<CorruptingOpener>(o.warmup_ops + o.min_ops + 1);
+    a.server_seal = std::make_unique<CopyingSealer>();
+    a.client_open = std::make_unique<CorruptingOpener>(o.warmup_ops + o.min_ops + 1);
+    auto m = MeasureLeg(a, leg, 4096, o);
+    ASSERT_FALSE(m.ok()) << common::LegName(leg);
+    EXPECT_NE(m.status().message().find("differs"), std::string::npos) << m.status().ToString();
   }
 }
 
