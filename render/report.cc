@@ -125,6 +125,21 @@ std::string PinnedText(const RunResults& r) {
   return "";
 }
 
+// How the run's open legs and sources were measured, as its results.json
+// `method` says (untrusted: escaped); a run that does not say is named so.
+std::string MethodText(const RunResults& r) {
+  auto said = [&](const char* key) -> std::string {
+    auto it = r.method.find(key);
+    return it != r.method.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::string out;
+  const std::string open = said("open_legs"), sources = said("sources");
+  out += open.empty() ? "results.json does not say how its open legs were measured. "
+                      : "Open legs: " + MdText(open) + ". ";
+  if (!sources.empty()) out += "Sources: " + MdText(sources) + ". ";
+  return out;
+}
+
 // The micro figures' method, and how many were noisy.
 std::string RepetitionsLine(const RunResults& r) {
   size_t noisy = 0, repeated = 0;
@@ -190,11 +205,9 @@ std::string MicroMarkdown(const RunResults& r) {
          "For `sys` and `krb5*` the wire is a whole ONC RPC call or reply carrying an "
          "NFSv4.1-shaped COMPOUND of the given payload size (AUTH_SYS or RPCSEC_GSS); for `smb-*` "
          "a whole SMB2 WRITE request / READ response, signed or inside a TRANSFORM_HEADER. "
-         "Each operation is timed alone with CLOCK_MONOTONIC; an open leg opens a fresh "
-         "in-order message sealed just before it (untimed, so it is in cache), and every "
-         "operation's payload or message lies at another place across a page "
-         "(results.json `method`). `round trip` is the sum of the four legs (request sealed and "
-         "opened, reply "
+         "Each operation is timed alone with CLOCK_MONOTONIC. "
+      << MethodText(r)
+      << "`round trip` is the sum of the four legs (request sealed and opened, reply "
          "sealed and opened); `x sys` is that sum divided by sys's at the same size, measured in "
          "this run.\n\n"
       << RepetitionsLine(r) << "\n\n";

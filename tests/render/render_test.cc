@@ -111,16 +111,23 @@ TEST(FormatTest, SizesAndNumbers) {
 // model's beside the measured, where the run measured them.
 TEST(RenderTest, LabPointsNameTheirProtocolsDepthAndTheCpuBehindADisagreement) {
   const nlohmann::json row = {
-      {"link", "no added delay, unshaped"}, {"mode", "smb-plain"}, {"op", "write"},
-      {"size", 1048576}, {"iodepth", 64}, {"numjobs", 1}, {"connections", 4},
-      {"assumptions_hold", false}, {"why_not", "CPU-bound"}, {"ratio", 2.0},
+      {"link", "no added delay, unshaped"},
+      {"mode", "smb-plain"},
+      {"op", "write"},
+      {"size", 1048576},
+      {"iodepth", 64},
+      {"numjobs", 1},
+      {"connections", 4},
+      {"assumptions_hold", false},
+      {"why_not", "CPU-bound"},
+      {"ratio", 2.0},
       {"within_tolerance", false},
-      {"predicted", {{"iops", 100.0}, {"client_cpu_us_per_op", 300.0},
-                     {"server_cpu_us_per_op", 1500.0}}},
-      {"measured", {{"iops", 200.0}, {"client_cpu_us_per_op", 280.0},
-                    {"server_thread_us_per_op", 600.0}}}};
-  nlohmann::json smb = {{"protocol", "smb"}, {"server", "Samba 4.17 AD DC"},
-                        {"rows", nlohmann::json::array({row})}};
+      {"predicted",
+       {{"iops", 100.0}, {"client_cpu_us_per_op", 300.0}, {"server_cpu_us_per_op", 1500.0}}},
+      {"measured",
+       {{"iops", 200.0}, {"client_cpu_us_per_op", 280.0}, {"server_thread_us_per_op", 600.0}}}};
+  nlohmann::json smb = {
+      {"protocol", "smb"}, {"server", "Samba 4.17 AD DC"}, {"rows", nlohmann::json::array({row})}};
   const std::string md = render::LabMarkdown(smb);
   EXPECT_NE(md.find("smb-plain write 1 MiB 4 channels x 16 in flight"), std::string::npos) << md;
   EXPECT_NE(md.find("model / measured: client 300 / 280 us, server 1500 / 600 us (its session "
@@ -218,7 +225,7 @@ TEST(RenderTest, PredictedFromTheLegsSaysWhereAnEngineSerialisesItsCalls) {
   r.sections["e2e"]["from_legs"]["rows"][1]["measured_over_predicted_range"] = {0.70, 0.93};
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]["pairs"] = 1;
   r.sections["e2e"]["from_legs"]["rows"][1]["context_per_connection"]
-   ["measured_over_predicted_range"] = {0.91, 0.91};
+            ["measured_over_predicted_range"] = {0.91, 0.91};
   auto paired = RenderRun(r);
   ASSERT_TRUE(paired.ok()) << paired.status().ToString();
   EXPECT_NE(paired->report_md.find("predicted from the sys run of its round"), std::string::npos)
@@ -312,23 +319,23 @@ TEST(RenderTest, ValidationTableCountsVerdicts) {
 TEST(RenderTest, ValidationCountsUndecidedPointsApart) {
   harness::RunResults r = Sample();
   auto row = [](const std::string& name, const char* verdict, const char* goodput) {
-    return json{
-        {"kind", "validation"},
-        {"name", name},
-        {"scenario", {{"nconnect", 4}, {"slots", 16}}},
-        {"measured_runs", json::array({json{{"violations", 0}, {"ops_per_s", 900.0}},
-                                       json{{"violations", 0}, {"ops_per_s", 1400.0}}})},
-        {"verdict", verdict},
-        {"verdict_intervals",
-         {{"violations", {{"verdict", "agrees"}, {"measured", {0, 0}}, {"limit", {0, 0}}}},
-          {"goodput_ratio",
-           {{"verdict", goodput}, {"measured", {0.9, 1.4}}, {"limit", {0.77, 1.3}}}}}},
-        {"violations_agree", true},
-        {"goodput_agree", true},
-        {"detail", "d"}};
+    return json{{"kind", "validation"},
+                {"name", name},
+                {"scenario", {{"nconnect", 4}, {"slots", 16}}},
+                {"measured_runs", json::array({json{{"violations", 0}, {"ops_per_s", 900.0}},
+                                               json{{"violations", 0}, {"ops_per_s", 1400.0}}})},
+                {"verdict", verdict},
+                {"verdict_intervals",
+                 {{"violations", {{"verdict", "agrees"}, {"measured", {0, 0}}, {"limit", {0, 0}}}},
+                  {"goodput_ratio",
+                   {{"verdict", goodput}, {"measured", {0.9, 1.4}}, {"limit", {0.77, 1.3}}}}}},
+                {"violations_agree", true},
+                {"goodput_agree", true},
+                {"detail", "d"}};
   };
-  r.nconnect = json::array({row("a", "agrees", "agrees"), row("b", "agrees", "agrees"),
-                            row("c", "disagrees", "disagrees"), row("u", "undecided", "undecided")});
+  r.nconnect =
+      json::array({row("a", "agrees", "agrees"), row("b", "agrees", "agrees"),
+                   row("c", "disagrees", "disagrees"), row("u", "undecided", "undecided")});
   r.sections["nconnect-validation"] = {
       {"mode", "krb5p"},
       {"calibration", json::object()},
@@ -411,8 +418,7 @@ TEST(RenderTest, PublishedRunShowsItsNoiseFloor) {
   const std::string& md = out->report_md;
   EXPECT_NE(md.find("## Noise floor on this machine"), std::string::npos) << md;
   EXPECT_NE(md.find("3 + 3 runs of `secmode run --quick`"), std::string::npos) << md;
-  EXPECT_NE(md.find("called 8 of 400 rows faster or slower at alpha 0.05 (2.0%"),
-            std::string::npos)
+  EXPECT_NE(md.find("called 8 of 400 rows faster or slower at alpha 0.05 (2.0%"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| micro | 2 | 15.0% | 25.0% (sys client-seal 64 KiB) | 50.0% |"),
             std::string::npos)
@@ -555,16 +561,19 @@ TEST(RenderTest, SimulatorSpeedSaysHowItWasTimed) {
                      {"io_size", {4096}},
                      {"skew_ns", {0}},
                      {"reactions", {"drop-disconnect"}}};
-  const json repeated = {{"rpcs", 200000},          {"cpu_seconds", 0.04},
-                         {"wall_seconds", 0.05},    {"rpcs_per_second", 5.0e6},
-                         {"runs", 5},               {"min_rpcs_per_second", 4.9e6},
-                         {"max_rpcs_per_second", 5.1e6}, {"cold_rpcs_per_second", 4.5e6}};
+  const json repeated = {{"rpcs", 200000},
+                         {"cpu_seconds", 0.04},
+                         {"wall_seconds", 0.05},
+                         {"rpcs_per_second", 5.0e6},
+                         {"runs", 5},
+                         {"min_rpcs_per_second", 4.9e6},
+                         {"max_rpcs_per_second", 5.1e6},
+                         {"cold_rpcs_per_second", 4.5e6}};
   json every = repeated;
   every["rpcs_per_second"] = 4.0e6;
   every["cores"] = 2;
-  r.sections["nconnect"] = {{"grid", grid},
-                            {"simulator_speed", repeated},
-                            {"simulator_speed_every_mechanism", every}};
+  r.sections["nconnect"] = {
+      {"grid", grid}, {"simulator_speed", repeated}, {"simulator_speed_every_mechanism", every}};
   auto rendered = RenderRun(r);
   ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
   std::string md = rendered->report_md;
@@ -854,6 +863,26 @@ TEST(HtmlReportTest, TablesPlotsAndTextOfTheMarkdown) {
   for (const char* external : {"<link", "<script src", "@import", "https://", "url(http"}) {
     EXPECT_EQ(h.find(external), std::string::npos) << external;
   }
+}
+
+// The legs' paragraph says how the run measured its open legs and sources
+// from its own results.json (escaped), not how this build would: an older
+// run's method, a crafted one, and one that says nothing.
+TEST(RenderTest, TheLegsParagraphSaysTheRunsOwnMethod) {
+  harness::RunResults r = Sample();
+  r.method = {{"open_legs", "open tokens sealed beforehand in batches"},
+              {"sources", "one <b>place</b>"}};
+  auto said = RenderRun(r);
+  ASSERT_TRUE(said.ok()) << said.status().ToString();
+  EXPECT_NE(said->report_md.find("Open legs: open tokens sealed beforehand in batches."),
+            std::string::npos);
+  EXPECT_EQ(said->report_md.find("<b>place</b>"), std::string::npos) << "unescaped";
+  EXPECT_EQ(said->report_md.find("sealed just before it"), std::string::npos);
+  r.method = json::object();
+  auto silent = RenderRun(r);
+  ASSERT_TRUE(silent.ok());
+  EXPECT_NE(silent->report_md.find("results.json does not say how its open legs were measured"),
+            std::string::npos);
 }
 
 }  // namespace
