@@ -2,6 +2,7 @@
 
 #include <link.h>
 #include <openssl/crypto.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -183,6 +184,26 @@ double StealFraction(const CpuTimes& before, const CpuTimes& after) {
   }
   return static_cast<double>(after.steal - before.steal) /
          static_cast<double>(after.total - before.total);
+}
+
+double OwnCpuSeconds() {
+  auto seconds = [](int who) {
+    rusage r{};
+    if (getrusage(who, &r) != 0) return 0.0;
+    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+  };
+  return seconds(RUSAGE_SELF) + seconds(RUSAGE_CHILDREN);
+}
+
+double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds) {
+  if (!before.known || !after.known || after.total <= before.total || after.task < before.task) {
+    return -1;
+  }
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double task_s = static_cast<double>(after.task - before.task) * tick;
+  const double all_s = static_cast<double>(after.total - before.total) * tick;
+  return std::max(0.0, task_s - own_seconds) / all_s;
 }
 
 LoadAverage ReadLoadAverage() {

@@ -54,6 +54,14 @@ CpuTimes ReadCpuTimes();
 double IdleFraction(const CpuTimes& before, const CpuTimes& after);
 // The share of it the hypervisor took (steal); -1 likewise.
 double StealFraction(const CpuTimes& before, const CpuTimes& after);
+// The CPU seconds this process and its waited-for children have run (user
+// and system, getrusage), to hold against CpuTimes::task.
+double OwnCpuSeconds();
+// The share of the machine's CPU time that other processes (and kernel
+// threads) ran between two readings: the task time less `own_seconds`
+// (OwnCpuSeconds over the same span), over all of it, at least 0; -1 when
+// either reading is unknown or no tick passed.
+double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds);
 
 // One thread's CPU time since it started. cpu_ns is the scheduler's own
 // count, in ns (/proc/<pid>/task/<tid>/schedstat, its first field), or

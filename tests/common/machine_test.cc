@@ -39,6 +39,28 @@ TEST(MachineTest, IdleAndStealSharesOfTheTicksBetweenTwoReadings) {
   EXPECT_EQ(IdleFraction(a, unknown), -1);
 }
 
+// Others' share: the task ticks between two readings less this process's
+// own CPU seconds, over all the ticks between them.
+TEST(MachineTest, OthersShareIsTheTaskTimeThisProcessDidNotRun) {
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  CpuTimes a = Times(0, 0, 1000), b = Times(0, 0, 1400);
+  a.task = 100;
+  b.task = 300;  // 200 ticks of tasks in 400
+  EXPECT_DOUBLE_EQ(OthersFraction(a, b, 0), 0.5);
+  EXPECT_NEAR(OthersFraction(a, b, 150 * tick), 50.0 / 400, 1e-12);
+  // Own time beyond the tasks' (rusage and ticks are sampled apart): none.
+  EXPECT_EQ(OthersFraction(a, b, 300 * tick), 0);
+  EXPECT_EQ(OthersFraction(a, a, 0), -1);
+  EXPECT_EQ(OthersFraction(b, a, 0), -1);
+  EXPECT_EQ(OthersFraction(CpuTimes(), b, 0), -1);
+  // This process's own time is counted, and only grows.
+  const double own = OwnCpuSeconds();
+  EXPECT_GT(own, 0);
+  volatile uint64_t x = 0;
+  for (int i = 0; i < 20000000; ++i) x = x + static_cast<uint64_t>(i);
+  EXPECT_GT(OwnCpuSeconds(), own);
+}
+
 TEST(MachineTest, ProcStatReadsAsCountersThatOnlyGrow) {
   const CpuTimes t = ReadCpuTimes();
   ASSERT_TRUE(t.known) << "/proc/stat";

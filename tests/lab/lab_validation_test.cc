@@ -14,7 +14,6 @@
 // test then has nothing to hold the model to and skips, naming the share
 // the others took, rather than fail on too few points.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,26 +32,6 @@
 
 namespace secmode::lab {
 namespace {
-
-// The share of the machine's CPU time between two readings that neither
-// this process nor its children reaped meanwhile (`secmode lab` and every
-// server and tunnel it started and waited for) ran: processes and kernel
-// threads other than the lab's (/proc/stat's task time less the children's
-// rusage; interrupts, where the kernel's TCP work is counted, are left out
-// of both). -1 when /proc/stat cannot tell.
-double OthersShare(const common::CpuTimes& before, const rusage& children_before,
-                   const common::CpuTimes& after, const rusage& children_after) {
-  if (!before.known || !after.known || after.total <= before.total) return -1;
-  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
-  auto seconds = [](const rusage& r) {
-    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
-           static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
-  };
-  const double task_s = static_cast<double>(after.task - before.task) * tick;
-  const double lab_s = seconds(children_after) - seconds(children_before);
-  const double all_s = static_cast<double>(after.total - before.total) * tick;
-  return std::max(0.0, task_s - lab_s) / all_s;
-}
 
 // `secmode lab --quick` with `extra` arguments, costs from the newest saved
 // run; its JSON document. Asserted for every protocol: nothing failed,
@@ -74,13 +53,13 @@ void CheckQuickLab(const std::vector<std::string>& extra, int points, int min_as
   argv.insert(argv.end(), extra.begin(), extra.end());
   for (const char* a : {"--results", results->c_str(), "--out", out.c_str()}) argv.push_back(a);
   common::Command c{argv, {}, *dir + "/lab.log", ""};
-  rusage children_before{}, children_after{};
-  getrusage(RUSAGE_CHILDREN, &children_before);
+  // What processes other than the lab's ran meanwhile (`secmode lab` and
+  // every server and tunnel it started are reaped children).
+  const double own_before = common::OwnCpuSeconds();
   const common::CpuTimes before = common::ReadCpuTimes();
   auto rc = common::RunAndWait(c, 600000);
   const common::CpuTimes after = common::ReadCpuTimes();
-  getrusage(RUSAGE_CHILDREN, &children_after);
-  const double others = OthersShare(before, children_before, after, children_after);
+  const double others = common::OthersFraction(before, after, common::OwnCpuSeconds() - own_before);
   std::cout << "other processes took " << common::Fmt("%.1f%%", others * 100)
             << " of the machine's CPU time while the lab ran\n";
   ASSERT_TRUE(rc.ok()) << rc.status().ToString();

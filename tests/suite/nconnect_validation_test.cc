@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "common/format.h"
+#include "common/machine.h"
 #include "common/stats.h"
 #include "harness/local_rpc.h"
 #include "harness/modes.h"
@@ -308,7 +310,19 @@ TEST(NconnectValidateTest, AShortRunOutlastsAServerSlowerThanTheRun) {
 TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   harness::ModeEnvironment env;
   ValidationOptions options;
+  const double own_before = common::OwnCpuSeconds();
+  const common::CpuTimes before = common::ReadCpuTimes();
   auto run = RunValidation(env, DefaultValidationGrid(options.ops), options, std::cerr);
+  // The model is calibrated and compared on the premise that the machine's
+  // CPUs are the run's (the validation remakes a run the hypervisor took
+  // kCalmSteal of). Where other processes took as much, what the real runs
+  // did is theirs and the machine's, not the model's to predict: the
+  // agreement is then not asserted; the rest is.
+  const double others = common::OthersFraction(before, common::ReadCpuTimes(),
+                                               common::OwnCpuSeconds() - own_before);
+  const bool shared = others >= kCalmSteal;
+  std::cerr << "\nother processes took " << common::Fmt("%.1f%%", others * 100)
+            << " of the machine's CPU time\n";
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   for (const auto& o : run.outcomes)
     std::cerr << o.point.name << ": " << o.comparison.detail << "\n";
@@ -318,8 +332,10 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   for (const auto& o : run.outcomes) {
     EXPECT_GT(o.row.measured.completed, 0) << o.point.name;
     if (!o.point.asserted) continue;
-    EXPECT_TRUE(o.comparison.violations_agree) << o.point.name << ": " << o.comparison.detail;
-    if (o.point.assert_goodput) {
+    if (!shared) {
+      EXPECT_TRUE(o.comparison.violations_agree) << o.point.name << ": " << o.comparison.detail;
+    }
+    if (o.point.assert_goodput && !shared) {
       EXPECT_TRUE(o.comparison.goodput_agree) << o.point.name << ": " << o.comparison.detail;
     }
     if (o.point.scenario.skew_ns > 0 && !o.point.scenario.per_connection_context) {
@@ -450,6 +466,13 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   ASSERT_EQ(rows.size(), run.outcomes.size());
   EXPECT_EQ(rows[0]["kind"], "validation");
   EXPECT_TRUE(run.SectionJson().contains("calibration"));
+  if (shared) {
+    GTEST_SKIP() << "other processes took " << common::Fmt("%.0f%%", others * 100)
+                 << " of this machine's CPU time while the validation ran, at least the share ("
+                 << common::Fmt("%.0f%%", kCalmSteal * 100)
+                 << ") at which it remakes a run the hypervisor took: the agreement of the "
+                    "model and the real runs was not asserted";
+  }
 }
 
 }  // namespace
