@@ -196,6 +196,9 @@ double OwnCpuSeconds() {
   return seconds(RUSAGE_SELF) + seconds(RUSAGE_CHILDREN);
 }
 
+// Interrupts (where the kernel counts TCP's work) are on neither side;
+// children still running, and kernel threads working for this process,
+// count as others.
 double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds) {
   if (!before.known || !after.known || after.total <= before.total || after.task < before.task) {
     return -1;

@@ -215,7 +215,11 @@ inline int OpenFds(const std::string& pid = "self") {
     if (e->d_name[0] == '.' || e->d_name == own) continue;
     const std::string link = dir + "/" + e->d_name;
     const ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
-    if (len <= 0) continue;  // closed since readdir saw it
+    if (len < 0 && errno == ENOENT) continue;  // closed since readdir saw it
+    if (len <= 0) {
+      closedir(d);
+      return -1;  // cannot tell (no right to read another process's links)
+    }
     if (std::string_view(target, static_cast<size_t>(len)).substr(0, 5) == "pipe:") continue;
     ++n;
   }

@@ -321,7 +321,8 @@ TEST(NconnectValidateTest, SimulatorAgreesWithRealSocketsOnTheAssertedGrid) {
   const double others = common::OthersFraction(before, common::ReadCpuTimes(),
                                                common::OwnCpuSeconds() - own_before);
   const bool shared = others >= kCalmSteal;
-  std::cerr << "\nother processes took " << common::Fmt("%.1f%%", others * 100)
+  std::cerr << "\nother processes took "
+            << (others < 0 ? std::string("an unknown share") : common::Fmt("%.1f%%", others * 100))
             << " of the machine's CPU time\n";
   ASSERT_TRUE(run.status.ok()) << run.status.ToString();
   for (const auto& o : run.outcomes)
