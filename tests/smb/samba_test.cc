@@ -552,12 +552,18 @@ std::vector<pid_t> ProcessesNaming(const std::string& needle) {
 }
 
 // Its owner killed: the lab's reaper ends samba (and with it every child)
-// and removes the namespaces and the directory.
+// and removes the namespaces and the directory. Only this DC's processes
+// count: tests run in parallel, and another test's DC names its own
+// smb.conf (a decoy stands in for one here).
 TEST(SambaDcTest, OwnerKilledLeavesNothingBehind) {
   const common::Status why = SambaDc::Available();
   if (!why.ok()) GTEST_SKIP() << why.message();
-  std::string dir;
-  secmode::testing::ExpectOwnerDeathCleansUp(
+  common::Command decoy;
+  decoy.argv = {"/bin/sh", "-c", "sleep 60", "/another-lab/samba/etc/smb.conf"};
+  decoy.log_path = "/dev/null";
+  auto decoy_pid = common::Spawn(decoy);
+  ASSERT_TRUE(decoy_pid.ok()) << decoy_pid.status().ToString();
+  const std::string dir = secmode::testing::ExpectOwnerDeathCleansUp(
       [] {
         auto dc = SambaDc::Start();
         if (!dc.ok()) return "error " + dc.status().ToString();
@@ -566,10 +572,12 @@ TEST(SambaDcTest, OwnerKilledLeavesNothingBehind) {
         return msg;
       },
       SIGKILL);
+  const std::string own = dir + "/etc/smb.conf";
+  EXPECT_FALSE(dir.empty());
   // No samba child (smbd, winbindd, the KDC and LDAP workers) is left.
-  EXPECT_TRUE(secmode::testing::WaitUntil(
-      [] { return ProcessesNaming("/samba/etc/smb.conf").empty(); }, 10000))
-      << ProcessesNaming("/samba/etc/smb.conf").size() << " processes remain";
+  EXPECT_TRUE(secmode::testing::WaitUntil([&] { return ProcessesNaming(own).empty(); }, 10000))
+      << ProcessesNaming(own).size() << " processes naming " << own << " remain";
+  common::Terminate(*decoy_pid, 2000);
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <filesystem>
 #include <fstream>
 
@@ -35,11 +38,19 @@ bool ProcessRunning(pid_t pid) {
   return state != 'Z' && state != 'X';
 }
 
-void ExpectOwnerDeathCleansUp(const std::function<std::string()>& start, int sig) {
+std::string ExpectOwnerDeathCleansUp(const std::function<std::string()>& start, int sig) {
   int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  if (pipe(fds) != 0) {
+    ADD_FAILURE() << "pipe: " << strerror(errno);
+    return "";
+  }
   pid_t child = fork();
-  ASSERT_GE(child, 0);
+  if (child < 0) {
+    ADD_FAILURE() << "fork: " << strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return "";
+  }
   if (child == 0) {
     close(fds[0]);
     std::string msg = start() + "\n";
@@ -59,7 +70,8 @@ void ExpectOwnerDeathCleansUp(const std::function<std::string()>& start, int sig
   if (msg.rfind("error", 0) == 0 || msg.find(' ') == std::string::npos) {
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
-    FAIL() << "the child could not start its server: " << msg;
+    ADD_FAILURE() << "the child could not start its server: " << msg;
+    return "";
   }
   const std::string dir = msg.substr(0, msg.find(' '));
   const pid_t server = static_cast<pid_t>(std::stol(msg.substr(msg.find(' ') + 1)));
@@ -71,6 +83,7 @@ void ExpectOwnerDeathCleansUp(const std::function<std::string()>& start, int sig
   EXPECT_TRUE(WaitUntil([&] { return !ProcessRunning(server) && !fs::exists(dir); }, 10000))
       << "after signal " << sig << ": server running=" << ProcessRunning(server)
       << " dir exists=" << fs::exists(dir);
+  return dir;
 }
 
 }  // namespace secmode::testing

@@ -22,8 +22,9 @@ bool ProcessRunning(pid_t pid);
 // Runs `start` in a forked child, which then waits; `start` starts a
 // throwaway server and returns "DIR PID" (its directory and server pid) or
 // "error ...". The child is killed with `sig`; the server must be gone and
-// the directory removed within 10 s (GoogleTest failures otherwise).
-void ExpectOwnerDeathCleansUp(const std::function<std::string()>& start, int sig);
+// the directory removed within 10 s (GoogleTest failures otherwise). The
+// directory `start` named; empty when it failed.
+std::string ExpectOwnerDeathCleansUp(const std::function<std::string()>& start, int sig);
 
 }  // namespace secmode::testing
 
