@@ -105,6 +105,18 @@ std::string SimulatedRange(const json& row) {
          std::to_string(IntField(seeds, "seeds")) + " seeds)";
 }
 
+// Why a row is undecided when its runs shared the machine
+// (suite/nconnect_validation_verdict.h, HoldShared); empty when they did not.
+std::string SharedText(const json& row) {
+  const json of = row.value("verdict_intervals", json::object());
+  if (of.value("machine_shared", false) != true) return "";
+  const json f = of.value("others_fraction", json());
+  return "other processes ran " +
+         (f.is_number() ? Fmt("%.0f%%", 100 * f.get<double>()) : std::string("a large share")) +
+         " of the machine's CPU time while its runs were measured: what they did was the "
+         "machine's, not the model's to predict";
+}
+
 // A row's verdict: "agrees", "disagrees" or "undecided"
 // (suite/nconnect_validation_verdict.h). A row of an older results.json has
 // no "verdict", only the two-valued *_agree: "agree" or "disagree", read
@@ -130,7 +142,11 @@ RowVerdict VerdictOf(const json& row) {
               : v.word == "disagrees" ? "DISAGREES"
               : v.word == "undecided" ? "undecided"
                                       : MdText(v.word);
-    if (v.word != "agrees" && !which.empty()) v.shown += " (" + which + ")";
+    if (of.value("machine_shared", false) == true) {
+      v.shown += " (machine shared)";
+    } else if (v.word != "agrees" && !which.empty()) {
+      v.shown += " (" + which + ")";
+    }
     return v;
   }
   const bool viol = row.value("violations_agree", false), good = row.value("goodput_agree", false);
@@ -318,6 +334,14 @@ std::string AgreementRuleMarkdown(const json& section) {
           "more CPU per call, which the model's pauses do not stand for. This run made "
        << IntField(calm, "rerun_measured") << " point run(s) and "
        << IntField(calm, "rerun_no_violation") << " no-violation run(s) again.";
+    if (calm.contains("max_others") && calm["max_others"].is_number()) {
+      md << " A point whose real runs other processes ran "
+         << Fmt("%.0f", 100 * calm["max_others"].get<double>())
+         << "% or more of the machine's CPU time in (their median; this process's own time "
+            "left out, the hypervisor's too) is undecided whatever its intervals say, \"machine "
+            "shared\": such runs are not made again, as a busy machine mostly stays busy for "
+            "longer than a run.";
+    }
   }
   md << "\n\n";
   return md.str();
@@ -434,7 +458,8 @@ std::string DisagreeingMarkdown(const ValidationRows& rows) {
     const std::string why = row->value("diagnosis", "");
     md << "- " << MdText(row->value("name", "")) << " (" << MdText(v.word) << "): ";
     if (v.word == "undecided") {
-      md << StraddleText(*row);
+      const std::string shared = SharedText(*row);
+      md << (shared.empty() ? StraddleText(*row) : shared);
       if (!why.empty()) md << "; " << MdText(why);
     } else {
       md << MdText(why.empty() ? row->value("detail", "") : why);

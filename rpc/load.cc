@@ -394,11 +394,13 @@ Runner::Span Runner::Measure(const std::string& where) {
   const uint64_t hard_end =
       measure_start_ + static_cast<uint64_t>(std::max(o_.max_seconds, o_.seconds) * 1e9);
   common::CpuTimes cpu_at_start;  // read once, when the measured time starts
+  double own_at_start = 0;
   bool cpu_read = false;
   while (true) {
     uint64_t now = common::NowNs();
     if (!cpu_read && now >= measure_start_) {
       cpu_at_start = common::ReadCpuTimes();
+      own_at_start = common::OwnCpuSeconds();
       cpu_read = true;
     }
     if (now >= end && (ops_ >= o_.min_ops || now >= hard_end)) break;
@@ -421,6 +423,8 @@ Runner::Span Runner::Measure(const std::string& where) {
   const common::CpuTimes cpu_at_stop = common::ReadCpuTimes();
   span.idle_fraction = common::IdleFraction(cpu_at_start, cpu_at_stop);
   span.steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
+  span.others_fraction = common::OthersFraction(cpu_at_start, cpu_at_stop,
+                                                common::OwnCpuSeconds() - own_at_start);
   return span;
 }
 
@@ -492,6 +496,7 @@ LoadReport Runner::Report(const Span& span) {
   r.receiver_reads = receiver_reads_;
   r.idle_fraction = span.idle_fraction;
   r.steal_fraction = span.steal_fraction;
+  r.others_fraction = span.others_fraction;
   r.sender_cpu_ns = sender_cpu_ns_;
   r.sender_calls = sender_calls_;
   return r;

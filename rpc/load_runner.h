@@ -186,7 +186,7 @@ class Runner {
   // machine's idle and steal shares from its start to its end.
   struct Span {
     uint64_t t0 = 0, stop = 0;
-    double idle_fraction = -1, steal_fraction = -1;
+    double idle_fraction = -1, steal_fraction = -1, others_fraction = -1;
   };
   // Run's steps, in order. CheckOptions refuses bad options and sets the
   // run's deadline; CreateContexts and OpenConnections (with the slots and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/format.h"
 #include "harness/sched_probe.h"
 
 namespace secmode::suite {
@@ -106,8 +107,12 @@ ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<Val
   for (size_t i = 0; i < pending.size(); ++i) {
     if (failed[i]) continue;
     ValidationOutcome o = FinishPoint(std::move(pending[i]), run.calibration, options);
-    log << "\n  validation " << o.point.name << ": " << VerdictName(o.verdict.verdict) << "; "
-        << o.comparison.detail;
+    log << "\n  validation " << o.point.name << ": " << VerdictName(o.verdict.verdict)
+        << (o.verdict.shared ? " (machine shared: other processes ran " +
+                                   common::Fmt("%.0f%%", 100 * o.verdict.others_fraction) +
+                                   " of its CPU time)"
+                             : std::string())
+        << "; " << o.comparison.detail;
     run.outcomes.push_back(std::move(o));
   }
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -227,6 +232,7 @@ nlohmann::json ValidationRun::SectionJson() const {
   return {{"mode", options.mode},
           {"calm_runs",
            {{"max_steal", kCalmSteal},
+            {"max_others", kCalmSteal},
             {"attempts", kCalmAttempts},
             {"rerun_measured", measured},
             {"rerun_no_violation", no_violation}}},

@@ -43,7 +43,15 @@ nlohmann::json PointVerdict::ToJson() const {
           {"goodput_ratio",
            {{"verdict", VerdictName(goodput_verdict)},
             {"measured", goodput_ratio.ToJson()},
-            {"limit", goodput_limit.ToJson()}}}};
+            {"limit", goodput_limit.ToJson()}}},
+          {"others_fraction", others_fraction >= 0 ? nlohmann::json(others_fraction) : nullptr},
+          {"machine_shared", shared}};
+}
+
+void HoldShared(PointVerdict& v, double others_fraction, double limit) {
+  v.others_fraction = others_fraction;
+  v.shared = others_fraction >= limit;
+  if (v.shared) v.verdict = Verdict::kUndecided;
 }
 
 namespace {

@@ -22,7 +22,10 @@
 // every seed says zero (the model's zero is a structural claim); goodput
 // (each run's ops/s over the model's mean) within a factor goodput_factor.
 // A point is judged by both: it disagrees when either does, agrees when
-// both do, and is undecided otherwise.
+// both do, and is undecided otherwise. And a point whose real runs shared
+// the machine (other processes ran a large share of its CPU time while
+// they were measured: HoldShared) is undecided whatever the quantities say:
+// what those runs did was the machine's, not the model's to predict.
 //
 // Pure functions; thread-safe.
 #ifndef SECMODE_SUITE_NCONNECT_VALIDATION_VERDICT_H_
@@ -71,8 +74,14 @@ struct PointVerdict {
   Verdict violations_verdict = Verdict::kDisagrees;
   Verdict goodput_verdict = Verdict::kDisagrees;
   Verdict verdict = Verdict::kDisagrees;
+  // The median share of the machine's CPU time other processes ran while
+  // the point's real runs were measured (rpc::LoadReport::others_fraction),
+  // -1 when unknown; `shared` when it reached HoldShared's limit.
+  double others_fraction = -1;
+  bool shared = false;
   // {"runs", "order", "coverage", "violations": {"verdict", "measured",
-  // "limit"}, "goodput_ratio": {...}}
+  // "limit"}, "goodput_ratio": {...}, "others_fraction" (when known),
+  // "machine_shared"}
   // (the point's own verdict is its row's "verdict")
   nlohmann::json ToJson() const;
 };
@@ -82,6 +91,10 @@ struct PointVerdict {
 PointVerdict JudgePoint(const sim::Comparison& comparison,
                         const std::vector<sim::ScenarioResult>& runs,
                         const sim::Tolerance& tolerance = sim::Tolerance());
+
+// Records the point's runs' share of others (`others_fraction`, -1
+// unknown); at `limit` or more the verdict becomes undecided and `shared`.
+void HoldShared(PointVerdict& v, double others_fraction, double limit);
 
 // How many points of a run have each verdict.
 struct VerdictCounts {

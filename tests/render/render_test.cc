@@ -366,6 +366,25 @@ TEST(RenderTest, ValidationCountsUndecidedPointsApart) {
                      "rounds"),
             std::string::npos)
       << *md;
+  // A point whose runs shared the machine says so, in its cell and its line.
+  r.nconnect[3]["verdict_intervals"]["machine_shared"] = true;
+  r.nconnect[3]["verdict_intervals"]["others_fraction"] = 0.56;
+  md = ValidationMarkdown(r);
+  ASSERT_TRUE(md.ok()) << md.status().ToString();
+  EXPECT_NE(md->find("| undecided (machine shared) |"), std::string::npos) << *md;
+  EXPECT_EQ(md->find("is undecided whatever its intervals say"), std::string::npos) << *md;
+  r.sections["nconnect-validation"]["calm_runs"] = {
+      {"max_steal", 0.1}, {"max_others", 0.1}, {"attempts", 4}};
+  md = ValidationMarkdown(r);
+  ASSERT_TRUE(md.ok()) << md.status().ToString();
+  EXPECT_NE(md->find("A point whose real runs other processes ran 10% or more of the machine's "
+                     "CPU time in (their median"),
+            std::string::npos)
+      << *md;
+  EXPECT_NE(md->find("- u (undecided): other processes ran 56% of the machine's CPU time while "
+                     "its runs were measured"),
+            std::string::npos)
+      << *md;
 }
 
 // `secmode noise` on runs that held the validation: how far its verdicts

@@ -125,6 +125,36 @@ TEST(ValidationVerdictTest, NothingToJudgeDisagrees) {
   EXPECT_EQ(JudgePoint(sim::Comparison(), {Res(0, 1000)}).verdict, Verdict::kDisagrees);
 }
 
+// A point whose runs shared the machine is undecided whatever its runs
+// say; below the limit, or unknown, the verdict stands, and results.json
+// says which.
+TEST(ValidationVerdictTest, RunsOnASharedMachineAreUndecided) {
+  const std::vector<sim::ScenarioResult> seeds = {Res(0, 1000)};
+  const std::vector<sim::ScenarioResult> runs = {Res(0, 1000), Res(0, 1000)};
+  const PointVerdict agrees = JudgePoint(sim::CompareToRuns(seeds, runs), runs);
+  ASSERT_EQ(agrees.verdict, Verdict::kAgrees);
+  PointVerdict v = agrees;
+  HoldShared(v, kCalmSteal, kCalmSteal);
+  EXPECT_EQ(v.verdict, Verdict::kUndecided);
+  EXPECT_TRUE(v.shared);
+  EXPECT_EQ(v.ToJson()["machine_shared"], true);
+  EXPECT_DOUBLE_EQ(v.ToJson()["others_fraction"].get<double>(), kCalmSteal);
+  v = agrees;
+  HoldShared(v, kCalmSteal / 2, kCalmSteal);
+  EXPECT_EQ(v.verdict, Verdict::kAgrees);
+  EXPECT_FALSE(v.shared);
+  v = agrees;
+  HoldShared(v, -1, kCalmSteal);
+  EXPECT_EQ(v.verdict, Verdict::kAgrees);
+  EXPECT_TRUE(v.ToJson()["others_fraction"].is_null());
+  // A disagreement on a shared machine is not one either.
+  const std::vector<sim::ScenarioResult> off = {Res(0, 400), Res(0, 400)};
+  v = JudgePoint(sim::CompareToRuns(seeds, off), off);
+  ASSERT_EQ(v.verdict, Verdict::kDisagrees);
+  HoldShared(v, 0.5, kCalmSteal);
+  EXPECT_EQ(v.verdict, Verdict::kUndecided);
+}
+
 // The calibration's waits are timed once per pass, spread over the rounds;
 // the model takes each figure's median, and what derives from them again.
 TEST(ValidationCalibrationTest, TheWaitsAreTheMediansOfThePasses) {
