@@ -132,14 +132,39 @@ expect_run(1 "opening connection 1 of 4: connect 127.0.0.1:1" ${SECMODE} load --
 expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMODE} load --port 1
            --mode krb5 --ccache FILE:${WORK}/no.ccache --seconds 0.2)
 
-# A run, and its report drawn again from results.json alone.
-expect_run(0 "results:" ${SECMODE} run --quick --modes sys --sizes 64 --repetitions 5
-           --out ${WORK}/ok)
+# One run off a terminal, pinned, with --json: stdout is the summary alone,
+# valid JSON naming what was written; the log goes to stderr; results.json
+# and the report say where the measuring thread ran; and the report is
+# drawn again from results.json alone.
+execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --repetitions 5 --pin 0
+                --json --out ${WORK}/ok
+                RESULT_VARIABLE rc OUTPUT_VARIABLE js ERROR_VARIABLE js_err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "secmode run --json exited ${rc}: ${js_err}")
+endif()
+string(JSON out_dir GET "${js}" out_dir)
+string(JSON first_file GET "${js}" files 0)
+if(NOT out_dir STREQUAL "${WORK}/ok" OR NOT first_file STREQUAL "${WORK}/ok/results.json"
+   OR js MATCHES "measuring")
+  message(FATAL_ERROR "secmode run --json printed an unexpected summary:\n${js}")
+endif()
+if(NOT js_err MATCHES "measuring round 1 of 5" OR NOT js_err MATCHES "measuring round 5 of 5 \\.\\.\\. done")
+  message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
+endif()
 foreach(f results.json report.md report.html micro.csv)
   if(NOT EXISTS ${WORK}/ok/${f})
     message(FATAL_ERROR "secmode run did not write ${f} into ${WORK}/ok")
   endif()
 endforeach()
+file(READ ${WORK}/ok/results.json pin_json)
+string(JSON pinned GET "${pin_json}" method pinned_cpu)
+if(NOT pinned STREQUAL "0")
+  message(FATAL_ERROR "secmode run --pin 0 recorded method.pinned_cpu ${pinned}")
+endif()
+file(READ ${WORK}/ok/report.md pin_md)
+if(NOT pin_md MATCHES "pinned to CPU 0")
+  message(FATAL_ERROR "report.md does not say the run was pinned")
+endif()
 expect_run(0 "report.md" ${SECMODE} report ${WORK}/ok --out ${WORK}/again)
 foreach(f report.md report.html micro.csv)
   file(READ ${WORK}/ok/${f} first)
@@ -148,25 +173,9 @@ foreach(f report.md report.html micro.csv)
     message(FATAL_ERROR "secmode report drew a different ${f} from the same results.json")
   endif()
 endforeach()
-# --pin: the run says where its measuring thread ran. Its stdout is not a
-# terminal, so stdout holds the summary alone and the log goes to stderr.
-execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --pin 0 --out ${WORK}/pin
-                RESULT_VARIABLE rc OUTPUT_VARIABLE pin_out ERROR_VARIABLE pin_err)
-if(NOT rc EQUAL 0 OR NOT pin_out MATCHES "results:" OR pin_out MATCHES "measuring"
-   OR NOT pin_err MATCHES "measuring round 3 of 3 \\.\\.\\. done")
-  message(FATAL_ERROR "secmode run off a terminal: exit ${rc}, stdout:\n${pin_out}\nstderr:\n${pin_err}")
-endif()
-file(READ ${WORK}/pin/results.json pin_json)
-string(JSON pinned GET "${pin_json}" method pinned_cpu)
-if(NOT pinned STREQUAL "0")
-  message(FATAL_ERROR "secmode run --pin 0 recorded method.pinned_cpu ${pinned}")
-endif()
-file(READ ${WORK}/pin/report.md pin_md)
-if(NOT pin_md MATCHES "pinned to CPU 0")
-  message(FATAL_ERROR "report.md does not say the run was pinned")
-endif()
 # On a terminal (util-linux `script` gives it one): the progress line, with
-# its step counts, elapsed time and time left, redrawn in place.
+# its step counts, elapsed time and time left, redrawn in place; the
+# summary says "results:".
 find_program(SCRIPT script)
 if(SCRIPT)
   execute_process(COMMAND ${SCRIPT} -qec "${SECMODE} run --quick --modes sys --sizes 64 --out ${WORK}/tty"
@@ -176,20 +185,6 @@ if(SCRIPT)
      OR NOT tty_out MATCHES "measuring round 3 of 3 \\.\\.\\. done" OR NOT tty_out MATCHES "results:")
     message(FATAL_ERROR "secmode run on a terminal: exit ${rc}, output:\n${tty_out}${tty_err}")
   endif()
-endif()
-# --json: stdout is the summary alone, valid JSON naming what was written.
-execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --json --out ${WORK}/js
-                RESULT_VARIABLE rc OUTPUT_VARIABLE js ERROR_VARIABLE js_err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "secmode run --json exited ${rc}: ${js_err}")
-endif()
-string(JSON out_dir GET "${js}" out_dir)
-string(JSON first_file GET "${js}" files 0)
-if(NOT out_dir STREQUAL "${WORK}/js" OR NOT first_file STREQUAL "${WORK}/js/results.json")
-  message(FATAL_ERROR "secmode run --json printed an unexpected summary:\n${js}")
-endif()
-if(NOT js_err MATCHES "measuring round 1 of 3")
-  message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
 endif()
 # The run compared with itself: every row is on both sides, and with one run
 # a side none gets a verdict, whatever its repetitions; a folder of two
