@@ -199,14 +199,19 @@ double OwnCpuSeconds() {
 // Interrupts (where the kernel counts TCP's work) are on neither side;
 // children still running, and kernel threads working for this process,
 // count as others.
-double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds) {
+CpuShare OthersShare(const CpuTimes& before, const CpuTimes& after, double own_seconds) {
   if (!before.known || !after.known || after.total <= before.total || after.task < before.task) {
-    return -1;
+    return {};
   }
   const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
   const double task_s = static_cast<double>(after.task - before.task) * tick;
-  const double all_s = static_cast<double>(after.total - before.total) * tick;
-  return std::max(0.0, task_s - own_seconds) / all_s;
+  return {task_s - own_seconds, static_cast<double>(after.total - before.total) * tick};
+}
+
+double CpuShare::Fraction() const { return all_s > 0 ? std::max(0.0, others_s) / all_s : -1; }
+
+double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds) {
+  return OthersShare(before, after, own_seconds).Fraction();
 }
 
 LoadAverage ReadLoadAverage() {

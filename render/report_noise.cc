@@ -50,7 +50,7 @@ std::string Verdicts(const harness::VerdictRepeats& v) {
   for (size_t k = 0; k < v.pair_contradicted.size(); ++k) {
     out << (k ? ", " : " ") << v.pair_contradicted[k];
   }
-  out << "; every other change was to or from undecided (a point on the rule's edge).\n";
+  out << "; every other change was to or from undecided (a point on the rule's edge, or whose runs shared the machine).\n";
   for (const harness::VerdictRepeat& p : v.points) {
     if (p.same) continue;
     out << "  " << TerminalText(p.name) << ":";
@@ -138,7 +138,7 @@ void RenderNoiseFloorSection(const harness::RunResults&, const nlohmann::json& s
       sep = ", ";
     }
     md << kept.str() << " points and turned it over (agrees to disagrees or back) on" << over.str()
-       << "; every other change was to or from undecided (a point on the rule's edge).\n";
+       << "; every other change was to or from undecided (a point on the rule's edge, or whose runs shared the machine).\n";
   }
   out.report_md += md.str();
 }

@@ -337,8 +337,8 @@ std::string AgreementRuleMarkdown(const json& section) {
     if (calm.contains("max_others") && calm["max_others"].is_number()) {
       md << " A point whose real runs other processes ran "
          << Fmt("%.0f", 100 * calm["max_others"].get<double>())
-         << "% or more of the machine's CPU time in (their median; this process's own time "
-            "left out, the hypervisor's too) is undecided whatever its intervals say, \"machine "
+         << "% or more of the machine's CPU time in (all its runs together; this process's own "
+            "time left out, the hypervisor's too) is undecided whatever its intervals say, \"machine "
             "shared\": such runs are not made again, as a busy machine mostly stays busy for "
             "longer than a run.";
     }
@@ -445,7 +445,8 @@ std::string TolerancesMarkdown(const harness::RunResults& r, const json& section
 }
 
 // Points that disagree, each with the cause its evidence shows, and the
-// undecided ones with the intervals that straddle their limits.
+// undecided ones with the intervals that straddle their limits, or the
+// share of the machine other processes took during their runs.
 std::string DisagreeingMarkdown(const ValidationRows& rows) {
   std::ostringstream md;
   bool heading = false;

@@ -423,8 +423,8 @@ Runner::Span Runner::Measure(const std::string& where) {
   const common::CpuTimes cpu_at_stop = common::ReadCpuTimes();
   span.idle_fraction = common::IdleFraction(cpu_at_start, cpu_at_stop);
   span.steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
-  span.others_fraction = common::OthersFraction(cpu_at_start, cpu_at_stop,
-                                                common::OwnCpuSeconds() - own_at_start);
+  span.others =
+      common::OthersShare(cpu_at_start, cpu_at_stop, common::OwnCpuSeconds() - own_at_start);
   return span;
 }
 
@@ -496,7 +496,7 @@ LoadReport Runner::Report(const Span& span) {
   r.receiver_reads = receiver_reads_;
   r.idle_fraction = span.idle_fraction;
   r.steal_fraction = span.steal_fraction;
-  r.others_fraction = span.others_fraction;
+  r.others = span.others;
   r.sender_cpu_ns = sender_cpu_ns_;
   r.sender_calls = sender_calls_;
   return r;

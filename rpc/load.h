@@ -53,6 +53,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/machine.h"
 #include "common/socket.h"
 #include "common/status.h"
 #include "gss/protector.h"
@@ -166,11 +167,11 @@ struct LoadReport {
   // Of that CPU time, the share the hypervisor took (steal): time the
   // machine's vCPUs did not run at all. -1 when unknown.
   double steal_fraction = -1;
-  // Of that CPU time, the share other processes (and kernel threads) ran:
-  // the machine's task time less this process's own (common::
-  // OthersFraction). A server in another process counts among them. -1
-  // when unknown.
-  double others_fraction = -1;
+  // Of that CPU time, what other processes (and kernel threads) ran: the
+  // machine's task time less this process's own (common::OthersShare), in
+  // CPU seconds, to add up over runs; its Fraction() is the share (-1
+  // unknown). A server in another process counts among them.
+  common::CpuShare others;
   // The delay-line threads (delay_us, or the skewed connection's) over the
   // whole run: their CPU time and the calls they wrote when due.
   uint64_t sender_cpu_ns = 0, sender_calls = 0;

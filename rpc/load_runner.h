@@ -183,10 +183,11 @@ class Runner {
 
  private:
   // The measured time: from the first calls (t0) to the end (stop), and the
-  // machine's idle and steal shares from its start to its end.
+  // machine's idle and steal shares and others' CPU from its start to its end.
   struct Span {
     uint64_t t0 = 0, stop = 0;
-    double idle_fraction = -1, steal_fraction = -1, others_fraction = -1;
+    double idle_fraction = -1, steal_fraction = -1;
+    common::CpuShare others;
   };
   // Run's steps, in order. CheckOptions refuses bad options and sets the
   // run's deadline; CreateContexts and OpenConnections (with the slots and

@@ -110,7 +110,7 @@ ValidationRun RunValidation(harness::ModeEnvironment& env, const std::vector<Val
     log << "\n  validation " << o.point.name << ": " << VerdictName(o.verdict.verdict)
         << (o.verdict.shared ? " (machine shared: other processes ran " +
                                    common::Fmt("%.0f%%", 100 * o.verdict.others_fraction) +
-                                   " of its CPU time)"
+                                   " of the machine's CPU time in its runs)"
                              : std::string())
         << "; " << o.comparison.detail;
     run.outcomes.push_back(std::move(o));

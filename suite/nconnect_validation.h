@@ -301,8 +301,8 @@ struct AblationRow {
 // stands for; the model is still paused
 // for the steal of the runs kept (Calibration::runs_steal_fraction). The
 // criterion is the kernel's, never the outcome's. Where other processes
-// ran kCalmSteal or more of the CPU time during a point's runs (their
-// median), the point is undecided (HoldShared).
+// ran kCalmSteal or more of the CPU time during a point's runs (all of them
+// together), the point is undecided (HoldShared).
 inline constexpr double kCalmSteal = 0.10;
 inline constexpr int kCalmAttempts = 4;
 

@@ -344,11 +344,12 @@ ValidationOutcome FinishPoint(PendingPoint p, const Calibration& c,
   CalibratePoint(p.passes, options, out);
   const auto& runs = p.runs;
   std::vector<sim::ScenarioResult> measured;
-  std::vector<double> steals, others;
+  std::vector<double> steals;
+  common::CpuShare others;  // over all the runs: each is a few clock ticks
   for (const auto& run : runs) {
     measured.push_back(run.second);
     if (run.second.steal_fraction >= 0) steals.push_back(run.second.steal_fraction);
-    if (run.first.others_fraction >= 0) others.push_back(run.first.others_fraction);
+    others.Add(run.first.others);
   }
   Calibration& pc = out.calibration;
   if (!steals.empty()) pc.runs_steal_fraction = common::Median(steals);
@@ -360,7 +361,7 @@ ValidationOutcome FinishPoint(PendingPoint p, const Calibration& c,
   out.verdict = JudgePoint(out.comparison, measured);
   // Other processes' share is not remade like the hypervisor's: a busy
   // machine mostly stays busy for longer than a run (kCalmSteal).
-  HoldShared(out.verdict, others.empty() ? -1 : common::Median(others), kCalmSteal);
+  HoldShared(out.verdict, others.Fraction(), kCalmSteal);
   out.measured_runs = measured;
   if (!runs.empty()) {
     // The run of median goodput stands for the point in tables.

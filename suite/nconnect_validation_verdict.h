@@ -74,9 +74,9 @@ struct PointVerdict {
   Verdict violations_verdict = Verdict::kDisagrees;
   Verdict goodput_verdict = Verdict::kDisagrees;
   Verdict verdict = Verdict::kDisagrees;
-  // The median share of the machine's CPU time other processes ran while
-  // the point's real runs were measured (rpc::LoadReport::others_fraction),
-  // -1 when unknown; `shared` when it reached HoldShared's limit.
+  // The share of the machine's CPU time other processes ran while the
+  // point's real runs were measured, over all of them (rpc::LoadReport::
+  // others), -1 when unknown; `shared` when it reached HoldShared's limit.
   double others_fraction = -1;
   bool shared = false;
   // {"runs", "order", "coverage", "violations": {"verdict", "measured",

@@ -132,24 +132,15 @@ expect_run(1 "opening connection 1 of 4: connect 127.0.0.1:1" ${SECMODE} load --
 expect_run(1 "no Kerberos credentials in ccache FILE:${WORK}/no.ccache" ${SECMODE} load --port 1
            --mode krb5 --ccache FILE:${WORK}/no.ccache --seconds 0.2)
 
-# One run off a terminal, pinned, with --json: stdout is the summary alone,
-# valid JSON naming what was written; the log goes to stderr; results.json
-# and the report say where the measuring thread ran; and the report is
-# drawn again from results.json alone.
+# One run off a terminal, pinned: stdout holds the summary alone, the log
+# goes to stderr; results.json and the report say where the measuring
+# thread ran; and the report is drawn again from results.json alone.
 execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --repetitions 5 --pin 0
-                --json --out ${WORK}/ok
-                RESULT_VARIABLE rc OUTPUT_VARIABLE js ERROR_VARIABLE js_err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "secmode run --json exited ${rc}: ${js_err}")
-endif()
-string(JSON out_dir GET "${js}" out_dir)
-string(JSON first_file GET "${js}" files 0)
-if(NOT out_dir STREQUAL "${WORK}/ok" OR NOT first_file STREQUAL "${WORK}/ok/results.json"
-   OR js MATCHES "measuring")
-  message(FATAL_ERROR "secmode run --json printed an unexpected summary:\n${js}")
-endif()
-if(NOT js_err MATCHES "measuring round 1 of 5" OR NOT js_err MATCHES "measuring round 5 of 5 \\.\\.\\. done")
-  message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
+                --out ${WORK}/ok
+                RESULT_VARIABLE rc OUTPUT_VARIABLE ok_out ERROR_VARIABLE ok_err)
+if(NOT rc EQUAL 0 OR NOT ok_out MATCHES "results:" OR ok_out MATCHES "measuring"
+   OR NOT ok_err MATCHES "measuring round 5 of 5 \\.\\.\\. done")
+  message(FATAL_ERROR "secmode run off a terminal: exit ${rc}, stdout:\n${ok_out}\nstderr:\n${ok_err}")
 endif()
 foreach(f results.json report.md report.html micro.csv)
   if(NOT EXISTS ${WORK}/ok/${f})
@@ -185,6 +176,20 @@ if(SCRIPT)
      OR NOT tty_out MATCHES "measuring round 3 of 3 \\.\\.\\. done" OR NOT tty_out MATCHES "results:")
     message(FATAL_ERROR "secmode run on a terminal: exit ${rc}, output:\n${tty_out}${tty_err}")
   endif()
+endif()
+# --json: stdout is the summary alone, valid JSON naming what was written.
+execute_process(COMMAND ${SECMODE} run --quick --modes sys --sizes 64 --json --out ${WORK}/js
+                RESULT_VARIABLE rc OUTPUT_VARIABLE js ERROR_VARIABLE js_err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "secmode run --json exited ${rc}: ${js_err}")
+endif()
+string(JSON out_dir GET "${js}" out_dir)
+string(JSON first_file GET "${js}" files 0)
+if(NOT out_dir STREQUAL "${WORK}/js" OR NOT first_file STREQUAL "${WORK}/js/results.json")
+  message(FATAL_ERROR "secmode run --json printed an unexpected summary:\n${js}")
+endif()
+if(NOT js_err MATCHES "measuring round 1 of 3")
+  message(FATAL_ERROR "secmode run --json did not put its progress on stderr:\n${js_err}")
 endif()
 # The run compared with itself: every row is on both sides, and with one run
 # a side none gets a verdict, whatever its repetitions; a folder of two

@@ -53,6 +53,19 @@ TEST(MachineTest, OthersShareIsTheTaskTimeThisProcessDidNotRun) {
   EXPECT_EQ(OthersFraction(a, a, 0), -1);
   EXPECT_EQ(OthersFraction(b, a, 0), -1);
   EXPECT_EQ(OthersFraction(CpuTimes(), b, 0), -1);
+  // Its parts add up over spans, divided once: a span with nothing known
+  // adds nothing, and own time beyond one span's task time (rounding) takes
+  // from the others' time of the rest instead of counting as 0 alone.
+  CpuShare sum;
+  sum.Add(OthersShare(a, b, 0));
+  EXPECT_DOUBLE_EQ(sum.others_s, 200 * tick);
+  EXPECT_DOUBLE_EQ(sum.all_s, 400 * tick);
+  sum.Add(OthersShare(CpuTimes(), b, 0));
+  EXPECT_DOUBLE_EQ(sum.Fraction(), 0.5);
+  sum.Add(OthersShare(a, b, 300 * tick));  // own time over the task time: below 0 alone
+  EXPECT_DOUBLE_EQ(sum.others_s, 100 * tick);
+  EXPECT_DOUBLE_EQ(sum.Fraction(), 100.0 / 800);
+  EXPECT_EQ(CpuShare().Fraction(), -1);
   // This process's own time is counted, and only grows.
   const double own = OwnCpuSeconds();
   EXPECT_GT(own, 0);

@@ -378,7 +378,7 @@ TEST(RenderTest, ValidationCountsUndecidedPointsApart) {
   md = ValidationMarkdown(r);
   ASSERT_TRUE(md.ok()) << md.status().ToString();
   EXPECT_NE(md->find("A point whose real runs other processes ran 10% or more of the machine's "
-                     "CPU time in (their median"),
+                     "CPU time in (all its runs together"),
             std::string::npos)
       << *md;
   EXPECT_NE(md->find("- u (undecided): other processes ran 56% of the machine's CPU time while "

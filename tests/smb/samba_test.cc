@@ -559,7 +559,9 @@ TEST(SambaDcTest, OwnerKilledLeavesNothingBehind) {
   const common::Status why = SambaDc::Available();
   if (!why.ok()) GTEST_SKIP() << why.message();
   common::Command decoy;
-  decoy.argv = {"/bin/sh", "-c", "sleep 60", "/another-lab/samba/etc/smb.conf"};
+  // sleep, not exec'd by the shell (a shell that execs a lone command
+  // would drop the name), for longer than a DC takes to start and end.
+  decoy.argv = {"/bin/sh", "-c", "sleep 120; :", "/another-lab/samba/etc/smb.conf"};
   decoy.log_path = "/dev/null";
   auto decoy_pid = common::Spawn(decoy);
   ASSERT_TRUE(decoy_pid.ok()) << decoy_pid.status().ToString();
@@ -572,8 +574,13 @@ TEST(SambaDcTest, OwnerKilledLeavesNothingBehind) {
         return msg;
       },
       SIGKILL);
+  // The decoy still names another DC's smb.conf: the check below could see it.
+  EXPECT_EQ(ProcessesNaming("/another-lab/samba/etc/smb.conf").size(), 1u);
+  if (dir.empty()) {  // the child failed: ExpectOwnerDeathCleansUp said why
+    common::Terminate(*decoy_pid, 2000);
+    return;
+  }
   const std::string own = dir + "/etc/smb.conf";
-  EXPECT_FALSE(dir.empty());
   // No samba child (smbd, winbindd, the KDC and LDAP workers) is left.
   EXPECT_TRUE(secmode::testing::WaitUntil([&] { return ProcessesNaming(own).empty(); }, 10000))
       << ProcessesNaming(own).size() << " processes naming " << own << " remain";
