@@ -6,7 +6,7 @@
 // engine, enctype, leg, size and threads; bounds by primitive and size; e2e
 // rows by server, transport, mode, engine, enctype, op, size, connections,
 // slots, shared context and crypto threads. A run's figure of a row is what
-// the run reports (a micro row: the median of its repetitions; an e2e row:
+// the run reports (a micro row: the fastest of its repetitions; an e2e row:
 // its median round); a side's figure is the median over its runs.
 //
 // Why over runs: the repetitions inside one run share the machine's state of

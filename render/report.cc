@@ -140,6 +140,14 @@ std::string MethodText(const RunResults& r) {
   return out;
 }
 
+// How the run took a figure from its repetitions, as its method says:
+// "fastest", or "median" for a run that does not say (written before it
+// did).
+std::string EstimatorWord(const RunResults& r) {
+  return r.method.value("micro_estimator", nlohmann::json()) == harness::kMicroEstimator ? "fastest"
+                                                                                         : "median";
+}
+
 // The micro figures' method, and how many were noisy.
 std::string RepetitionsLine(const RunResults& r) {
   size_t noisy = 0, repeated = 0;
@@ -153,8 +161,9 @@ std::string RepetitionsLine(const RunResults& r) {
   }
   std::string reps = r.method.contains("repetitions") ? r.method["repetitions"].dump() : "several";
   std::string warm = r.method.contains("warmup_ops") ? r.method["warmup_ops"].dump() : "a few";
-  return "Each figure is the median of " + reps + " repetitions, one after the other on one " +
-         "association, after " + warm + " untimed warm-up operations; `cv` is the largest " +
+  return "Each figure is the " + EstimatorWord(r) + " of " + reps +
+         " repetitions on one association, after " + warm +
+         " untimed warm-up operations; `cv` is the largest " +
          "coefficient of variation of the row's four legs over their repetitions, and a figure " +
          "whose cv exceeds " + Fmt("%.0f%%", 100 * harness::kNoisyCv) + " is marked *noisy* (" +
          std::to_string(noisy) + " of " + std::to_string(r.micro.size()) +
@@ -397,7 +406,9 @@ std::string HeadlineMarkdown(const RunResults& r) {
       m.secmode_commit.size() > 12 ? m.secmode_commit.substr(0, 12) : m.secmode_commit;
   if (m.secmode_tree == "dirty") commit += " (dirty tree)";
   out << "\nRound trip: the four legs of one call and reply (request sealed and opened, reply "
-         "sealed and opened), each the median of its repetitions. Request MB/s: payload bytes "
+         "sealed and opened), each the "
+      << EstimatorWord(r)
+      << " of its repetitions. Request MB/s: payload bytes "
          "over the request's two legs. x baseline: the mode's figure over that of sys (NFS "
          "modes) or smb-plain (SMB modes) in the same run, so a round trip above 1 and a MB/s "
          "below 1 are what the mode costs. Measured by "

@@ -107,7 +107,8 @@ std::string Method(const RunComparison& c) {
   const std::string level = Fmt("%g", 100 * (1 - c.alpha));
   return "B/A is B's figure over A's (ns/op: below 1 is faster; MB/s and ops/s: above 1 is "
          "faster); a side's figure is the median over its runs, a run's figure the one it "
-         "reports (micro: the median of its repetitions). The verdict is Welch's t test on the "
+         "reports (micro: the fastest of its repetitions, or the median in runs whose results.json "
+         "method does not name micro_estimator). The verdict is Welch's t test on the "
          "logarithms of the runs' figures at alpha " +
          Fmt("%g", c.alpha) + ", the interval its " + level +
          "% confidence interval of B/A. It needs at least 2 runs a side (3 or more to find "

@@ -129,10 +129,11 @@ common::Result<harness::RunResults> RunSuite(const SuiteOptions& options, std::o
   results.method["repetitions"] = measure.repetitions;
   results.method["warmup_ops"] = measure.warmup_ops;
   results.method["noisy_cv"] = harness::kNoisyCv;
+  results.method["micro_estimator"] = harness::kMicroEstimator;
   results.method["pinned_cpu"] =
       measure.pin_cpu >= 0 ? nlohmann::json(measure.pin_cpu) : nlohmann::json("not pinned");
   results.method["micro_figure"] =
-      "ns_per_op is the median of the repetitions' mean ns per operation; cv is their "
+      "ns_per_op is the fastest of the repetitions' mean ns per operation; cv is their "
       "coefficient of variation; p50/p99/p999 are over every timed operation. The "
       "repetitions are taken in rounds: round r measures the r-th repetition of every "
       "figure of every mode, so they are spread over the section";

@@ -1,4 +1,4 @@
-// MeasureLeg's repetitions: the figure is the median of the repetitions'
+// MeasureLeg's repetitions: the figure is the fastest of the repetitions'
 // means, every repetition does at least its minimum of operations, the open
 // legs' messages are each opened once across repetitions (krb5p's
 // server-open leg checks every call's RPCSEC_GSS sequence number against its
@@ -19,7 +19,7 @@
 namespace secmode::harness {
 namespace {
 
-TEST(MeasureTest, TheFigureIsTheMedianOfItsRepetitions) {
+TEST(MeasureTest, TheFigureIsTheFastestOfItsRepetitions) {
   ModeEnvironment env;
   auto a = MakeAssociation(*ParseModeName("krb5p"), env);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
@@ -32,7 +32,8 @@ TEST(MeasureTest, TheFigureIsTheMedianOfItsRepetitions) {
     ASSERT_TRUE(m.ok()) << common::LegName(leg) << ": " << m.status().ToString();
     ASSERT_EQ(m->repetitions_ns.size(), 4u) << common::LegName(leg);
     EXPECT_GE(m->samples, 4u * o.min_ops);
-    EXPECT_DOUBLE_EQ(m->ns_per_op, common::Median(m->repetitions_ns));
+    EXPECT_DOUBLE_EQ(m->ns_per_op,
+                     *std::min_element(m->repetitions_ns.begin(), m->repetitions_ns.end()));
     EXPECT_DOUBLE_EQ(m->cv, common::Summarize(m->repetitions_ns).cv);
     EXPECT_EQ(m->noisy(), m->cv > kNoisyCv);
     for (double ns : m->repetitions_ns) EXPECT_GT(ns, 0);

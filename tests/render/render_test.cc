@@ -904,5 +904,30 @@ TEST(RenderTest, TheLegsParagraphSaysTheRunsOwnMethod) {
             std::string::npos);
 }
 
+// How a figure was taken from its repetitions is what the run's own method
+// says: the fastest; a run that does not say was written when it was the
+// median; a value this secmode does not know is not echoed.
+TEST(RenderTest, TheFiguresEstimatorIsTheRunsOwn) {
+  harness::RunResults r = Sample();
+  for (auto& row : r.micro) row.m.repetitions_ns = {row.m.ns_per_op, row.m.ns_per_op * 1.01};
+  r.method = {{"micro_estimator", harness::kMicroEstimator}, {"repetitions", 2}};
+  auto fastest = RenderRun(r);
+  ASSERT_TRUE(fastest.ok()) << fastest.status().ToString();
+  EXPECT_NE(fastest->report_md.find("Each figure is the fastest of 2 repetitions"),
+            std::string::npos)
+      << fastest->report_md;
+  EXPECT_NE(HeadlineMarkdown(r).find("each the fastest of its repetitions"), std::string::npos);
+  for (const json& method : {json::object(), json{{"micro_estimator", "<b>mean</b>"}}}) {
+    r.method = method;
+    auto older = RenderRun(r);
+    ASSERT_TRUE(older.ok()) << older.status().ToString();
+    EXPECT_NE(older->report_md.find("Each figure is the median of"), std::string::npos)
+        << method.dump();
+    EXPECT_EQ(older->report_md.find("<b>"), std::string::npos) << method.dump();
+    EXPECT_NE(HeadlineMarkdown(r).find("each the median of its repetitions"), std::string::npos)
+        << method.dump();
+  }
+}
+
 }  // namespace
 }  // namespace secmode::render
