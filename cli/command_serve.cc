@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "cli/cli.h"
-#include "cli/old_spelling.h"
 #include "cli/interrupt.h"
+#include "cli/old_spelling.h"
 #include "gss/enctype.h"
 #include "rpc/nfs.h"
 #include "rpc/server_core.h"
@@ -120,7 +120,9 @@ CLI::App* AddServeCommand(CLI::App& app) {
                   "Bytes all connections' buffers (reads, gathered replies, worker queues, "
                   "backlogs, delay lines) may hold (default 512 MiB, or a quarter of physical "
                   "memory if less); above it the connections holding the most stop being read "
-                  "and are reset until the server is back under it; at least 4 x --max-gather")
+                  "and are reset until the server is back under it, and memory that comes free "
+                  "goes first to the waiting client address that holds the least; at least 4 x "
+                  "--max-gather")
       ->check(CLI::Range(size_t{1} << 20, size_t{1} << 44));
   cmd->add_option("--max-gather", a->tcp.max_gather,
                   "Reply bytes gathered from one read before they are sent, and held by a "

@@ -38,6 +38,8 @@ struct TcpServer::Conn {
   Fd fd;
   uint32_t index = 0;  // order of accept (tracing)
   std::string host;    // the peer's address (the per-host cap)
+  // What all connections from `host` hold (shared with per_host_).
+  std::shared_ptr<std::atomic<size_t>> host_held;
   uint64_t accepted_ns = 0;
   // Eviction at the connection cap: when bytes last came, and whether the
   // connection has something pending (part of a record, a batch running,
@@ -361,7 +363,7 @@ void TcpServer::Admit(Fd fd) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   auto from_host = per_host_.find(host);
-  if (from_host != per_host_.end() && from_host->second >= max_per_host_) {
+  if (from_host != per_host_.end() && from_host->second.connections >= max_per_host_) {
     refused_++;
     host_refused_++;
     log_->Say(LogKind::kHostCap, [&] {
@@ -394,7 +396,9 @@ void TcpServer::Admit(Fd fd) {
         SetupEvent{SetupEventKind::kServerAccepted, conn->index, common::NowNs()});
   }
   open_++;
-  per_host_[host]++;
+  Host& h = per_host_[host];
+  if (h.connections++ == 0) h.held = std::make_shared<std::atomic<size_t>>(0);
+  conn->host_held = h.held;
   conns_[conn->index] = conn;
   try {
     threads_.emplace(conn->index, std::thread([this, conn] { Serve(conn); }));
@@ -402,7 +406,7 @@ void TcpServer::Admit(Fd fd) {
     // No thread (EAGAIN: out of threads or memory): close this connection,
     // keep serving the others.
     conns_.erase(conn->index);
-    if (--per_host_[host] == 0) per_host_.erase(host);
+    if (--per_host_[host].connections == 0) per_host_.erase(host);
     open_--;
     thread_failures_++;
     const std::string why = e.what();
@@ -471,6 +475,7 @@ void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
   if (now > *charged) {
     const size_t d = now - *charged;
     c.held += d;
+    *c.host_held += d;
     const size_t total = held_.fetch_add(d) + d;
     size_t peak = peak_.load(std::memory_order_relaxed);
     while (total > peak && !peak_.compare_exchange_weak(peak, total)) {
@@ -478,30 +483,61 @@ void TcpServer::Charge(Conn& c, size_t* charged, size_t now) {
   } else if (now < *charged) {
     const size_t d = *charged - now;
     c.held -= d;
+    *c.host_held -= d;
     held_ -= d;
   }
   *charged = now;
 }
 
-bool TcpServer::MayGrow(const Conn& c, size_t others, size_t own) const {
+bool TcpServer::MayGrow(const Conn& c, size_t others, size_t own, bool waited) const {
   const size_t held = held_.load(std::memory_order_relaxed) + others;
   // Under the budget without its own reservation: it goes ahead (else a
   // reservation larger than what is left would wait for good, with
-  // nothing over the budget to reset).
-  if (held <= budget_) return true;
+  // nothing over the budget to reset); one that has waited, once no
+  // lighter host waits (FirstInLine: whichever waiter looked first would
+  // win otherwise, and a host with many connections has many waiters). A
+  // connection that has not waited (a busy one between its calls) is not
+  // held up by the line.
+  if (held <= budget_) return !waited || FirstInLine(c);
   // Over it: a connection holding less than its share goes on (the heavy
-  // ones are what the resets are for), within a quarter more.
+  // ones are what the resets are for), within a quarter more, once no
+  // lighter host waits.
   const uint64_t open = std::max<uint64_t>(1, open_.load(std::memory_order_relaxed));
   return held + own <= budget_ + budget_ / 4 &&
-         c.held.load(std::memory_order_relaxed) < budget_ / open;
+         c.held.load(std::memory_order_relaxed) < budget_ / open && FirstInLine(c);
+}
+
+bool TcpServer::FirstInLine(const Conn& c) const {
+  if (waiting_count_.load(std::memory_order_relaxed) == 0) return true;
+  const size_t mine = c.host_held->load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(waiting_mu_);
+  for (const Conn* w : waiting_) {
+    if (w->host_held->load(std::memory_order_relaxed) < mine) return false;
+  }
+  return true;
 }
 
 bool TcpServer::WaitForMemory(const Conn& c, size_t step) {
+  bool waiting = false;
+  auto leave = [&](bool result) {
+    if (waiting) {
+      std::lock_guard<std::mutex> lock(waiting_mu_);
+      waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &c));
+      waiting_count_--;
+    }
+    return result;
+  };
   while (true) {
-    if (stopping_ || c.cut.load()) return false;
+    if (stopping_ || c.cut.load()) return leave(false);
     const size_t others = reserved_.fetch_add(step);
-    if (MayGrow(c, others, step)) return true;
+    if (MayGrow(c, others, step, waiting)) return leave(true);
     reserved_ -= step;
+    if (!waiting) {
+      std::lock_guard<std::mutex> lock(waiting_mu_);
+      waiting_.push_back(&c);
+      waiting_count_++;
+      waiting = true;
+    }
     usleep(kMemoryWaitUs);
   }
 }
@@ -703,7 +739,7 @@ void TcpServer::WorkerLoop() {
         continue;
       }
     }
-    if (!MayGrow(c, 0, 0)) {
+    if (!MayGrow(c, 0, 0, false)) {
       // Over the memory budget and holding its share: the call waits at
       // the back of the queue (its reply could grow the backlog) until the
       // resets bring the total back; a connection reset meanwhile ends at
@@ -1149,7 +1185,7 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   std::lock_guard<std::mutex> lock(mu_);
   open_--;
   if (conn->evicted) evicting_--;
-  if (--per_host_[conn->host] == 0) per_host_.erase(conn->host);
+  if (--per_host_[conn->host].connections == 0) per_host_.erase(conn->host);
   finished_.push_back(conn->index);
   reap_cv_.notify_one();
 }

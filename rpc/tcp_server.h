@@ -35,7 +35,11 @@
 //    holding its share (budget / open connections) or more neither reads
 //    nor executes (a worker puts its call back at the end of the queue)
 //    until the total is back under it, nor does any above a quarter more
-//    than the budget; the
+//    than the budget. Memory that comes free goes to the lightest peer
+//    first: a connection that has waited for memory, or any over the
+//    budget, waits on while a connection from a host holding less (all its
+//    connections together) waits, so a host with many connections cannot
+//    crowd out one with few. The
 //    housekeeping thread resets the connections holding the most (every
 //    tenth of a second) until the total is under it. A reset or evicted
 //    connection ends at once: its reader wakes, the workers drop its
@@ -230,13 +234,18 @@ class TcpServer {
   // of its buffers) to `now`.
   void Charge(Conn& conn, size_t* charged, size_t now);
   // Whether `conn` may grow now by `own` bytes reserved, with `others`
-  // reserved by other calls: the total without `own` is under the budget,
-  // or `conn` holds less than its share and the total with `own` is under
-  // 1.25 x the budget.
-  bool MayGrow(const Conn& conn, size_t others, size_t own) const;
+  // reserved by other calls: the total without `own` is under the budget
+  // (and, if it `waited`, it is FirstInLine), or `conn` holds less than its
+  // share, the total with `own` is under 1.25 x the budget and it is
+  // FirstInLine.
+  bool MayGrow(const Conn& conn, size_t others, size_t own, bool waited) const;
+  // Whether no connection from a host holding less than `conn`'s host is
+  // waiting for memory (takes waiting_mu_ if any is).
+  bool FirstInLine(const Conn& conn) const;
   // Reserves `step` bytes (reserved_) for a growth of `conn`, waiting (a
-  // tick at a time) until MayGrow; false if the connection or the server is
-  // ending. The caller takes `step` off reserved_ once it has charged.
+  // tick at a time, in waiting_) until MayGrow; false if the connection or
+  // the server is ending. The caller takes `step` off reserved_ once it has
+  // charged.
   bool WaitForMemory(const Conn& conn, size_t step);
   // Over the budget: resets the connections holding the most until what is
   // left is under it (housekeeping thread).
@@ -268,8 +277,12 @@ class TcpServer {
   int max_per_host_ = 0;
   size_t budget_ = 0;
   std::atomic<size_t> held_{0}, peak_{0};
-  std::atomic<size_t> reserved_{0};   // for calls running, not yet charged
-  uint64_t tick_ns_ = 1000000000ull;  // SO_RCVTIMEO: how often an idle thread looks up
+  std::atomic<size_t> reserved_{0};  // for calls running, not yet charged
+  // Connections waiting in WaitForMemory (their threads keep them alive).
+  mutable std::mutex waiting_mu_;
+  std::vector<const Conn*> waiting_;
+  std::atomic<size_t> waiting_count_{0};  // waiting_.size()
+  uint64_t tick_ns_ = 1000000000ull;      // SO_RCVTIMEO: how often an idle thread looks up
   uint64_t idle_ns_ = 0, first_ns_ = 0, record_ns_ = 0, send_ns_ = 0;
   std::unique_ptr<RateLimitedLog> log_;
   std::atomic<bool> stopping_{false};
@@ -282,7 +295,12 @@ class TcpServer {
   // housekeeping thread as soon as they say so in finished_.
   std::unordered_map<uint32_t, std::thread> threads_;
   std::vector<uint32_t> finished_;
-  std::unordered_map<std::string, int> per_host_;  // open connections by peer address
+  // Open connections by peer address, and what they hold together.
+  struct Host {
+    int connections = 0;
+    std::shared_ptr<std::atomic<size_t>> held;
+  };
+  std::unordered_map<std::string, Host> per_host_;
   int evicting_ = 0;  // evicted connections whose threads have not ended yet
   std::atomic<uint64_t> connections_{0}, bad_streams_{0}, reads_{0}, open_{0}, refused_{0},
       accept_errors_{0}, thread_failures_{0}, idle_closed_{0}, record_timeouts_{0},

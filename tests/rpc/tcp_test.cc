@@ -1064,6 +1064,34 @@ TEST(TcpServerLimitsTest, OverTheMemoryBudgetTheHeaviestConnectionsAreReset) {
   EXPECT_TRUE(log.Has("memory budget of 8 MiB exceeded")) << log.All();
 }
 
+// A crowd of connections from one host, each with calls whose replies it
+// never reads, waits for memory (the resets let about one through at a
+// time); a newcomer from another host, which holds less, goes before the
+// crowd still waiting, not after whichever of them happen to look first.
+TEST(TcpServerLimitsTest, MemoryThatComesFreeGoesToTheLightestWaitingHostFirst) {
+  TcpServerOptions to;
+  to.max_memory = 8u << 20;
+  to.send_timeout_s = 120;
+  Server s({}, to);
+  constexpr int kCrowd = 60;
+  std::vector<Fd> crowd;
+  for (int i = 0; i < kCrowd; ++i) {
+    crowd.emplace_back(hostile::ConnectFrom("127.0.0.2", s.tcp->port(), 4096));
+    ASSERT_GE(crowd.back().get(), 0);
+    ASSERT_TRUE(WriteAll(crowd.back().get(), AmplifyingBatch(100 * i)).ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return s.tcp->stats().memory_resets >= 2; }, 20000));
+  auto light = Connect("127.0.0.1", s.tcp->port());
+  ASSERT_TRUE(light.ok());
+  common::SetTimeouts(light->get(), 30000000000ull, 30000000000ull);  // a failure, not a hang
+  const uint64_t resets0 = s.tcp->stats().memory_resets;
+  ASSERT_TRUE(WriteAll(light->get(), hostile::SysCall(7)).ok());
+  EXPECT_FALSE(ReadRecord(light->get()).empty());
+  // Those past the check when the newcomer came may go first.
+  EXPECT_LE(s.tcp->stats().memory_resets - resets0, 3u) << "of " << kCrowd << " in the crowd";
+  EXPECT_EQ(s.tcp->stats().send_timeouts, 0u);
+}
+
 // With workers, a connection reset for memory while its reader waits for
 // queue space and its call waits for a worker ends (its memory goes back),
 // and the call queued before is run or dropped, not put back for good.
