@@ -69,7 +69,7 @@ CLI::App* AddRunCommand(CLI::App& app) {
                 "Print the run's summary as JSON on stdout (output directory, files written, "
                 "errors, noise) instead of the table; the progress then goes to stderr");
   run->add_option("--repetitions", args->suite.repetitions,
-                  "Repetitions of every micro figure; the figure is their median, their "
+                  "Repetitions of every micro figure; the figure is the fastest of them, their "
                   "coefficient of variation is beside it and over 5% flags it as noisy (default: " +
                       std::to_string(suite::kRepetitions) + ", --quick " +
                       std::to_string(suite::kQuickRepetitions) + ")")

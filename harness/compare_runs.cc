@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "common/format.h"
@@ -193,6 +194,22 @@ Result<RunComparison> CompareRuns(const std::vector<RunResults>& a,
   }
   for (const auto& [id, fb] : rb) {
     if (!ra.count(id)) out.only_b.push_back(id.first + ": " + id.second);
+  }
+  std::set<std::string> estimators;
+  for (const auto* side : {&a, &b}) {
+    for (const RunResults& r : *side) {
+      if (!r.micro.empty()) estimators.insert(MicroEstimatorOf(r));
+    }
+  }
+  if (estimators.size() > 1) {
+    std::string names;
+    for (const std::string& e : estimators) {
+      names += (names.empty() ? "" : ", ") + (e.empty() ? std::string("unknown") : e);
+    }
+    out.warnings.push_back(
+        "the runs took their micro figures from their repetitions in different ways (" + names +
+        "; results.json method.micro_estimator): the fastest repetition is never above the "
+        "median, so micro B/A mixes the two; compare runs of one kind");
   }
   // micro first, then bounds, then e2e; each by its key.
   auto rank = [](const std::string& t) { return t == "micro" ? 0 : t == "bounds" ? 1 : 2; };

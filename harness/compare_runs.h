@@ -75,6 +75,9 @@ struct RunComparison {
   std::vector<RowComparison> rows;
   std::vector<std::string> only_a, only_b;  // "table: key" of rows on one side only
   NoiseSource noise;
+  // Where the runs themselves may not compare (their micro figures taken by
+  // different estimators, MicroEstimatorOf).
+  std::vector<std::string> warnings;
 };
 
 // Each side one run or more. alpha in (0, 1): the test's significance level.

@@ -8,6 +8,12 @@
 
 namespace secmode::harness {
 
+std::string MicroEstimatorOf(const RunResults& r) {
+  if (!r.method.is_object()) return "";
+  if (!r.method.contains("micro_estimator")) return "median";
+  return r.method["micro_estimator"] == kMicroEstimator ? kMicroEstimator : "";
+}
+
 using common::Status;
 using nlohmann::json;
 

@@ -20,10 +20,10 @@
 // "wide_window" and "context_per_connection" (control runs, each with its
 // own "repeats"), and validation rows'
 // "assert_goodput" and "attribution"; micro rows' "repetitions_ns" (each
-// repetition's mean), "cv" and "noisy" (ns_per_op is then their median);
-// machine's "compiler_flags", "secmode_commit", "secmode_tree" and
-// "libraries"; "noise" (NoiseJson). Files written before "sections" existed still read;
-// their e2e and nconnect parts cannot be drawn again (render/report.h).
+// repetition's mean), "cv" and "noisy" (ns_per_op is then the fastest, method's "micro_estimator";
+// their median in files that do not name one); machine's "compiler_flags", "secmode_commit",
+// "secmode_tree" and "libraries"; "noise" (NoiseJson). Files written before "sections" existed
+// still read; their e2e and nconnect parts cannot be drawn again (render/report.h).
 #ifndef SECMODE_HARNESS_RESULTS_H_
 #define SECMODE_HARNESS_RESULTS_H_
 
@@ -57,6 +57,12 @@ struct BoundRow {
 
 // How this build times operations (results.json "method").
 nlohmann::json DefaultMethod();
+
+struct RunResults;
+// How the run took its micro figures from their repetitions, as its method
+// says: kMicroEstimator ("fastest"), "median" for a run that does not say
+// (written before it did), "" for anything else (unknown to this secmode).
+std::string MicroEstimatorOf(const RunResults& r);
 
 struct RunResults {
   common::MachineInfo machine;

@@ -140,12 +140,11 @@ std::string MethodText(const RunResults& r) {
   return out;
 }
 
-// How the run took a figure from its repetitions, as its method says:
-// "fastest", or "median" for a run that does not say (written before it
-// did).
+// How the run took a figure from its repetitions (harness::MicroEstimatorOf),
+// in words that follow "the".
 std::string EstimatorWord(const RunResults& r) {
-  return r.method.value("micro_estimator", nlohmann::json()) == harness::kMicroEstimator ? "fastest"
-                                                                                         : "median";
+  const std::string e = harness::MicroEstimatorOf(r);
+  return e.empty() ? "figure, by an estimator this secmode does not know," : e;
 }
 
 // The micro figures' method, and how many were noisy.

@@ -147,6 +147,7 @@ std::string CompareText(const RunComparison& c) {
   out << Method(c) << "\n";
   if (const std::string note = NoiseNote(c); !note.empty()) out << TerminalText(note) << "\n";
   for (const auto& w : c.noise.warnings) out << "warning: " << TerminalText(w) << "\n";
+  for (const auto& w : c.warnings) out << "warning: " << TerminalText(w) << "\n";
   return out.str();
 }
 
@@ -157,8 +158,9 @@ std::string CompareMarkdown(const RunComparison& c) {
     out << "| " << name << " | " << MdText(label) << " |\n";
   out << "\n" << Method(c) << "\n\n" << Counts(c) << ".\n";
   if (const std::string note = NoiseNote(c); !note.empty()) out << "\n" << MdText(note) << "\n";
-  if (!c.noise.warnings.empty()) out << "\n";
+  if (!c.noise.warnings.empty() || !c.warnings.empty()) out << "\n";
   for (const auto& w : c.noise.warnings) out << "- warning: " << MdText(w) << "\n";
+  for (const auto& w : c.warnings) out << "- warning: " << MdText(w) << "\n";
   std::string table;
   for (const auto& r : c.rows) {
     if (r.table != table) {

@@ -44,7 +44,7 @@ struct SuiteOptions {
   std::vector<std::string> modes;  // mode names; empty means harness::DefaultModes()
   std::vector<size_t> sizes;       // empty means kDefaultSizes
   std::string command;             // the command line, recorded in the results
-  // Repetitions of every micro figure (its median is the figure); 0: the
+  // Repetitions of every micro figure (the fastest is the figure); 0: the
   // default, kRepetitions or kQuickRepetitions.
   size_t repetitions = 0;
   // >= 0: every micro figure is measured with its thread pinned to this CPU

@@ -95,6 +95,25 @@ TEST(CompareRunsTest, VerdictsFollowTheRuns) {
 
 // One run a side: the repetitions inside it do not make a verdict, however
 // far apart the two runs' repetitions lie.
+// Runs whose micro figures were taken by different estimators (older runs
+// took the median) are compared with a warning that says so; runs of one
+// kind get none.
+TEST(CompareRunsTest, RunsOfDifferentEstimatorsAreComparedWithAWarning) {
+  std::vector<RunResults> a = Runs("client-seal", {1000, 1010, 990});
+  std::vector<RunResults> b = Runs("client-seal", {1000, 1005, 995});
+  for (auto* side : {&a, &b}) {
+    for (RunResults& r : *side) r.method["micro_estimator"] = kMicroEstimator;
+  }
+  auto same = CompareRuns(a, b);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_TRUE(same->warnings.empty());
+  for (RunResults& r : a) r.method = nlohmann::json::object();  // written before the key
+  auto mixed = CompareRuns(a, b);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  ASSERT_EQ(mixed->warnings.size(), 1u);
+  EXPECT_NE(mixed->warnings[0].find("(fastest, median;"), std::string::npos) << mixed->warnings[0];
+}
+
 TEST(CompareRunsTest, OneRunASideGetsNoVerdict) {
   const RunResults a = SyntheticRun({Row("client-seal", 128, {100, 101, 99, 100, 102})}, 2e9);
   const RunResults b = SyntheticRun({Row("client-seal", 128, {150, 151, 149, 150, 152}),
