@@ -208,7 +208,16 @@ CpuShare OthersShare(const CpuTimes& before, const CpuTimes& after, double own_s
   return {task_s - own_seconds, static_cast<double>(after.total - before.total) * tick};
 }
 
-double CpuShare::Fraction() const { return all_s > 0 ? std::max(0.0, others_s) / all_s : -1; }
+CpuShare StealShare(const CpuTimes& before, const CpuTimes& after) {
+  if (!before.known || !after.known || after.total <= before.total || after.steal < before.steal) {
+    return {};
+  }
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return {static_cast<double>(after.steal - before.steal) * tick,
+          static_cast<double>(after.total - before.total) * tick};
+}
+
+double CpuShare::Fraction() const { return all_s > 0 ? std::max(0.0, part_s) / all_s : -1; }
 
 double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds) {
   return OthersShare(before, after, own_seconds).Fraction();

@@ -62,22 +62,25 @@ double OwnCpuSeconds();
 // (OwnCpuSeconds over the same span), over all of it, at least 0; -1 when
 // either reading is unknown or no tick passed.
 double OthersFraction(const CpuTimes& before, const CpuTimes& after, double own_seconds);
-// OthersFraction's parts in CPU seconds, to add up over several short
-// spans before dividing once (a span of 50 ms is 10 clock ticks of 2 CPUs,
-// and one tick of rounding is then a tenth of it): what others ran (the
-// task time less `own_seconds`, which rounding can take below 0) and all
-// of the machine's CPU time; both 0 when either reading is unknown or no
-// tick passed.
+// A part of the machine's CPU time between two readings, in CPU seconds,
+// to add up over several short spans before dividing once (a span of 50 ms
+// is 10 clock ticks of 2 CPUs, and one tick of rounding is then a tenth of
+// it): the part (which rounding can take below 0) and all of the machine's
+// CPU time; both 0 when either reading is unknown or no tick passed.
 struct CpuShare {
-  double others_s = 0, all_s = 0;
+  double part_s = 0, all_s = 0;
   void Add(const CpuShare& o) {
-    others_s += o.others_s;
+    part_s += o.part_s;
     all_s += o.all_s;
   }
-  // others_s / all_s, at least 0; -1 when all_s is 0.
+  // part_s / all_s, at least 0; -1 when all_s is 0.
   double Fraction() const;
 };
+// OthersFraction's parts: what others ran (the task time less
+// `own_seconds`) and all of the machine's CPU time.
 CpuShare OthersShare(const CpuTimes& before, const CpuTimes& after, double own_seconds);
+// StealFraction's parts: what the hypervisor took and all of the time.
+CpuShare StealShare(const CpuTimes& before, const CpuTimes& after);
 
 // One thread's CPU time since it started. cpu_ns is the scheduler's own
 // count, in ns (/proc/<pid>/task/<tid>/schedstat, its first field), or

@@ -160,6 +160,11 @@ common::Result<LegMeasurement> LegMeter::Result() {
   return m;
 }
 
+double TypicalNsPerOp(const LegMeasurement& m) {
+  if (m.repetitions_ns.empty()) return m.ns_per_op;
+  return common::Median(m.repetitions_ns);
+}
+
 common::Result<LegMeasurement> MeasureLeg(common::Association& a, Leg leg, size_t size,
                                           const MeasureOptions& options) {
   SECMODE_ASSIGN_OR_RETURN(LegMeter meter, LegMeter::Make(a, leg, size, options));

@@ -67,6 +67,15 @@ struct LegMeasurement {
   bool noisy() const { return cv > kNoisyCv; }
 };
 
+// What a leg costs in a typical minute of this machine: the median of the
+// repetitions (ns_per_op itself when there are none, as in runs whose
+// ns_per_op was that median). ns_per_op, the fastest repetition, is the
+// figure a run reports and compares; the models that predict what a load
+// will see (the workload model, the nconnect simulator's calibration, the
+// legs' share of an end-to-end row) take this one instead, since the load
+// they are held against runs through the machine's disturbed minutes too.
+double TypicalNsPerOp(const LegMeasurement& m);
+
 // One leg of one association at one size, measured a repetition at a time,
 // so that a run can spread the repetitions of many figures over its length
 // (the micro section measures every mode's first repetition, then every

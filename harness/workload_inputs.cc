@@ -130,7 +130,7 @@ Result<sim::LegCosts> LegCostsFromMicro(const std::vector<MicroRow>& micro,
     if (m.threads != 1 || m.mode != family || m.engine != use_engine || m.enctype != use_enctype) {
       continue;
     }
-    out.legs[m.leg][static_cast<int64_t>(m.size)] = m.m.ns_per_op;
+    out.legs[m.leg][static_cast<int64_t>(m.size)] = TypicalNsPerOp(m.m);
   }
   if (sim::IsSmbMode(family)) {
     SECMODE_ASSIGN_OR_RETURN(const smb::SmbMode smb_mode, smb::ParseSmbModeName(family));

@@ -55,7 +55,9 @@ std::optional<CpuOverRuns> MedianCpuNsPerCall(const nlohmann::json& row, int log
 void PutMedianRunFirst(nlohmann::json& row, int logical_cpus);
 
 // The legs of `family` (sys, krb5, krb5i, krb5p) from the run's one-thread
-// micro rows. `engine` and `enctype` empty: the run's only choice, or for
+// micro rows, each leg at its typical cost (TypicalNsPerOp: the median
+// repetition, not the fastest the row reports). `engine` and `enctype`
+// empty: the run's only choice, or for
 // the krb5 families the native engine and then the first enctype in the
 // run; an error names what the run has when the choice is not there.
 common::Result<sim::LegCosts> LegCostsFromRun(const RunResults& run, const std::string& family,

@@ -425,6 +425,7 @@ Runner::Span Runner::Measure(const std::string& where) {
   span.steal_fraction = common::StealFraction(cpu_at_start, cpu_at_stop);
   span.others =
       common::OthersShare(cpu_at_start, cpu_at_stop, common::OwnCpuSeconds() - own_at_start);
+  span.steal = common::StealShare(cpu_at_start, cpu_at_stop);
   return span;
 }
 
@@ -497,6 +498,7 @@ LoadReport Runner::Report(const Span& span) {
   r.idle_fraction = span.idle_fraction;
   r.steal_fraction = span.steal_fraction;
   r.others = span.others;
+  r.steal = span.steal;
   r.sender_cpu_ns = sender_cpu_ns_;
   r.sender_calls = sender_calls_;
   return r;

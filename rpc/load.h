@@ -165,8 +165,10 @@ struct LoadReport {
   // -1 when unknown.
   double idle_fraction = -1;
   // Of that CPU time, the share the hypervisor took (steal): time the
-  // machine's vCPUs did not run at all. -1 when unknown.
+  // machine's vCPUs did not run at all. -1 when unknown. Its parts in CPU
+  // seconds (common::StealShare) in `steal`, to add up over runs.
   double steal_fraction = -1;
+  common::CpuShare steal;
   // Of that CPU time, what other processes (and kernel threads) ran: the
   // machine's task time less this process's own (common::OthersShare), in
   // CPU seconds, to add up over runs; its Fraction() is the share (-1

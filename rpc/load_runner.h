@@ -187,7 +187,7 @@ class Runner {
   struct Span {
     uint64_t t0 = 0, stop = 0;
     double idle_fraction = -1, steal_fraction = -1;
-    common::CpuShare others;
+    common::CpuShare others, steal;
   };
   // Run's steps, in order. CheckOptions refuses bad options and sets the
   // run's deadline; CreateContexts and OpenConnections (with the slots and

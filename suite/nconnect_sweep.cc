@@ -20,7 +20,8 @@ using sim::SweepRow;
 
 namespace {
 
-// Mean of the four legs per payload size for each krb5p association.
+// Mean of the four legs per payload size for each krb5p association, each
+// leg at its typical cost (harness::TypicalNsPerOp).
 using AssocKey = std::pair<std::string, std::string>;  // enctype, engine
 
 }  // namespace
@@ -31,7 +32,7 @@ bool FitCostsFromMicro(const harness::RunResults& results, Scenario& scenario,
   for (const auto& row : results.micro) {
     if (row.mode != "krb5p" || row.threads != 1 || row.m.ns_per_op <= 0) continue;
     auto& cell = by[{row.enctype, row.engine}][row.size];
-    cell.first += row.m.ns_per_op;
+    cell.first += harness::TypicalNsPerOp(row.m);
     cell.second += 1;
   }
   for (const auto& [key, sizes] : by) {
@@ -107,10 +108,10 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
     const size_t from = scenarios.size() * part / (kSpeedSamples - 1);
     const size_t to = scenarios.size() * (part + 1) / (kSpeedSamples - 1);
     const uint64_t t0 = common::NowNs();
-    std::vector<SweepRow> done = sim::RunSweep(
-        std::vector<Scenario>(scenarios.begin() + static_cast<std::ptrdiff_t>(from),
-                              scenarios.begin() + static_cast<std::ptrdiff_t>(to)),
-        threads);
+    std::vector<SweepRow> done =
+        sim::RunSweep(std::vector<Scenario>(scenarios.begin() + static_cast<std::ptrdiff_t>(from),
+                                            scenarios.begin() + static_cast<std::ptrdiff_t>(to)),
+                      threads);
     wall += static_cast<double>(common::NowNs() - t0) / 1e9;
     rows.insert(rows.end(), std::make_move_iterator(done.begin()),
                 std::make_move_iterator(done.end()));
@@ -126,8 +127,8 @@ Status RunNconnectSweep(const sim::SweepGrid& grid, const std::string& cost_sour
       << common::Fmt("%.2f", speed_threads.rpcs_per_second / 1e6) << " M ("
       << common::Fmt("%.2f", speed_threads.min_rpcs_per_second / 1e6) << ".."
       << common::Fmt("%.2f", speed_threads.max_rpcs_per_second / 1e6)
-      << ") with every mechanism, simulated RPCs per CPU-second, median (range) of "
-      << speed.runs << " runs spread over the sweep]" << std::flush;
+      << ") with every mechanism, simulated RPCs per CPU-second, median (range) of " << speed.runs
+      << " runs spread over the sweep]" << std::flush;
   int64_t total_ops = 0, errors = 0, truncated = 0;
   for (size_t k = 0; k < rows.size(); ++k) {
     const SweepRow& row = rows[k];

@@ -121,7 +121,8 @@ struct Calibration {
   double pause_per_s = 0;
   std::vector<int64_t> pause_ns;
   // Per point: of the machine's CPU time in its real runs, the hypervisor's
-  // (median over the runs' StealFraction; -1 unknown). The host this runs on
+  // (its ticks over all the runs added up before one division, as
+  // common::StealShare's; -1 unknown). The host this runs on
   // is shared, and what it takes differs from run to run and from the pause
   // probe's moment, so the point's model is paused for that share
   // (harness::PausePerSWithSteal): the simulation compares with runs made
@@ -329,7 +330,7 @@ struct ValidationOutcome {
   // figures, and its two-valued *_agree the older reading (some run within
   // the limit).
   PointVerdict verdict;
-  std::string diagnosis;    // empty when the point agrees; else Diagnose()
+  std::string diagnosis;  // empty when the point agrees; else Diagnose()
   // The simulator failed on this point's scenario (e.g. "no events left":
   // a model deadlock) or on one of its ablation variants: the point is kept,
   // with the error, instead of failing the whole section; with the main

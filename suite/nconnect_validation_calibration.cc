@@ -210,7 +210,9 @@ Result<rpc::ContextCreationTime> MeasureContextCreation(harness::ModeEnvironment
 }
 
 // The crypto cost per message: the mode's four legs (whole RPC calls and
-// replies, the same work the TCP client and server do) at 0 and 4 KiB.
+// replies, the same work the TCP client and server do) at 0 and 4 KiB, each
+// at its typical cost (harness::TypicalNsPerOp): the load it predicts runs
+// through the same minutes.
 Status MeasureLegCosts(harness::ModeEnvironment& env, const ValidationOptions& options,
                        Calibration& c) {
   SECMODE_ASSIGN_OR_RETURN(harness::ModeName name, harness::ParseModeName(options.mode));
@@ -225,8 +227,9 @@ Status MeasureLegCosts(harness::ModeEnvironment& env, const ValidationOptions& o
     for (common::Leg leg : common::kAllLegs) {
       SECMODE_ASSIGN_OR_RETURN(harness::LegMeasurement m,
                                harness::MeasureLeg(assoc, leg, sizes[i], mo));
-      leg_ns[i][k++] = m.ns_per_op;
-      mean[i] += m.ns_per_op / 4;
+      const double typical = harness::TypicalNsPerOp(m);
+      leg_ns[i][k++] = typical;
+      mean[i] += typical / 4;
     }
   }
   c.leg_ns_small = mean[0];
@@ -258,8 +261,8 @@ Result<Waits> TimeWaits(harness::ModeEnvironment& env, const Gss& g,
   if (options.thread_model) {
     SECMODE_ASSIGN_OR_RETURN(w.reconnect, MeasureReconnect(env, g, 30));
   }
-  SECMODE_ASSIGN_OR_RETURN(
-      w.one, MeasurePerCall(env, g, rpc::Security::kSys, 1, 1, false, rpc::NfsOp::kRead, 4096, 0.2));
+  SECMODE_ASSIGN_OR_RETURN(w.one, MeasurePerCall(env, g, rpc::Security::kSys, 1, 1, false,
+                                                 rpc::NfsOp::kRead, 4096, 0.2));
   w.net_rtt_ns = std::max<int64_t>(
       1000, static_cast<int64_t>(w.one.p50_ns - w.one.client_ns - w.one.server_ns));
   SECMODE_ASSIGN_OR_RETURN(w.setup, MeasureContextCreation(env, g, g.family, w.net_rtt_ns,
@@ -312,13 +315,20 @@ namespace {
 // The figures MeasureWaits times, each a median over the calibration's
 // passes (TakeMedianWaits).
 constexpr int64_t Calibration::*kWaitFigures[] = {
-    &Calibration::one_call_p50_ns,    &Calibration::one_call_awake_p50_ns,
-    &Calibration::one_call_client_ns, &Calibration::one_call_server_ns,
-    &Calibration::reconnect_ns,       &Calibration::reconnect_idle_ns,
-    &Calibration::reconnect_cpu_ns,   &Calibration::reconnect_client_cpu_ns,
-    &Calibration::net_rtt_ns,         &Calibration::net_rtt_idle_ns,
-    &Calibration::gss_setup_ns,       &Calibration::gss_setup_idle_ns,
-    &Calibration::gss_setup_cpu_ns,   &Calibration::gss_setup_quiet_ns,
+    &Calibration::one_call_p50_ns,
+    &Calibration::one_call_awake_p50_ns,
+    &Calibration::one_call_client_ns,
+    &Calibration::one_call_server_ns,
+    &Calibration::reconnect_ns,
+    &Calibration::reconnect_idle_ns,
+    &Calibration::reconnect_cpu_ns,
+    &Calibration::reconnect_client_cpu_ns,
+    &Calibration::net_rtt_ns,
+    &Calibration::net_rtt_idle_ns,
+    &Calibration::gss_setup_ns,
+    &Calibration::gss_setup_idle_ns,
+    &Calibration::gss_setup_cpu_ns,
+    &Calibration::gss_setup_quiet_ns,
     &Calibration::gss_setup_quiet_cpu_ns,
 };
 
@@ -327,7 +337,6 @@ constexpr int64_t Calibration::*kWaitFigures[] = {
 void DeriveFromWaits(Calibration& c) {
   c.rtt_ns = std::max<int64_t>(5000, c.one_call_p50_ns - c.sys_ns);
 }
-
 
 // The CPU of one socket read, at each end (Calibration::read_probe).
 Status MeasureReadProbe(harness::ModeEnvironment& env, const Gss& g, Calibration& c) {
@@ -389,8 +398,8 @@ Result<Calibration> Calibrate(harness::ModeEnvironment& env, const ValidationOpt
   SECMODE_RETURN_IF_ERROR(MeasureWaits(env, options, c));
   // The model without threads: non-crypto time per call from sys-mode
   // throughput, folded into the server's service time (see CalibratedScenario).
-  SECMODE_ASSIGN_OR_RETURN(
-      PerCall many, MeasurePerCall(env, g, rpc::Security::kSys, 4, 128, false, rpc::NfsOp::kRead, 4096, 0.3));
+  SECMODE_ASSIGN_OR_RETURN(PerCall many, MeasurePerCall(env, g, rpc::Security::kSys, 4, 128, false,
+                                                        rpc::NfsOp::kRead, 4096, 0.3));
   c.sys_ops_per_s = many.ops_per_s;
   const double sys_ns = ServerThreads(options, 4) * 1e9 / many.ops_per_s;
   c.service_ns = static_cast<int64_t>(sys_ns) + c.client_crypto_ns;

@@ -116,15 +116,15 @@ Status MeasurePointPass(harness::ModeEnvironment& env, const ValidationOptions& 
   const int slots = static_cast<int>(s.slots);
   PointPass pass;
   if (!options.thread_model || options.ablation) {
-    SECMODE_ASSIGN_OR_RETURN(PerCall sys, MeasurePerCall(env, g, rpc::Security::kSys, s.nconnect,
-                                                         slots, false, p.load.op, p.load.size, 0.15));
+    SECMODE_ASSIGN_OR_RETURN(PerCall sys,
+                             MeasurePerCall(env, g, rpc::Security::kSys, s.nconnect, slots, false,
+                                            p.load.op, p.load.size, 0.15));
     p.out.rerun_calibration += sys.reruns;
     pass.sys_ops_per_s = sys.ops_per_s;
   }
-  SECMODE_ASSIGN_OR_RETURN(PerCall krb,
-                           MeasurePerCall(env, g, g.family, s.nconnect, slots,
-                                          s.per_connection_context, p.load.op, p.load.size, 0.3,
-                                          s.skew_ns));
+  SECMODE_ASSIGN_OR_RETURN(
+      PerCall krb, MeasurePerCall(env, g, g.family, s.nconnect, slots, s.per_connection_context,
+                                  p.load.op, p.load.size, 0.3, s.skew_ns));
   p.out.rerun_calibration += krb.reruns;
   pass.client_ns = krb.client_ns;
   pass.server_ns = krb.server_ns;
@@ -344,15 +344,16 @@ ValidationOutcome FinishPoint(PendingPoint p, const Calibration& c,
   CalibratePoint(p.passes, options, out);
   const auto& runs = p.runs;
   std::vector<sim::ScenarioResult> measured;
-  std::vector<double> steals;
-  common::CpuShare others;  // over all the runs: each is a few clock ticks
+  // Over all the runs, added up before one division: each is a few clock
+  // ticks, and one tick of rounding is a large share of one.
+  common::CpuShare others, steal;
   for (const auto& run : runs) {
     measured.push_back(run.second);
-    if (run.second.steal_fraction >= 0) steals.push_back(run.second.steal_fraction);
     others.Add(run.first.others);
+    steal.Add(run.first.steal);
   }
   Calibration& pc = out.calibration;
-  if (!steals.empty()) pc.runs_steal_fraction = common::Median(steals);
+  if (steal.all_s > 0) pc.runs_steal_fraction = steal.Fraction();
   // The model of the point, fed the runs' steal (Calibration).
   out.row.scenario = CalibratedScenario(s, pc, options);
   const bool simulated = SimulateSeeds(options, out);

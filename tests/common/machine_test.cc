@@ -58,12 +58,12 @@ TEST(MachineTest, OthersShareIsTheTaskTimeThisProcessDidNotRun) {
   // from the others' time of the rest instead of counting as 0 alone.
   CpuShare sum;
   sum.Add(OthersShare(a, b, 0));
-  EXPECT_DOUBLE_EQ(sum.others_s, 200 * tick);
+  EXPECT_DOUBLE_EQ(sum.part_s, 200 * tick);
   EXPECT_DOUBLE_EQ(sum.all_s, 400 * tick);
   sum.Add(OthersShare(CpuTimes(), b, 0));
   EXPECT_DOUBLE_EQ(sum.Fraction(), 0.5);
   sum.Add(OthersShare(a, b, 300 * tick));  // own time over the task time: below 0 alone
-  EXPECT_DOUBLE_EQ(sum.others_s, 100 * tick);
+  EXPECT_DOUBLE_EQ(sum.part_s, 100 * tick);
   EXPECT_DOUBLE_EQ(sum.Fraction(), 100.0 / 800);
   EXPECT_EQ(CpuShare().Fraction(), -1);
   // This process's own time is counted, and only grows.
@@ -72,6 +72,24 @@ TEST(MachineTest, OthersShareIsTheTaskTimeThisProcessDidNotRun) {
   volatile uint64_t x = 0;
   for (int i = 0; i < 20000000; ++i) x = x + static_cast<uint64_t>(i);
   EXPECT_GT(OwnCpuSeconds(), own);
+}
+
+// The hypervisor's steal adds up over spans like others' share: 1 tick of 5
+// and none of 95 is 1 in 100 (a median of the two spans' fractions, 20% and
+// 0%, says 10%).
+TEST(MachineTest, StealSharesAddUpOverSpansBeforeOneDivision) {
+  const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  CpuTimes c = Times(0, 0, 1000), d = Times(0, 0, 1005), e = Times(0, 0, 1100);
+  c.steal = 7;
+  d.steal = 8;
+  e.steal = 8;
+  CpuShare steal;
+  steal.Add(StealShare(c, d));
+  steal.Add(StealShare(d, e));
+  EXPECT_DOUBLE_EQ(steal.part_s, tick);
+  EXPECT_DOUBLE_EQ(steal.Fraction(), 0.01);
+  EXPECT_EQ(StealShare(d, c).all_s, 0);
+  EXPECT_EQ(StealShare(CpuTimes(), d).all_s, 0);
 }
 
 TEST(MachineTest, ProcStatReadsAsCountersThatOnlyGrow) {

@@ -69,6 +69,31 @@ TEST(WorkloadInputsTest, SmbLegsCarrySmb2sBytesOnTheWire) {
             (std::vector<std::string>{"smb-enc-aes-128-gcm", "smb-sign-aes-gmac"}));
 }
 
+// A row reports its fastest repetition; the model, which predicts a load
+// that runs through the machine's disturbed minutes too, takes each leg's
+// median repetition, and a row of a run without repetitions its figure.
+TEST(WorkloadInputsTest, TheModelTakesEachLegsMedianRepetitionNotItsFastest) {
+  std::vector<MicroRow> micro;
+  for (const char* leg : {"client-seal", "server-open"}) {
+    MicroRow m;
+    m.mode = "krb5p";
+    m.engine = "native";
+    m.enctype = "aes256-cts-hmac-sha1-96";
+    m.leg = leg;
+    m.size = 4096;
+    m.threads = 1;
+    m.m.ns_per_op = 100;
+    if (std::string(leg) == "client-seal") m.m.repetitions_ns = {130, 100, 190, 160, 120};
+    micro.push_back(m);
+  }
+  auto legs = LegCostsFromMicro(micro, "krb5p");
+  ASSERT_TRUE(legs.ok()) << legs.status().ToString();
+  EXPECT_DOUBLE_EQ(legs->legs.at("client-seal").at(4096), 130);
+  EXPECT_DOUBLE_EQ(legs->legs.at("server-open").at(4096), 100);
+  EXPECT_DOUBLE_EQ(TypicalNsPerOp(micro[0].m), 130);
+  EXPECT_DOUBLE_EQ(TypicalNsPerOp(micro[1].m), 100);
+}
+
 // One smb-e2e row's run: `busy` of 2 CPUs for one second over `ops`, of
 // which the client's process took `client_s` seconds.
 nlohmann::json SmbRun(double busy_fraction, double ops, double client_s) {
@@ -88,10 +113,10 @@ TEST(WorkloadInputsTest, NfsProtocolCostsTakeTheMedianOfASysRowsRuns) {
   // its repeats at 40 us (50000 calls) and 25 us (80000 calls, 0 idle) put
   // the median at 25 us. A repeat without an idle figure is not counted.
   auto sys = [](double ops) {
-    return nlohmann::json{{"mode", "sys"},     {"server", "secmode"}, {"op", "getattr"},
-                          {"size", 0},         {"connections", 4},    {"slots", 64},
-                          {"seconds", 1.0},    {"ops", ops},          {"idle_fraction", 0.0},
-                          {"steal_fraction", 0.0}};
+    return nlohmann::json{
+        {"mode", "sys"},        {"server", "secmode"},  {"op", "getattr"}, {"size", 0},
+        {"connections", 4},     {"slots", 64},          {"seconds", 1.0},  {"ops", ops},
+        {"idle_fraction", 0.0}, {"steal_fraction", 0.0}};
   };
   nlohmann::json row = sys(100000);
   nlohmann::json unknown = sys(1000);
@@ -119,7 +144,7 @@ TEST(WorkloadInputsTest, NfsProtocolCostsTakeTheMedianOfASysRowsRuns) {
 // takes its place among the repeats; the row's other fields stay.
 TEST(WorkloadInputsTest, PutMedianRunFirstMakesTheMiddleRunTheRowsFigures) {
   auto run = [](double ops, int round) {
-    return nlohmann::json{{"seconds", 1.0},       {"ops", ops},     {"idle_fraction", 0.0},
+    return nlohmann::json{{"seconds", 1.0},        {"ops", ops},     {"idle_fraction", 0.0},
                           {"ops_per_second", ops}, {"round", round}, {"window", 128}};
   };
   // Busy CPU per call: the row's 20 us, repeats 40 us and 25 us: the middle is 25 us.

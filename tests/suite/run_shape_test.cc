@@ -174,7 +174,8 @@ TEST(RunShapeTest, QuickRunKeepsEveryKeyAndHeading) {
       // repetitions and the longer fingerprint
       "micro[].repetitions_ns[]", "micro[].cv", "micro[].noisy", "machine.compiler_flags",
       "machine.secmode_commit", "machine.secmode_tree", "method.repetitions", "method.warmup_ops",
-      "method.noisy_cv", "method.micro_figure", "method.pinned_cpu", "method.sources",
+      "method.noisy_cv", "method.micro_figure", "method.micro_estimator", "method.pinned_cpu",
+      "method.sources",
       "e2e[].window", "e2e[].round",
       // the predicted workloads (sim/workload_model.h)
       "predictions[].mode", "predictions[].job", "predictions[].workload", "predictions[].iops",
