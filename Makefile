@@ -14,7 +14,7 @@ PACKAGES := cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config \
   libkrb5-dev krb5-kdc krb5-admin-server krb5-user \
   libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev \
   nlohmann-json3-dev libcli11-dev libalglib-dev libcmark-gfm-dev libcmark-gfm-extensions-dev \
-  chromium libpng-dev tshark gnuplot-nox nfs-ganesha nfs-ganesha-vfs parallel \
+  chromium libpng-dev libpcap-dev tcpdump tshark gnuplot-nox nfs-ganesha nfs-ganesha-vfs parallel \
   samba samba-ad-dc samba-ad-provision
 
 JOBS ?= $(shell nproc)
@@ -74,7 +74,7 @@ soak: build
 # corpus they grow in build/asan/fuzz-corpus/<target> between runs. Same
 # limits as the ctests (tests/fuzz/run_fuzzer.cmake).
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer rpc_probe_fuzzer native_token_fuzz \
+FUZZ_TARGETS ?= rpc_gss_fuzzer rpc_call_fuzzer rpc_record_fuzzer rpc_probe_fuzzer native_token_fuzz trace_capture_fuzz \
   smb_parsers_fuzz smb_client_fuzz
 
 fuzz: build-asan

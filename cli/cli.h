@@ -48,6 +48,7 @@ CLI::App* AddSmbLoadCommand(CLI::App& app);   // command_smb_load.cc
 CLI::App* AddProbeCommand(CLI::App& app);     // command_probe.cc
 CLI::App* AddPredictCommand(CLI::App& app);   // command_predict.cc
 CLI::App* AddLabCommand(CLI::App& app);       // command_lab.cc
+CLI::App* AddTraceCommand(CLI::App& app);     // command_trace.cc
 
 }  // namespace secmode::cli
 

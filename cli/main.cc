@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
        {AddRunCommand(app), AddModesCommand(app), AddReportCommand(app), AddCompareCommand(app),
         AddNoiseCommand(app), AddMergeCommand(app), AddNconnectCommand(app), AddServeCommand(app),
         AddLoadCommand(app), AddSmbLoadCommand(app), AddProbeCommand(app), AddPredictCommand(app),
-        AddLabCommand(app)}) {
+        AddLabCommand(app), AddTraceCommand(app)}) {
     // The convention first, then what the subcommand adds to it.
     const std::string own = sub->get_footer();
     sub->footer(std::string(kExitStatusHelp) + (own.empty() ? "" : "\n\n" + own));

@@ -66,8 +66,9 @@ void PutAuth(XdrEncoder& e, uint32_t flavor, ByteView body) {
 }  // namespace
 
 // RFC 5531 section 9: rpc_msg { xid; union { CALL: call_body } }.
-Status DecodeCallHeader(ByteView record, CallHeader* h) {
-  XdrDecoder d(record);
+namespace {
+
+Status DecodeThroughCredential(XdrDecoder& d, CallHeader* h) {
   uint32_t type;
   SECMODE_RETURN_IF_ERROR(d.GetU32(&h->xid, "xid"));
   SECMODE_RETURN_IF_ERROR(d.GetU32(&type, "msg_type"));
@@ -80,6 +81,19 @@ Status DecodeCallHeader(ByteView record, CallHeader* h) {
   SECMODE_RETURN_IF_ERROR(d.GetU32(&h->proc, "proc"));
   SECMODE_RETURN_IF_ERROR(GetAuth(d, &h->cred, "cred"));
   h->cred_end = d.position();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeCallCredential(ByteView record, CallHeader* h) {
+  XdrDecoder d(record);
+  return DecodeThroughCredential(d, h);
+}
+
+Status DecodeCallHeader(ByteView record, CallHeader* h) {
+  XdrDecoder d(record);
+  SECMODE_RETURN_IF_ERROR(DecodeThroughCredential(d, h));
   SECMODE_RETURN_IF_ERROR(GetAuth(d, &h->verf, "verf"));
   h->body_offset = d.position();
   return Status::Ok();

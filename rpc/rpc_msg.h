@@ -65,6 +65,10 @@ struct CallHeader {
 // or an over-long auth body. An rpcvers other than 2 is decoded (the caller
 // answers RPC_MISMATCH).
 common::Status DecodeCallHeader(common::ByteView record, CallHeader* h);
+// The same up to and including the credential (cred_end set; verf and
+// body_offset not): what a reader of a capture whose snap length cut the
+// verifier can still take.
+common::Status DecodeCallCredential(common::ByteView record, CallHeader* h);
 
 // Appends xid, CALL, rpcvers 2, prog, vers, proc and the credential; returns
 // the offset just past the credential. The caller appends the verifier and

@@ -21,7 +21,11 @@
 //   smb_client_fuzz   descriptions of a server's responses in every mode
 //                     (the target signs and seals them): completions,
 //                     interim ones, compound, unknown, clear, unsigned,
-//                     cut frames.
+//                     cut frames;
+//   trace_capture_fuzz captures (common/pcap.h's writer) of AUTH_SYS and
+//                     RPCSEC_GSS calls and replies with lagging, duplicate
+//                     and context-problem answers, and their frames one by
+//                     one (the target's frame mode).
 // Sealed wrap tokens carry random confounders, so those seeds differ from
 // run to run; every other seed is the same bytes each time.
 #include <sys/stat.h>
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/pcap.h"
 #include "gss/native_protector.h"
 #include "rpc/nfs.h"
 #include "rpc/probe_replies.h"
@@ -613,6 +618,91 @@ void SmbClientSeeds(Writer& w) {
   }
 }
 
+// --------------------------------------------------------- trace_capture_fuzz
+
+Bytes Framed(ByteView message) {
+  Bytes wire;
+  rpc::FrameRecord(message, &wire);
+  return wire;
+}
+
+Bytes TraceGssCall(uint32_t xid, uint32_t seq, uint32_t service) {
+  rpc::GssCred cred;
+  cred.seq = seq;
+  cred.service = service;
+  const uint8_t handle[4] = {0xc0, 0, 0, 1};
+  cred.handle = ByteView(handle, 4);
+  Bytes body, record;
+  rpc::EncodeGssCred(cred, &body);
+  rpc::EncodeCallPrefix(xid, rpc::kNfsProgram, rpc::kNfsVersion, rpc::kNfsProcCompound,
+                        rpc::kRpcsecGss, body, &record);
+  rpc::XdrEncoder e(&record);
+  e.PutU32(rpc::kRpcsecGss);
+  e.PutOpaque(secmode::common::PatternBytes(28, 5));
+  e.PutU32(0);
+  return record;
+}
+
+Bytes TraceReply(uint32_t xid, uint32_t auth_stat) {
+  Bytes m;
+  if (auth_stat == rpc::kAuthOk) {
+    rpc::EncodeAcceptedReply(xid, rpc::kAuthNone, {}, rpc::kSuccess, &m);
+  } else {
+    rpc::EncodeAuthErrorReply(xid, auth_stat, &m);
+  }
+  return m;
+}
+
+// A capture's records as the target's frame mode: [0: Ethernet][length/4][frame].
+Bytes AsFrames(const Bytes& pcap) {
+  Bytes out{1};
+  for (size_t at = 24; at + 16 <= pcap.size();) {
+    const size_t caplen = pcap[at + 8] | pcap[at + 9] << 8 | pcap[at + 10] << 16;
+    const size_t units = std::min<size_t>(caplen / 4, 255);
+    out.push_back(0);
+    out.push_back(static_cast<uint8_t>(units));
+    out.insert(out.end(), pcap.begin() + static_cast<std::ptrdiff_t>(at + 16),
+               pcap.begin() + static_cast<std::ptrdiff_t>(at + 16 + units * 4));
+    at += 16 + caplen;
+  }
+  return out;
+}
+
+void TraceSeeds(Writer& w) {
+  w.Target("trace_capture_fuzz");
+  secmode::common::PcapTcpWriter sys(700, 2049);
+  sys.Begin();
+  for (uint32_t xid = 1; xid <= 3; ++xid) {
+    sys.Add(true, Framed(SysCall(xid, rpc::kNfsProcCompound, Compound(rpc::NfsOp::kGetattr, 0))));
+    sys.Add(false, Framed(TraceReply(xid, rpc::kAuthOk)));
+  }
+  Bytes file{0};
+  file.insert(file.end(), sys.bytes().begin(), sys.bytes().end());
+  w.Seed("capture-sys", file);
+  w.Seed("frames-sys", AsFrames(sys.bytes()));
+  secmode::common::PcapTcpWriter gss(701, 2049);
+  gss.Begin();
+  const uint32_t seqs[] = {1, 2, 5, 3, 4, 40, 6, 40};
+  uint32_t xid = 10;
+  for (uint32_t seq : seqs) {
+    gss.Add(true, Framed(TraceGssCall(xid, seq, rpc::kGssSvcIntegrity)));
+    gss.Add(false, Framed(TraceReply(xid, seq == 6 ? rpc::kRpcsecGssCtxProblem : rpc::kAuthOk)));
+    ++xid;
+  }
+  // Two calls in one segment, the second's reply split over two.
+  Bytes two = Framed(TraceGssCall(30, 41, rpc::kGssSvcPrivacy));
+  const Bytes next = Framed(TraceGssCall(31, 42, rpc::kGssSvcNone));
+  two.insert(two.end(), next.begin(), next.end());
+  gss.Add(true, two);
+  const Bytes reply = Framed(TraceReply(31, rpc::kAuthOk));
+  gss.Add(false, ByteView(reply).subspan(0, 10));
+  gss.Add(false, ByteView(reply).subspan(10));
+  file.assign(1, 0);
+  file.insert(file.end(), gss.bytes().begin(), gss.bytes().end());
+  w.Seed("capture-gss", file);
+  w.Seed("frames-gss", AsFrames(gss.bytes()));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: fuzz_corpus_gen DIR   (writes DIR/<target>/<seed>)\n");
@@ -626,6 +716,7 @@ int main(int argc, char** argv) {
   NativeSeeds(w);
   SmbSeeds(w);
   SmbClientSeeds(w);
+  TraceSeeds(w);
   if (!w.ok()) return 1;
   printf("fuzz_corpus_gen: %d seeds written under %s\n", w.written(), argv[1]);
   return 0;

@@ -18,14 +18,15 @@ set(allowed_sim common)
 set(allowed_harness common gss lab smb rpc sim)
 set(allowed_suite common gss smb rpc lab sim harness)
 set(allowed_render common harness)
-set(allowed_cli common gss smb rpc lab sim harness suite render)
+set(allowed_trace common rpc)
+set(allowed_cli common gss smb rpc lab sim harness suite render trace)
 set(allowed_bench common gss lab smb rpc sim harness)
 # Single headers a folder may include beyond its folders: the simulator uses
 # the RPC server's RFC 2203 window and its reaction below it (a target of
 # their own that needs only common/).
 set(allowed_files_sim rpc/sequence_window.h rpc/window_policy.h)
 
-set(folders common gss smb rpc lab sim harness suite render cli bench)
+set(folders common gss smb rpc lab sim harness suite render trace cli bench)
 set(violations "")
 foreach(folder IN LISTS folders)
   file(GLOB_RECURSE sources "${ROOT}/${folder}/*.h" "${ROOT}/${folder}/*.cc"

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -19,24 +18,13 @@
 #include "tests/gss/kinit_user.h"
 #include "tests/rpc/serve_process.h"
 #include "tests/support/shared_realm.h"
+#include "tests/support/temp_dir.h"
 
 namespace secmode {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-struct TempDir {
-  TempDir() {
-    auto d = common::MakeTempDirectory("secmode-cli-rpc");
-    EXPECT_TRUE(d.ok());
-    if (d.ok()) path = *d;
-  }
-  ~TempDir() { (void)common::RemoveTree(path); }
-  std::string path;
-};
+using testing::TempDir;
+using testing::TextOf;
 
 // A `secmode serve` process on a free port (it ends itself after 60 s at
 // the latest), terminated with the object.
@@ -71,13 +59,13 @@ std::pair<int, std::string> RunLoadCommand(const std::string& dir, const std::st
   load.log_path = dir + "/load.log";
   auto rc = common::RunAndWait(load, 60000);
   EXPECT_TRUE(rc.ok());
-  return {rc.ok() ? *rc : -1, Slurp(load.log_path)};
+  return {rc.ok() ? *rc : -1, TextOf(load.log_path)};
 }
 
 void ServeAndLoad(const std::vector<std::string>& serve_extra,
                   const std::vector<std::string>& load_extra,
                   std::map<std::string, std::string> load_env = {}) {
-  TempDir dir;
+  TempDir dir("secmode-cli-rpc");
   Served serve(serve_extra);
   ASSERT_FALSE(serve.port.empty());
   if (load_env.empty()) load_env = testing::SharedRealm()->Environment();
@@ -134,7 +122,7 @@ TEST(CliServeLoadTest, AUsersKinitTicketWorksThroughCcacheKrb5ccnameAndTheDefaul
 TEST(CliServeLoadTest, AMissingTicketIsAClearRunTimeError) {
   gss::Realm* realm = testing::SharedRealm();
   ASSERT_NE(realm, nullptr);
-  TempDir dir;
+  TempDir dir("secmode-cli-rpc");
   Served serve({"--keytab", realm->service_keytab()});
   ASSERT_FALSE(serve.port.empty());
   const std::string cc = "FILE:" + dir.path + "/nobody.ccache";
@@ -149,7 +137,7 @@ TEST(CliServeLoadTest, AMissingTicketIsAClearRunTimeError) {
 // The server dies while load runs: load says which connection and what
 // happened, exits 1, and still prints what it measured before.
 TEST(CliServeLoadTest, TheServerKilledWhileLoadRunsIsReportedWithTheResultsSoFar) {
-  TempDir dir;
+  TempDir dir("secmode-cli-rpc");
   Served serve({});
   ASSERT_FALSE(serve.port.empty());
   common::Command load;
@@ -164,7 +152,7 @@ TEST(CliServeLoadTest, TheServerKilledWhileLoadRunsIsReportedWithTheResultsSoFar
   auto rc = common::RunAndWait(load, 22000);
   killer.join();
   ASSERT_TRUE(rc.ok()) << "secmode load did not end within 20 s of the server's death";
-  const std::string out = Slurp(load.log_path);
+  const std::string out = TextOf(load.log_path);
   EXPECT_EQ(*rc, 1) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex("secmode load: .*connection [1-3] of 3 to "
                                                 "127\\.0\\.0\\.1:[0-9]+: the server closed it")))

@@ -1,0 +1,603 @@
+// trace/: frames of every link type down to TCP, a direction's stream put
+// back in order across retransmissions, holes and a snap length, RPC records
+// found again after lost bytes, and the analysis of calls, replies and
+// RPCSEC_GSS sequence numbers over a capture written by secmode's own pcap
+// writer (common/pcap.h) and read back through libpcap.
+#include <gtest/gtest.h>
+#include <pcap/dlt.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "common/pcap.h"
+#include "rpc/record.h"
+#include "rpc/rpc_msg.h"
+#include "rpc/xdr.h"
+#include "trace/capture.h"
+#include "trace/rpc_records.h"
+#include "trace/rpc_trace.h"
+#include "trace/tcp_stream.h"
+
+namespace secmode::trace {
+namespace {
+
+using common::Bytes;
+using common::ByteView;
+
+void Put16(Bytes& b, uint16_t v) {
+  b.push_back(static_cast<uint8_t>(v >> 8));
+  b.push_back(static_cast<uint8_t>(v));
+}
+void Put32(Bytes& b, uint32_t v) {
+  Put16(b, static_cast<uint16_t>(v >> 16));
+  Put16(b, static_cast<uint16_t>(v));
+}
+
+// A TCP header (20 bytes, no options) and `payload`.
+Bytes Tcp(uint16_t sport, uint16_t dport, uint32_t seq, uint8_t flags, const Bytes& payload) {
+  Bytes b;
+  Put16(b, sport);
+  Put16(b, dport);
+  Put32(b, seq);
+  Put32(b, 77);  // ack
+  b.push_back(5 << 4);
+  b.push_back(flags);
+  Put16(b, 65535);
+  Put32(b, 0);  // checksum, urgent pointer
+  b.insert(b.end(), payload.begin(), payload.end());
+  return b;
+}
+
+Bytes Ipv4(const Bytes& tcp, uint16_t frag = 0) {
+  Bytes b = {0x45, 0};
+  Put16(b, static_cast<uint16_t>(20 + tcp.size()));
+  Put16(b, 1);
+  Put16(b, frag);
+  b.insert(b.end(), {64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2});
+  b.insert(b.end(), tcp.begin(), tcp.end());
+  return b;
+}
+
+// IPv6 with a destination-options header of 8 bytes before the TCP header.
+Bytes Ipv6(const Bytes& tcp) {
+  Bytes b = {0x60, 0, 0, 0};
+  Put16(b, static_cast<uint16_t>(8 + tcp.size()));
+  b.push_back(60);  // next: destination options
+  b.push_back(64);
+  for (int i = 0; i < 16; ++i) b.push_back(i == 15 ? 1 : 0);  // ::1
+  for (int i = 0; i < 16; ++i) b.push_back(i == 15 ? 2 : 0);  // ::2
+  b.insert(b.end(), {6, 0, 1, 4, 0, 0, 0, 0});                // next TCP, 8 bytes, PadN
+  b.insert(b.end(), tcp.begin(), tcp.end());
+  return b;
+}
+
+Bytes Cat(Bytes a, const Bytes& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void ExpectSegment(const TcpSegment& s, const Bytes& payload) {
+  EXPECT_EQ(s.src.port, 700);
+  EXPECT_EQ(s.dst.port, 2049);
+  EXPECT_EQ(s.seq, 1000u);
+  EXPECT_EQ(s.ack, 77u);
+  EXPECT_EQ(s.flags, kTcpAck);
+  EXPECT_EQ(s.payload_len, payload.size());
+  EXPECT_EQ(Bytes(s.payload.begin(), s.payload.end()), payload);
+}
+
+TEST(CaptureTest, EveryLinkTypeDecodesToTheSameSegment) {
+  const Bytes payload = {1, 2, 3, 4, 5};
+  const Bytes ip = Ipv4(Tcp(700, 2049, 1000, kTcpAck, payload));
+  const Bytes mac = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  struct Case {
+    const char* name;
+    int linktype;
+    Bytes frame;
+  };
+  const std::vector<Case> cases = {
+      {"ethernet", DLT_EN10MB, Cat(Cat(mac, {0x08, 0x00}), ip)},
+      {"802.1Q in 802.1ad", DLT_EN10MB,
+       Cat(Cat(mac, {0x88, 0xa8, 0, 5, 0x81, 0x00, 0, 7, 0x08, 0x00}), ip)},
+      {"sll", DLT_LINUX_SLL, Cat({0, 0, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0, 0x08, 0x00}, ip)},
+      {"sll2", DLT_LINUX_SLL2,
+       Cat({0x08, 0x00, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0}, ip)},
+      {"raw", DLT_RAW, ip},
+      {"null little-endian", DLT_NULL, Cat({2, 0, 0, 0}, ip)},
+      {"null big-endian", DLT_NULL, Cat({0, 0, 0, 2}, ip)},
+      {"loop", DLT_LOOP, Cat({0, 0, 0, 2}, ip)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TcpSegment s;
+    ASSERT_EQ(DecodeFrame(c.linktype, c.frame, static_cast<uint32_t>(c.frame.size()), &s),
+              FrameKind::kTcp);
+    ExpectSegment(s, payload);
+    EXPECT_EQ(s.src.ToString(), "10.0.0.1:700");
+    EXPECT_EQ(s.dst.ToString(), "10.0.0.2:2049");
+  }
+  TcpSegment s;
+  const Bytes v6 = Ipv6(Tcp(700, 2049, 1000, kTcpAck, payload));
+  ASSERT_EQ(DecodeFrame(DLT_RAW, v6, static_cast<uint32_t>(v6.size()), &s), FrameKind::kTcp);
+  ExpectSegment(s, payload);
+  EXPECT_EQ(s.src.ToString(), "[::1]:700");
+}
+
+TEST(CaptureTest, CutFragmentedAndForeignFramesAreCountedNotRead) {
+  const Bytes payload(100, 9);
+  const Bytes ip = Ipv4(Tcp(700, 2049, 1000, kTcpAck, payload));
+  TcpSegment s;
+  // A snap length that keeps the headers and 10 bytes of the payload: the
+  // payload is known to be 100 bytes long.
+  const ByteView cut(ip.data(), 20 + 20 + 10);
+  ASSERT_EQ(DecodeFrame(DLT_RAW, cut, static_cast<uint32_t>(ip.size()), &s), FrameKind::kTcp);
+  EXPECT_EQ(s.payload_len, 100u);
+  EXPECT_EQ(s.payload.size(), 10u);
+  // Every cut inside the headers.
+  for (size_t n = 0; n < 40; ++n) {
+    EXPECT_EQ(DecodeFrame(DLT_RAW, ByteView(ip.data(), n), static_cast<uint32_t>(ip.size()), &s),
+              FrameKind::kTruncated)
+        << n;
+  }
+  const Bytes frag = Ipv4(Tcp(700, 2049, 1000, kTcpAck, payload), 0x2000);
+  EXPECT_EQ(DecodeFrame(DLT_RAW, frag, static_cast<uint32_t>(frag.size()), &s),
+            FrameKind::kFragment);
+  Bytes udp = ip;
+  udp[9] = 17;
+  EXPECT_EQ(DecodeFrame(DLT_RAW, udp, static_cast<uint32_t>(udp.size()), &s), FrameKind::kNotTcp);
+  Bytes bad = ip;
+  bad[0] = 0x43;  // a header length of 12 bytes
+  EXPECT_EQ(DecodeFrame(DLT_RAW, bad, static_cast<uint32_t>(bad.size()), &s),
+            FrameKind::kMalformed);
+  EXPECT_FALSE(LinkTypeKnown(DLT_IEEE802_11));
+  // A VLAN tag cut short.
+  const Bytes tag = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x81, 0x00, 0, 7};
+  EXPECT_EQ(DecodeFrame(DLT_EN10MB, tag, 100, &s), FrameKind::kTruncated);
+}
+
+// IPv6 with a hop-by-hop header and a fragment header of an unfragmented
+// packet before TCP; a fragment further on is counted, not read.
+TEST(CaptureTest, Ipv6ExtensionHeadersAreWalkedToTcp) {
+  const Bytes payload = {7, 7, 7};
+  const Bytes tcp = Tcp(700, 2049, 1000, kTcpAck, payload);
+  auto packet = [&](uint16_t frag_field) {
+    Bytes b = {0x60, 0, 0, 0};
+    Put16(b, static_cast<uint16_t>(8 + 8 + tcp.size()));
+    b.push_back(0);  // hop-by-hop
+    b.push_back(64);
+    for (int i = 0; i < 32; ++i) b.push_back(static_cast<uint8_t>(i));
+    b.insert(b.end(), {44, 0, 1, 4, 0, 0, 0, 0});  // next: fragment; PadN
+    b.insert(b.end(), {6, 0});                     // next: TCP
+    Put16(b, frag_field);
+    Put32(b, 99);  // identification
+    b.insert(b.end(), tcp.begin(), tcp.end());
+    return b;
+  };
+  TcpSegment s;
+  const Bytes whole = packet(0);
+  ASSERT_EQ(DecodeFrame(DLT_IPV6, whole, static_cast<uint32_t>(whole.size()), &s), FrameKind::kTcp);
+  ExpectSegment(s, payload);
+  const Bytes later = packet(8 << 3);  // offset 8 x 8 bytes
+  EXPECT_EQ(DecodeFrame(DLT_IPV6, later, static_cast<uint32_t>(later.size()), &s),
+            FrameKind::kFragment);
+  const Bytes first = packet(1);  // more fragments follow
+  EXPECT_EQ(DecodeFrame(DLT_IPV6, first, static_cast<uint32_t>(first.size()), &s),
+            FrameKind::kFragment);
+  for (size_t n = 40; n < 56; ++n) {  // cut inside the extension headers
+    EXPECT_EQ(
+        DecodeFrame(DLT_IPV6, ByteView(whole.data(), n), static_cast<uint32_t>(whole.size()), &s),
+        FrameKind::kTruncated)
+        << n;
+  }
+}
+
+// What a sink was handed: the stream with '?' for every byte not captured.
+struct StreamText : StreamSink {
+  void Bytes(int64_t, ByteView data, uint64_t len) override {
+    text.append(data.begin(), data.end());
+    text.append(len - data.size(), '?');
+  }
+  std::string text;
+};
+
+TcpSegment Seg(uint32_t seq, const std::string& data, uint32_t wire_len = 0, uint8_t flags = 0) {
+  static std::deque<std::string> keep;  // the segments' bytes outlive them
+  keep.push_back(data);
+  TcpSegment s;
+  s.seq = seq;
+  s.flags = flags | kTcpAck;
+  s.payload = common::AsBytes(keep.back());
+  s.payload_len = wire_len ? wire_len : static_cast<uint32_t>(data.size());
+  return s;
+}
+
+TEST(TcpStreamTest, RetransmittedOverlappingAndLateSegmentsMakeOneStream) {
+  TcpDirection d;
+  StreamText out;
+  d.Add(Seg(99, "", 0, kTcpSyn), out);
+  d.Add(Seg(100, "abcd"), out);
+  d.Add(Seg(100, "abcd"), out);  // retransmitted
+  d.Add(Seg(102, "cdef"), out);  // overlaps
+  d.Add(Seg(110, "klmn"), out);  // after a hole
+  d.Add(Seg(106, "ghij"), out);  // the hole, late
+  d.Add(Seg(108, "ij"), out);    // inside what came
+  EXPECT_EQ(out.text, "abcdefghijklmn");
+  EXPECT_EQ(d.counts().retransmitted, 2u);
+  EXPECT_EQ(d.counts().out_of_order, 1u);
+  EXPECT_EQ(d.counts().lost, 0u);
+}
+
+TEST(TcpStreamTest, AHoleIsLostWhenTheReceiverAcknowledgedPastItOrTheCaptureEnds) {
+  TcpDirection d;
+  StreamText out;
+  d.Add(Seg(0, "ab"), out);  // begun mid-connection
+  d.Add(Seg(5, "fg"), out);
+  EXPECT_EQ(out.text, "ab");
+  d.Acked(3, 0, out);  // the receiver had byte 2: lost from the capture
+  EXPECT_EQ(out.text, "ab?");
+  d.Acked(4, 0, out);  // and byte 3
+  EXPECT_EQ(out.text, "ab??");
+  d.Acked(7, 0, out);
+  EXPECT_EQ(out.text, "ab???fg");
+  d.Add(Seg(9, "jk"), out);
+  d.Finish(out);
+  EXPECT_EQ(out.text, "ab???fg??jk");
+  EXPECT_EQ(d.counts().lost, 5u);
+  EXPECT_EQ(d.counts().bytes, 11u);
+  EXPECT_EQ(d.counts().captured, 6u);
+}
+
+TEST(TcpStreamTest, ASnapLengthKeepsThePlaceAndSequenceNumbersWrap) {
+  TcpDirection d;
+  StreamText out;
+  d.Add(Seg(0xfffffffd, "abc", 6), out);  // 6 on the wire, 3 kept; wraps
+  d.Add(Seg(3, "gh"), out);
+  EXPECT_EQ(out.text, "abc???gh");
+  EXPECT_EQ(d.counts().lost, 0u);
+  EXPECT_EQ(d.counts().captured, 5u);
+}
+
+TEST(TcpStreamTest, WhatWaitsBehindAHoleIsBounded) {
+  TcpDirection d(8);
+  StreamText out;
+  d.Add(Seg(0, "a"), out);
+  d.Add(Seg(2, "cdef"), out);
+  d.Add(Seg(6, "ghij"), out);  // 8 bytes wait: at the bound
+  EXPECT_EQ(out.text, "a");
+  d.Add(Seg(10, "k"), out);  // beyond it: the hole is given up
+  EXPECT_EQ(out.text, "a?cdefghijk");
+}
+
+// An RPC record: its mark and `message`.
+Bytes Framed(const Bytes& message) {
+  Bytes wire;
+  rpc::FrameRecord(message, &wire);
+  return wire;
+}
+
+Bytes SysCall(uint32_t xid) {
+  Bytes m;
+  rpc::AuthSysParms p;
+  p.machine = "client";
+  Bytes cred;
+  rpc::EncodeAuthSys(p, &cred);
+  rpc::EncodeCallPrefix(xid, 100003, 4, 1, rpc::kAuthSys, cred, &m);
+  rpc::XdrEncoder e(&m);
+  e.PutU32(rpc::kAuthNone);
+  e.PutU32(0);
+  e.PutU32(0xabcdef01);  // a body
+  return m;
+}
+
+struct Records : RecordSink {
+  void Record(const RecordSeen& r) override {
+    rpc::CallHeader h;
+    xids.push_back(rpc::DecodeCallHeader(r.head, &h).ok() ? static_cast<int64_t>(h.xid) : -1);
+    lengths.push_back(r.length);
+    resynced.push_back(r.resynced);
+  }
+  std::vector<int64_t> xids;
+  std::vector<uint64_t> lengths;
+  std::vector<bool> resynced;
+};
+
+TEST(RpcRecordsTest, RecordsAcrossSegmentsFragmentsAndUncapturedBodies) {
+  Records got;
+  RecordWalker w(got);
+  const Bytes a = Framed(SysCall(1)), b = Framed(SysCall(2));
+  Bytes stream = Cat(a, b);
+  // Fed a byte at a time.
+  for (uint8_t byte : stream) w.Bytes(0, ByteView(&byte, 1), 1);
+  // A record in two fragments.
+  const Bytes m = SysCall(3);
+  Bytes two;
+  Put32(two, 10);
+  two.insert(two.end(), m.begin(), m.begin() + 10);
+  Put32(two, rpc::kLastFragment | static_cast<uint32_t>(m.size() - 10));
+  two.insert(two.end(), m.begin() + 10, m.end());
+  w.Bytes(0, two, two.size());
+  // A record whose header was captured and whose body of 100000 bytes was
+  // not: the next record is still found where its mark says.
+  Bytes big = SysCall(4);
+  Bytes head;
+  Put32(head, rpc::kLastFragment | static_cast<uint32_t>(big.size() + 100000));
+  head.insert(head.end(), big.begin(), big.end());
+  w.Bytes(0, head, head.size() + 100000);
+  const Bytes c = Framed(SysCall(5));
+  w.Bytes(0, c, c.size());
+  EXPECT_EQ(got.xids, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(got.lengths[3], big.size() + 100000);
+  EXPECT_EQ(w.counts().lost_place, 0u);
+}
+
+TEST(RpcRecordsTest, AfterALostMarkTheNextCallIsFoundAndTheBytesPassedOverCounted) {
+  Records got;
+  RecordWalker w(got);
+  const Bytes a = Framed(SysCall(1));
+  w.Bytes(0, a, a.size());
+  // Lost: the rest of the next record and 6 bytes beyond its end.
+  const Bytes b = Framed(SysCall(2));
+  w.Bytes(0, ByteView(b.data(), 10), 10);
+  w.Bytes(0, {}, b.size() - 10 + 6);
+  EXPECT_TRUE(w.searching());
+  // Junk, then a record that starts in the middle of what comes.
+  const Bytes junk = {0, 0, 0, 9, 1, 2, 3, 4, 5, 6, 7};
+  const Bytes c = Cat(junk, Cat(Framed(SysCall(3)), Framed(SysCall(4))));
+  // In two pieces, cut inside the header of call 3.
+  w.Bytes(0, ByteView(c.data(), junk.size() + 20), junk.size() + 20);
+  w.Bytes(0, ByteView(c).subspan(junk.size() + 20), c.size() - junk.size() - 20);
+  // Call 2 ends where its mark said, its header not captured (-1).
+  EXPECT_EQ(got.xids, (std::vector<int64_t>{1, -1, 3, 4}));
+  EXPECT_EQ(got.resynced, (std::vector<bool>{false, false, true, false}));
+  EXPECT_EQ(w.counts().lost_place, 1u);
+  EXPECT_EQ(w.counts().records_cut, 0u);
+  EXPECT_EQ(w.counts().passed_over, 6 + junk.size());
+  // A mark that announces more than the largest record loses the place.
+  Bytes huge;
+  Put32(huge, rpc::kLastFragment | 0x7fffffff);
+  w.Bytes(0, huge, huge.size());
+  EXPECT_TRUE(w.searching());
+}
+
+// An RPCSEC_GSS DATA call on context `handle` with sequence number `seq`.
+Bytes GssCall(uint32_t xid, uint8_t handle, uint32_t seq) {
+  rpc::GssCred cred;
+  cred.proc = rpc::kGssData;
+  cred.seq = seq;
+  cred.service = rpc::kGssSvcIntegrity;
+  const uint8_t h[4] = {0xc0, 0, 0, handle};
+  cred.handle = ByteView(h, 4);
+  Bytes body, m;
+  rpc::EncodeGssCred(cred, &body);
+  rpc::EncodeCallPrefix(xid, 100003, 4, 1, rpc::kRpcsecGss, body, &m);
+  rpc::XdrEncoder e(&m);
+  e.PutU32(rpc::kRpcsecGss);
+  e.PutOpaque(Bytes(28, 7));  // the verifier (a MIC)
+  return m;
+}
+
+Bytes Reply(uint32_t xid, uint32_t auth_stat = rpc::kAuthOk) {
+  Bytes m;
+  if (auth_stat == rpc::kAuthOk) {
+    rpc::EncodeAcceptedReply(xid, rpc::kAuthNone, {}, rpc::kSuccess, &m);
+  } else {
+    rpc::EncodeAuthErrorReply(xid, auth_stat, &m);
+  }
+  return m;
+}
+
+RpcTrace TraceOf(const common::PcapTcpWriter& w, const TraceOptions& o) {
+  auto reader = CaptureReader::FromBytes(w.bytes(), "test.pcap");
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  RpcTraceBuilder b(o);
+  TcpSegment s;
+  while (reader.ok()) {
+    auto more = (*reader)->Next(&s);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    if (!more.ok() || !*more) break;
+    b.Add(s);
+  }
+  return b.Finish(reader.ok() ? (*reader)->counts() : CaptureCounts{});
+}
+
+TEST(RpcTraceTest, SequenceNumbersInCaptureOrderGiveTheLagAndTheWouldBeDrops) {
+  common::PcapTcpWriter w(800, 2049);
+  w.Begin();
+  // Context 1: 1..40, then 5 (35 below the highest), then 41, 20 (21
+  // below), 41 again, each answered; context 2: 7. A number seen before and
+  // still inside a window is a duplicate there (RFC 2203 5.3.3.1).
+  std::vector<uint32_t> seqs;
+  for (uint32_t s = 1; s <= 40; ++s) seqs.push_back(s);
+  seqs.insert(seqs.end(), {5, 41, 20, 41});
+  uint32_t xid = 100;
+  for (uint32_t seq : seqs) {
+    w.Add(true, Framed(GssCall(xid, 1, seq)));
+    w.Add(false, Framed(Reply(xid)));
+    ++xid;
+  }
+  w.Add(true, Framed(GssCall(xid, 2, 7)));
+  w.Add(false, Framed(Reply(xid, rpc::kRpcsecGssCtxProblem)));
+  w.Add(true, Framed(SysCall(900)));  // never answered
+  TraceOptions o;
+  o.windows = {16, 32, 64};
+  RpcTrace t = TraceOf(w, o);
+  ASSERT_EQ(t.contexts.size(), 2u);
+  ContextTrace& one = t.contexts[0];
+  EXPECT_EQ(one.handle, "c0000001");
+  EXPECT_EQ(one.service, "integrity");
+  EXPECT_EQ(one.calls, 44u);
+  EXPECT_EQ(one.lagging, 2u);
+  EXPECT_EQ(one.lag.Percentile(1.0), 35u);
+  EXPECT_EQ(one.below_window[16], 2u);  // 5 and 20
+  EXPECT_EQ(one.below_window[32], 1u);  // 5
+  EXPECT_EQ(one.below_window[64], 0u);
+  EXPECT_EQ(one.duplicates[16], 1u);  // 41 again
+  EXPECT_EQ(one.duplicates[32], 2u);  // 20, 41
+  EXPECT_EQ(one.duplicates[64], 3u);  // 5, 20, 41
+  EXPECT_EQ(t.contexts[1].context_problems, 1u);
+  ASSERT_EQ(t.connections.size(), 1u);
+  const ConnectionTrace& c = t.connections[0];
+  EXPECT_EQ(c.calls, 46u);
+  EXPECT_EQ(c.replies, 45u);
+  EXPECT_EQ(c.outstanding_at_end, 1u);
+  EXPECT_EQ(c.client.port, 800);
+  EXPECT_EQ(c.server.port, 2049);
+  const OperationTrace& compound = t.operations.at("NFSv4 COMPOUND");
+  EXPECT_EQ(compound.calls, 46u);
+  EXPECT_EQ(compound.by_flavor.at("rpcsec_gss integrity"), 45u);
+  EXPECT_EQ(compound.by_flavor.at("sys"), 1u);
+  // The JSON holds every window of the options, and the table says them.
+  const nlohmann::json j = TraceJson(t, o);
+  EXPECT_EQ(j["contexts"][0]["below_window"]["16"], 2);
+  EXPECT_EQ(j["contexts"][0]["lag"]["max"], 35);
+  const std::string text = TraceText(j);
+  EXPECT_NE(text.find("W16: 2 (+1 duplicates) W32: 1 (+2 duplicates) W64: 0 (+3 duplicates)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(RpcTraceTest, ACallSentAgainWithItsXidIsARetransmissionAndOtherPortsNeedACall) {
+  common::PcapTcpWriter w(800, 3049);
+  w.Begin();
+  w.Add(true, Framed(SysCall(1)));
+  w.Add(true, Framed(SysCall(1)));
+  w.Add(false, Framed(Reply(1)));
+  w.Add(false, Framed(Reply(2)));  // to no call
+  RpcTrace t = TraceOf(w, TraceOptions{});
+  // Port 3049 is no RPC port given, but the first bytes are a call.
+  ASSERT_EQ(t.connections.size(), 1u);
+  EXPECT_EQ(t.connections[0].calls, 2u);
+  EXPECT_EQ(t.connections[0].retransmissions, 1u);
+  EXPECT_EQ(t.connections[0].unmatched_replies, 1u);
+  // A conversation whose first bytes are no call is not read.
+  common::PcapTcpWriter other(800, 3050);
+  other.Begin();
+  other.Add(true, common::AsBytes("GET / HTTP/1.1\r\n\r\n"));
+  other.Add(true, Framed(SysCall(1)));
+  RpcTrace none = TraceOf(other, TraceOptions{});
+  EXPECT_TRUE(none.connections.empty());
+  EXPECT_EQ(none.connections_not_rpc, 1u);
+}
+
+TEST(CaptureReaderTest, NotACaptureAndADamagedOneAreRefusedNamingTheFileAndOffset) {
+  auto empty = CaptureReader::FromBytes({}, "empty.pcap");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty.pcap"), std::string::npos);
+  auto text = CaptureReader::FromBytes(common::AsBytes("hello, not a capture at all"), "x.txt");
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("x.txt: not a capture"), std::string::npos)
+      << text.status().message();
+  auto missing = CaptureReader::Open("/nonexistent/secmode.pcap");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/secmode.pcap"), std::string::npos);
+  common::PcapTcpWriter w(800, 2049);
+  w.Begin();
+  w.Add(true, Framed(SysCall(1)));
+  Bytes cut = w.bytes();
+  cut.resize(cut.size() - 5);  // the last frame cut short
+  auto r = CaptureReader::FromBytes(cut, "cut.pcap");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  TcpSegment s;
+  common::Status failed;
+  for (;;) {
+    auto more = (*r)->Next(&s);
+    if (!more.ok()) {
+      failed = more.status();
+      break;
+    }
+    if (!*more) break;
+  }
+  ASSERT_FALSE(failed.ok());
+  // libpcap read the cut frame's header and then found the file ended.
+  EXPECT_NE(failed.message().find("cut.pcap: damaged at byte " + std::to_string(cut.size())),
+            std::string::npos)
+      << failed.message();
+}
+
+// A segment between 10.0.0.1:`sport` and 10.0.0.2:`dport` (or back with
+// `back`), `wire` bytes long on the wire of which `data` were captured.
+TcpSegment Between(uint16_t client_port, bool back, uint32_t seq, uint8_t flags, ByteView data,
+                   uint32_t wire = 0) {
+  TcpSegment s;
+  Endpoint client, server;
+  client.addr[0] = server.addr[0] = 10;
+  client.addr[3] = 1;
+  server.addr[3] = 2;
+  client.port = client_port;
+  server.port = 2049;
+  s.src = back ? server : client;
+  s.dst = back ? client : server;
+  s.seq = seq;
+  s.flags = flags;
+  s.payload = data;
+  s.payload_len = wire ? wire : static_cast<uint32_t>(data.size());
+  return s;
+}
+
+TEST(RpcTraceTest, ASynOnTheSamePortsStartsANewConnectionAndMaxseqStaysOutOfTheWindows) {
+  RpcTraceBuilder b(TraceOptions{});
+  const Bytes first = Framed(GssCall(1, 1, 10)), again = Framed(GssCall(1, 1, 11));
+  b.Add(Between(900, false, 1000, kTcpSyn, {}));
+  b.Add(Between(900, false, 1001, kTcpAck, first));
+  b.Add(Between(900, false, 1000, kTcpSyn, {}));  // the same SYN again: the same connection
+  // The client reconnects from its port: the same XID is no retransmission.
+  b.Add(Between(900, false, 7000, kTcpSyn, {}));
+  b.Add(Between(900, false, 7001, kTcpAck, again));
+  // A number at MAXSEQ: the server answers CTXPROBLEM before its window.
+  const Bytes maxseq = Framed(GssCall(2, 1, rpc::kMaxGssSeq));
+  b.Add(Between(900, false, 7001 + static_cast<uint32_t>(again.size()), kTcpAck, maxseq));
+  RpcTrace t = b.Finish({});
+  ASSERT_EQ(t.connections.size(), 2u);
+  EXPECT_EQ(t.connections[0].calls, 1u);
+  EXPECT_EQ(t.connections[1].calls, 2u);
+  EXPECT_EQ(t.connections[1].retransmissions, 0u);
+  ASSERT_EQ(t.contexts.size(), 1u);
+  EXPECT_EQ(t.contexts[0].calls, 2u);
+  EXPECT_EQ(t.contexts[0].at_maxseq, 1u);
+  EXPECT_EQ(t.contexts[0].below_window[16], 0u);
+}
+
+TEST(RpcTraceTest, ACallWhoseVerifierTheSnapLengthCutIsStillCounted) {
+  RpcTraceBuilder b(TraceOptions{});
+  const Bytes call = Framed(GssCall(1, 3, 5));
+  // Everything up to the credential's end: 4 (mark) + 24 + 8 + the
+  // credential body (5 words and a 4-byte handle).
+  const size_t through_cred = 4 + 24 + 8 + 20 + 4;
+  ASSERT_LT(through_cred, call.size());
+  b.Add(Between(901, false, 1, kTcpAck, ByteView(call.data(), through_cred),
+                static_cast<uint32_t>(call.size())));
+  RpcTrace t = b.Finish({});
+  ASSERT_EQ(t.contexts.size(), 1u);
+  EXPECT_EQ(t.contexts[0].calls, 1u);
+  EXPECT_EQ(t.connections[0].unreadable_calls, 0u);
+}
+
+TEST(RpcRecordsTest, ADeniedReplyOfTwentyBytesIsFoundAfterALostMark) {
+  Records replies;  // Records decodes calls; a reply reads as -1 there
+  RecordWalker w(replies);
+  w.Bytes(0, {}, 7);  // lost: the walker searches
+  const Bytes denied = Framed(Reply(9, rpc::kRpcsecGssCredProblem));
+  ASSERT_EQ(denied.size(), 4u + 20u);
+  w.Bytes(0, denied, denied.size());
+  w.Finish();
+  EXPECT_EQ(replies.xids, (std::vector<int64_t>{-1}));
+  EXPECT_EQ(replies.lengths, (std::vector<uint64_t>{20}));
+}
+
+TEST(RpcTraceTest, ValuesKeepThreeDigitsAndBadWindowsAreRefused) {
+  EXPECT_EQ(TraceValue(0), 0u);
+  EXPECT_EQ(TraceValue(999), 999u);
+  EXPECT_EQ(TraceValue(1234), 1230u);
+  EXPECT_EQ(TraceValue(987654321), 987000000u);
+  TraceOptions o;
+  EXPECT_TRUE(CheckTraceOptions(o).ok());
+  for (const std::vector<uint32_t>& bad :
+       {std::vector<uint32_t>{}, {0}, {16, kMaxWindow + 1}, {32, 16}}) {
+    o.windows = bad;
+    EXPECT_EQ(CheckTraceOptions(o).code(), common::Code::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace secmode::trace

@@ -1,0 +1,380 @@
+#include "trace/rpc_trace.h"
+
+#include <algorithm>
+#include <deque>
+#include <iterator>
+#include <sstream>
+#include <utility>
+
+#include "common/format.h"
+#include "common/hex.h"
+#include "rpc/rpc_msg.h"
+
+namespace secmode::trace {
+
+using common::Result;
+using common::Status;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint32_t kNfsProgram = 100003;
+
+// NFSv3's procedures (RFC 1813 section 3); NFSv4 has NULL and COMPOUND.
+const char* const kNfs3Procedures[] = {
+    "NULL",    "GETATTR",     "SETATTR", "LOOKUP", "ACCESS",   "READLINK", "READ",   "WRITE",
+    "CREATE",  "MKDIR",       "SYMLINK", "MKNOD",  "REMOVE",   "RMDIR",    "RENAME", "LINK",
+    "READDIR", "READDIRPLUS", "FSSTAT",  "FSINFO", "PATHCONF", "COMMIT"};
+
+std::string OperationName(uint32_t prog, uint32_t vers, uint32_t proc) {
+  std::string name;
+  if (prog == kNfsProgram && vers == 3 && proc < std::size(kNfs3Procedures)) {
+    name = std::string("NFSv3 ") + kNfs3Procedures[proc];
+  } else if (prog == kNfsProgram && vers == 4 && proc <= 1) {
+    name = proc == 0 ? "NFSv4 NULL" : "NFSv4 COMPOUND";
+  } else {
+    name = "program " + std::to_string(prog) + " v" + std::to_string(vers) + " procedure " +
+           std::to_string(proc);
+  }
+  return name;
+}
+
+// The most credential names one operation counts (a crafted capture could
+// name a new flavor number in every call).
+constexpr size_t kMaxFlavors = 64;
+
+std::string FlavorName(const rpc::CallHeader& h, const rpc::GssCred* gss) {
+  switch (h.cred.flavor) {
+    case rpc::kAuthNone: return "none";
+    case rpc::kAuthSys: return "sys";
+    case rpc::kRpcsecGss:
+      if (!gss) return "rpcsec_gss (unreadable credential)";
+      if (gss->proc != rpc::kGssData)
+        return std::string("rpcsec_gss ") + rpc::GssProcName(gss->proc);
+      return std::string("rpcsec_gss ") + rpc::GssServiceName(gss->service);
+    default: return "flavor " + std::to_string(h.cred.flavor);
+  }
+}
+
+// A call waiting for its reply.
+struct Waiting {
+  int64_t sent_ns = 0;                  // its last byte
+  OperationTrace* operation = nullptr;  // a node of RpcTrace::operations
+  size_t context = SIZE_MAX;
+  uint64_t serial = 0;
+};
+
+}  // namespace
+
+// A connection being read: the two directions of its stream, their record
+// walkers, and the calls waiting for replies.
+struct RpcTraceBuilder::Conn {
+  struct Sink : RecordSink {
+    Sink(RpcTraceBuilder* b, Conn* c, bool of_calls) : builder(b), conn(c), calls(of_calls) {}
+    void Record(const RecordSeen& r) override {
+      calls ? builder->Call(*conn, r) : builder->Reply(*conn, r);
+    }
+    RpcTraceBuilder* builder;
+    Conn* conn;
+    bool calls;  // the client's direction
+  };
+  Conn(RpcTraceBuilder* b, size_t i)
+      : index(i),
+        to_server(4u << 20, &b->pending_),
+        to_client(4u << 20, &b->pending_),
+        call_sink(b, this, true),
+        reply_sink(b, this, false),
+        calls(call_sink),
+        replies(reply_sink) {}
+  size_t index;  // into the trace's connections
+  TcpDirection to_server, to_client;
+  Sink call_sink, reply_sink;
+  RecordWalker calls, replies;
+  std::map<uint32_t, Waiting> waiting;              // by XID
+  std::deque<std::pair<uint64_t, uint32_t>> order;  // (serial, XID), oldest first
+};
+
+RpcTraceBuilder::RpcTraceBuilder(TraceOptions options) : options_(std::move(options)) {}
+RpcTraceBuilder::~RpcTraceBuilder() = default;
+
+RpcTraceBuilder::Conn* RpcTraceBuilder::Find(const TcpSegment& s, bool* from_client) {
+  if (auto it = live_.find({s.src, s.dst}); it != live_.end()) {
+    *from_client = true;
+    return it->second.get();
+  }
+  if (auto it = live_.find({s.dst, s.src}); it != live_.end()) {
+    *from_client = false;
+    return it->second.get();
+  }
+  return nullptr;
+}
+
+RpcTraceBuilder::Conn* RpcTraceBuilder::Start(const TcpSegment& s, bool* from_client) {
+  std::pair<Endpoint, Endpoint> key;
+  if (not_rpc_.count({s.src, s.dst}) || not_rpc_.count({s.dst, s.src})) return nullptr;
+  if (options_.rpc_ports.count(s.dst.port)) {
+    key = {s.src, s.dst};
+  } else if (options_.rpc_ports.count(s.src.port)) {
+    key = {s.dst, s.src};
+  } else if (!s.payload.empty() && StartsWithRpcCall(s.payload)) {
+    key = {s.src, s.dst};
+  } else {
+    // A flow on other ports says what it is with its first bytes; until
+    // then (its handshake) it is passed over.
+    if (!s.payload.empty() && not_rpc_.size() < kMaxConnections) {
+      not_rpc_.insert({s.src, s.dst});
+      ++trace_.connections_not_rpc;
+    }
+    return nullptr;
+  }
+  if (trace_.connections.size() >= kMaxConnections) {
+    ++trace_.segments_over_limit;
+    return nullptr;
+  }
+  ConnectionTrace& ct = trace_.connections.emplace_back();
+  ct.client = key.first;
+  ct.server = key.second;
+  ct.first_ts_ns = s.ts_ns;
+  auto conn = std::make_unique<Conn>(this, trace_.connections.size() - 1);
+  Conn* c = conn.get();
+  live_.emplace(key, std::move(conn));
+  *from_client = key.first == s.src;
+  return c;
+}
+
+void RpcTraceBuilder::Add(const TcpSegment& s) {
+  if (trace_.first_ts_ns == 0) trace_.first_ts_ns = s.ts_ns;
+  trace_.last_ts_ns = std::max(trace_.last_ts_ns, s.ts_ns);
+  bool from_client = false;
+  Conn* c = Find(s, &from_client);
+  // A client's SYN on the same ports, but for the one the connection began
+  // with sent again: a new connection (the Linux client reconnects from its
+  // port; a capture may have begun after the first SYN).
+  if (c && from_client && (s.flags & kTcpSyn) && !(s.flags & kTcpAck) &&
+      !(c->to_server.counts().syn && c->to_server.syn_seq() == s.seq)) {
+    Close(*c);
+    c = nullptr;
+  }
+  if (!c) c = Start(s, &from_client);
+  if (!c) return;
+  ConnectionTrace& ct = trace_.connections[c->index];
+  ct.last_ts_ns = s.ts_ns;
+  if (from_client) {
+    c->to_server.Add(s, c->calls);
+    if (s.flags & kTcpAck) c->to_client.Acked(s.ack, s.ts_ns, c->replies);
+  } else {
+    c->to_client.Add(s, c->replies);
+    if (s.flags & kTcpAck) c->to_server.Acked(s.ack, s.ts_ns, c->calls);
+  }
+  if (s.flags & kTcpRst) ct.reset = true;
+  if ((s.flags & kTcpFin) && c->to_server.counts().fin && c->to_client.counts().fin) {
+    ct.closed = true;
+  }
+}
+
+size_t RpcTraceBuilder::ContextOf(const std::string& handle) {
+  if (auto it = context_index_.find(handle); it != context_index_.end()) return it->second;
+  if (trace_.contexts.size() >= kMaxContexts) {
+    ++trace_.contexts_over_limit;
+    return SIZE_MAX;
+  }
+  const size_t i = trace_.contexts.size();
+  trace_.contexts.emplace_back().handle = handle;
+  std::vector<rpc::SequenceWindow>& w = windows_.emplace_back();
+  for (uint32_t size : options_.windows) w.emplace_back(size);
+  context_index_.emplace(handle, i);
+  return i;
+}
+
+OperationTrace& RpcTraceBuilder::OperationOf(uint32_t prog, uint32_t vers, uint32_t proc) {
+  std::string name = OperationName(prog, vers, proc);
+  if (trace_.operations.size() >= kMaxOperations && !trace_.operations.count(name)) {
+    name = "other programs and procedures";
+  }
+  return trace_.operations[name];
+}
+
+void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
+  ContextTrace& x = trace_.contexts[context];
+  std::vector<rpc::SequenceWindow>& windows = windows_[context];
+  ++x.calls;
+  x.connections.insert(c.index);
+  // Every window has seen the same numbers: the same highest.
+  const uint32_t lag = windows.front().Lag(seq);
+  if (lag > 0) ++x.lagging;
+  x.max_lag = std::max(x.max_lag, lag);
+  x.lag.Add(TraceValue(lag));
+  if (x.calls % 65536 == 0) x.lag.Compact();
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const rpc::SeqVerdict v = windows[i].Check(seq);
+    if (v == rpc::SeqVerdict::kBelowWindow) ++x.below_window[options_.windows[i]];
+    if (v == rpc::SeqVerdict::kDuplicate) ++x.duplicates[options_.windows[i]];
+  }
+}
+
+void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
+  ConnectionTrace& ct = trace_.connections[c.index];
+  rpc::CallHeader h;
+  // The credential is all this reads: a snap length may have cut the verifier.
+  if (!rpc::DecodeCallCredential(r.head, &h).ok()) {
+    ++ct.unreadable_calls;
+    return;
+  }
+  ++ct.calls;
+  rpc::GssCred gss;
+  bool have_gss = false;
+  size_t context = SIZE_MAX;
+  if (h.cred.flavor == rpc::kRpcsecGss) {
+    have_gss = rpc::DecodeGssCred(h.cred.body, &gss).ok() && gss.version == rpc::kRpcsecGssVers1;
+    if (have_gss && (gss.proc == rpc::kGssData || gss.proc == rpc::kGssDestroy)) {
+      context = ContextOf(common::ToHex(gss.handle));
+    }
+    if (have_gss && (gss.proc == rpc::kGssInit || gss.proc == rpc::kGssContinueInit)) {
+      ++trace_.gss_init_calls;
+    }
+  }
+  OperationTrace& op = OperationOf(h.prog, h.vers, h.proc);
+  ++op.calls;
+  op.call_bytes += r.length;
+  std::string flavor = FlavorName(h, have_gss ? &gss : nullptr);
+  if (op.by_flavor.size() >= kMaxFlavors && !op.by_flavor.count(flavor)) flavor = "other flavors";
+  ++op.by_flavor[flavor];
+  if (context != SIZE_MAX) {
+    ContextTrace& x = trace_.contexts[context];
+    if (gss.proc == rpc::kGssDestroy) {
+      ++x.destroys;
+    } else if (gss.seq >= rpc::kMaxGssSeq) {
+      ++x.at_maxseq;  // CTXPROBLEM before any window (RFC 2203 5.3.3.1)
+    } else {
+      x.service = rpc::GssServiceName(gss.service);
+      DataCall(c, context, gss.seq);
+    }
+  }
+  if (auto it = c.waiting.find(h.xid); it != c.waiting.end()) {
+    ++ct.retransmissions;
+    if (it->second.context != SIZE_MAX) ++trace_.contexts[it->second.context].retransmissions;
+    return;
+  }
+  Wait(c, h.xid, r.last_ts_ns, &op, context);
+}
+
+void RpcTraceBuilder::Wait(Conn& c, uint32_t xid, int64_t sent_ns, OperationTrace* op,
+                           size_t context) {
+  ConnectionTrace& ct = trace_.connections[c.index];
+  const uint64_t serial = next_serial_++;
+  c.waiting.emplace(xid, Waiting{sent_ns, op, context, serial});
+  c.order.emplace_back(serial, xid);
+  ++waiting_;
+  // Beyond the bounds the oldest call of this connection is given up.
+  while (!c.order.empty() && (c.waiting.size() > kMaxOutstanding || waiting_ > kMaxWaiting)) {
+    const auto [oldest, oldest_xid] = c.order.front();
+    c.order.pop_front();
+    auto it = c.waiting.find(oldest_xid);
+    if (it != c.waiting.end() && it->second.serial == oldest) {
+      c.waiting.erase(it);
+      --waiting_;
+      ++ct.outstanding_given_up;
+    }
+  }
+  // Calls answered since are dropped from the front; when answered ones
+  // behind an old unanswered call pile up, the line is made again.
+  auto live = [&](const std::pair<uint64_t, uint32_t>& e) {
+    auto it = c.waiting.find(e.second);
+    return it != c.waiting.end() && it->second.serial == e.first;
+  };
+  while (!c.order.empty() && !live(c.order.front())) c.order.pop_front();
+  if (c.order.size() > 2 * c.waiting.size() + 1024) {
+    std::deque<std::pair<uint64_t, uint32_t>> kept;
+    for (const auto& e : c.order) {
+      if (live(e)) kept.push_back(e);
+    }
+    c.order.swap(kept);
+  }
+  ct.most_outstanding = std::max(ct.most_outstanding, c.waiting.size());
+}
+
+void RpcTraceBuilder::Reply(Conn& c, const RecordSeen& r) {
+  ConnectionTrace& ct = trace_.connections[c.index];
+  rpc::ReplyHeader h;
+  if (!rpc::DecodeReplyHeader(r.head, &h).ok()) {
+    ++ct.unreadable_replies;
+    return;
+  }
+  auto it = c.waiting.find(h.xid);
+  if (it == c.waiting.end()) {
+    ++ct.unmatched_replies;
+    return;
+  }
+  ++ct.replies;
+  OperationTrace& op = *it->second.operation;
+  ++op.replies;
+  op.reply_bytes += r.length;
+  const int64_t took = std::max<int64_t>(0, r.last_ts_ns - it->second.sent_ns);
+  op.response_ns.Add(TraceValue(static_cast<uint64_t>(took)));
+  if (op.replies % 65536 == 0) op.response_ns.Compact();
+  if (rpc::ContextGone(h) && it->second.context != SIZE_MAX) {
+    ++trace_.contexts[it->second.context].context_problems;
+  }
+  c.waiting.erase(it);
+  --waiting_;
+}
+
+void RpcTraceBuilder::Close(Conn& c) {
+  c.to_server.Finish(c.calls);
+  c.to_client.Finish(c.replies);
+  c.calls.Finish();
+  c.replies.Finish();
+  ConnectionTrace& ct = trace_.connections[c.index];
+  ct.outstanding_at_end = c.waiting.size();
+  waiting_ -= c.waiting.size();
+  ct.from_client = c.to_server.counts();
+  ct.from_server = c.to_client.counts();
+  ct.client_records = c.calls.counts();
+  ct.server_records = c.replies.counts();
+  live_.erase({ct.client, ct.server});  // destroys c
+}
+
+RpcTrace RpcTraceBuilder::Finish(const CaptureCounts& capture) {
+  while (!live_.empty()) Close(*live_.begin()->second);
+  trace_.capture = capture;
+  for (auto& [name, op] : trace_.operations) op.response_ns.Compact();
+  for (ContextTrace& x : trace_.contexts) x.lag.Compact();
+  return std::move(trace_);
+}
+
+Status CheckTraceOptions(const TraceOptions& options) {
+  if (options.windows.empty())
+    return Status::InvalidArgument("trace: no window to count drops for");
+  for (size_t i = 0; i < options.windows.size(); ++i) {
+    const uint32_t w = options.windows[i];
+    if (w < 1 || w > kMaxWindow) {
+      return Status::InvalidArgument("trace: a window of " + std::to_string(w) + " is outside 1.." +
+                                     std::to_string(kMaxWindow));
+    }
+    if (i > 0 && w <= options.windows[i - 1]) {
+      return Status::InvalidArgument("trace: the windows must ascend");
+    }
+  }
+  return Status::Ok();
+}
+
+uint64_t TraceValue(uint64_t v) {
+  uint64_t unit = 1;
+  while (v / unit >= 1000) unit *= 10;
+  return v / unit * unit;
+}
+
+Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options) {
+  SECMODE_RETURN_IF_ERROR(CheckTraceOptions(options));
+  SECMODE_ASSIGN_OR_RETURN(std::unique_ptr<CaptureReader> reader, CaptureReader::Open(path));
+  RpcTraceBuilder builder(options);
+  TcpSegment s;
+  for (;;) {
+    SECMODE_ASSIGN_OR_RETURN(const bool more, reader->Next(&s));
+    if (!more) break;
+    builder.Add(s);
+  }
+  return builder.Finish(reader->counts());
+}
+
+}  // namespace secmode::trace

@@ -1,0 +1,162 @@
+// RpcTrace as results.json's "trace" section, and that section as the
+// terminal's table. Every string here is made by this code (numbers, hex,
+// names from fixed tables): nothing of the capture is copied as text.
+#include <sstream>
+
+#include "common/format.h"
+#include "trace/rpc_trace.h"
+
+namespace secmode::trace {
+
+using nlohmann::json;
+
+namespace {
+
+json Direction(const DirectionCounts& d, const RecordCounts& r) {
+  return {{"bytes", d.bytes},
+          {"captured_bytes", d.captured},
+          {"lost_bytes", d.lost},
+          {"segments", d.segments},
+          {"retransmitted_segments", d.retransmitted},
+          {"out_of_order_segments", d.out_of_order},
+          {"records", r.records},
+          {"records_cut", r.records_cut},
+          {"lost_place", r.lost_place},
+          {"passed_over_bytes", r.passed_over}};
+}
+
+json ByWindow(const std::map<uint32_t, uint64_t>& counts, const TraceOptions& options) {
+  json out = json::object();
+  for (uint32_t w : options.windows) {
+    auto it = counts.find(w);
+    out[std::to_string(w)] = it == counts.end() ? 0 : it->second;
+  }
+  return out;
+}
+
+json Context(ContextTrace& x, const TraceOptions& options) {
+  return {{"handle", x.handle},
+          {"service", x.service},
+          {"calls", x.calls},
+          {"connections", x.connections.size()},
+          {"lag",
+           {{"p50", x.lag.Percentile(0.5)}, {"p99", x.lag.Percentile(0.99)}, {"max", x.max_lag}}},
+          {"lagging_calls", x.lagging},
+          {"below_window", ByWindow(x.below_window, options)},
+          {"duplicates", ByWindow(x.duplicates, options)},
+          {"at_or_above_maxseq", x.at_maxseq},
+          {"retransmissions", x.retransmissions},
+          {"context_problem_replies", x.context_problems},
+          {"destroys", x.destroys}};
+}
+
+json Connection(const ConnectionTrace& c) {
+  return {{"client", c.client.ToString()},
+          {"server", c.server.ToString()},
+          {"seconds", static_cast<double>(c.last_ts_ns - c.first_ts_ns) / 1e9},
+          {"calls", c.calls},
+          {"replies", c.replies},
+          {"retransmissions", c.retransmissions},
+          {"unmatched_replies", c.unmatched_replies},
+          {"unreadable_calls", c.unreadable_calls},
+          {"unreadable_replies", c.unreadable_replies},
+          {"most_outstanding", c.most_outstanding},
+          {"outstanding_at_end", c.outstanding_at_end},
+          {"outstanding_given_up", c.outstanding_given_up},
+          {"closed", c.closed},
+          {"reset", c.reset},
+          {"from_client", Direction(c.from_client, c.client_records)},
+          {"from_server", Direction(c.from_server, c.server_records)}};
+}
+
+json Operation(const std::string& name, OperationTrace& op) {
+  auto us = [&](double q) { return static_cast<double>(op.response_ns.Percentile(q)) / 1e3; };
+  return {{"operation", name},
+          {"calls", op.calls},
+          {"replies", op.replies},
+          {"call_bytes", op.call_bytes},
+          {"reply_bytes", op.reply_bytes},
+          {"flavors", op.by_flavor},
+          {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}}};
+}
+
+}  // namespace
+
+json TraceJson(RpcTrace& t, const TraceOptions& options) {
+  json out = {{"capture",
+               {{"frames", t.capture.frames},
+                {"tcp_segments", t.capture.tcp},
+                {"not_tcp", t.capture.not_tcp},
+                {"ip_fragments", t.capture.fragments},
+                {"truncated_headers", t.capture.truncated},
+                {"malformed", t.capture.malformed},
+                {"seconds", static_cast<double>(t.last_ts_ns - t.first_ts_ns) / 1e9}}},
+              {"windows", options.windows},
+              {"gss_init_calls", t.gss_init_calls},
+              {"connections_not_rpc", t.connections_not_rpc},
+              {"segments_over_connection_limit", t.segments_over_limit},
+              {"contexts_over_limit", t.contexts_over_limit}};
+  json& contexts = out["contexts"] = json::array();
+  for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options));
+  json& connections = out["connections"] = json::array();
+  for (const ConnectionTrace& c : t.connections) connections.push_back(Connection(c));
+  json& operations = out["operations"] = json::array();
+  for (auto& [name, op] : t.operations) operations.push_back(Operation(name, op));
+  return out;
+}
+
+std::string TraceText(const json& t) {
+  std::ostringstream out;
+  const json& cap = t["capture"];
+  out << "capture: " << cap["frames"].get<uint64_t>() << " frames, "
+      << cap["tcp_segments"].get<uint64_t>() << " TCP segments over "
+      << common::Fmt("%.3f", cap["seconds"].get<double>()) << " s";
+  if (cap["truncated_headers"].get<uint64_t>() > 0 || cap["ip_fragments"].get<uint64_t>() > 0) {
+    out << " (" << cap["truncated_headers"].get<uint64_t>() << " with headers cut short, "
+        << cap["ip_fragments"].get<uint64_t>() << " IP fragments not read)";
+  }
+  out << "\n\nconnections (client -> server): calls, replies, retransmitted calls, most calls "
+         "outstanding, stream bytes lost from the capture / not captured\n";
+  for (const json& c : t["connections"]) {
+    uint64_t lost = 0, uncaptured = 0;
+    for (const char* side : {"from_client", "from_server"}) {
+      const json& d = c[side];
+      lost += d["lost_bytes"].get<uint64_t>();
+      uncaptured += d["bytes"].get<uint64_t>() - d["captured_bytes"].get<uint64_t>() -
+                    d["lost_bytes"].get<uint64_t>();
+    }
+    out << "  " << c["client"].get<std::string>() << " -> " << c["server"].get<std::string>()
+        << ": " << c["calls"] << ", " << c["replies"] << ", " << c["retransmissions"] << ", "
+        << c["most_outstanding"] << ", " << lost << " / " << uncaptured << "\n";
+  }
+  out << "\nRPCSEC_GSS contexts: DATA calls, connections, lag behind the highest number "
+         "p50/p99/max, calls a window would have dropped below it (and as duplicates) in capture "
+         "order\n";
+  for (const json& x : t["contexts"]) {
+    const std::string handle = x["handle"].get<std::string>();
+    out << "  " << handle.substr(0, 16) << (handle.size() > 16 ? "..." : "") << " "
+        << x["service"].get<std::string>() << ": " << x["calls"] << ", " << x["connections"] << ", "
+        << x["lag"]["p50"] << "/" << x["lag"]["p99"] << "/" << x["lag"]["max"] << ",";
+    for (const json& w : t["windows"]) {
+      const std::string key = std::to_string(w.get<uint32_t>());
+      out << " W" << key << ": " << x["below_window"][key];
+      if (x["duplicates"][key].get<uint64_t>() > 0) {
+        out << " (+" << x["duplicates"][key] << " duplicates)";
+      }
+    }
+    out << "\n";
+  }
+  out << "\noperations: calls, replies, response time at the capture point p50/p99/p99.9 "
+         "(us), credentials\n";
+  for (const json& op : t["operations"]) {
+    out << "  " << op["operation"].get<std::string>() << ": " << op["calls"] << ", "
+        << op["replies"] << ", " << common::Fmt("%.0f", op["response_us"]["p50"].get<double>())
+        << "/" << common::Fmt("%.0f", op["response_us"]["p99"].get<double>()) << "/"
+        << common::Fmt("%.0f", op["response_us"]["p999"].get<double>()) << ",";
+    for (const auto& [flavor, n] : op["flavors"].items()) out << " " << flavor << " " << n;
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace secmode::trace
