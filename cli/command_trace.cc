@@ -28,7 +28,7 @@ CLI::App* AddTraceCommand(CLI::App& app) {
   auto a = std::make_shared<TraceArgs>();
   CLI::App* cmd = app.add_subcommand(
       "trace",
-      "Read a capture (pcap or pcapng, e.g. tcpdump -s 256 -w nfs.pcap port 2049) of ONC RPC "
+      "Read a capture (pcap or pcapng, e.g. tcpdump -s 0 -w nfs.pcap port 2049) of ONC RPC "
       "over TCP and say what it did: calls and replies per connection, and for each RPCSEC_GSS "
       "context the lag of its sequence numbers in capture order and the calls a server window "
       "of 16, 32, 64 or 128 would have dropped");

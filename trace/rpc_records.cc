@@ -41,8 +41,8 @@ Candidate RecordStartsAt(ByteView view, size_t at, uint64_t max_record) {
   const ByteView message = view.subspan(at + 4, header);
   common::Status s;
   if (type == rpc::kCall) {
-    rpc::CallHeader h;
-    s = rpc::DecodeCallHeader(message, &h);
+    rpc::CallHeader h;  // up to the credential: a snap length may cut the verifier
+    s = rpc::DecodeCallCredential(message, &h);
   } else {
     rpc::ReplyHeader h;
     s = rpc::DecodeReplyHeader(message, &h);

@@ -10,9 +10,9 @@
 //
 // When bytes that held a record mark were not captured, the walker has lost
 // its place: it then looks at every captured byte for a mark followed by a
-// call or reply header that rpc::DecodeCallHeader or rpc::DecodeReplyHeader
-// accepts, counts the bytes it passed over, and goes on from there (the
-// record found first is marked `resynced`). A mark that announces more than
+// call header up to its credential (rpc::DecodeCallCredential) or a reply
+// header (rpc::DecodeReplyHeader) the decoders accept, counts the bytes it passed over, and goes on
+// from there (the record found first is marked `resynced`). A mark that announces more than
 // `max_record` bytes or more than rpc::kMaxFragments fragments, or an empty
 // record, loses the place the same way.
 //
@@ -38,7 +38,8 @@ struct RecordSeen {
 };
 
 // Whether `bytes`, the first a connection's side sent, begin with a record
-// mark and a call header rpc::DecodeCallHeader accepts.
+// mark and a call header up to its credential rpc::DecodeCallCredential
+// accepts.
 bool StartsWithRpcCall(common::ByteView bytes);
 
 class RecordSink {
@@ -70,6 +71,10 @@ class RecordWalker : public StreamSink {
   // The stream ended: bytes still held while searching are passed over, a
   // record begun and not finished is cut.
   void Finish();
+  // The stream's start was not captured: its first bytes may be the middle
+  // of a record, so the first record is searched for (as after lost bytes,
+  // but not counted as a lost place). Before the first Bytes only.
+  void Seek() { state_ = State::kSearching; }
   const RecordCounts& counts() const { return counts_; }
   // Whether the walker is searching for its place (it lost it and found no
   // record since).

@@ -158,7 +158,13 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
   if (!c) c = Start(s, &from_client);
   if (!c) return;
   ConnectionTrace& ct = trace_.connections[c->index];
-  ct.last_ts_ns = s.ts_ns;
+  ct.last_ts_ns = std::max(ct.last_ts_ns, s.ts_ns);
+  // A direction whose start the capture missed: its first bytes may be the
+  // middle of a record, so its first record is searched for.
+  if (s.payload_len > 0 && !(s.flags & kTcpSyn)) {
+    if (from_client && !c->to_server.started()) c->calls.Seek();
+    if (!from_client && !c->to_client.started()) c->replies.Seek();
+  }
   if (from_client) {
     c->to_server.Add(s, c->calls);
     if (s.flags & kTcpAck) c->to_client.Acked(s.ack, s.ts_ns, c->replies);
@@ -198,13 +204,13 @@ void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
   ContextTrace& x = trace_.contexts[context];
   std::vector<rpc::SequenceWindow>& windows = windows_[context];
   ++x.calls;
-  x.connections.insert(c.index);
+  if (x.connections.size() < kMaxConnectionsPerContext) x.connections.insert(c.index);
   // Every window has seen the same numbers: the same highest.
   const uint32_t lag = windows.front().Lag(seq);
   if (lag > 0) ++x.lagging;
   x.max_lag = std::max(x.max_lag, lag);
   x.lag.Add(TraceValue(lag));
-  if (x.calls % 65536 == 0) x.lag.Compact();
+  if (x.calls % 4096 == 0) x.lag.Compact();
   for (size_t i = 0; i < windows.size(); ++i) {
     const rpc::SeqVerdict v = windows[i].Check(seq);
     if (v == rpc::SeqVerdict::kBelowWindow) ++x.below_window[options_.windows[i]];
@@ -311,7 +317,7 @@ void RpcTraceBuilder::Reply(Conn& c, const RecordSeen& r) {
   op.reply_bytes += r.length;
   const int64_t took = std::max<int64_t>(0, r.last_ts_ns - it->second.sent_ns);
   op.response_ns.Add(TraceValue(static_cast<uint64_t>(took)));
-  if (op.replies % 65536 == 0) op.response_ns.Compact();
+  if (op.replies % 4096 == 0) op.response_ns.Compact();
   if (rpc::ContextGone(h) && it->second.context != SIZE_MAX) {
     ++trace_.contexts[it->second.context].context_problems;
   }

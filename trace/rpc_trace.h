@@ -22,14 +22,17 @@
 // a new one unless it repeats the SYN the connection began with. A
 // connection is RPC when one of its ports is a server port given (2049 by
 // default) or when the first bytes one side sends are a record mark and a
-// call header. Memory does not grow with the file: at most kMaxConnections
-// connections are read (the segments of later ones are counted), each with
-// at most kMaxOutstanding calls waiting for a reply and kMaxWaiting over all
-// of them (the oldest is given up and counted), kPendingBudget bytes
-// waiting behind holes over all of them, kMaxContexts contexts with windows
-// of at most kMaxWindow, kMaxOperations operations; the lags and response
-// times are kept as counts of distinct values, response times to three
-// significant digits and lags exactly below 1000 (their largest exactly).
+// call header; a direction whose start the capture missed (no SYN) is
+// searched for its first record (RecordWalker::Seek). Memory is held by
+// caps, not by the file's length: at most kMaxConnections connections are
+// read (the segments of later ones are counted), each with at most
+// kMaxOutstanding calls waiting for a reply, and kMaxWaiting over all of
+// them (beyond either, the connection adding a call gives up its oldest,
+// counted); kPendingBudget bytes waiting behind holes over all of them;
+// kMaxContexts contexts with windows of at most kMaxWindow; kMaxOperations
+// operations. The lags and response times are counts of distinct values
+// (TraceValue: exact below 1000, three significant digits above, so at most
+// about 9,000 values each; the largest lag exactly).
 //
 // Thread safety: none.
 #ifndef SECMODE_TRACE_RPC_TRACE_H_
@@ -116,6 +119,7 @@ class RpcTraceBuilder {
   static constexpr size_t kPendingBudget = 64u << 20;
   static constexpr size_t kMaxContexts = 16384;
   static constexpr size_t kMaxOperations = 1024;
+  static constexpr size_t kMaxConnectionsPerContext = 4096;  // counted up to
 
   // `options` must be valid (CheckTraceOptions).
   explicit RpcTraceBuilder(TraceOptions options);
@@ -140,13 +144,14 @@ class RpcTraceBuilder {
   void Close(Conn& c);
 
   TraceOptions options_;
+  // Before live_: the connections' directions hold parts of it until they go.
+  PendingBudget pending_{0, kPendingBudget};
   std::map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Conn>> live_;  // (client, server)
   std::map<std::string, size_t> context_index_;
   // Per context, one window per TraceOptions::windows (the same order).
   std::vector<std::vector<rpc::SequenceWindow>> windows_;
   std::set<std::pair<Endpoint, Endpoint>> not_rpc_;  // flows seen that carry no RPC
-  PendingBudget pending_{0, kPendingBudget};
-  size_t waiting_ = 0;  // calls waiting for replies on all connections
+  size_t waiting_ = 0;                               // calls waiting for replies on all connections
   uint64_t next_serial_ = 0;
   RpcTrace trace_;
 };
@@ -162,8 +167,8 @@ uint64_t TraceValue(uint64_t v);
 // damaged: the trace of what came before is then lost, the error says so).
 common::Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options);
 
-// The trace as results.json's "trace" section, and that section as a table
-// for the terminal.
+// The trace as JSON (`secmode trace --json`), and that JSON as a table for
+// the terminal.
 nlohmann::json TraceJson(RpcTrace& t, const TraceOptions& options);
 std::string TraceText(const nlohmann::json& trace);
 

@@ -56,7 +56,7 @@ void TcpDirection::Drain(StreamSink& sink) {
     } else {
       ++counts_.retransmitted;  // a stretch another segment already brought
     }
-    Hold(p.data.size(), false);
+    Hold(kEntryCost + p.data.size(), false);
     pending_.erase(it);
   }
 }
@@ -101,11 +101,11 @@ void TcpDirection::Add(const TcpSegment& s, StreamSink& sink) {
     ++counts_.retransmitted;
     return;
   }
-  Hold(it->second.data.size(), false);
+  if (!fresh) Hold(kEntryCost + it->second.data.size(), false);
   it->second.ts_ns = s.ts_ns;
   it->second.len = s.payload_len;
   it->second.data.assign(s.payload.begin(), s.payload.end());
-  Hold(it->second.data.size(), true);
+  Hold(kEntryCost + it->second.data.size(), true);
   // Too much waits behind the hole: the capture lost it.
   while (!pending_.empty() && OverBudget()) {
     LoseUpTo(pending_.begin()->first, pending_.begin()->second.ts_ns, sink);

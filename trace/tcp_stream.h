@@ -63,6 +63,9 @@ struct PendingBudget {
 class TcpDirection {
  public:
   static constexpr size_t kMaxPending = 4096;
+  // What one waiting segment costs besides its captured bytes (its map
+  // node), charged to max_buffered and the budget with them.
+  static constexpr size_t kEntryCost = 64;
   explicit TcpDirection(size_t max_buffered = 4u << 20, PendingBudget* budget = nullptr)
       : max_buffered_(max_buffered), budget_(budget) {}
   ~TcpDirection();

@@ -1,4 +1,4 @@
-// RpcTrace as results.json's "trace" section, and that section as the
+// RpcTrace as JSON (`secmode trace --json`), and that JSON as the
 // terminal's table. Every string here is made by this code (numbers, hex,
 // names from fixed tables): nothing of the capture is copied as text.
 #include <sstream>

@@ -259,11 +259,11 @@ TEST(TcpStreamTest, ASnapLengthKeepsThePlaceAndSequenceNumbersWrap) {
 }
 
 TEST(TcpStreamTest, WhatWaitsBehindAHoleIsBounded) {
-  TcpDirection d(8);
+  TcpDirection d(2 * (TcpDirection::kEntryCost + 4));
   StreamText out;
   d.Add(Seg(0, "a"), out);
   d.Add(Seg(2, "cdef"), out);
-  d.Add(Seg(6, "ghij"), out);  // 8 bytes wait: at the bound
+  d.Add(Seg(6, "ghij"), out);  // two segments of 4 bytes wait: at the bound
   EXPECT_EQ(out.text, "a");
   d.Add(Seg(10, "k"), out);  // beyond it: the hole is given up
   EXPECT_EQ(out.text, "a?cdefghijk");
@@ -556,6 +556,25 @@ TEST(RpcTraceTest, ASynOnTheSamePortsStartsANewConnectionAndMaxseqStaysOutOfTheW
   EXPECT_EQ(t.contexts[0].calls, 2u);
   EXPECT_EQ(t.contexts[0].at_maxseq, 1u);
   EXPECT_EQ(t.contexts[0].below_window[16], 0u);
+}
+
+// A capture begun in the middle of a connection: its first bytes are the
+// end of a call, and the first record is searched for, not taken from them.
+TEST(RpcTraceTest, ACaptureBegunMidRecordFindsTheFirstWholeCall) {
+  RpcTraceBuilder b(TraceOptions{});
+  const Bytes a = Framed(GssCall(1, 4, 5)), next = Framed(GssCall(2, 4, 6));
+  // The last 12 bytes of `a` (small integers of XDR, as a body is) and all
+  // of `next`.
+  const Bytes tail(a.end() - 12, a.end());
+  const Bytes first = Cat(tail, next);
+  b.Add(Between(902, false, 500, kTcpAck, first));
+  RpcTrace t = b.Finish({});
+  ASSERT_EQ(t.connections.size(), 1u);
+  EXPECT_EQ(t.connections[0].calls, 1u);
+  EXPECT_EQ(t.connections[0].unreadable_calls, 0u);
+  EXPECT_EQ(t.connections[0].client_records.passed_over, 12u);
+  ASSERT_EQ(t.contexts.size(), 1u);
+  EXPECT_EQ(t.contexts[0].calls, 1u);
 }
 
 TEST(RpcTraceTest, ACallWhoseVerifierTheSnapLengthCutIsStillCounted) {
