@@ -8,6 +8,7 @@
 
 #include "common/format.h"
 #include "common/hex.h"
+#include "rpc/nfs.h"
 #include "rpc/rpc_msg.h"
 
 namespace secmode::trace {
@@ -18,8 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr uint32_t kNfsProgram = 100003;
-
 // NFSv3's procedures (RFC 1813 section 3); NFSv4 has NULL and COMPOUND.
 const char* const kNfs3Procedures[] = {
     "NULL",    "GETATTR",     "SETATTR", "LOOKUP", "ACCESS",   "READLINK", "READ",   "WRITE",
@@ -28,9 +27,9 @@ const char* const kNfs3Procedures[] = {
 
 std::string OperationName(uint32_t prog, uint32_t vers, uint32_t proc) {
   std::string name;
-  if (prog == kNfsProgram && vers == 3 && proc < std::size(kNfs3Procedures)) {
+  if (prog == rpc::kNfsProgram && vers == 3 && proc < std::size(kNfs3Procedures)) {
     name = std::string("NFSv3 ") + kNfs3Procedures[proc];
-  } else if (prog == kNfsProgram && vers == 4 && proc <= 1) {
+  } else if (prog == rpc::kNfsProgram && vers == rpc::kNfsVersion && proc <= 1) {
     name = proc == 0 ? "NFSv4 NULL" : "NFSv4 COMPOUND";
   } else {
     name = "program " + std::to_string(prog) + " v" + std::to_string(vers) + " procedure " +
