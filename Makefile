@@ -69,7 +69,7 @@ soak: build
 	@if [[ "$(SOAK_HOG)" == 1 ]]; then bash tools/install-deps.sh stress-ng; fi
 	@SOAK_REPEATS=$(SOAK_REPEATS) SOAK_HOG=$(SOAK_HOG) SOAK_JOBS=$(JOBS) bash tools/soak.sh
 
-# `make test` fuzzes each target for 10 s (ctest, asan preset); `make fuzz`
+# `make test` fuzzes each target for 6 s (ctest, asan preset); `make fuzz`
 # runs them longer, FUZZ_SECONDS each, one after another, keeping the
 # corpus they grow in build/asan/fuzz-corpus/<target> between runs. Same
 # limits as the ctests (tests/fuzz/run_fuzzer.cmake).
