@@ -42,15 +42,6 @@ struct NconnectOptions {
        given_busy_wake = false, given_wake_order = false, given_pauses = false;
 };
 
-// A run's results, started now on this machine by this command line.
-harness::RunResults NewResults() {
-  harness::RunResults results;
-  results.machine = common::ReadMachineInfo();
-  results.command = CommandLine();
-  results.started_at = common::UtcTimestamp();
-  return results;
-}
-
 // Writes the run directory (render/run_dir.h) and says where it went.
 void Write(const std::string& dir, harness::RunResults& results) {
   results.finished_at = common::UtcTimestamp();
@@ -123,7 +114,7 @@ void RunSweepCommand(NconnectOptions& o) {
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail("nconnect", st);
-  harness::RunResults results = NewResults();
+  harness::RunResults results = NewRunResults();
   std::cout << "nconnect sweep of " << grid.size() << " scenarios"
             << (!shard.Whole() ? ", shard " + o.shard : std::string()) << " ..." << std::flush;
   st = suite::RunNconnectSweep(grid, "flags of this command (default: sim/scenario.h)", o.threads,
@@ -144,7 +135,7 @@ void RunValidateCommand(NconnectOptions& o) {
   const std::string dir = o.out_dir.empty() ? render::DefaultOutDir() : o.out_dir;
   common::Status st = common::MakeDirectories(dir);
   if (!st.ok()) Fail("nconnect", st);
-  harness::RunResults results = NewResults();
+  harness::RunResults results = NewRunResults();
   harness::ModeEnvironment env;
   std::cout << "nconnect validation of " << selection->points.size() << " point(s) on loopback ..."
             << std::flush;

@@ -2,13 +2,22 @@
 // (trace/rpc_trace.h): calls and replies per connection, and for every
 // RPCSEC_GSS context its sequence numbers in capture order, their lag and
 // what windows of 16, 32, 64, 128 (and --window) would have dropped. Prints
-// a table, or the trace as JSON on stdout with --json.
+// a table, or the trace as JSON on stdout with --json; --out DIR also writes
+// a run directory whose results.json holds the trace as its section.
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/run_directory.h"
+#include "common/clock.h"
+#include "common/format.h"
+#include "harness/results.h"
+#include "render/report.h"
 #include "trace/rpc_trace.h"
 
 namespace secmode::cli {
@@ -19,7 +28,9 @@ struct TraceArgs {
   std::string file;
   std::vector<uint16_t> rpc_ports;
   uint32_t window = 0;
+  trace::CaptureSide side = trace::CaptureSide::kUnknown;
   bool json = false;
+  std::string out_dir;
 };
 
 }  // namespace
@@ -41,22 +52,56 @@ CLI::App* AddTraceCommand(CLI::App& app) {
                   "A server window to count would-be drops for, besides 16, 32, 64 and 128 (at "
                   "most 4096)")
       ->check(CLI::Range(1u, trace::kMaxWindow));
-  cmd->add_flag("--json", a->json, "Print the trace as JSON on stdout instead of the table");
+  const std::map<std::string, trace::CaptureSide> sides = {{"client", trace::CaptureSide::kClient},
+                                                           {"server", trace::CaptureSide::kServer}};
+  cmd->add_option("--side", a->side,
+                  "Where the capture was taken, client or server: a lag is then in the client's "
+                  "order of sending or the server's order of arrival (default: guessed from the "
+                  "TCP handshakes' timing, and stated)")
+      ->transform(CLI::CheckedTransformer(sides));
+  CLI::Option* json =
+      cmd->add_flag("--json", a->json, "Print the trace as JSON on stdout instead of the table");
+  cmd->add_option("--out", a->out_dir,
+                  "Also write a run directory: results.json (the trace as its section \"trace\", "
+                  "with this machine and secmode) and report.md / report.html drawn from it "
+                  "(`secmode report DIR` draws them again)")
+      ->excludes(json);
   cmd->callback([a] {
     trace::TraceOptions o;
     o.rpc_ports.insert(a->rpc_ports.begin(), a->rpc_ports.end());
+    o.side = a->side;
     if (a->window > 0 &&
         std::find(o.windows.begin(), o.windows.end(), a->window) == o.windows.end()) {
       o.windows.push_back(a->window);
       std::sort(o.windows.begin(), o.windows.end());
     }
-    auto t = trace::TraceCapture(a->file, o);
+    harness::RunResults results;
+    if (!a->out_dir.empty()) results = NewRunResults();  // started now, before the reading
+    // A long file's progress on stderr, when that is a terminal.
+    trace::TraceProgress progress;
+    bool shown = false;
+    if (isatty(STDERR_FILENO)) {
+      progress.report = [&shown](uint64_t read, uint64_t size) {
+        std::cerr << "\rsecmode trace: read " << common::Fmt("%.0f", static_cast<double>(read) / 1e6)
+                  << " of " << common::Fmt("%.0f", static_cast<double>(size) / 1e6) << " MB ("
+                  << common::Fmt("%.0f", size ? 100.0 * static_cast<double>(read) / static_cast<double>(size) : 100.0)
+                  << "%)" << std::flush;
+        shown = true;
+      };
+    }
+    auto t = trace::TraceCapture(a->file, o, progress);
+    if (shown) std::cerr << "\r\033[K" << std::flush;
     if (!t.ok()) Fail("trace", t.status());
-    const nlohmann::json j = trace::TraceJson(*t, o);
+    nlohmann::json j = trace::TraceJson(*t, o);
     if (a->json) {
       std::cout << j.dump(2) << "\n";
-    } else {
-      std::cout << trace::TraceText(j);
+      return;
+    }
+    std::cout << trace::TraceText(j);
+    if (!a->out_dir.empty()) {
+      results.sections[render::kTraceSection] = std::move(j);
+      results.finished_at = common::UtcTimestamp();
+      PrintWritten("results:", WriteRunDirectoryOrFail("trace", a->out_dir, results));
     }
   });
   return cmd;

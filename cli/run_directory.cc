@@ -3,7 +3,9 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "common/clock.h"
 #include "common/format.h"
+#include "common/machine.h"
 #include "render/run_dir.h"
 
 namespace secmode::cli {
@@ -26,6 +28,14 @@ std::vector<std::string> Written(const std::string& command, const std::string& 
 }
 
 }  // namespace
+
+harness::RunResults NewRunResults() {
+  harness::RunResults results;
+  results.machine = common::ReadMachineInfo();
+  results.command = CommandLine();
+  results.started_at = common::UtcTimestamp();
+  return results;
+}
 
 std::vector<std::string> WriteRunDirectoryOrFail(const std::string& command, const std::string& dir,
                                                  const harness::RunResults& results,

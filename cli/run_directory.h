@@ -1,5 +1,5 @@
 // The end of every command that writes a run directory (`secmode run`,
-// `nconnect`, `merge`, `report`): the files written atomically by
+// `nconnect`, `merge`, `report`, `trace`): the files written atomically by
 // render/run_dir.h, each warning said on stderr, a failure turned into the
 // command's error, and the line that says where the run went.
 #ifndef SECMODE_CLI_RUN_DIRECTORY_H_
@@ -11,6 +11,9 @@
 #include "harness/results.h"
 
 namespace secmode::cli {
+
+// A run's results, started now on this machine by this command line.
+harness::RunResults NewRunResults();
 
 // Writes `results` to the run directory `dir` (render::WriteRunDirectory:
 // results.json, then the report drawn from it), says each warning on stderr

@@ -42,7 +42,7 @@ const uint8_t kServerIp[4] = {127, 0, 0, 2};
 
 }  // namespace
 
-void PcapTcpWriter::Begin() {
+void PcapTcpWriter::Begin(uint32_t synack_after_us, uint32_t ack_after_us) {
   out_.clear();
   // pcap global header: magic, v2.4, tz 0, sigfigs 0, snaplen, LINKTYPE_ETHERNET.
   Le32(&out_, 0xa1b2c3d4);
@@ -54,8 +54,10 @@ void PcapTcpWriter::Begin() {
   Le32(&out_, 1);
   Segment(true, kSyn, {});
   client_seq_++;
+  usec_ += synack_after_us;
   Segment(false, kSyn | kAck, {});
   server_seq_++;
+  usec_ += ack_after_us;
   Segment(true, kAck, {});
 }
 

@@ -21,8 +21,11 @@ class PcapTcpWriter {
  public:
   PcapTcpWriter(uint16_t client_port, uint16_t server_port)
       : client_port_(client_port), server_port_(server_port) {}
-  // Starts the file with the pcap header and the handshake.
-  void Begin();
+  // Starts the file with the pcap header and the handshake. Each segment is
+  // stamped 100 us after the one before; the SYN-ACK a further
+  // `synack_after_us`, the client's ACK a further `ack_after_us` (where a
+  // round trip falls tells a client's capture from a server's).
+  void Begin(uint32_t synack_after_us = 0, uint32_t ack_after_us = 0);
   // Appends `data` sent by the client (from_client) or the server.
   void Add(bool from_client, ByteView data);
   // Writes the file atomically.

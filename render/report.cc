@@ -208,6 +208,8 @@ std::string MicroMarkdown(const RunResults& r) {
   out << "| libraries (loaded, dpkg) | " << (libs.empty() ? "unknown" : MdText(libs)) << " |\n";
   out << "| TSC | " << Fmt("%.3f", m.tsc_ghz) << " GHz (cycles/byte are TSC ticks) |\n";
   out << "| machine noise | " << NoiseLine(r.noise) << " |\n\n";
+  // A capture's trace measured no leg: no table of them.
+  if (r.micro.empty() && r.sections.contains(kTraceSection)) return out.str();
 
   out << "## Per-operation cost of each leg\n\n"
          "For `sys` and `krb5*` the wire is a whole ONC RPC call or reply carrying an "
@@ -270,6 +272,7 @@ const SectionRenderer kRenderers[] = {
     {"windows", RenderWindowsSection},
     {"nconnect", RenderNconnectSection},
     {"nconnect-validation", RenderValidationSection},
+    {kTraceSection, RenderTraceSection},
 };
 
 bool Draws(const std::string& section) {

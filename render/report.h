@@ -23,6 +23,11 @@
 
 namespace secmode::render {
 
+// The section `secmode trace FILE --out DIR` writes: the trace's JSON
+// (trace/rpc_trace.h TraceJson), the run's only section, and no micro rows
+// (its report has no table of legs).
+inline constexpr const char* kTraceSection = "trace";
+
 struct Rendered {
   std::string report_md;
   std::string report_html;  // report.md as one page (render/report_html.h); "" if not drawn

@@ -38,6 +38,8 @@ void RenderValidationSection(const harness::RunResults& r, const nlohmann::json&
                              Rendered& out);
 void RenderNoiseFloorSection(const harness::RunResults& r, const nlohmann::json& section,
                              Rendered& out);  // report_noise.cc
+void RenderTraceSection(const harness::RunResults& r, const nlohmann::json& section,
+                        Rendered& out);  // report_trace.cc
 
 }  // namespace secmode::render
 

@@ -101,21 +101,15 @@ Result<std::shared_ptr<GssClientContext>> GssClientContext::Establish(const GssC
     if (h.reply_stat != kMsgAccepted || h.accept_stat != kSuccess) {
       return Status::AuthFailed("RPCSEC_GSS context creation refused: " + DescribeReply(h));
     }
-    // RFC 2203 5.2.3.1: rpc_gss_init_res.
-    XdrDecoder d(ByteView(reply).subspan(h.body_offset));
-    ByteView rhandle, rtoken;
-    uint32_t gmajor, gminor;
-    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&rhandle, kMaxGssHandle, "rpc_gss_init_res handle"));
-    SECMODE_RETURN_IF_ERROR(d.GetU32(&gmajor, "rpc_gss_init_res gss_major"));
-    SECMODE_RETURN_IF_ERROR(d.GetU32(&gminor, "rpc_gss_init_res gss_minor"));
-    SECMODE_RETURN_IF_ERROR(d.GetU32(&window, "rpc_gss_init_res seq_window"));
-    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&rtoken, 1 << 16, "rpc_gss_init_res gss_token"));
-    if (gmajor != GSS_S_COMPLETE && gmajor != GSS_S_CONTINUE_NEEDED) {
-      return gss::GssError("server gss_accept_sec_context", gmajor, gminor);
+    GssInitRes res;
+    SECMODE_RETURN_IF_ERROR(DecodeGssInitRes(ByteView(reply).subspan(h.body_offset), &res));
+    window = res.seq_window;
+    if (res.major != GSS_S_COMPLETE && res.major != GSS_S_CONTINUE_NEEDED) {
+      return gss::GssError("server gss_accept_sec_context", res.major, res.minor);
     }
-    server_major = gmajor;
-    handle.assign(rhandle.begin(), rhandle.end());
-    in_token.assign(rtoken.begin(), rtoken.end());
+    server_major = res.major;
+    handle.assign(res.handle.begin(), res.handle.end());
+    in_token.assign(res.token.begin(), res.token.end());
     reply_verf.assign(h.verf.body.begin(), h.verf.body.end());
     if (server_major == GSS_S_COMPLETE) {
       if (h.verf.flavor != kRpcsecGss) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "rpc/nfs4_ops.h"
 #include "rpc/xdr.h"
 
 namespace secmode::rpc {
@@ -13,13 +14,10 @@ using common::Status;
 
 namespace {
 
-// RFC 8881 section 18 operation numbers and constants.
-constexpr uint32_t kOpGetattr = 9, kOpPutfh = 22, kOpRead = 25, kOpWrite = 38, kOpSequence = 53;
+// RFC 8881 constants (the operation numbers are rpc/nfs4_ops.h's).
 constexpr uint32_t kNfs4Ok = 0, kNfs4ErrInval = 22, kNfs4ErrStale = 70, kNfs4ErrOpIllegal = 10044;
 constexpr uint32_t kFileSync4 = 2;
-constexpr size_t kSessionIdSize = 16;  // NFS4_SESSIONID_SIZE
-constexpr size_t kMaxFh = 128;         // NFS4_FHSIZE
-const uint8_t kSessionId[kSessionIdSize] = {0x5e, 0xc0, 0xde, 0x01, 0, 0, 0, 1,
+const uint8_t kSessionId[kNfs4SessionIdSize] = {0x5e, 0xc0, 0xde, 0x01, 0, 0, 0, 1,
                                             0,    0,    0,    0,    0, 0, 0, 2};
 // Linux-like file handles (28 bytes); "r" file for READ, "w" for WRITE,
 // GETATTR on either.
@@ -120,7 +118,7 @@ uint64_t ExpectedWriteDigest(uint64_t offset, uint32_t count) {
 const NfsTarget& OwnServerTarget() {
   static const NfsTarget t = [] {
     NfsTarget o;
-    o.session_id.assign(kSessionId, kSessionId + kSessionIdSize);
+    o.session_id.assign(kSessionId, kSessionId + kNfs4SessionIdSize);
     o.fh_read.assign(kFhRead, kFhRead + 28);
     o.fh_write.assign(kFhWrite, kFhWrite + 28);
     o.stateid_read.assign(4, 0);  // seqid 0, then 12 bytes of "other"
@@ -238,7 +236,7 @@ Status CheckCompoundResults(const NfsRequest& r, ByteView results) {
   SECMODE_RETURN_IF_ERROR(d.GetU32(&st, "SEQUENCE status"));
   if (op != kOpSequence || st != kNfs4Ok)
     return Status::Corrupt("first result is not a good SEQUENCE");
-  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "SEQUENCE sessionid"));
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kNfs4SessionIdSize, &sid, "SEQUENCE sessionid"));
   for (auto& x : v) SECMODE_RETURN_IF_ERROR(d.GetU32(&x, "SEQUENCE4resok"));
   if (v[0] != r.sequence || v[1] != r.slot)
     return Status::Corrupt("SEQUENCE result for another slot/sequence");
@@ -349,7 +347,7 @@ uint32_t MemoryNfsServer::Execute(uint32_t proc, ByteView args, Bytes* results) 
         ByteView sid;
         uint32_t seq, slot, hi;
         bool cache;
-        if (!d.GetFixedOpaque(kSessionIdSize, &sid, "sessionid").ok() ||
+        if (!d.GetFixedOpaque(kNfs4SessionIdSize, &sid, "sessionid").ok() ||
             !d.GetU32(&seq, "seq").ok() || !d.GetU32(&slot, "slot").ok() ||
             !d.GetU32(&hi, "hi").ok() || !d.GetBool(&cache, "cachethis").ok()) {
           return kGarbageArgs;
@@ -365,7 +363,7 @@ uint32_t MemoryNfsServer::Execute(uint32_t proc, ByteView args, Bytes* results) 
       }
       case kOpPutfh: {
         ByteView h;
-        if (!d.GetOpaque(&h, kMaxFh, "fh").ok()) return kGarbageArgs;
+        if (!d.GetOpaque(&h, kNfs4FhSize, "fh").ok()) return kGarbageArgs;
         if (h.size() == 28 && std::memcmp(h.data(), kFhRead, 28) == 0) {
           fh = kFhRead;
         } else if (h.size() == 28 && std::memcmp(h.data(), kFhWrite, 28) == 0) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "rpc/nfs4_ops.h"
 #include "rpc/xdr.h"
 
 namespace secmode::rpc {
@@ -18,35 +19,9 @@ using common::Status;
 
 namespace {
 
-// RFC 8881 section 18 operation numbers.
-constexpr uint32_t kOpClose = 4, kOpGetfh = 10, kOpLookup = 15, kOpOpen = 18, kOpPutfh = 22,
-                   kOpPutrootfh = 24, kOpExchangeId = 42, kOpCreateSession = 43,
-                   kOpDestroySession = 44, kOpSequence = 53, kOpDestroyClientid = 57,
-                   kOpReclaimComplete = 58;
 constexpr uint32_t kSp4None = 0;
 constexpr uint32_t kWantNoDelegation = 0x0400;  // OPEN4_SHARE_ACCESS_WANT_NO_DELEG
 constexpr uint32_t kCbProgram = 0x40000000;
-constexpr size_t kSessionIdSize = 16;
-constexpr size_t kMaxFh = 128;  // NFS4_FHSIZE
-constexpr size_t kOpaqueLimit = 1024;
-
-const char* OpName(uint32_t op) {
-  switch (op) {
-    case kOpClose: return "CLOSE";
-    case kOpGetfh: return "GETFH";
-    case kOpOpen: return "OPEN";
-    case kOpPutfh: return "PUTFH";
-    case kOpLookup: return "LOOKUP";
-    case kOpPutrootfh: return "PUTROOTFH";
-    case kOpExchangeId: return "EXCHANGE_ID";
-    case kOpCreateSession: return "CREATE_SESSION";
-    case kOpDestroySession: return "DESTROY_SESSION";
-    case kOpSequence: return "SEQUENCE";
-    case kOpDestroyClientid: return "DESTROY_CLIENTID";
-    case kOpReclaimComplete: return "RECLAIM_COMPLETE";
-  }
-  return "operation";
-}
 
 void PutChannelAttrs(XdrEncoder& e, uint32_t max_request, uint32_t max_response, uint32_t ops,
                      uint32_t requests) {
@@ -107,7 +82,7 @@ Status Header(XdrDecoder& d, uint32_t want_ops) {
   uint32_t status, n;
   ByteView tag;
   SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status"));
-  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kOpaqueLimit, "COMPOUND4res tag"));
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kNfs4OpaqueLimit, "COMPOUND4res tag"));
   SECMODE_RETURN_IF_ERROR(d.GetU32(&n, "COMPOUND4res resarray length"));
   if (n != want_ops) {
     return Status::Corrupt("COMPOUND4res has " + std::to_string(n) + " results, expected " +
@@ -121,11 +96,11 @@ Status Result4(XdrDecoder& d, uint32_t op) {
   uint32_t got, st;
   SECMODE_RETURN_IF_ERROR(d.GetU32(&got, "resop"));
   if (got != op) {
-    return Status::Corrupt(std::string("expected the result of ") + OpName(op) + ", got op " +
+    return Status::Corrupt(std::string("expected the result of ") + Nfs4OpName(op) + ", got op " +
                            std::to_string(got));
   }
-  SECMODE_RETURN_IF_ERROR(d.GetU32(&st, OpName(op)));
-  if (st != 0) return Status::Unavailable(std::string(OpName(op)) + ": " + Nfs4StatusName(st));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&st, Nfs4OpName(op).c_str()));
+  if (st != 0) return Status::Unavailable(Nfs4OpName(op) + ": " + Nfs4StatusName(st));
   return Status::Ok();
 }
 
@@ -163,7 +138,7 @@ Status CreateSession(const Nfs41Call& call, const Nfs41Options& o, uint64_t clie
   SECMODE_RETURN_IF_ERROR(Result4(d, kOpCreateSession));
   ByteView sid;
   uint32_t seq, flags, back;
-  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "csr_sessionid"));
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kNfs4SessionIdSize, &sid, "csr_sessionid"));
   SECMODE_RETURN_IF_ERROR(d.GetU32(&seq, "csr_sequence"));
   SECMODE_RETURN_IF_ERROR(d.GetU32(&flags, "csr_flags"));
   SECMODE_RETURN_IF_ERROR(GetChannelAttrs(d, granted));
@@ -185,7 +160,7 @@ Status SkipSequence(XdrDecoder& d) {
   SECMODE_RETURN_IF_ERROR(Result4(d, kOpSequence));
   ByteView sid;
   uint32_t v[5];
-  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kSessionIdSize, &sid, "SEQUENCE sessionid"));
+  SECMODE_RETURN_IF_ERROR(d.GetFixedOpaque(kNfs4SessionIdSize, &sid, "SEQUENCE sessionid"));
   for (auto& x : v) SECMODE_RETURN_IF_ERROR(d.GetU32(&x, "SEQUENCE4resok"));
   return Status::Ok();
 }
@@ -229,7 +204,7 @@ Status Open(const Nfs41Call& call, Nfs41Session& s, const std::vector<std::strin
   uint32_t status, n;
   ByteView tag;
   SECMODE_RETURN_IF_ERROR(d.GetU32(&status, "COMPOUND4res status"));
-  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kOpaqueLimit, "COMPOUND4res tag"));
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&tag, kNfs4OpaqueLimit, "COMPOUND4res tag"));
   SECMODE_RETURN_IF_ERROR(d.GetU32(&n, "COMPOUND4res resarray length"));
   if (status != 0) {
     // The last result is the one that failed.
@@ -267,7 +242,7 @@ Status Open(const Nfs41Call& call, Nfs41Session& s, const std::vector<std::strin
   }
   SECMODE_RETURN_IF_ERROR(Result4(d, kOpGetfh).Annotate(what));
   ByteView object;
-  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&object, kMaxFh, "GETFH object"));
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&object, kNfs4FhSize, "GETFH object"));
   fh->assign(object.begin(), object.end());
   stateid->assign(sid.begin(), sid.end());
   return Status::Ok();
@@ -350,16 +325,16 @@ Result<Nfs41Session> Nfs41Open(const Nfs41Options& o, const Nfs41Call& call) {
                              std::to_string(how) + ", the client asked for none");
     }
     SECMODE_RETURN_IF_ERROR(d.GetU64(&minor, "so_minor_id"));
-    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&major, kOpaqueLimit, "so_major_id"));
-    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&scope, kOpaqueLimit, "eir_server_scope"));
+    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&major, kNfs4OpaqueLimit, "so_major_id"));
+    SECMODE_RETURN_IF_ERROR(d.GetOpaque(&scope, kNfs4OpaqueLimit, "eir_server_scope"));
     SECMODE_RETURN_IF_ERROR(d.GetU32(&impls, "eir_server_impl_id count"));
     if (impls > 1) return Status::Corrupt("eir_server_impl_id has more than one entry");
     if (impls == 1) {
       std::string domain, name;
       uint64_t seconds;
       uint32_t nseconds;
-      SECMODE_RETURN_IF_ERROR(d.GetString(&domain, kOpaqueLimit, "nii_domain"));
-      SECMODE_RETURN_IF_ERROR(d.GetString(&name, kOpaqueLimit, "nii_name"));
+      SECMODE_RETURN_IF_ERROR(d.GetString(&domain, kNfs4OpaqueLimit, "nii_domain"));
+      SECMODE_RETURN_IF_ERROR(d.GetString(&name, kNfs4OpaqueLimit, "nii_name"));
       SECMODE_RETURN_IF_ERROR(d.GetU64(&seconds, "nii_date seconds"));
       SECMODE_RETURN_IF_ERROR(d.GetU32(&nseconds, "nii_date nseconds"));
       s.server = name + (domain.empty() ? "" : " (" + domain + ")");

@@ -238,4 +238,13 @@ Status DecodeGssCred(ByteView body, GssCred* c) {
   return d.ExpectEnd("rpc_gss_cred");
 }
 
+Status DecodeGssInitRes(ByteView results, GssInitRes* r) {
+  XdrDecoder d(results);
+  SECMODE_RETURN_IF_ERROR(d.GetOpaque(&r->handle, kMaxGssHandle, "rpc_gss_init_res handle"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&r->major, "rpc_gss_init_res gss_major"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&r->minor, "rpc_gss_init_res gss_minor"));
+  SECMODE_RETURN_IF_ERROR(d.GetU32(&r->seq_window, "rpc_gss_init_res seq_window"));
+  return d.GetOpaque(&r->token, kMaxGssInitToken, "rpc_gss_init_res gss_token");
+}
+
 }  // namespace secmode::rpc

@@ -131,6 +131,18 @@ void EncodeGssCred(const GssCred& c, common::Bytes* out);
 // Callers check `version` (AUTH_BADCRED otherwise).
 common::Status DecodeGssCred(common::ByteView body, GssCred* c);
 
+// RFC 2203 5.2.3.1: the results of an accepted INIT / CONTINUE_INIT.
+struct GssInitRes {
+  common::ByteView handle;  // at most kMaxGssHandle bytes
+  uint32_t major = 0, minor = 0;
+  uint32_t seq_window = 0;
+  common::ByteView token;  // at most kMaxGssInitToken bytes
+};
+inline constexpr size_t kMaxGssInitToken = 1 << 16;
+inline constexpr uint32_t kGssComplete = 0;  // GSS_S_COMPLETE (RFC 2744)
+// Views into `results`; fails naming the field when it is cut or too long.
+common::Status DecodeGssInitRes(common::ByteView results, GssInitRes* r);
+
 }  // namespace secmode::rpc
 
 #endif  // SECMODE_RPC_RPC_MSG_H_

@@ -1,7 +1,9 @@
 #include "trace/rpc_trace.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
+#include <filesystem>
 #include <iterator>
 #include <sstream>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "common/hex.h"
 #include "rpc/nfs.h"
 #include "rpc/rpc_msg.h"
+#include "rpc/xdr.h"
 
 namespace secmode::trace {
 
@@ -25,22 +28,46 @@ const char* const kNfs3Procedures[] = {
     "CREATE",  "MKDIR",       "SYMLINK", "MKNOD",  "REMOVE",   "RMDIR",    "RENAME", "LINK",
     "READDIR", "READDIRPLUS", "FSSTAT",  "FSINFO", "PATHCONF", "COMMIT"};
 
-std::string OperationName(uint32_t prog, uint32_t vers, uint32_t proc) {
-  std::string name;
+// The name of a call that is not an NFSv4 COMPOUND read further.
+void ProcedureName(uint32_t prog, uint32_t vers, uint32_t proc, std::string* name) {
   if (prog == rpc::kNfsProgram && vers == 3 && proc < std::size(kNfs3Procedures)) {
-    name = std::string("NFSv3 ") + kNfs3Procedures[proc];
+    *name = std::string("NFSv3 ") + kNfs3Procedures[proc];
   } else if (prog == rpc::kNfsProgram && vers == rpc::kNfsVersion && proc <= 1) {
-    name = proc == 0 ? "NFSv4 NULL" : "NFSv4 COMPOUND";
+    *name = proc == 0 ? "NFSv4 NULL" : "NFSv4 COMPOUND";
   } else {
-    name = "program " + std::to_string(prog) + " v" + std::to_string(vers) + " procedure " +
-           std::to_string(proc);
+    *name = "program " + std::to_string(prog) + " v" + std::to_string(vers) + " procedure " +
+            std::to_string(proc);
   }
-  return name;
 }
 
-// The most credential names one operation counts (a crafted capture could
-// name a new flavor number in every call).
-constexpr size_t kMaxFlavors = 64;
+// A COMPOUND's arguments in a call's captured bytes: the body after the
+// verifier, in clear for AUTH_SYS / AUTH_NONE and RPCSEC_GSS service none,
+// after databody_integ's length and seq_num for integrity (RFC 2203
+// 5.3.2.2). False where they cannot be seen: privacy, or not captured.
+bool CompoundArgs(common::ByteView head, const rpc::GssCred* gss, common::ByteView* args,
+                  const char** why) {
+  if (gss && gss->service == rpc::kGssSvcPrivacy) {
+    *why = "sealed";
+    return false;
+  }
+  rpc::CallHeader full;
+  if (!rpc::DecodeCallHeader(head, &full).ok()) {
+    *why = "arguments not captured";
+    return false;
+  }
+  common::ByteView body = head.subspan(full.body_offset);
+  if (gss && gss->service == rpc::kGssSvcIntegrity) {
+    rpc::XdrDecoder d(body);
+    uint32_t length, seq;
+    if (!d.GetU32(&length, "databody_integ length").ok() || !d.GetU32(&seq, "seq_num").ok()) {
+      *why = "arguments not captured";
+      return false;
+    }
+    body = d.Rest().first(std::min<size_t>(d.remaining(), length < 4 ? 0 : length - 4));
+  }
+  *args = body;
+  return true;
+}
 
 std::string FlavorName(const rpc::CallHeader& h, const rpc::GssCred* gss) {
   switch (h.cred.flavor) {
@@ -55,15 +82,17 @@ std::string FlavorName(const rpc::CallHeader& h, const rpc::GssCred* gss) {
   }
 }
 
+}  // namespace
+
 // A call waiting for its reply.
-struct Waiting {
+struct RpcTraceBuilder::Waiting {
   int64_t sent_ns = 0;                  // its last byte
   OperationTrace* operation = nullptr;  // a node of RpcTrace::operations
   size_t context = SIZE_MAX;
   uint64_t serial = 0;
+  // An INIT or CONTINUE_INIT: what came before the context's INIT.
+  const char* init_after = nullptr;
 };
-
-}  // namespace
 
 // A connection being read: the two directions of its stream, their record
 // walkers, and the calls waiting for replies.
@@ -91,6 +120,8 @@ struct RpcTraceBuilder::Conn {
   RecordWalker calls, replies;
   std::map<uint32_t, Waiting> waiting;              // by XID
   std::deque<std::pair<uint64_t, uint32_t>> order;  // (serial, XID), oldest first
+  // The handshake's segments as captured (-1: not seen).
+  int64_t syn_ns = -1, synack_ns = -1;
 };
 
 RpcTraceBuilder::RpcTraceBuilder(TraceOptions options) : options_(std::move(options)) {}
@@ -171,9 +202,24 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
     c->to_client.Add(s, c->replies);
     if (s.flags & kTcpAck) c->to_server.Acked(s.ack, s.ts_ns, c->calls);
   }
+  Handshake(*c, s, from_client);
+  if (s.flags & (kTcpRst | kTcpFin)) disconnect_since_init_ = true;
   if (s.flags & kTcpRst) ct.reset = true;
   if ((s.flags & kTcpFin) && c->to_server.counts().fin && c->to_client.counts().fin) {
     ct.closed = true;
+  }
+}
+
+void RpcTraceBuilder::Handshake(Conn& c, const TcpSegment& s, bool from_client) {
+  ConnectionTrace& ct = trace_.connections[c.index];
+  const bool syn = s.flags & kTcpSyn, ack = s.flags & kTcpAck;
+  if (from_client && syn && !ack && c.syn_ns < 0) {
+    c.syn_ns = s.ts_ns;
+  } else if (!from_client && syn && ack && c.syn_ns >= 0 && c.synack_ns < 0) {
+    c.synack_ns = s.ts_ns;
+  } else if (from_client && ack && !syn && c.synack_ns >= 0 && ct.synack_to_ack_ns < 0) {
+    ct.syn_to_synack_ns = std::max<int64_t>(0, c.synack_ns - c.syn_ns);
+    ct.synack_to_ack_ns = std::max<int64_t>(0, s.ts_ns - c.synack_ns);
   }
 }
 
@@ -187,16 +233,73 @@ size_t RpcTraceBuilder::ContextOf(const std::string& handle) {
   trace_.contexts.emplace_back().handle = handle;
   std::vector<rpc::SequenceWindow>& w = windows_.emplace_back();
   for (uint32_t size : options_.windows) w.emplace_back(size);
+  context_waiting_.push_back(0);
   context_index_.emplace(handle, i);
   return i;
 }
 
-OperationTrace& RpcTraceBuilder::OperationOf(uint32_t prog, uint32_t vers, uint32_t proc) {
-  std::string name = OperationName(prog, vers, proc);
-  if (trace_.operations.size() >= kMaxOperations && !trace_.operations.count(name)) {
-    name = "other programs and procedures";
+void RpcTraceBuilder::NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss,
+                               common::ByteView head) {
+  const bool compound = h.prog == rpc::kNfsProgram && h.vers == rpc::kNfsVersion &&
+                        h.proc == rpc::kNfsProcCompound &&
+                        (h.cred.flavor != rpc::kRpcsecGss || (gss && gss->proc == rpc::kGssData));
+  compound_.opcodes.clear();
+  compound_.has_sequence = false;
+  std::string& name = op_key_.first;
+  if (!compound) return ProcedureName(h.prog, h.vers, h.proc, &name);
+  common::ByteView args;
+  const char* why = "";
+  if (!CompoundArgs(head, gss, &args, &why)) {
+    name = std::string("NFSv4 COMPOUND (") + why + ")";
+    return;
   }
-  return trace_.operations[name];
+  if (!rpc::ReadCompoundOps(args, &compound_).ok()) {  // cut, or not COMPOUND4args
+    compound_.opcodes.clear();
+    compound_.has_sequence = false;
+    name = "NFSv4 COMPOUND (arguments not read)";
+    return;
+  }
+  name = "NFSv4." + std::to_string(compound_.minor_version) + " " +
+         rpc::CompoundOpNames(compound_);
+}
+
+OperationTrace& RpcTraceBuilder::OperationOf(const std::pair<std::string, std::string>& key) {
+  if (auto it = trace_.operations.find(key); it != trace_.operations.end()) return it->second;
+  if (trace_.operations.size() >= kMaxOperations) {
+    return trace_.operations[{"other programs and procedures", "any"}];
+  }
+  return trace_.operations[key];
+}
+
+void RpcTraceBuilder::Sequence(Conn& c, const rpc::CompoundOps& ops) {
+  std::array<uint8_t, rpc::kNfs4SessionIdSize> id;
+  std::copy_n(ops.session_id.begin(), id.size(), id.begin());
+  auto found = session_index_.find(id);
+  if (found == session_index_.end()) {
+    if (trace_.sessions.size() >= kMaxSessions) {
+      ++trace_.sessions_over_limit;
+      return;
+    }
+    found = session_index_.emplace(id, trace_.sessions.size()).first;
+    trace_.sessions.emplace_back().id = common::ToHex(ops.session_id);
+    slot_seq_.emplace_back();
+  }
+  SessionTrace& x = trace_.sessions[found->second];
+  std::map<uint32_t, uint32_t>& slots = slot_seq_[found->second];
+  ++x.calls;
+  if (x.connections.size() < kMaxConnectionsPerContext) x.connections.insert(c.index);
+  x.highest_slot = std::max(x.highest_slot, ops.slot_id);
+  x.highest_stated = std::max(x.highest_stated, ops.highest_slot_id);
+  auto slot = slots.find(ops.slot_id);
+  if (slot == slots.end()) {
+    if (x.slots_used < kMaxSlotsPerSession) {
+      slots.emplace(ops.slot_id, ops.sequence_id);
+      ++x.slots_used;
+    }
+    return;
+  }
+  if (slot->second == ops.sequence_id) ++x.repeats;
+  slot->second = ops.sequence_id;
 }
 
 void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
@@ -229,6 +332,7 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
   rpc::GssCred gss;
   bool have_gss = false;
   size_t context = SIZE_MAX;
+  const char* init_after = nullptr;
   if (h.cred.flavor == rpc::kRpcsecGss) {
     have_gss = rpc::DecodeGssCred(h.cred.body, &gss).ok() && gss.version == rpc::kRpcsecGssVers1;
     if (have_gss && (gss.proc == rpc::kGssData || gss.proc == rpc::kGssDestroy)) {
@@ -236,14 +340,21 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
     }
     if (have_gss && (gss.proc == rpc::kGssInit || gss.proc == rpc::kGssContinueInit)) {
       ++trace_.gss_init_calls;
+      if (gss.proc == rpc::kGssInit) {
+        init_after_ = problem_since_init_      ? "a context problem reply"
+                      : disconnect_since_init_ ? "a disconnect"
+                                               : "nothing";
+        problem_since_init_ = disconnect_since_init_ = false;
+      }
+      init_after = init_after_;
     }
   }
-  OperationTrace& op = OperationOf(h.prog, h.vers, h.proc);
+  NameCall(h, have_gss ? &gss : nullptr, r.head);
+  op_key_.second = FlavorName(h, have_gss ? &gss : nullptr);
+  OperationTrace& op = OperationOf(op_key_);
+  if (compound_.has_sequence && !compound_.opcodes.empty()) Sequence(c, compound_);
   ++op.calls;
   op.call_bytes += r.length;
-  std::string flavor = FlavorName(h, have_gss ? &gss : nullptr);
-  if (op.by_flavor.size() >= kMaxFlavors && !op.by_flavor.count(flavor)) flavor = "other flavors";
-  ++op.by_flavor[flavor];
   if (context != SIZE_MAX) {
     ContextTrace& x = trace_.contexts[context];
     if (gss.proc == rpc::kGssDestroy) {
@@ -260,24 +371,32 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
     if (it->second.context != SIZE_MAX) ++trace_.contexts[it->second.context].retransmissions;
     return;
   }
-  Wait(c, h.xid, r.last_ts_ns, &op, context);
+  Wait(c, h.xid, r.last_ts_ns, &op, context, init_after);
+  if (context != SIZE_MAX && gss.proc == rpc::kGssData && gss.seq < rpc::kMaxGssSeq) {
+    ContextTrace& x = trace_.contexts[context];
+    const size_t waiting = context_waiting_[context];
+    x.most_in_flight = std::max(x.most_in_flight, waiting);
+    x.in_flight.Add(TraceValue(waiting));
+    if (x.calls % 4096 == 0) x.in_flight.Compact();
+  }
 }
 
 void RpcTraceBuilder::Wait(Conn& c, uint32_t xid, int64_t sent_ns, OperationTrace* op,
-                           size_t context) {
+                           size_t context, const char* init_after) {
   ConnectionTrace& ct = trace_.connections[c.index];
   const uint64_t serial = next_serial_++;
-  c.waiting.emplace(xid, Waiting{sent_ns, op, context, serial});
+  c.waiting.emplace(xid, Waiting{sent_ns, op, context, serial, init_after});
   c.order.emplace_back(serial, xid);
   ++waiting_;
+  if (context != SIZE_MAX) ++context_waiting_[context];
   // Beyond the bounds the oldest call of this connection is given up.
   while (!c.order.empty() && (c.waiting.size() > kMaxOutstanding || waiting_ > kMaxWaiting)) {
     const auto [oldest, oldest_xid] = c.order.front();
     c.order.pop_front();
     auto it = c.waiting.find(oldest_xid);
     if (it != c.waiting.end() && it->second.serial == oldest) {
+      Forget(it->second);
       c.waiting.erase(it);
-      --waiting_;
       ++ct.outstanding_given_up;
     }
   }
@@ -317,11 +436,36 @@ void RpcTraceBuilder::Reply(Conn& c, const RecordSeen& r) {
   const int64_t took = std::max<int64_t>(0, r.last_ts_ns - it->second.sent_ns);
   op.response_ns.Add(TraceValue(static_cast<uint64_t>(took)));
   if (op.replies % 4096 == 0) op.response_ns.Compact();
-  if (rpc::ContextGone(h) && it->second.context != SIZE_MAX) {
-    ++trace_.contexts[it->second.context].context_problems;
+  if (rpc::ContextGone(h)) {
+    problem_since_init_ = true;
+    if (it->second.context != SIZE_MAX) ++trace_.contexts[it->second.context].context_problems;
   }
+  if (it->second.init_after) Created(r, h, it->second.init_after);
+  Forget(it->second);
   c.waiting.erase(it);
+}
+
+void RpcTraceBuilder::Created(const RecordSeen& r, const rpc::ReplyHeader& h, const char* after) {
+  rpc::GssInitRes res;
+  if (h.reply_stat != rpc::kMsgAccepted || h.accept_stat != rpc::kSuccess ||
+      h.body_offset > r.head.size() ||
+      !rpc::DecodeGssInitRes(r.head.subspan(h.body_offset), &res).ok() ||
+      res.major != rpc::kGssComplete || res.handle.empty()) {
+    return;  // refused, not complete yet (CONTINUE_NEEDED), or not captured
+  }
+  const size_t i = ContextOf(common::ToHex(res.handle));
+  if (i == SIZE_MAX) return;
+  ContextTrace& x = trace_.contexts[i];
+  if (x.created) return;
+  x.created = true;
+  x.announced_window = res.seq_window;
+  x.created_after = after;
+  ++trace_.contexts_created_after[after];
+}
+
+void RpcTraceBuilder::Forget(const Waiting& w) {
   --waiting_;
+  if (w.context != SIZE_MAX) --context_waiting_[w.context];
 }
 
 void RpcTraceBuilder::Close(Conn& c) {
@@ -331,7 +475,7 @@ void RpcTraceBuilder::Close(Conn& c) {
   c.replies.Finish();
   ConnectionTrace& ct = trace_.connections[c.index];
   ct.outstanding_at_end = c.waiting.size();
-  waiting_ -= c.waiting.size();
+  for (const auto& [xid, w] : c.waiting) Forget(w);
   ct.from_client = c.to_server.counts();
   ct.from_server = c.to_client.counts();
   ct.client_records = c.calls.counts();
@@ -342,8 +486,11 @@ void RpcTraceBuilder::Close(Conn& c) {
 RpcTrace RpcTraceBuilder::Finish(const CaptureCounts& capture) {
   while (!live_.empty()) Close(*live_.begin()->second);
   trace_.capture = capture;
-  for (auto& [name, op] : trace_.operations) op.response_ns.Compact();
-  for (ContextTrace& x : trace_.contexts) x.lag.Compact();
+  for (auto& [key, op] : trace_.operations) op.response_ns.Compact();
+  for (ContextTrace& x : trace_.contexts) {
+    x.lag.Compact();
+    x.in_flight.Compact();
+  }
   return std::move(trace_);
 }
 
@@ -363,22 +510,82 @@ Status CheckTraceOptions(const TraceOptions& options) {
   return Status::Ok();
 }
 
+const char* CaptureSideName(CaptureSide side) {
+  switch (side) {
+    case CaptureSide::kClient: return "client";
+    case CaptureSide::kServer: return "server";
+    case CaptureSide::kUnknown: break;
+  }
+  return "unknown";
+}
+
+SideGuess GuessSide(const RpcTrace& t) {
+  SideGuess g;
+  std::vector<int64_t> to_synack, to_ack;
+  for (const ConnectionTrace& c : t.connections) {
+    if (c.synack_to_ack_ns < 0) continue;
+    to_synack.push_back(c.syn_to_synack_ns);
+    to_ack.push_back(c.synack_to_ack_ns);
+  }
+  g.handshakes = to_synack.size();
+  if (g.handshakes == 0) {
+    g.how = "no connection's handshake was captured";
+    return g;
+  }
+  auto median = [](std::vector<int64_t>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  g.syn_to_synack_ns = median(to_synack);
+  g.synack_to_ack_ns = median(to_ack);
+  auto longer = [](int64_t a, int64_t b) {
+    return static_cast<double>(a) >= SideGuess::kSideFactor * static_cast<double>(b) &&
+           a - b >= SideGuess::kSideMinGapNs;
+  };
+  if (longer(g.syn_to_synack_ns, g.synack_to_ack_ns)) g.side = CaptureSide::kClient;
+  if (longer(g.synack_to_ack_ns, g.syn_to_synack_ns)) g.side = CaptureSide::kServer;
+  g.how = "guessed from " + std::to_string(g.handshakes) + " handshake(s): SYN to SYN-ACK " +
+          common::Fmt("%.1f", static_cast<double>(g.syn_to_synack_ns) / 1e3) +
+          " us, SYN-ACK to ACK " +
+          common::Fmt("%.1f", static_cast<double>(g.synack_to_ack_ns) / 1e3) + " us (medians)";
+  if (g.side == CaptureSide::kUnknown) {
+    g.how += ": neither is twice the other and 100 us longer";
+  } else {
+    g.how += ": the round trip lies between " +
+             std::string(g.side == CaptureSide::kClient ? "SYN and SYN-ACK" : "SYN-ACK and ACK");
+  }
+  return g;
+}
+
 uint64_t TraceValue(uint64_t v) {
   uint64_t unit = 1;
   while (v / unit >= 1000) unit *= 10;
   return v / unit * unit;
 }
 
-Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options) {
+Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options,
+                              const TraceProgress& progress) {
   SECMODE_RETURN_IF_ERROR(CheckTraceOptions(options));
   SECMODE_ASSIGN_OR_RETURN(std::unique_ptr<CaptureReader> reader, CaptureReader::Open(path));
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  const bool report = progress.report && !ec;  // no progress of a file of unknown size
   RpcTraceBuilder builder(options);
   TcpSegment s;
-  for (;;) {
+  auto last = std::chrono::steady_clock::now();
+  for (uint64_t n = 1;; ++n) {
     SECMODE_ASSIGN_OR_RETURN(const bool more, reader->Next(&s));
     if (!more) break;
     builder.Add(s);
+    if (report && n % 1024 == 0) {
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last).count() >= progress.every_s) {
+        progress.report(std::min(reader->offset(), size), size);
+        last = now;
+      }
+    }
   }
+  if (report) progress.report(size, size);
   return builder.Finish(reader->counts());
 }
 

@@ -30,7 +30,7 @@
 // them (beyond either, the connection adding a call gives up its oldest,
 // counted); kPendingBudget bytes waiting behind holes over all of them;
 // kMaxContexts contexts with windows of at most kMaxWindow; kMaxOperations
-// operations. The lags and response times are counts of distinct values
+// operations; kMaxSessions NFSv4.1 sessions of kMaxSlotsPerSession slots. The lags and response times are counts of distinct values
 // (TraceValue: exact below 1000, three significant digits above, so at most
 // about 9,000 values each; the largest lag exactly).
 //
@@ -38,7 +38,9 @@
 #ifndef SECMODE_TRACE_RPC_TRACE_H_
 #define SECMODE_TRACE_RPC_TRACE_H_
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -48,6 +50,8 @@
 
 #include "common/latency.h"
 #include "common/status.h"
+#include "rpc/nfs4_ops.h"
+#include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
 #include "trace/capture.h"
 #include "trace/rpc_records.h"
@@ -56,8 +60,14 @@ namespace secmode::trace {
 
 inline constexpr uint32_t kMaxWindow = 4096;
 
+// Where the capture was taken: the client's order of sending or the server's
+// order of arrival, which is what a lag there means.
+enum class CaptureSide { kUnknown, kClient, kServer };
+const char* CaptureSideName(CaptureSide side);  // "client", "server", "unknown"
+
 struct TraceOptions {
   std::set<uint16_t> rpc_ports = {2049};
+  CaptureSide side = CaptureSide::kUnknown;  // kUnknown: guessed (GuessSide)
   // The windows whose would-be drops are counted, ascending, each 1 to
   // kMaxWindow.
   std::vector<uint32_t> windows = {16, 32, 64, 128};
@@ -76,7 +86,18 @@ struct ContextTrace {
   std::map<uint32_t, uint64_t> below_window;  // window -> calls it would have dropped
   std::map<uint32_t, uint64_t> duplicates;    // window -> numbers seen again inside it
   uint64_t retransmissions = 0;               // calls sent again with their XID
-  uint64_t context_problems = 0;              // replies denied CREDPROBLEM or CTXPROBLEM
+  // Calls of the context waiting for a reply, over all its connections, as
+  // each of its DATA calls was sent (itself included): the slots it really
+  // used (TraceValue).
+  common::LatencySamples in_flight;
+  size_t most_in_flight = 0;
+  uint64_t context_problems = 0;  // replies denied CREDPROBLEM or CTXPROBLEM
+  // Made in the capture: its INIT's reply (RFC 2203 5.2.3.1) was seen, with
+  // the window the server announced, and what came before that INIT since
+  // the one before it: "a context problem reply", "a disconnect", "nothing".
+  bool created = false;
+  uint32_t announced_window = 0;
+  std::string created_after;
   uint64_t destroys = 0;
 };
 
@@ -89,14 +110,32 @@ struct ConnectionTrace {
   size_t outstanding_at_end = 0;
   uint64_t outstanding_given_up = 0;  // beyond kMaxOutstanding
   bool closed = false, reset = false;
+  // The handshake's two gaps where all of it was captured (else -1): SYN to
+  // SYN-ACK and SYN-ACK to the client's ACK.
+  int64_t syn_to_synack_ns = -1, synack_to_ack_ns = -1;
   DirectionCounts from_client, from_server;
   RecordCounts client_records, server_records;
 };
 
-// Calls of one program, version and procedure.
+// One NFSv4.1 session, from the SEQUENCE that begins its COMPOUNDs where
+// their arguments are in clear (RFC 8881 18.46): which slots the client used
+// and how often it sent a slot's sequence id again (a retry of that slot's
+// last request, which the server answers from its reply cache).
+struct SessionTrace {
+  std::string id;  // hex
+  uint64_t calls = 0;
+  std::set<size_t> connections;  // indexes into RpcTrace::connections
+  size_t slots_used = 0;         // distinct slot ids (counted up to kMaxSlotsPerSession)
+  uint32_t highest_slot = 0;     // the highest slot id used
+  uint32_t highest_stated = 0;   // the highest sa_highest_slotid the client stated
+  uint64_t repeats = 0;          // a slot's last sequence id sent again
+};
+
+// Calls of one program, version and procedure (for an NFSv4 COMPOUND whose
+// arguments are in clear, of one minor version and list of operations) in
+// one mode (its credential: sys, rpcsec_gss integrity, ...).
 struct OperationTrace {
   uint64_t calls = 0, replies = 0, call_bytes = 0, reply_bytes = 0;
-  std::map<std::string, uint64_t> by_flavor;  // sys, none, krb5 (none/integrity/privacy) ...
   common::LatencySamples response_ns;  // the call's last byte to the reply's last byte (TraceValue)
 };
 
@@ -104,9 +143,14 @@ struct RpcTrace {
   CaptureCounts capture;
   std::vector<ConnectionTrace> connections;
   std::vector<ContextTrace> contexts;
-  std::map<std::string, OperationTrace> operations;  // "100003/4 COMPOUND(1)", ...
+  // (operation, mode): ("NFSv4.1 SEQUENCE PUTFH READ", "rpcsec_gss integrity"),
+  // ("NFSv4 COMPOUND (sealed)", "rpcsec_gss privacy"), ("NFSv3 READ", "sys") ...
+  std::map<std::pair<std::string, std::string>, OperationTrace> operations;
+  std::vector<SessionTrace> sessions;
   uint64_t gss_init_calls = 0;                       // INIT and CONTINUE_INIT
-  uint64_t connections_not_rpc = 0, contexts_over_limit = 0;
+  // Contexts made in the capture, by what came before their INIT.
+  std::map<std::string, uint64_t> contexts_created_after;
+  uint64_t connections_not_rpc = 0, contexts_over_limit = 0, sessions_over_limit = 0;
   uint64_t segments_over_limit = 0;  // of connections beyond kMaxConnections, not read
   int64_t first_ts_ns = 0, last_ts_ns = 0;
 };
@@ -120,6 +164,8 @@ class RpcTraceBuilder {
   static constexpr size_t kMaxContexts = 16384;
   static constexpr size_t kMaxOperations = 1024;
   static constexpr size_t kMaxConnectionsPerContext = 4096;  // counted up to
+  static constexpr size_t kMaxSessions = 16384;
+  static constexpr size_t kMaxSlotsPerSession = 4096;  // followed; more are counted apart
 
   // `options` must be valid (CheckTraceOptions).
   explicit RpcTraceBuilder(TraceOptions options);
@@ -133,14 +179,24 @@ class RpcTraceBuilder {
 
  private:
   struct Conn;
+  struct Waiting;
   Conn* Find(const TcpSegment& s, bool* from_client);
   Conn* Start(const TcpSegment& s, bool* from_client);
+  void Handshake(Conn& c, const TcpSegment& s, bool from_client);
   void Call(Conn& c, const RecordSeen& r);
   void Reply(Conn& c, const RecordSeen& r);
   void DataCall(Conn& c, size_t context, uint32_t seq);
-  void Wait(Conn& c, uint32_t xid, int64_t sent_ns, OperationTrace* op, size_t context);
+  void Wait(Conn& c, uint32_t xid, int64_t sent_ns, OperationTrace* op, size_t context,
+            const char* init_after);
+  void Created(const RecordSeen& r, const rpc::ReplyHeader& h, const char* after);
+  // A call no longer waits (answered, given up, its connection gone).
+  void Forget(const Waiting& w);
   size_t ContextOf(const std::string& handle);
-  OperationTrace& OperationOf(uint32_t prog, uint32_t vers, uint32_t proc);
+  // The call's operation name into op_key_.first (and its COMPOUND's ops
+  // into compound_, when it names one).
+  void NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss, common::ByteView head);
+  OperationTrace& OperationOf(const std::pair<std::string, std::string>& key);
+  void Sequence(Conn& c, const rpc::CompoundOps& ops);
   void Close(Conn& c);
 
   TraceOptions options_;
@@ -150,11 +206,36 @@ class RpcTraceBuilder {
   std::map<std::string, size_t> context_index_;
   // Per context, one window per TraceOptions::windows (the same order).
   std::vector<std::vector<rpc::SequenceWindow>> windows_;
+  std::vector<size_t> context_waiting_;  // per context, its calls waiting for replies
+  // Since the last INIT: a reply said a context was gone, a connection ended.
+  bool problem_since_init_ = false, disconnect_since_init_ = false;
+  const char* init_after_ = "nothing";  // of the last INIT, for its CONTINUE_INITs
   std::set<std::pair<Endpoint, Endpoint>> not_rpc_;  // flows seen that carry no RPC
+  std::map<std::array<uint8_t, rpc::kNfs4SessionIdSize>, size_t> session_index_;
+  // Per session, each slot's last sequence id.
+  std::vector<std::map<uint32_t, uint32_t>> slot_seq_;
+  std::pair<std::string, std::string> op_key_;  // scratch: the call's (operation, mode)
+  rpc::CompoundOps compound_;   // scratch: its COMPOUND's operations
   size_t waiting_ = 0;                               // calls waiting for replies on all connections
   uint64_t next_serial_ = 0;
   RpcTrace trace_;
 };
+
+// The side a capture was taken on, from its handshakes: a client's capture
+// has the round trip between its SYN and the SYN-ACK, a server's between its
+// SYN-ACK and the client's ACK. The medians of the two gaps over the
+// connections whose handshake was captured decide when one is at least
+// kSideFactor times the other and longer by kSideMinGapNs (on loopback both
+// are a few microseconds: unknown). `how` says what it rests on.
+struct SideGuess {
+  static constexpr double kSideFactor = 2;
+  static constexpr int64_t kSideMinGapNs = 100000;
+  CaptureSide side = CaptureSide::kUnknown;
+  size_t handshakes = 0;
+  int64_t syn_to_synack_ns = 0, synack_to_ack_ns = 0;  // medians
+  std::string how;
+};
+SideGuess GuessSide(const RpcTrace& t);
 
 // A window out of range or out of order is an error (kInvalidArgument).
 common::Status CheckTraceOptions(const TraceOptions& options);
@@ -163,9 +244,18 @@ common::Status CheckTraceOptions(const TraceOptions& options);
 // the memory they take, stay few).
 uint64_t TraceValue(uint64_t v);
 
+// How far the reading of a capture is: `report` is called with the file's
+// bytes read so far and its size about every `every_s` seconds (checked
+// every 1024 segments) and once at the end (read == size).
+struct TraceProgress {
+  std::function<void(uint64_t read, uint64_t size)> report;
+  double every_s = 1.0;
+};
+
 // Reads a whole capture; errors name the file (and the offset when it is
 // damaged: the trace of what came before is then lost, the error says so).
-common::Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options);
+common::Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options,
+                                      const TraceProgress& progress = {});
 
 // The trace as JSON (`secmode trace --json`), and that JSON as a table for
 // the terminal.

@@ -42,11 +42,18 @@ json Context(ContextTrace& x, const TraceOptions& options) {
           {"lag",
            {{"p50", x.lag.Percentile(0.5)}, {"p99", x.lag.Percentile(0.99)}, {"max", x.max_lag}}},
           {"lagging_calls", x.lagging},
+          {"in_flight",
+           {{"p50", x.in_flight.Percentile(0.5)},
+            {"p99", x.in_flight.Percentile(0.99)},
+            {"max", x.most_in_flight}}},
           {"below_window", ByWindow(x.below_window, options)},
           {"duplicates", ByWindow(x.duplicates, options)},
           {"at_or_above_maxseq", x.at_maxseq},
           {"retransmissions", x.retransmissions},
           {"context_problem_replies", x.context_problems},
+          {"created_in_capture", x.created},
+          {"created_after", x.created ? json(x.created_after) : json(nullptr)},
+          {"announced_window", x.created ? json(x.announced_window) : json(nullptr)},
           {"destroys", x.destroys}};
 }
 
@@ -65,19 +72,50 @@ json Connection(const ConnectionTrace& c) {
           {"outstanding_given_up", c.outstanding_given_up},
           {"closed", c.closed},
           {"reset", c.reset},
+          {"handshake_us", c.synack_to_ack_ns < 0
+                               ? json(nullptr)
+                               : json{{"syn_to_synack", static_cast<double>(c.syn_to_synack_ns) / 1e3},
+                                      {"synack_to_ack", static_cast<double>(c.synack_to_ack_ns) / 1e3}}},
           {"from_client", Direction(c.from_client, c.client_records)},
           {"from_server", Direction(c.from_server, c.server_records)}};
 }
 
-json Operation(const std::string& name, OperationTrace& op) {
+json Operation(const std::pair<std::string, std::string>& key, OperationTrace& op) {
   auto us = [&](double q) { return static_cast<double>(op.response_ns.Percentile(q)) / 1e3; };
-  return {{"operation", name},
+  return {{"operation", key.first},
+          {"mode", key.second},
           {"calls", op.calls},
           {"replies", op.replies},
           {"call_bytes", op.call_bytes},
           {"reply_bytes", op.reply_bytes},
-          {"flavors", op.by_flavor},
           {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}}};
+}
+
+// Where the capture was taken: as given, or guessed from the handshakes.
+json Side(const RpcTrace& t, const TraceOptions& options) {
+  const SideGuess g = GuessSide(t);
+  json out = {{"handshakes", g.handshakes},
+              {"syn_to_synack_us", static_cast<double>(g.syn_to_synack_ns) / 1e3},
+              {"synack_to_ack_us", static_cast<double>(g.synack_to_ack_ns) / 1e3},
+              {"guessed", CaptureSideName(g.side)}};
+  if (options.side != CaptureSide::kUnknown) {
+    out["side"] = CaptureSideName(options.side);
+    out["how"] = "given (--side); " + g.how;
+  } else {
+    out["side"] = CaptureSideName(g.side);
+    out["how"] = g.how;
+  }
+  return out;
+}
+
+json Session(const SessionTrace& x) {
+  return {{"session", x.id},
+          {"calls", x.calls},
+          {"connections", x.connections.size()},
+          {"slots_used", x.slots_used},
+          {"highest_slot", x.highest_slot},
+          {"highest_slot_stated", x.highest_stated},
+          {"repeated_sequence_ids", x.repeats}};
 }
 
 }  // namespace
@@ -92,16 +130,21 @@ json TraceJson(RpcTrace& t, const TraceOptions& options) {
                 {"malformed", t.capture.malformed},
                 {"seconds", static_cast<double>(t.last_ts_ns - t.first_ts_ns) / 1e9}}},
               {"windows", options.windows},
+              {"side", Side(t, options)},
               {"gss_init_calls", t.gss_init_calls},
+              {"contexts_created_after", t.contexts_created_after},
               {"connections_not_rpc", t.connections_not_rpc},
               {"segments_over_connection_limit", t.segments_over_limit},
-              {"contexts_over_limit", t.contexts_over_limit}};
+              {"contexts_over_limit", t.contexts_over_limit},
+              {"sessions_over_limit", t.sessions_over_limit}};
   json& contexts = out["contexts"] = json::array();
   for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options));
   json& connections = out["connections"] = json::array();
   for (const ConnectionTrace& c : t.connections) connections.push_back(Connection(c));
   json& operations = out["operations"] = json::array();
-  for (auto& [name, op] : t.operations) operations.push_back(Operation(name, op));
+  for (auto& [key, op] : t.operations) operations.push_back(Operation(key, op));
+  json& sessions = out["sessions"] = json::array();
+  for (const SessionTrace& x : t.sessions) sessions.push_back(Session(x));
   return out;
 }
 
@@ -115,6 +158,14 @@ std::string TraceText(const json& t) {
     out << " (" << cap["truncated_headers"].get<uint64_t>() << " with headers cut short, "
         << cap["ip_fragments"].get<uint64_t>() << " IP fragments not read)";
   }
+  const json& side = t["side"];
+  out << "\ntaken on the " << side["side"].get<std::string>() << " side ("
+      << side["how"].get<std::string>() << "): "
+      << (side["side"] == "server" ? "lags are in the server's order of arrival"
+          : side["side"] == "client"
+              ? "lags are in the client's order of sending"
+              : "lags are in the capture's order, the client's sending or the server's arrival "
+                "(--side says which)");
   out << "\n\nconnections (client -> server): calls, replies, retransmitted calls, most calls "
          "outstanding, stream bytes lost from the capture / not captured\n";
   for (const json& c : t["connections"]) {
@@ -129,14 +180,15 @@ std::string TraceText(const json& t) {
         << ": " << c["calls"] << ", " << c["replies"] << ", " << c["retransmissions"] << ", "
         << c["most_outstanding"] << ", " << lost << " / " << uncaptured << "\n";
   }
-  out << "\nRPCSEC_GSS contexts: DATA calls, connections, lag behind the highest number "
-         "p50/p99/max, calls a window would have dropped below it (and as duplicates) in capture "
-         "order\n";
+  out << "\nRPCSEC_GSS contexts: DATA calls, connections, calls in flight p50/p99/max, lag "
+         "behind the highest number p50/p99/max, calls a window would have dropped below it (and "
+         "as duplicates) in capture order\n";
   for (const json& x : t["contexts"]) {
     const std::string handle = x["handle"].get<std::string>();
     out << "  " << handle.substr(0, 16) << (handle.size() > 16 ? "..." : "") << " "
         << x["service"].get<std::string>() << ": " << x["calls"] << ", " << x["connections"] << ", "
-        << x["lag"]["p50"] << "/" << x["lag"]["p99"] << "/" << x["lag"]["max"] << ",";
+        << x["in_flight"]["p50"] << "/" << x["in_flight"]["p99"] << "/" << x["in_flight"]["max"]
+        << ", " << x["lag"]["p50"] << "/" << x["lag"]["p99"] << "/" << x["lag"]["max"] << ",";
     for (const json& w : t["windows"]) {
       const std::string key = std::to_string(w.get<uint32_t>());
       out << " W" << key << ": " << x["below_window"][key];
@@ -146,15 +198,30 @@ std::string TraceText(const json& t) {
     }
     out << "\n";
   }
-  out << "\noperations: calls, replies, response time at the capture point p50/p99/p99.9 "
-         "(us), credentials\n";
-  for (const json& op : t["operations"]) {
-    out << "  " << op["operation"].get<std::string>() << ": " << op["calls"] << ", "
-        << op["replies"] << ", " << common::Fmt("%.0f", op["response_us"]["p50"].get<double>())
-        << "/" << common::Fmt("%.0f", op["response_us"]["p99"].get<double>()) << "/"
-        << common::Fmt("%.0f", op["response_us"]["p999"].get<double>()) << ",";
-    for (const auto& [flavor, n] : op["flavors"].items()) out << " " << flavor << " " << n;
+  if (!t["contexts_created_after"].empty()) {
+    out << "  contexts created in the capture, by what came before their INIT:";
+    for (const auto& [after, n] : t["contexts_created_after"].items()) {
+      out << " " << n << " after " << after << ";";
+    }
     out << "\n";
+  }
+  out << "\noperations [mode]: calls, replies, response time at the capture point "
+         "p50/p99/p99.9 (us)\n";
+  for (const json& op : t["operations"]) {
+    out << "  " << op["operation"].get<std::string>() << " [" << op["mode"].get<std::string>()
+        << "]: " << op["calls"] << ", " << op["replies"] << ", "
+        << common::Fmt("%.0f", op["response_us"]["p50"].get<double>()) << "/"
+        << common::Fmt("%.0f", op["response_us"]["p99"].get<double>()) << "/"
+        << common::Fmt("%.0f", op["response_us"]["p999"].get<double>()) << "\n";
+  }
+  if (!t["sessions"].empty()) {
+    out << "\nNFSv4.1 sessions (from SEQUENCE in clear): calls, connections, slots used, highest "
+           "slot used / stated, a slot's sequence id sent again\n";
+    for (const json& x : t["sessions"]) {
+      out << "  " << x["session"].get<std::string>() << ": " << x["calls"] << ", "
+          << x["connections"] << ", " << x["slots_used"] << ", " << x["highest_slot"] << " / "
+          << x["highest_slot_stated"] << ", " << x["repeated_sequence_ids"] << "\n";
+    }
   }
   return out.str();
 }

@@ -128,6 +128,8 @@ expect_run(1 "not valid JSON" ${SECMODE} report ${WORK}/corrupt)
 expect_run(2 "${WORK}/file: not a capture" ${SECMODE} trace ${WORK}/file)
 expect_run(2 "${WORK}/none.pcap" ${SECMODE} trace ${WORK}/none.pcap)
 expect_run(2 "--window" ${SECMODE} trace ${WORK}/file --window 5000)
+expect_run(2 "excludes" ${SECMODE} trace ${WORK}/file --json --out ${WORK}/x)
+expect_run(2 "--side" ${SECMODE} trace ${WORK}/file --side middle)
 expect_run(1 "secmode load:" ${SECMODE} load --port 1 --seconds 0.2)
 expect_run(1 "the probe's connection: connect 127.0.0.1:1" ${SECMODE} probe --port 1)
 # The probe against secmode's own server finds the window and policy it was given.

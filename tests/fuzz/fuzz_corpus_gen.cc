@@ -41,6 +41,7 @@
 #include "common/pcap.h"
 #include "gss/native_protector.h"
 #include "rpc/nfs.h"
+#include "rpc/nfs41.h"
 #include "rpc/probe_replies.h"
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
@@ -701,6 +702,45 @@ void TraceSeeds(Writer& w) {
   file.insert(file.end(), gss.bytes().begin(), gss.bytes().end());
   w.Seed("capture-gss", file);
   w.Seed("frames-gss", AsFrames(gss.bytes()));
+  // Every COMPOUND of an NFSv4.1 set-up and close (rpc/nfs41.h against the
+  // scripted replies: EXCHANGE_ID, CREATE_SESSION, OPEN, CLOSE, ...) with
+  // AUTH_SYS, and the load's WRITE in a krb5i body, for the naming of
+  // COMPOUNDs (rpc/nfs4_ops.h).
+  std::vector<Bytes> sent;
+  const std::vector<Bytes> replies = secmode::testing::nfs41::GoodScript(4);
+  const rpc::Nfs41Call scripted = [&](ByteView args) -> secmode::common::Result<Bytes> {
+    sent.emplace_back(args.begin(), args.end());
+    if (sent.size() > replies.size()) return secmode::common::Status::IoError("script ended");
+    return replies[sent.size() - 1];
+  };
+  rpc::Nfs41Options setup_options;
+  setup_options.owner = "secmode-fuzz";  // not the host's, the pid's and the time's
+  auto session = rpc::Nfs41Open(setup_options, scripted);
+  if (session.ok()) (void)rpc::Nfs41Close(*session, scripted);
+  // EXCHANGE_ID's co_verifier (bytes 16-23 of its arguments: tag, minor
+  // version, count, operation number before it) is the time: made fixed.
+  if (!sent.empty() && sent[0].size() >= 24) std::fill_n(sent[0].begin() + 16, 8, 0);
+  secmode::common::PcapTcpWriter setup(702, 2049);
+  setup.Begin();
+  xid = 100;
+  for (const Bytes& args : sent) {
+    setup.Add(true, Framed(SysCall(xid, rpc::kNfsProcCompound, args)));
+    setup.Add(false, Framed(TraceReply(xid, rpc::kAuthOk)));
+    ++xid;
+  }
+  Bytes integ;
+  rpc::XdrEncoder i(&integ);
+  i.PutU32(7);  // seq_num
+  i.PutRaw(Compound(rpc::NfsOp::kWrite, 64));
+  Bytes krb5i = TraceGssCall(xid, 7, rpc::kGssSvcIntegrity);
+  krb5i.resize(krb5i.size() - 4);  // TraceGssCall's empty body
+  rpc::XdrEncoder e(&krb5i);
+  e.PutOpaque(integ);
+  e.PutOpaque(secmode::common::PatternBytes(28, 6));  // the checksum
+  setup.Add(true, Framed(krb5i));
+  file.assign(1, 0);
+  file.insert(file.end(), setup.bytes().begin(), setup.bytes().end());
+  w.Seed("capture-nfs41-compounds", file);
 }
 
 int main(int argc, char** argv) {

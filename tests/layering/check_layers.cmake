@@ -20,7 +20,7 @@ set(allowed_suite common gss smb rpc lab sim harness)
 set(allowed_render common harness)
 set(allowed_trace common rpc)
 set(allowed_cli common gss smb rpc lab sim harness suite render trace)
-set(allowed_bench common gss lab smb rpc sim harness)
+set(allowed_bench common gss lab smb rpc sim harness trace)
 # Single headers a folder may include beyond its folders: the simulator uses
 # the RPC server's RFC 2203 window and its reaction below it (a target of
 # their own that needs only common/).

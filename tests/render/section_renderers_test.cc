@@ -36,6 +36,7 @@ TEST(SectionRenderersTest, EverySuiteSectionHasARenderer) {
 TEST(SectionRenderersTest, EveryRendererDrawsASuiteSection) {
   std::vector<std::string> sections = suite::SectionNames();
   sections.push_back(suite::kNoiseFloorSection);  // RunSuite's own
+  sections.push_back(render::kTraceSection);      // secmode trace --out's
   for (const std::string& name : DrawnSections()) {
     EXPECT_TRUE(Contains(sections, name))
         << "renderer of \"" << name << "\", which no suite section writes";

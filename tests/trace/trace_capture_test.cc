@@ -3,15 +3,19 @@
 // serve` with a window of 16 on loopback, and what the trace says of each
 // context (its DATA calls, their lag behind the highest number before them,
 // and the calls each window would have dropped in capture order) must be
-// exactly what tshark's own fields of the same file give. The same capture
+// exactly what tshark's own fields of the same file give; so must its
+// COMPOUNDs' operations and the session's slots (krb5i: the arguments are in
+// clear). The same capture
 // cut to a snap length of 200 bytes by editcap is still read, and what it
 // hides is said.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -20,6 +24,10 @@
 #include "common/files.h"
 #include "common/subprocess.h"
 #include "common/throwaway.h"
+#include "rpc/ganesha.h"
+#include "rpc/load.h"
+#include "rpc/nfs.h"
+#include "rpc/nfs4_ops.h"
 #include "tests/rpc/serve_process.h"
 #include "tests/support/processes.h"
 #include "tests/support/shared_realm.h"
@@ -131,6 +139,58 @@ std::map<std::string, std::vector<uint32_t>> TsharkNumbers(const std::string& pc
   return by_context;
 }
 
+// What tshark dissects of the NFSv4.1 COMPOUNDs in the capture's calls: how
+// many of each list of operations, and the slot ids their SEQUENCEs name.
+// tshark lists the operations of all the calls in a frame as one list; it is
+// split before each operation RFC 8881 allows only first in a COMPOUND
+// (SEQUENCE, and the few that stand alone), with which every 4.1 COMPOUND
+// begins.
+struct TsharkCompounds {
+  std::map<std::string, uint64_t> by_ops;  // "SEQUENCE PUTFH READ" -> calls
+  std::set<uint32_t> slots;
+};
+
+TsharkCompounds TsharkOps(const std::string& pcap, const std::string& port,
+                          const std::string& log) {
+  const auto rows = testing::RunTshark(
+      pcap,
+      {"-d", "tcp.port==" + port + ",rpc", "-Y", "rpc.msgtyp == 0 && nfs.opcode", "-T", "fields", "-e",
+       "frame.number", "-e", "nfs.opcode", "-e", "nfs.slotid"},
+      log);
+  TsharkCompounds out;
+  for (auto row : rows) {
+    // A frame with no SEQUENCE has no slot id: its row may end before it.
+    if (row.size() == 2) row.emplace_back();
+    if (row.size() != 3) {
+      ADD_FAILURE() << "a row of " << row.size() << " fields";
+      continue;
+    }
+    std::vector<std::string> compound;
+    auto flush = [&] {
+      if (compound.empty()) return;
+      std::string names;
+      for (const std::string& op : compound) {
+        names += (names.empty() ? "" : " ") + rpc::Nfs4OpName(static_cast<uint32_t>(std::stoul(op)));
+      }
+      ++out.by_ops[names];
+      compound.clear();
+    };
+    for (const std::string& op : Split(row[1])) {
+      if (op.empty()) continue;
+      static const std::set<std::string> kFirst = {"SEQUENCE",        "EXCHANGE_ID",
+                                                   "CREATE_SESSION",  "DESTROY_SESSION",
+                                                   "DESTROY_CLIENTID", "BIND_CONN_TO_SESSION"};
+      if (kFirst.count(rpc::Nfs4OpName(static_cast<uint32_t>(std::stoul(op))))) flush();
+      compound.push_back(op);
+    }
+    flush();
+    for (const std::string& slot : Split(row[2])) {
+      if (!slot.empty()) out.slots.insert(static_cast<uint32_t>(std::stoul(slot)));
+    }
+  }
+  return out;
+}
+
 nlohmann::json Trace(const std::string& pcap, const std::string& port, const std::string& log) {
   common::Command c;
   c.argv = {SECMODE_BIN, "trace", pcap, "--rpc-port", port, "--json"};
@@ -147,8 +207,12 @@ void ExpectTraceIsTsharks(const nlohmann::json& trace,
                           const std::map<std::string, std::vector<uint32_t>>& numbers) {
   ASSERT_TRUE(trace.is_object());
   std::vector<uint32_t> windows = trace["windows"].get<std::vector<uint32_t>>();
-  ASSERT_EQ(trace["contexts"].size(), numbers.size());
+  // Contexts with DATA calls (one made in the capture and never used has none).
+  size_t used = 0;
+  for (const auto& x : trace["contexts"]) used += x["calls"].get<uint64_t>() > 0;
+  ASSERT_EQ(used, numbers.size());
   for (const auto& x : trace["contexts"]) {
+    if (x["calls"].get<uint64_t>() == 0) continue;
     const std::string handle = x["handle"];
     SCOPED_TRACE(handle);
     auto it = numbers.find(handle);
@@ -170,10 +234,76 @@ void ExpectTraceIsTsharks(const nlohmann::json& trace,
   }
 }
 
+// tcpdump on the loopback for one TCP port, whole frames, into `pcap` (what
+// it says into pcap + ".log"); it dies with the test process, also when that
+// is killed: its reaper (common/throwaway.h) watches a directory of its own,
+// which Stop() removes.
+class Tcpdump {
+ public:
+  Tcpdump(const std::string& port, const std::string& pcap)
+      : log_(pcap + ".log"), reap_dir_(pcap + ".reap") {
+    const std::string tcpdump = common::FindProgram("tcpdump");
+    if (tcpdump.empty()) {
+      error_ = "tcpdump is not installed (make deps)";
+      return;
+    }
+    if (mkdir(reap_dir_.c_str(), 0700) != 0) {
+      error_ = reap_dir_ + ": " + strerror(errno);
+      return;
+    }
+    auto reaper = common::Reaper::Start(reap_dir_, "tcpdump.pid", "secmode-trace-test-reaper");
+    if (!reaper.ok()) {
+      error_ = reaper.status().ToString();
+      return;
+    }
+    reaper_ = std::move(reaper).value();
+    common::Command capture;
+    capture.argv = {tcpdump, "-i", "lo", "-n", "-U", "-B",
+                    "16384", "-s", "0",  "-w", pcap, "tcp port " + port};
+    capture.log_path = log_;
+    auto pid = common::Spawn(capture);
+    if (!pid.ok()) {
+      error_ = pid.status().ToString();
+      return;
+    }
+    pid_ = *pid;
+    if (!common::WriteFileAtomically(reap_dir_ + "/tcpdump.pid", std::to_string(pid_)).ok() ||
+        !testing::WaitUntil(
+            [&] { return TextOf(log_).find("listening on") != std::string::npos; }, 10000)) {
+      error_ = "tcpdump did not start: " + TextOf(log_);
+    }
+  }
+  ~Tcpdump() { Stop(); }
+  Tcpdump(const Tcpdump&) = delete;
+  Tcpdump& operator=(const Tcpdump&) = delete;
+  const std::string& error() const { return error_; }
+  // Stops it once the last packets reached the file; what tcpdump said.
+  std::string Stop() {
+    if (pid_ > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      common::Terminate(pid_, 5000);
+      pid_ = -1;
+    }
+    (void)std::remove((reap_dir_ + "/tcpdump.pid").c_str());
+    reaper_.Release();  // the reaper removes its directory
+    return TextOf(log_);
+  }
+
+ private:
+  std::string log_, reap_dir_, error_;
+  common::Reaper reaper_;
+  pid_t pid_ = -1;
+};
+
+// The comparisons are exact, so they need every packet: tcpdump says on exit
+// how many the kernel dropped (its buffer, -B, is 16 MiB for a load of a few
+// MB).
+void ExpectNoDrop(const std::string& said) {
+  EXPECT_NE(said.find("\n0 packets dropped by kernel"), std::string::npos) << said;
+}
+
 TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   if (geteuid() != 0) GTEST_SKIP() << "capturing on the loopback needs root";
-  const std::string tcpdump = common::FindProgram("tcpdump");
-  ASSERT_FALSE(tcpdump.empty()) << "tcpdump is not installed (make deps)";
   ASSERT_FALSE(common::FindProgram("tshark").empty()) << "tshark is not installed (make deps)";
   gss::Realm* realm = testing::SharedRealm();
   TempDir dir("secmode-trace-test");
@@ -183,20 +313,8 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   ASSERT_NE(serve.port(), 0);
   const std::string port = std::to_string(serve.port());
   const std::string pcap = dir.path + "/load.pcap";
-  common::Command capture;
-  capture.argv = {tcpdump, "-i", "lo", "-n", "-U", "-B",
-                  "16384", "-s", "0",  "-w", pcap, "tcp port " + port};
-  capture.log_path = dir.path + "/tcpdump.log";
-  // tcpdump dies with this test, also when it is killed (common/throwaway.h).
-  auto reaper = common::Reaper::Start(dir.path, "tcpdump.pid", "secmode-trace-test-reaper");
-  ASSERT_TRUE(reaper.ok()) << reaper.status().ToString();
-  auto capturing = common::Spawn(capture);
-  ASSERT_TRUE(capturing.ok()) << capturing.status().ToString();
-  ASSERT_TRUE(
-      common::WriteFileAtomically(dir.path + "/tcpdump.pid", std::to_string(*capturing)).ok());
-  ASSERT_TRUE(testing::WaitUntil(
-      [&] { return TextOf(capture.log_path).find("listening on") != std::string::npos; }, 10000))
-      << TextOf(capture.log_path);
+  Tcpdump capture(port, pcap);
+  ASSERT_EQ(capture.error(), "");
   common::Command load;
   load.argv = {SECMODE_BIN, "load", "--port",        port, "--mode",  "krb5i",
                "--seconds", "1",    "--connections", "4",  "--slots", "64"};
@@ -204,15 +322,7 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   load.log_path = dir.path + "/load.log";
   auto rc = common::RunAndWait(load, 120000);
   ASSERT_TRUE(rc.ok());
-  // The last packets reach tcpdump's file before it stops.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  common::Terminate(*capturing, 5000);
-  (void)std::remove((dir.path + "/tcpdump.pid").c_str());
-  // The comparison is exact, so it needs every packet: tcpdump says on exit
-  // how many the kernel dropped (its buffer, -B, is 16 MiB for a load of a
-  // few MB).
-  const std::string said = TextOf(capture.log_path);
-  ASSERT_NE(said.find("\n0 packets dropped by kernel"), std::string::npos) << said;
+  ExpectNoDrop(capture.Stop());
   ASSERT_EQ(*rc, 0) << TextOf(load.log_path);
 
   const auto numbers = TsharkNumbers(pcap, port, dir.path + "/tshark.log");
@@ -224,6 +334,42 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   ASSERT_TRUE(trace.is_object());
   EXPECT_GT(trace["contexts"][0]["lagging_calls"].get<uint64_t>(), 0u);
   EXPECT_EQ(trace["contexts"][0]["connections"].get<size_t>(), 4u);
+  // Its INIT was captured: made in the capture, with the window serve
+  // announced, after nothing.
+  EXPECT_EQ(trace["contexts"][0]["created_in_capture"], true);
+  EXPECT_EQ(trace["contexts"][0]["announced_window"], 16);
+  EXPECT_EQ(trace["contexts"][0]["created_after"], "nothing");
+  // krb5i leaves the arguments in clear: each COMPOUND is named by its
+  // operations as tshark dissects them, and the session's slots are the ones
+  // tshark reads in their SEQUENCEs.
+  const TsharkCompounds ops = TsharkOps(pcap, port, dir.path + "/tshark-ops.log");
+  ASSERT_FALSE(ops.by_ops.empty());
+  std::map<std::string, uint64_t> traced;
+  for (const auto& op : trace["operations"]) {
+    const std::string name = op["operation"];
+    if (name.rfind("NFSv4.1 ", 0) == 0) traced[name.substr(8)] += op["calls"].get<uint64_t>();
+  }
+  EXPECT_EQ(traced, ops.by_ops);
+  ASSERT_EQ(trace["sessions"].size(), 1u);
+  EXPECT_EQ(trace["sessions"][0]["slots_used"].get<size_t>(), ops.slots.size());
+  EXPECT_EQ(trace["sessions"][0]["highest_slot"].get<uint32_t>(), *ops.slots.rbegin());
+  // Every connection's handshake was captured (the side it guesses from
+  // them on loopback is not asserted: both gaps are microseconds).
+  EXPECT_GE(trace["side"]["handshakes"].get<size_t>(), 4u) << trace["side"].dump();
+  // --out: a run directory whose results.json holds the same trace and whose
+  // report draws it.
+  common::Command out;
+  out.argv = {SECMODE_BIN, "trace", pcap, "--rpc-port", port, "--out", dir.path + "/run"};
+  out.log_path = dir.path + "/trace-out.log";
+  auto wrote = common::RunAndWait(out, 120000);
+  ASSERT_TRUE(wrote.ok() && *wrote == 0) << TextOf(out.log_path);
+  const nlohmann::json saved =
+      nlohmann::json::parse(TextOf(dir.path + "/run/results.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object());
+  EXPECT_EQ(saved["sections"]["trace"]["contexts"], trace["contexts"]);
+  EXPECT_NE(TextOf(dir.path + "/run/report.md").find("secmode trace"), std::string::npos);
+  EXPECT_NE(TextOf(dir.path + "/run/report.html").find(trace["contexts"][0]["handle"].get<std::string>().substr(0, 8)),
+            std::string::npos);
 
   // Cut to 200 bytes a frame: a segment's first call keeps its header, the
   // calls after it in the same segment lose theirs. The trace still runs,
@@ -254,6 +400,98 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   EXPECT_GT(uncaptured, 0u);
   if (part["calls"] != whole["calls"]) {
     EXPECT_GT(lost_place, 0u) << "calls went unseen, and the trace does not say it lost its place";
+  }
+}
+
+// A real server's traffic: secmode's NFSv4.1 client against the throwaway
+// nfs-ganesha, in krb5, krb5i and krb5p, captured by tcpdump. Each context's
+// numbers, lags and would-be drops are tshark's; under krb5 and krb5i every
+// COMPOUND, the set-up's (EXCHANGE_ID, CREATE_SESSION, OPEN ...) and the
+// load's, is named by the operations tshark dissects, and the load's
+// session's slots are the ones tshark reads; under krb5p every COMPOUND is
+// counted sealed and no session is seen.
+TEST(TraceCaptureTest, AGaneshaSessionInEachModeIsWhatTsharkDissects) {
+  if (geteuid() != 0) GTEST_SKIP() << "capturing on the loopback needs root";
+  const common::Status why = rpc::Ganesha::Available();
+  if (!why.ok()) GTEST_SKIP() << why.message();
+  ASSERT_FALSE(common::FindProgram("tshark").empty()) << "tshark is not installed (make deps)";
+  gss::Realm* realm = testing::SharedRealm();
+  rpc::GaneshaOptions go;
+  go.keytab = realm->service_keytab();
+  go.env = realm->Environment();
+  go.principals = {realm->user_principal()};
+  auto ganesha = rpc::Ganesha::Start(go);
+  ASSERT_TRUE(ganesha.ok()) << ganesha.status().ToString();
+  rpc::Ganesha& g = **ganesha;
+  const common::ByteView pattern = rpc::ReadPattern(0, rpc::kNfsFileSize);
+  ASSERT_TRUE(common::WriteFileAtomically(
+                  g.export_dir() + "/read",
+                  std::string_view(reinterpret_cast<const char*>(pattern.data()), pattern.size()))
+                  .ok());
+  ASSERT_TRUE(common::WriteFileAtomically(g.export_dir() + "/write", "").ok());
+  ASSERT_EQ(chmod((g.export_dir() + "/read").c_str(), 0644), 0);
+  ASSERT_EQ(chmod((g.export_dir() + "/write").c_str(), 0666), 0);
+  TempDir dir("secmode-trace-ganesha");
+  const std::string port = std::to_string(g.port());
+  for (rpc::Security mode : {rpc::Security::kKrb5, rpc::Security::kKrb5i, rpc::Security::kKrb5p}) {
+    const std::string name = rpc::SecurityName(mode);
+    SCOPED_TRACE(name);
+    const std::string pcap = dir.path + "/" + name + ".pcap";
+    Tcpdump capture(port, pcap);
+    ASSERT_EQ(capture.error(), "");
+    rpc::LoadOptions o;
+    o.port = g.port();
+    o.security = mode;
+    o.ccache = realm->ccache();
+    o.nfs41 = true;
+    o.nfs41_options.read_file_has_pattern = true;
+    o.op = rpc::NfsOp::kRead;
+    o.size = 4096;
+    o.connections = 2;
+    o.slots = 8;
+    o.seconds = 0.3;
+    o.warmup_seconds = 0.1;
+    auto r = rpc::RunLoad(o);
+    ExpectNoDrop(capture.Stop());
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << g.Describe();
+    ASSERT_GT(r->ops, 0u);
+
+    const auto numbers = TsharkNumbers(pcap, port, pcap + ".tshark.log");
+    ASSERT_FALSE(numbers.empty());
+    const nlohmann::json trace = Trace(pcap, port, pcap + ".trace.log");
+    ExpectTraceIsTsharks(trace, numbers);
+    ASSERT_TRUE(trace.is_object());
+    uint64_t compounds = 0, sealed = 0;
+    std::map<std::string, uint64_t> traced;
+    for (const auto& op : trace["operations"]) {
+      const std::string op_name = op["operation"];
+      if (op_name.rfind("NFSv4.1 ", 0) == 0) traced[op_name.substr(8)] += op["calls"].get<uint64_t>();
+      if (op_name == "NFSv4 COMPOUND (sealed)") sealed += op["calls"].get<uint64_t>();
+      if (op_name.rfind("NFSv4", 0) == 0 && op_name != "NFSv4 NULL") {
+        compounds += op["calls"].get<uint64_t>();
+      }
+    }
+    if (mode == rpc::Security::kKrb5p) {
+      EXPECT_TRUE(traced.empty()) << trace["operations"].dump();
+      EXPECT_EQ(sealed, compounds);
+      EXPECT_TRUE(trace["sessions"].empty());
+      continue;
+    }
+    const TsharkCompounds ops = TsharkOps(pcap, port, pcap + ".tshark-ops.log");
+    EXPECT_EQ(traced, ops.by_ops);
+    EXPECT_EQ(sealed, 0u);
+    EXPECT_GE(traced["EXCHANGE_ID"], 1u);
+    EXPECT_GT(traced["SEQUENCE PUTFH READ"], 0u);
+    // The set-up's session of one slot and the load's; tshark's slot ids are
+    // both sessions' together.
+    ASSERT_EQ(trace["sessions"].size(), 2u);
+    uint32_t highest = 0;
+    for (const auto& x : trace["sessions"]) {
+      highest = std::max(highest, x["highest_slot"].get<uint32_t>());
+      EXPECT_LE(x["slots_used"].get<size_t>(), ops.slots.size());
+    }
+    ASSERT_FALSE(ops.slots.empty());
+    EXPECT_EQ(highest, *ops.slots.rbegin());
   }
 }
 

@@ -10,10 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "common/hex.h"
 #include "common/pcap.h"
+#include "harness/results.h"
+#include "render/report.h"
+#include "rpc/nfs.h"
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
 #include "rpc/xdr.h"
+#include "tests/support/temp_dir.h"
 #include "trace/capture.h"
 #include "trace/rpc_records.h"
 #include "trace/rpc_trace.h"
@@ -443,10 +448,12 @@ TEST(RpcTraceTest, SequenceNumbersInCaptureOrderGiveTheLagAndTheWouldBeDrops) {
   EXPECT_EQ(c.outstanding_at_end, 1u);
   EXPECT_EQ(c.client.port, 800);
   EXPECT_EQ(c.server.port, 2049);
-  const OperationTrace& compound = t.operations.at("NFSv4 COMPOUND");
-  EXPECT_EQ(compound.calls, 46u);
-  EXPECT_EQ(compound.by_flavor.at("rpcsec_gss integrity"), 45u);
-  EXPECT_EQ(compound.by_flavor.at("sys"), 1u);
+  // These calls' bodies hold no COMPOUND4args: empty (integrity), 4 bytes (sys).
+  ASSERT_EQ(t.operations.size(), 2u);
+  EXPECT_EQ(t.operations.at({"NFSv4 COMPOUND (arguments not captured)", "rpcsec_gss integrity"})
+                .calls,
+            45u);
+  EXPECT_EQ(t.operations.at({"NFSv4 COMPOUND (arguments not read)", "sys"}).calls, 1u);
   // The JSON holds every window of the options, and the table says them.
   const nlohmann::json j = TraceJson(t, o);
   EXPECT_EQ(j["contexts"][0]["below_window"]["16"], 2);
@@ -455,6 +462,360 @@ TEST(RpcTraceTest, SequenceNumbersInCaptureOrderGiveTheLagAndTheWouldBeDrops) {
   EXPECT_NE(text.find("W16: 2 (+1 duplicates) W32: 1 (+2 duplicates) W64: 0 (+3 duplicates)"),
             std::string::npos)
       << text;
+}
+
+// A context's calls in flight are counted over all its connections as each
+// is sent (itself included), and a connection that goes takes its calls out.
+TEST(RpcTraceTest, ContextCallsInFlightAreCountedOverItsConnections) {
+  common::PcapTcpWriter a(803, 2049), b(804, 2049);
+  a.Begin();
+  b.Begin();
+  a.Add(true, Framed(GssCall(1, 1, 1)));
+  a.Add(true, Framed(GssCall(2, 1, 2)));
+  a.Add(true, Framed(GssCall(3, 1, 3)));
+  a.Add(false, Framed(Reply(1)));
+  a.Add(false, Framed(Reply(2)));
+  a.Add(false, Framed(Reply(3)));
+  b.Add(true, Framed(GssCall(4, 1, 4)));
+  b.Add(false, Framed(Reply(4)));
+  b.Add(true, Framed(GssCall(5, 1, 5)));
+  // Each segment with a copy of its payload (the reader's view lasts until
+  // its next segment).
+  struct Held {
+    TcpSegment seg;
+    Bytes payload;
+  };
+  auto segments = [](const common::PcapTcpWriter& w) {
+    std::vector<Held> out;
+    auto reader = CaptureReader::FromBytes(w.bytes(), "test.pcap");
+    EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+    TcpSegment seg;
+    while (reader.ok()) {
+      auto more = (*reader)->Next(&seg);
+      EXPECT_TRUE(more.ok()) << more.status().ToString();
+      if (!more.ok() || !*more) break;
+      out.push_back({seg, Bytes(seg.payload.begin(), seg.payload.end())});
+    }
+    return out;
+  };
+  const std::vector<Held> sa = segments(a), sb = segments(b);
+  ASSERT_EQ(sa.size(), 9u);  // handshake, 3 calls, 3 replies
+  ASSERT_EQ(sb.size(), 6u);  // handshake, call, reply, call
+  // Both handshakes; calls 1-3 on a and 4 on b (1, 2, 3, 4 in flight); the
+  // replies; call 5 (1 in flight).
+  const std::pair<char, size_t> order[] = {{'a', 0}, {'a', 1}, {'a', 2}, {'b', 0}, {'b', 1},
+                                           {'b', 2}, {'a', 3}, {'a', 4}, {'a', 5}, {'b', 3},
+                                           {'b', 4}, {'a', 6}, {'a', 7}, {'a', 8}, {'b', 5}};
+  RpcTraceBuilder builder{TraceOptions{}};
+  for (const auto& [which, i] : order) {
+    const Held& h = which == 'a' ? sa[i] : sb[i];
+    TcpSegment seg = h.seg;
+    seg.payload = h.payload;
+    builder.Add(seg);
+  }
+  RpcTrace t = builder.Finish(CaptureCounts{});
+  ASSERT_EQ(t.contexts.size(), 1u);
+  ContextTrace& x = t.contexts[0];
+  EXPECT_EQ(x.calls, 5u);
+  EXPECT_EQ(x.connections.size(), 2u);
+  EXPECT_EQ(x.most_in_flight, 4u);
+  EXPECT_EQ(x.in_flight.Percentile(1.0), 4u);
+  EXPECT_EQ(x.in_flight.Percentile(0.0), 1u);
+  const nlohmann::json j = TraceJson(t, TraceOptions{});
+  EXPECT_EQ(j["contexts"][0]["in_flight"]["max"], 4);
+}
+
+// An RPCSEC_GSS INIT call (RFC 2203 5.2.2) and its accepted reply making
+// context c00000<handle> with the window `window` (5.2.3.1).
+Bytes InitCall(uint32_t xid) {
+  rpc::GssCred cred;
+  cred.proc = rpc::kGssInit;
+  Bytes body, m;
+  rpc::EncodeGssCred(cred, &body);
+  rpc::EncodeCallPrefix(xid, 100003, 4, 0, rpc::kRpcsecGss, body, &m);
+  rpc::XdrEncoder e(&m);
+  e.PutU32(rpc::kAuthNone);
+  e.PutU32(0);
+  e.PutOpaque(Bytes(120, 0x60));  // the AP-REQ
+  return m;
+}
+Bytes InitReply(uint32_t xid, uint8_t handle, uint32_t window) {
+  Bytes m;
+  rpc::EncodeAcceptedReply(xid, rpc::kAuthNone, {}, rpc::kSuccess, &m);
+  rpc::XdrEncoder e(&m);
+  e.PutOpaque(Bytes{0xc0, 0, 0, handle});
+  e.PutU32(0);  // GSS_S_COMPLETE
+  e.PutU32(0);
+  e.PutU32(window);
+  e.PutOpaque(Bytes(100, 0x6f));  // the AP-REP
+  return m;
+}
+
+// A context whose INIT the capture holds is made in it, with the window its
+// server announced and what came before its INIT: nothing, then (the next
+// one) a reply saying the first was gone, then a connection's end.
+TEST(RpcTraceTest, ContextsMadeInTheCaptureSayWhatCameBeforeTheirInit) {
+  common::PcapTcpWriter w(806, 2049);
+  w.Begin();
+  w.Add(true, Framed(InitCall(1)));
+  w.Add(false, Framed(InitReply(1, 1, 64)));
+  w.Add(true, Framed(GssCall(2, 1, 1)));
+  w.Add(false, Framed(Reply(2, rpc::kRpcsecGssCtxProblem)));
+  w.Add(true, Framed(InitCall(3)));
+  w.Add(false, Framed(InitReply(3, 2, 32)));
+  w.Add(true, Framed(GssCall(4, 2, 1)));
+  w.Add(false, Framed(Reply(4)));
+  RpcTrace t = TraceOf(w, TraceOptions{});
+  ASSERT_EQ(t.contexts.size(), 2u);
+  EXPECT_TRUE(t.contexts[0].created);
+  EXPECT_EQ(t.contexts[0].announced_window, 64u);
+  EXPECT_EQ(t.contexts[0].created_after, "nothing");
+  EXPECT_EQ(t.contexts[0].context_problems, 1u);
+  EXPECT_TRUE(t.contexts[1].created);
+  EXPECT_EQ(t.contexts[1].announced_window, 32u);
+  EXPECT_EQ(t.contexts[1].created_after, "a context problem reply");
+  EXPECT_EQ(t.gss_init_calls, 2u);
+  EXPECT_EQ(t.contexts_created_after.at("nothing"), 1u);
+  const nlohmann::json j = TraceJson(t, TraceOptions{});
+  EXPECT_EQ(j["contexts"][1]["created_after"], "a context problem reply");
+  EXPECT_EQ(j["contexts"][1]["announced_window"], 32);
+  EXPECT_NE(TraceText(j).find("1 after a context problem reply;"), std::string::npos)
+      << TraceText(j);
+  // The builder fed on: a connection's end, then an INIT on a new one.
+  common::PcapTcpWriter next(807, 2049);
+  next.Begin();
+  next.Add(true, Framed(InitCall(5)));
+  next.Add(false, Framed(InitReply(5, 3, 16)));
+  RpcTraceBuilder b{TraceOptions{}};
+  auto feed = [&](const common::PcapTcpWriter& from) {
+    auto reader = CaptureReader::FromBytes(from.bytes(), "test.pcap");
+    ASSERT_TRUE(reader.ok());
+    TcpSegment seg;
+    for (;;) {
+      auto more = (*reader)->Next(&seg);
+      ASSERT_TRUE(more.ok());
+      if (!*more) break;
+      b.Add(seg);
+    }
+  };
+  feed(w);
+  TcpSegment fin;  // the first connection's client says FIN
+  fin.src = t.connections[0].client;
+  fin.dst = t.connections[0].server;
+  fin.flags = kTcpFin | kTcpAck;
+  b.Add(fin);
+  feed(next);
+  RpcTrace after = b.Finish(CaptureCounts{});
+  ASSERT_EQ(after.contexts.size(), 3u);
+  EXPECT_EQ(after.contexts[2].created_after, "a disconnect");
+  EXPECT_EQ(after.contexts[2].calls, 0u);  // made, not used
+}
+
+// An NFSv4 call carrying COMPOUND4args `args` with AUTH_SYS (service 0) or
+// on RPCSEC_GSS context c0000001 with the service's body (RFC 2203 5.3.2.2;
+// privacy: an opaque of the wrapped size).
+Bytes CompoundCall(uint32_t xid, uint32_t service, uint32_t seq, const Bytes& args) {
+  Bytes m;
+  if (service == 0) {
+    rpc::AuthSysParms p;
+    p.machine = "client";
+    Bytes cred;
+    rpc::EncodeAuthSys(p, &cred);
+    rpc::EncodeCallPrefix(xid, 100003, 4, 1, rpc::kAuthSys, cred, &m);
+    rpc::XdrEncoder e(&m);
+    e.PutU32(rpc::kAuthNone);
+    e.PutU32(0);
+    e.PutRaw(args);
+    return m;
+  }
+  rpc::GssCred cred;
+  cred.proc = rpc::kGssData;
+  cred.seq = seq;
+  cred.service = service;
+  const uint8_t h[4] = {0xc0, 0, 0, 1};
+  cred.handle = ByteView(h, 4);
+  Bytes body;
+  rpc::EncodeGssCred(cred, &body);
+  rpc::EncodeCallPrefix(xid, 100003, 4, 1, rpc::kRpcsecGss, body, &m);
+  rpc::XdrEncoder e(&m);
+  e.PutU32(rpc::kRpcsecGss);
+  e.PutOpaque(Bytes(28, 7));
+  if (service == rpc::kGssSvcNone) {
+    e.PutRaw(args);
+  } else if (service == rpc::kGssSvcIntegrity) {
+    Bytes integ;
+    rpc::XdrEncoder i(&integ);
+    i.PutU32(seq);
+    i.PutRaw(args);
+    e.PutOpaque(integ);
+    e.PutOpaque(Bytes(28, 5));  // the checksum
+  } else {
+    e.PutOpaque(Bytes(args.size() + 60, 0x33));
+  }
+  return m;
+}
+
+Bytes LoadCompound(rpc::NfsOp op, uint32_t slot, uint32_t sequence) {
+  rpc::NfsRequest r;
+  r.op = op;
+  r.count = 100;
+  r.slot = slot;
+  r.sequence = sequence;
+  Bytes args;
+  rpc::EncodeCompoundArgs(r, &args);
+  return args;
+}
+
+// COMPOUNDs are named by their operations where their arguments are in
+// clear (AUTH_SYS, krb5, krb5i) and counted as sealed under krb5p; the
+// session's slots come from SEQUENCE, and a slot's sequence id sent again is
+// a repeat.
+TEST(RpcTraceTest, CompoundsAreNamedByTheirOperationsAndSessionsByTheirSlots) {
+  common::PcapTcpWriter w(801, 2049);
+  w.Begin();
+  const struct {
+    uint32_t service;
+    rpc::NfsOp op;
+    uint32_t slot, sequence;
+  } calls[] = {{0, rpc::NfsOp::kRead, 0, 1},
+               {rpc::kGssSvcNone, rpc::NfsOp::kGetattr, 1, 1},
+               {rpc::kGssSvcIntegrity, rpc::NfsOp::kWrite, 0, 2},
+               {rpc::kGssSvcPrivacy, rpc::NfsOp::kRead, 2, 1},
+               {rpc::kGssSvcNone, rpc::NfsOp::kGetattr, 1, 1}};  // slot 1's again
+  uint32_t xid = 10;
+  for (const auto& c : calls) {
+    w.Add(true, Framed(CompoundCall(xid, c.service, xid, LoadCompound(c.op, c.slot, c.sequence))));
+    w.Add(false, Framed(Reply(xid)));
+    ++xid;
+  }
+  RpcTrace t = TraceOf(w, TraceOptions{});
+  ASSERT_EQ(t.operations.size(), 4u);
+  EXPECT_EQ(t.operations.at({"NFSv4.1 SEQUENCE PUTFH READ", "sys"}).calls, 1u);
+  const OperationTrace& getattr =
+      t.operations.at({"NFSv4.1 SEQUENCE PUTFH GETATTR", "rpcsec_gss none"});
+  EXPECT_EQ(getattr.calls, 2u);
+  EXPECT_EQ(getattr.replies, 2u);
+  EXPECT_EQ(t.operations.at({"NFSv4.1 SEQUENCE PUTFH WRITE", "rpcsec_gss integrity"}).calls, 1u);
+  EXPECT_EQ(t.operations.at({"NFSv4 COMPOUND (sealed)", "rpcsec_gss privacy"}).calls, 1u);
+  // The sealed call's slot 2 is not seen.
+  ASSERT_EQ(t.sessions.size(), 1u);
+  const SessionTrace& s = t.sessions[0];
+  EXPECT_EQ(s.id, common::ToHex(rpc::OwnServerTarget().session_id));
+  EXPECT_EQ(s.calls, 4u);
+  EXPECT_EQ(s.slots_used, 2u);
+  EXPECT_EQ(s.highest_slot, 1u);
+  EXPECT_EQ(s.highest_stated, rpc::OwnServerTarget().highest_slot);
+  EXPECT_EQ(s.repeats, 1u);
+  EXPECT_EQ(s.connections.size(), 1u);
+  const nlohmann::json j = TraceJson(t, TraceOptions{});
+  EXPECT_EQ(j["sessions"][0]["slots_used"], 2);
+  EXPECT_EQ(j["sessions"][0]["repeated_sequence_ids"], 1);
+  const std::string text = TraceText(j);
+  EXPECT_NE(text.find("NFSv4.1 SEQUENCE PUTFH WRITE [rpcsec_gss integrity]: 1, 1, "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(s.id + ": 4, 1, 2, 1 / " + std::to_string(s.highest_stated) + ", 1"),
+            std::string::npos)
+      << text;
+}
+
+// A client's capture has the round trip between SYN and SYN-ACK, a
+// server's between SYN-ACK and ACK; alike gaps (loopback) guess nothing; a
+// side given is stated, beside the guess.
+TEST(RpcTraceTest, TheSideIsGuessedFromWhereTheHandshakesRoundTripFalls) {
+  const struct {
+    uint32_t synack_after_us, ack_after_us;
+    CaptureSide want;
+  } cases[] = {{5000, 0, CaptureSide::kClient},
+               {0, 5000, CaptureSide::kServer},
+               {0, 0, CaptureSide::kUnknown},
+               {50, 0, CaptureSide::kUnknown}};  // 150 vs 100 us: not twice
+  for (const auto& c : cases) {
+    common::PcapTcpWriter w(802, 2049);
+    w.Begin(c.synack_after_us, c.ack_after_us);
+    w.Add(true, Framed(SysCall(1)));
+    w.Add(false, Framed(Reply(1)));
+    RpcTrace t = TraceOf(w, TraceOptions{});
+    ASSERT_EQ(t.connections.size(), 1u);
+    // Each segment is 100 us after the one before, plus the delay asked.
+    EXPECT_EQ(t.connections[0].syn_to_synack_ns, static_cast<int64_t>(100 + c.synack_after_us) * 1000);
+    EXPECT_EQ(t.connections[0].synack_to_ack_ns, static_cast<int64_t>(100 + c.ack_after_us) * 1000);
+    const SideGuess g = GuessSide(t);
+    EXPECT_EQ(g.side, c.want) << g.how;
+    EXPECT_EQ(g.handshakes, 1u);
+    EXPECT_NE(g.how.find("1 handshake"), std::string::npos) << g.how;
+    TraceOptions given;
+    given.side = CaptureSide::kServer;
+    const nlohmann::json j = TraceJson(t, given);
+    EXPECT_EQ(j["side"]["side"], "server");
+    EXPECT_EQ(j["side"]["guessed"], CaptureSideName(c.want));
+    EXPECT_EQ(j["side"]["how"].get<std::string>().rfind("given (--side)", 0), 0u);
+    EXPECT_NE(TraceText(j).find("taken on the server side"), std::string::npos);
+  }
+  // No handshake captured: unknown, and why.
+  RpcTrace none;
+  EXPECT_EQ(GuessSide(none).side, CaptureSide::kUnknown);
+  EXPECT_NE(GuessSide(none).how.find("no connection's handshake"), std::string::npos);
+}
+
+// A long file's progress: reported while it is read (here at every check,
+// every 1024 segments) and once at the end with all of it read.
+TEST(TraceCaptureFileTest, ProgressIsReportedWhileReadingAndAtTheEnd) {
+  common::PcapTcpWriter w(808, 2049);
+  w.Begin();
+  for (uint32_t xid = 1; xid <= 1500; ++xid) w.Add(true, Framed(SysCall(xid)));
+  testing::TempDir dir("secmode-trace-progress");
+  const std::string path = dir.path + "/calls.pcap";
+  ASSERT_TRUE(w.Save(path).ok());
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  TraceProgress progress;
+  progress.every_s = 0;
+  progress.report = [&](uint64_t read, uint64_t size) { seen.emplace_back(read, size); };
+  auto t = TraceCapture(path, TraceOptions{}, progress);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->connections.at(0).calls, 1500u);
+  ASSERT_EQ(seen.size(), 2u);  // at segment 1024, and at the end
+  EXPECT_EQ(seen[1].first, w.bytes().size());
+  EXPECT_EQ(seen[1].second, w.bytes().size());
+  EXPECT_GT(seen[0].first, 0u);
+  EXPECT_LT(seen[0].first, seen[1].first);
+}
+
+// `secmode trace --out`'s report is drawn from results.json alone: the
+// trace's contexts, operations and sessions, and no table of legs; the
+// file's strings reach report.md escaped, each in its cell.
+TEST(TraceReportTest, TheTraceSectionIsDrawnFromResultsJsonAlone) {
+  common::PcapTcpWriter w(805, 2049);
+  w.Begin();
+  w.Add(true, Framed(CompoundCall(1, rpc::kGssSvcIntegrity, 1, LoadCompound(rpc::NfsOp::kWrite, 3, 1))));
+  w.Add(false, Framed(Reply(1)));
+  w.Add(true, Framed(CompoundCall(2, 0, 0, LoadCompound(rpc::NfsOp::kRead, 4, 1))));
+  const TraceOptions o;
+  RpcTrace t = TraceOf(w, o);
+  harness::RunResults written;
+  written.command = "secmode trace test.pcap --out DIR";
+  written.sections[render::kTraceSection] = TraceJson(t, o);
+  auto read = harness::ReadResultsJson(harness::ToJson(written).dump());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  auto drawn = render::RenderRun(*read);
+  ASSERT_TRUE(drawn.ok()) << drawn.status().ToString();
+  const std::string& md = drawn->report_md;
+  EXPECT_NE(md.find("## What a capture's ONC RPC traffic did (secmode trace)"), std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("Per-operation cost of each leg"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `c0000001` |"), std::string::npos) << md;  // the context, a code cell
+  EXPECT_NE(md.find("| NFSv4.1 SEQUENCE PUTFH WRITE | rpcsec\\_gss integrity | 1 | 1 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| NFSv4.1 SEQUENCE PUTFH READ | sys | 1 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("### NFSv4.1 sessions"), std::string::npos) << md;
+  EXPECT_TRUE(drawn->warnings.empty()) << drawn->warnings.front();
+  // A crafted name stays text in its cell.
+  read->sections[render::kTraceSection]["operations"][0]["operation"] = "a|b<img src=x>";
+  auto crafted = render::RenderRun(*read);
+  ASSERT_TRUE(crafted.ok()) << crafted.status().ToString();
+  EXPECT_NE(crafted->report_md.find("| a\\|b\\<img src=x\\> |"), std::string::npos)
+      << crafted->report_md;
 }
 
 TEST(RpcTraceTest, ACallSentAgainWithItsXidIsARetransmissionAndOtherPortsNeedACall) {

@@ -1,0 +1,169 @@
+// Report part of section "trace" (`secmode trace FILE --out DIR`): what a
+// capture of ONC RPC traffic did, from the trace's JSON as results.json holds
+// it (trace/rpc_trace.h): the side it was taken on, each RPCSEC_GSS context's
+// calls in flight, lag and would-be drops per window, the operations with
+// their response times, the NFSv4.1 sessions' slots, and the connections.
+// Every string is results.json's and goes through MdText; a table of more
+// than kTraceMaxRows rows shows its first rows and says how many more
+// results.json holds.
+#include <sstream>
+#include <string>
+
+#include "common/format.h"
+#include "render/markdown.h"
+#include "render/report_sections.h"
+
+namespace secmode::render {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kTraceMaxRows = 64;
+
+// "p50 / p99 / max" of an object of those keys.
+std::string TraceSpread(const json& j, const char* last = "max") {
+  if (!j.is_object()) return "-";
+  return std::to_string(j.value("p50", uint64_t{0})) + " / " +
+         std::to_string(j.value("p99", uint64_t{0})) + " / " +
+         std::to_string(j.value(last, uint64_t{0}));
+}
+
+// The rows beyond kTraceMaxRows, said under a table.
+void TraceMore(std::ostringstream& md, size_t rows) {
+  if (rows > kTraceMaxRows) {
+    md << "\n" << rows - kTraceMaxRows << " more rows are in results.json.\n";
+  }
+  md << "\n";
+}
+
+void TraceContexts(const json& section, std::ostringstream& md) {
+  const json windows = section.value("windows", json::array());
+  md << "### RPCSEC_GSS contexts\n\n"
+        "Per context over every connection that carries it: its DATA calls; the calls of it in "
+        "flight as each was sent (the slots it really used); each call's lag behind the highest "
+        "number sent before it, in the capture's order; and the calls a server window of W "
+        "would have dropped below it (RFC 2203 5.3.3.1), with those a window would have taken "
+        "for duplicates after the plus.\n\n"
+        "| context | service | DATA calls | connections | in flight p50 / p99 / max | "
+        "lag p50 / p99 / max |";
+  for (const json& w : windows) md << " W" << w.get<uint32_t>() << " |";
+  md << "\n|---|---|---:|---:|---:|---:|";
+  for (size_t i = 0; i < windows.size(); ++i) md << "---:|";
+  md << "\n";
+  const json contexts = section.value("contexts", json::array());
+  for (size_t i = 0; i < contexts.size() && i < kTraceMaxRows; ++i) {
+    const json& x = contexts[i];
+    md << "| " << MdCodeCell(x.value("handle", "")) << " | " << MdText(x.value("service", ""))
+       << " | " << x.value("calls", uint64_t{0}) << " | " << x.value("connections", uint64_t{0})
+       << " | " << TraceSpread(x.value("in_flight", json())) << " | "
+       << TraceSpread(x.value("lag", json())) << " |";
+    const json below = x.value("below_window", json::object());
+    const json dups = x.value("duplicates", json::object());
+    for (const json& w : windows) {
+      const std::string key = std::to_string(w.get<uint32_t>());
+      md << " " << below.value(key, uint64_t{0});
+      if (dups.value(key, uint64_t{0}) > 0) md << " +" << dups.value(key, uint64_t{0});
+      md << " |";
+    }
+    md << "\n";
+  }
+  TraceMore(md, contexts.size());
+}
+
+void TraceOperations(const json& section, std::ostringstream& md) {
+  md << "### Operations\n\n"
+        "An NFSv4 COMPOUND is named by its minor version and operations where its arguments are "
+        "in clear (AUTH_SYS, krb5, krb5i); under krb5p it is sealed. The mode is the call's "
+        "credential. Response time from a call's last byte to its reply's last byte at the "
+        "capture point.\n\n"
+        "| operation | mode | calls | replies | call bytes | reply bytes | response us p50 / p99 "
+        "/ p99.9 |\n|---|---|---:|---:|---:|---:|---:|\n";
+  const json ops = section.value("operations", json::array());
+  for (size_t i = 0; i < ops.size() && i < kTraceMaxRows; ++i) {
+    const json& op = ops[i];
+    const json us = op.value("response_us", json::object());
+    md << "| " << MdText(op.value("operation", "")) << " | " << MdText(op.value("mode", ""))
+       << " | " << op.value("calls", uint64_t{0})
+       << " | " << op.value("replies", uint64_t{0}) << " | "
+       << op.value("call_bytes", uint64_t{0}) << " | " << op.value("reply_bytes", uint64_t{0})
+       << " | " << common::Fmt("%.0f", us.value("p50", 0.0)) << " / "
+       << common::Fmt("%.0f", us.value("p99", 0.0)) << " / "
+       << common::Fmt("%.0f", us.value("p999", 0.0)) << " |\n";
+  }
+  TraceMore(md, ops.size());
+}
+
+void TraceSessions(const json& section, std::ostringstream& md) {
+  const json sessions = section.value("sessions", json::array());
+  if (sessions.empty()) return;
+  md << "### NFSv4.1 sessions\n\n"
+        "From the SEQUENCE that begins each COMPOUND in clear: the slots the client used, the "
+        "highest it used and the highest it said it might use, and how often it sent a slot's "
+        "sequence id again (a retry the server answers from its reply cache).\n\n"
+        "| session | calls | connections | slots used | highest slot used / stated | sequence "
+        "ids sent again |\n|---|---:|---:|---:|---:|---:|\n";
+  for (size_t i = 0; i < sessions.size() && i < kTraceMaxRows; ++i) {
+    const json& x = sessions[i];
+    md << "| " << MdCodeCell(x.value("session", "")) << " | " << x.value("calls", uint64_t{0})
+       << " | " << x.value("connections", uint64_t{0}) << " | "
+       << x.value("slots_used", uint64_t{0}) << " | " << x.value("highest_slot", uint64_t{0})
+       << " / " << x.value("highest_slot_stated", uint64_t{0}) << " | "
+       << x.value("repeated_sequence_ids", uint64_t{0}) << " |\n";
+  }
+  TraceMore(md, sessions.size());
+}
+
+void TraceConnections(const json& section, std::ostringstream& md) {
+  md << "### Connections\n\n"
+        "| client | server | calls | replies | retransmitted calls | most calls outstanding | "
+        "ended | stream bytes lost / not captured |\n|---|---|---:|---:|---:|---:|---|---:|\n";
+  const json conns = section.value("connections", json::array());
+  for (size_t i = 0; i < conns.size() && i < kTraceMaxRows; ++i) {
+    const json& c = conns[i];
+    uint64_t lost = 0, uncaptured = 0;
+    for (const char* side : {"from_client", "from_server"}) {
+      const json d = c.value(side, json::object());
+      const uint64_t bytes = d.value("bytes", uint64_t{0}),
+                     captured = d.value("captured_bytes", uint64_t{0}),
+                     gone = d.value("lost_bytes", uint64_t{0});
+      lost += gone;
+      uncaptured += bytes > captured + gone ? bytes - captured - gone : 0;
+    }
+    const std::string ended = c.value("reset", false)    ? "reset"
+                              : c.value("closed", false) ? "closed"
+                                                         : "open";
+    md << "| " << MdText(c.value("client", "")) << " | " << MdText(c.value("server", "")) << " | "
+       << c.value("calls", uint64_t{0}) << " | " << c.value("replies", uint64_t{0}) << " | "
+       << c.value("retransmissions", uint64_t{0}) << " | "
+       << c.value("most_outstanding", uint64_t{0}) << " | " << ended << " | " << lost << " / "
+       << uncaptured << " |\n";
+  }
+  TraceMore(md, conns.size());
+}
+
+}  // namespace
+
+void RenderTraceSection(const harness::RunResults& r, const json& section, Rendered& out) {
+  (void)r;
+  std::ostringstream md;
+  const json capture = section.value("capture", json::object());
+  const json side = section.value("side", json::object());
+  md << "## What a capture's ONC RPC traffic did (secmode trace)\n\n"
+     << capture.value("frames", uint64_t{0}) << " frames, "
+     << capture.value("tcp_segments", uint64_t{0}) << " TCP segments over "
+     << common::Fmt("%.3f", capture.value("seconds", 0.0)) << " s; "
+     << capture.value("truncated_headers", uint64_t{0}) << " frames with headers cut short, "
+     << capture.value("ip_fragments", uint64_t{0}) << " IP fragments not read. Taken on the "
+     << MdText(side.value("side", "unknown")) << " side (" << MdText(side.value("how", ""))
+     << "): a lag is in that side's order, a client's of sending or a server's of arrival; a "
+        "server whose threads reorder calls after they arrive drops more than that order "
+        "shows.\n\n";
+  TraceContexts(section, md);
+  TraceOperations(section, md);
+  TraceSessions(section, md);
+  TraceConnections(section, md);
+  out.report_md += md.str();
+}
+
+}  // namespace secmode::render
