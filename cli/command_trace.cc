@@ -82,9 +82,12 @@ CLI::App* AddTraceCommand(CLI::App& app) {
     bool shown = false;
     if (isatty(STDERR_FILENO)) {
       progress.report = [&shown](uint64_t read, uint64_t size) {
-        std::cerr << "\rsecmode trace: read " << common::Fmt("%.0f", static_cast<double>(read) / 1e6)
-                  << " of " << common::Fmt("%.0f", static_cast<double>(size) / 1e6) << " MB ("
-                  << common::Fmt("%.0f", size ? 100.0 * static_cast<double>(read) / static_cast<double>(size) : 100.0)
+        std::cerr << "\rsecmode trace: read "
+                  << common::Fmt("%.0f", static_cast<double>(read) / 1e6) << " of "
+                  << common::Fmt("%.0f", static_cast<double>(size) / 1e6) << " MB ("
+                  << common::Fmt("%.0f", size ? 100.0 * static_cast<double>(read) /
+                                                    static_cast<double>(size)
+                                              : 100.0)
                   << "%)" << std::flush;
         shown = true;
       };

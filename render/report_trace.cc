@@ -44,20 +44,29 @@ void TraceContexts(const json& section, std::ostringstream& md) {
         "flight as each was sent (the slots it really used); each call's lag behind the highest "
         "number sent before it, in the capture's order; and the calls a server window of W "
         "would have dropped below it (RFC 2203 5.3.3.1), with those a window would have taken "
-        "for duplicates after the plus.\n\n"
-        "| context | service | DATA calls | connections | in flight p50 / p99 / max | "
-        "lag p50 / p99 / max |";
+        "for duplicates after the plus. A context made in the capture (its INIT's reply seen) "
+        "shows the window its server announced and what came before its INIT: a reply saying "
+        "a context was gone, the end of a connection that carried DATA calls, or nothing.\n\n"
+        "| context | service | made in the capture | DATA calls | connections | in flight p50 / "
+        "p99 / max | lag p50 / p99 / max |";
   for (const json& w : windows) md << " W" << w.get<uint32_t>() << " |";
-  md << "\n|---|---|---:|---:|---:|---:|";
+  md << "\n|---|---|---|---:|---:|---:|---:|";
   for (size_t i = 0; i < windows.size(); ++i) md << "---:|";
   md << "\n";
   const json contexts = section.value("contexts", json::array());
   for (size_t i = 0; i < contexts.size() && i < kTraceMaxRows; ++i) {
     const json& x = contexts[i];
+    std::string made = "-";
+    if (x.value("created_in_capture", false)) {
+      made = "after ";
+      made += MdText(x.value("created_after", ""));
+      made += ", window ";
+      made += std::to_string(x.value("announced_window", uint64_t{0}));
+    }
     md << "| " << MdCodeCell(x.value("handle", "")) << " | " << MdText(x.value("service", ""))
-       << " | " << x.value("calls", uint64_t{0}) << " | " << x.value("connections", uint64_t{0})
-       << " | " << TraceSpread(x.value("in_flight", json())) << " | "
-       << TraceSpread(x.value("lag", json())) << " |";
+       << " | " << made << " | " << x.value("calls", uint64_t{0}) << " | "
+       << x.value("connections", uint64_t{0}) << " | " << TraceSpread(x.value("in_flight", json()))
+       << " | " << TraceSpread(x.value("lag", json())) << " |";
     const json below = x.value("below_window", json::object());
     const json dups = x.value("duplicates", json::object());
     for (const json& w : windows) {
@@ -84,11 +93,10 @@ void TraceOperations(const json& section, std::ostringstream& md) {
     const json& op = ops[i];
     const json us = op.value("response_us", json::object());
     md << "| " << MdText(op.value("operation", "")) << " | " << MdText(op.value("mode", ""))
-       << " | " << op.value("calls", uint64_t{0})
-       << " | " << op.value("replies", uint64_t{0}) << " | "
-       << op.value("call_bytes", uint64_t{0}) << " | " << op.value("reply_bytes", uint64_t{0})
-       << " | " << common::Fmt("%.0f", us.value("p50", 0.0)) << " / "
-       << common::Fmt("%.0f", us.value("p99", 0.0)) << " / "
+       << " | " << op.value("calls", uint64_t{0}) << " | " << op.value("replies", uint64_t{0})
+       << " | " << op.value("call_bytes", uint64_t{0}) << " | "
+       << op.value("reply_bytes", uint64_t{0}) << " | " << common::Fmt("%.0f", us.value("p50", 0.0))
+       << " / " << common::Fmt("%.0f", us.value("p99", 0.0)) << " / "
        << common::Fmt("%.0f", us.value("p999", 0.0)) << " |\n";
   }
   TraceMore(md, ops.size());

@@ -18,7 +18,7 @@ namespace {
 constexpr uint32_t kNfs4Ok = 0, kNfs4ErrInval = 22, kNfs4ErrStale = 70, kNfs4ErrOpIllegal = 10044;
 constexpr uint32_t kFileSync4 = 2;
 const uint8_t kSessionId[kNfs4SessionIdSize] = {0x5e, 0xc0, 0xde, 0x01, 0, 0, 0, 1,
-                                            0,    0,    0,    0,    0, 0, 0, 2};
+                                                0,    0,    0,    0,    0, 0, 0, 2};
 // Linux-like file handles (28 bytes); "r" file for READ, "w" for WRITE,
 // GETATTR on either.
 const uint8_t kFhRead[28] = {1, 0, 6, 0, 0x5e, 0xc0, 0xde, 0, 0, 0, 0, 0, 0, 0,

@@ -136,8 +136,8 @@ Status Create(XdrDecoder& d) {  // CREATE4args
   SECMODE_RETURN_IF_ERROR(d.GetU32(&type, "createtype4"));
   switch (type) {
     case 5: SECMODE_RETURN_IF_ERROR(Opaque(d, kAnyLength, "linkdata4")); break;  // NF4LNK
-    case 3:                                                                       // NF4BLK
-    case 4:                                                                       // NF4CHR
+    case 3:                                                                      // NF4BLK
+    case 4:                                                                      // NF4CHR
       SECMODE_RETURN_IF_ERROR(U32(d, "specdata1"));
       SECMODE_RETURN_IF_ERROR(U32(d, "specdata2"));
       break;
@@ -208,9 +208,9 @@ Status Open(XdrDecoder& d) {  // OPEN4args
   }
   SECMODE_RETURN_IF_ERROR(d.GetU32(&claim, "open_claim_type4"));
   switch (claim) {
-    case 0: return Component(d);                     // CLAIM_NULL
-    case 1: return U32(d, "delegate_type");          // CLAIM_PREVIOUS
-    case 2:                                          // CLAIM_DELEGATE_CUR
+    case 0: return Component(d);             // CLAIM_NULL
+    case 1: return U32(d, "delegate_type");  // CLAIM_PREVIOUS
+    case 2:                                  // CLAIM_DELEGATE_CUR
       SECMODE_RETURN_IF_ERROR(Stateid(d));
       return Component(d);
     case 3: return Component(d);  // CLAIM_DELEGATE_PREV

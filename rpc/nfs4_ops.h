@@ -31,11 +31,11 @@
 namespace secmode::rpc {
 
 // The operation numbers secmode's own client and server use.
-inline constexpr uint32_t kOpClose = 4, kOpGetattr = 9, kOpGetfh = 10, kOpLookup = 15,
-                          kOpOpen = 18, kOpPutfh = 22, kOpPutrootfh = 24, kOpRead = 25,
-                          kOpWrite = 38, kOpExchangeId = 42, kOpCreateSession = 43,
-                          kOpDestroySession = 44, kOpSequence = 53, kOpDestroyClientid = 57,
-                          kOpReclaimComplete = 58, kOpIllegal = 10044;
+inline constexpr uint32_t kOpClose = 4, kOpGetattr = 9, kOpGetfh = 10, kOpLookup = 15, kOpOpen = 18,
+                          kOpPutfh = 22, kOpPutrootfh = 24, kOpRead = 25, kOpWrite = 38,
+                          kOpExchangeId = 42, kOpCreateSession = 43, kOpDestroySession = 44,
+                          kOpSequence = 53, kOpDestroyClientid = 57, kOpReclaimComplete = 58,
+                          kOpIllegal = 10044;
 inline constexpr size_t kNfs4SessionIdSize = 16;  // NFS4_SESSIONID_SIZE
 inline constexpr size_t kNfs4FhSize = 128;        // NFS4_FHSIZE
 inline constexpr size_t kNfs4OpaqueLimit = 1024;  // NFS4_OPAQUE_LIMIT

@@ -138,6 +138,7 @@ struct GssInitRes {
   uint32_t seq_window = 0;
   common::ByteView token;  // at most kMaxGssInitToken bytes
 };
+// The longest GSS token an INIT or CONTINUE_INIT call or its reply carries.
 inline constexpr size_t kMaxGssInitToken = 1 << 16;
 inline constexpr uint32_t kGssComplete = 0;  // GSS_S_COMPLETE (RFC 2744)
 // Views into `results`; fails naming the field when it is cut or too long.

@@ -527,7 +527,7 @@ Disposition RpcServerCore::HandleGssControl(const CallHeader& h, const GssCred& 
   }
   XdrDecoder d(record.subspan(h.body_offset), h.body_offset);
   ByteView token;
-  if (!d.GetOpaque(&token, 1 << 16, "rpc_gss_init_arg gss_token").ok() ||
+  if (!d.GetOpaque(&token, kMaxGssInitToken, "rpc_gss_init_arg gss_token").ok() ||
       !d.ExpectEnd("rpc_gss_init_arg").ok()) {
     c_.garbage_args++;
     c_.replies++;

@@ -44,26 +44,29 @@ void ProcedureName(uint32_t prog, uint32_t vers, uint32_t proc, std::string* nam
 // verifier, in clear for AUTH_SYS / AUTH_NONE and RPCSEC_GSS service none,
 // after databody_integ's length and seq_num for integrity (RFC 2203
 // 5.3.2.2). False where they cannot be seen: privacy, or not captured.
-bool CompoundArgs(common::ByteView head, const rpc::GssCred* gss, common::ByteView* args,
-                  const char** why) {
+bool CompoundArgs(common::ByteView head, uint64_t length, const rpc::GssCred* gss,
+                  common::ByteView* args, const char** why) {
+  // Bytes the capture did not keep, or a call that is not what it says.
+  const char* const missing =
+      head.size() < length ? "arguments not captured" : "arguments not read";
   if (gss && gss->service == rpc::kGssSvcPrivacy) {
     *why = "sealed";
     return false;
   }
   rpc::CallHeader full;
   if (!rpc::DecodeCallHeader(head, &full).ok()) {
-    *why = "arguments not captured";
+    *why = missing;
     return false;
   }
   common::ByteView body = head.subspan(full.body_offset);
   if (gss && gss->service == rpc::kGssSvcIntegrity) {
     rpc::XdrDecoder d(body);
-    uint32_t length, seq;
-    if (!d.GetU32(&length, "databody_integ length").ok() || !d.GetU32(&seq, "seq_num").ok()) {
-      *why = "arguments not captured";
+    uint32_t integ = 0, seq = 0;
+    if (!d.GetU32(&integ, "databody_integ length").ok() || !d.GetU32(&seq, "seq_num").ok()) {
+      *why = missing;
       return false;
     }
-    body = d.Rest().first(std::min<size_t>(d.remaining(), length < 4 ? 0 : length - 4));
+    body = d.Rest().first(std::min<size_t>(d.remaining(), integ < 4 ? 0 : integ - 4));
   }
   *args = body;
   return true;
@@ -122,6 +125,7 @@ struct RpcTraceBuilder::Conn {
   std::deque<std::pair<uint64_t, uint32_t>> order;  // (serial, XID), oldest first
   // The handshake's segments as captured (-1: not seen).
   int64_t syn_ns = -1, synack_ns = -1;
+  bool carried_data = false;  // it carried an RPCSEC_GSS DATA call
 };
 
 RpcTraceBuilder::RpcTraceBuilder(TraceOptions options) : options_(std::move(options)) {}
@@ -203,7 +207,9 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
     if (s.flags & kTcpAck) c->to_server.Acked(s.ack, s.ts_ns, c->calls);
   }
   Handshake(*c, s, from_client);
-  if (s.flags & (kTcpRst | kTcpFin)) disconnect_since_init_ = true;
+  if ((s.flags & (kTcpRst | kTcpFin)) && c->carried_data) {
+    if (ClientEvents* e = EventsOf(ct.client)) e->disconnect = true;
+  }
   if (s.flags & kTcpRst) ct.reset = true;
   if ((s.flags & kTcpFin) && c->to_server.counts().fin && c->to_client.counts().fin) {
     ct.closed = true;
@@ -239,7 +245,7 @@ size_t RpcTraceBuilder::ContextOf(const std::string& handle) {
 }
 
 void RpcTraceBuilder::NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss,
-                               common::ByteView head) {
+                               common::ByteView head, uint64_t length) {
   const bool compound = h.prog == rpc::kNfsProgram && h.vers == rpc::kNfsVersion &&
                         h.proc == rpc::kNfsProcCompound &&
                         (h.cred.flavor != rpc::kRpcsecGss || (gss && gss->proc == rpc::kGssData));
@@ -249,18 +255,18 @@ void RpcTraceBuilder::NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss
   if (!compound) return ProcedureName(h.prog, h.vers, h.proc, &name);
   common::ByteView args;
   const char* why = "";
-  if (!CompoundArgs(head, gss, &args, &why)) {
+  if (!CompoundArgs(head, length, gss, &args, &why)) {
     name = std::string("NFSv4 COMPOUND (") + why + ")";
     return;
   }
   if (!rpc::ReadCompoundOps(args, &compound_).ok()) {  // cut, or not COMPOUND4args
     compound_.opcodes.clear();
     compound_.has_sequence = false;
-    name = "NFSv4 COMPOUND (arguments not read)";
+    name = std::string("NFSv4 COMPOUND (") +
+           (head.size() < length ? "arguments not captured" : "arguments not read") + ")";
     return;
   }
-  name = "NFSv4." + std::to_string(compound_.minor_version) + " " +
-         rpc::CompoundOpNames(compound_);
+  name = "NFSv4." + std::to_string(compound_.minor_version) + " " + rpc::CompoundOpNames(compound_);
 }
 
 OperationTrace& RpcTraceBuilder::OperationOf(const std::pair<std::string, std::string>& key) {
@@ -287,12 +293,12 @@ void RpcTraceBuilder::Sequence(Conn& c, const rpc::CompoundOps& ops) {
   SessionTrace& x = trace_.sessions[found->second];
   std::map<uint32_t, uint32_t>& slots = slot_seq_[found->second];
   ++x.calls;
-  if (x.connections.size() < kMaxConnectionsPerContext) x.connections.insert(c.index);
+  if (!x.connections.count(c.index) && TakeMembership()) x.connections.insert(c.index);
   x.highest_slot = std::max(x.highest_slot, ops.slot_id);
   x.highest_stated = std::max(x.highest_stated, ops.highest_slot_id);
   auto slot = slots.find(ops.slot_id);
   if (slot == slots.end()) {
-    if (x.slots_used < kMaxSlotsPerSession) {
+    if (TakeMembership()) {
       slots.emplace(ops.slot_id, ops.sequence_id);
       ++x.slots_used;
     }
@@ -302,11 +308,28 @@ void RpcTraceBuilder::Sequence(Conn& c, const rpc::CompoundOps& ops) {
   slot->second = ops.sequence_id;
 }
 
+RpcTraceBuilder::ClientEvents* RpcTraceBuilder::EventsOf(const Endpoint& client) {
+  const std::pair<std::array<uint8_t, 16>, bool> key{client.addr, client.v6};
+  if (auto it = client_events_.find(key); it != client_events_.end()) return &it->second;
+  if (client_events_.size() >= kMaxConnections) return nullptr;
+  return &client_events_[key];
+}
+
+bool RpcTraceBuilder::TakeMembership() {
+  if (memberships_ >= kMaxMemberships) {
+    ++trace_.memberships_over_limit;
+    return false;
+  }
+  ++memberships_;
+  return true;
+}
+
 void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
+  c.carried_data = true;
   ContextTrace& x = trace_.contexts[context];
   std::vector<rpc::SequenceWindow>& windows = windows_[context];
   ++x.calls;
-  if (x.connections.size() < kMaxConnectionsPerContext) x.connections.insert(c.index);
+  if (!x.connections.count(c.index) && TakeMembership()) x.connections.insert(c.index);
   // Every window has seen the same numbers: the same highest.
   const uint32_t lag = windows.front().Lag(seq);
   if (lag > 0) ++x.lagging;
@@ -340,16 +363,18 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
     }
     if (have_gss && (gss.proc == rpc::kGssInit || gss.proc == rpc::kGssContinueInit)) {
       ++trace_.gss_init_calls;
-      if (gss.proc == rpc::kGssInit) {
-        init_after_ = problem_since_init_      ? "a context problem reply"
-                      : disconnect_since_init_ ? "a disconnect"
-                                               : "nothing";
-        problem_since_init_ = disconnect_since_init_ = false;
+      if (ClientEvents* e = EventsOf(ct.client)) {
+        if (gss.proc == rpc::kGssInit) {
+          e->init_after = e->problem      ? "a context problem reply"
+                          : e->disconnect ? "a disconnect"
+                                          : "nothing";
+          e->problem = e->disconnect = false;
+        }
+        init_after = e->init_after;
       }
-      init_after = init_after_;
     }
   }
-  NameCall(h, have_gss ? &gss : nullptr, r.head);
+  NameCall(h, have_gss ? &gss : nullptr, r.head, r.length);
   op_key_.second = FlavorName(h, have_gss ? &gss : nullptr);
   OperationTrace& op = OperationOf(op_key_);
   if (compound_.has_sequence && !compound_.opcodes.empty()) Sequence(c, compound_);
@@ -377,7 +402,7 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
     const size_t waiting = context_waiting_[context];
     x.most_in_flight = std::max(x.most_in_flight, waiting);
     x.in_flight.Add(TraceValue(waiting));
-    if (x.calls % 4096 == 0) x.in_flight.Compact();
+    if (x.in_flight.count() % 4096 == 0) x.in_flight.Compact();
   }
 }
 
@@ -437,7 +462,7 @@ void RpcTraceBuilder::Reply(Conn& c, const RecordSeen& r) {
   op.response_ns.Add(TraceValue(static_cast<uint64_t>(took)));
   if (op.replies % 4096 == 0) op.response_ns.Compact();
   if (rpc::ContextGone(h)) {
-    problem_since_init_ = true;
+    if (ClientEvents* e = EventsOf(ct.client)) e->problem = true;
     if (it->second.context != SIZE_MAX) ++trace_.contexts[it->second.context].context_problems;
   }
   if (it->second.init_after) Created(r, h, it->second.init_after);
@@ -549,7 +574,9 @@ SideGuess GuessSide(const RpcTrace& t) {
           " us, SYN-ACK to ACK " +
           common::Fmt("%.1f", static_cast<double>(g.synack_to_ack_ns) / 1e3) + " us (medians)";
   if (g.side == CaptureSide::kUnknown) {
-    g.how += ": neither is twice the other and 100 us longer";
+    g.how += ": neither is " + common::Fmt("%g", SideGuess::kSideFactor) + " times the other and " +
+             common::Fmt("%.0f", static_cast<double>(SideGuess::kSideMinGapNs) / 1e3) +
+             " us longer";
   } else {
     g.how += ": the round trip lies between " +
              std::string(g.side == CaptureSide::kClient ? "SYN and SYN-ACK" : "SYN-ACK and ACK");

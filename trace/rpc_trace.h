@@ -30,9 +30,15 @@
 // them (beyond either, the connection adding a call gives up its oldest,
 // counted); kPendingBudget bytes waiting behind holes over all of them;
 // kMaxContexts contexts with windows of at most kMaxWindow; kMaxOperations
-// operations; kMaxSessions NFSv4.1 sessions of kMaxSlotsPerSession slots. The lags and response times are counts of distinct values
-// (TraceValue: exact below 1000, three significant digits above, so at most
-// about 9,000 values each; the largest lag exactly).
+// operations (by name and mode); kMaxSessions NFSv4.1 sessions; the
+// connections each context and session was seen on and each session's
+// slots, kMaxMemberships entries over all of them (beyond it, counted); the
+// clients whose INITs are followed, kMaxConnections. The lags, calls in
+// flight and response times are counts of distinct values (TraceValue:
+// exact below 1000, three significant digits above, so at most about 9,000
+// values each; the largest lag exactly). A call whose reply the capture
+// does not hold (a filter on one direction) stays in flight until its
+// connection gives it up (kMaxOutstanding) or ends.
 //
 // Thread safety: none.
 #ifndef SECMODE_TRACE_RPC_TRACE_H_
@@ -125,7 +131,7 @@ struct SessionTrace {
   std::string id;  // hex
   uint64_t calls = 0;
   std::set<size_t> connections;  // indexes into RpcTrace::connections
-  size_t slots_used = 0;         // distinct slot ids (counted up to kMaxSlotsPerSession)
+  size_t slots_used = 0;         // distinct slot ids (followed up to kMaxMemberships)
   uint32_t highest_slot = 0;     // the highest slot id used
   uint32_t highest_stated = 0;   // the highest sa_highest_slotid the client stated
   uint64_t repeats = 0;          // a slot's last sequence id sent again
@@ -147,11 +153,12 @@ struct RpcTrace {
   // ("NFSv4 COMPOUND (sealed)", "rpcsec_gss privacy"), ("NFSv3 READ", "sys") ...
   std::map<std::pair<std::string, std::string>, OperationTrace> operations;
   std::vector<SessionTrace> sessions;
-  uint64_t gss_init_calls = 0;                       // INIT and CONTINUE_INIT
+  uint64_t gss_init_calls = 0;  // INIT and CONTINUE_INIT
   // Contexts made in the capture, by what came before their INIT.
   std::map<std::string, uint64_t> contexts_created_after;
   uint64_t connections_not_rpc = 0, contexts_over_limit = 0, sessions_over_limit = 0;
-  uint64_t segments_over_limit = 0;  // of connections beyond kMaxConnections, not read
+  uint64_t memberships_over_limit = 0;  // connections and slots not followed (kMaxMemberships)
+  uint64_t segments_over_limit = 0;     // of connections beyond kMaxConnections, not read
   int64_t first_ts_ns = 0, last_ts_ns = 0;
 };
 
@@ -163,9 +170,9 @@ class RpcTraceBuilder {
   static constexpr size_t kPendingBudget = 64u << 20;
   static constexpr size_t kMaxContexts = 16384;
   static constexpr size_t kMaxOperations = 1024;
-  static constexpr size_t kMaxConnectionsPerContext = 4096;  // counted up to
   static constexpr size_t kMaxSessions = 16384;
-  static constexpr size_t kMaxSlotsPerSession = 4096;  // followed; more are counted apart
+  // Connections of contexts and sessions, and sessions' slots, over all.
+  static constexpr size_t kMaxMemberships = size_t{1} << 21;
 
   // `options` must be valid (CheckTraceOptions).
   explicit RpcTraceBuilder(TraceOptions options);
@@ -194,7 +201,8 @@ class RpcTraceBuilder {
   size_t ContextOf(const std::string& handle);
   // The call's operation name into op_key_.first (and its COMPOUND's ops
   // into compound_, when it names one).
-  void NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss, common::ByteView head);
+  void NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss, common::ByteView head,
+                uint64_t length);
   OperationTrace& OperationOf(const std::pair<std::string, std::string>& key);
   void Sequence(Conn& c, const rpc::CompoundOps& ops);
   void Close(Conn& c);
@@ -207,16 +215,26 @@ class RpcTraceBuilder {
   // Per context, one window per TraceOptions::windows (the same order).
   std::vector<std::vector<rpc::SequenceWindow>> windows_;
   std::vector<size_t> context_waiting_;  // per context, its calls waiting for replies
-  // Since the last INIT: a reply said a context was gone, a connection ended.
-  bool problem_since_init_ = false, disconnect_since_init_ = false;
-  const char* init_after_ = "nothing";  // of the last INIT, for its CONTINUE_INITs
+  // Per client address (at most kMaxConnections), since its last INIT: a
+  // reply said a context was gone, a connection that carried DATA calls
+  // ended; and what came before that INIT, for its CONTINUE_INITs.
+  struct ClientEvents {
+    bool problem = false, disconnect = false;
+    const char* init_after = "nothing";
+  };
+  ClientEvents* EventsOf(const Endpoint& client);
+  // One more connection or slot followed, if kMaxMemberships allows it
+  // (otherwise counted).
+  bool TakeMembership();
+  size_t memberships_ = 0;
+  std::map<std::pair<std::array<uint8_t, 16>, bool>, ClientEvents> client_events_;
   std::set<std::pair<Endpoint, Endpoint>> not_rpc_;  // flows seen that carry no RPC
   std::map<std::array<uint8_t, rpc::kNfs4SessionIdSize>, size_t> session_index_;
   // Per session, each slot's last sequence id.
   std::vector<std::map<uint32_t, uint32_t>> slot_seq_;
   std::pair<std::string, std::string> op_key_;  // scratch: the call's (operation, mode)
-  rpc::CompoundOps compound_;   // scratch: its COMPOUND's operations
-  size_t waiting_ = 0;                               // calls waiting for replies on all connections
+  rpc::CompoundOps compound_;                   // scratch: its COMPOUND's operations
+  size_t waiting_ = 0;                          // calls waiting for replies on all connections
   uint64_t next_serial_ = 0;
   RpcTrace trace_;
 };

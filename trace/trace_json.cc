@@ -72,10 +72,11 @@ json Connection(const ConnectionTrace& c) {
           {"outstanding_given_up", c.outstanding_given_up},
           {"closed", c.closed},
           {"reset", c.reset},
-          {"handshake_us", c.synack_to_ack_ns < 0
-                               ? json(nullptr)
-                               : json{{"syn_to_synack", static_cast<double>(c.syn_to_synack_ns) / 1e3},
-                                      {"synack_to_ack", static_cast<double>(c.synack_to_ack_ns) / 1e3}}},
+          {"handshake_us",
+           c.synack_to_ack_ns < 0
+               ? json(nullptr)
+               : json{{"syn_to_synack", static_cast<double>(c.syn_to_synack_ns) / 1e3},
+                      {"synack_to_ack", static_cast<double>(c.synack_to_ack_ns) / 1e3}}},
           {"from_client", Direction(c.from_client, c.client_records)},
           {"from_server", Direction(c.from_server, c.server_records)}};
 }
@@ -136,7 +137,8 @@ json TraceJson(RpcTrace& t, const TraceOptions& options) {
               {"connections_not_rpc", t.connections_not_rpc},
               {"segments_over_connection_limit", t.segments_over_limit},
               {"contexts_over_limit", t.contexts_over_limit},
-              {"sessions_over_limit", t.sessions_over_limit}};
+              {"sessions_over_limit", t.sessions_over_limit},
+              {"memberships_over_limit", t.memberships_over_limit}};
   json& contexts = out["contexts"] = json::array();
   for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options));
   json& connections = out["connections"] = json::array();
@@ -195,6 +197,10 @@ std::string TraceText(const json& t) {
       if (x["duplicates"][key].get<uint64_t>() > 0) {
         out << " (+" << x["duplicates"][key] << " duplicates)";
       }
+    }
+    if (x["created_in_capture"].get<bool>()) {
+      out << "; made in the capture after " << x["created_after"].get<std::string>() << ", window "
+          << x["announced_window"];
     }
     out << "\n";
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/clock.h"
@@ -29,6 +30,11 @@ bool Flagged(const RowComparison& r) {
 
 }  // namespace
 
+double IntervalReach(const RowComparison& r) {
+  if (r.ratio <= 0 || r.ratio_low <= 0 || r.ratio_high <= 0) return 0;
+  return std::max(r.ratio_high / r.ratio, r.ratio / r.ratio_low);
+}
+
 bool IsPlanted(const RowComparison& r) {
   return r.key.find(std::string(common::LegName(kLeg)) + " " + common::SizeLabel(kSize)) !=
          std::string::npos;
@@ -38,7 +44,8 @@ common::Result<RunComparison> PlantAndCompare(const std::string& root, const Mak
   for (size_t i = 0; i < kRunsPerSide; ++i) {
     for (const char side : {'a', 'b'}) {
       RunResults r;
-      r.command = std::string("planted_slowdown_test side ") + side;
+      r.command = "planted_slowdown_test side ";
+      r.command += side;
       r.machine.hostname = common::Hostname();
       r.started_at = common::UtcTimestamp();
       SECMODE_ASSIGN_OR_RETURN(r.micro, rows(side == 'b'));

@@ -44,6 +44,12 @@ bool IsPlanted(const RowComparison& r);
 // Makes the 3 + 3 runs into root/a/NN and root/b/NN and compares them.
 common::Result<RunComparison> PlantAndCompare(const std::string& root, const MakeRows& rows);
 
+// How far the planted row's confidence interval reaches from its ratio, as a
+// factor, on the side that reaches further (ratio_high / ratio above,
+// ratio / ratio_low below); 0 where the row has no interval. A change of
+// share s cannot stand out of runs whose reach exceeds 1 + s.
+double IntervalReach(const RowComparison& r);
+
 // Checks the comparison: every row tested over 3 + 3 runs, the planted row
 // called slower, at most kMaxUntouchedFlagged of the others faster or
 // slower. Prints one line of what was found (and each untouched row that

@@ -19,6 +19,24 @@ namespace {
 // 10% slower in side B.
 using PlantedSlowdownTest = PlantedRunsTest;
 
+// The timing test's rule for a miss that is the machine's: the interval
+// reaches further than the planted share on either side of the ratio. An
+// interval that reaches further below its ratio than the planted share,
+// and less far above it, holds both no change and the planted one.
+TEST(PlantedIntervalTest, TheReachIsTheFartherSideOfTheInterval) {
+  RowComparison r;
+  r.ratio = 1.028;
+  r.ratio_low = 0.896;
+  r.ratio_high = 1.112;
+  EXPECT_NEAR(IntervalReach(r), 1.028 / 0.896, 1e-12);
+  EXPECT_GT(IntervalReach(r), 1.10);
+  r.ratio_low = 0.99;  // narrow below: 3.8% below, 8.2% above
+  EXPECT_NEAR(IntervalReach(r), 1.112 / 1.028, 1e-12);
+  EXPECT_LT(IntervalReach(r), 1.10);
+  r.ratio_low = 0;  // no interval
+  EXPECT_EQ(IntervalReach(r), 0);
+}
+
 TEST_F(PlantedSlowdownTest, SeededRunsFindThePlantedSlowdown) {
   std::mt19937_64 rng(20261206);
   std::normal_distribution<double> run_shift(0, 0.03), repetition(0, 0.01);

@@ -46,6 +46,10 @@ TEST(Nfs4OpsTest, TheTableIsInNumberOrderWithOneRowAndOneNamePerOperation) {
     }
     EXPECT_TRUE(names.insert(kNfs4Ops[i].name).second) << kNfs4Ops[i].name;
     EXPECT_EQ(FindNfs4Op(kNfs4Ops[i].opcode), &kNfs4Ops[i]);
+    // 4.1 added 40-58 (RFC 8881 18), 4.2 and its xattrs 59-75 (RFC 7862, 8276).
+    const uint32_t op = kNfs4Ops[i].opcode;
+    const uint32_t minor = op >= 59 && op <= 75 ? 2 : op >= 40 && op <= 58 ? 1 : 0;
+    EXPECT_EQ(kNfs4Ops[i].minor_version, minor) << kNfs4Ops[i].name;
   }
   // The numbers the RFCs give (the test's own copy: tests/support).
   EXPECT_EQ(Nfs4OpName(script::kExchangeId), "EXCHANGE_ID");
@@ -111,18 +115,17 @@ TEST(Nfs4OpsTest, EveryCompoundOfTheSetUpIsReadToItsEnd) {
     EXPECT_EQ(ops.opcodes.size(), ops.stated);
     names.push_back(CompoundOpNames(ops));
   }
-  const std::vector<std::string> want = {
-      "EXCHANGE_ID",
-      "CREATE_SESSION",
-      "SEQUENCE RECLAIM_COMPLETE",
-      "SEQUENCE PUTROOTFH LOOKUP OPEN GETFH",
-      "SEQUENCE PUTROOTFH LOOKUP OPEN GETFH",
-      "CREATE_SESSION",
-      "SEQUENCE PUTFH CLOSE",
-      "SEQUENCE PUTFH CLOSE",
-      "DESTROY_SESSION",
-      "DESTROY_SESSION",
-      "DESTROY_CLIENTID"};
+  const std::vector<std::string> want = {"EXCHANGE_ID",
+                                         "CREATE_SESSION",
+                                         "SEQUENCE RECLAIM_COMPLETE",
+                                         "SEQUENCE PUTROOTFH LOOKUP OPEN GETFH",
+                                         "SEQUENCE PUTROOTFH LOOKUP OPEN GETFH",
+                                         "CREATE_SESSION",
+                                         "SEQUENCE PUTFH CLOSE",
+                                         "SEQUENCE PUTFH CLOSE",
+                                         "DESTROY_SESSION",
+                                         "DESTROY_SESSION",
+                                         "DESTROY_CLIENTID"};
   EXPECT_EQ(names, want);
 }
 

@@ -154,8 +154,8 @@ TsharkCompounds TsharkOps(const std::string& pcap, const std::string& port,
                           const std::string& log) {
   const auto rows = testing::RunTshark(
       pcap,
-      {"-d", "tcp.port==" + port + ",rpc", "-Y", "rpc.msgtyp == 0 && nfs.opcode", "-T", "fields", "-e",
-       "frame.number", "-e", "nfs.opcode", "-e", "nfs.slotid"},
+      {"-d", "tcp.port==" + port + ",rpc", "-Y", "rpc.msgtyp == 0 && nfs.opcode", "-T", "fields",
+       "-e", "frame.number", "-e", "nfs.opcode", "-e", "nfs.slotid"},
       log);
   TsharkCompounds out;
   for (auto row : rows) {
@@ -170,15 +170,16 @@ TsharkCompounds TsharkOps(const std::string& pcap, const std::string& port,
       if (compound.empty()) return;
       std::string names;
       for (const std::string& op : compound) {
-        names += (names.empty() ? "" : " ") + rpc::Nfs4OpName(static_cast<uint32_t>(std::stoul(op)));
+        names +=
+            (names.empty() ? "" : " ") + rpc::Nfs4OpName(static_cast<uint32_t>(std::stoul(op)));
       }
       ++out.by_ops[names];
       compound.clear();
     };
     for (const std::string& op : Split(row[1])) {
       if (op.empty()) continue;
-      static const std::set<std::string> kFirst = {"SEQUENCE",        "EXCHANGE_ID",
-                                                   "CREATE_SESSION",  "DESTROY_SESSION",
+      static const std::set<std::string> kFirst = {"SEQUENCE",         "EXCHANGE_ID",
+                                                   "CREATE_SESSION",   "DESTROY_SESSION",
                                                    "DESTROY_CLIENTID", "BIND_CONN_TO_SESSION"};
       if (kFirst.count(rpc::Nfs4OpName(static_cast<uint32_t>(std::stoul(op))))) flush();
       compound.push_back(op);
@@ -268,8 +269,8 @@ class Tcpdump {
     }
     pid_ = *pid;
     if (!common::WriteFileAtomically(reap_dir_ + "/tcpdump.pid", std::to_string(pid_)).ok() ||
-        !testing::WaitUntil(
-            [&] { return TextOf(log_).find("listening on") != std::string::npos; }, 10000)) {
+        !testing::WaitUntil([&] { return TextOf(log_).find("listening on") != std::string::npos; },
+                            10000)) {
       error_ = "tcpdump did not start: " + TextOf(log_);
     }
   }
@@ -352,6 +353,7 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   EXPECT_EQ(traced, ops.by_ops);
   ASSERT_EQ(trace["sessions"].size(), 1u);
   EXPECT_EQ(trace["sessions"][0]["slots_used"].get<size_t>(), ops.slots.size());
+  ASSERT_FALSE(ops.slots.empty());
   EXPECT_EQ(trace["sessions"][0]["highest_slot"].get<uint32_t>(), *ops.slots.rbegin());
   // Every connection's handshake was captured (the side it guesses from
   // them on loopback is not asserted: both gaps are microseconds).
@@ -368,7 +370,8 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   ASSERT_TRUE(saved.is_object());
   EXPECT_EQ(saved["sections"]["trace"]["contexts"], trace["contexts"]);
   EXPECT_NE(TextOf(dir.path + "/run/report.md").find("secmode trace"), std::string::npos);
-  EXPECT_NE(TextOf(dir.path + "/run/report.html").find(trace["contexts"][0]["handle"].get<std::string>().substr(0, 8)),
+  EXPECT_NE(TextOf(dir.path + "/run/report.html")
+                .find(trace["contexts"][0]["handle"].get<std::string>().substr(0, 8)),
             std::string::npos);
 
   // Cut to 200 bytes a frame: a segment's first call keeps its header, the
@@ -465,7 +468,8 @@ TEST(TraceCaptureTest, AGaneshaSessionInEachModeIsWhatTsharkDissects) {
     std::map<std::string, uint64_t> traced;
     for (const auto& op : trace["operations"]) {
       const std::string op_name = op["operation"];
-      if (op_name.rfind("NFSv4.1 ", 0) == 0) traced[op_name.substr(8)] += op["calls"].get<uint64_t>();
+      if (op_name.rfind("NFSv4.1 ", 0) == 0)
+        traced[op_name.substr(8)] += op["calls"].get<uint64_t>();
       if (op_name == "NFSv4 COMPOUND (sealed)") sealed += op["calls"].get<uint64_t>();
       if (op_name.rfind("NFSv4", 0) == 0 && op_name != "NFSv4 NULL") {
         compounds += op["calls"].get<uint64_t>();
@@ -473,6 +477,7 @@ TEST(TraceCaptureTest, AGaneshaSessionInEachModeIsWhatTsharkDissects) {
     }
     if (mode == rpc::Security::kKrb5p) {
       EXPECT_TRUE(traced.empty()) << trace["operations"].dump();
+      EXPECT_GT(sealed, 0u);
       EXPECT_EQ(sealed, compounds);
       EXPECT_TRUE(trace["sessions"].empty());
       continue;

@@ -281,7 +281,9 @@ Bytes Framed(const Bytes& message) {
   return wire;
 }
 
-Bytes SysCall(uint32_t xid) {
+// An NFSv4 COMPOUND call with AUTH_SYS and `body` (by default 4 bytes that
+// are no COMPOUND4args).
+Bytes SysCall(uint32_t xid, const Bytes& body = {0xab, 0xcd, 0xef, 0x01}) {
   Bytes m;
   rpc::AuthSysParms p;
   p.machine = "client";
@@ -291,7 +293,7 @@ Bytes SysCall(uint32_t xid) {
   rpc::XdrEncoder e(&m);
   e.PutU32(rpc::kAuthNone);
   e.PutU32(0);
-  e.PutU32(0xabcdef01);  // a body
+  e.PutRaw(body);
   return m;
 }
 
@@ -448,10 +450,10 @@ TEST(RpcTraceTest, SequenceNumbersInCaptureOrderGiveTheLagAndTheWouldBeDrops) {
   EXPECT_EQ(c.outstanding_at_end, 1u);
   EXPECT_EQ(c.client.port, 800);
   EXPECT_EQ(c.server.port, 2049);
-  // These calls' bodies hold no COMPOUND4args: empty (integrity), 4 bytes (sys).
+  // These calls, captured whole, hold no COMPOUND4args: an empty body
+  // (integrity), 4 bytes (sys).
   ASSERT_EQ(t.operations.size(), 2u);
-  EXPECT_EQ(t.operations.at({"NFSv4 COMPOUND (arguments not captured)", "rpcsec_gss integrity"})
-                .calls,
+  EXPECT_EQ(t.operations.at({"NFSv4 COMPOUND (arguments not read)", "rpcsec_gss integrity"}).calls,
             45u);
   EXPECT_EQ(t.operations.at({"NFSv4 COMPOUND (arguments not read)", "sys"}).calls, 1u);
   // The JSON holds every window of the options, and the table says them.
@@ -605,29 +607,29 @@ TEST(RpcTraceTest, ContextsMadeInTheCaptureSayWhatCameBeforeTheirInit) {
   fin.flags = kTcpFin | kTcpAck;
   b.Add(fin);
   feed(next);
+  // That INIT's own short connection (no DATA call on it, as secmode's load
+  // makes each context) ends: no disconnect for the INIT after it.
+  TcpSegment fin_short = fin;
+  fin_short.src.port = 807;
+  b.Add(fin_short);
+  common::PcapTcpWriter third(809, 2049);
+  third.Begin();
+  third.Add(true, Framed(InitCall(6)));
+  third.Add(false, Framed(InitReply(6, 4, 16)));
+  feed(third);
   RpcTrace after = b.Finish(CaptureCounts{});
-  ASSERT_EQ(after.contexts.size(), 3u);
+  ASSERT_EQ(after.contexts.size(), 4u);
   EXPECT_EQ(after.contexts[2].created_after, "a disconnect");
   EXPECT_EQ(after.contexts[2].calls, 0u);  // made, not used
+  EXPECT_EQ(after.contexts[3].created_after, "nothing");
 }
 
 // An NFSv4 call carrying COMPOUND4args `args` with AUTH_SYS (service 0) or
 // on RPCSEC_GSS context c0000001 with the service's body (RFC 2203 5.3.2.2;
 // privacy: an opaque of the wrapped size).
 Bytes CompoundCall(uint32_t xid, uint32_t service, uint32_t seq, const Bytes& args) {
+  if (service == 0) return SysCall(xid, args);
   Bytes m;
-  if (service == 0) {
-    rpc::AuthSysParms p;
-    p.machine = "client";
-    Bytes cred;
-    rpc::EncodeAuthSys(p, &cred);
-    rpc::EncodeCallPrefix(xid, 100003, 4, 1, rpc::kAuthSys, cred, &m);
-    rpc::XdrEncoder e(&m);
-    e.PutU32(rpc::kAuthNone);
-    e.PutU32(0);
-    e.PutRaw(args);
-    return m;
-  }
   rpc::GssCred cred;
   cred.proc = rpc::kGssData;
   cred.seq = seq;
@@ -738,7 +740,8 @@ TEST(RpcTraceTest, TheSideIsGuessedFromWhereTheHandshakesRoundTripFalls) {
     RpcTrace t = TraceOf(w, TraceOptions{});
     ASSERT_EQ(t.connections.size(), 1u);
     // Each segment is 100 us after the one before, plus the delay asked.
-    EXPECT_EQ(t.connections[0].syn_to_synack_ns, static_cast<int64_t>(100 + c.synack_after_us) * 1000);
+    EXPECT_EQ(t.connections[0].syn_to_synack_ns,
+              static_cast<int64_t>(100 + c.synack_after_us) * 1000);
     EXPECT_EQ(t.connections[0].synack_to_ack_ns, static_cast<int64_t>(100 + c.ack_after_us) * 1000);
     const SideGuess g = GuessSide(t);
     EXPECT_EQ(g.side, c.want) << g.how;
@@ -787,7 +790,8 @@ TEST(TraceCaptureFileTest, ProgressIsReportedWhileReadingAndAtTheEnd) {
 TEST(TraceReportTest, TheTraceSectionIsDrawnFromResultsJsonAlone) {
   common::PcapTcpWriter w(805, 2049);
   w.Begin();
-  w.Add(true, Framed(CompoundCall(1, rpc::kGssSvcIntegrity, 1, LoadCompound(rpc::NfsOp::kWrite, 3, 1))));
+  w.Add(true,
+        Framed(CompoundCall(1, rpc::kGssSvcIntegrity, 1, LoadCompound(rpc::NfsOp::kWrite, 3, 1))));
   w.Add(false, Framed(Reply(1)));
   w.Add(true, Framed(CompoundCall(2, 0, 0, LoadCompound(rpc::NfsOp::kRead, 4, 1))));
   const TraceOptions o;
