@@ -4,6 +4,9 @@
 // what windows of 16, 32, 64, 128 (and --window) would have dropped. Prints
 // a table, or the trace as JSON on stdout with --json; --out DIR also writes
 // a run directory whose results.json holds the trace as its section.
+// --simulate sets the nconnect model beside the busiest context
+// (trace/trace_model.h), with the thread model's scheduler probed on this
+// machine; --recommend adds the slot count it takes as safe.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,14 +14,18 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/run_directory.h"
 #include "common/clock.h"
 #include "common/format.h"
+#include "common/machine.h"
 #include "harness/results.h"
+#include "harness/thread_model_calibration.h"
 #include "render/report.h"
 #include "trace/rpc_trace.h"
+#include "trace/trace_model.h"
 
 namespace secmode::cli {
 
@@ -31,7 +38,44 @@ struct TraceArgs {
   trace::CaptureSide side = trace::CaptureSide::kUnknown;
   bool json = false;
   std::string out_dir;
+  bool simulate = false, recommend = false;
+  int cores = 0;
 };
+
+constexpr int kModelSeeds = 3;
+
+// --simulate: the scenario of the trace's busiest context, on the thread
+// model with a run queue per core (as `secmode nconnect --recommend` runs
+// it), the scheduler's parameters probed on this machine.
+trace::TraceModel ModelOf(trace::RpcTrace& t, const trace::TraceOptions& o, const TraceArgs& a) {
+  sim::Scenario base;
+  base.thread_model = true;
+  base.per_core_queues = true;
+  base.cores = a.cores > 0 ? a.cores : common::LogicalCpus();
+  const trace::CaptureSide side = o.side != trace::CaptureSide::kUnknown ? o.side
+                                                                         : trace::GuessSide(t).side;
+  auto from = trace::ScenarioFromTrace(t, side, a.window, base);
+  if (!from.ok()) Fail("trace", from.status());
+  harness::ThreadModelProbes probes;
+  probes.slice_threads = 2 * from->scenario.nconnect;
+  auto calibration = harness::CalibrateThreadModel(probes);
+  if (!calibration.ok()) Fail("trace", calibration.status());
+  calibration->ApplyTo(from->scenario);
+  from->assumptions.push_back(
+      {"cores", std::to_string(base.cores),
+       a.cores > 0 ? "given (--cores)" : "this machine's (--cores for the traced client's)"});
+  std::istringstream measured(calibration->Description());
+  for (std::string line; std::getline(measured, line);) {
+    const size_t colon = line.find(": ");
+    const size_t start = line.find_first_not_of(' ');
+    if (colon == std::string::npos || start == std::string::npos || start >= colon) continue;
+    from->assumptions.push_back(
+        {line.substr(start, colon - start), line.substr(colon + 2), "measured on this machine"});
+  }
+  auto model = trace::ModelTrace(std::move(*from), kModelSeeds, a.recommend);
+  if (!model.ok()) Fail("trace", model.status());
+  return std::move(*model);
+}
 
 }  // namespace
 
@@ -66,6 +110,22 @@ CLI::App* AddTraceCommand(CLI::App& app) {
                   "with this machine and secmode) and report.md / report.html drawn from it "
                   "(`secmode report DIR` draws them again)")
       ->excludes(json);
+  CLI::Option* simulate = cmd->add_flag(
+      "--simulate", a->simulate,
+      "Set the nconnect model beside the busiest RPCSEC_GSS context: its scenario from the "
+      "trace (connections, slots, round trip, response time, I/O size, lagging connection, "
+      "window, the server's reaction; each assumption stated), the simulated lags and would-be "
+      "drops beside the trace's, and the drops the server's own check would count (its threads "
+      "reorder calls after they arrive)");
+  cmd->add_flag("--recommend", a->recommend,
+                "With --simulate: also the largest safe slot count for this traffic and the "
+                "alternatives (per-connection contexts, a spread cap, re-encode)")
+      ->needs(simulate);
+  cmd->add_option("--cores", a->cores,
+                  "With --simulate: the cores of the traced client and server in the model "
+                  "(default: this machine's)")
+      ->check(CLI::Range(1, 1024))
+      ->needs(simulate);
   cmd->callback([a] {
     trace::TraceOptions o;
     o.rpc_ports.insert(a->rpc_ports.begin(), a->rpc_ports.end());
@@ -96,11 +156,18 @@ CLI::App* AddTraceCommand(CLI::App& app) {
     if (shown) std::cerr << "\r\033[K" << std::flush;
     if (!t.ok()) Fail("trace", t.status());
     nlohmann::json j = trace::TraceJson(*t, o);
+    trace::TraceModel model;
+    if (a->simulate) {
+      model = ModelOf(*t, o, *a);
+      j["model"] = trace::TraceModelJson(*t, model, o.windows);
+    }
     if (a->json) {
       std::cout << j.dump(2) << "\n";
       return;
     }
     std::cout << trace::TraceText(j);
+    if (a->simulate) std::cout << trace::TraceModelText(j["model"]);
+    if (model.recommended) std::cout << "\n" << model.recommendation.ToText(model.from.scenario);
     if (!a->out_dir.empty()) {
       results.sections[render::kTraceSection] = std::move(j);
       results.finished_at = common::UtcTimestamp();

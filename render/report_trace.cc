@@ -150,6 +150,95 @@ void TraceConnections(const json& section, std::ostringstream& md) {
   TraceMore(md, conns.size());
 }
 
+// A member of results.json that may be missing or of another type: the
+// number as text ("-" when it is none), the string ("" when none), the
+// object (empty when none).
+std::string TraceNumber(const json& j, const char* key, const char* format = "%.0f") {
+  const json v = j.is_object() ? j.value(key, json()) : json();
+  return v.is_number() ? common::Fmt(format, v.get<double>()) : std::string("-");
+}
+std::string TraceString(const json& j, const char* key) {
+  const json v = j.is_object() ? j.value(key, json()) : json();
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+json TraceObject(const json& j, const char* key) {
+  const json v = j.is_object() ? j.value(key, json()) : json();
+  return v.is_object() ? v : json::object();
+}
+
+// "lowest-highest" of a [lowest, highest] pair (the model over its seeds).
+std::string TraceRange(const json& r) {
+  if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number()) return "-";
+  const double lo = r[0].get<double>(), hi = r[1].get<double>();
+  return lo == hi ? common::Fmt("%.0f", lo)
+                  : common::Fmt("%.0f", lo) + "-" + common::Fmt("%.0f", hi);
+}
+
+std::string TraceLagRanges(const json& l) {
+  if (!l.is_object()) return "-";
+  return TraceRange(l.value("p50", json())) + " / " + TraceRange(l.value("p99", json())) + " / " +
+         TraceRange(l.value("max", json()));
+}
+
+// `secmode trace --simulate`: the model of the busiest context beside it.
+void TraceModel(const json& model, std::ostringstream& md) {
+  if (!model.is_object()) return;
+  md << "### The model beside the capture (--simulate)\n\n"
+     << "The nconnect model (secmode nconnect) run on the scenario the capture gives for context "
+     << MdCode(TraceString(model, "context")) << " (" << TraceNumber(model, "calls")
+     << " DATA calls), " << TraceNumber(model, "seeds")
+     << " seeds; the model's figures are the lowest and highest over the seeds, its counts "
+        "scaled to the context's calls. Its lags as sent are in the client's order of sending "
+        "(a server's capture has the order of arrival, which the network's jitter may change); "
+        "as the server checked them they include its threads' reordering after arrival, which no "
+        "capture shows.\n\n| parameter | value | from |\n|---|---|---|\n";
+  const json assumptions = model.value("assumptions", json::array());
+  for (size_t i = 0; assumptions.is_array() && i < assumptions.size(); ++i) {
+    const json& a = assumptions[i];
+    md << "| " << MdText(TraceString(a, "parameter")) << " | " << MdText(TraceString(a, "value"))
+       << " | " << MdText(TraceString(a, "from")) << " |\n";
+  }
+  const json lag = TraceObject(model, "lag");
+  md << "\n| | lag p50 / p99 / max |\n|---|---:|\n| capture | "
+     << TraceNumber(TraceObject(lag, "capture"), "p50") << " / "
+     << TraceNumber(TraceObject(lag, "capture"), "p99") << " / "
+     << TraceNumber(TraceObject(lag, "capture"), "max") << " |\n| model, as sent | "
+     << TraceLagRanges(lag.value("model_sent", json())) << " |\n| model, as the server checked | "
+     << TraceLagRanges(lag.value("model_checked", json()))
+     << " |\n\n| window | capture | model, as sent | model, as the server checked |\n"
+        "|---:|---:|---:|---:|\n";
+  const json below = model.value("below_window", json::array());
+  for (size_t i = 0; below.is_array() && i < below.size() && i < kTraceMaxRows; ++i) {
+    const json& b = below[i];
+    md << "| " << TraceNumber(b, "window") << " | " << TraceNumber(b, "capture") << " | "
+       << TraceRange(b.is_object() ? b.value("model_sent", json()) : json()) << " | "
+       << TraceRange(b.is_object() ? b.value("model_checked", json()) : json()) << " |\n";
+  }
+  const json server = TraceObject(model, "server");
+  const json rate = TraceObject(model, "rate");
+  md << "\nAt the server's window of " << TraceNumber(server, "window") << " (reaction "
+     << MdText(TraceString(server, "reaction")) << ") the model estimates "
+     << TraceRange(server.value("model_drops", json()))
+     << " calls below it where the server checks them. The capture ran at "
+     << TraceNumber(rate, "capture_calls_per_s") << " calls/s, the model at "
+     << TraceRange(rate.value("model_calls_per_s", json())) << ".\n\n";
+  const json rec = model.value("recommendation", json());
+  if (!rec.is_object()) return;
+  md << "Recommended: at most " << TraceNumber(rec, "max_safe_slots")
+     << " slots with no call below the window in any seed (the next candidate, "
+     << TraceNumber(rec, "first_unsafe_slots")
+     << ", had some; 0: none did).\n\n| alternative | slots | worst calls below the window | "
+        "worst ops/s |\n|---|---:|---:|---:|\n";
+  const json alternatives = rec.value("alternatives", json::array());
+  for (size_t i = 0; alternatives.is_array() && i < alternatives.size(); ++i) {
+    const json& alt = alternatives[i];
+    md << "| " << MdText(TraceString(alt, "name")) << " | " << TraceNumber(alt, "slots") << " | "
+       << TraceNumber(alt, "worst_violations") << " | " << TraceNumber(alt, "worst_ops_per_s")
+       << " |\n";
+  }
+  md << "\n";
+}
+
 }  // namespace
 
 void RenderTraceSection(const harness::RunResults& r, const json& section, Rendered& out) {
@@ -168,6 +257,7 @@ void RenderTraceSection(const harness::RunResults& r, const json& section, Rende
         "server whose threads reorder calls after they arrive drops more than that order "
         "shows.\n\n";
   TraceContexts(section, md);
+  TraceModel(section.value("model", json()), md);
   TraceOperations(section, md);
   TraceSessions(section, md);
   TraceConnections(section, md);

@@ -1,5 +1,6 @@
 #include "sim/scenario.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace secmode::sim {
@@ -505,6 +506,30 @@ Result<ScenarioResult> ScenarioResultFromJson(const json& j) {
     }
   }
   return r;
+}
+
+}  // namespace secmode::sim
+
+namespace secmode::sim {
+
+int64_t CallsAtLeast(const std::vector<int64_t>& lags, uint32_t lag) {
+  int64_t n = 0;
+  for (size_t i = std::min<size_t>(lag, lags.size()); i < lags.size(); ++i) n += lags[i];
+  return n;
+}
+
+uint32_t LagQuantile(const std::vector<int64_t>& lags, double q) {
+  int64_t total = 0;
+  for (int64_t n : lags) total += n;
+  if (total == 0) return 0;
+  // Nearest rank: the smallest lag with at least ceil(q * total) calls at or below it.
+  const auto rank = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(q * static_cast<double>(total))));
+  int64_t seen = 0;
+  for (size_t i = 0; i < lags.size(); ++i) {
+    seen += lags[i];
+    if (seen >= rank) return static_cast<uint32_t>(i);
+  }
+  return static_cast<uint32_t>(lags.size() - 1);
 }
 
 }  // namespace secmode::sim

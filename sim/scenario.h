@@ -73,6 +73,7 @@ inline constexpr int64_t kMaxIoSize = 64ll << 20;
 // Buffers a real load generator holds: slots x (request + reply bytes).
 inline constexpr int64_t kMaxBufferBytes = 4ll << 30;
 inline constexpr int64_t kMaxOps = 50000000;  // latency samples: 8 bytes each
+inline constexpr uint32_t kMaxLagCounted = 1u << 16;  // ScenarioResult::sent_lags
 // Bytes of RPC + RPCSEC_GSS framing around the payload (record mark, call
 // header, credential, verifier, GSS token header and checksum): about what
 // a krb5p NFSv4.1 READ/WRITE call or reply carries besides the data.
@@ -293,6 +294,14 @@ struct ScenarioResult {
   int64_t retransmitted_bytes = 0;
   int64_t reencodes = 0;   // re-numbered at transmit (Scenario::reencode)
   int64_t max_spread = 0;  // largest (highest seen - arriving number) at the server
+  // Each call's lag, how far its number was below the highest of its context
+  // before it (RFC 2203 5.3.3.1; a window of W drops the calls whose lag is
+  // W or more): as the client transmitted it (every transmission, in the
+  // order of sending, what a capture on the client shows) and as the server
+  // checked it (after its threads' reordering). Counts by lag, the last
+  // index kMaxLagCounted counting that lag or more. In memory only: ToJson
+  // leaves them out (a sweep holds thousands of results).
+  std::vector<int64_t> sent_lags, checked_lags;
   int64_t p50_ns = 0, p99_ns = 0, p999_ns = 0;  // per-operation latency, issue to completion
   double stalled_fraction = 0;                  // share of time every outstanding request was
                                                 // waiting on a timeout, reconnect or new context
@@ -352,6 +361,12 @@ struct ScenarioResult {
 };
 
 common::Result<ScenarioResult> ScenarioResultFromJson(const nlohmann::json& j);
+
+// Calls of a lag histogram (ScenarioResult::sent_lags) at `lag` or more: the
+// calls a window of `lag` would have dropped. And the lag at quantile q in
+// [0, 1] (nearest rank; 0 when empty).
+int64_t CallsAtLeast(const std::vector<int64_t>& lags, uint32_t lag);
+uint32_t LagQuantile(const std::vector<int64_t>& lags, double q);
 
 }  // namespace secmode::sim
 

@@ -149,6 +149,7 @@ void Sim::TryTx(int c) {
       ++r_.reencodes;
     }
     if (slot.gen == ctx.gen) {
+      CountLag(r_.sent_lags, ctx.xmit_any && ctx.seq_xmit > slot.seq ? ctx.seq_xmit - slot.seq : 0);
       if (!ctx.xmit_any || slot.seq > ctx.seq_xmit) ctx.seq_xmit = slot.seq;
       ctx.xmit_any = true;
     }
@@ -359,6 +360,7 @@ void Sim::ServerCheck(Slot& slot, bool at_pickup) {
   }
   const WindowCheck w = ctx.server.Check(slot.seq);
   if (int64_t{w.lag} > r_.max_spread) r_.max_spread = w.lag;
+  CountLag(r_.checked_lags, w.lag);
   const rpc::SeqVerdict v = w.verdict;
   if (v == rpc::SeqVerdict::kAccept) {
     if (at_pickup) {

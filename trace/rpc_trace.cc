@@ -22,6 +22,20 @@ using nlohmann::json;
 
 namespace {
 
+// How much of a call's COMPOUND could be read.
+enum class CompoundView : uint32_t { kNone, kNamed, kSealed, kNotCaptured, kNotRead };
+
+const char* CompoundViewName(CompoundView v) {
+  switch (v) {
+    case CompoundView::kSealed: return "sealed";
+    case CompoundView::kNotCaptured: return "arguments not captured";
+    case CompoundView::kNotRead: return "arguments not read";
+    case CompoundView::kNone:
+    case CompoundView::kNamed: break;
+  }
+  return "";
+}
+
 // NFSv3's procedures (RFC 1813 section 3); NFSv4 has NULL and COMPOUND.
 const char* const kNfs3Procedures[] = {
     "NULL",    "GETATTR",     "SETATTR", "LOOKUP", "ACCESS",   "READLINK", "READ",   "WRITE",
@@ -41,35 +55,28 @@ void ProcedureName(uint32_t prog, uint32_t vers, uint32_t proc, std::string* nam
 }
 
 // A COMPOUND's arguments in a call's captured bytes: the body after the
-// verifier, in clear for AUTH_SYS / AUTH_NONE and RPCSEC_GSS service none,
-// after databody_integ's length and seq_num for integrity (RFC 2203
-// 5.3.2.2). False where they cannot be seen: privacy, or not captured.
-bool CompoundArgs(common::ByteView head, uint64_t length, const rpc::GssCred* gss,
-                  common::ByteView* args, const char** why) {
+// verifier (`h` decoded through it when `whole_header`), in clear for
+// AUTH_SYS / AUTH_NONE and RPCSEC_GSS service none, after databody_integ's
+// length and seq_num for integrity (RFC 2203 5.3.2.2). Otherwise why they
+// cannot be seen: privacy, or not captured.
+CompoundView CompoundArgs(common::ByteView head, uint64_t length, const rpc::CallHeader& h,
+                          bool whole_header, const rpc::GssCred* gss, common::ByteView* args) {
   // Bytes the capture did not keep, or a call that is not what it says.
-  const char* const missing =
-      head.size() < length ? "arguments not captured" : "arguments not read";
-  if (gss && gss->service == rpc::kGssSvcPrivacy) {
-    *why = "sealed";
-    return false;
-  }
-  rpc::CallHeader full;
-  if (!rpc::DecodeCallHeader(head, &full).ok()) {
-    *why = missing;
-    return false;
-  }
-  common::ByteView body = head.subspan(full.body_offset);
+  const CompoundView missing =
+      head.size() < length ? CompoundView::kNotCaptured : CompoundView::kNotRead;
+  if (gss && gss->service == rpc::kGssSvcPrivacy) return CompoundView::kSealed;
+  if (!whole_header) return missing;
+  common::ByteView body = head.subspan(h.body_offset);
   if (gss && gss->service == rpc::kGssSvcIntegrity) {
     rpc::XdrDecoder d(body);
     uint32_t integ = 0, seq = 0;
     if (!d.GetU32(&integ, "databody_integ length").ok() || !d.GetU32(&seq, "seq_num").ok()) {
-      *why = missing;
-      return false;
+      return missing;
     }
     body = d.Rest().first(std::min<size_t>(d.remaining(), integ < 4 ? 0 : integ - 4));
   }
   *args = body;
-  return true;
+  return CompoundView::kNamed;
 }
 
 std::string FlavorName(const rpc::CallHeader& h, const rpc::GssCred* gss) {
@@ -126,6 +133,7 @@ struct RpcTraceBuilder::Conn {
   // The handshake's segments as captured (-1: not seen).
   int64_t syn_ns = -1, synack_ns = -1;
   bool carried_data = false;  // it carried an RPCSEC_GSS DATA call
+  bool ending_seen = false;   // a FIN or RST of it was seen
 };
 
 RpcTraceBuilder::RpcTraceBuilder(TraceOptions options) : options_(std::move(options)) {}
@@ -210,6 +218,12 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
   if ((s.flags & (kTcpRst | kTcpFin)) && c->carried_data) {
     if (ClientEvents* e = EventsOf(ct.client)) e->disconnect = true;
   }
+  // Which side ended it first (a server that closes connections with calls
+  // outstanding: its reaction to a call below the window).
+  if ((s.flags & (kTcpRst | kTcpFin)) && !ct.closed && !ct.reset && !c->ending_seen) {
+    c->ending_seen = true;
+    ct.ended_by_server = !from_client;
+  }
   if (s.flags & kTcpRst) ct.reset = true;
   if ((s.flags & kTcpFin) && c->to_server.counts().fin && c->to_client.counts().fin) {
     ct.closed = true;
@@ -229,44 +243,80 @@ void RpcTraceBuilder::Handshake(Conn& c, const TcpSegment& s, bool from_client) 
   }
 }
 
-size_t RpcTraceBuilder::ContextOf(const std::string& handle) {
-  if (auto it = context_index_.find(handle); it != context_index_.end()) return it->second;
+size_t RpcTraceBuilder::ContextOf(common::ByteView handle) {
+  scratch_handle_.assign(reinterpret_cast<const char*>(handle.data()), handle.size());
+  if (auto it = context_index_.find(scratch_handle_); it != context_index_.end()) return it->second;
   if (trace_.contexts.size() >= kMaxContexts) {
     ++trace_.contexts_over_limit;
     return SIZE_MAX;
   }
   const size_t i = trace_.contexts.size();
-  trace_.contexts.emplace_back().handle = handle;
+  trace_.contexts.emplace_back().handle = common::ToHex(handle);
   std::vector<rpc::SequenceWindow>& w = windows_.emplace_back();
   for (uint32_t size : options_.windows) w.emplace_back(size);
   context_waiting_.push_back(0);
-  context_index_.emplace(handle, i);
+  context_index_.emplace(scratch_handle_, i);
   return i;
 }
 
-void RpcTraceBuilder::NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss,
-                               common::ByteView head, uint64_t length) {
+void RpcTraceBuilder::ShapeCall(const rpc::CallHeader& h, bool whole_header,
+                                const rpc::GssCred* gss, common::ByteView head, uint64_t length) {
   const bool compound = h.prog == rpc::kNfsProgram && h.vers == rpc::kNfsVersion &&
                         h.proc == rpc::kNfsProcCompound &&
                         (h.cred.flavor != rpc::kRpcsecGss || (gss && gss->proc == rpc::kGssData));
   compound_.opcodes.clear();
+  compound_.stated = 0;
+  compound_.minor_version = 0;
   compound_.has_sequence = false;
-  std::string& name = op_key_.first;
-  if (!compound) return ProcedureName(h.prog, h.vers, h.proc, &name);
-  common::ByteView args;
-  const char* why = "";
-  if (!CompoundArgs(head, length, gss, &args, &why)) {
-    name = std::string("NFSv4 COMPOUND (") + why + ")";
-    return;
+  CompoundView view = CompoundView::kNone;
+  if (compound) {
+    common::ByteView args;
+    view = CompoundArgs(head, length, h, whole_header, gss, &args);
+    if (view == CompoundView::kNamed && !rpc::ReadCompoundOps(args, &compound_).ok()) {
+      // Cut, or not COMPOUND4args.
+      compound_.opcodes.clear();
+      compound_.stated = 0;
+      compound_.has_sequence = false;
+      view = head.size() < length ? CompoundView::kNotCaptured : CompoundView::kNotRead;
+    }
   }
-  if (!rpc::ReadCompoundOps(args, &compound_).ok()) {  // cut, or not COMPOUND4args
-    compound_.opcodes.clear();
-    compound_.has_sequence = false;
-    name = std::string("NFSv4 COMPOUND (") +
-           (head.size() < length ? "arguments not captured" : "arguments not read") + ")";
-    return;
+  // The key: every field the names are made of, as bytes.
+  std::string& k = scratch_op_;
+  k.clear();
+  auto put = [&k](uint32_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(h.prog);
+  put(h.vers);
+  put(h.proc);
+  put(h.cred.flavor);
+  put(gss ? 1 : 0);
+  put(gss ? gss->proc : UINT32_MAX);
+  put(gss ? gss->service : UINT32_MAX);
+  put(static_cast<uint32_t>(view));
+  if (view == CompoundView::kNamed) {
+    put(compound_.minor_version);
+    put(compound_.stated);
+    for (uint32_t op : compound_.opcodes) put(op);
   }
-  name = "NFSv4." + std::to_string(compound_.minor_version) + " " + rpc::CompoundOpNames(compound_);
+  view_ = static_cast<uint32_t>(view);
+}
+
+OperationTrace& RpcTraceBuilder::OperationOfCall(const rpc::CallHeader& h,
+                                                 const rpc::GssCred* gss) {
+  if (auto it = op_index_.find(scratch_op_); it != op_index_.end()) return *it->second;
+  std::pair<std::string, std::string> key;
+  const auto view = static_cast<CompoundView>(view_);
+  if (view == CompoundView::kNone) {
+    ProcedureName(h.prog, h.vers, h.proc, &key.first);
+  } else if (view == CompoundView::kNamed) {
+    key.first = "NFSv4." + std::to_string(compound_.minor_version) + " " +
+                rpc::CompoundOpNames(compound_);
+  } else {
+    key.first = std::string("NFSv4 COMPOUND (") + CompoundViewName(view) + ")";
+  }
+  key.second = FlavorName(h, gss);
+  OperationTrace& op = OperationOf(key);
+  if (op_index_.size() < kMaxOperationKeys) op_index_.emplace(scratch_op_, &op);
+  return op;
 }
 
 OperationTrace& RpcTraceBuilder::OperationOf(const std::pair<std::string, std::string>& key) {
@@ -333,6 +383,9 @@ void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
   // Every window has seen the same numbers: the same highest.
   const uint32_t lag = windows.front().Lag(seq);
   if (lag > 0) ++x.lagging;
+  ConnectionTrace& ct = trace_.connections[c.index];
+  ++ct.data_calls;
+  ct.data_lag_total += lag;
   x.max_lag = std::max(x.max_lag, lag);
   x.lag.Add(TraceValue(lag));
   if (x.calls % 4096 == 0) x.lag.Compact();
@@ -346,8 +399,10 @@ void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
 void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
   ConnectionTrace& ct = trace_.connections[c.index];
   rpc::CallHeader h;
-  // The credential is all this reads: a snap length may have cut the verifier.
-  if (!rpc::DecodeCallCredential(r.head, &h).ok()) {
+  // The whole header, or the credential alone where a snap length cut the
+  // verifier.
+  const bool whole_header = rpc::DecodeCallHeader(r.head, &h).ok();
+  if (!whole_header && !rpc::DecodeCallCredential(r.head, &h).ok()) {
     ++ct.unreadable_calls;
     return;
   }
@@ -359,7 +414,7 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
   if (h.cred.flavor == rpc::kRpcsecGss) {
     have_gss = rpc::DecodeGssCred(h.cred.body, &gss).ok() && gss.version == rpc::kRpcsecGssVers1;
     if (have_gss && (gss.proc == rpc::kGssData || gss.proc == rpc::kGssDestroy)) {
-      context = ContextOf(common::ToHex(gss.handle));
+      context = ContextOf(gss.handle);
     }
     if (have_gss && (gss.proc == rpc::kGssInit || gss.proc == rpc::kGssContinueInit)) {
       ++trace_.gss_init_calls;
@@ -374,9 +429,8 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
       }
     }
   }
-  NameCall(h, have_gss ? &gss : nullptr, r.head, r.length);
-  op_key_.second = FlavorName(h, have_gss ? &gss : nullptr);
-  OperationTrace& op = OperationOf(op_key_);
+  ShapeCall(h, whole_header, have_gss ? &gss : nullptr, r.head, r.length);
+  OperationTrace& op = OperationOfCall(h, have_gss ? &gss : nullptr);
   if (compound_.has_sequence && !compound_.opcodes.empty()) Sequence(c, compound_);
   ++op.calls;
   op.call_bytes += r.length;
@@ -478,7 +532,7 @@ void RpcTraceBuilder::Created(const RecordSeen& r, const rpc::ReplyHeader& h, co
       res.major != rpc::kGssComplete || res.handle.empty()) {
     return;  // refused, not complete yet (CONTINUE_NEEDED), or not captured
   }
-  const size_t i = ContextOf(common::ToHex(res.handle));
+  const size_t i = ContextOf(res.handle);
   if (i == SIZE_MAX) return;
   ContextTrace& x = trace_.contexts[i];
   if (x.created) return;

@@ -113,9 +113,14 @@ struct ConnectionTrace {
   uint64_t calls = 0, replies = 0, retransmissions = 0, unmatched_replies = 0;
   uint64_t unreadable_calls = 0, unreadable_replies = 0;  // header not captured
   size_t most_outstanding = 0;                            // calls waiting for a reply at once
+  // Its RPCSEC_GSS DATA calls (numbers below MAXSEQ) and the sum of their
+  // lags: how far this connection's calls fell behind the others' of their
+  // contexts.
+  uint64_t data_calls = 0, data_lag_total = 0;
   size_t outstanding_at_end = 0;
   uint64_t outstanding_given_up = 0;  // beyond kMaxOutstanding
   bool closed = false, reset = false;
+  bool ended_by_server = false;  // the first FIN or RST seen was the server's
   // The handshake's two gaps where all of it was captured (else -1): SYN to
   // SYN-ACK and SYN-ACK to the client's ACK.
   int64_t syn_to_synack_ns = -1, synack_to_ack_ns = -1;
@@ -198,11 +203,14 @@ class RpcTraceBuilder {
   void Created(const RecordSeen& r, const rpc::ReplyHeader& h, const char* after);
   // A call no longer waits (answered, given up, its connection gone).
   void Forget(const Waiting& w);
-  size_t ContextOf(const std::string& handle);
-  // The call's operation name into op_key_.first (and its COMPOUND's ops
-  // into compound_, when it names one).
-  void NameCall(const rpc::CallHeader& h, const rpc::GssCred* gss, common::ByteView head,
-                uint64_t length);
+  size_t ContextOf(common::ByteView handle);
+  // What names the call's operation and mode, as bytes, into scratch_op_
+  // (its COMPOUND's operations into compound_ where it names one); `h`
+  // decoded through the verifier when `whole_header`.
+  void ShapeCall(const rpc::CallHeader& h, bool whole_header, const rpc::GssCred* gss,
+                 common::ByteView head, uint64_t length);
+  // The operation of that shape: its names are made once per shape.
+  OperationTrace& OperationOfCall(const rpc::CallHeader& h, const rpc::GssCred* gss);
   OperationTrace& OperationOf(const std::pair<std::string, std::string>& key);
   void Sequence(Conn& c, const rpc::CompoundOps& ops);
   void Close(Conn& c);
@@ -211,7 +219,7 @@ class RpcTraceBuilder {
   // Before live_: the connections' directions hold parts of it until they go.
   PendingBudget pending_{0, kPendingBudget};
   std::map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Conn>> live_;  // (client, server)
-  std::map<std::string, size_t> context_index_;
+  std::map<std::string, size_t> context_index_;  // by the handle's bytes
   // Per context, one window per TraceOptions::windows (the same order).
   std::vector<std::vector<rpc::SequenceWindow>> windows_;
   std::vector<size_t> context_waiting_;  // per context, its calls waiting for replies
@@ -232,8 +240,13 @@ class RpcTraceBuilder {
   std::map<std::array<uint8_t, rpc::kNfs4SessionIdSize>, size_t> session_index_;
   // Per session, each slot's last sequence id.
   std::vector<std::map<uint32_t, uint32_t>> slot_seq_;
-  std::pair<std::string, std::string> op_key_;  // scratch: the call's (operation, mode)
-  rpc::CompoundOps compound_;                   // scratch: its COMPOUND's operations
+  // Operations by the shape of their calls (ShapeCall), at most
+  // kMaxOperationKeys shapes (beyond, the names are made for each call).
+  static constexpr size_t kMaxOperationKeys = 4 * kMaxOperations;
+  std::map<std::string, OperationTrace*> op_index_;
+  std::string scratch_op_, scratch_handle_;  // the call's shape and context handle
+  uint32_t view_ = 0;                        // how much of its COMPOUND was read
+  rpc::CompoundOps compound_;                // its COMPOUND's operations
   size_t waiting_ = 0;                          // calls waiting for replies on all connections
   uint64_t next_serial_ = 0;
   RpcTrace trace_;

@@ -130,6 +130,18 @@ expect_run(2 "${WORK}/none.pcap" ${SECMODE} trace ${WORK}/none.pcap)
 expect_run(2 "--window" ${SECMODE} trace ${WORK}/file --window 5000)
 expect_run(2 "excludes" ${SECMODE} trace ${WORK}/file --json --out ${WORK}/x)
 expect_run(2 "--side" ${SECMODE} trace ${WORK}/file --side middle)
+# --recommend and --cores only with --simulate; a capture of AUTH_SYS alone
+# has no window to model.
+expect_run(2 "--simulate" ${SECMODE} trace ${WORK}/file --recommend)
+expect_run(2 "--simulate" ${SECMODE} trace ${WORK}/file --cores 2)
+# (The fuzz seed is a capture after the fuzz target's one byte of choice.)
+execute_process(COMMAND tail -c +2
+                  ${CMAKE_CURRENT_LIST_DIR}/../fuzz/corpus/trace_capture_fuzz/capture-sys
+                OUTPUT_FILE ${WORK}/sys.pcap RESULT_VARIABLE tail_rc)
+if(NOT tail_rc EQUAL 0)
+  message(FATAL_ERROR "could not copy the AUTH_SYS capture: ${tail_rc}")
+endif()
+expect_run(2 "no RPCSEC_GSS DATA call" ${SECMODE} trace ${WORK}/sys.pcap --simulate)
 expect_run(1 "secmode load:" ${SECMODE} load --port 1 --seconds 0.2)
 expect_run(1 "the probe's connection: connect 127.0.0.1:1" ${SECMODE} probe --port 1)
 # The probe against secmode's own server finds the window and policy it was given.

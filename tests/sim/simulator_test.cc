@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "sim/random.h"
 
@@ -101,6 +102,46 @@ TEST(SimulatorTest, SkewedConnectionCausesViolationsGrowingWithSkew) {
     EXPECT_GT(r.max_spread, 32);
     last = r.violations;
   }
+}
+
+// Each call's lag as the server checked it: the calls a window of W drops
+// are those W or more below, so the histogram's tail at the window is the
+// count of violations, and its last lag the largest spread; in either model.
+TEST(SimulatorTest, LagHistogramsHoldTheViolationsAndTheSpread) {
+  for (bool threads : {false, true}) {
+    Scenario s = Lagging(1000000);
+    s.thread_model = threads;
+    ScenarioResult r = SimOk(s);
+    ASSERT_GT(r.violations, 0) << threads;
+    EXPECT_EQ(CallsAtLeast(r.checked_lags, static_cast<uint32_t>(s.window)), r.violations)
+        << threads;
+    ASSERT_FALSE(r.checked_lags.empty());
+    EXPECT_EQ(static_cast<int64_t>(r.checked_lags.size() - 1), r.max_spread) << threads;
+    // The lagging connection's calls leave late: behind in the order of
+    // sending too; every completed call was sent at least once.
+    EXPECT_GT(CallsAtLeast(r.sent_lags, 1), 0) << threads;
+    EXPECT_GE(CallsAtLeast(r.sent_lags, 0), r.completed) << threads;
+  }
+  // One connection sends its calls in the order they were numbered.
+  Scenario one;
+  one.nconnect = 1;
+  one.ops = 3000;
+  ScenarioResult r = SimOk(one);
+  EXPECT_EQ(r.sent_lags.size(), 1u);
+  EXPECT_GE(r.sent_lags[0], 3000);
+}
+
+TEST(SimulatorTest, LagQuantilesAndTailsOfAHistogram) {
+  const std::vector<int64_t> lags = {5, 0, 3};  // five calls at lag 0, three at lag 2
+  EXPECT_EQ(CallsAtLeast(lags, 0), 8);
+  EXPECT_EQ(CallsAtLeast(lags, 1), 3);
+  EXPECT_EQ(CallsAtLeast(lags, 3), 0);
+  EXPECT_EQ(CallsAtLeast(lags, 100), 0);
+  EXPECT_EQ(LagQuantile(lags, 0.5), 0u);
+  EXPECT_EQ(LagQuantile(lags, 5.0 / 8), 0u);
+  EXPECT_EQ(LagQuantile(lags, 0.7), 2u);
+  EXPECT_EQ(LagQuantile(lags, 1), 2u);
+  EXPECT_EQ(LagQuantile({}, 0.5), 0u);
 }
 
 TEST(SimulatorTest, PerConnectionContextsHaveNoViolations) {
