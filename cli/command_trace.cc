@@ -63,14 +63,16 @@ trace::TraceModel ModelOf(trace::RpcTrace& t, const trace::TraceOptions& o, cons
   calibration->ApplyTo(from->scenario);
   from->assumptions.push_back(
       {"cores", std::to_string(base.cores),
-       a.cores > 0 ? "given (--cores)" : "this machine's (--cores for the traced client's)"});
+       std::string(a.cores > 0 ? "given (--cores)"
+                               : "this machine's (--cores for the traced machines')") +
+           "; the client's and the server's threads share them"});
   std::istringstream measured(calibration->Description());
   for (std::string line; std::getline(measured, line);) {
     const size_t colon = line.find(": ");
     const size_t start = line.find_first_not_of(' ');
     if (colon == std::string::npos || start == std::string::npos || start >= colon) continue;
-    from->assumptions.push_back(
-        {line.substr(start, colon - start), line.substr(colon + 2), "measured on this machine"});
+    from->assumptions.push_back({line.substr(start, colon - start), "measured here",
+                                 line.substr(colon + 2) + ", on this machine"});
   }
   auto model = trace::ModelTrace(std::move(*from), kModelSeeds, a.recommend);
   if (!model.ok()) Fail("trace", model.status());
@@ -114,9 +116,9 @@ CLI::App* AddTraceCommand(CLI::App& app) {
       "--simulate", a->simulate,
       "Set the nconnect model beside the busiest RPCSEC_GSS context: its scenario from the "
       "trace (connections, slots, round trip, response time, I/O size, lagging connection, "
-      "window, the server's reaction; each assumption stated), the simulated lags and would-be "
-      "drops beside the trace's, and the drops the server's own check would count (its threads "
-      "reorder calls after they arrive)");
+      "window, the server's reaction; the rest the model's; each assumption stated), the "
+      "simulated lags and would-be drops beside the trace's, and the model's estimate of the "
+      "drops the server's own check counts (its threads reorder calls after they arrive)");
   cmd->add_flag("--recommend", a->recommend,
                 "With --simulate: also the largest safe slot count for this traffic and the "
                 "alternatives (per-connection contexts, a spread cap, re-encode)")

@@ -6,6 +6,7 @@
 // Every string is results.json's and goes through MdText; a table of more
 // than kTraceMaxRows rows shows its first rows and says how many more
 // results.json holds.
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -150,12 +151,18 @@ void TraceConnections(const json& section, std::ostringstream& md) {
   TraceMore(md, conns.size());
 }
 
+// A number of results.json as text: `format`, or %g when it is too large
+// for it.
+std::string TraceFmt(const char* format, double d) {
+  return std::fabs(d) < 1e15 ? common::Fmt(format, d) : common::Fmt("%g", d);
+}
+
 // A member of results.json that may be missing or of another type: the
 // number as text ("-" when it is none), the string ("" when none), the
 // object (empty when none).
 std::string TraceNumber(const json& j, const char* key, const char* format = "%.0f") {
   const json v = j.is_object() ? j.value(key, json()) : json();
-  return v.is_number() ? common::Fmt(format, v.get<double>()) : std::string("-");
+  return v.is_number() ? TraceFmt(format, v.get<double>()) : std::string("-");
 }
 std::string TraceString(const json& j, const char* key) {
   const json v = j.is_object() ? j.value(key, json()) : json();
@@ -170,8 +177,7 @@ json TraceObject(const json& j, const char* key) {
 std::string TraceRange(const json& r) {
   if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number()) return "-";
   const double lo = r[0].get<double>(), hi = r[1].get<double>();
-  return lo == hi ? common::Fmt("%.0f", lo)
-                  : common::Fmt("%.0f", lo) + "-" + common::Fmt("%.0f", hi);
+  return lo == hi ? TraceFmt("%.0f", lo) : TraceFmt("%.0f", lo) + "-" + TraceFmt("%.0f", hi);
 }
 
 std::string TraceLagRanges(const json& l) {
@@ -219,9 +225,11 @@ void TraceModel(const json& model, std::ostringstream& md) {
   md << "\nAt the server's window of " << TraceNumber(server, "window") << " (reaction "
      << MdText(TraceString(server, "reaction")) << ") the model estimates "
      << TraceRange(server.value("model_drops", json()))
-     << " calls below it where the server checks them. The capture ran at "
-     << TraceNumber(rate, "capture_calls_per_s") << " calls/s, the model at "
-     << TraceRange(rate.value("model_calls_per_s", json())) << ".\n\n";
+     << " calls below it where the server checks them: an estimate, not a measurement. The "
+        "capture ran at "
+     << TraceNumber(rate, "capture_calls_per_s")
+     << " calls/s over its connections' time (idle included), the model at "
+     << TraceRange(rate.value("model_calls_per_s", json())) << " over its run (timeouts included).\n\n";
   const json rec = model.value("recommendation", json());
   if (!rec.is_object()) return;
   md << "Recommended: at most " << TraceNumber(rec, "max_safe_slots")

@@ -73,7 +73,7 @@ inline constexpr int64_t kMaxIoSize = 64ll << 20;
 // Buffers a real load generator holds: slots x (request + reply bytes).
 inline constexpr int64_t kMaxBufferBytes = 4ll << 30;
 inline constexpr int64_t kMaxOps = 50000000;  // latency samples: 8 bytes each
-inline constexpr uint32_t kMaxLagCounted = 1u << 16;  // ScenarioResult::sent_lags
+inline constexpr uint32_t kMaxLagCounted = 4096;  // ScenarioResult::sent_lags
 // Bytes of RPC + RPCSEC_GSS framing around the payload (record mark, call
 // header, credential, verifier, GSS token header and checksum): about what
 // a krb5p NFSv4.1 READ/WRITE call or reply carries besides the data.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 // The rest of the simulator, in one translation unit with this file
 // (simulator_state.inc says why).
@@ -148,8 +149,10 @@ void Sim::TryTx(int c) {
       extra = seal_req_ns_;
       ++r_.reencodes;
     }
+    conn.in_tx_lag = -1;
     if (slot.gen == ctx.gen) {
-      CountLag(r_.sent_lags, ctx.xmit_any && ctx.seq_xmit > slot.seq ? ctx.seq_xmit - slot.seq : 0);
+      conn.in_tx_lag = static_cast<int64_t>(CountLag(
+          r_.sent_lags, ctx.xmit_any && ctx.seq_xmit > slot.seq ? ctx.seq_xmit - slot.seq : 0));
       if (!ctx.xmit_any || slot.seq > ctx.seq_xmit) ctx.seq_xmit = slot.seq;
       ctx.xmit_any = true;
     }
@@ -190,6 +193,9 @@ void Sim::CutTransmission(Conn& conn) {
   slot.sent = conn.in_tx_was_sent;
   slot.tx_done_ns = conn.in_tx_was_done;
   UncountRetransmission(conn);
+  // Nor was it sent as a capture would see it.
+  if (conn.in_tx_lag >= 0) --r_.sent_lags[static_cast<size_t>(conn.in_tx_lag)];
+  conn.in_tx_lag = -1;
 }
 
 // The call being transmitted on `conn` had been sent before: TryTx counted
@@ -751,7 +757,7 @@ Result<ScenarioResult> Sim::Run() {
   if (stall_since_ >= 0) stalled_ns_ += now_ - stall_since_;
   if (broken_) return broken();
   Summarise(events);
-  return r_;
+  return std::move(r_);
 }
 
 }  // namespace

@@ -102,6 +102,7 @@ struct RpcTraceBuilder::Waiting {
   uint64_t serial = 0;
   // An INIT or CONTINUE_INIT: what came before the context's INIT.
   const char* init_after = nullptr;
+  uint64_t answered_before = 0;  // its connection's replies when it was sent
 };
 
 // A connection being read: the two directions of its stream, their record
@@ -133,6 +134,7 @@ struct RpcTraceBuilder::Conn {
   // The handshake's segments as captured (-1: not seen).
   int64_t syn_ns = -1, synack_ns = -1;
   bool carried_data = false;  // it carried an RPCSEC_GSS DATA call
+  uint64_t answered = 0;      // its calls answered so far
   bool ending_seen = false;   // a FIN or RST of it was seen
 };
 
@@ -464,7 +466,7 @@ void RpcTraceBuilder::Wait(Conn& c, uint32_t xid, int64_t sent_ns, OperationTrac
                            size_t context, const char* init_after) {
   ConnectionTrace& ct = trace_.connections[c.index];
   const uint64_t serial = next_serial_++;
-  c.waiting.emplace(xid, Waiting{sent_ns, op, context, serial, init_after});
+  c.waiting.emplace(xid, Waiting{sent_ns, op, context, serial, init_after, c.answered});
   c.order.emplace_back(serial, xid);
   ++waiting_;
   if (context != SIZE_MAX) ++context_waiting_[context];
@@ -474,6 +476,7 @@ void RpcTraceBuilder::Wait(Conn& c, uint32_t xid, int64_t sent_ns, OperationTrac
     c.order.pop_front();
     auto it = c.waiting.find(oldest_xid);
     if (it != c.waiting.end() && it->second.serial == oldest) {
+      PassedOver(c, it->second);
       Forget(it->second);
       c.waiting.erase(it);
       ++ct.outstanding_given_up;
@@ -509,6 +512,7 @@ void RpcTraceBuilder::Reply(Conn& c, const RecordSeen& r) {
     return;
   }
   ++ct.replies;
+  ++c.answered;
   OperationTrace& op = *it->second.operation;
   ++op.replies;
   op.reply_bytes += r.length;
@@ -542,6 +546,13 @@ void RpcTraceBuilder::Created(const RecordSeen& r, const rpc::ReplyHeader& h, co
   ++trace_.contexts_created_after[after];
 }
 
+void RpcTraceBuilder::PassedOver(const Conn& c, const Waiting& w) {
+  ConnectionTrace& ct = trace_.connections[c.index];
+  if (c.answered - w.answered_before > 2 * ct.most_outstanding + kPassedOverSlack) {
+    ++ct.passed_over;
+  }
+}
+
 void RpcTraceBuilder::Forget(const Waiting& w) {
   --waiting_;
   if (w.context != SIZE_MAX) --context_waiting_[w.context];
@@ -554,7 +565,10 @@ void RpcTraceBuilder::Close(Conn& c) {
   c.replies.Finish();
   ConnectionTrace& ct = trace_.connections[c.index];
   ct.outstanding_at_end = c.waiting.size();
-  for (const auto& [xid, w] : c.waiting) Forget(w);
+  for (const auto& [xid, w] : c.waiting) {
+    PassedOver(c, w);
+    Forget(w);
+  }
   ct.from_client = c.to_server.counts();
   ct.from_server = c.to_client.counts();
   ct.client_records = c.calls.counts();

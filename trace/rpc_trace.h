@@ -118,6 +118,11 @@ struct ConnectionTrace {
   // contexts.
   uint64_t data_calls = 0, data_lag_total = 0;
   size_t outstanding_at_end = 0;
+  // Of the calls never answered (given up or left at the end), those sent
+  // before more than twice its most calls outstanding (plus
+  // kPassedOverSlack) were answered: not slow but dropped, where a server
+  // drops calls below its window without a word.
+  uint64_t passed_over = 0;
   uint64_t outstanding_given_up = 0;  // beyond kMaxOutstanding
   bool closed = false, reset = false;
   bool ended_by_server = false;  // the first FIN or RST seen was the server's
@@ -178,6 +183,7 @@ class RpcTraceBuilder {
   static constexpr size_t kMaxSessions = 16384;
   // Connections of contexts and sessions, and sessions' slots, over all.
   static constexpr size_t kMaxMemberships = size_t{1} << 21;
+  static constexpr uint64_t kPassedOverSlack = 16;
 
   // `options` must be valid (CheckTraceOptions).
   explicit RpcTraceBuilder(TraceOptions options);
@@ -203,6 +209,8 @@ class RpcTraceBuilder {
   void Created(const RecordSeen& r, const rpc::ReplyHeader& h, const char* after);
   // A call no longer waits (answered, given up, its connection gone).
   void Forget(const Waiting& w);
+  // Counts `w`, never answered, in ConnectionTrace::passed_over if it was.
+  void PassedOver(const Conn& c, const Waiting& w);
   size_t ContextOf(common::ByteView handle);
   // What names the call's operation and mode, as bytes, into scratch_op_
   // (its COMPOUND's operations into compound_ where it names one); `h`

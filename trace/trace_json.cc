@@ -70,6 +70,7 @@ json Connection(const ConnectionTrace& c) {
           {"most_outstanding", c.most_outstanding},
           {"outstanding_at_end", c.outstanding_at_end},
           {"outstanding_given_up", c.outstanding_given_up},
+          {"passed_over", c.passed_over},
           {"closed", c.closed},
           {"reset", c.reset},
           {"handshake_us",

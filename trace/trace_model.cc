@@ -60,13 +60,17 @@ std::pair<rpc::WindowPolicy, std::string> Reaction(const RpcTrace& t, const Cont
     return {rpc::WindowPolicy::kDiscardContext,
             std::to_string(x.context_problems) + " replies to its calls said the context was gone"};
   }
-  size_t closed_by_server = 0, unanswered = 0;
+  // Connections the server ended in the capture with calls outstanding;
+  // calls never answered while far more later ones were (passed over, not
+  // slow). Calls merely in flight where the capture stops say nothing.
+  size_t closed_by_server = 0;
+  uint64_t unanswered = 0;
   for (size_t c : x.connections) {
     const ConnectionTrace& ct = t.connections[c];
-    if (ct.ended_by_server && ct.outstanding_at_end > 0) {
+    if ((ct.closed || ct.reset) && ct.ended_by_server && ct.outstanding_at_end > 0) {
       ++closed_by_server;
     } else {
-      unanswered += ct.outstanding_at_end + ct.outstanding_given_up;
+      unanswered += ct.passed_over;
     }
   }
   if (closed_by_server > 0) {
@@ -78,7 +82,8 @@ std::pair<rpc::WindowPolicy, std::string> Reaction(const RpcTrace& t, const Cont
     return {rpc::WindowPolicy::kDrop,
             std::to_string(x.retransmissions) + " of its calls were sent again and " +
                 std::to_string(unanswered) +
-                " never answered on connections the server did not end"};
+                " never answered while many later ones were, on connections the server did not "
+                "end"};
   }
   return {rpc::WindowPolicy::kDropDisconnect,
           "no call of it was dropped in the capture: assumed, what Linux nfsd does"};
@@ -99,10 +104,12 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
         "model (sec=sys has none)");
   }
   ContextTrace& x = t.contexts[best];
+  uint64_t replies = 0;
+  for (size_t c : x.connections) replies += t.connections[c].replies;
   const auto* op = BusiestOperation(t, x);
-  if (op == nullptr) {
+  if (op == nullptr || replies == 0) {
     return Status::InvalidArgument(
-        "trace --simulate: no reply to a call of context " + x.handle.substr(0, 16) +
+        "trace --simulate: no reply on the connections of context " + x.handle.substr(0, 16) +
         " was captured, so neither its calls in flight nor its response times can be told "
         "(capture both directions)");
   }
@@ -125,8 +132,26 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
          "the most of its " + std::to_string(x.connections.size()) +
              " connections open at once (first to last segment captured)");
 
-  s.slots = std::clamp<int64_t>(static_cast<int64_t>(x.most_in_flight), 1, sim::kMaxSlots);
-  assume("slots", std::to_string(s.slots), "the most of its calls in flight as one was sent");
+  // The slots of its NFSv4.1 session where SEQUENCE is in clear (the
+  // session with the most calls over its connections), else the most calls
+  // in flight, which counts a call never answered until its connection ends.
+  const SessionTrace* session = nullptr;
+  for (const SessionTrace& st : t.sessions) {
+    const bool shared = std::any_of(st.connections.begin(), st.connections.end(),
+                                    [&x](size_t c) { return x.connections.count(c) > 0; });
+    if (shared && st.slots_used > 0 && (!session || st.calls > session->calls)) session = &st;
+  }
+  if (session) {
+    s.slots = std::clamp<int64_t>(static_cast<int64_t>(session->slots_used), 1, sim::kMaxSlots);
+    assume("slots", std::to_string(s.slots),
+           "the slot ids its connections' NFSv4.1 session used in SEQUENCE (its calls in flight "
+           "reached " + std::to_string(x.most_in_flight) + ")");
+  } else {
+    s.slots = std::clamp<int64_t>(static_cast<int64_t>(x.most_in_flight), 1, sim::kMaxSlots);
+    assume("slots", std::to_string(s.slots),
+           "the most of its calls in flight as one was sent (no SEQUENCE in clear; a call never "
+           "answered counts until its connection ends)");
+  }
 
   const SideGuess g = GuessSide(t);
   if (g.handshakes > 0) {
@@ -142,14 +167,20 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
   const auto& [key, stats] = *op;
   OperationTrace& busiest = t.operations[key];
   const auto median = static_cast<int64_t>(busiest.response_ns.Percentile(0.5));
-  s.service_ns = side == CaptureSide::kServer ? median : std::max<int64_t>(0, median - s.rtt_ns);
+  const int64_t served =
+      side == CaptureSide::kServer ? median : std::max<int64_t>(0, median - s.rtt_ns);
+  // An exponential time with that median has a mean of median / ln 2.
+  s.service_ns = std::llround(static_cast<double>(served) / std::log(2.0));
   s.service_dist = sim::Dist::kExponential;
-  assume("service", Us(s.service_ns),
+  assume("service", "exponential, median " + Us(served),
          "the median response time of " + key.first + " (" + Us(median) + ") at the capture point" +
              (side == CaptureSide::kServer ? std::string(" (the server's side)")
-                                           : std::string(", less the round trip")) +
-             ", queueing at the server included; exponential. The busiest operation of its "
-             "mode, over every context of that mode");
+              : side == CaptureSide::kClient
+                  ? std::string(", less the round trip")
+                  : std::string(", less the round trip (the side unknown: taken as not the "
+                                "server's)")) +
+             ". It holds the server's crypto, queueing and the reply's transfer, which the model "
+             "adds again. The busiest operation of its mode, over every context of that mode");
 
   const double call_bytes =
       static_cast<double>(stats.call_bytes) / static_cast<double>(std::max<uint64_t>(1, stats.calls));
@@ -201,17 +232,18 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
   }
 
   if (x.created && x.announced_window > 0) {
-    s.window = x.announced_window;
-    assume("window", std::to_string(s.window), "announced by its server in the INIT reply captured");
+    s.window = std::min<int64_t>(x.announced_window, sim::kMaxWindow);
+    assume("window", std::to_string(s.window),
+           "announced by its server in the INIT reply captured (" +
+               std::to_string(x.announced_window) + ")");
   } else if (window > 0) {
-    s.window = window;
+    s.window = std::min<int64_t>(window, sim::kMaxWindow);
     assume("window", std::to_string(s.window), "given (--window)");
   } else {
     s.window = kAssumedWindow;
     assume("window", std::to_string(s.window),
            "its INIT is not in the capture: assumed, Linux nfsd's (--window for another)");
   }
-  s.window = std::min<int64_t>(s.window, sim::kMaxWindow);
 
   auto [reaction, why] = Reaction(t, x);
   s.reaction = reaction;
@@ -222,6 +254,13 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
          "the model's: a Linux client since about 5.0 numbers a call again at transmit when its "
          "number fell a window behind (--recommend shows that alternative)");
 
+  assume("the rest", "the model's",
+         "crypto " + common::Fmt("%.0f", s.cost_fixed_ns) + " ns + " +
+             common::Fmt("%.2f", s.cost_ns_per_byte) +
+             " ns a byte per message and leg (about krb5p with aes256-cts on one core, whatever "
+             "the capture's mode), jitter " + Us(s.jitter_ns) + " " + sim::DistName(s.jitter_dist) +
+             ", " + common::Fmt("%.0f", s.bandwidth_bytes_per_s * 8 / 1e9) +
+             " Gbit/s, no client CPU per call besides crypto; not from the capture");
   s.ops = std::clamp<int64_t>(static_cast<int64_t>(x.calls), 20000, kMaxModelOps);
   s.duration_ns = 0;
   assume("operations", std::to_string(s.ops) + " per seed",
@@ -409,7 +448,8 @@ std::string TraceModelText(const json& model) {
       << RangeText(server["model_drops"]) << " calls below it where the server checks them\n";
   const json& rate = model["rate"];
   out << "rate: capture " << common::Fmt("%.0f", rate["capture_calls_per_s"].get<double>())
-      << " calls/s, model " << RangeText(rate["model_calls_per_s"]) << " calls/s\n";
+      << " calls/s (over its connections' time, idle included), model "
+      << RangeText(rate["model_calls_per_s"]) << " calls/s (over its run, timeouts included)\n";
   return out.str();
 }
 

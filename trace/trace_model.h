@@ -8,13 +8,17 @@
 // measured: the thread model's cores and scheduler, the crypto cost), and
 // each choice is stated as an assumption with what it rests on:
 //   nconnect  the most of the context's connections open at once
-//   slots     the most of its calls in flight as one was sent
+//   slots     the slot ids its connections' NFSv4.1 session used where
+//             SEQUENCE is in clear, else the most of its calls in flight
+//             as one was sent (a call never answered counts until its
+//             connection ends)
 //   rtt_ns    the medians of the handshakes' two gaps added (on either side
 //             one of them holds the round trip), else `base`'s
-//   service   the median response time of the busiest operation of its
-//             mode (over every context of that mode) at the capture point,
-//             less the round trip where the capture is not the server's
-//             (queueing at the server included)
+//   service   exponential, with the median response time of the busiest
+//             operation of its mode (over every context of that mode) at
+//             the capture point, less the round trip where the capture is
+//             not the server's (the server's crypto, queueing and the
+//             reply's transfer included, which the model adds again)
 //   op, io    read or write by which direction carries more of that
 //             operation's bytes, less the framing (kRequestOverhead ...)
 //   skew      a connection whose calls lag at least twice as far as the
@@ -25,9 +29,11 @@
 //   reaction  discard-context after context-problem replies, else
 //             drop-disconnect where the server ended connections with
 //             calls outstanding, else drop where calls were sent again or
-//             never answered, else drop-disconnect (Linux nfsd's)
-//   and the retransmit timeout and re-encode at transmit as `base` has
-//   them (a capture does not show them), stated too.
+//             never answered on connections that ended, else
+//             drop-disconnect (Linux nfsd's)
+//   and the retransmit timeout, re-encode at transmit, the crypto cost,
+//   jitter and bandwidth as `base` has them (a capture does not show
+//   them), stated too.
 //
 // The model's lags (sim::ScenarioResult::sent_lags) are in the client's
 // order of sending, counted as each transmission begins; a server's capture

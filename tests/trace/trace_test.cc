@@ -845,6 +845,27 @@ TEST(RpcTraceTest, ACallSentAgainWithItsXidIsARetransmissionAndOtherPortsNeedACa
   EXPECT_EQ(none.connections_not_rpc, 1u);
 }
 
+// A call left unanswered while many later calls of its connection were
+// answered was passed over (a silent drop); one in flight where the capture
+// stops was not.
+TEST(RpcTraceTest, ACallPassedOverByManyRepliesIsCountedAndOneStillInFlightIsNot) {
+  for (int later : {40, 10}) {
+    common::PcapTcpWriter w(801, 2049);
+    w.Begin();
+    w.Add(true, Framed(SysCall(1)));  // never answered
+    for (uint32_t xid = 2; xid < 2 + static_cast<uint32_t>(later); ++xid) {
+      w.Add(true, Framed(SysCall(xid)));
+      w.Add(false, Framed(Reply(xid)));
+    }
+    w.Add(true, Framed(SysCall(1000)));  // in flight at the end
+    RpcTrace t = TraceOf(w, TraceOptions{});
+    ASSERT_EQ(t.connections.size(), 1u);
+    EXPECT_EQ(t.connections[0].outstanding_at_end, 2u) << later;
+    // At most two calls outstanding: passed over beyond 2 x 2 + 16 replies.
+    EXPECT_EQ(t.connections[0].passed_over, later > 20 ? 1u : 0u) << later;
+  }
+}
+
 TEST(CaptureReaderTest, NotACaptureAndADamagedOneAreRefusedNamingTheFileAndOffset) {
   auto empty = CaptureReader::FromBytes({}, "empty.pcap");
   ASSERT_FALSE(empty.ok());
