@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "common/clock.h"
@@ -33,6 +34,15 @@ char ProcessState(pid_t pid) {
   const size_t paren = stat->rfind(')');
   if (paren == std::string::npos || paren + 2 >= stat->size()) return '?';
   return (*stat)[paren + 2];
+}
+
+// Lines of the file at `path` that contain `part` (0 when it cannot be read).
+size_t CountInFile(const std::string& path, const std::string& part) {
+  std::ifstream in(path);
+  size_t count = 0;
+  std::string line;
+  while (std::getline(in, line)) count += line.find(part) != std::string::npos;
+  return count;
 }
 
 bool TcpAnswers(int port) {
@@ -238,8 +248,29 @@ Status Realm::RunTool(const std::vector<std::string>& argv, const std::string& l
 }
 
 Status Realm::Kinit() {
-  return ExplainKdcFailure(RunTool(
-      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()}, dir_ + "/kinit.log"));
+  // kinit traces where it sent each request and what came back, and the KDC
+  // logs each request it answered: a refusal says whose KDC answered it.
+  const std::string trace = dir_ + "/kinit.trace";
+  unlink(trace.c_str());
+  auto env = Environment();
+  env["KRB5_TRACE"] = trace;
+  const std::string log = dir_ + "/kinit.log";
+  const size_t logged_before = CountInFile(kdc_log(), "AS_REQ");
+  common::Command cmd{{"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()},
+                      env, log, ""};
+  auto rc = common::RunAndWait(cmd, 60000);
+  if (!rc.ok()) return ExplainKdcFailure(rc.status());
+  if (*rc == 0) return Status::Ok();
+  const size_t answers = CountInFile(trace, "Received answer");
+  const size_t logged = CountInFile(kdc_log(), "AS_REQ") - logged_before;
+  std::string whose = "kinit had " + std::to_string(answers) + " answers, the realm's KDC logged " +
+                      std::to_string(logged) + " AS_REQ meanwhile";
+  if (logged < answers) whose += ": another process answered on the realm's port";
+  return ExplainKdcFailure(Status::Unavailable(
+      "kinit failed with exit status " + std::to_string(*rc) + "\ncommand: " + cmd.ToString() +
+      "\nlog " + log + ":\n" + common::TailOfFile(log) + whose + "\nkinit's trace " + trace +
+      ":\n" + common::TailOfFile(trace, 30) + "the KDC's log " + kdc_log() + ":\n" +
+      common::TailOfFile(kdc_log(), 6)));
 }
 
 bool Realm::KdcWell(std::string* description) const {

@@ -12,10 +12,12 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <regex>
 #include <string>
 
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/subprocess.h"
 #include "gss/context_pair.h"
 #include "gss/realm.h"
 #include "tests/support/processes.h"
@@ -161,6 +163,38 @@ void PortTakenPicksAnother(int type) {
   EXPECT_TRUE(realm.Kinit().ok());
   auto pair = ContextPair::Establish(realm, kDefaultEnctype);
   EXPECT_TRUE(pair.ok()) << pair.status().ToString();
+}
+
+// A kinit that fails ("Password incorrect": the answer was sealed in a key
+// the keytab does not hold; here the user's key changed in the database)
+// says where kinit sent its requests, what came back, and how many of them
+// the realm's own KDC logged: whose KDC answered.
+TEST(RealmFaultsTest, ARefusedKinitNamesWhereItWentAndWhatTheKdcSaid) {
+  auto started = Realm::Start();
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  Realm& realm = **started;
+  common::Command cpw{{"kadmin.local", "-r", realm.name(), "-q", "cpw -randkey user"},
+                      realm.Environment(), realm.dir() + "/cpw.log", ""};
+  auto rc = common::RunAndWait(cpw, 60000);
+  ASSERT_TRUE(rc.ok() && *rc == 0) << common::TailOfFile(realm.dir() + "/cpw.log");
+  const common::Status refused = realm.Kinit();
+  ASSERT_FALSE(refused.ok());
+  const std::string said = refused.message();
+  EXPECT_TRUE(Contains(said, "Password incorrect")) << said;
+  // kinit's trace: the address it sent to.
+  EXPECT_TRUE(Contains(said, "127.0.0.1:" + std::to_string(realm.kdc_port()))) << said;
+  EXPECT_TRUE(Contains(said, "Sending")) << said;
+  EXPECT_TRUE(Contains(said, "Received answer")) << said;
+  // The realm's own KDC answered (its key is no longer the keytab's): it
+  // logged as many requests as kinit had answers, and the first kinit's
+  // (in Start) are not counted.
+  std::smatch counts;
+  ASSERT_TRUE(std::regex_search(
+      said, counts, std::regex("kinit had ([0-9]+) answers, the realm's KDC logged ([0-9]+) AS_REQ")))
+      << said;
+  EXPECT_GE(std::stoi(counts[1]), 1) << said;
+  EXPECT_EQ(counts[1], counts[2]) << said;
+  EXPECT_FALSE(Contains(said, "another process")) << said;
 }
 
 TEST(RealmFaultsTest, KdcTcpPortTakenPicksAnotherPort) { PortTakenPicksAnother(SOCK_STREAM); }
