@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/run_directory.h"
@@ -33,7 +32,7 @@ namespace {
 
 struct TraceArgs {
   std::string file;
-  std::vector<uint16_t> rpc_ports;
+  std::vector<uint16_t> rpc_ports, smb_ports;
   uint32_t window = 0;
   trace::CaptureSide side = trace::CaptureSide::kUnknown;
   bool json = false;
@@ -52,8 +51,8 @@ trace::TraceModel ModelOf(trace::RpcTrace& t, const trace::TraceOptions& o, cons
   base.thread_model = true;
   base.per_core_queues = true;
   base.cores = a.cores > 0 ? a.cores : common::LogicalCpus();
-  const trace::CaptureSide side = o.side != trace::CaptureSide::kUnknown ? o.side
-                                                                         : trace::GuessSide(t).side;
+  const trace::CaptureSide side =
+      o.side != trace::CaptureSide::kUnknown ? o.side : trace::GuessSide(t).side;
   auto from = trace::ScenarioFromTrace(t, side, a.window, base);
   if (!from.ok()) Fail("trace", from.status());
   harness::ThreadModelProbes probes;
@@ -66,13 +65,8 @@ trace::TraceModel ModelOf(trace::RpcTrace& t, const trace::TraceOptions& o, cons
        std::string(a.cores > 0 ? "given (--cores)"
                                : "this machine's (--cores for the traced machines')") +
            "; the client's and the server's threads share them"});
-  std::istringstream measured(calibration->Description());
-  for (std::string line; std::getline(measured, line);) {
-    const size_t colon = line.find(": ");
-    const size_t start = line.find_first_not_of(' ');
-    if (colon == std::string::npos || start == std::string::npos || start >= colon) continue;
-    from->assumptions.push_back({line.substr(start, colon - start), "measured here",
-                                 line.substr(colon + 2) + ", on this machine"});
+  for (const harness::ThreadModelCalibration::Row& row : calibration->Rows()) {
+    from->assumptions.push_back({row.parameter, "measured here", row.how + ", on this machine"});
   }
   auto model = trace::ModelTrace(std::move(*from), kModelSeeds, a.recommend);
   if (!model.ok()) Fail("trace", model.status());
@@ -88,11 +82,16 @@ CLI::App* AddTraceCommand(CLI::App& app) {
       "Read a capture (pcap or pcapng, e.g. tcpdump -s 0 -w nfs.pcap port 2049) of ONC RPC "
       "over TCP and say what it did: calls and replies per connection, and for each RPCSEC_GSS "
       "context the lag of its sequence numbers in capture order and the calls a server window "
-      "of 16, 32, 64 or 128 would have dropped");
+      "of 16, 32, 64 or 128 would have dropped; and of SMB2/3 (port 445): each session over "
+      "its channels, its signed and encrypted messages, credits and commands");
   cmd->add_option("file", a->file, "The capture file")->required();
   cmd->add_option("--rpc-port", a->rpc_ports,
                   "A server port carrying ONC RPC, besides 2049 (repeat for more); a connection "
                   "on other ports is read when its first bytes are an RPC call")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--smb-port", a->smb_ports,
+                  "A server port carrying SMB2/3, besides 445 (repeat for more): its sessions, "
+                  "channels, signed and encrypted messages, credits and commands")
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--window", a->window,
                   "A server window to count would-be drops for, besides 16, 32, 64 and 128 (at "
@@ -131,6 +130,7 @@ CLI::App* AddTraceCommand(CLI::App& app) {
   cmd->callback([a] {
     trace::TraceOptions o;
     o.rpc_ports.insert(a->rpc_ports.begin(), a->rpc_ports.end());
+    o.smb_ports.insert(a->smb_ports.begin(), a->smb_ports.end());
     o.side = a->side;
     if (a->window > 0 &&
         std::find(o.windows.begin(), o.windows.end(), a->window) == o.windows.end()) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/bytes.h"
 #include "common/status.h"
@@ -31,6 +32,9 @@ class PcapTcpWriter {
   // Writes the file atomically.
   Status Save(const std::string& path) const;
   const Bytes& bytes() const { return out_; }
+  // The bytes written so far, handed over (the writer goes on from where it
+  // is, with none held): a long capture written to a file piece by piece.
+  Bytes TakeBytes() { return std::exchange(out_, {}); }
 
  private:
   void Segment(bool from_client, uint8_t flags, ByteView payload);

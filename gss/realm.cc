@@ -256,8 +256,8 @@ Status Realm::Kinit() {
   env["KRB5_TRACE"] = trace;
   const std::string log = dir_ + "/kinit.log";
   const size_t logged_before = CountInFile(kdc_log(), "AS_REQ");
-  common::Command cmd{{"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()},
-                      env, log, ""};
+  common::Command cmd{
+      {"kinit", "-k", "-t", user_keytab(), "-c", ccache(), user_principal()}, env, log, ""};
   auto rc = common::RunAndWait(cmd, 60000);
   if (!rc.ok()) return ExplainKdcFailure(rc.status());
   if (*rc == 0) return Status::Ok();

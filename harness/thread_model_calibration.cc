@@ -62,33 +62,47 @@ void ThreadModelCalibration::ApplyTo(sim::Scenario& s) const {
   }
 }
 
-std::string ThreadModelCalibration::Description() const {
-  std::string out;
+std::vector<ThreadModelCalibration::Row> ThreadModelCalibration::Rows() const {
+  std::vector<Row> rows;
   if (ran.slice_threads > 0) {
-    out += "  time slice: median run of " + std::to_string(slice.threads) + " busy threads on " +
-           std::to_string(slice.cores) + " cores\n";
+    rows.push_back({"time slice", "median run of " + std::to_string(slice.threads) +
+                                      " busy threads on " + std::to_string(slice.cores) +
+                                      " cores"});
   }
   if (ran.wakeup) {
-    out += "  wakeup preemption: p10 run of a busy thread while " + std::to_string(wakeup.wakers) +
-           " threads keep waking on " + std::to_string(wakeup.cores) + " cores\n";
+    rows.push_back({"wakeup preemption",
+                    "p10 run of a busy thread while " + std::to_string(wakeup.wakers) +
+                        " threads keep waking on " + std::to_string(wakeup.cores) + " cores"});
   }
   if (ran.idle_wake) {
-    out += "  idle-core wakeup: medians of wakeups of a thread on a core idle for " +
-           std::to_string(idle_wake.idle_ns.size()) + " lengths of time\n";
+    rows.push_back({"idle-core wakeup", "medians of wakeups of a thread on a core idle for " +
+                                            std::to_string(idle_wake.idle_ns.size()) +
+                                            " lengths of time"});
   }
   if (ran.busy_wake) {
-    out += "  busy-core wakeup: quantiles of " + std::to_string(busy_wake.rounds) +
-           " wakeups of a thread onto a core a busy thread runs on\n";
+    rows.push_back({"busy-core wakeup", "quantiles of " + std::to_string(busy_wake.rounds) +
+                                            " wakeups of a thread onto a core a busy thread "
+                                            "runs on"});
   }
   if (ran.wake_order) {
-    out += "  woken threads ahead of preempted ones: " + std::to_string(wake_order.woken_first) +
-           " of " + std::to_string(wake_order.rounds) + " rounds of two wakeups on a busy core\n";
+    rows.push_back(
+        {"woken threads ahead of preempted ones", std::to_string(wake_order.woken_first) + " of " +
+                                                      std::to_string(wake_order.rounds) +
+                                                      " rounds of two wakeups on a busy core"});
   }
   if (ran.pauses) {
-    out += "  core pauses: gaps over " + std::to_string(kPauseThresholdNs / 1000) +
-           " us while one busy thread per CPU spins for " + common::Fmt("%.1f", pauses.seconds) +
-           " s (the one of three whose paused share was the median)\n";
+    rows.push_back({"core pauses", "gaps over " + std::to_string(kPauseThresholdNs / 1000) +
+                                       " us while one busy thread per CPU spins for " +
+                                       common::Fmt("%.1f", pauses.seconds) +
+                                       " s (the one of three whose paused share was the median)"});
   }
+  return rows;
+}
+
+std::string ThreadModelCalibration::Description() const {
+  std::string out;
+  for (const Row& row : Rows())
+    out.append("  ").append(row.parameter).append(": ").append(row.how).append("\n");
   return out;
 }
 

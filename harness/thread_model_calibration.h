@@ -58,7 +58,12 @@ struct ThreadModelCalibration {
 
   // Sets the scenario's parameters of the probes that ran; the others stay.
   void ApplyTo(sim::Scenario& s) const;
-  // One line per probe that ran, each "  <parameter>: <what measured it>\n".
+  // One row per probe that ran: the parameter and what measured it.
+  struct Row {
+    std::string parameter, how;
+  };
+  std::vector<Row> Rows() const;
+  // Rows() as lines, each "  <parameter>: <what measured it>\n".
   std::string Description() const;
 };
 

@@ -2,7 +2,8 @@
 // capture of ONC RPC traffic did, from the trace's JSON as results.json holds
 // it (trace/rpc_trace.h): the side it was taken on, each RPCSEC_GSS context's
 // calls in flight, lag and would-be drops per window, the operations with
-// their response times, the NFSv4.1 sessions' slots, and the connections.
+// their response times, the NFSv4.1 sessions' slots, the connections, and
+// the SMB2/3 sessions, commands and connections.
 // Every string is results.json's and goes through MdText; a table of more
 // than kTraceMaxRows rows shows its first rows and says how many more
 // results.json holds.
@@ -229,7 +230,8 @@ void TraceModel(const json& model, std::ostringstream& md) {
         "capture ran at "
      << TraceNumber(rate, "capture_calls_per_s")
      << " calls/s over its connections' time (idle included), the model at "
-     << TraceRange(rate.value("model_calls_per_s", json())) << " over its run (timeouts included).\n\n";
+     << TraceRange(rate.value("model_calls_per_s", json()))
+     << " over its run (timeouts included).\n\n";
   const json rec = model.value("recommendation", json());
   if (!rec.is_object()) return;
   md << "Recommended: at most " << TraceNumber(rec, "max_safe_slots")
@@ -245,6 +247,73 @@ void TraceModel(const json& model, std::ostringstream& md) {
        << " |\n";
   }
   md << "\n";
+}
+
+// An array member of results.json (empty when it is none).
+json TraceArray(const json& j, const char* key) {
+  const json v = j.is_object() ? j.value(key, json()) : json();
+  return v.is_array() ? v : json::array();
+}
+
+// The SMB2/3 part (trace/smb_trace.h): sessions over their channels, the
+// commands, the connections.
+void TraceSmb(const json& smb, std::ostringstream& md) {
+  if (!smb.is_object()) return;
+  md << "### SMB sessions\n\n"
+        "Per session over every connection that carries it (its channels; a connection bound "
+        "to it by a SESSION_SETUP with the binding flag counts as a binding): its messages in "
+        "clear, signed and encrypted (an encrypted message hides its header: only its session "
+        "shows), the credits its requests asked for and were granted and the most its "
+        "requests held at once, how far its channels' highest MessageIds lie apart, and the "
+        "TRANSFORM_HEADER nonces its sender used twice, an error of that sender.\n\n"
+        "| session | connections | bindings | plain / signed / encrypted | credits asked / "
+        "granted / most in use | MessageId spread | nonces reused |\n"
+        "|---|---:|---:|---:|---:|---:|---:|\n";
+  const json sessions = TraceArray(smb, "sessions");
+  for (size_t i = 0; i < sessions.size() && i < kTraceMaxRows; ++i) {
+    const json& x = sessions[i];
+    const json m = TraceObject(x, "messages"), c = TraceObject(x, "credits");
+    md << "| " << MdCodeCell(TraceString(x, "session")) << " | " << TraceNumber(x, "connections")
+       << " | " << TraceNumber(x, "bindings") << " | " << TraceNumber(m, "plain") << " / "
+       << TraceNumber(m, "signed") << " / " << TraceNumber(m, "encrypted") << " | "
+       << TraceNumber(c, "requested") << " / " << TraceNumber(c, "granted") << " / "
+       << TraceNumber(c, "most_in_use") << " | " << TraceNumber(x, "message_id_spread") << " | "
+       << TraceNumber(x, "nonces_reused") << " |\n";
+  }
+  TraceMore(md, sessions.size());
+  md << "### SMB commands\n\n"
+        "Requests in clear by command and protection, and their responses (the interim "
+        "STATUS_PENDING ones apart); response time from a request's last byte to its final "
+        "response's last byte at the capture point.\n\n"
+        "| command | protection | requests | responses | interim | response us p50 / p99 / "
+        "p99.9 |\n|---|---|---:|---:|---:|---:|\n";
+  const json commands = TraceArray(smb, "commands");
+  for (size_t i = 0; i < commands.size() && i < kTraceMaxRows; ++i) {
+    const json& x = commands[i];
+    const json us = TraceObject(x, "response_us");
+    md << "| " << MdText(TraceString(x, "command")) << " | " << MdText(TraceString(x, "protection"))
+       << " | " << TraceNumber(x, "requests") << " | " << TraceNumber(x, "responses") << " | "
+       << TraceNumber(x, "interim_responses") << " | " << TraceNumber(us, "p50") << " / "
+       << TraceNumber(us, "p99") << " / " << TraceNumber(us, "p999") << " |\n";
+  }
+  TraceMore(md, commands.size());
+  md << "### SMB connections\n\n"
+        "| client | server | requests | responses | encrypted | compounded | headers not "
+        "captured | stream bytes lost |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+  const json conns = TraceArray(smb, "connections");
+  for (size_t i = 0; i < conns.size() && i < kTraceMaxRows; ++i) {
+    const json& c = conns[i];
+    double lost = 0;
+    for (const char* side : {"from_client", "from_server"}) {
+      const json v = TraceObject(c, side).value("lost_bytes", json());
+      if (v.is_number()) lost += v.get<double>();
+    }
+    md << "| " << MdText(TraceString(c, "client")) << " | " << MdText(TraceString(c, "server"))
+       << " | " << TraceNumber(c, "requests") << " | " << TraceNumber(c, "responses") << " | "
+       << TraceNumber(c, "encrypted") << " | " << TraceNumber(c, "compounded") << " | "
+       << TraceNumber(c, "unreadable") << " | " << TraceFmt("%.0f", lost) << " |\n";
+  }
+  TraceMore(md, conns.size());
 }
 
 }  // namespace
@@ -269,6 +338,7 @@ void RenderTraceSection(const harness::RunResults& r, const json& section, Rende
   TraceOperations(section, md);
   TraceSessions(section, md);
   TraceConnections(section, md);
+  TraceSmb(section.value("smb", json()), md);
   out.report_md += md.str();
 }
 

@@ -22,9 +22,6 @@
 
 namespace secmode::smb {
 
-// Header Flags beyond message.h's.
-inline constexpr uint32_t kFlagAsync = 0x00000002;
-
 // NTSTATUS values the client acts on (MS-ERREF 2.3).
 inline constexpr uint32_t kStatusSuccess = 0x00000000;
 inline constexpr uint32_t kStatusPending = 0x00000103;

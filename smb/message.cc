@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace secmode::smb {
@@ -18,7 +19,18 @@ void WriteFileId(const FileId& f, uint8_t* p) {
   PutLe64(p + 8, f.volatile_id);
 }
 
+// MS-SMB2 2.2.1.2, Command: one row per command, in number order.
+constexpr const char* kCommandNames[] = {
+    "NEGOTIATE",     "SESSION_SETUP", "LOGOFF",   "TREE_CONNECT", "TREE_DISCONNECT",
+    "CREATE",        "CLOSE",         "FLUSH",    "READ",         "WRITE",
+    "LOCK",          "IOCTL",         "CANCEL",   "ECHO",         "QUERY_DIRECTORY",
+    "CHANGE_NOTIFY", "QUERY_INFO",    "SET_INFO", "OPLOCK_BREAK"};
+
 }  // namespace
+
+const char* CommandName(uint16_t command) {
+  return command < std::size(kCommandNames) ? kCommandNames[command] : nullptr;
+}
 
 void WriteHeader(const HeaderFields& h, uint8_t* out) {
   memset(out, 0, kHeaderSize);

@@ -37,8 +37,14 @@ enum class Command : uint16_t {
   kQueryInfo = 0x0010,
 };
 
+// The name of every SMB2 command (MS-SMB2 2.2.1.2), "NEGOTIATE" ...
+// "OPLOCK_BREAK"; nullptr for a number no command has.
+const char* CommandName(uint16_t command);
+
 // SMB2 header Flags (MS-SMB2 2.2.1.2).
 inline constexpr uint32_t kFlagServerToRedir = 0x00000001;
+inline constexpr uint32_t kFlagAsync = 0x00000002;
+inline constexpr uint32_t kFlagRelated = 0x00000004;
 inline constexpr uint32_t kFlagSigned = 0x00000008;
 
 struct HeaderFields {

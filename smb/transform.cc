@@ -169,7 +169,7 @@ class NonceLedger {
 
 }  // namespace
 
-Result<TransformHeader> ParseTransformHeader(ByteView w) {
+Result<TransformHeader> ParseTransformHeaderPrefix(ByteView w) {
   if (w.size() < kTransformHeaderSize) {
     return Status::Corrupt("truncated transform: " + N(w.size()) +
                            " bytes, the TRANSFORM_HEADER alone is 52");
@@ -192,6 +192,11 @@ Result<TransformHeader> ParseTransformHeader(ByteView w) {
              h.flags);
     return Status::Corrupt(buf);
   }
+  return h;
+}
+
+Result<TransformHeader> ParseTransformHeader(ByteView w) {
+  SECMODE_ASSIGN_OR_RETURN(TransformHeader h, ParseTransformHeaderPrefix(w));
   const size_t body = w.size() - kTransformHeaderSize;
   if (h.original_message_size > body) {
     return Status::Corrupt("OriginalMessageSize " + N(h.original_message_size) + " but only " +

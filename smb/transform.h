@@ -48,6 +48,10 @@ struct TransformHeader {
 // Flags == 0x0001, and OriginalMessageSize equal to the bytes that follow.
 // Every error names the field and the values.
 common::Result<TransformHeader> ParseTransformHeader(common::ByteView wire);
+// The same checks of the header alone (ProtocolId, Flags), on the first
+// bytes of a transform whose rest may be elsewhere or not captured
+// (`prefix` holds at least its 52 bytes): OriginalMessageSize unchecked.
+common::Result<TransformHeader> ParseTransformHeaderPrefix(common::ByteView prefix);
 void WriteTransformHeader(const TransformHeader& h, uint8_t out[kTransformHeaderSize]);
 
 // Unique nonces for one key and one sender. WHY a counter and not random

@@ -21,21 +21,19 @@ uint32_t Be32(const uint8_t* p) {
 // rpcvers, prog, vers, proc, empty credential and verifier).
 constexpr size_t kMinReply = 20, kMinCall = 40;
 
-enum class Candidate { kNo, kYes, kCannotTell };
-
 // Whether a record starts at `at`: a mark, then a header the RPC decoders
-// accept; kCannotTell when `view` ends before that can be told.
-Candidate RecordStartsAt(ByteView view, size_t at, uint64_t max_record) {
+// accept.
+RecordStart RpcStartsAt(ByteView view, size_t at, uint64_t max_record) {
   const size_t have = view.size() - at;
-  if (have < 4 + kMinReply) return Candidate::kCannotTell;
+  if (have < 4 + kMinReply) return RecordStart::kCannotTell;
   const uint8_t* p = view.data() + at;
   const uint64_t frag = Be32(p) & 0x7fffffffu;
-  if (frag < kMinReply || frag > max_record) return Candidate::kNo;
+  if (frag < kMinReply || frag > max_record) return RecordStart::kNo;
   const uint32_t type = Be32(p + 8);
   if (type == rpc::kCall) {
-    if (frag < kMinCall || Be32(p + 12) != rpc::kRpcVersion) return Candidate::kNo;
+    if (frag < kMinCall || Be32(p + 12) != rpc::kRpcVersion) return RecordStart::kNo;
   } else if (type != rpc::kReply || Be32(p + 12) > rpc::kMsgDenied) {
-    return Candidate::kNo;
+    return RecordStart::kNo;
   }
   const size_t header = static_cast<size_t>(std::min<uint64_t>(frag, have - 4));
   const ByteView message = view.subspan(at + 4, header);
@@ -47,17 +45,58 @@ Candidate RecordStartsAt(ByteView view, size_t at, uint64_t max_record) {
     rpc::ReplyHeader h;
     s = rpc::DecodeReplyHeader(message, &h);
   }
-  if (s.ok()) return Candidate::kYes;
+  if (s.ok()) return RecordStart::kYes;
   // The decoder may have wanted bytes that come later.
-  return header < frag && header < RecordWalker::kRecordHead ? Candidate::kCannotTell
-                                                             : Candidate::kNo;
+  return header < frag && header < RecordWalker::kRecordHead ? RecordStart::kCannotTell
+                                                             : RecordStart::kNo;
+}
+
+bool RpcMark(const uint8_t* mark, uint64_t* length, bool* last) {
+  const uint32_t m = Be32(mark);
+  *length = m & 0x7fffffffu;
+  *last = (m & rpc::kLastFragment) != 0;
+  return true;
+}
+
+// SMB2 over Direct TCP (MS-SMB2 2.1): a zero byte, the message's length in
+// 24 bits, then the message: an SMB2 header (ProtocolId 0xFE 'SMB',
+// StructureSize 64), a TRANSFORM_HEADER (0xFD 'SMB', 52 bytes) or a
+// COMPRESSION_TRANSFORM_HEADER (0xFC 'SMB').
+constexpr size_t kSmbSmallest = 16;  // a COMPRESSION_TRANSFORM_HEADER's
+
+bool SmbMark(const uint8_t* mark, uint64_t* length, bool* last) {
+  *length = uint64_t{mark[1]} << 16 | uint64_t{mark[2]} << 8 | mark[3];
+  *last = true;
+  return mark[0] == 0;
+}
+
+RecordStart SmbStartsAt(ByteView view, size_t at, uint64_t max_record) {
+  const size_t have = view.size() - at;
+  if (have < 10) return RecordStart::kCannotTell;
+  const uint8_t* p = view.data() + at;
+  uint64_t length = 0;
+  bool last = false;
+  if (!SmbMark(p, &length, &last) || length < kSmbSmallest || length > max_record) {
+    return RecordStart::kNo;
+  }
+  if (p[5] != 'S' || p[6] != 'M' || p[7] != 'B') return RecordStart::kNo;
+  switch (p[4]) {
+    case 0xFE:
+      return length >= 64 && (p[8] | p[9] << 8) == 64 ? RecordStart::kYes : RecordStart::kNo;
+    case 0xFD: return length >= 52 ? RecordStart::kYes : RecordStart::kNo;
+    case 0xFC: return RecordStart::kYes;
+    default: return RecordStart::kNo;
+  }
 }
 
 }  // namespace
 
+const RecordFraming kRpcFraming = {RpcMark, RpcStartsAt, rpc::kMaxFragments};
+const RecordFraming kSmbFraming = {SmbMark, SmbStartsAt, 1};
+
 bool StartsWithRpcCall(ByteView bytes) {
   return bytes.size() >= 12 && Be32(bytes.data() + 8) == rpc::kCall &&
-         RecordStartsAt(bytes, 0, RecordWalker::kDefaultMaxRecord) == Candidate::kYes;
+         RpcStartsAt(bytes, 0, RecordWalker::kDefaultMaxRecord) == RecordStart::kYes;
 }
 
 void RecordWalker::LosePlace() {
@@ -70,10 +109,9 @@ void RecordWalker::LosePlace() {
 }
 
 void RecordWalker::MarkDone(int64_t ts_ns) {
-  const uint32_t mark = Be32(mark_);
   mark_have_ = 0;
-  const uint64_t frag = mark & 0x7fffffffu;
-  last_ = (mark & rpc::kLastFragment) != 0;
+  uint64_t frag = 0;
+  const bool mark = framing_->mark(mark_, &frag, &last_);
   if (!in_record_) {
     in_record_ = true;
     length_ = 0;
@@ -82,7 +120,7 @@ void RecordWalker::MarkDone(int64_t ts_ns) {
     head_open_ = true;
     first_ts_ = ts_ns;
   }
-  if (++fragments_ > rpc::kMaxFragments || length_ + frag > max_record_ ||
+  if (!mark || ++fragments_ > framing_->max_fragments || length_ + frag > max_record_ ||
       (frag == 0 && last_ && length_ == 0)) {
     LosePlace();
     return;
@@ -133,9 +171,9 @@ void RecordWalker::Bytes(int64_t ts_ns, ByteView data, uint64_t len) {
         std::optional<size_t> wait;  // the first place that could not be told
         size_t q = p;
         for (; q < view.size(); ++q) {
-          const Candidate c = RecordStartsAt(view, q, max_record_);
-          if (c == Candidate::kYes) break;
-          if (c == Candidate::kCannotTell && whole && view.size() - q <= kSearchCarry) {
+          const RecordStart c = framing_->starts_at(view, q, max_record_);
+          if (c == RecordStart::kYes) break;
+          if (c == RecordStart::kCannotTell && whole && view.size() - q <= kSearchCarry) {
             // (kSearchCarry covers every place kCannotTell can come from.)
             wait = q;
             break;

@@ -10,11 +10,13 @@
 //
 // When bytes that held a record mark were not captured, the walker has lost
 // its place: it then looks at every captured byte for a mark followed by a
-// call header up to its credential (rpc::DecodeCallCredential) or a reply
-// header (rpc::DecodeReplyHeader) the decoders accept, counts the bytes it passed over, and goes on
-// from there (the record found first is marked `resynced`). A mark that announces more than
-// `max_record` bytes or more than rpc::kMaxFragments fragments, or an empty
-// record, loses the place the same way.
+// header the protocol's decoders accept (RecordFraming::starts_at: for RPC a
+// call header up to its credential, rpc::DecodeCallCredential, or a reply
+// header, rpc::DecodeReplyHeader), counts the bytes it passed over, and
+// goes on from there (the record found first is marked `resynced`). A mark
+// that is none, announces more than `max_record` bytes or more fragments
+// than the framing allows (rpc::kMaxFragments), or an empty record, loses
+// the place the same way.
 //
 // Memory: kRecordHead bytes of the record being read and at most
 // kSearchCarry bytes while searching. Thread safety: none.
@@ -28,6 +30,26 @@
 #include "trace/tcp_stream.h"
 
 namespace secmode::trace {
+
+// Whether a record starts at a place of a stream: kCannotTell when the bytes
+// there end before that can be told.
+enum class RecordStart { kNo, kYes, kCannotTell };
+
+// How a stream marks its records. ONC RPC (RFC 5531 section 11): a 4-byte
+// mark, a fragment's length and a last-fragment bit, a record of one or
+// more fragments. SMB2 over Direct TCP (MS-SMB2 2.1): a zero byte and a
+// 24-bit length before each message, one fragment a record.
+struct RecordFraming {
+  // The fragment's length the mark announces and whether it ends its
+  // record; false when the 4 bytes are no mark.
+  bool (*mark)(const uint8_t* mark, uint64_t* length, bool* last);
+  // Whether a record starts at `view[at]`: a mark, then a header the
+  // protocol's decoders accept.
+  RecordStart (*starts_at)(common::ByteView view, size_t at, uint64_t max_record);
+  size_t max_fragments;
+};
+extern const RecordFraming kRpcFraming;
+extern const RecordFraming kSmbFraming;
 
 struct RecordSeen {
   // The segments that completed its first mark and brought its last byte.
@@ -64,8 +86,9 @@ class RecordWalker : public StreamSink {
   static constexpr size_t kSearchCarry = kRecordHead + 4;
   static constexpr uint64_t kDefaultMaxRecord = 64u << 20;
 
-  explicit RecordWalker(RecordSink& sink, uint64_t max_record = kDefaultMaxRecord)
-      : sink_(sink), max_record_(max_record) {}
+  explicit RecordWalker(RecordSink& sink, uint64_t max_record = kDefaultMaxRecord,
+                        const RecordFraming* framing = &kRpcFraming)
+      : sink_(sink), max_record_(max_record), framing_(framing) {}
 
   void Bytes(int64_t ts_ns, common::ByteView data, uint64_t len) override;
   // The stream ended: bytes still held while searching are passed over, a
@@ -88,6 +111,7 @@ class RecordWalker : public StreamSink {
 
   RecordSink& sink_;
   uint64_t max_record_;
+  const RecordFraming* framing_;
   State state_ = State::kMark;
   uint8_t mark_[4] = {};
   size_t mark_have_ = 0;

@@ -310,8 +310,8 @@ OperationTrace& RpcTraceBuilder::OperationOfCall(const rpc::CallHeader& h,
   if (view == CompoundView::kNone) {
     ProcedureName(h.prog, h.vers, h.proc, &key.first);
   } else if (view == CompoundView::kNamed) {
-    key.first = "NFSv4." + std::to_string(compound_.minor_version) + " " +
-                rpc::CompoundOpNames(compound_);
+    key.first =
+        "NFSv4." + std::to_string(compound_.minor_version) + " " + rpc::CompoundOpNames(compound_);
   } else {
     key.first = std::string("NFSv4 COMPOUND (") + CompoundViewName(view) + ")";
   }
@@ -588,6 +588,12 @@ RpcTrace RpcTraceBuilder::Finish(const CaptureCounts& capture) {
 }
 
 Status CheckTraceOptions(const TraceOptions& options) {
+  for (uint16_t port : options.smb_ports) {
+    if (options.rpc_ports.count(port)) {
+      return Status::InvalidArgument("trace: port " + std::to_string(port) +
+                                     " is given both for RPC and for SMB");
+    }
+  }
   if (options.windows.empty())
     return Status::InvalidArgument("trace: no window to count drops for");
   for (size_t i = 0; i < options.windows.size(); ++i) {
@@ -666,12 +672,20 @@ Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& optio
   const uint64_t size = std::filesystem::file_size(path, ec);
   const bool report = progress.report && !ec;  // no progress of a file of unknown size
   RpcTraceBuilder builder(options);
+  SmbTraceBuilder smb(options.smb_ports);
+  int64_t first_ts_ns = -1, last_ts_ns = 0;
   TcpSegment s;
   auto last = std::chrono::steady_clock::now();
   for (uint64_t n = 1;; ++n) {
     SECMODE_ASSIGN_OR_RETURN(const bool more, reader->Next(&s));
     if (!more) break;
-    builder.Add(s);
+    if (first_ts_ns < 0) first_ts_ns = s.ts_ns;
+    last_ts_ns = std::max(last_ts_ns, s.ts_ns);
+    if (smb.Wants(s)) {
+      smb.Add(s);
+    } else {
+      builder.Add(s);
+    }
     if (report && n % 1024 == 0) {
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - last).count() >= progress.every_s) {
@@ -681,7 +695,13 @@ Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& optio
     }
   }
   if (report) progress.report(size, size);
-  return builder.Finish(reader->counts());
+  RpcTrace t = builder.Finish(reader->counts());
+  t.smb = smb.Finish();
+  if (first_ts_ns >= 0) {
+    t.first_ts_ns = first_ts_ns;
+    t.last_ts_ns = last_ts_ns;
+  }
+  return t;
 }
 
 }  // namespace secmode::trace

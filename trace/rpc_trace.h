@@ -61,6 +61,7 @@
 #include "rpc/sequence_window.h"
 #include "trace/capture.h"
 #include "trace/rpc_records.h"
+#include "trace/smb_trace.h"
 
 namespace secmode::trace {
 
@@ -73,6 +74,9 @@ const char* CaptureSideName(CaptureSide side);  // "client", "server", "unknown"
 
 struct TraceOptions {
   std::set<uint16_t> rpc_ports = {2049};
+  // Server ports whose connections carry SMB2/3 (trace/smb_trace.h); none
+  // of them an RPC port.
+  std::set<uint16_t> smb_ports = {445};
   CaptureSide side = CaptureSide::kUnknown;  // kUnknown: guessed (GuessSide)
   // The windows whose would-be drops are counted, ascending, each 1 to
   // kMaxWindow.
@@ -170,6 +174,7 @@ struct RpcTrace {
   uint64_t memberships_over_limit = 0;  // connections and slots not followed (kMaxMemberships)
   uint64_t segments_over_limit = 0;     // of connections beyond kMaxConnections, not read
   int64_t first_ts_ns = 0, last_ts_ns = 0;
+  SmbTrace smb;  // the connections on TraceOptions::smb_ports
 };
 
 class RpcTraceBuilder {
@@ -227,7 +232,7 @@ class RpcTraceBuilder {
   // Before live_: the connections' directions hold parts of it until they go.
   PendingBudget pending_{0, kPendingBudget};
   std::map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Conn>> live_;  // (client, server)
-  std::map<std::string, size_t> context_index_;  // by the handle's bytes
+  std::map<std::string, size_t> context_index_;                          // by the handle's bytes
   // Per context, one window per TraceOptions::windows (the same order).
   std::vector<std::vector<rpc::SequenceWindow>> windows_;
   std::vector<size_t> context_waiting_;  // per context, its calls waiting for replies
@@ -255,7 +260,7 @@ class RpcTraceBuilder {
   std::string scratch_op_, scratch_handle_;  // the call's shape and context handle
   uint32_t view_ = 0;                        // how much of its COMPOUND was read
   rpc::CompoundOps compound_;                // its COMPOUND's operations
-  size_t waiting_ = 0;                          // calls waiting for replies on all connections
+  size_t waiting_ = 0;                       // calls waiting for replies on all connections
   uint64_t next_serial_ = 0;
   RpcTrace trace_;
 };

@@ -1,6 +1,7 @@
 // RpcTrace as JSON (`secmode trace --json`), and that JSON as the
 // terminal's table. Every string here is made by this code (numbers, hex,
 // names from fixed tables): nothing of the capture is copied as text.
+#include <cstdio>
 #include <sstream>
 
 #include "common/format.h"
@@ -120,6 +121,80 @@ json Session(const SessionTrace& x) {
           {"repeated_sequence_ids", x.repeats}};
 }
 
+std::string Hex64(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+json SmbSession(const SmbSessionTrace& x) {
+  json highest = json::array();
+  uint64_t low = UINT64_MAX, high = 0;
+  for (const auto& [connection, id] : x.highest_message_id) {
+    highest.push_back({{"connection", connection}, {"message_id", id}});
+    low = std::min(low, id);
+    high = std::max(high, id);
+  }
+  return {
+      {"session", Hex64(x.id)},
+      {"connections", x.connections.size()},
+      {"bindings", x.bindings},
+      {"messages", {{"plain", x.plain}, {"signed", x.signed_messages}, {"encrypted", x.encrypted}}},
+      {"credits",
+       {{"requested", x.credits_requested},
+        {"granted", x.credits_granted},
+        {"most_in_use", x.most_credits_in_use}}},
+      {"highest_message_id", highest},
+      // How far its channels' highest MessageIds lie apart.
+      {"message_id_spread", highest.empty() ? 0 : high - low},
+      {"nonces_reused", x.nonces_reused},
+      {"nonces_not_checked", x.nonces_not_checked}};
+}
+
+json SmbConnection(const SmbConnectionTrace& c) {
+  return {{"client", c.client.ToString()},
+          {"server", c.server.ToString()},
+          {"seconds", static_cast<double>(c.last_ts_ns - c.first_ts_ns) / 1e9},
+          {"requests", c.requests},
+          {"responses", c.responses},
+          {"encrypted", c.encrypted},
+          {"compressed", c.compressed},
+          {"compounded", c.compounded},
+          {"unreadable", c.unreadable},
+          {"not_smb2", c.not_smb2},
+          {"unmatched_responses", c.unmatched_responses},
+          {"notifications", c.notifications},
+          {"most_outstanding", c.most_outstanding},
+          {"outstanding_at_end", c.outstanding_at_end},
+          {"outstanding_given_up", c.outstanding_given_up},
+          {"closed", c.closed},
+          {"reset", c.reset},
+          {"from_client", Direction(c.from_client, c.client_records)},
+          {"from_server", Direction(c.from_server, c.server_records)}};
+}
+
+json SmbCommand(const std::pair<std::string, std::string>& key, SmbCommandTrace& x) {
+  auto us = [&](double q) { return static_cast<double>(x.response_ns.Percentile(q)) / 1e3; };
+  return {{"command", key.first},
+          {"protection", key.second},
+          {"requests", x.requests},
+          {"responses", x.responses},
+          {"interim_responses", x.interim},
+          {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}}};
+}
+
+json Smb(SmbTrace& t) {
+  json out = {{"segments_over_connection_limit", t.segments_over_limit},
+              {"messages_over_session_limit", t.sessions_over_limit}};
+  json& connections = out["connections"] = json::array();
+  for (const SmbConnectionTrace& c : t.connections) connections.push_back(SmbConnection(c));
+  json& sessions = out["sessions"] = json::array();
+  for (const SmbSessionTrace& x : t.sessions) sessions.push_back(SmbSession(x));
+  json& commands = out["commands"] = json::array();
+  for (auto& [key, x] : t.commands) commands.push_back(SmbCommand(key, x));
+  return out;
+}
+
 }  // namespace
 
 json TraceJson(RpcTrace& t, const TraceOptions& options) {
@@ -148,8 +223,45 @@ json TraceJson(RpcTrace& t, const TraceOptions& options) {
   for (auto& [key, op] : t.operations) operations.push_back(Operation(key, op));
   json& sessions = out["sessions"] = json::array();
   for (const SessionTrace& x : t.sessions) sessions.push_back(Session(x));
+  if (!t.smb.connections.empty()) out["smb"] = Smb(t.smb);
   return out;
 }
+
+namespace {
+
+void SmbText(const json& smb, std::ostringstream& out) {
+  out << "\nSMB connections (client -> server): requests, responses, encrypted, compounded, "
+         "headers not captured\n";
+  for (const json& c : smb["connections"]) {
+    out << "  " << c["client"].get<std::string>() << " -> " << c["server"].get<std::string>()
+        << ": " << c["requests"] << ", " << c["responses"] << ", " << c["encrypted"] << ", "
+        << c["compounded"] << ", " << c["unreadable"] << "\n";
+  }
+  out << "\nSMB sessions: connections (bound), messages plain/signed/encrypted, credits "
+         "requested/granted/most in use, spread of the channels' highest MessageIds, nonces "
+         "reused\n";
+  for (const json& x : smb["sessions"]) {
+    const json& m = x["messages"];
+    const json& cr = x["credits"];
+    out << "  " << x["session"].get<std::string>() << ": " << x["connections"] << " ("
+        << x["bindings"] << "), " << m["plain"] << "/" << m["signed"] << "/" << m["encrypted"]
+        << ", " << cr["requested"] << "/" << cr["granted"] << "/" << cr["most_in_use"] << ", "
+        << x["message_id_spread"] << ", " << x["nonces_reused"];
+    if (x["nonces_reused"].get<uint64_t>() > 0) out << " (an error of the sender)";
+    out << "\n";
+  }
+  out << "\nSMB commands [protection]: requests, responses, response time at the capture point "
+         "p50/p99/p99.9 (us); an encrypted message's command is not visible\n";
+  for (const json& x : smb["commands"]) {
+    out << "  " << x["command"].get<std::string>() << " [" << x["protection"].get<std::string>()
+        << "]: " << x["requests"] << ", " << x["responses"] << ", "
+        << common::Fmt("%.0f", x["response_us"]["p50"].get<double>()) << "/"
+        << common::Fmt("%.0f", x["response_us"]["p99"].get<double>()) << "/"
+        << common::Fmt("%.0f", x["response_us"]["p999"].get<double>()) << "\n";
+  }
+}
+
+}  // namespace
 
 std::string TraceText(const json& t) {
   std::ostringstream out;
@@ -230,6 +342,7 @@ std::string TraceText(const json& t) {
           << x["highest_slot_stated"] << ", " << x["repeated_sequence_ids"] << "\n";
     }
   }
+  if (t.contains("smb")) SmbText(t["smb"], out);
   return out.str();
 }
 

@@ -142,6 +142,17 @@ if(NOT tail_rc EQUAL 0)
   message(FATAL_ERROR "could not copy the AUTH_SYS capture: ${tail_rc}")
 endif()
 expect_run(2 "no RPCSEC_GSS DATA call" ${SECMODE} trace ${WORK}/sys.pcap --simulate)
+# A port is RPC's or SMB's, not both; an SMB capture's sessions and commands.
+expect_run(2 "port 445 is given both for RPC and for SMB" ${SECMODE} trace ${WORK}/sys.pcap
+           --rpc-port 445)
+expect_run(0 "--smb-port" ${SECMODE} trace --help)
+execute_process(COMMAND tail -c +2
+                  ${CMAKE_CURRENT_LIST_DIR}/../fuzz/corpus/trace_capture_fuzz/capture-smb
+                OUTPUT_FILE ${WORK}/smb.pcap RESULT_VARIABLE tail_rc)
+if(NOT tail_rc EQUAL 0)
+  message(FATAL_ERROR "could not copy the SMB capture: ${tail_rc}")
+endif()
+expect_run(0 "SMB sessions: connections" ${SECMODE} trace ${WORK}/smb.pcap)
 expect_run(1 "secmode load:" ${SECMODE} load --port 1 --seconds 0.2)
 expect_run(1 "the probe's connection: connect 127.0.0.1:1" ${SECMODE} probe --port 1)
 # The probe against secmode's own server finds the window and policy it was given.

@@ -22,7 +22,7 @@
 //                     (the target signs and seals them): completions,
 //                     interim ones, compound, unknown, clear, unsigned,
 //                     cut frames;
-//   trace_capture_fuzz captures (common/pcap.h's writer) of AUTH_SYS and
+//   trace_capture_fuzz captures (common/pcap.h's writer) of SMB2, AUTH_SYS and
 //                     RPCSEC_GSS calls and replies with lagging, duplicate
 //                     and context-problem answers, and their frames one by
 //                     one (the target's frame mode).
@@ -50,6 +50,7 @@
 #include "rpc/xdr.h"
 #include "smb/message.h"
 #include "smb/signing.h"
+#include "smb/transform.h"
 #include "tests/fuzz/fuzz_io.h"
 #include "tests/fuzz/gss_fuzz_case.h"
 #include "tests/fuzz/native_keys.h"
@@ -741,6 +742,61 @@ void TraceSeeds(Writer& w) {
   file.assign(1, 0);
   file.insert(file.end(), setup.bytes().begin(), setup.bytes().end());
   w.Seed("capture-nfs41-compounds", file);
+  // SMB2 on port 445: NEGOTIATE, a session's signed READ and CLOSE
+  // compounded, an interim and a final response, a channel's binding
+  // SESSION_SETUP, and encrypted messages (one nonce sent twice).
+  auto direct_tcp = [](const Bytes& m) {
+    Bytes b(4 + m.size());
+    b[1] = static_cast<uint8_t>(m.size() >> 16);
+    b[2] = static_cast<uint8_t>(m.size() >> 8);
+    b[3] = static_cast<uint8_t>(m.size());
+    std::copy(m.begin(), m.end(), b.begin() + 4);
+    return b;
+  };
+  auto header = [](smb::Command command, uint64_t id, uint64_t session, uint32_t flags,
+                   uint32_t status = 0, uint32_t next = 0) {
+    smb::HeaderFields h;
+    h.command = command;
+    h.message_id = id;
+    h.session_id = session;
+    h.flags = flags;
+    h.status = status;
+    h.next_command = next;
+    h.credits = 8;
+    Bytes m(smb::kHeaderSize + 8);
+    smb::WriteHeader(h, m.data());
+    return m;
+  };
+  constexpr uint64_t kSession = 0x4100000001ull;
+  const uint32_t response = smb::kFlagServerToRedir, sign = smb::kFlagSigned;
+  secmode::common::PcapTcpWriter smb_capture(703, 445);
+  smb_capture.Begin();
+  smb_capture.Add(true, direct_tcp(header(smb::Command::kNegotiate, 0, 0, 0)));
+  smb_capture.Add(false, direct_tcp(header(smb::Command::kNegotiate, 0, 0, response)));
+  Bytes compound = header(smb::Command::kRead, 1, kSession, sign, 0, 72);
+  const Bytes closing = header(smb::Command::kClose, 2, kSession, sign | smb::kFlagRelated);
+  compound.insert(compound.end(), closing.begin(), closing.end());
+  smb_capture.Add(true, direct_tcp(compound));
+  smb_capture.Add(false, direct_tcp(header(smb::Command::kRead, 1, kSession,
+                                           response | sign | smb::kFlagAsync, 0x103)));
+  smb_capture.Add(false, direct_tcp(header(smb::Command::kRead, 1, kSession, response | sign)));
+  Bytes bind = header(smb::Command::kSessionSetup, 3, kSession, sign);
+  bind[smb::kHeaderSize + 2] = 0x01;  // SESSION_SETUP Flags: binding
+  smb_capture.Add(true, direct_tcp(bind));
+  for (int nonce : {1, 2, 1}) {
+    smb::TransformHeader t;
+    t.session_id = kSession;
+    t.flags = smb::kTransformFlagEncrypted;
+    t.original_message_size = 16;
+    t.nonce[0] = static_cast<uint8_t>(nonce);
+    Bytes m(smb::kTransformHeaderSize + 16, 0x5A);
+    smb::WriteTransformHeader(t, m.data());
+    smb_capture.Add(true, direct_tcp(m));
+  }
+  file.assign(1, 0);
+  file.insert(file.end(), smb_capture.bytes().begin(), smb_capture.bytes().end());
+  w.Seed("capture-smb", file);
+  w.Seed("frames-smb", AsFrames(smb_capture.bytes()));
 }
 
 int main(int argc, char** argv) {

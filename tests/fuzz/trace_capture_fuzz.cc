@@ -1,8 +1,8 @@
 // libFuzzer target: `secmode trace`'s reading of untrusted captures. The
 // first byte picks the way in:
 //   0  the rest is a capture file: libpcap's reading, the link layers, IP,
-//      TCP, each direction's stream, the RPC records and the analysis, then
-//      the JSON and the table drawn from it;
+//      TCP, each direction's stream, the RPC and SMB records and their
+//      analyses, then the JSON and the table drawn from it;
 //   1  the rest is frames, each [link type byte][length byte][frame], fed
 //      to DecodeFrame and what it decodes to the analysis (past libpcap's
 //      file checks, to the stream and record paths quickly).
@@ -24,20 +24,37 @@ namespace trace = secmode::trace;
 constexpr int kLinkTypes[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW,
                               DLT_NULL,   DLT_LOOP,      DLT_IPV4,       DLT_IPV6};
 
-void Finish(trace::RpcTraceBuilder& b, const trace::CaptureCounts& counts) {
-  trace::TraceOptions o;
-  trace::RpcTrace t = b.Finish(counts);
-  (void)trace::TraceText(trace::TraceJson(t, o));
-}
+// RPC on 2049 and 20049, SMB on 445 and 20445.
+struct Builders {
+  Builders() : rpc(Options()), smb(Options().smb_ports) {}
+  static trace::TraceOptions Options() {
+    trace::TraceOptions o;
+    o.rpc_ports = {2049, 20049};
+    o.smb_ports = {445, 20445};
+    return o;
+  }
+  void Add(const trace::TcpSegment& s) {
+    if (smb.Wants(s)) {
+      smb.Add(s);
+    } else {
+      rpc.Add(s);
+    }
+  }
+  void Finish(const trace::CaptureCounts& counts) {
+    trace::RpcTrace t = rpc.Finish(counts);
+    t.smb = smb.Finish();
+    (void)trace::TraceText(trace::TraceJson(t, Options()));
+  }
+  trace::RpcTraceBuilder rpc;
+  trace::SmbTraceBuilder smb;
+};
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const ByteView rest(data + 1, size - 1);
-  trace::TraceOptions o;
-  o.rpc_ports = {2049, 20049};
-  trace::RpcTraceBuilder b(o);
+  Builders b;
   if (data[0] == 0) {
     auto reader = trace::CaptureReader::FromBytes(rest, "fuzz.pcap");
     if (!reader.ok()) return 0;
@@ -47,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!more.ok() || !*more) break;
       b.Add(s);
     }
-    Finish(b, (*reader)->counts());
+    b.Finish((*reader)->counts());
     return 0;
   }
   trace::CaptureCounts counts;
@@ -68,6 +85,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       b.Add(s);
     }
   }
-  Finish(b, counts);
+  b.Finish(counts);
   return 0;
 }

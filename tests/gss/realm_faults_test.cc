@@ -174,7 +174,9 @@ TEST(RealmFaultsTest, ARefusedKinitNamesWhereItWentAndWhatTheKdcSaid) {
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   Realm& realm = **started;
   common::Command cpw{{"kadmin.local", "-r", realm.name(), "-q", "cpw -randkey user"},
-                      realm.Environment(), realm.dir() + "/cpw.log", ""};
+                      realm.Environment(),
+                      realm.dir() + "/cpw.log",
+                      ""};
   auto rc = common::RunAndWait(cpw, 60000);
   ASSERT_TRUE(rc.ok() && *rc == 0) << common::TailOfFile(realm.dir() + "/cpw.log");
   const common::Status refused = realm.Kinit();
@@ -190,7 +192,8 @@ TEST(RealmFaultsTest, ARefusedKinitNamesWhereItWentAndWhatTheKdcSaid) {
   // (in Start) are not counted.
   std::smatch counts;
   ASSERT_TRUE(std::regex_search(
-      said, counts, std::regex("kinit had ([0-9]+) answers, the realm's KDC logged ([0-9]+) AS_REQ")))
+      said, counts,
+      std::regex("kinit had ([0-9]+) answers, the realm's KDC logged ([0-9]+) AS_REQ")))
       << said;
   EXPECT_GE(std::stoi(counts[1]), 1) << said;
   EXPECT_EQ(counts[1], counts[2]) << said;

@@ -18,7 +18,7 @@ set(allowed_sim common)
 set(allowed_harness common gss lab smb rpc sim)
 set(allowed_suite common gss smb rpc lab sim harness)
 set(allowed_render common harness)
-set(allowed_trace common rpc sim)
+set(allowed_trace common rpc smb sim)
 set(allowed_cli common gss smb rpc lab sim harness suite render trace)
 set(allowed_bench common gss lab smb rpc sim harness trace)
 # Single headers a folder may include beyond its folders: the simulator uses

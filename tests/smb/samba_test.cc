@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -26,7 +27,9 @@
 #include "smb/load.h"
 #include "smb/samba_dc.h"
 #include "tests/support/processes.h"
+#include "tests/support/tcpdump.h"
 #include "tests/support/tshark.h"
+#include "trace/rpc_trace.h"
 
 namespace secmode::smb {
 namespace {
@@ -426,6 +429,204 @@ TEST_F(SambaTest, TsharkDecryptsALiveEncryptedSession) {
                                    "-T", "fields", "-e", "frame.number"},
                                   dc_->dir() + "/tshark-bad.txt");
   EXPECT_TRUE(bad.empty()) << bad.size() << " malformed frames; pcap in " << pcap_path;
+}
+
+// `secmode trace` on tcpdump's capture (in the client's namespace) of two
+// SMB3 multichannel loads against Samba, a signing and an encrypting
+// session over four channels each: its sessions, their channels, messages
+// in clear, signed and encrypted, bindings, credits, each channel's highest
+// MessageId, the nonces, and the commands are what tshark dissects in the
+// same file.
+TEST_F(SambaTest, ATraceOfMultichannelSessionsIsWhatTsharkDissects) {
+  ASSERT_FALSE(common::FindProgram("tshark").empty()) << "tshark is not installed (make deps)";
+  const std::string pcap = dc_->dir() + "/trace-smb.pcap";
+  secmode::testing::Tcpdump capture("tcp port 445", pcap, "any", dc_->lab().InClient({}));
+  ASSERT_EQ(capture.error(), "");
+  for (const char* mode : {"smb-sign-aes-gmac", "smb-enc-aes-128-gcm"}) {
+    SCOPED_TRACE(mode);
+    SmbLoadOptions o;
+    o.op = SmbOp::kRead;
+    o.size = 4096;
+    o.channels = 4;
+    o.outstanding = 4;
+    o.seconds = 0.3;
+    o.warmup_seconds = 0.05;
+    auto r = Load(o, mode);
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << dc_->Describe();
+    EXPECT_EQ(r->errors, 0u) << r->first_error;
+  }
+  secmode::testing::ExpectNoDrop(capture.Stop());
+  auto traced = trace::TraceCapture(pcap, trace::TraceOptions{});
+  ASSERT_TRUE(traced.ok()) << traced.status().ToString();
+  const trace::SmbTrace& smb = traced->smb;
+
+  // tshark's fields, one row per frame; a field a frame has several of
+  // (several SMB2 headers in it) is a comma-separated list in their order.
+  const auto rows = secmode::testing::RunTshark(pcap, {"-Y", "smb2",
+                                                       "-T", "fields",
+                                                       "-e", "frame.number",
+                                                       "-e", "tcp.srcport",
+                                                       "-e", "tcp.dstport",
+                                                       "-e", "smb2.sesid",
+                                                       "-e", "smb2.msg_id",
+                                                       "-e", "smb2.cmd",
+                                                       "-e", "smb2.flags.response",
+                                                       "-e", "smb2.flags.signature",
+                                                       "-e", "smb2.credits.requested",
+                                                       "-e", "smb2.credits.granted",
+                                                       "-e", "smb2.header.transform.nonce",
+                                                       "-e", "smb2.ses_req_flags.session_binding"},
+                                                dc_->dir() + "/tshark-trace.txt");
+  ASSERT_FALSE(rows.empty());
+  auto list = [](const std::vector<std::string>& row, size_t i) {
+    std::vector<std::string> out;
+    if (i >= row.size() || row[i].empty()) return out;
+    std::stringstream ss(row[i]);
+    for (std::string v; std::getline(ss, v, ',');) out.push_back(v);
+    return out;
+  };
+  auto yes = [](const std::string& v) { return v == "1" || v == "True"; };
+  struct Session {
+    uint64_t plain = 0, signed_messages = 0, bindings = 0;
+    uint64_t requested = 0, granted = 0;
+    std::map<uint16_t, uint64_t> highest;  // by the channel's client port
+  };
+  // The transforms (all the encrypting session's), their nonces by sender,
+  // and the session ids tshark shows in their frames.
+  uint64_t transforms = 0, reused = 0;
+  std::set<std::pair<bool, std::string>> sealed_nonces;
+  std::set<std::string> transform_sessions;
+  std::map<uint64_t, Session> sessions;
+  std::map<std::pair<std::string, std::string>, uint64_t> requests;  // (command, protection)
+  std::map<std::string, uint64_t> responses;                         // by command
+  std::map<uint16_t, std::pair<uint64_t, uint64_t>> per_channel;     // requests, responses
+  uint64_t notifications = 0;
+  for (const auto& row : rows) {
+    ASSERT_GE(row.size(), 3u);
+    const bool from_client = row[2] == "445";
+    const uint16_t port = static_cast<uint16_t>(std::stoul(from_client ? row[1] : row[2]));
+    const auto sesids = list(row, 3), ids = list(row, 4), cmds = list(row, 5),
+               response = list(row, 6), signature = list(row, 7), asked = list(row, 8),
+               given = list(row, 9), nonces = list(row, 10), binding = list(row, 11);
+    // Our client seals nothing while a message in clear is in flight on
+    // its connection, so a frame holds headers in clear or transforms.
+    // Without the keys, tshark now and then dissects a ciphertext as a
+    // header of garbage (a frame of one 169-byte transform showed a second
+    // session id, command 39397): a frame's header fields count only where
+    // it holds no transform, and its transforms by their nonces.
+    if (!nonces.empty()) {
+      for (const std::string& nonce : nonces) {
+        ++transforms;
+        if (!sealed_nonces.insert({from_client, nonce}).second) ++reused;
+      }
+      transform_sessions.insert(sesids.begin(), sesids.end());
+      continue;
+    }
+    ASSERT_EQ(ids.size(), response.size()) << "frame " << row[0];
+    ASSERT_EQ(cmds.size(), response.size()) << "frame " << row[0];
+    ASSERT_EQ(signature.size(), response.size()) << "frame " << row[0];
+    ASSERT_EQ(sesids.size(), response.size()) << "frame " << row[0];
+    size_t next_asked = 0, next_given = 0, next_binding = 0;
+    for (size_t i = 0; i < response.size(); ++i) {
+      const bool is_response = yes(response[i]);
+      const uint64_t id = std::stoull(sesids[i], nullptr, 0);
+      const uint16_t number = static_cast<uint16_t>(std::stoul(cmds[i]));
+      const char* name = smb::CommandName(number);
+      ASSERT_NE(name, nullptr) << "frame " << row[0] << " command " << number;
+      uint64_t credits = 0;
+      bool binds = false;
+      if (is_response) {
+        ++per_channel[port].second;
+        // The server's own notifications (MessageId all ones) answer no
+        // request: counted apart.
+        if (ids[i] == std::to_string(UINT64_MAX)) {
+          ++notifications;
+        } else {
+          ++responses[name];
+        }
+        ASSERT_LT(next_given, given.size()) << "frame " << row[0];
+        credits = std::stoull(given[next_given++]);
+      } else {
+        ++per_channel[port].first;
+        ++requests[{name, yes(signature[i]) ? "signed" : "plain"}];
+        ASSERT_LT(next_asked, asked.size()) << "frame " << row[0];
+        credits = std::stoull(asked[next_asked++]);
+        if (number == 1) {
+          ASSERT_LT(next_binding, binding.size()) << "frame " << row[0];
+          binds = yes(binding[next_binding++]);
+        }
+      }
+      if (id == 0) continue;
+      Session& x = sessions[id];
+      ++(yes(signature[i]) ? x.signed_messages : x.plain);
+      if (is_response) {
+        x.granted += credits;
+      } else {
+        x.requested += credits;
+        x.bindings += binds;
+        uint64_t& highest = x.highest[port];
+        highest = std::max<uint64_t>(highest, std::stoull(ids[i]));
+      }
+    }
+  }
+
+  // Two sessions, each over its four channels; eight connections, each
+  // read whole.
+  ASSERT_EQ(sessions.size(), 2u);
+  ASSERT_EQ(smb.sessions.size(), 2u);
+  ASSERT_EQ(smb.connections.size(), 8u);
+  uint64_t our_notifications = 0;
+  for (const trace::SmbConnectionTrace& c : smb.connections) {
+    SCOPED_TRACE("client port " + std::to_string(c.client.port));
+    our_notifications += c.notifications;
+    EXPECT_EQ(c.unreadable, 0u);
+    EXPECT_EQ(c.not_smb2, 0u);
+    EXPECT_EQ(c.unmatched_responses, 0u);
+    EXPECT_EQ(c.from_client.lost + c.from_server.lost, 0u);
+    EXPECT_EQ(c.requests, per_channel[c.client.port].first);
+    EXPECT_EQ(c.responses, per_channel[c.client.port].second);
+  }
+  for (const trace::SmbSessionTrace& s : smb.sessions) {
+    SCOPED_TRACE("session " + std::to_string(s.id));
+    ASSERT_EQ(sessions.count(s.id), 1u);
+    const Session& x = sessions[s.id];
+    EXPECT_EQ(s.connections.size(), 4u);
+    EXPECT_GE(s.bindings, s.connections.size() - 1);  // each channel after the first
+    EXPECT_EQ(s.bindings, x.bindings);
+    EXPECT_EQ(s.plain, x.plain);
+    EXPECT_EQ(s.signed_messages, x.signed_messages);
+    EXPECT_EQ(s.credits_requested, x.requested);
+    EXPECT_EQ(s.credits_granted, x.granted);
+    EXPECT_EQ(s.nonces_reused, 0u);
+    std::map<uint16_t, uint64_t> highest;
+    for (const auto& [connection, id] : s.highest_message_id) {
+      highest[smb.connections[connection].client.port] = id;
+    }
+    EXPECT_EQ(highest, x.highest);
+  }
+  // One session signs, the other seals its messages after SESSION_SETUP:
+  // every transform tshark shows is the sealing session's, none sent twice.
+  const trace::SmbSessionTrace* sealing = nullptr;
+  for (const trace::SmbSessionTrace& s : smb.sessions) {
+    if (s.encrypted == 0) continue;
+    EXPECT_EQ(sealing, nullptr) << "two sessions sealed";
+    sealing = &s;
+  }
+  ASSERT_NE(sealing, nullptr);
+  EXPECT_EQ(sealing->encrypted, transforms);
+  EXPECT_EQ(sealing->nonces_reused, reused);
+  char id[24];
+  snprintf(id, sizeof id, "0x%016llx", static_cast<unsigned long long>(sealing->id));
+  EXPECT_EQ(transform_sessions.count(id), 1u) << id;
+  std::map<std::pair<std::string, std::string>, uint64_t> our_requests;
+  std::map<std::string, uint64_t> our_responses;
+  for (const auto& [key, x] : smb.commands) {
+    our_requests[key] += x.requests;
+    our_responses[key.first] += x.responses + x.interim;
+  }
+  EXPECT_EQ(our_requests, requests);
+  EXPECT_EQ(our_responses, responses);
+  EXPECT_EQ(our_notifications, notifications);
 }
 
 TEST_F(SambaTest, ASpoiledSignatureOrCiphertextIsRefusedWithoutAHang) {
