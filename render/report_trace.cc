@@ -266,8 +266,8 @@ void TraceSmb(const json& smb, std::ostringstream& md) {
         "shows), the credits its requests asked for and were granted and the most its "
         "requests held at once, how far its channels' highest MessageIds lie apart, and the "
         "TRANSFORM_HEADER nonces its sender used twice, an error of that sender.\n\n"
-        "| session | connections | bindings | plain / signed / encrypted | credits asked / "
-        "granted / most in use | MessageId spread | nonces reused |\n"
+        "| session | connections | binding requests | plain / signed / encrypted | credits asked "
+        "/ granted / most in use | MessageId spread | nonces reused / not checked |\n"
         "|---|---:|---:|---:|---:|---:|---:|\n";
   const json sessions = TraceArray(smb, "sessions");
   for (size_t i = 0; i < sessions.size() && i < kTraceMaxRows; ++i) {
@@ -278,9 +278,21 @@ void TraceSmb(const json& smb, std::ostringstream& md) {
        << TraceNumber(m, "signed") << " / " << TraceNumber(m, "encrypted") << " | "
        << TraceNumber(c, "requested") << " / " << TraceNumber(c, "granted") << " / "
        << TraceNumber(c, "most_in_use") << " | " << TraceNumber(x, "message_id_spread") << " | "
-       << TraceNumber(x, "nonces_reused") << " |\n";
+       << TraceNumber(x, "nonces_reused") << " / " << TraceNumber(x, "nonces_not_checked")
+       << " |\n";
   }
   TraceMore(md, sessions.size());
+  const std::string over[][2] = {
+      {TraceNumber(smb, "segments_over_connection_limit"), "segments of connections"},
+      {TraceNumber(smb, "messages_over_session_limit"), "messages of sessions"},
+      {TraceNumber(smb, "memberships_over_limit"), "channels and MessageIds not followed"}};
+  std::string beyond;
+  for (const auto& [n, what] : over) {
+    if (n == "0" || n == "-") continue;
+    if (!beyond.empty()) beyond.append(", ");
+    beyond.append(n).append(" ").append(what);
+  }
+  if (!beyond.empty()) md << "Beyond the trace's bounds: " << beyond << ".\n\n";
   md << "### SMB commands\n\n"
         "Requests in clear by command and protection, and their responses (the interim "
         "STATUS_PENDING ones apart); response time from a request's last byte to its final "

@@ -24,7 +24,7 @@ constexpr const char* kCommandNames[] = {
     "NEGOTIATE",     "SESSION_SETUP", "LOGOFF",   "TREE_CONNECT", "TREE_DISCONNECT",
     "CREATE",        "CLOSE",         "FLUSH",    "READ",         "WRITE",
     "LOCK",          "IOCTL",         "CANCEL",   "ECHO",         "QUERY_DIRECTORY",
-    "CHANGE_NOTIFY", "QUERY_INFO",    "SET_INFO", "OPLOCK_BREAK"};
+    "CHANGE_NOTIFY", "QUERY_INFO",    "SET_INFO", "OPLOCK_BREAK", "SERVER_TO_CLIENT_NOTIFICATION"};
 
 }  // namespace
 

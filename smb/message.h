@@ -38,7 +38,7 @@ enum class Command : uint16_t {
 };
 
 // The name of every SMB2 command (MS-SMB2 2.2.1.2), "NEGOTIATE" ...
-// "OPLOCK_BREAK"; nullptr for a number no command has.
+// "SERVER_TO_CLIENT_NOTIFICATION"; nullptr for a number no command has.
 const char* CommandName(uint16_t command);
 
 // SMB2 header Flags (MS-SMB2 2.2.1.2).

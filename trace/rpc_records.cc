@@ -5,6 +5,8 @@
 
 #include "rpc/record.h"
 #include "rpc/rpc_msg.h"
+#include "smb/message.h"
+#include "smb/transform.h"
 
 namespace secmode::trace {
 
@@ -82,8 +84,9 @@ RecordStart SmbStartsAt(ByteView view, size_t at, uint64_t max_record) {
   if (p[5] != 'S' || p[6] != 'M' || p[7] != 'B') return RecordStart::kNo;
   switch (p[4]) {
     case 0xFE:
-      return length >= 64 && (p[8] | p[9] << 8) == 64 ? RecordStart::kYes : RecordStart::kNo;
-    case 0xFD: return length >= 52 ? RecordStart::kYes : RecordStart::kNo;
+      return length >= smb::kHeaderSize && smb::Le16(p + 8) == smb::kHeaderSize ? RecordStart::kYes
+                                                                                : RecordStart::kNo;
+    case 0xFD: return length >= smb::kTransformHeaderSize ? RecordStart::kYes : RecordStart::kNo;
     case 0xFC: return RecordStart::kYes;
     default: return RecordStart::kNo;
   }

@@ -22,7 +22,8 @@
 // a new one unless it repeats the SYN the connection began with. A
 // connection is RPC when one of its ports is a server port given (2049 by
 // default) or when the first bytes one side sends are a record mark and a
-// call header; a direction whose start the capture missed (no SYN) is
+// call header (TraceCapture hands the connections on an SMB port to
+// trace/smb_trace.h instead); a direction whose start the capture missed (no SYN) is
 // searched for its first record (RecordWalker::Seek). Memory is held by
 // caps, not by the file's length: at most kMaxConnections connections are
 // read (the segments of later ones are counted), each with at most

@@ -119,7 +119,15 @@ size_t SmbTraceBuilder::SessionOf(uint64_t id, const Conn& c) {
     credits_in_use_.push_back(0);
     session_index_.emplace(id, index);
   }
-  trace_.sessions[index].connections.insert(c.index);
+  SmbSessionTrace& x = trace_.sessions[index];
+  if (!x.connections.count(c.index)) {
+    if (memberships_ < kMaxMemberships) {
+      ++memberships_;
+      x.connections.insert(c.index);
+    } else {
+      ++trace_.memberships_over_limit;
+    }
+  }
   return index;
 }
 
@@ -204,15 +212,21 @@ void SmbTraceBuilder::Header(Conn& c, const RecordSeen& r, ByteView at,
     w.command->response_ns.Add(
         TraceValue(static_cast<uint64_t>(std::max<int64_t>(0, r.last_ts_ns - w.sent_ns))));
     if (w.command->responses % 4096 == 0) w.command->response_ns.Compact();
-    if (w.session != SIZE_MAX) credits_in_use_[w.session] -= w.charge;
-    c.waiting.erase(it);
+    Forget(c, it);
     return;
   }
   ++ct.requests;
   if (s) {
     s->credits_requested += h.credits;
-    uint64_t& highest = s->highest_message_id[c.index];
-    highest = std::max(highest, h.message_id);
+    auto highest = s->highest_message_id.find(c.index);
+    if (highest != s->highest_message_id.end()) {
+      highest->second = std::max(highest->second, h.message_id);
+    } else if (memberships_ < kMaxMemberships) {
+      ++memberships_;
+      s->highest_message_id.emplace(c.index, h.message_id);
+    } else {
+      ++trace_.memberships_over_limit;
+    }
     // A SESSION_SETUP that binds this connection to the session (2.2.5:
     // StructureSize, then Flags).
     if (h.command == smb::Command::kSessionSetup && at.size() > smb::kHeaderSize + 2 &&
@@ -222,30 +236,32 @@ void SmbTraceBuilder::Header(Conn& c, const RecordSeen& r, ByteView at,
   }
   const uint16_t number = static_cast<uint16_t>(h.command);
   const char* name = smb::CommandName(number);
-  SmbCommandTrace& command = trace_.commands[{
-      name ? std::string(name) : std::string("command ").append(std::to_string(number)),
-      is_signed ? "signed" : "plain"}];
+  SmbCommandTrace& command =
+      trace_.commands[{name ? name : "unknown command", is_signed ? "signed" : "plain"}];
   ++command.requests;
   // A CANCEL names the request it cancels and gets no response of its own.
   if (h.command == smb::Command::kCancel) return;
   const uint64_t charge = std::max<uint64_t>(1, h.credit_charge);
-  auto forget = [this](const Waiting& w) {
-    if (w.session != SIZE_MAX) credits_in_use_[w.session] -= w.charge;
-  };
   if (auto old = c.waiting.find(h.message_id); old != c.waiting.end()) {
-    forget(old->second);  // the same MessageId again: the newer one waits
-    c.waiting.erase(old);
-  } else if (c.waiting.size() >= kMaxOutstanding) {
-    forget(c.waiting.begin()->second);  // the lowest MessageId is given up
-    c.waiting.erase(c.waiting.begin());
+    Forget(c, old);  // the same MessageId again: the newer one waits
+  } else if (!c.waiting.empty() &&
+             (c.waiting.size() >= kMaxOutstanding || waiting_ >= kMaxWaiting)) {
+    Forget(c, c.waiting.begin());  // the lowest MessageId is given up
     ++ct.outstanding_given_up;
   }
   c.waiting.emplace(h.message_id, Waiting{r.last_ts_ns, &command, session, charge});
+  ++waiting_;
   ct.most_outstanding = std::max(ct.most_outstanding, c.waiting.size());
   if (s) {
     credits_in_use_[session] += charge;
     s->most_credits_in_use = std::max(s->most_credits_in_use, credits_in_use_[session]);
   }
+}
+
+void SmbTraceBuilder::Forget(Conn& c, std::map<uint64_t, Waiting>::iterator it) {
+  if (it->second.session != SIZE_MAX) credits_in_use_[it->second.session] -= it->second.charge;
+  c.waiting.erase(it);
+  --waiting_;
 }
 
 void SmbTraceBuilder::Transform(Conn& c, ByteView head, bool from_client) {
@@ -276,9 +292,7 @@ void SmbTraceBuilder::Close(Conn& c) {
   c.responses.Finish();
   SmbConnectionTrace& ct = trace_.connections[c.index];
   ct.outstanding_at_end = c.waiting.size();
-  for (const auto& [id, w] : c.waiting) {
-    if (w.session != SIZE_MAX) credits_in_use_[w.session] -= w.charge;
-  }
+  while (!c.waiting.empty()) Forget(c, c.waiting.begin());
   ct.from_client = c.to_server.counts();
   ct.from_server = c.to_client.counts();
   ct.client_records = c.requests.counts();

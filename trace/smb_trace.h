@@ -27,10 +27,12 @@
 //
 // Memory is held by caps, not by the file's length: kMaxConnections
 // connections (the segments of later ones counted), kMaxOutstanding
-// requests waiting per connection (beyond, the oldest is given up, counted),
+// requests waiting per connection and kMaxWaiting over all of them (beyond
+// either, the connection adding one gives up its oldest, counted),
 // kPendingBudget bytes behind holes over all of them, kMaxSessions sessions,
-// kMaxNonces nonces remembered over all of them (beyond, counted as not
-// checked). Thread safety: none.
+// kMaxMemberships channels and MessageIds of sessions, kMaxNonces nonces
+// remembered (beyond, counted as not checked), and the commands of MS-SMB2
+// by name and all others as one. Thread safety: none.
 #ifndef SECMODE_TRACE_SMB_TRACE_H_
 #define SECMODE_TRACE_SMB_TRACE_H_
 
@@ -44,6 +46,7 @@
 #include <vector>
 
 #include "common/latency.h"
+#include "smb/client.h"
 #include "smb/message.h"
 #include "trace/capture.h"
 #include "trace/rpc_records.h"
@@ -97,8 +100,9 @@ struct SmbTrace {
   // (command, protection): ("READ", "signed"), ("NEGOTIATE", "plain") ...
   std::map<std::pair<std::string, std::string>, SmbCommandTrace> commands;
   // Segments of connections beyond kMaxConnections; headers and transforms
-  // of sessions beyond kMaxSessions.
-  uint64_t segments_over_limit = 0, sessions_over_limit = 0;
+  // of sessions beyond kMaxSessions; channels and MessageIds not followed
+  // beyond kMaxMemberships.
+  uint64_t segments_over_limit = 0, sessions_over_limit = 0, memberships_over_limit = 0;
 };
 
 class SmbTraceBuilder {
@@ -108,9 +112,14 @@ class SmbTraceBuilder {
   static constexpr size_t kPendingBudget = 64u << 20;
   static constexpr size_t kMaxSessions = 16384;
   static constexpr size_t kMaxNonces = size_t{1} << 19;
-  // The largest message read: a WRITE or READ of 8 MiB and its headers,
-  // with room.
-  static constexpr uint64_t kMaxMessage = 16u << 20;
+  // Requests waiting over all connections (beyond, the connection adding
+  // one gives up its oldest, counted).
+  static constexpr size_t kMaxWaiting = size_t{1} << 20;
+  // The sessions' channels and their highest MessageIds, entries over all
+  // sessions (beyond, not followed, counted).
+  static constexpr size_t kMaxMemberships = size_t{1} << 21;
+  // The largest message: what Direct TCP's 24-bit length can say.
+  static constexpr uint64_t kMaxMessage = smb::kMaxFrame;
 
   explicit SmbTraceBuilder(std::set<uint16_t> ports);
   ~SmbTraceBuilder();
@@ -138,6 +147,9 @@ class SmbTraceBuilder {
   // as captured) of the message `r`.
   void Header(Conn& c, const RecordSeen& r, common::ByteView at, const smb::HeaderFields& h);
   void Transform(Conn& c, common::ByteView head, bool from_client);
+  // A request no longer waits (answered, sent again, given up, its
+  // connection gone): its credits are back.
+  void Forget(Conn& c, std::map<uint64_t, Waiting>::iterator it);
   // The session of `id` (SIZE_MAX for id 0 or beyond kMaxSessions), with
   // the connection as one of its channels.
   size_t SessionOf(uint64_t id, const Conn& c);
@@ -148,6 +160,8 @@ class SmbTraceBuilder {
   std::map<std::pair<Endpoint, Endpoint>, std::unique_ptr<Conn>> live_;  // (client, server)
   std::unordered_map<uint64_t, size_t> session_index_;
   std::vector<uint64_t> credits_in_use_;  // per session
+  size_t waiting_ = 0;                    // requests waiting on all connections
+  size_t memberships_ = 0;
   // Nonces seen, by session and sender (true: the client).
   std::set<std::pair<std::pair<size_t, bool>, std::array<uint8_t, 16>>> nonces_;
   SmbTrace trace_;

@@ -185,7 +185,8 @@ json SmbCommand(const std::pair<std::string, std::string>& key, SmbCommandTrace&
 
 json Smb(SmbTrace& t) {
   json out = {{"segments_over_connection_limit", t.segments_over_limit},
-              {"messages_over_session_limit", t.sessions_over_limit}};
+              {"messages_over_session_limit", t.sessions_over_limit},
+              {"memberships_over_limit", t.memberships_over_limit}};
   json& connections = out["connections"] = json::array();
   for (const SmbConnectionTrace& c : t.connections) connections.push_back(SmbConnection(c));
   json& sessions = out["sessions"] = json::array();
@@ -237,18 +238,28 @@ void SmbText(const json& smb, std::ostringstream& out) {
         << ": " << c["requests"] << ", " << c["responses"] << ", " << c["encrypted"] << ", "
         << c["compounded"] << ", " << c["unreadable"] << "\n";
   }
-  out << "\nSMB sessions: connections (bound), messages plain/signed/encrypted, credits "
-         "requested/granted/most in use, spread of the channels' highest MessageIds, nonces "
-         "reused\n";
+  out << "\nSMB sessions: connections (binding requests), messages plain/signed/encrypted, "
+         "credits requested/granted/most in use, spread of the channels' highest MessageIds, "
+         "nonces reused (not checked)\n";
   for (const json& x : smb["sessions"]) {
     const json& m = x["messages"];
     const json& cr = x["credits"];
     out << "  " << x["session"].get<std::string>() << ": " << x["connections"] << " ("
         << x["bindings"] << "), " << m["plain"] << "/" << m["signed"] << "/" << m["encrypted"]
         << ", " << cr["requested"] << "/" << cr["granted"] << "/" << cr["most_in_use"] << ", "
-        << x["message_id_spread"] << ", " << x["nonces_reused"];
+        << x["message_id_spread"] << ", " << x["nonces_reused"] << " (" << x["nonces_not_checked"]
+        << ")";
     if (x["nonces_reused"].get<uint64_t>() > 0) out << " (an error of the sender)";
     out << "\n";
+  }
+  const uint64_t over = smb["segments_over_connection_limit"].get<uint64_t>() +
+                        smb["messages_over_session_limit"].get<uint64_t>() +
+                        smb["memberships_over_limit"].get<uint64_t>();
+  if (over > 0) {
+    out << "  beyond the trace's bounds: " << smb["segments_over_connection_limit"]
+        << " segments of connections, " << smb["messages_over_session_limit"]
+        << " messages of sessions, " << smb["memberships_over_limit"]
+        << " channels and MessageIds not followed\n";
   }
   out << "\nSMB commands [protection]: requests, responses, response time at the capture point "
          "p50/p99/p99.9 (us); an encrypted message's command is not visible\n";

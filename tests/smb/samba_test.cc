@@ -511,8 +511,8 @@ TEST_F(SambaTest, ATraceOfMultichannelSessionsIsWhatTsharkDissects) {
     // Our client seals nothing while a message in clear is in flight on
     // its connection, so a frame holds headers in clear or transforms.
     // Without the keys, tshark now and then dissects a ciphertext as a
-    // header of garbage (a frame of one 169-byte transform showed a second
-    // session id, command 39397): a frame's header fields count only where
+    // header of garbage (a second session id and a command no SMB2 has, in
+    // a frame of one transform): a frame's header fields count only where
     // it holds no transform, and its transforms by their nonces.
     if (!nonces.empty()) {
       for (const std::string& nonce : nonces) {

@@ -439,14 +439,19 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
     EXPECT_TRUE(done.ok() && *done == 0) << c.ToString() << "\n" << TextOf(c.log_path);
   };
   const std::string frames = "301-320";
-  const auto removed = testing::RunTshark(pcap,
-                                          {"-Y", "frame.number >= 301 && frame.number <= 320", "-T",
-                                           "fields", "-e", "frame.number", "-e", "tcp.len"},
-                                          dir.path + "/tshark-removed.log");
+  // (A hole is known as one when bytes after it come: the frames are from
+  // the middle of the load, none opens or ends a connection.)
+  const auto removed = testing::RunTshark(
+      pcap,
+      {"-Y", "frame.number >= 301 && frame.number <= 320", "-T", "fields", "-e", "frame.number",
+       "-e", "tcp.len", "-e", "tcp.flags.syn", "-e", "tcp.flags.fin"},
+      dir.path + "/tshark-removed.log");
   ASSERT_EQ(removed.size(), 20u);
   uint64_t removed_bytes = 0, removed_with_data = 0;
+  auto set = [](const std::string& flag) { return flag == "1" || flag == "True"; };
   for (const auto& row : removed) {
-    ASSERT_EQ(row.size(), 2u);
+    ASSERT_EQ(row.size(), 4u);
+    ASSERT_FALSE(set(row[2]) || set(row[3])) << "frame " << row[0] << " opens or ends a connection";
     removed_bytes += std::stoull(row[1]);
     removed_with_data += row[1] != "0";
   }
@@ -464,11 +469,18 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   EXPECT_GT(dropped_trace["contexts"][0]["calls"].get<uint64_t>(), 0u);
   EXPECT_LE(dropped_trace["contexts"][0]["calls"], whole["calls"]);
 
-  // The same frames twice (merged back in at their own times): each copy is
-  // a segment seen before, and the trace is the whole capture's.
-  const std::string again = dir.path + "/again.pcap", doubled = dir.path + "/doubled.pcap";
+  // The same frames twice, each copy right after the last of them (the
+  // capture's frames 1-320, 301-320 again, then the rest, concatenated in
+  // that order whatever their time stamps): each copy is a segment seen
+  // before, and the trace is the whole capture's.
+  const std::string upto = dir.path + "/upto.pcap", again = dir.path + "/again.pcap",
+                    rest = dir.path + "/rest.pcap", doubled = dir.path + "/doubled.pcap";
+  const uint64_t all = trace["capture"]["frames"].get<uint64_t>();
+  ASSERT_GT(all, 320u);
+  edit("editcap", {"-r", pcap, upto, "1-320"}, "editcap-upto");
   edit("editcap", {"-r", pcap, again, frames}, "editcap-again");
-  edit("mergecap", {"-w", doubled, pcap, again}, "mergecap");
+  edit("editcap", {"-r", pcap, rest, "321-" + std::to_string(all)}, "editcap-rest");
+  edit("mergecap", {"-a", "-w", doubled, upto, again, rest}, "mergecap");
   const nlohmann::json doubled_trace = Trace(doubled, port, dir.path + "/trace-doubled.log");
   ASSERT_TRUE(doubled_trace.is_object());
   EXPECT_EQ(doubled_trace["contexts"], trace["contexts"]);
