@@ -15,14 +15,21 @@ namespace secmode::testing {
 std::vector<std::vector<std::string>> RunTshark(const std::string& pcap,
                                                 const std::vector<std::string>& args,
                                                 const std::string& log) {
+  // tshark's warnings go to a file of their own: written to the same file
+  // as its rows, one can land inside a row where stdout's buffer was
+  // flushed, cutting the row in two. The arguments reach tshark as sh's
+  // positional parameters, never as shell text.
+  const std::string warnings = log + ".stderr";
   common::Command cmd;
-  cmd.argv = {"tshark", "-n", "-r", pcap};
+  cmd.argv = {"sh", "-c", "exec tshark \"$@\" 2>\"$0\"", warnings, "-n", "-r", pcap};
   cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
   cmd.log_path = log;
   cmd.env["HOME"] = log.substr(0, log.find_last_of('/'));
   std::remove(log.c_str());
   auto rc = common::RunAndWait(cmd, 60000);
-  EXPECT_TRUE(rc.ok() && *rc == 0) << cmd.ToString() << "\n" << common::TailOfFile(log, 10);
+  EXPECT_TRUE(rc.ok() && *rc == 0) << cmd.ToString() << "\n"
+                                   << common::TailOfFile(log, 10)
+                                   << common::TailOfFile(warnings, 10);
   std::ifstream in(log);
   std::vector<std::vector<std::string>> rows;
   std::string line;

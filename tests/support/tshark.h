@@ -9,7 +9,8 @@
 namespace secmode::testing {
 
 // `tshark -n -r PCAP ARGS...` (HOME set to the log's directory, so no
-// user profile leaks in), its output in `log`; the rows of tab-separated
+// user profile leaks in), its output in `log` and its warnings in `log` +
+// ".stderr" (apart, so that none can cut a row); the rows of tab-separated
 // fields (`-T fields` output), skipping lines that do not start with a digit
 // (tshark's warnings when run as root). A failed run is a GoogleTest
 // failure naming the command.
