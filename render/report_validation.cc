@@ -201,8 +201,8 @@ std::string StraddleText(const json& row) {
     const char* f = q[0] == 'v' ? "%.1f" : "%.2f";
     out += std::string(out.empty() ? "" : "; ") +
            (q[0] == 'v' ? "violations " : "goodput measured/sim ") + Fmt(f, m[0].get<double>()) +
-           ".." + Fmt(f, m[1].get<double>()) + over + " against " +
-           Fmt(f, l[0].get<double>()) + ".." + Fmt(f, l[1].get<double>());
+           ".." + Fmt(f, m[1].get<double>()) + over + " against " + Fmt(f, l[0].get<double>()) +
+           ".." + Fmt(f, l[1].get<double>());
   }
   const std::string straddle =
       of.contains("order") ? "the runs' median straddles the limit" : "the runs straddle the limit";
@@ -298,7 +298,7 @@ std::string AgreementRuleMarkdown(const json& section) {
           "runs with no violation possible, and the calibration's round trip, reconnect and "
           "context creation; each figure is the median of those passes";
   }
-  md << ". Where the model predicts zero violations every real run must "
+  md << ". Where the model predicts zero violations the median real run must "
         "show zero; otherwise the simulated count (the measured ones scaled to the simulated "
         "number of operations) lies within the measured range widened by a factor "
      << Fmt("%.2f", tol.value("violation_factor", 0.0)) << " or within "
@@ -338,7 +338,8 @@ std::string AgreementRuleMarkdown(const json& section) {
       md << " A point whose real runs other processes ran "
          << Fmt("%.0f", 100 * calm["max_others"].get<double>())
          << "% or more of the machine's CPU time in (all its runs together; this process's own "
-            "time left out, the hypervisor's too) is undecided whatever its intervals say, \"machine "
+            "time left out, the hypervisor's too) is undecided whatever its intervals say, "
+            "\"machine "
             "shared\": such runs are not made again, as a busy machine mostly stays busy for "
             "longer than a run.";
     }
@@ -426,8 +427,9 @@ std::string TolerancesMarkdown(const harness::RunResults& r, const json& section
      << " logical CPUs between the client's threads, the server's threads and everything else "
         "on the machine; a thread preempted for one scheduler slice (milliseconds) holds its "
         "calls while others overtake them, which moves a violation count by a few events and "
-        "goodput by tens of percent from run to run. Hence: where the model says zero, a single "
-        "measured event refutes it; otherwise a factor "
+        "goodput by tens of percent from run to run. Hence: where the model says zero, so must the "
+        "median run (one run whose thread was held can lose a call where the model lost none); "
+        "otherwise a factor "
      << Fmt("%g", tol.value("violation_factor", 0.0)) << " or " << IntField(tol, "violation_slack")
      << " events on violations (counts grow roughly geometrically with skew and slots, so a "
         "factor still separates \"a few\" from \"most calls\"), and a factor "

@@ -48,7 +48,9 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
   // Notes say why a point is or is not asserted, from its construction;
   // what a run found is in its diagnosis, never here.
   add("shared-s8-skew0", 8, 0, false, true, false,
-      "violations asserted (8 numbers in flight, a quarter of the window: model zero); goodput "
+      "violations asserted (8 numbers in flight, a quarter of the window: model zero, and so the "
+      "median run; a run whose thread was held while the other 7 slots cycled can lose one call); "
+      "goodput "
       "not asserted: at few slots the cores are often idle and how the scheduler places the "
       "threads moves the real goodput from run to run on a shared machine");
   add("shared-s16-skew0", 16, 0, false, false, false,
@@ -89,7 +91,8 @@ std::vector<ValidationPoint> DefaultValidationGrid(int64_t ops) {
 
 std::string ValidationGridChoice() {
   return "wide grid (" + std::to_string(WideValidationGrid(1).size()) + " points, " +
-         std::to_string(ValidationOptions::kWideGridRuns) + " real runs each) instead of the default " +
+         std::to_string(ValidationOptions::kWideGridRuns) +
+         " real runs each) instead of the default " +
          std::to_string(DefaultValidationGrid(1).size()) + " points";
 }
 
