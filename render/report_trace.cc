@@ -340,8 +340,14 @@ void RenderTraceSection(const harness::RunResults& r, const json& section, Rende
      << capture.value("tcp_segments", uint64_t{0}) << " TCP segments over "
      << common::Fmt("%.3f", capture.value("seconds", 0.0)) << " s; "
      << capture.value("truncated_headers", uint64_t{0}) << " frames with headers cut short, "
-     << capture.value("ip_fragments", uint64_t{0}) << " IP fragments not read. Taken on the "
-     << MdText(side.value("side", "unknown")) << " side (" << MdText(side.value("how", ""))
+     << capture.value("ip_fragments", uint64_t{0}) << " IP fragments not read. ";
+  if (capture.contains("cut_at_byte") && capture["cut_at_byte"].is_number_unsigned()) {
+    md << "The file ends inside frame " << capture.value("frames", uint64_t{0}) + 1 << ", at byte "
+       << capture["cut_at_byte"].get<uint64_t>()
+       << ": that frame is not read (its writer was stopped mid-write?). ";
+  }
+  md << "Taken on the " << MdText(side.value("side", "unknown")) << " side ("
+     << MdText(side.value("how", ""))
      << "): a lag is in that side's order, a client's of sending or a server's of arrival; a "
         "server whose threads reorder calls after they arrive drops more than that order "
         "shows.\n\n";

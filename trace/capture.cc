@@ -280,6 +280,11 @@ Result<bool> CaptureReader::Next(TcpSegment* out) {
     const int rc = pcap_next_ex(h_->pcap, &hdr, &data);
     if (rc == PCAP_ERROR_BREAK) return false;  // -2: the end of the file
     if (rc != 1) {
+      FILE* f = pcap_file(h_->pcap);
+      if (rc == PCAP_ERROR && f && std::feof(f)) {  // a frame longer than what is left
+        counts_.cut_at = offset();
+        return false;
+      }
       return Status::Corrupt(name_ + ": damaged at byte " + std::to_string(offset()) +
                              " (after frame " + std::to_string(counts_.frames) +
                              "): " + pcap_geterr(h_->pcap));

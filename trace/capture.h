@@ -67,6 +67,10 @@ bool LinkTypeKnown(int linktype);
 
 struct CaptureCounts {
   uint64_t frames = 0, tcp = 0, not_tcp = 0, fragments = 0, truncated = 0, malformed = 0;
+  // Where the file ends inside a frame (a capture whose writer was stopped
+  // mid-write, or copied while it was written): the byte, the file's size;
+  // 0 when it ends between frames.
+  uint64_t cut_at = 0;
 };
 
 class CaptureReader {
@@ -82,7 +86,9 @@ class CaptureReader {
   CaptureReader& operator=(const CaptureReader&) = delete;
 
   // The next TCP segment into *out (its payload valid until the next call);
-  // false at the end of the file.
+  // false at the end of the file, also where it ends inside a frame
+  // (counts().cut_at says so). Damage before the end is an error naming the
+  // file and the byte.
   common::Result<bool> Next(TcpSegment* out);
   const CaptureCounts& counts() const { return counts_; }
   int linktype() const { return linktype_; }

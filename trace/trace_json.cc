@@ -206,6 +206,7 @@ json TraceJson(RpcTrace& t, const TraceOptions& options) {
                 {"ip_fragments", t.capture.fragments},
                 {"truncated_headers", t.capture.truncated},
                 {"malformed", t.capture.malformed},
+                {"cut_at_byte", t.capture.cut_at > 0 ? json(t.capture.cut_at) : json(nullptr)},
                 {"seconds", static_cast<double>(t.last_ts_ns - t.first_ts_ns) / 1e9}}},
               {"windows", options.windows},
               {"side", Side(t, options)},
@@ -283,6 +284,11 @@ std::string TraceText(const json& t) {
   if (cap["truncated_headers"].get<uint64_t>() > 0 || cap["ip_fragments"].get<uint64_t>() > 0) {
     out << " (" << cap["truncated_headers"].get<uint64_t>() << " with headers cut short, "
         << cap["ip_fragments"].get<uint64_t>() << " IP fragments not read)";
+  }
+  if (cap.contains("cut_at_byte") && cap["cut_at_byte"].is_number_unsigned()) {
+    out << "\nthe file ends inside frame " << cap["frames"].get<uint64_t>() + 1 << ", at byte "
+        << cap["cut_at_byte"].get<uint64_t>()
+        << ": that frame is not read (its writer was stopped mid-write?)";
   }
   const json& side = t["side"];
   out << "\ntaken on the " << side["side"].get<std::string>() << " side ("

@@ -74,9 +74,9 @@ std::pair<rpc::WindowPolicy, std::string> Reaction(const RpcTrace& t, const Cont
     }
   }
   if (closed_by_server > 0) {
-    return {rpc::WindowPolicy::kDropDisconnect,
-            "the server ended " + std::to_string(closed_by_server) +
-                " of its connections with calls outstanding"};
+    return {rpc::WindowPolicy::kDropDisconnect, "the server ended " +
+                                                    std::to_string(closed_by_server) +
+                                                    " of its connections with calls outstanding"};
   }
   if (x.retransmissions > 0 || unanswered > 0) {
     return {rpc::WindowPolicy::kDrop,
@@ -95,7 +95,8 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
                                         const sim::Scenario& base) {
   size_t best = SIZE_MAX;
   for (size_t i = 0; i < t.contexts.size(); ++i) {
-    if (t.contexts[i].calls > 0 && (best == SIZE_MAX || t.contexts[i].calls > t.contexts[best].calls))
+    if (t.contexts[i].calls > 0 &&
+        (best == SIZE_MAX || t.contexts[i].calls > t.contexts[best].calls))
       best = i;
   }
   if (best == SIZE_MAX) {
@@ -121,10 +122,9 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
     out.assumptions.push_back({std::move(parameter), std::move(value), std::move(from)});
   };
   s.per_connection_context = false;
-  assume("context", x.handle.substr(0, 16), "the capture's busiest: " + std::to_string(x.calls) +
-                                               " DATA calls over " +
-                                               std::to_string(x.connections.size()) +
-                                               " connections, shared by all of them");
+  assume("context", x.handle.substr(0, 16),
+         "the capture's busiest: " + std::to_string(x.calls) + " DATA calls over " +
+             std::to_string(x.connections.size()) + " connections, shared by all of them");
 
   s.nconnect = static_cast<int>(
       std::clamp<size_t>(MostOpenAtOnce(t, x), 1, static_cast<size_t>(sim::kMaxConnections)));
@@ -145,7 +145,8 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
     s.slots = std::clamp<int64_t>(static_cast<int64_t>(session->slots_used), 1, sim::kMaxSlots);
     assume("slots", std::to_string(s.slots),
            "the slot ids its connections' NFSv4.1 session used in SEQUENCE (its calls in flight "
-           "reached " + std::to_string(x.most_in_flight) + ")");
+           "reached " +
+               std::to_string(x.most_in_flight) + ")");
   } else {
     s.slots = std::clamp<int64_t>(static_cast<int64_t>(x.most_in_flight), 1, sim::kMaxSlots);
     assume("slots", std::to_string(s.slots),
@@ -159,7 +160,8 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
     assume("rtt", Us(s.rtt_ns),
            "the medians of " + std::to_string(g.handshakes) +
                " handshakes' gaps added (SYN to SYN-ACK " + Us(g.syn_to_synack_ns) +
-               ", SYN-ACK to ACK " + Us(g.synack_to_ack_ns) + "): one of them holds the round trip");
+               ", SYN-ACK to ACK " + Us(g.synack_to_ack_ns) +
+               "): one of them holds the round trip");
   } else {
     assume("rtt", Us(s.rtt_ns), "no handshake was captured: the model's default");
   }
@@ -182,8 +184,8 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
              ". It holds the server's crypto, queueing and the reply's transfer, which the model "
              "adds again. The busiest operation of its mode, over every context of that mode");
 
-  const double call_bytes =
-      static_cast<double>(stats.call_bytes) / static_cast<double>(std::max<uint64_t>(1, stats.calls));
+  const double call_bytes = static_cast<double>(stats.call_bytes) /
+                            static_cast<double>(std::max<uint64_t>(1, stats.calls));
   const double reply_bytes = static_cast<double>(stats.reply_bytes) /
                              static_cast<double>(std::max<uint64_t>(1, stats.replies));
   const double written = call_bytes - static_cast<double>(sim::kRequestOverhead);
@@ -258,8 +260,9 @@ Result<TraceScenario> ScenarioFromTrace(RpcTrace& t, CaptureSide side, uint32_t 
          "crypto " + common::Fmt("%.0f", s.cost_fixed_ns) + " ns + " +
              common::Fmt("%.2f", s.cost_ns_per_byte) +
              " ns a byte per message and leg (about krb5p with aes256-cts on one core, whatever "
-             "the capture's mode), jitter " + Us(s.jitter_ns) + " " + sim::DistName(s.jitter_dist) +
-             ", " + common::Fmt("%.0f", s.bandwidth_bytes_per_s * 8 / 1e9) +
+             "the capture's mode), jitter " +
+             Us(s.jitter_ns) + " " + sim::DistName(s.jitter_dist) + ", " +
+             common::Fmt("%.0f", s.bandwidth_bytes_per_s * 8 / 1e9) +
              " Gbit/s, no client CPU per call besides crypto; not from the capture");
   s.ops = std::clamp<int64_t>(static_cast<int64_t>(x.calls), 20000, kMaxModelOps);
   s.duration_ns = 0;
@@ -275,8 +278,10 @@ Result<TraceModel> ModelTrace(TraceScenario from, int seeds, bool recommend) {
   m.from = std::move(from);
   Status valid = m.from.scenario.Validate();
   if (!valid.ok()) {
-    return Status::InvalidArgument("trace --simulate: the scenario the capture gives is not one "
-                                   "the model takes: " + valid.message());
+    return Status::InvalidArgument(
+        "trace --simulate: the scenario the capture gives is not one "
+        "the model takes: " +
+        valid.message());
   }
   for (int seed = 1; seed <= seeds; ++seed) {
     sim::Scenario s = m.from.scenario;
@@ -409,7 +414,8 @@ std::string RangeText(const json& r, const char* format = "%.0f") {
 std::string LagText(const json& l, bool ranges) {
   if (!ranges) {
     return std::to_string(l["p50"].get<uint64_t>()) + " / " +
-           std::to_string(l["p99"].get<uint64_t>()) + " / " + std::to_string(l["max"].get<uint64_t>());
+           std::to_string(l["p99"].get<uint64_t>()) + " / " +
+           std::to_string(l["max"].get<uint64_t>());
   }
   return RangeText(l["p50"]) + " / " + RangeText(l["p99"]) + " / " + RangeText(l["max"]);
 }
@@ -422,8 +428,8 @@ std::string TraceModelText(const json& model) {
       << model["calls"].get<uint64_t>() << " DATA calls), " << model["seeds"].get<size_t>()
       << " seeds; figures of the model are lowest-highest over the seeds:\n";
   for (const json& a : model["assumptions"]) {
-    out << "  " << a["parameter"].get<std::string>() << " " << a["value"].get<std::string>()
-        << ": " << a["from"].get<std::string>() << "\n";
+    out << "  " << a["parameter"].get<std::string>() << " " << a["value"].get<std::string>() << ": "
+        << a["from"].get<std::string>() << "\n";
   }
   const json& lag = model["lag"];
   out << "lag p50 / p99 / max: capture " << LagText(lag["capture"], false) << "; model as sent "

@@ -394,8 +394,8 @@ Bytes Reply(uint32_t xid, uint32_t auth_stat = rpc::kAuthOk) {
   return m;
 }
 
-RpcTrace TraceOf(const common::PcapTcpWriter& w, const TraceOptions& o) {
-  auto reader = CaptureReader::FromBytes(w.bytes(), "test.pcap");
+RpcTrace TraceOf(const Bytes& capture, const TraceOptions& o) {
+  auto reader = CaptureReader::FromBytes(capture, "test.pcap");
   EXPECT_TRUE(reader.ok()) << reader.status().ToString();
   RpcTraceBuilder b(o);
   TcpSegment s;
@@ -406,6 +406,10 @@ RpcTrace TraceOf(const common::PcapTcpWriter& w, const TraceOptions& o) {
     b.Add(s);
   }
   return b.Finish(reader.ok() ? (*reader)->counts() : CaptureCounts{});
+}
+
+RpcTrace TraceOf(const common::PcapTcpWriter& w, const TraceOptions& o) {
+  return TraceOf(w.bytes(), o);
 }
 
 TEST(RpcTraceTest, SequenceNumbersInCaptureOrderGiveTheLagAndTheWouldBeDrops) {
@@ -813,7 +817,16 @@ TEST(TraceReportTest, TheTraceSectionIsDrawnFromResultsJsonAlone) {
       << md;
   EXPECT_NE(md.find("| NFSv4.1 SEQUENCE PUTFH READ | sys | 1 | 0 |"), std::string::npos) << md;
   EXPECT_NE(md.find("### NFSv4.1 sessions"), std::string::npos) << md;
+  EXPECT_EQ(md.find("ends inside frame"), std::string::npos) << md;
   EXPECT_TRUE(drawn->warnings.empty()) << drawn->warnings.front();
+  // A file cut inside a frame: the report says where.
+  read->sections[render::kTraceSection]["capture"]["cut_at_byte"] = uint64_t{1234};
+  auto cut = render::RenderRun(*read);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_NE(cut->report_md.find("The file ends inside frame " +
+                                std::to_string(t.capture.frames + 1) + ", at byte 1234"),
+            std::string::npos)
+      << cut->report_md;
   // A crafted name stays text in its cell.
   read->sections[render::kTraceSection]["operations"][0]["operation"] = "a|b<img src=x>";
   auto crafted = render::RenderRun(*read);
@@ -866,6 +879,20 @@ TEST(RpcTraceTest, ACallPassedOverByManyRepliesIsCountedAndOneStillInFlightIsNot
   }
 }
 
+// Every segment of `bytes` read as a capture named `name`: how many, and
+// the error that stopped the reading (ok at the file's end).
+common::Status ReadAll(const Bytes& bytes, const std::string& name, CaptureCounts* counts) {
+  auto r = CaptureReader::FromBytes(bytes, name);
+  if (!r.ok()) return r.status();
+  TcpSegment s;
+  for (;;) {
+    auto more = (*r)->Next(&s);
+    *counts = (*r)->counts();
+    if (!more.ok()) return more.status();
+    if (!*more) return common::Status::Ok();
+  }
+}
+
 TEST(CaptureReaderTest, NotACaptureAndADamagedOneAreRefusedNamingTheFileAndOffset) {
   auto empty = CaptureReader::FromBytes({}, "empty.pcap");
   ASSERT_FALSE(empty.ok());
@@ -877,28 +904,62 @@ TEST(CaptureReaderTest, NotACaptureAndADamagedOneAreRefusedNamingTheFileAndOffse
   auto missing = CaptureReader::Open("/nonexistent/secmode.pcap");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/secmode.pcap"), std::string::npos);
+  // The second of three frames claims more bytes than any frame may have:
+  // damage inside the file, refused at the byte after that frame's header.
+  common::PcapTcpWriter w(800, 2049);
+  w.Begin();
+  const size_t first = w.bytes().size();  // the first frame's record header
+  w.Add(true, Framed(SysCall(1)));
+  const size_t second = w.bytes().size();
+  CaptureCounts counts;
+  ASSERT_TRUE(ReadAll(w.bytes(), "before.pcap", &counts).ok());
+  const uint64_t before = counts.frames;  // the handshake's and the first call's
+  w.Add(true, Framed(SysCall(2)));
+  w.Add(true, Framed(SysCall(3)));
+  Bytes damaged = w.bytes();
+  ASSERT_GT(second, first + 16);
+  const uint32_t huge = 0x7fffffff;  // the record header's caplen, after its time stamp
+  std::memcpy(damaged.data() + second + 8, &huge, sizeof huge);
+  common::Status failed = ReadAll(damaged, "damaged.pcap", &counts);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("damaged.pcap: damaged at byte " + std::to_string(second + 16) +
+                                  " (after frame " + std::to_string(before) + ")"),
+            std::string::npos)
+      << failed.message();
+  EXPECT_EQ(counts.cut_at, 0u);
+}
+
+// A file that ends inside a frame (tcpdump stopped mid-write) is a capture
+// up to that frame: its frames are read and where it was cut is said.
+TEST(CaptureReaderTest, AFileEndingInsideAFrameIsReadUpToIt) {
   common::PcapTcpWriter w(800, 2049);
   w.Begin();
   w.Add(true, Framed(SysCall(1)));
-  Bytes cut = w.bytes();
-  cut.resize(cut.size() - 5);  // the last frame cut short
-  auto r = CaptureReader::FromBytes(cut, "cut.pcap");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  TcpSegment s;
-  common::Status failed;
-  for (;;) {
-    auto more = (*r)->Next(&s);
-    if (!more.ok()) {
-      failed = more.status();
-      break;
-    }
-    if (!*more) break;
+  w.Add(true, Framed(SysCall(2)));
+  const Bytes whole = w.bytes();
+  CaptureCounts counts;
+  ASSERT_TRUE(ReadAll(whole, "whole.pcap", &counts).ok());
+  const uint64_t frames = counts.frames;  // the handshake's, then the two calls
+  EXPECT_EQ(counts.cut_at, 0u);
+  for (size_t cut_by : {size_t{5}, size_t{40}}) {  // inside the payload; inside the headers
+    Bytes cut(whole.begin(), whole.end() - static_cast<std::ptrdiff_t>(cut_by));
+    common::Status st = ReadAll(cut, "cut.pcap", &counts);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(counts.frames, frames - 1) << cut_by;
+    EXPECT_EQ(counts.cut_at, cut.size()) << cut_by;
   }
-  ASSERT_FALSE(failed.ok());
-  // libpcap read the cut frame's header and then found the file ended.
-  EXPECT_NE(failed.message().find("cut.pcap: damaged at byte " + std::to_string(cut.size())),
+  // A trace of it says so, on the terminal and in the JSON.
+  Bytes cut(whole.begin(), whole.end() - 5);
+  RpcTrace t = TraceOf(cut, TraceOptions{});
+  EXPECT_EQ(t.capture.cut_at, cut.size());
+  ASSERT_EQ(t.connections.size(), 1u);
+  EXPECT_EQ(t.connections[0].calls, 1u);  // the first call; the second's frame was cut
+  nlohmann::json j = TraceJson(t, TraceOptions{});
+  EXPECT_EQ(j["capture"]["cut_at_byte"], cut.size());
+  EXPECT_NE(TraceText(j).find("ends inside frame " + std::to_string(frames) + ", at byte " +
+                              std::to_string(cut.size())),
             std::string::npos)
-      << failed.message();
+      << TraceText(j);
 }
 
 // A segment between 10.0.0.1:`sport` and 10.0.0.2:`dport` (or back with
