@@ -53,11 +53,11 @@ RecordStart RpcStartsAt(ByteView view, size_t at, uint64_t max_record) {
                                                              : RecordStart::kNo;
 }
 
-bool RpcMark(const uint8_t* mark, uint64_t* length, bool* last) {
+MarkKind RpcMark(const uint8_t* mark, uint64_t* length, bool* last) {
   const uint32_t m = Be32(mark);
   *length = m & 0x7fffffffu;
   *last = (m & rpc::kLastFragment) != 0;
-  return true;
+  return MarkKind::kFragment;
 }
 
 // SMB2 over Direct TCP (MS-SMB2 2.1): a zero byte, the message's length in
@@ -66,10 +66,15 @@ bool RpcMark(const uint8_t* mark, uint64_t* length, bool* last) {
 // COMPRESSION_TRANSFORM_HEADER (0xFC 'SMB').
 constexpr size_t kSmbSmallest = 16;  // a COMPRESSION_TRANSFORM_HEADER's
 
-bool SmbMark(const uint8_t* mark, uint64_t* length, bool* last) {
+// A NetBIOS session keep-alive (RFC 1002 4.3.7: type 0x85, no body), which
+// clients also send on port 445, carries no message.
+constexpr uint8_t kNbssKeepAlive = 0x85;
+
+MarkKind SmbMark(const uint8_t* mark, uint64_t* length, bool* last) {
   *length = uint64_t{mark[1]} << 16 | uint64_t{mark[2]} << 8 | mark[3];
   *last = true;
-  return mark[0] == 0;
+  if (mark[0] == kNbssKeepAlive && *length == 0) return MarkKind::kKeepAlive;
+  return mark[0] == 0 ? MarkKind::kFragment : MarkKind::kNone;
 }
 
 RecordStart SmbStartsAt(ByteView view, size_t at, uint64_t max_record) {
@@ -78,7 +83,8 @@ RecordStart SmbStartsAt(ByteView view, size_t at, uint64_t max_record) {
   const uint8_t* p = view.data() + at;
   uint64_t length = 0;
   bool last = false;
-  if (!SmbMark(p, &length, &last) || length < kSmbSmallest || length > max_record) {
+  if (SmbMark(p, &length, &last) != MarkKind::kFragment || length < kSmbSmallest ||
+      length > max_record) {
     return RecordStart::kNo;
   }
   if (p[5] != 'S' || p[6] != 'M' || p[7] != 'B') return RecordStart::kNo;
@@ -114,7 +120,12 @@ void RecordWalker::LosePlace() {
 void RecordWalker::MarkDone(int64_t ts_ns) {
   mark_have_ = 0;
   uint64_t frag = 0;
-  const bool mark = framing_->mark(mark_, &frag, &last_);
+  const MarkKind kind = framing_->mark(mark_, &frag, &last_);
+  if (kind == MarkKind::kKeepAlive && !in_record_) {
+    ++counts_.keepalives;
+    return;
+  }
+  const bool mark = kind == MarkKind::kFragment;
   if (!in_record_) {
     in_record_ = true;
     length_ = 0;

@@ -39,10 +39,14 @@ enum class RecordStart { kNo, kYes, kCannotTell };
 // mark, a fragment's length and a last-fragment bit, a record of one or
 // more fragments. SMB2 over Direct TCP (MS-SMB2 2.1): a zero byte and a
 // 24-bit length before each message, one fragment a record.
+enum class MarkKind {
+  kNone,       // the 4 bytes are no mark: the walker has lost its place
+  kFragment,   // a fragment of *length bytes follows (*last: it ends its record)
+  kKeepAlive,  // a message between records that carries none (SMB's NetBIOS keep-alive)
+};
 struct RecordFraming {
-  // The fragment's length the mark announces and whether it ends its
-  // record; false when the 4 bytes are no mark.
-  bool (*mark)(const uint8_t* mark, uint64_t* length, bool* last);
+  // What the 4 bytes of a mark announce.
+  MarkKind (*mark)(const uint8_t* mark, uint64_t* length, bool* last);
   // Whether a record starts at `view[at]`: a mark, then a header the
   // protocol's decoders accept.
   RecordStart (*starts_at)(common::ByteView view, size_t at, uint64_t max_record);
@@ -76,6 +80,7 @@ struct RecordCounts {
   uint64_t lost_place = 0;   // times the walker lost its place
   uint64_t passed_over = 0;  // stream bytes passed over while searching
   uint64_t records_cut = 0;  // records begun and not finished where it lost its place
+  uint64_t keepalives = 0;   // keep-alives between records (MarkKind::kKeepAlive)
 };
 
 class RecordWalker : public StreamSink {

@@ -22,6 +22,7 @@ json Direction(const DirectionCounts& d, const RecordCounts& r) {
           {"out_of_order_segments", d.out_of_order},
           {"records", r.records},
           {"records_cut", r.records_cut},
+          {"keepalives", r.keepalives},
           {"lost_place", r.lost_place},
           {"passed_over_bytes", r.passed_over}};
 }

@@ -259,6 +259,46 @@ TEST(SmbTraceTest, AfterLostBytesTheNextMessageIsFoundAndWhatWasLostCounted) {
   EXPECT_EQ(from_whole.connections[0].client_records.lost_place, 0u);
 }
 
+// A NetBIOS keep-alive (0x85, no body) between messages, alone in its
+// segment or before a message in one, carries no message and loses no place;
+// one that announces a body is no SMB framing, and the walker searches on.
+TEST(SmbTraceTest, NetbiosKeepAlivesBetweenMessagesAreCountedAndPassed) {
+  const Bytes keepalive = {0x85, 0, 0, 0};
+  common::PcapTcpWriter w(49157, 445);
+  w.Begin();
+  w.Add(true, SmbFramed(SmbMessage(Command::kRead, 5, kSmbSession, kSmbSigned)));
+  w.Add(true, keepalive);
+  Bytes joined = keepalive;
+  const Bytes next = SmbFramed(SmbMessage(Command::kRead, 6, kSmbSession, kSmbSigned));
+  joined.insert(joined.end(), next.begin(), next.end());
+  w.Add(true, joined);
+  w.Add(false, SmbFramed(SmbMessage(Command::kRead, 5, kSmbSession, kSmbResponse | kSmbSigned)));
+  w.Add(false, keepalive);
+  w.Add(false, SmbFramed(SmbMessage(Command::kRead, 6, kSmbSession, kSmbResponse | kSmbSigned)));
+  SmbTrace t = SmbOf({&w});
+  ASSERT_EQ(t.connections.size(), 1u);
+  const SmbConnectionTrace& c = t.connections[0];
+  EXPECT_EQ(c.requests, 2u);
+  EXPECT_EQ(c.client_records.keepalives, 2u);
+  EXPECT_EQ(c.server_records.keepalives, 1u);
+  EXPECT_EQ(c.client_records.lost_place, 0u);
+  EXPECT_EQ(c.server_records.lost_place, 0u);
+  EXPECT_EQ(c.client_records.records, 2u);
+  ASSERT_EQ(t.sessions.size(), 1u);
+  EXPECT_EQ(t.sessions[0].highest_message_id.at(0), 6u);
+
+  common::PcapTcpWriter bad(49158, 445);
+  bad.Begin();
+  bad.Add(true, Bytes{0x85, 0, 0, 4, 1, 2, 3, 4});  // a keep-alive has no body
+  bad.Add(true, next);
+  SmbTrace b = SmbOf({&bad});
+  ASSERT_EQ(b.connections.size(), 1u);
+  EXPECT_EQ(b.connections[0].client_records.keepalives, 0u);
+  EXPECT_EQ(b.connections[0].client_records.lost_place, 1u);
+  EXPECT_EQ(b.connections[0].client_records.passed_over, 4u);  // after the mark, its body
+  EXPECT_EQ(b.connections[0].requests, 1u);
+}
+
 // The SMB part of section "trace" is drawn from results.json alone, and a
 // crafted value of another type is a dash, not a failure.
 TEST(SmbTraceTest, TheReportDrawsTheSessionsCommandsAndConnections) {
