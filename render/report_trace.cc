@@ -14,6 +14,7 @@
 #include "common/format.h"
 #include "render/markdown.h"
 #include "render/report_sections.h"
+#include "render/report_trace_plots.h"
 
 namespace secmode::render {
 
@@ -357,6 +358,7 @@ void RenderTraceSection(const harness::RunResults& r, const json& section, Rende
   TraceSessions(section, md);
   TraceConnections(section, md);
   TraceSmb(section.value("smb", json()), md);
+  md << TracePlots(section, out);
   out.report_md += md.str();
 }
 

@@ -390,6 +390,7 @@ void RpcTraceBuilder::DataCall(Conn& c, size_t context, uint32_t seq) {
   ct.data_lag_total += lag;
   x.max_lag = std::max(x.max_lag, lag);
   x.lag.Add(TraceValue(lag));
+  ++x.lag_histogram[LagBin(lag)];
   if (x.calls % 4096 == 0) x.lag.Compact();
   for (size_t i = 0; i < windows.size(); ++i) {
     const rpc::SeqVerdict v = windows[i].Check(seq);
@@ -458,6 +459,8 @@ void RpcTraceBuilder::Call(Conn& c, const RecordSeen& r) {
     const size_t waiting = context_waiting_[context];
     x.most_in_flight = std::max(x.most_in_flight, waiting);
     x.in_flight.Add(TraceValue(waiting));
+    x.in_flight_over_time.Add(r.last_ts_ns,
+                              static_cast<uint32_t>(std::min<size_t>(waiting, UINT32_MAX)));
     if (x.in_flight.count() % 4096 == 0) x.in_flight.Compact();
   }
 }

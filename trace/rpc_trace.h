@@ -45,7 +45,9 @@
 #ifndef SECMODE_TRACE_RPC_TRACE_H_
 #define SECMODE_TRACE_RPC_TRACE_H_
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,6 +63,7 @@
 #include "rpc/rpc_msg.h"
 #include "rpc/sequence_window.h"
 #include "trace/capture.h"
+#include "trace/most_over_time.h"
 #include "trace/rpc_records.h"
 #include "trace/smb_trace.h"
 
@@ -84,6 +87,15 @@ struct TraceOptions {
   std::vector<uint32_t> windows = {16, 32, 64, 128};
 };
 
+// A lag's bin in ContextTrace::lag_histogram: 0, 1, 2-3, 4-7, ... (bin b
+// from 2^(b-1) to 2^b - 1), the last from kMaxWindow on, so a window of 2^k
+// drops the calls of the bins from k + 1 on.
+inline constexpr size_t kLagBins = 14;
+static_assert(std::bit_width(kMaxWindow) == kLagBins - 1);
+inline size_t LagBin(uint32_t lag) {
+  return std::min<size_t>(static_cast<size_t>(std::bit_width(lag)), kLagBins - 1);
+}
+
 // One RPCSEC_GSS context.
 struct ContextTrace {
   std::string handle;            // hex
@@ -92,7 +104,8 @@ struct ContextTrace {
   std::set<size_t> connections;  // indexes into RpcTrace::connections
   common::LatencySamples lag;    // one per DATA call (TraceValue)
   uint32_t max_lag = 0;
-  uint64_t lagging = 0;                       // calls below the highest number before them
+  std::array<uint64_t, kLagBins> lag_histogram{};  // calls per LagBin
+  uint64_t lagging = 0;                            // calls below the highest number before them
   uint64_t at_maxseq = 0;                     // numbers at or above MAXSEQ (not in the windows)
   std::map<uint32_t, uint64_t> below_window;  // window -> calls it would have dropped
   std::map<uint32_t, uint64_t> duplicates;    // window -> numbers seen again inside it
@@ -102,7 +115,8 @@ struct ContextTrace {
   // used (TraceValue).
   common::LatencySamples in_flight;
   size_t most_in_flight = 0;
-  uint64_t context_problems = 0;  // replies denied CREDPROBLEM or CTXPROBLEM
+  MostOverTime in_flight_over_time;  // the same, the most in each stretch of time
+  uint64_t context_problems = 0;     // replies denied CREDPROBLEM or CTXPROBLEM
   // Made in the capture: its INIT's reply (RFC 2203 5.2.3.1) was seen, with
   // the window the server announced, and what came before that INIT since
   // the one before it: "a context problem reply", "a disconnect", "nothing".

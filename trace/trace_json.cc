@@ -36,7 +36,40 @@ json ByWindow(const std::map<uint32_t, uint64_t>& counts, const TraceOptions& op
   return out;
 }
 
-json Context(ContextTrace& x, const TraceOptions& options) {
+// A distribution as a report draws it: its value at every 2% and in the
+// tail, [[q, value / scale], ...]; empty without samples.
+json Quantiles(common::LatencySamples& s, double scale) {
+  json out = json::array();
+  if (s.count() == 0) return out;
+  std::vector<double> qs;
+  for (int i = 0; i < 50; ++i) qs.push_back(i / 50.0);
+  for (double q : {0.99, 0.995, 0.999, 1.0}) qs.push_back(q);
+  for (double q : qs) out.push_back({q, static_cast<double>(s.Percentile(q)) / scale});
+  return out;
+}
+
+// Calls per lag bin (LagBin): from, to (null for the last, open bin), calls.
+json LagHistogram(const ContextTrace& x) {
+  json out = json::array();
+  for (size_t b = 0; b < kLagBins; ++b) {
+    const uint64_t from = b == 0 ? 0 : uint64_t{1} << (b - 1);
+    const json to = b + 1 == kLagBins ? json(nullptr) : json(b == 0 ? 0 : (uint64_t{1} << b) - 1);
+    out.push_back({{"from", from}, {"to", to}, {"calls", x.lag_histogram[b]}});
+  }
+  return out;
+}
+
+// The most calls in flight in each stretch of the capture's time, from
+// `first_ts_ns` on (null where no call was sent).
+json InFlightOverTime(const MostOverTime& m, int64_t first_ts_ns) {
+  json most = json::array();
+  for (uint32_t v : m.bins()) most.push_back(v == MostOverTime::kNone ? json(nullptr) : json(v));
+  return {{"start_s", static_cast<double>(m.start_ns() - first_ts_ns) / 1e9},
+          {"bin_s", static_cast<double>(m.width_ns()) / 1e9},
+          {"most", most}};
+}
+
+json Context(ContextTrace& x, const TraceOptions& options, int64_t first_ts_ns) {
   return {{"handle", x.handle},
           {"service", x.service},
           {"calls", x.calls},
@@ -56,7 +89,9 @@ json Context(ContextTrace& x, const TraceOptions& options) {
           {"created_in_capture", x.created},
           {"created_after", x.created ? json(x.created_after) : json(nullptr)},
           {"announced_window", x.created ? json(x.announced_window) : json(nullptr)},
-          {"destroys", x.destroys}};
+          {"destroys", x.destroys},
+          {"lag_histogram", LagHistogram(x)},
+          {"in_flight_over_time", InFlightOverTime(x.in_flight_over_time, first_ts_ns)}};
 }
 
 json Connection(const ConnectionTrace& c) {
@@ -92,7 +127,8 @@ json Operation(const std::pair<std::string, std::string>& key, OperationTrace& o
           {"replies", op.replies},
           {"call_bytes", op.call_bytes},
           {"reply_bytes", op.reply_bytes},
-          {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}}};
+          {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}},
+          {"response_us_quantiles", Quantiles(op.response_ns, 1e3)}};
 }
 
 // Where the capture was taken: as given, or guessed from the handshakes.
@@ -181,7 +217,8 @@ json SmbCommand(const std::pair<std::string, std::string>& key, SmbCommandTrace&
           {"requests", x.requests},
           {"responses", x.responses},
           {"interim_responses", x.interim},
-          {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}}};
+          {"response_us", {{"p50", us(0.5)}, {"p99", us(0.99)}, {"p999", us(0.999)}}},
+          {"response_us_quantiles", Quantiles(x.response_ns, 1e3)}};
 }
 
 json Smb(SmbTrace& t) {
@@ -219,7 +256,7 @@ json TraceJson(RpcTrace& t, const TraceOptions& options) {
               {"sessions_over_limit", t.sessions_over_limit},
               {"memberships_over_limit", t.memberships_over_limit}};
   json& contexts = out["contexts"] = json::array();
-  for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options));
+  for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options, t.first_ts_ns));
   json& connections = out["connections"] = json::array();
   for (const ConnectionTrace& c : t.connections) connections.push_back(Connection(c));
   json& operations = out["operations"] = json::array();

@@ -7,11 +7,14 @@
 #include <pcap/dlt.h>
 
 #include <deque>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/hex.h"
 #include "common/pcap.h"
+#include "common/subprocess.h"
 #include "harness/results.h"
 #include "render/report.h"
 #include "rpc/nfs.h"
@@ -464,10 +467,61 @@ TEST(RpcTraceTest, SequenceNumbersInCaptureOrderGiveTheLagAndTheWouldBeDrops) {
   const nlohmann::json j = TraceJson(t, o);
   EXPECT_EQ(j["contexts"][0]["below_window"]["16"], 2);
   EXPECT_EQ(j["contexts"][0]["lag"]["max"], 35);
+  // The lag histogram holds every DATA call, and a window of 2^k's drops
+  // are the calls of its bins from k + 1 on.
+  const nlohmann::json& bins = j["contexts"][0]["lag_histogram"];
+  ASSERT_EQ(bins.size(), kLagBins);
+  EXPECT_EQ(bins[0]["from"], 0);
+  EXPECT_EQ(bins[5]["from"], 16);
+  EXPECT_EQ(bins[5]["to"], 31);
+  EXPECT_TRUE(bins[kLagBins - 1]["to"].is_null());
+  EXPECT_EQ(bins[kLagBins - 1]["from"], kMaxWindow);
+  uint64_t all = 0, from16 = 0, from32 = 0;
+  for (size_t b = 0; b < kLagBins; ++b) {
+    const uint64_t n = bins[b]["calls"].get<uint64_t>();
+    all += n;
+    if (b >= 5) from16 += n;
+    if (b >= 6) from32 += n;
+  }
+  EXPECT_EQ(all, one.calls);
+  EXPECT_EQ(bins[0]["calls"], one.calls - one.lagging);
+  EXPECT_EQ(from16, 2u);
+  EXPECT_EQ(from32, 1u);
   const std::string text = TraceText(j);
   EXPECT_NE(text.find("W16: 2 (+1 duplicates) W32: 1 (+2 duplicates) W64: 0 (+3 duplicates)"),
             std::string::npos)
       << text;
+}
+
+TEST(MostOverTimeTest, TheMostInEachBinAndTheBinsWidenedAsTheCaptureGoesOn) {
+  MostOverTime m;
+  EXPECT_TRUE(m.empty());
+  const int64_t t0 = 5'000'000'000;
+  const int64_t ms = MostOverTime::kFirstWidthNs;
+  m.Add(t0, 3);
+  m.Add(t0 + ms / 2, 7);
+  m.Add(t0 + 2 * ms, 1);
+  m.Add(t0 - ms, 9);  // stamped before the first: the first bin
+  std::vector<uint32_t> b = m.bins();
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0], 9u);
+  EXPECT_EQ(b[1], MostOverTime::kNone);  // nothing fell in it
+  EXPECT_EQ(b[2], 1u);
+  EXPECT_EQ(m.start_ns(), t0);
+  EXPECT_EQ(m.width_ns(), ms);
+  // A value later than the last bin can hold: the width doubles (twice
+  // here) and neighbours merge, keeping each pair's most.
+  m.Add(t0 + static_cast<int64_t>(MostOverTime::kBins) * ms * 3, 4);
+  b = m.bins();
+  EXPECT_EQ(m.width_ns(), 4 * ms);
+  ASSERT_LE(b.size(), MostOverTime::kBins);
+  EXPECT_EQ(b[0], 9u);  // bins 0-3 of 1 ms: 9, none, 1, none
+  EXPECT_EQ(b.back(), 4u);
+  EXPECT_EQ(b.size(), MostOverTime::kBins * 3 / 4 + 1);
+  // However long the capture, kBins values.
+  for (int64_t i = 0; i < 100000; ++i) m.Add(t0 + i * 1'000'000'000, static_cast<uint32_t>(i));
+  EXPECT_LE(m.bins().size(), MostOverTime::kBins);
+  EXPECT_EQ(m.bins().back(), 99999u);
 }
 
 // A context's calls in flight are counted over all its connections as each
@@ -827,6 +881,37 @@ TEST(TraceReportTest, TheTraceSectionIsDrawnFromResultsJsonAlone) {
                                 std::to_string(t.capture.frames + 1) + ", at byte 1234"),
             std::string::npos)
       << cut->report_md;
+  // The plots: each context's lag histogram and calls in flight over time,
+  // the response times of the operations (gnuplot is one of the packages
+  // the build installs; without it the report says a plot was not drawn).
+  std::set<std::string> plots;
+  for (const auto& [name, body] : drawn->files) {
+    plots.insert(name);
+    EXPECT_NE(body.find("<svg"), std::string::npos) << name;
+  }
+  const bool gnuplot = !common::FindProgram("gnuplot").empty();
+  for (const char* name : {"trace-lag.svg", "trace-in-flight.svg", "trace-response.svg"}) {
+    EXPECT_EQ(plots.count(name), gnuplot ? 1u : 0u) << name;
+    EXPECT_NE(md.find(gnuplot ? std::string("](") + name + ")"
+                              : std::string("plot ") + name + " could not be drawn"),
+              std::string::npos)
+        << md;
+  }
+  // A crafted handle, operation or mode reaches the plot scripts as text:
+  // they are still drawn, and no command ran.
+  secmode::testing::TempDir tmp("secmode-trace-plot-");
+  const std::string pwned = tmp.path + "/PWNED";
+  const std::string payload = "x'\nsystem \"touch " + pwned + "\"\n#`touch " + pwned + "-bq`";
+  harness::RunResults hostile = *read;
+  nlohmann::json& section = hostile.sections[render::kTraceSection];
+  section["contexts"][0]["handle"] = payload;
+  section["operations"][0]["operation"] = payload;
+  section["operations"][0]["mode"] = payload;
+  auto hostile_drawn = render::RenderRun(hostile);
+  ASSERT_TRUE(hostile_drawn.ok()) << hostile_drawn.status().ToString();
+  EXPECT_EQ(hostile_drawn->files.size(), drawn->files.size());
+  EXPECT_FALSE(std::filesystem::exists(pwned));
+  EXPECT_FALSE(std::filesystem::exists(pwned + "-bq"));
   // A crafted name stays text in its cell.
   read->sections[render::kTraceSection]["operations"][0]["operation"] = "a|b<img src=x>";
   auto crafted = render::RenderRun(*read);
