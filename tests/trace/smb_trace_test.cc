@@ -299,6 +299,109 @@ TEST(SmbTraceTest, NetbiosKeepAlivesBetweenMessagesAreCountedAndPassed) {
   EXPECT_EQ(b.connections[0].requests, 1u);
 }
 
+// A segment between 10.0.0.1:`client_port` and 10.0.0.2:445 (or back).
+TcpSegment SmbBetween(uint16_t client_port, bool back, uint32_t seq, uint8_t flags,
+                      common::ByteView data) {
+  TcpSegment s;
+  Endpoint client, server;
+  client.addr[0] = server.addr[0] = 10;
+  client.addr[3] = 1;
+  server.addr[3] = 2;
+  client.port = client_port;
+  server.port = 445;
+  s.src = back ? server : client;
+  s.dst = back ? client : server;
+  s.seq = seq;
+  s.flags = flags;
+  s.payload = data;
+  s.payload_len = static_cast<uint32_t>(data.size());
+  return s;
+}
+
+// One connection's client side sending `messages` (each framed), after its
+// SYN; the server's side answering `answers`.
+void SmbConverse(SmbTraceBuilder& b, uint16_t port, const std::vector<Bytes>& messages,
+                 const std::vector<Bytes>& answers = {}) {
+  b.Add(SmbBetween(port, false, 100, kTcpSyn, {}));
+  b.Add(SmbBetween(port, true, 500, kTcpSyn | kTcpAck, {}));
+  uint32_t seq = 101;
+  for (const Bytes& m : messages) {
+    b.Add(SmbBetween(port, false, seq, kTcpAck, m));
+    seq += static_cast<uint32_t>(m.size());
+  }
+  seq = 501;
+  for (const Bytes& m : answers) {
+    b.Add(SmbBetween(port, true, seq, kTcpAck, m));
+    seq += static_cast<uint32_t>(m.size());
+  }
+}
+
+// What a capture brings beyond each cap is counted, not held: connections,
+// sessions, requests waiting on a connection, nonces checked.
+TEST(SmbTraceTest, WhatGoesBeyondTheCapsIsCountedNotHeld) {
+  const Bytes read = SmbFramed(SmbMessage(Command::kRead, 1, 0, 0));
+  {
+    SmbTraceBuilder b({445});
+    for (size_t i = 0; i < SmbTraceBuilder::kMaxConnections + 3; ++i) {
+      const auto port = static_cast<uint16_t>(1024 + i);
+      b.Add(SmbBetween(port, false, 100, kTcpSyn, {}));
+      b.Add(SmbBetween(port, false, 101, kTcpAck, read));
+    }
+    SmbTrace t = b.Finish();
+    EXPECT_EQ(t.connections.size(), SmbTraceBuilder::kMaxConnections);
+    EXPECT_EQ(t.segments_over_limit, 6u);  // the last three's SYNs and READs
+    EXPECT_EQ(t.connections.back().requests, 1u);
+  }
+  {
+    SmbTraceBuilder b({445});
+    std::vector<Bytes> requests;
+    for (uint64_t i = 0; i < SmbTraceBuilder::kMaxSessions + 5; ++i) {
+      requests.push_back(SmbFramed(SmbMessage(Command::kRead, i, kSmbSession + i, kSmbSigned)));
+    }
+    SmbConverse(b, 1000, requests);
+    SmbTrace t = b.Finish();
+    EXPECT_EQ(t.sessions.size(), SmbTraceBuilder::kMaxSessions);
+    EXPECT_EQ(t.sessions_over_limit, 5u);
+    ASSERT_EQ(t.connections.size(), 1u);
+    EXPECT_EQ(t.connections[0].requests, SmbTraceBuilder::kMaxSessions + 5);
+  }
+  {
+    // Requests never answered: beyond kMaxOutstanding the lowest MessageId
+    // is given up, and its response, when it comes, answers nothing.
+    SmbTraceBuilder b({445});
+    std::vector<Bytes> requests;
+    for (uint64_t i = 0; i < SmbTraceBuilder::kMaxOutstanding + 10; ++i) {
+      requests.push_back(SmbFramed(SmbMessage(Command::kRead, i, 0, 0)));
+    }
+    SmbConverse(b, 1001, requests, {SmbFramed(SmbMessage(Command::kRead, 0, 0, kSmbResponse))});
+    SmbTrace t = b.Finish();
+    ASSERT_EQ(t.connections.size(), 1u);
+    const SmbConnectionTrace& c = t.connections[0];
+    EXPECT_EQ(c.outstanding_given_up, 10u);
+    EXPECT_EQ(c.most_outstanding, SmbTraceBuilder::kMaxOutstanding);
+    EXPECT_EQ(c.unmatched_responses, 1u);
+    EXPECT_EQ(c.outstanding_at_end, SmbTraceBuilder::kMaxOutstanding);
+  }
+  {
+    // Nonces: kMaxNonces are checked, the rest counted as not checked (a
+    // reuse among them is not seen).
+    SmbTraceBuilder b({445});
+    std::vector<Bytes> sealed;
+    for (uint32_t i = 0; i < SmbTraceBuilder::kMaxNonces + 7; ++i) {
+      Bytes m = SmbTransform(kSmbSession, 0, 16);
+      smb::PutLe32(m.data() + 20, i);  // the nonce's first bytes, after ProtocolId and Signature
+      sealed.push_back(SmbFramed(m));
+    }
+    sealed.push_back(sealed.front());  // nonce 0 again, beyond the cap
+    SmbConverse(b, 1002, sealed);
+    SmbTrace t = b.Finish();
+    ASSERT_EQ(t.sessions.size(), 1u);
+    EXPECT_EQ(t.sessions[0].encrypted, SmbTraceBuilder::kMaxNonces + 8);
+    EXPECT_EQ(t.sessions[0].nonces_not_checked, 8u);
+    EXPECT_EQ(t.sessions[0].nonces_reused, 0u);
+  }
+}
+
 // The SMB part of section "trace" is drawn from results.json alone, and a
 // crafted value of another type is a dash, not a failure.
 TEST(SmbTraceTest, TheReportDrawsTheSessionsCommandsAndConnections) {
