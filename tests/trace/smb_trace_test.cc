@@ -15,6 +15,7 @@
 #include "smb/client_messages.h"
 #include "smb/message.h"
 #include "smb/transform.h"
+#include "tests/trace/segment.h"
 #include "trace/rpc_trace.h"
 
 namespace secmode::trace {
@@ -299,23 +300,9 @@ TEST(SmbTraceTest, NetbiosKeepAlivesBetweenMessagesAreCountedAndPassed) {
   EXPECT_EQ(b.connections[0].requests, 1u);
 }
 
-// A segment between 10.0.0.1:`client_port` and 10.0.0.2:445 (or back).
 TcpSegment SmbBetween(uint16_t client_port, bool back, uint32_t seq, uint8_t flags,
                       common::ByteView data) {
-  TcpSegment s;
-  Endpoint client, server;
-  client.addr[0] = server.addr[0] = 10;
-  client.addr[3] = 1;
-  server.addr[3] = 2;
-  client.port = client_port;
-  server.port = 445;
-  s.src = back ? server : client;
-  s.dst = back ? client : server;
-  s.seq = seq;
-  s.flags = flags;
-  s.payload = data;
-  s.payload_len = static_cast<uint32_t>(data.size());
-  return s;
+  return SegmentBetween(client_port, 445, back, seq, flags, data);
 }
 
 // One connection's client side sending `messages` (each framed), after its

@@ -22,6 +22,7 @@
 #include "rpc/rpc_msg.h"
 #include "rpc/xdr.h"
 #include "tests/support/temp_dir.h"
+#include "tests/trace/segment.h"
 #include "trace/capture.h"
 #include "trace/rpc_records.h"
 #include "trace/rpc_trace.h"
@@ -1051,20 +1052,7 @@ TEST(CaptureReaderTest, AFileEndingInsideAFrameIsReadUpToIt) {
 // `back`), `wire` bytes long on the wire of which `data` were captured.
 TcpSegment Between(uint16_t client_port, bool back, uint32_t seq, uint8_t flags, ByteView data,
                    uint32_t wire = 0) {
-  TcpSegment s;
-  Endpoint client, server;
-  client.addr[0] = server.addr[0] = 10;
-  client.addr[3] = 1;
-  server.addr[3] = 2;
-  client.port = client_port;
-  server.port = 2049;
-  s.src = back ? server : client;
-  s.dst = back ? client : server;
-  s.seq = seq;
-  s.flags = flags;
-  s.payload = data;
-  s.payload_len = wire ? wire : static_cast<uint32_t>(data.size());
-  return s;
+  return SegmentBetween(client_port, 2049, back, seq, flags, data, wire);
 }
 
 TEST(RpcTraceTest, ASynOnTheSamePortsStartsANewConnectionAndMaxseqStaysOutOfTheWindows) {
