@@ -101,9 +101,8 @@ Status SmbClient::SendFrame(ByteView a, ByteView b) {
     return Status::InvalidArgument("an SMB message of " + N(size) +
                                    " bytes does not fit the NetBIOS frame");
   }
-  const uint8_t mark[kFrameHeaderSize] = {0, static_cast<uint8_t>(size >> 16),
-                                          static_cast<uint8_t>(size >> 8),
-                                          static_cast<uint8_t>(size)};
+  const std::array<uint8_t, kFrameHeaderSize> header = FrameHeader(size);
+  const uint8_t* mark = header.data();
   if (config_.wire_observer) {
     Bytes frame(mark, mark + 4);
     frame.insert(frame.end(), a.begin(), a.end());

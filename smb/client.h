@@ -42,6 +42,7 @@
 #ifndef SECMODE_SMB_CLIENT_H_
 #define SECMODE_SMB_CLIENT_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,11 +80,6 @@ struct SmbClientConfig {
   std::function<void(bool from_client, common::ByteView frame)> wire_observer;
 };
 
-// Largest NetBIOS-framed message accepted (the framing's 24-bit length).
-inline constexpr size_t kMaxFrame = (size_t{1} << 24) - 1;
-// The Direct TCP transport header before each SMB2 message (MS-SMB2 2.1):
-// a zero byte and the message's 24-bit length.
-inline constexpr size_t kFrameHeaderSize = 4;
 // Bytes of requests an emulated round trip (HoldRequests) holds at most.
 inline constexpr size_t kDelayedBytesBound = size_t{64} << 20;
 

@@ -8,6 +8,8 @@
 #ifndef SECMODE_SMB_MESSAGE_H_
 #define SECMODE_SMB_MESSAGE_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +24,23 @@ inline constexpr size_t kWriteRequestBodySize = 48;  // fixed part, StructureSiz
 inline constexpr size_t kReadResponseBodySize = 16;  // fixed part, StructureSize 17
 inline constexpr size_t kWriteDataOffset = kHeaderSize + kWriteRequestBodySize;  // 0x70
 inline constexpr size_t kReadDataOffset = kHeaderSize + kReadResponseBodySize;   // 0x50
+
+// Largest message Direct TCP can frame (its 24-bit length; MS-SMB2 2.1).
+inline constexpr size_t kMaxFrame = (size_t{1} << 24) - 1;
+// The Direct TCP transport header before each SMB2 message (MS-SMB2 2.1):
+// a zero byte and the message's 24-bit length.
+inline constexpr size_t kFrameHeaderSize = 4;
+// That header for a message of `size` bytes (at most kMaxFrame).
+inline std::array<uint8_t, kFrameHeaderSize> FrameHeader(size_t size) {
+  return {0, static_cast<uint8_t>(size >> 16), static_cast<uint8_t>(size >> 8),
+          static_cast<uint8_t>(size)};
+}
+// `message` after its header, appended to *out.
+inline void AppendFramed(common::ByteView message, common::Bytes* out) {
+  out->reserve(out->size() + kFrameHeaderSize + message.size());
+  for (uint8_t b : FrameHeader(message.size())) out->push_back(b);
+  out->insert(out->end(), message.begin(), message.end());
+}
 
 enum class Command : uint16_t {
   kNegotiate = 0x0000,

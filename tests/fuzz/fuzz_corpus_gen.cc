@@ -746,11 +746,8 @@ void TraceSeeds(Writer& w) {
   // compounded, an interim and a final response, a channel's binding
   // SESSION_SETUP, and encrypted messages (one nonce sent twice).
   auto direct_tcp = [](const Bytes& m) {
-    Bytes b(4 + m.size());
-    b[1] = static_cast<uint8_t>(m.size() >> 16);
-    b[2] = static_cast<uint8_t>(m.size() >> 8);
-    b[3] = static_cast<uint8_t>(m.size());
-    std::copy(m.begin(), m.end(), b.begin() + 4);
+    Bytes b;
+    smb::AppendFramed(m, &b);
     return b;
   };
   auto header = [](smb::Command command, uint64_t id, uint64_t session, uint32_t flags,

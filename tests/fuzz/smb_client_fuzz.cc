@@ -112,15 +112,6 @@ void MakeModes() {
   }
 }
 
-void AppendFrame(ByteView message, Bytes* stream) {
-  const size_t n = message.size();
-  stream->push_back(0);
-  stream->push_back(static_cast<uint8_t>(n >> 16));
-  stream->push_back(static_cast<uint8_t>(n >> 8));
-  stream->push_back(static_cast<uint8_t>(n));
-  stream->insert(stream->end(), message.begin(), message.end());
-}
-
 // Item 0: a response the input describes, signed or sealed as it says.
 void AppendResponse(FuzzReader& in, ModeKeys& m, const std::vector<smb::SmbClient::Sent>& sent,
                     Bytes* stream) {
@@ -149,10 +140,10 @@ void AppendResponse(FuzzReader& in, ModeKeys& m, const std::vector<smb::SmbClien
   if ((flags & 8) && m.encryptor) {
     Bytes wire;
     if (!m.encryptor->Seal({ByteView(message)}, &wire).ok()) return;
-    AppendFrame(wire, stream);
+    smb::AppendFramed(wire, stream);
     return;
   }
-  AppendFrame(message, stream);
+  smb::AppendFramed(message, stream);
 }
 
 }  // namespace

@@ -108,9 +108,8 @@ TEST(Tshark, DecryptsAndDissectsAes128GcmReadWrite) {
   // Each SMB message travels with its 4-byte NetBIOS session-service length
   // prefix (MS-SMB2 2.1).
   auto send = [&pcap](bool from_client, ByteView smb) {
-    Bytes framed = {0, static_cast<uint8_t>(smb.size() >> 16),
-                    static_cast<uint8_t>(smb.size() >> 8), static_cast<uint8_t>(smb.size())};
-    framed.insert(framed.end(), smb.begin(), smb.end());
+    Bytes framed;
+    smb::AppendFramed(smb, &framed);
     pcap.Add(from_client, framed);
   };
   Bytes message, wire;

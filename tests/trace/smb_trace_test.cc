@@ -29,10 +29,8 @@ constexpr uint64_t kSmbSession = 0x0000100000000041ull;
 
 // Direct TCP (MS-SMB2 2.1): a zero byte and the message's length in 24 bits.
 Bytes SmbFramed(const Bytes& message) {
-  const size_t n = message.size();
-  Bytes b = {0, static_cast<uint8_t>(n >> 16), static_cast<uint8_t>(n >> 8),
-             static_cast<uint8_t>(n)};
-  b.insert(b.end(), message.begin(), message.end());
+  Bytes b;
+  smb::AppendFramed(message, &b);
   return b;
 }
 
