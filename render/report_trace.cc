@@ -7,6 +7,7 @@
 // Every string is results.json's and goes through MdText; a table of more
 // than kTraceMaxRows rows shows its first rows and says how many more
 // results.json holds.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -125,34 +126,6 @@ void TraceSessions(const json& section, std::ostringstream& md) {
   TraceMore(md, sessions.size());
 }
 
-void TraceConnections(const json& section, std::ostringstream& md) {
-  md << "### Connections\n\n"
-        "| client | server | calls | replies | retransmitted calls | most calls outstanding | "
-        "ended | stream bytes lost / not captured |\n|---|---|---:|---:|---:|---:|---|---:|\n";
-  const json conns = section.value("connections", json::array());
-  for (size_t i = 0; i < conns.size() && i < kTraceMaxRows; ++i) {
-    const json& c = conns[i];
-    uint64_t lost = 0, uncaptured = 0;
-    for (const char* side : {"from_client", "from_server"}) {
-      const json d = c.value(side, json::object());
-      const uint64_t bytes = d.value("bytes", uint64_t{0}),
-                     captured = d.value("captured_bytes", uint64_t{0}),
-                     gone = d.value("lost_bytes", uint64_t{0});
-      lost += gone;
-      uncaptured += bytes > captured + gone ? bytes - captured - gone : 0;
-    }
-    const std::string ended = c.value("reset", false)    ? "reset"
-                              : c.value("closed", false) ? "closed"
-                                                         : "open";
-    md << "| " << MdText(c.value("client", "")) << " | " << MdText(c.value("server", "")) << " | "
-       << c.value("calls", uint64_t{0}) << " | " << c.value("replies", uint64_t{0}) << " | "
-       << c.value("retransmissions", uint64_t{0}) << " | "
-       << c.value("most_outstanding", uint64_t{0}) << " | " << ended << " | " << lost << " / "
-       << uncaptured << " |\n";
-  }
-  TraceMore(md, conns.size());
-}
-
 // A number of results.json as text: `format`, or %g when it is too large
 // for it.
 std::string TraceFmt(const char* format, double d) {
@@ -173,6 +146,44 @@ std::string TraceString(const json& j, const char* key) {
 json TraceObject(const json& j, const char* key) {
   const json v = j.is_object() ? j.value(key, json()) : json();
   return v.is_object() ? v : json::object();
+}
+
+// Over a connection's two directions: the stream bytes the capture lost,
+// and those it saw go by but did not keep (a snap length), "lost / not
+// captured".
+std::string StreamLoss(const json& connection) {
+  double lost = 0, not_captured = 0;
+  for (const char* side : {"from_client", "from_server"}) {
+    const json d = TraceObject(connection, side);
+    auto number = [&d](const char* key) {
+      const json v = d.value(key, json());
+      return v.is_number() ? v.get<double>() : 0.0;
+    };
+    const double bytes = number("bytes"), captured = number("captured_bytes");
+    const double gone = number("lost_bytes");
+    lost += gone;
+    not_captured += std::max(0.0, bytes - captured - gone);
+  }
+  return TraceFmt("%.0f", lost) + " / " + TraceFmt("%.0f", not_captured);
+}
+
+void TraceConnections(const json& section, std::ostringstream& md) {
+  md << "### Connections\n\n"
+        "| client | server | calls | replies | retransmitted calls | most calls outstanding | "
+        "ended | stream bytes lost / not captured |\n|---|---|---:|---:|---:|---:|---|---:|\n";
+  const json conns = section.value("connections", json::array());
+  for (size_t i = 0; i < conns.size() && i < kTraceMaxRows; ++i) {
+    const json& c = conns[i];
+    const std::string ended = c.value("reset", false)    ? "reset"
+                              : c.value("closed", false) ? "closed"
+                                                         : "open";
+    md << "| " << MdText(c.value("client", "")) << " | " << MdText(c.value("server", "")) << " | "
+       << c.value("calls", uint64_t{0}) << " | " << c.value("replies", uint64_t{0}) << " | "
+       << c.value("retransmissions", uint64_t{0}) << " | "
+       << c.value("most_outstanding", uint64_t{0}) << " | " << ended << " | " << StreamLoss(c)
+       << " |\n";
+  }
+  TraceMore(md, conns.size());
 }
 
 // "lowest-highest" of a [lowest, highest] pair (the model over its seeds).
@@ -312,19 +323,14 @@ void TraceSmb(const json& smb, std::ostringstream& md) {
   TraceMore(md, commands.size());
   md << "### SMB connections\n\n"
         "| client | server | requests | responses | encrypted | compounded | headers not "
-        "captured | stream bytes lost |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+        "captured | stream bytes lost / not captured |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
   const json conns = TraceArray(smb, "connections");
   for (size_t i = 0; i < conns.size() && i < kTraceMaxRows; ++i) {
     const json& c = conns[i];
-    double lost = 0;
-    for (const char* side : {"from_client", "from_server"}) {
-      const json v = TraceObject(c, side).value("lost_bytes", json());
-      if (v.is_number()) lost += v.get<double>();
-    }
     md << "| " << MdText(TraceString(c, "client")) << " | " << MdText(TraceString(c, "server"))
        << " | " << TraceNumber(c, "requests") << " | " << TraceNumber(c, "responses") << " | "
        << TraceNumber(c, "encrypted") << " | " << TraceNumber(c, "compounded") << " | "
-       << TraceNumber(c, "unreadable") << " | " << TraceFmt("%.0f", lost) << " |\n";
+       << TraceNumber(c, "unreadable") << " | " << StreamLoss(c) << " |\n";
   }
   TraceMore(md, conns.size());
 }
