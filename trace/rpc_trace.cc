@@ -667,6 +667,26 @@ uint64_t TraceValue(uint64_t v) {
   return v / unit * unit;
 }
 
+void TraceBuilder::Add(const TcpSegment& s) {
+  if (first_ts_ns_ < 0) first_ts_ns_ = s.ts_ns;
+  last_ts_ns_ = std::max(last_ts_ns_, s.ts_ns);
+  if (smb_.Wants(s)) {
+    smb_.Add(s);
+  } else {
+    rpc_.Add(s);
+  }
+}
+
+RpcTrace TraceBuilder::Finish(const CaptureCounts& counts) {
+  RpcTrace t = rpc_.Finish(counts);
+  t.smb = smb_.Finish();
+  if (first_ts_ns_ >= 0) {
+    t.first_ts_ns = first_ts_ns_;
+    t.last_ts_ns = last_ts_ns_;
+  }
+  return t;
+}
+
 Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& options,
                               const TraceProgress& progress) {
   SECMODE_RETURN_IF_ERROR(CheckTraceOptions(options));
@@ -674,21 +694,13 @@ Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& optio
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
   const bool report = progress.report && !ec;  // no progress of a file of unknown size
-  RpcTraceBuilder builder(options);
-  SmbTraceBuilder smb(options.smb_ports);
-  int64_t first_ts_ns = -1, last_ts_ns = 0;
+  TraceBuilder builder(options);
   TcpSegment s;
   auto last = std::chrono::steady_clock::now();
   for (uint64_t n = 1;; ++n) {
     SECMODE_ASSIGN_OR_RETURN(const bool more, reader->Next(&s));
     if (!more) break;
-    if (first_ts_ns < 0) first_ts_ns = s.ts_ns;
-    last_ts_ns = std::max(last_ts_ns, s.ts_ns);
-    if (smb.Wants(s)) {
-      smb.Add(s);
-    } else {
-      builder.Add(s);
-    }
+    builder.Add(s);
     if (report && n % 1024 == 0) {
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - last).count() >= progress.every_s) {
@@ -698,13 +710,7 @@ Result<RpcTrace> TraceCapture(const std::string& path, const TraceOptions& optio
     }
   }
   if (report) progress.report(size, size);
-  RpcTrace t = builder.Finish(reader->counts());
-  t.smb = smb.Finish();
-  if (first_ts_ns >= 0) {
-    t.first_ts_ns = first_ts_ns;
-    t.last_ts_ns = last_ts_ns;
-  }
-  return t;
+  return builder.Finish(reader->counts());
 }
 
 }  // namespace secmode::trace

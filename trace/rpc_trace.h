@@ -303,6 +303,22 @@ common::Status CheckTraceOptions(const TraceOptions& options);
 // the memory they take, stay few).
 uint64_t TraceValue(uint64_t v);
 
+// Both builders over one capture: a segment of a connection on one of the
+// SMB ports goes to the SMB trace, every other to the RPC trace; the
+// capture's first and last time stamps over both. What TraceCapture and the
+// fuzz target feed. Thread safety: none.
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(const TraceOptions& options) : rpc_(options), smb_(options.smb_ports) {}
+  void Add(const TcpSegment& s);
+  RpcTrace Finish(const CaptureCounts& counts);
+
+ private:
+  RpcTraceBuilder rpc_;
+  SmbTraceBuilder smb_;
+  int64_t first_ts_ns_ = -1, last_ts_ns_ = 0;
+};
+
 // How far the reading of a capture is: `report` is called with the file's
 // bytes read so far and its size about every `every_s` seconds (checked
 // every 1024 segments) and once at the end (read == size).

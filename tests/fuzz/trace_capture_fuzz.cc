@@ -25,36 +25,25 @@ constexpr int kLinkTypes[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW
                               DLT_NULL,   DLT_LOOP,      DLT_IPV4,       DLT_IPV6};
 
 // RPC on 2049 and 20049, SMB on 445 and 20445.
-struct Builders {
-  Builders() : rpc(Options()), smb(Options().smb_ports) {}
-  static trace::TraceOptions Options() {
-    trace::TraceOptions o;
-    o.rpc_ports = {2049, 20049};
-    o.smb_ports = {445, 20445};
-    return o;
-  }
-  void Add(const trace::TcpSegment& s) {
-    if (smb.Wants(s)) {
-      smb.Add(s);
-    } else {
-      rpc.Add(s);
-    }
-  }
-  void Finish(const trace::CaptureCounts& counts) {
-    trace::RpcTrace t = rpc.Finish(counts);
-    t.smb = smb.Finish();
-    (void)trace::TraceText(trace::TraceJson(t, Options()));
-  }
-  trace::RpcTraceBuilder rpc;
-  trace::SmbTraceBuilder smb;
-};
+trace::TraceOptions Options() {
+  trace::TraceOptions o;
+  o.rpc_ports = {2049, 20049};
+  o.smb_ports = {445, 20445};
+  return o;
+}
+
+// The trace, and its JSON drawn as the terminal's table.
+void Finish(trace::TraceBuilder& b, const trace::CaptureCounts& counts) {
+  trace::RpcTrace t = b.Finish(counts);
+  (void)trace::TraceText(trace::TraceJson(t, Options()));
+}
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const ByteView rest(data + 1, size - 1);
-  Builders b;
+  trace::TraceBuilder b(Options());
   if (data[0] == 0) {
     auto reader = trace::CaptureReader::FromBytes(rest, "fuzz.pcap");
     if (!reader.ok()) return 0;
@@ -64,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!more.ok() || !*more) break;
       b.Add(s);
     }
-    b.Finish((*reader)->counts());
+    Finish(b, (*reader)->counts());
     return 0;
   }
   trace::CaptureCounts counts;
@@ -85,6 +74,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       b.Add(s);
     }
   }
-  b.Finish(counts);
+  Finish(b, counts);
   return 0;
 }
