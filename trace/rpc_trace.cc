@@ -119,17 +119,13 @@ struct RpcTraceBuilder::Conn {
   };
   Conn(RpcTraceBuilder* b, size_t i)
       : index(i),
-        to_server(4u << 20, &b->pending_),
-        to_client(4u << 20, &b->pending_),
         call_sink(b, this, true),
         reply_sink(b, this, false),
-        calls(call_sink),
-        replies(reply_sink) {}
+        tcp(call_sink, reply_sink, &b->pending_, RecordWalker::kDefaultMaxRecord, &kRpcFraming) {}
   size_t index;  // into the trace's connections
-  TcpDirection to_server, to_client;
   Sink call_sink, reply_sink;
-  RecordWalker calls, replies;
-  std::map<uint32_t, Waiting> waiting;              // by XID
+  TcpConnection tcp;                    // calls from the client, replies from the server
+  std::map<uint32_t, Waiting> waiting;  // by XID
   std::deque<std::pair<uint64_t, uint32_t>> order;  // (serial, XID), oldest first
   // The handshake's segments as captured (-1: not seen).
   int64_t syn_ns = -1, synack_ns = -1;
@@ -140,18 +136,6 @@ struct RpcTraceBuilder::Conn {
 
 RpcTraceBuilder::RpcTraceBuilder(TraceOptions options) : options_(std::move(options)) {}
 RpcTraceBuilder::~RpcTraceBuilder() = default;
-
-RpcTraceBuilder::Conn* RpcTraceBuilder::Find(const TcpSegment& s, bool* from_client) {
-  if (auto it = live_.find({s.src, s.dst}); it != live_.end()) {
-    *from_client = true;
-    return it->second.get();
-  }
-  if (auto it = live_.find({s.dst, s.src}); it != live_.end()) {
-    *from_client = false;
-    return it->second.get();
-  }
-  return nullptr;
-}
 
 RpcTraceBuilder::Conn* RpcTraceBuilder::Start(const TcpSegment& s, bool* from_client) {
   std::pair<Endpoint, Endpoint> key;
@@ -190,12 +174,8 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
   if (trace_.first_ts_ns == 0) trace_.first_ts_ns = s.ts_ns;
   trace_.last_ts_ns = std::max(trace_.last_ts_ns, s.ts_ns);
   bool from_client = false;
-  Conn* c = Find(s, &from_client);
-  // A client's SYN on the same ports, but for the one the connection began
-  // with sent again: a new connection (the Linux client reconnects from its
-  // port; a capture may have begun after the first SYN).
-  if (c && from_client && (s.flags & kTcpSyn) && !(s.flags & kTcpAck) &&
-      !(c->to_server.counts().syn && c->to_server.syn_seq() == s.seq)) {
+  Conn* c = FindConnection(live_, s, &from_client);
+  if (c && from_client && c->tcp.IsNewSyn(s)) {
     Close(*c);
     c = nullptr;
   }
@@ -203,19 +183,7 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
   if (!c) return;
   ConnectionTrace& ct = trace_.connections[c->index];
   ct.last_ts_ns = std::max(ct.last_ts_ns, s.ts_ns);
-  // A direction whose start the capture missed: its first bytes may be the
-  // middle of a record, so its first record is searched for.
-  if (s.payload_len > 0 && !(s.flags & kTcpSyn)) {
-    if (from_client && !c->to_server.started()) c->calls.Seek();
-    if (!from_client && !c->to_client.started()) c->replies.Seek();
-  }
-  if (from_client) {
-    c->to_server.Add(s, c->calls);
-    if (s.flags & kTcpAck) c->to_client.Acked(s.ack, s.ts_ns, c->replies);
-  } else {
-    c->to_client.Add(s, c->replies);
-    if (s.flags & kTcpAck) c->to_server.Acked(s.ack, s.ts_ns, c->calls);
-  }
+  c->tcp.Add(s, from_client);
   Handshake(*c, s, from_client);
   if ((s.flags & (kTcpRst | kTcpFin)) && c->carried_data) {
     if (ClientEvents* e = EventsOf(ct.client)) e->disconnect = true;
@@ -226,10 +194,8 @@ void RpcTraceBuilder::Add(const TcpSegment& s) {
     c->ending_seen = true;
     ct.ended_by_server = !from_client;
   }
-  if (s.flags & kTcpRst) ct.reset = true;
-  if ((s.flags & kTcpFin) && c->to_server.counts().fin && c->to_client.counts().fin) {
-    ct.closed = true;
-  }
+  ct.reset = c->tcp.reset();
+  ct.closed = c->tcp.closed();
 }
 
 void RpcTraceBuilder::Handshake(Conn& c, const TcpSegment& s, bool from_client) {
@@ -562,20 +528,17 @@ void RpcTraceBuilder::Forget(const Waiting& w) {
 }
 
 void RpcTraceBuilder::Close(Conn& c) {
-  c.to_server.Finish(c.calls);
-  c.to_client.Finish(c.replies);
-  c.calls.Finish();
-  c.replies.Finish();
+  c.tcp.Finish();
   ConnectionTrace& ct = trace_.connections[c.index];
   ct.outstanding_at_end = c.waiting.size();
   for (const auto& [xid, w] : c.waiting) {
     PassedOver(c, w);
     Forget(w);
   }
-  ct.from_client = c.to_server.counts();
-  ct.from_server = c.to_client.counts();
-  ct.client_records = c.calls.counts();
-  ct.server_records = c.replies.counts();
+  ct.from_client = c.tcp.from_client();
+  ct.from_server = c.tcp.from_server();
+  ct.client_records = c.tcp.client_records();
+  ct.server_records = c.tcp.server_records();
   live_.erase({ct.client, ct.server});  // destroys c
 }
 

@@ -218,7 +218,6 @@ class RpcTraceBuilder {
  private:
   struct Conn;
   struct Waiting;
-  Conn* Find(const TcpSegment& s, bool* from_client);
   Conn* Start(const TcpSegment& s, bool* from_client);
   void Handshake(Conn& c, const TcpSegment& s, bool from_client);
   void Call(Conn& c, const RecordSeen& r);

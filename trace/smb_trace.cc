@@ -22,16 +22,12 @@ struct SmbTraceBuilder::Conn {
   };
   Conn(SmbTraceBuilder* b, size_t i)
       : index(i),
-        to_server(4u << 20, &b->pending_),
-        to_client(4u << 20, &b->pending_),
         request_sink(b, this, true),
         response_sink(b, this, false),
-        requests(request_sink, kMaxMessage, &kSmbFraming),
-        responses(response_sink, kMaxMessage, &kSmbFraming) {}
+        tcp(request_sink, response_sink, &b->pending_, kMaxMessage, &kSmbFraming) {}
   size_t index;  // into the trace's connections
-  TcpDirection to_server, to_client;
   Sink request_sink, response_sink;
-  RecordWalker requests, responses;
+  TcpConnection tcp;                    // requests from the client, responses from the server
   std::map<uint64_t, Waiting> waiting;  // by MessageId
 };
 
@@ -40,18 +36,6 @@ SmbTraceBuilder::~SmbTraceBuilder() = default;
 
 bool SmbTraceBuilder::Wants(const TcpSegment& s) const {
   return ports_.count(s.dst.port) > 0 || ports_.count(s.src.port) > 0;
-}
-
-SmbTraceBuilder::Conn* SmbTraceBuilder::Find(const TcpSegment& s, bool* from_client) {
-  if (auto it = live_.find({s.src, s.dst}); it != live_.end()) {
-    *from_client = true;
-    return it->second.get();
-  }
-  if (auto it = live_.find({s.dst, s.src}); it != live_.end()) {
-    *from_client = false;
-    return it->second.get();
-  }
-  return nullptr;
 }
 
 SmbTraceBuilder::Conn* SmbTraceBuilder::Start(const TcpSegment& s, bool* from_client) {
@@ -74,11 +58,8 @@ SmbTraceBuilder::Conn* SmbTraceBuilder::Start(const TcpSegment& s, bool* from_cl
 
 void SmbTraceBuilder::Add(const TcpSegment& s) {
   bool from_client = false;
-  Conn* c = Find(s, &from_client);
-  // A client's SYN but for the one the connection began with, sent again: a
-  // new connection on the same ports.
-  if (c && from_client && (s.flags & kTcpSyn) && !(s.flags & kTcpAck) &&
-      !(c->to_server.counts().syn && c->to_server.syn_seq() == s.seq)) {
+  Conn* c = FindConnection(live_, s, &from_client);
+  if (c && from_client && c->tcp.IsNewSyn(s)) {
     Close(*c);
     c = nullptr;
   }
@@ -86,23 +67,9 @@ void SmbTraceBuilder::Add(const TcpSegment& s) {
   if (!c) return;
   SmbConnectionTrace& ct = trace_.connections[c->index];
   ct.last_ts_ns = std::max(ct.last_ts_ns, s.ts_ns);
-  // A direction whose start the capture missed: its first bytes may be the
-  // middle of a message, so its first message is searched for.
-  if (s.payload_len > 0 && !(s.flags & kTcpSyn)) {
-    if (from_client && !c->to_server.started()) c->requests.Seek();
-    if (!from_client && !c->to_client.started()) c->responses.Seek();
-  }
-  if (from_client) {
-    c->to_server.Add(s, c->requests);
-    if (s.flags & kTcpAck) c->to_client.Acked(s.ack, s.ts_ns, c->responses);
-  } else {
-    c->to_client.Add(s, c->responses);
-    if (s.flags & kTcpAck) c->to_server.Acked(s.ack, s.ts_ns, c->requests);
-  }
-  if (s.flags & kTcpRst) ct.reset = true;
-  if ((s.flags & kTcpFin) && c->to_server.counts().fin && c->to_client.counts().fin) {
-    ct.closed = true;
-  }
+  c->tcp.Add(s, from_client);
+  ct.reset = c->tcp.reset();
+  ct.closed = c->tcp.closed();
 }
 
 size_t SmbTraceBuilder::SessionOf(uint64_t id, const Conn& c) {
@@ -286,17 +253,14 @@ void SmbTraceBuilder::Transform(Conn& c, ByteView head, bool from_client) {
 }
 
 void SmbTraceBuilder::Close(Conn& c) {
-  c.to_server.Finish(c.requests);
-  c.to_client.Finish(c.responses);
-  c.requests.Finish();
-  c.responses.Finish();
+  c.tcp.Finish();
   SmbConnectionTrace& ct = trace_.connections[c.index];
   ct.outstanding_at_end = c.waiting.size();
   while (!c.waiting.empty()) Forget(c, c.waiting.begin());
-  ct.from_client = c.to_server.counts();
-  ct.from_server = c.to_client.counts();
-  ct.client_records = c.requests.counts();
-  ct.server_records = c.responses.counts();
+  ct.from_client = c.tcp.from_client();
+  ct.from_server = c.tcp.from_server();
+  ct.client_records = c.tcp.client_records();
+  ct.server_records = c.tcp.server_records();
   live_.erase({ct.client, ct.server});  // destroys c
 }
 

@@ -50,6 +50,7 @@
 #include "smb/message.h"
 #include "trace/capture.h"
 #include "trace/rpc_records.h"
+#include "trace/tcp_connection.h"
 #include "trace/tcp_stream.h"
 
 namespace secmode::trace {
@@ -140,7 +141,6 @@ class SmbTraceBuilder {
     size_t session = SIZE_MAX;  // SIZE_MAX: none
     uint64_t charge = 1;
   };
-  Conn* Find(const TcpSegment& s, bool* from_client);
   Conn* Start(const TcpSegment& s, bool* from_client);
   void Message(Conn& c, const RecordSeen& r, bool from_client);
   // One SMB2 header in clear (`at`: its first bytes, the body's after them
