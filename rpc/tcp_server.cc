@@ -364,24 +364,24 @@ void TcpServer::Admit(Fd fd) {
   if (stopping_) return;
   auto from_host = per_host_.find(host);
   if (from_host != per_host_.end() && from_host->second.connections >= max_per_host_) {
-    refused_++;
-    host_refused_++;
     log_->Say(LogKind::kHostCap, [&] {
       return "per-host limit of " + std::to_string(max_per_host_) + " connections from " + host +
-             " reached: closing its new connection (" + std::to_string(host_refused_.load()) +
+             " reached: closing its new connection (" + std::to_string(host_refused_.load() + 1) +
              " refused so far; --max-connections-per-host raises it)";
     });
+    refused_++;
+    host_refused_++;
     return;  // closed by Fd
   }
   if (open_.load() - static_cast<uint64_t>(evicting_) >= static_cast<uint64_t>(max_connections_) &&
       (evicting_ >= kMaxEvicting || !EvictIdlest(PeerName(fd.get())))) {
-    refused_++;
     log_->Say(LogKind::kConnectionCap, [&] {
       return "connection limit of " + std::to_string(max_connections_) +
              " reached and none idle: closing the new connection from " + PeerName(fd.get()) +
-             " (" + std::to_string(refused_.load()) +
+             " (" + std::to_string(refused_.load() + 1) +
              " refused so far; --max-connections raises it)";
     });
+    refused_++;
     return;
   }
   SetNoDelay(fd.get());
@@ -450,15 +450,15 @@ bool TcpServer::EvictIdlest(const std::string& newcomer) {
   // Its descriptor is open while it is in conns_ (its thread erases it
   // under mu_ before closing): the shutdown ends its thread's recv.
   idlest->evicted = true;
-  evicting_++;
-  evicted_++;
   log_->Say(LogKind::kEviction, [&] {
     return "connection limit of " + std::to_string(max_connections_) +
            " reached: closed connection " + std::to_string(idlest->index) + " from " +
            PeerName(idlest->fd.get()) + ", idle " +
            Seconds(common::NowNs() - idlest->active_ns.load()) + ", for the new one from " +
-           newcomer + " (" + std::to_string(evicted_.load()) + " evicted so far)";
+           newcomer + " (" + std::to_string(evicted_.load() + 1) + " evicted so far)";
   });
+  evicting_++;
+  evicted_++;
   Cut(*idlest);
   return true;
 }
@@ -561,13 +561,13 @@ void TcpServer::ResetHeaviest() {
     if (total <= budget_) break;
     const size_t held = c->held.load();
     if (held == 0) break;
-    memory_resets_++;
     log_->Say(LogKind::kMemory, [&] {
       return "memory budget of " + std::to_string(budget_ >> 20) + " MiB exceeded (" +
              std::to_string(total >> 20) + " MiB held): reset connection " +
              std::to_string(c->index) + " from " + PeerName(c->fd.get()) + ", which held " +
              std::to_string(held >> 10) + " KiB (--max-memory raises it)";
     });
+    memory_resets_++;
     // As for eviction, its descriptor is open while it is in conns_.
     ResetOnClose(c->fd.get());
     Cut(*c);
@@ -834,11 +834,11 @@ void TcpServer::FlushLoop() {
       }
       if (!c.closed && c.backlog_bytes.load() > 0 && send_ns_ > 0 &&
           now - c.progress_ns > send_ns_) {
-        send_timeouts_++;
         log_->Say(LogKind::kSendDeadline, [&] {
           return "connection " + std::to_string(c.index) + " from " + PeerName(c.fd.get()) +
                  " took too few of its replies for " + Seconds(send_ns_) + ": closed";
         });
+        send_timeouts_++;
         ResetOnClose(c.fd.get());  // what is queued would never go: drop it
         shutdown(c.fd.get(), SHUT_RDWR);
         DropPending(c);
@@ -923,11 +923,11 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
     }
     if (err == EAGAIN) {
       ResetOnClose(fd);  // what is queued would never go: drop it
-      send_timeouts_++;
       log_->Say(LogKind::kSendDeadline, [&] {
         return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
                " took too few of its replies for " + Seconds(send_ns_) + ": closed";
       });
+      send_timeouts_++;
     }
     return err == 0;
   };
@@ -949,11 +949,11 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
                                                   });
     } catch (const std::system_error& e) {
       // No thread for the delay line: this connection only is closed.
-      thread_failures_++;
       log_->Say(LogKind::kAcceptError, [&] {
         return "connection " + std::to_string(conn->index) +
                ": no thread for its reply delay line (" + e.what() + "): closed";
       });
+      thread_failures_++;
       open = false;
     }
   }
@@ -1003,22 +1003,22 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
   // (a large first record may take longer to arrive).
   auto first_too_long = [&](uint64_t now) {
     if (heard || first_ns_ == 0 || now - conn->accepted_ns < first_ns_) return false;
-    first_record_timeouts_++;
     log_->Say(LogKind::kRecordDeadline, [&] {
       return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
              " sent nothing in the " + Seconds(first_ns_) + " after it was accepted: closed";
     });
+    first_record_timeouts_++;
     return true;
   };
   auto stuck_too_long = [&](uint64_t now) {
     if (stuck_since == 0) stuck_since = now;
     if (record_ns_ == 0 || now - stuck_since < record_ns_) return false;
-    record_timeouts_++;
     log_->Say(LogKind::kRecordDeadline, [&] {
       return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
              " sent part of a record (" + std::to_string(reader.buffered()) +
              " bytes) and completed none for " + Seconds(record_ns_) + ": closed";
     });
+    record_timeouts_++;
     return true;
   };
   uint64_t reads = 0;
@@ -1039,11 +1039,11 @@ void TcpServer::Serve(std::shared_ptr<Conn> conn) {
       } else if (options_.workers == 0 || conn->outstanding.load() == 0) {
         if (idle_since == 0) idle_since = now - std::min(now, tick_ns_);
         if (idle_ns_ > 0 && now - idle_since >= idle_ns_) {
-          idle_closed_++;
           log_->Say(LogKind::kIdleDeadline, [&] {
             return "connection " + std::to_string(conn->index) + " from " + PeerName(fd) +
                    " sent nothing for " + Seconds(idle_ns_) + ": closed";
           });
+          idle_closed_++;
           break;
         }
       }

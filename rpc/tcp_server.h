@@ -215,6 +215,8 @@ class TcpServer {
   // The per-host cap and memory budget in force (resolved likewise).
   int max_connections_per_host() const { return max_per_host_; }
   size_t max_memory() const { return budget_; }
+  // A count that a log line says is raised after the line is said: whoever
+  // sees the count finds the line in TcpServerOptions::log.
   TcpServerStats stats() const;
 
  private:
