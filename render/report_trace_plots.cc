@@ -151,30 +151,36 @@ std::vector<Series> InFlightSeries(const std::vector<const json*>& contexts) {
     if (!std::isfinite(start) || !std::isfinite(bin) || bin <= 0 || !most.is_array()) continue;
     Series s{"context " + Str(*x, "handle"), {}};
     for (size_t i = 0; i < most.size() && i < kMaxPoints; ++i) {
-      s.points.emplace_back(start + (static_cast<double>(i) + 0.5) * bin, Number(most[i]));
+      const double at = start + (static_cast<double>(i) + 0.5) * bin;
+      if (std::isfinite(at)) s.points.emplace_back(at, Number(most[i]));
     }
     if (!s.points.empty()) out.push_back(std::move(s));
   }
   return out;
 }
 
+// The busiest RPC operations' and SMB commands' response times, half the
+// plot's series each when both have more (the rest to whichever has).
 std::vector<Series> ResponseSeries(const json& section) {
-  std::vector<const json*> rows;
-  const json ops = section.value("operations", json());
-  for (const json* r : Busiest(ops, "calls", kMaxResponses)) rows.push_back(r);
+  auto series = [](const json& rows, const char* count, bool smb) {
+    std::vector<Series> out;
+    for (const json* r : Busiest(rows, count, kMaxResponses)) {
+      Series s{smb ? "SMB " + Str(*r, "command") + " (" + Str(*r, "protection") + ")"
+                   : Str(*r, "operation") + " (" + Str(*r, "mode") + ")",
+               Distribution(r->value("response_us_quantiles", json()))};
+      if (!s.points.empty()) out.push_back(std::move(s));
+    }
+    return out;
+  };
   const json smb = section.value("smb", json());
-  json commands = smb.is_object() ? smb.value("commands", json()) : json();
-  for (const json* r : Busiest(commands, "requests", kMaxResponses)) rows.push_back(r);
-  std::vector<Series> out;
-  for (const json* r : rows) {
-    const bool is_smb = r->contains("command");
-    Series s{is_smb ? "SMB " + Str(*r, "command") + " (" + Str(*r, "protection") + ")"
-                    : Str(*r, "operation") + " (" + Str(*r, "mode") + ")",
-             Distribution(r->value("response_us_quantiles", json()))};
-    if (!s.points.empty()) out.push_back(std::move(s));
-  }
-  if (out.size() > kMaxResponses) out.resize(kMaxResponses);
-  return out;
+  std::vector<Series> rpc = series(section.value("operations", json()), "calls", false);
+  std::vector<Series> commands =
+      series(smb.is_object() ? smb.value("commands", json()) : json(), "requests", true);
+  const size_t half = kMaxResponses / 2;
+  rpc.resize(std::min(rpc.size(), std::max(half, kMaxResponses - commands.size())));
+  commands.resize(std::min(commands.size(), kMaxResponses - rpc.size()));
+  for (Series& s : commands) rpc.push_back(std::move(s));
+  return rpc;
 }
 
 // An image of the plot drawn, or why it could not be.

@@ -54,8 +54,10 @@ Comparison CompareToRuns(const std::vector<ScenarioResult>& seeds,
   c.measured_violations_max = hi;
   std::string vrule;
   if (sv == 0) {
-    c.violations_agree = c.measured_violations_scaled == 0;
-    vrule = "model says zero: so must the median run";
+    c.violations_agree =
+        c.measured_violations_scaled == 0 && hi <= static_cast<double>(tol.violation_slack);
+    vrule = common::Sprintf("model says zero: so must the median run, and no run more than %lld",
+                            static_cast<long long>(tol.violation_slack));
   } else {
     const double from = lo / tol.violation_factor, to = hi * tol.violation_factor;
     const double slack = static_cast<double>(tol.violation_slack);

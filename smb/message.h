@@ -35,9 +35,9 @@ inline std::array<uint8_t, kFrameHeaderSize> FrameHeader(size_t size) {
   return {0, static_cast<uint8_t>(size >> 16), static_cast<uint8_t>(size >> 8),
           static_cast<uint8_t>(size)};
 }
-// `message` after its header, appended to *out.
+// `message` after its header, appended to *out. A message longer than
+// kMaxFrame cannot be framed: its caller refuses it (SmbClient::SendFrame).
 inline void AppendFramed(common::ByteView message, common::Bytes* out) {
-  out->reserve(out->size() + kFrameHeaderSize + message.size());
   for (uint8_t b : FrameHeader(message.size())) out->push_back(b);
   out->insert(out->end(), message.begin(), message.end());
 }

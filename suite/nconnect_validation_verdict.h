@@ -19,7 +19,8 @@
 // The limits are sim::Tolerance's: violations (each run's count scaled to
 // the first seed's completed operations) within a factor violation_factor
 // or violation_slack events of the model's mean count, exactly zero where
-// every seed says zero (the model's zero is a structural claim); goodput
+// every seed says zero (the median's interval within zero: one run of nine
+// may lose a call, sim/compare.h says why); goodput
 // (each run's ops/s over the model's mean) within a factor goodput_factor.
 // A point is judged by both: it disagrees when either does, agrees when
 // both do, and is undecided otherwise. And a point whose real runs shared

@@ -273,16 +273,31 @@ uint64_t CaptureReader::offset() const {
   return at < 0 ? 0 : static_cast<uint64_t>(at);
 }
 
+namespace {
+// What a frame's record holds beside its bytes, at most: pcap's 16-byte
+// header, or pcapng's Enhanced Packet Block header, padding, options and
+// trailing length.
+constexpr uint64_t kRecordOverhead = 256;
+}  // namespace
+
 Result<bool> CaptureReader::Next(TcpSegment* out) {
   for (;;) {
     pcap_pkthdr* hdr = nullptr;
     const u_char* data = nullptr;
+    FILE* f = pcap_file(h_->pcap);
+    const long before = f ? std::ftell(f) : -1;  // where the next frame's record begins
     const int rc = pcap_next_ex(h_->pcap, &hdr, &data);
     if (rc == PCAP_ERROR_BREAK) return false;  // -2: the end of the file
     if (rc != 1) {
-      FILE* f = pcap_file(h_->pcap);
-      if (rc == PCAP_ERROR && f && std::feof(f)) {  // a frame longer than what is left
-        counts_.cut_at = offset();
+      // A record longer than what is left, begun within a frame's room of
+      // the end: the file was cut there. Begun further from the end, its
+      // length is damage (a pcapng block may claim megabytes), and a file
+      // whose place cannot be told (a pipe) is not judged cut.
+      const uint64_t end = offset();
+      const uint64_t room = static_cast<uint64_t>(std::max(snaplen(), 0)) + kRecordOverhead;
+      if (rc == PCAP_ERROR && f && std::feof(f) && before >= 0 &&
+          end - std::min(end, static_cast<uint64_t>(before)) <= room) {
+        counts_.cut_at = end;
         return false;
       }
       return Status::Corrupt(name_ + ": damaged at byte " + std::to_string(offset()) +

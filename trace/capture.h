@@ -86,9 +86,11 @@ class CaptureReader {
   CaptureReader& operator=(const CaptureReader&) = delete;
 
   // The next TCP segment into *out (its payload valid until the next call);
-  // false at the end of the file, also where it ends inside a frame
-  // (counts().cut_at says so). Damage before the end is an error naming the
-  // file and the byte.
+  // false at the end of the file, also where it ends inside a frame whose
+  // record began within its snap length (and a record's headers) of the end
+  // (counts().cut_at says so). Damage before that, or a record claiming
+  // more than is left from further away, is an error naming the file and
+  // the byte.
   common::Result<bool> Next(TcpSegment* out);
   const CaptureCounts& counts() const { return counts_; }
   int linktype() const { return linktype_; }

@@ -519,6 +519,19 @@ TEST(RenderTest, ValidationShowsTheModelsSeedsMeanAndRange) {
   EXPECT_NE(md.find("| 2.4 (0..7, 5 seeds) |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 1234 |"), std::string::npos) << md;  // the seeds' mean goodput
   EXPECT_NE(md.find("and 5 times in the model (seeds"), std::string::npos) << md;
+  // A results.json without the rule for the model's zero took every run;
+  // one that names the median rule says it.
+  EXPECT_NE(md.find("Where the model predicts zero violations every real run must show zero"),
+            std::string::npos)
+      << md;
+  r.sections["nconnect-validation"]["tolerance"]["model_zero"] = "median run";
+  auto median = RenderRun(r);
+  ASSERT_TRUE(median.ok()) << median.status().ToString();
+  EXPECT_NE(median->report_md.find("Where the model predicts zero violations the median real run "
+                                   "must show zero and no run more than 5"),
+            std::string::npos)
+      << median->report_md;
+  EXPECT_EQ(median->report_md.find("every real run must show zero"), std::string::npos);
 }
 
 TEST(RenderTest, MergedShardsAndHostsAreSaidAndEachRowCarriesItsHost) {
