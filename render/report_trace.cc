@@ -33,6 +33,16 @@ std::string TraceSpread(const json& j, const char* last = "max") {
          std::to_string(j.value(last, uint64_t{0}));
 }
 
+// A context's calls in flight: "at most" where some of its replies were
+// not captured (they stay in flight).
+std::string InFlightCell(const json& j) {
+  const bool at_most =
+      j.is_object() && j.value("upper_bound", json()).is_boolean() && j["upper_bound"].get<bool>();
+  std::string cell = at_most ? "at most " : "";
+  cell += TraceSpread(j);
+  return cell;
+}
+
 // The rows beyond kTraceMaxRows, said under a table.
 void TraceMore(std::ostringstream& md, size_t rows) {
   if (rows > kTraceMaxRows) {
@@ -45,7 +55,9 @@ void TraceContexts(const json& section, std::ostringstream& md) {
   const json windows = section.value("windows", json::array());
   md << "### RPCSEC_GSS contexts\n\n"
         "Per context over every connection that carries it: its DATA calls; the calls of it in "
-        "flight as each was sent (the slots it really used); each call's lag behind the highest "
+        "flight as each was sent (the slots it really used; \"at most\" where some of its replies "
+        "were not captured, as a snap length hides the replies after the first in a frame: their "
+        "calls stay in flight); each call's lag behind the highest "
         "number sent before it, in the capture's order; and the calls a server window of W "
         "would have dropped below it (RFC 2203 5.3.3.1), with those a window would have taken "
         "for duplicates after the plus. A context made in the capture (its INIT's reply seen) "
@@ -69,7 +81,7 @@ void TraceContexts(const json& section, std::ostringstream& md) {
     }
     md << "| " << MdCodeCell(x.value("handle", "")) << " | " << MdText(x.value("service", ""))
        << " | " << made << " | " << x.value("calls", uint64_t{0}) << " | "
-       << x.value("connections", uint64_t{0}) << " | " << TraceSpread(x.value("in_flight", json()))
+       << x.value("connections", uint64_t{0}) << " | " << InFlightCell(x.value("in_flight", json()))
        << " | " << TraceSpread(x.value("lag", json())) << " |";
     const json below = x.value("below_window", json::object());
     const json dups = x.value("duplicates", json::object());

@@ -69,7 +69,19 @@ json InFlightOverTime(const MostOverTime& m, int64_t first_ts_ns) {
           {"most", most}};
 }
 
-json Context(ContextTrace& x, const TraceOptions& options, int64_t first_ts_ns) {
+// Whether a reply of the context's calls may have gone unseen: a server
+// direction of its connections handed on bytes the capture did not keep (a
+// snap length hides the replies after the first in a frame) or lost. Its
+// calls then stay in flight: the counts of calls in flight are at most.
+bool RepliesHidden(const ContextTrace& x, const RpcTrace& t) {
+  for (size_t i : x.connections) {
+    const DirectionCounts& d = t.connections[i].from_server;
+    if (d.bytes > d.captured) return true;
+  }
+  return false;
+}
+
+json Context(ContextTrace& x, const TraceOptions& options, const RpcTrace& t) {
   return {{"handle", x.handle},
           {"service", x.service},
           {"calls", x.calls},
@@ -80,7 +92,8 @@ json Context(ContextTrace& x, const TraceOptions& options, int64_t first_ts_ns) 
           {"in_flight",
            {{"p50", x.in_flight.Percentile(0.5)},
             {"p99", x.in_flight.Percentile(0.99)},
-            {"max", x.most_in_flight}}},
+            {"max", x.most_in_flight},
+            {"upper_bound", RepliesHidden(x, t)}}},
           {"below_window", ByWindow(x.below_window, options)},
           {"duplicates", ByWindow(x.duplicates, options)},
           {"at_or_above_maxseq", x.at_maxseq},
@@ -91,7 +104,7 @@ json Context(ContextTrace& x, const TraceOptions& options, int64_t first_ts_ns) 
           {"announced_window", x.created ? json(x.announced_window) : json(nullptr)},
           {"destroys", x.destroys},
           {"lag_histogram", LagHistogram(x)},
-          {"in_flight_over_time", InFlightOverTime(x.in_flight_over_time, first_ts_ns)}};
+          {"in_flight_over_time", InFlightOverTime(x.in_flight_over_time, t.first_ts_ns)}};
 }
 
 json Connection(const ConnectionTrace& c) {
@@ -256,7 +269,7 @@ json TraceJson(RpcTrace& t, const TraceOptions& options) {
               {"sessions_over_limit", t.sessions_over_limit},
               {"memberships_over_limit", t.memberships_over_limit}};
   json& contexts = out["contexts"] = json::array();
-  for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options, t.first_ts_ns));
+  for (ContextTrace& x : t.contexts) contexts.push_back(Context(x, options, t));
   json& connections = out["connections"] = json::array();
   for (const ConnectionTrace& c : t.connections) connections.push_back(Connection(c));
   json& operations = out["operations"] = json::array();
@@ -357,8 +370,9 @@ std::string TraceText(const json& t) {
     const std::string handle = x["handle"].get<std::string>();
     out << "  " << handle.substr(0, 16) << (handle.size() > 16 ? "..." : "") << " "
         << x["service"].get<std::string>() << ": " << x["calls"] << ", " << x["connections"] << ", "
-        << x["in_flight"]["p50"] << "/" << x["in_flight"]["p99"] << "/" << x["in_flight"]["max"]
-        << ", " << x["lag"]["p50"] << "/" << x["lag"]["p99"] << "/" << x["lag"]["max"] << ",";
+        << (x["in_flight"]["upper_bound"].get<bool>() ? "at most " : "") << x["in_flight"]["p50"]
+        << "/" << x["in_flight"]["p99"] << "/" << x["in_flight"]["max"] << ", " << x["lag"]["p50"]
+        << "/" << x["lag"]["p99"] << "/" << x["lag"]["max"] << ",";
     for (const json& w : t["windows"]) {
       const std::string key = std::to_string(w.get<uint32_t>());
       out << " W" << key << ": " << x["below_window"][key];

@@ -36,6 +36,7 @@
 #include "tests/support/tcpdump.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tshark.h"
+#include "trace/rpc_trace.h"
 
 namespace secmode {
 namespace {
@@ -260,6 +261,13 @@ void ExpectTraceIsTsharks(const nlohmann::json& trace,
     EXPECT_EQ(x["lag"]["p50"].get<uint64_t>(), Rank(e.lags, 0.5));
     EXPECT_EQ(x["lag"]["p99"].get<uint64_t>(), Rank(e.lags, 0.99));
     EXPECT_EQ(x["lag"]["max"].get<uint64_t>(), Rank(e.lags, 1.0));
+    // The lag histogram: tshark's lags, bin by bin.
+    std::vector<uint64_t> bins(secmode::trace::kLagBins, 0);
+    for (uint64_t lag : e.lags) ++bins[secmode::trace::LagBin(static_cast<uint32_t>(lag))];
+    ASSERT_EQ(x["lag_histogram"].size(), secmode::trace::kLagBins);
+    for (size_t b = 0; b < secmode::trace::kLagBins; ++b) {
+      EXPECT_EQ(x["lag_histogram"][b]["calls"].get<uint64_t>(), bins[b]) << "lag bin " << b;
+    }
     for (uint32_t w : windows) {
       const std::string key = std::to_string(w);
       EXPECT_EQ(x["below_window"][key].get<uint64_t>(), e.below.count(w) ? e.below.at(w) : 0)
@@ -494,7 +502,8 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   }
 
   // Stopped half-way (the first half of its frames kept): the trace reads
-  // what there is, with the calls then in flight left outstanding.
+  // what there is, with the calls then in flight left outstanding, and it
+  // is tshark's reading of the same half.
   const uint64_t half = trace["capture"]["frames"].get<uint64_t>() / 2;
   const std::string head = dir.path + "/head.pcap";
   edit("editcap", {"-r", pcap, head, "1-" + std::to_string(half)}, "editcap-head");
@@ -504,6 +513,7 @@ TEST(TraceCaptureTest, ASharedContextsLagAndWouldBeDropsAreExactlyTsharks) {
   ASSERT_EQ(head_trace["contexts"].size(), 1u);
   EXPECT_GT(head_trace["contexts"][0]["calls"].get<uint64_t>(), 0u);
   EXPECT_LT(head_trace["contexts"][0]["calls"].get<uint64_t>(), whole["calls"].get<uint64_t>());
+  ExpectTraceIsTsharks(head_trace, TsharkNumbers(head, port, dir.path + "/tshark-head.log"));
 }
 
 // A real server's traffic: secmode's NFSv4.1 client against the throwaway

@@ -877,6 +877,9 @@ TEST(TraceReportTest, TheTraceSectionIsDrawnFromResultsJsonAlone) {
   for (const std::string& w : drawn->warnings) {  // without gnuplot, the plots' only
     EXPECT_TRUE(!gnuplot && w.rfind("plot trace-", 0) == 0) << w;
   }
+  EXPECT_EQ(md.find("| at most "), std::string::npos) << md;
+  // Calls in flight that are upper bounds are said to be.
+  read->sections[render::kTraceSection]["contexts"][0]["in_flight"]["upper_bound"] = true;
   // A file cut inside a frame: the report says where.
   read->sections[render::kTraceSection]["capture"]["cut_at_byte"] = uint64_t{1234};
   auto cut = render::RenderRun(*read);
@@ -885,6 +888,7 @@ TEST(TraceReportTest, TheTraceSectionIsDrawnFromResultsJsonAlone) {
                                 std::to_string(t.capture.frames + 1) + ", at byte 1234"),
             std::string::npos)
       << cut->report_md;
+  EXPECT_NE(cut->report_md.find("| at most "), std::string::npos) << cut->report_md;
   // The plots: each context's lag histogram and calls in flight over time,
   // the response times of the operations (gnuplot is one of the packages
   // the build installs; without it the report says a plot was not drawn).
@@ -1140,6 +1144,32 @@ TEST(CaptureReaderTest, ABlockClaimingMoreThanIsLeftFarFromTheEndIsDamage) {
 TcpSegment Between(uint16_t client_port, bool back, uint32_t seq, uint8_t flags, ByteView data,
                    uint32_t wire = 0) {
   return SegmentBetween(client_port, 2049, back, seq, flags, data, wire);
+}
+
+// Replies the capture did not keep (a snap length hides a frame's second
+// record): their calls stay in flight, so the context's counts of calls in
+// flight are said to be upper bounds; with every reply kept they are not.
+TEST(RpcTraceTest, CallsInFlightAreAtMostWhereRepliesWereNotCaptured) {
+  const Bytes c1 = Framed(GssCall(1, 1, 1)), c2 = Framed(GssCall(2, 1, 2));
+  Bytes replies = Framed(Reply(1));
+  const size_t first = replies.size();
+  const Bytes r2 = Framed(Reply(2));
+  replies.insert(replies.end(), r2.begin(), r2.end());
+  for (const bool snapped : {false, true}) {
+    RpcTraceBuilder b{TraceOptions{}};
+    b.Add(Between(905, false, 1000, kTcpSyn, {}));
+    b.Add(Between(905, true, 5000, kTcpSyn | kTcpAck, {}));
+    b.Add(Between(905, false, 1001, kTcpAck, c1));
+    b.Add(Between(905, false, 1001 + static_cast<uint32_t>(c1.size()), kTcpAck, c2));
+    const ByteView kept = snapped ? ByteView(replies).first(first) : ByteView(replies);
+    b.Add(Between(905, true, 5001, kTcpAck, kept, static_cast<uint32_t>(replies.size())));
+    RpcTrace t = b.Finish(CaptureCounts{});
+    ASSERT_EQ(t.connections.size(), 1u);
+    EXPECT_EQ(t.connections[0].replies, snapped ? 1u : 2u);
+    const nlohmann::json j = TraceJson(t, TraceOptions{});
+    EXPECT_EQ(j["contexts"][0]["in_flight"]["upper_bound"], snapped) << snapped;
+    EXPECT_EQ(TraceText(j).find("at most 1/2/2") != std::string::npos, snapped) << TraceText(j);
+  }
 }
 
 TEST(RpcTraceTest, ASynOnTheSamePortsStartsANewConnectionAndMaxseqStaysOutOfTheWindows) {
